@@ -1,0 +1,115 @@
+"""Shared fixtures: the bundled sessions, the corpus beside the checkout, an app and a live server.
+
+Browser tests run in Debian's Chromium (`/usr/bin/chromium`) through pytest-playwright; Playwright's
+own browser downloads are never used.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from viewer.web import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSIONS = ROOT / "test_data" / "sessions"
+CORPUS = ROOT.parent / "shared" / "corpus"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def corpus_sessions(fmt: str) -> list[Path]:
+    """Every session folder of one format in the shared corpus."""
+    folder = CORPUS / fmt
+    assert folder.is_dir(), f"the shared corpus is expected at {CORPUS}"
+    return sorted(p for p in folder.iterdir() if p.is_dir())
+
+
+@pytest.fixture
+def sessions_copy(tmp_path) -> Path:
+    """A writable copy of the bundled sessions (tests that append or break files use this)."""
+    dst = tmp_path / "sessions"
+    shutil.copytree(SESSIONS, dst)
+    return dst
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = create_app({"ROOTS": [str(SESSIONS)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "TESTING": True})
+    yield app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+class LiveServer:
+    def __init__(self, app):
+        self.app = app
+        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        watcher = self.app.extensions["viewer"].watcher
+        if watcher:
+            watcher.stop()
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """A real threaded server over the bundled sessions, with the file watcher on."""
+    app = create_app({"ROOTS": [str(SESSIONS)], "CACHE_DIR": str(tmp_path / "cache")})
+    with LiveServer(app) as srv:
+        yield srv
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """Start a live server over given roots: `serve(root, **config)` → LiveServer."""
+    started = []
+
+    def start(*roots, **config):
+        app = create_app({"ROOTS": [str(r) for r in roots], "CACHE_DIR": str(tmp_path / "cache"),
+                          **config})
+        srv = LiveServer(app).__enter__()
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM,
+            "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync", "--no-first-run"]}
+
+
+@pytest.fixture
+def watched_page(page):
+    """A Playwright page that records console errors, page errors and dialogs."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+
+    def on_dialog(d):
+        problems.append(f"dialog: {d.message}")
+        d.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.problems = problems
+    return page

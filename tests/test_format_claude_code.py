@@ -1,0 +1,167 @@
+"""Claude Code adapter, on every real session of the corpus and on the bundled one."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from viewer.formats import claude_code, detect
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import Timeline, load_events
+
+from conftest import SESSIONS, corpus_sessions
+
+CORPUS = corpus_sessions("claude-code")
+
+
+def raw_counts(path: Path) -> dict:
+    """Counts taken straight from the JSON, independently of the adapter."""
+    c = {"lines": 0, "tool_use": 0, "errors": 0, "thinking": 0, "images": 0}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        c["lines"] += 1
+        rec = json.loads(line)
+        content = (rec.get("message") or {}).get("content")
+        for b in content if isinstance(content, list) else []:
+            t = b.get("type")
+            c["tool_use"] += t == "tool_use"
+            c["thinking"] += t == "thinking"
+            c["images"] += t == "image"
+            c["errors"] += t == "tool_result" and b.get("is_error") is True
+    return c
+
+
+@pytest.mark.parametrize("folder", CORPUS, ids=lambda p: p.name)
+def test_every_corpus_file_is_read_whole(folder):
+    idx = SessionIndex(folder / "messages.jsonl").build()
+    assert idx.format == "claude-code"
+    for name, th in idx.threads.items():
+        raw = raw_counts(Path(th.path))
+        assert len(th) == raw["lines"], name  # one event per line, none lost
+        assert "unparsed" not in th.kinds
+        calls = [c for c in idx.calls.calls.values() if c.call and c.call[0] == name]
+        assert len(calls) == raw["tool_use"], name
+        assert sum(c.status == "error" for c in calls) == raw["errors"], name
+    assert not idx.calls.orphans
+    assert all(c.status in ("completed", "error") for c in idx.calls.calls.values())
+
+
+# figures from ../shared/corpus/SOURCES.md, checked against the adapter's reading
+KNOWN = {
+    "log-sample-thinking-image": dict(lines=68, calls=14, errors=3, thinking=9, images=1, threads=0),
+    "coderabbit-thinking": dict(lines=292, calls=76, errors=7, thinking=80, threads=3),
+    "deep-manifest-sidechain": dict(lines=316, calls=108, errors=4, threads=1),
+    "me-next-image-errors": dict(lines=248, calls=92, errors=10, images=1, threads=0),
+    "worktrees-subagents": dict(threads=6),
+    "claude-p-subagent": dict(lines=6, calls=1, threads=1),
+    "spotter-progress-compact": dict(lines=1512, calls=150, errors=5, thinking=14, threads=2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_known_figures(name):
+    want = KNOWN[name]
+    idx = SessionIndex(Path(CORPUS[0].parent / name / "messages.jsonl")).build()
+    main = idx.threads["main"]
+    evs = load_events(idx, "main", 0, len(main))
+    main_calls = [c for c in idx.calls.calls.values() if c.call[0] == "main"]
+    got = {
+        "lines": main.line,
+        "calls": len(main_calls),
+        "errors": sum(c.status == "error" for c in main_calls),
+        "thinking": sum(b.kind == "thinking" for e in evs for b in e.blocks),
+        "images": sum(b.kind == "media" for e in evs for b in e.blocks)
+        + sum(c.kind == "media" for e in evs for b in e.blocks if b.kind == "tool_result"
+              for c in b.content),
+        "threads": len(idx.threads) - 1,
+    }
+    assert {k: got[k] for k in want} == want
+
+
+def test_subagents_link_to_the_call_that_spawned_them():
+    links = {}
+    for folder in CORPUS:
+        idx = SessionIndex(folder / "messages.jsonl").build()
+        for name, th in idx.threads.items():
+            if name != "main":
+                links[(folder.name, name)] = th.meta.get("parent_call")
+                if th.meta.get("parent_call"):
+                    call = idx.calls.calls[th.meta["parent_call"]]
+                    assert call.name in ("Task", "Agent") and call.subthread == name
+    assert links[("claude-p-subagent", "a2271d1")] == "toolu_01SXaWzD5YZ73zGwchbcxeWi"
+    assert links[("coderabbit-thinking", "ea02459f")] == "toolu_01HD7PpSCWhP2gP8dXvJiyZN"
+    assert links[("deep-manifest-sidechain", "c8d9b115")] == "toolu_01MmDqMXjZLvzbNFLGH2ZA3k"
+    assert links[("spotter-progress-compact", "a2898e3")] == "toolu_017pLRuPHYTX5t99EnLyV53m"
+    assert sum(1 for (f, _), v in links.items() if f == "worktrees-subagents" and v) == 6
+    # warm-up and compaction agents have no spawning call: shown, but not nested
+    assert links[("coderabbit-thinking", "2b93909d")] is None
+    assert links[("spotter-progress-compact", "acompact-e1f845")] is None
+
+
+def test_noise_is_hidden_and_counted():
+    idx = SessionIndex(CORPUS[0].parent / "spotter-progress-compact" / "messages.jsonl").build()
+    main = idx.threads["main"]
+    kinds = [k for k, h in zip(main.kinds, main.hidden) if h]
+    assert sum(k.startswith("progress") for k in kinds) == 1083
+    assert kinds.count("file-history-snapshot") == 14
+    # the compaction boundary and its summary stay visible
+    assert "compaction" in main.kinds and "compact_summary" in main.kinds
+    assert not main.hidden[main.kinds.index("compaction")]
+
+
+def test_progress_lines_mark_a_call_executing_until_its_result(tmp_path):
+    lines = [
+        {"type": "assistant", "uuid": "a1", "sessionId": "s", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {"command": "sleep 5"}}]}},
+        {"type": "progress", "uuid": "p1", "sessionId": "s", "parentToolUseID": "toolu_x",
+         "toolUseID": "bash-progress-1", "data": {"type": "bash_progress", "output": "..."}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(path).build()
+    assert idx.calls.calls["toolu_x"].status == "executing"
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "user", "uuid": "u2", "sessionId": "s", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x",
+                                         "content": "done"}]}}) + "\n")
+    idx.refresh()
+    assert idx.calls.calls["toolu_x"].status == "completed"
+
+
+def test_unknown_line_types_are_quiet_generic_cards():
+    ev = claude_code.event({"type": "atis-latch", "atis": "", "sessionId": "s"}, Ref("main", 1, 0, 10))
+    ev2 = claude_code.event({"type": "brand-new-thing", "uuid": "x1", "foo": 1}, Ref("main", 2, 0, 10))
+    assert ev.kind == "unknown" and not ev.role == "error"
+    assert ev2.kind == "unknown" and ev2.blocks[0].kind == "data" and ev2.source_id == "x1"
+
+
+def test_user_tags_become_readable_blocks():
+    r = Ref("main", 1, 0, 1)
+    cmd = claude_code.event({"type": "user", "uuid": "u", "message": {"role": "user", "content":
+          "<command-name>/context</command-name>\n<command-message>context</command-message>\n"
+          "<command-args>all</command-args>"}}, r)
+    assert cmd.kind == "command" and cmd.blocks[0].text == "command /context all"
+    out = claude_code.event({"type": "user", "uuid": "u", "message": {"role": "user", "content":
+          "<local-command-stdout>See ya!</local-command-stdout>"}}, r)
+    assert out.kind == "command_output" and out.blocks[0].text == "See ya!"
+    meta = claude_code.event({"type": "user", "uuid": "u", "isMeta": True, "message": {
+        "role": "user", "content": "Caveat: ..."}}, r)
+    assert meta.hidden and meta.hidden_reason == "meta"
+    interrupt = claude_code.event({"type": "user", "uuid": "u", "message": {"role": "user", "content": [
+        {"type": "text", "text": "[Request interrupted by user for tool use]"}]}}, r)
+    assert interrupt.kind == "interrupt"
+
+
+def test_bundled_session_nests_its_subagent():
+    main = next((SESSIONS / "claude-project").glob("*.jsonl"))
+    assert detect.detect_file(main).format == "claude-code"
+    idx = SessionIndex(main).build()
+    (agent,) = [n for n in idx.threads if n != "main"]
+    assert idx.threads[agent].meta["parent_call"] == "toolu_task_explore"
+    tl = Timeline(idx)
+    win = tl.window("main")
+    task = next(v for v in win.events if "toolu_task_explore" in v.calls)
+    cv = task.calls["toolu_task_explore"]
+    assert cv.thread.count == 4 and cv.result is not None and cv.call.status == "completed"

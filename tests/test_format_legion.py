@@ -1,0 +1,116 @@
+"""legion adapter: the corpus fixtures, the bundled sessions, and each writer generation."""
+
+import json
+
+import pytest
+
+from viewer.formats import detect, legion
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import Timeline, load_events
+
+from conftest import SESSIONS, corpus_sessions
+
+R = Ref("main", 1, 0, 1)
+
+
+@pytest.mark.parametrize("folder", corpus_sessions("legion"), ids=lambda p: p.name)
+def test_corpus_fixtures(folder):
+    path = folder / "messages.jsonl"
+    assert detect.detect_file(path).format == "legion"
+    idx = SessionIndex(path).build()
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    assert len(idx.threads["main"]) == len(lines)
+    assert "unparsed" not in idx.threads["main"].kinds
+    # launch events (client_launched and SDK init) are hidden, nothing else
+    launch = sum(1 for r in lines if (r.get("metadata") or {}).get("subtype") == "client_launched"
+                 or (r.get("data") or {}).get("subtype") == "init")
+    assert idx.summary.hidden == launch
+    uses = sum(1 for r in lines for b in (r.get("data") or {}).get("content") or []
+               if isinstance(b, dict) and b.get("type") == "tool_use")
+    assert len(idx.calls.calls) == uses
+    assert all(c.status == "completed" for c in idx.calls.calls.values())
+    assert idx.summary.agents == [json.loads((folder / "state.json").read_text())["name"]]
+
+
+def test_feature_tour_reads_every_feature():
+    idx = SessionIndex(SESSIONS / "legion-feature-tour" / "messages.jsonl").build()
+    calls = idx.calls.calls
+    assert {k: c.status for k, c in calls.items()} == {
+        "toolu_read_1": "completed", "toolu_bash_1": "error", "toolu_edit_1": "completed",
+        "toolu_grep_never": "pending"}
+    assert idx.unanswered(calls["toolu_grep_never"])  # a later prompt came, and the session ended
+    assert list(idx.calls.orphans) == ["toolu_ghost_9"]
+    main = idx.threads["main"]
+    assert main.kinds.count("unparsed") == 1
+    assert main.lines[main.kinds.index("unparsed")] == 17
+    assert idx.summary.hidden == 2  # client_launched + SDK init
+    # stable ids: message_id where the file has one, L<line> where it has none
+    assert main.ids[0] == "L1" and main.ids[1] == "tour-prompt-1"
+    evs = load_events(idx, "main", 0, len(main))
+    thinking = [b for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert len(thinking) == 2 and thinking[1].text == "" and thinking[1].signature
+    assert calls["toolu_read_1"].duration == pytest.approx(0.65)
+
+
+def test_mixed_timestamps():
+    idx = SessionIndex(SESSIONS / "legion-mixed-timestamps" / "messages.jsonl").build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    by_text = {e.text().split(":")[0]: e for e in evs if e.text()}
+    assert by_text["Timestamp written as an unreadable value"].timestamp is None
+    assert by_text["Timestamp written as an unreadable value"].timestamp_raw == "yesterday at noon"
+    assert by_text["Timestamp written as ISO without zone (read as UTC)"].timestamp_assumed_utc
+    seconds = [e.timestamp.timestamp() for e in evs[1:11]]
+    assert seconds == sorted(seconds)  # every unit read on the same clock
+    # file order is kept even where the clock went backwards
+    assert evs[-1].timestamp < evs[-3].timestamp
+
+
+def test_comms_name_both_agents():
+    idx = SessionIndex(SESSIONS / "legion-multi-agent-comms" / "messages.jsonl").build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    outbound = [e for e in evs if e.recipient == "fred"]
+    inbound = [e for e in evs if e.kind == "comm"]
+    assert len(outbound) == 3
+    assert [e.author for e in inbound] == ["fred", "fred"]  # metadata.comm, and the text prefix
+    assert idx.summary.agents == ["alice", "fred"]
+    sub = [e for e in evs if e.parent == "toolu_task_1"]
+    assert len(sub) == 1 and sub[0].model == "claude-haiku-4-5-20251001"
+    assert idx.calls.calls["toolu_comm_2"].status == "completed"
+
+
+def test_tool_call_update_states():
+    running = legion.event({"_type": "ToolCallUpdate", "data": {"tool_use_id": "t1", "status": "running"}}, R)
+    assert running.running == ["t1"] and running.hidden
+    denied = legion.event({"_type": "ToolCallUpdate", "data": {"tool_use_id": "t1", "status": "denied"}}, R)
+    assert denied.tool_results()[0].is_error
+    flat = legion.event({"type": "tool_call", "session_id": "s", "message_id": "m", "tool_use_id": "t2",
+                         "name": "Bash", "status": "completed", "result": "ok"}, R)
+    assert flat.tool_results()[0].content[0].text == "ok" and flat.source_id == "m"
+
+
+def test_g1_placeholders_and_captions_are_not_prose():
+    ev = legion.event({"type": "assistant", "content": "Assistant response", "timestamp": 1.0,
+                       "metadata": {"tool_uses": [{"id": "t", "name": "Read", "input": {}}]}}, R)
+    assert [b.kind for b in ev.blocks] == ["tool_use"]
+    res = legion.event({"type": "user", "content": "Tool results: 1 results", "metadata": {
+        "tool_results": [{"tool_use_id": "t", "content": "x", "is_error": None}]}}, R)
+    assert res.role == "tool" and [b.kind for b in res.blocks] == ["tool_result"]
+    assert res.blocks[0].is_error is None
+
+
+def test_sdk_blocks_without_type_keys():
+    ev = legion.event({"_type": "AssistantMessage", "data": {"content": [
+        {"text": "hi"}, {"thinking": "hmm", "signature": "s"}, {"id": "t", "name": "Bash", "input": {}}],
+        "model": "m", "message_id": "msg_1", "uuid": "u-1"}}, R)
+    assert [b.kind for b in ev.blocks] == ["text", "thinking", "tool_use"]
+    assert ev.message_id == "msg_1" and ev.source_id == "u-1"
+    unknown = legion.event({"_type": "RateLimitEvent", "data": {"x": 1}}, R)
+    assert unknown.kind == "sdk:RateLimitEvent" and unknown.role == "system"
+
+
+def test_subagent_frames_render_under_the_task():
+    idx = SessionIndex(SESSIONS / "legion-multi-agent-comms" / "messages.jsonl").build()
+    win = Timeline(idx).window("main")
+    sub = [v for v in win.events if v.ev.parent == "toolu_task_1"]
+    assert sub and all(v.ev.parent for v in sub)

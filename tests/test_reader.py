@@ -1,0 +1,82 @@
+"""The reader: complete lines only, huge lines skimmed, bad bytes become plain reasons."""
+
+import io
+
+import orjson
+import pytest
+
+from viewer import reader
+
+
+def lines_of(data: bytes, **kw):
+    s = reader.LineScanner(io.BytesIO(data), **kw)
+    return [(x.line, x.offset, x.length, x.data) for x in s], s
+
+
+def test_partial_last_line_is_held_not_yielded():
+    got, s = lines_of(b'{"a":1}\n{"b":2}\n{"par')
+    assert [g[3] for g in got] == [b'{"a":1}', b'{"b":2}']
+    assert s.offset == 16 and s.line == 2
+    assert s.tail == (16, 5)
+
+
+def test_blank_lines_count_but_are_not_records_and_crlf_is_stripped():
+    got, s = lines_of(b'{"a":1}\r\n\n   \n{"b":2}\n')
+    assert [(g[0], g[3]) for g in got] == [(1, b'{"a":1}'), (4, b'{"b":2}')]
+    assert s.tail is None and s.line == 4
+
+
+def test_resume_from_offset_reads_only_new_lines():
+    data = b'{"a":1}\n{"b":2}\n'
+    _, s = lines_of(data)
+    got, s2 = lines_of(data + b'{"c":3}\n', offset=s.offset, line=s.line)
+    assert got == [(3, 16, 7, b'{"c":3}')]
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
+def test_chunk_boundaries_do_not_matter(chunk):
+    data = b"".join(orjson.dumps({"i": i, "t": "x" * (i * 7)}) + b"\n" for i in range(40))
+    s = reader.LineScanner(io.BytesIO(data), chunk=chunk)
+    got = [orjson.loads(x.data)["i"] for x in s]
+    assert got == list(range(40))
+
+
+def test_huge_line_is_measured_not_held(monkeypatch):
+    monkeypatch.setattr(reader, "HUGE_LINE", 100)
+    big = orjson.dumps({"type": "user", "content": "y" * 1000})
+    data = b'{"a":1}\n' + big + b'\n{"b":2}\n'
+    got, s = lines_of(data, chunk=64)
+    assert [(g[0], g[2], g[3] is None) for g in got] == [(1, 7, False), (2, len(big), True),
+                                                        (3, 7, False)]
+
+
+def test_skim_cuts_long_strings_and_read_cut_returns_exact_text(monkeypatch):
+    monkeypatch.setattr(reader, "STRING_CAP", 50)
+    monkeypatch.setattr(reader, "PREVIEW", 10)
+    text = 'é"\\\n' * 40 + "end"
+    value = {"type": "user", "content": [{"type": "text", "text": text}], "n": [1, 2.5, None, True]}
+    data = b"junk" + orjson.dumps(value)
+    f = io.BytesIO(data)
+    got = reader.skim(f, 4, len(data) - 4)
+    cut = got["content"][0]["text"]
+    assert isinstance(cut, reader.CutStr)
+    assert text.startswith(str(cut)) and len(cut) <= 10
+    assert reader.read_cut(f, cut) == text
+    assert got["n"] == [1, 2.5, None, True] and got["type"] == "user"
+
+
+def test_skim_reports_malformed_json():
+    data = b'{"a": [1, 2'
+    got = reader.skim(io.BytesIO(data), 0, len(data))
+    assert isinstance(got, reader.BadLine) and "malformed" in got.reason
+
+
+def test_decode_bad_lines_become_reasons():
+    assert isinstance(reader.decode(b"not json"), reader.BadLine)
+    assert "not JSON" in reader.decode(b"hello").reason
+    assert "malformed JSON" in reader.decode(b'{"a":').reason
+
+
+def test_invalid_utf8_is_read_with_replacement():
+    got = reader.decode(b'{"text": "caf\xe9"}')
+    assert got == {"text": "caf\ufffd"}

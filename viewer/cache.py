@@ -1,0 +1,148 @@
+"""The on-disk index cache: one SQLite file in the user cache directory.
+
+A row per session holds the index as one orjson blob, the summary on its own (so the session list
+reads summaries only), and the identity (size, mtime, inode) of every file the index was built
+from. A row is used only while its identity and `INDEX_VERSION` match; a grown file is extended from
+the cached offsets by the index itself. The cache is an accelerator, never a source of truth: a
+corrupt, locked or unwritable cache is logged and bypassed, never shown to the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import orjson
+
+from .index import INDEX_VERSION, SessionIndex
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    path TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    files BLOB NOT NULL,
+    summary BLOB NOT NULL,
+    data BLOB NOT NULL
+)
+"""
+
+
+def default_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "session-viewer"
+
+
+class IndexCache:
+    def __init__(self, folder: str | Path | None = None):
+        self.folder = Path(folder) if folder else default_dir()
+        self.path = self.folder / "index.sqlite"
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self.enabled = True
+
+    def _conn(self) -> sqlite3.Connection | None:
+        if not self.enabled:
+            return None
+        if self._db is None:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._db = self._open()
+            except (OSError, sqlite3.Error) as e:
+                log.warning("index cache disabled: cannot open %s: %s", self.path, e)
+                self.enabled = False
+                return None
+        return self._db
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path, check_same_thread=False, timeout=2)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_SCHEMA)
+            db.execute("SELECT count(*) FROM sessions").fetchone()
+            return db
+        except sqlite3.DatabaseError as e:
+            log.warning("index cache %s is corrupt (%s): discarding it", self.path, e)
+            for suffix in ("", "-wal", "-shm"):
+                try:
+                    os.unlink(str(self.path) + suffix)
+                except FileNotFoundError:
+                    pass
+            db = sqlite3.connect(self.path, check_same_thread=False, timeout=2)
+            db.execute(_SCHEMA)
+            return db
+
+    def _run(self, what: str, fn):
+        with self._lock:
+            db = self._conn()
+            if db is None:
+                return None
+            try:
+                return fn(db)
+            except (sqlite3.Error, orjson.JSONDecodeError, ValueError, KeyError, TypeError) as e:
+                log.warning("index cache: %s failed (%s); continuing without it", what, e)
+                if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError):
+                    self._reset(db)
+                return None
+
+    def _reset(self, db: sqlite3.Connection) -> None:
+        try:
+            db.close()
+        except sqlite3.Error:
+            pass
+        self._db = None
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+    def load(self, main: str) -> tuple[SessionIndex, list] | None:
+        """The cached index of a session and the file identities it was built from."""
+
+        def q(db):
+            row = db.execute("SELECT version, files, data FROM sessions WHERE path = ?",
+                             (main,)).fetchone()
+            if row is None or row[0] != INDEX_VERSION:
+                return None
+            return SessionIndex.load(orjson.loads(row[2])), orjson.loads(row[1])
+
+        return self._run("load", q)
+
+    def summaries(self, mains: list[str]) -> dict[str, tuple[list, dict]]:
+        """path → (files, summary) for every cached session among `mains`."""
+
+        def q(db):
+            out = {}
+            for i in range(0, len(mains), 500):
+                chunk = mains[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for path, version, files, summary in db.execute(
+                        f"SELECT path, version, files, summary FROM sessions WHERE path IN ({marks})",
+                        chunk):
+                    if version == INDEX_VERSION:
+                        out[path] = (orjson.loads(files), orjson.loads(summary))
+            return out
+
+        return self._run("list", q) or {}
+
+    def save(self, idx: SessionIndex) -> None:
+        data = idx.dump()
+        blob = orjson.dumps(data)
+
+        def q(db):
+            with db:
+                db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
+                           (idx.main, INDEX_VERSION, orjson.dumps(idx.files()),
+                            orjson.dumps(data["summary"]), blob))
+
+        self._run("save", q)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

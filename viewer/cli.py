@@ -1,0 +1,202 @@
+"""The `session-viewer` command: `serve` the web app, `check` a session without a server.
+
+Errors a user can cause (a missing path, an unreadable file, an unknown format, a port in use) are
+one plain line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import secrets
+import sys
+import webbrowser
+from pathlib import Path
+
+import click
+import orjson
+
+from . import __version__
+from .index import SessionIndex
+from .timeline import load_events
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="session-viewer")
+def main() -> None:
+    """Open AI-agent session transcripts in a browser."""
+
+
+@main.command()
+@click.argument("roots", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--open", "open_browser", is_flag=True, help="Open the browser at the list page.")
+@click.option("--token", envvar="SESSION_VIEWER_TOKEN",
+              help="Access token (required, and generated if absent, off loopback).")
+@click.option("--allow-remote", is_flag=True,
+              help="Needed to listen on a non-loopback interface.")
+@click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the index cache lives.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the index cache.")
+@click.option("--no-watch", is_flag=True, help="Do not watch files for live updates.")
+@click.option("-v", "--verbose", is_flag=True)
+def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_cache, no_watch,
+          verbose) -> None:
+    """Serve ROOTS: folders of sessions, session folders or transcript files.
+
+    With no ROOT, serves the sessions bundled with the viewer. A Claude Code projects folder
+    (~/.claude/projects) works as a ROOT.
+    """
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for r in roots:
+        if not r.expanduser().exists():
+            _fail(f"no such file or folder: {r}")
+    loopback = _is_loopback(host)
+    if not loopback:
+        if not allow_remote:
+            _fail(f"refusing to listen on {host}: add --allow-remote (a token will be required)")
+        token = token or secrets.token_urlsafe(24)
+    from .web import create_app
+
+    app = create_app({
+        "ROOTS": [str(r.expanduser()) for r in roots] or None,
+        "CACHE_DIR": str(cache_dir) if cache_dir else None,
+        "NO_CACHE": no_cache,
+        "TOKEN": token,
+        "WATCH": not no_watch,
+    })
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    click.echo(f"session-viewer serving {', '.join(map(str, app.extensions['viewer'].store.roots))}")
+    click.echo(f"  open {url}")
+    if open_browser:
+        webbrowser.open(url)
+    from werkzeug.serving import make_server
+
+    try:
+        server = make_server(host, port, app, threaded=True)
+    except OSError as e:
+        _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher = app.extensions["viewer"].watcher
+        if watcher:
+            watcher.stop()
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _fail(message: str, code: int = 2) -> None:
+    click.echo(f"session-viewer: {message}", err=True)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def check(path: Path, as_json: bool) -> None:
+    """Read one session without a server and report what the viewer makes of it."""
+    main_file = _main_file(path)
+    report = _report(main_file, path)
+    if as_json:
+        click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+    else:
+        _print_report(report)
+    if report.get("error"):
+        if not as_json:
+            click.echo(f"session-viewer: {report['error']}", err=True)
+        sys.exit(1)
+
+
+def _main_file(path: Path) -> Path:
+    if not path.exists():
+        _fail(f"no such file or folder: {path}", 1)
+    if path.is_dir():
+        if (path / "messages.jsonl").is_file():
+            return path / "messages.jsonl"
+        candidates = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json")
+                            and not p.name.startswith("agent-") and p.name != "state.json"
+                            and not p.name.endswith(".meta.json"))
+        if len(candidates) == 1:
+            return candidates[0]
+        _fail(f"{path} is a folder without messages.jsonl; name the transcript file to check", 1)
+    return path
+
+
+def _report(main_file: Path, given: Path) -> dict:
+    report: dict = {"path": str(given), "format": "unknown", "mode": None, "lines": 0, "events": 0,
+                    "hidden": 0, "messages": 0, "tool_calls": {}, "orphans": [], "unanswered": [],
+                    "unparsed": [], "threads": {}, "title": ""}
+    try:
+        idx = SessionIndex(main_file).build()
+    except OSError as e:
+        report["error"] = f"cannot read {main_file}: {e.strerror or e}"
+        return report
+    s = idx.summary
+    main = idx.threads["main"]
+    report.update({
+        "format": s.format, "mode": main.mode, "lines": main.line, "events": s.events,
+        "hidden": s.hidden, "messages": s.messages, "tool_calls": idx.calls.by_state(),
+        "orphans": sorted(idx.calls.orphans),
+        "unanswered": sorted(c.id for c in idx.calls.calls.values() if idx.unanswered(c)),
+        "title": s.title, "models": s.models, "agents": s.agents,
+        "started": s.started, "ended": s.ended,
+        "threads": {n: {"events": len(th), "lines": th.line, "label": th.label,
+                        "parent_call": th.meta.get("parent_call"), "path": th.path}
+                    for n, th in idx.threads.items() if n != "main"},
+    })
+    for name, th in idx.threads.items():
+        for seq, kind in enumerate(th.kinds):
+            if kind == "unparsed":
+                ev = load_events(idx, name, seq, seq + 1)[0]
+                b = ev.blocks[0]
+                entry = {"line": th.lines[seq], "reason": b.reason}
+                if name != "main":
+                    entry["thread"] = name
+                report["unparsed"].append(entry)
+    if s.format == "unknown":
+        report["error"] = f"{main_file}: unknown format (no adapter recognises its records)"
+    return report
+
+
+def _print_report(r: dict) -> None:
+    click.echo(f"{r['path']}")
+    click.echo(f"  format      {r['format']}" + (f" ({r['mode']})" if r.get("mode") else ""))
+    if r.get("title"):
+        title = r["title"] if len(r["title"]) < 90 else r["title"][:89] + "…"
+        click.echo(f"  title       {title}")
+    click.echo(f"  lines       {r['lines']}")
+    click.echo(f"  events      {r['events']} ({r['hidden']} hidden, {r['messages']} messages)")
+    calls = r["tool_calls"]
+    total = sum(calls.values())
+    states = ", ".join(f"{n} {k}" for k, n in calls.items() if n)
+    click.echo(f"  tool calls  {total}" + (f" ({states})" if states else ""))
+    if r["unanswered"]:
+        click.echo(f"  unanswered  {len(r['unanswered'])}: {', '.join(r['unanswered'][:5])}")
+    click.echo(f"  orphans     {len(r['orphans'])}" + (
+        f": {', '.join(r['orphans'][:5])}" if r["orphans"] else ""))
+    for name, th in r["threads"].items():
+        link = f" ← {th['parent_call']}" if th.get("parent_call") else " (not linked to a call)"
+        click.echo(f"  thread      {name}: {th['events']} events{link}")
+    click.echo(f"  unparsed    {len(r['unparsed'])}")
+    for u in r["unparsed"][:50]:
+        where = f"{u['thread']} " if "thread" in u else ""
+        click.echo(f"    {where}line {u['line']}: {u['reason']}")
+    if len(r["unparsed"]) > 50:
+        click.echo(f"    … and {len(r['unparsed']) - 50} more")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,30 @@
+"""Source formats: one module per format, each turning raw records into canonical Events.
+
+An adapter module has:
+  NAME               the format's name, as `check --json` reports it
+  MODE               "jsonl" (one record per line) or "document" (one JSON value per file)
+  sniff(rec) -> int  how sure it is that one record is its own (0 = not mine, 3 = unmistakable)
+  event(rec, ref)    the record as an Event; never raises, unknown shapes become generic cards
+  title_of(ev)       the session title if this event is the first real user prompt, else None
+and may have:
+  records(doc)       for document formats: the message records inside a parsed document
+  companions(path)   sub-agent / companion files of a session: [(thread id, path, meta)]
+  is_companion(path) whether a file belongs to another session and is never listed alone
+
+Adapters are pure: no Flask, no file access beyond their own companions.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import claude_code, generic, legion
+
+# Order breaks ties in detection: specific formats first, generic message lists last.
+ADAPTERS: list[ModuleType] = [legion, claude_code]
+FALLBACK = generic
+BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
+
+
+def get(name: str) -> ModuleType:
+    return BY_NAME.get(name, FALLBACK)

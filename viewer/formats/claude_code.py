@@ -1,0 +1,331 @@
+"""Claude Code transcripts: `~/.claude/projects/<project>/<session>.jsonl` and its sub-agents.
+
+Every line carries a `type`. `user` / `assistant` lines hold an Anthropic message (one content block
+per line for streamed assistant turns, grouped by `message.id`); everything else is bookkeeping that
+newer CLI versions keep adding (progress, snapshots, queue operations, attachments, modes, titles…).
+Unknown line types become quiet generic cards: format drift must never break a session.
+
+Sub-agents live either beside the session (`agent-<id>.jsonl`, old layout) or in
+`<session>/subagents/agent-<id>.jsonl` with an `agent-<id>.meta.json`. They are linked to the Task /
+Agent call that spawned them through, in order of trust: the meta file's `toolUseId`, the
+`toolUseResult.agentId` of the call's result, and `agent_progress` lines' `parentToolUseID`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import Data, Event, Notice, Ref, Text
+from .common import anthropic_blocks, as_text, generic_event, set_time
+
+NAME = "claude-code"
+MODE = "jsonl"
+
+# Line types that are bookkeeping: hidden by default behind the toggle, with the reason shown.
+_NOISE = {
+    "progress": "progress",
+    "file-history-snapshot": "snapshot",
+    "queue-operation": "queue operation",
+    "last-prompt": "state",
+    "permission-mode": "state",
+    "custom-title": "state",
+    "ai-title": "state",
+    "agent-name": "state",
+    "agent-color": "state",
+    "agent-setting": "state",
+    "tag": "state",
+    "pr-link": "state",
+    "mode": "state",
+    "worktree-state": "state",
+    "content-replacement": "state",
+    "attachment": "attachment",
+    "summary": "summary",
+    "marble-origami-commit": "state",
+    "marble-origami-snapshot": "state",
+    "speculation-accept": "state",
+}
+_KNOWN = {"user", "assistant", "system", *_NOISE}
+_QUIET_SYSTEM = {"stop_hook_summary", "turn_duration", "hook_progress", "init", "bridge_status"}
+_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_STDOUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)</local-command-\1>", re.S)
+_BASH_IN = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_BASH_OUT = re.compile(r"<bash-(stdout|stderr)>(.*?)</bash-\1>", re.S)
+_INTERRUPT = "[Request interrupted by user"
+_AGENT_TAIL = re.compile(r"(?:^|\n)agentId: ([\w-]+)")
+_TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict):
+        return 0
+    t = rec.get("type")
+    if t in ("user", "assistant") and isinstance(rec.get("message"), dict) and (
+        "uuid" in rec or "sessionId" in rec or "parentUuid" in rec
+    ):
+        return 3
+    if t in _NOISE and ("sessionId" in rec or "leafUuid" in rec or "messageId" in rec
+                        or "uuid" in rec or "snapshot" in rec or "operation" in rec):
+        return 2
+    if t == "system" and "uuid" in rec and "parentUuid" in rec:
+        return 2
+    return 0
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict) or rec.get("type") not in _KNOWN:
+        ev = generic_event(rec, ref, NAME)
+        _common(ev, rec) if isinstance(rec, dict) else None
+        return ev
+    t = rec["type"]
+    if t == "assistant":
+        ev = _assistant(rec, ref)
+    elif t == "user":
+        ev = _user(rec, ref)
+    elif t == "system":
+        ev = _system(rec, ref)
+    else:
+        ev = _noise(rec, ref, t)
+    _common(ev, rec)
+    return ev
+
+
+def _common(ev: Event, rec: dict) -> None:
+    ev.format = NAME
+    uuid = rec.get("uuid")
+    if isinstance(uuid, str):
+        ev.source_id = uuid
+    set_time(ev, rec.get("timestamp"))
+    meta = {k: v for k, v in rec.items() if k not in ("message", "type", "uuid", "timestamp")}
+    ev.meta = meta
+    if rec.get("isSidechain") and rec.get("agentId"):
+        ev.author = ev.author or f"agent {rec['agentId']}"
+
+
+def _assistant(rec: dict, ref: Ref) -> Event:
+    msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+    blocks = anthropic_blocks(msg.get("content"))
+    ev = Event(ref, "assistant", blocks=blocks)
+    model = msg.get("model")
+    ev.model = model if isinstance(model, str) and model != "<synthetic>" else None
+    ev.usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else None
+    ev.message_id = msg.get("id") if isinstance(msg.get("id"), str) else None
+    if rec.get("isApiErrorMessage") or rec.get("error"):
+        ev.role = "error"
+    elif model == "<synthetic>" and ev.text() == "No response requested.":
+        ev.hidden, ev.hidden_reason = True, "bookkeeping"
+    return ev
+
+
+def _user(rec: dict, ref: Ref) -> Event:
+    msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+    content = msg.get("content")
+    ev = Event(ref, "user")
+    if isinstance(content, str):
+        ev.blocks = _prompt_blocks(content, ev)
+    else:
+        for b in anthropic_blocks(content):
+            ev.blocks.extend(_prompt_blocks(b.text, ev) if b.kind == "text" else [b])
+    results = [b for b in ev.blocks if b.kind == "tool_result"]
+    if results:
+        structured = rec.get("toolUseResult")
+        if len(results) == 1 and structured is not None:
+            results[0].structured = structured
+        if isinstance(structured, dict) and isinstance(structured.get("agentId"), str):
+            ev.spawns[results[0].tool_use_id] = structured["agentId"]
+        for r in results:  # nested spawns say it only in the text tail: "agentId: a1b2c3 (…)"
+            if r.tool_use_id not in ev.spawns:
+                for b in r.content[-2:]:
+                    m = _AGENT_TAIL.search(b.text) if b.kind == "text" else None
+                    if m:
+                        ev.spawns[r.tool_use_id] = m.group(1)
+        if len(results) == len(ev.blocks):
+            ev.role, ev.kind = "tool", "tool_result"
+    if rec.get("isCompactSummary"):
+        ev.kind = "compact_summary"
+        ev.role = "system"
+        ev.blocks = [Notice("Summary of the conversation before compaction"), *ev.blocks]
+    elif rec.get("isMeta"):
+        ev.hidden, ev.hidden_reason = True, "meta"
+        if isinstance(rec.get("sourceToolUseID"), str):
+            ev.parent = rec["sourceToolUseID"]
+    return ev
+
+
+def _prompt_blocks(text: str, ev: Event) -> list:
+    """A user prompt's text, with the CLI's tag conventions turned into readable blocks."""
+    if "<command-name>" in text:
+        name = _COMMAND.search(text)
+        args = _COMMAND_ARGS.search(text)
+        command = (name.group(1).strip() if name else "") + (
+            " " + args.group(1).strip() if args and args.group(1).strip() else "")
+        ev.kind = "command"
+        return [Notice(f"command {command}".strip())]
+    if "<local-command-" in text:
+        outs = _STDOUT.findall(text)
+        if outs:
+            ev.kind = "command_output"
+            return [Text(body, markdown=False) for _, body in outs if body.strip()] or [
+                Notice("command produced no output")]
+        if "<local-command-caveat>" in text:
+            ev.hidden, ev.hidden_reason = True, "meta"
+            return [Text(text, markdown=False)]
+    if "<bash-input>" in text or "<bash-stdout>" in text or "<bash-stderr>" in text:
+        blocks = [Notice(f"$ {m.strip()}") for m in _BASH_IN.findall(text)]
+        blocks += [Text(body, markdown=False) for _, body in _BASH_OUT.findall(text) if body.strip()]
+        ev.kind = "shell"
+        return blocks or [Text(text, markdown=False)]
+    if text.lstrip().startswith("<task-notification>"):
+        fields = dict(_TASK_NOTE.findall(text))
+        ev.kind = "task_notification"
+        words = fields.get("summary") or f"task {fields.get('task-id', '')} {fields.get('status', '')}"
+        return [Notice(words.strip(), text)]
+    if text.startswith(_INTERRUPT):
+        ev.kind = "interrupt"
+        return [Notice(text.strip("[]"))]
+    return [Text(text)] if text.strip() else []
+
+
+def _system(rec: dict, ref: Ref) -> Event:
+    sub = rec.get("subtype") or ""
+    content = rec.get("content")
+    ev = Event(ref, "system", kind=f"system:{sub}" if sub else "system")
+    if sub == "compact_boundary" or sub == "microcompact_boundary":
+        md = rec.get("compactMetadata") or rec.get("microcompactMetadata") or {}
+        trigger = md.get("trigger") if isinstance(md, dict) else None
+        pre = md.get("preTokens") if isinstance(md, dict) else None
+        words = "Conversation compacted" if sub == "compact_boundary" else "Context micro-compacted"
+        if trigger:
+            words += f" ({trigger}"
+            words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
+        ev.kind = "compaction"
+        ev.blocks = [Notice(words, md or None)]
+    elif sub == "api_error" or rec.get("level") == "error":
+        ev.role = "error"
+        ev.blocks = [Text(as_text(content or rec.get("error") or sub), markdown=False)]
+    elif sub == "local_command":
+        ev.kind = "command_output"
+        text = as_text(content)
+        outs = _STDOUT.findall(text)
+        ev.blocks = [Text(b, markdown=False) for _, b in outs] if outs else [
+            Notice(_COMMAND.sub(lambda m: m.group(1), text).strip() or "local command")]
+    elif sub == "turn_duration":
+        ms = rec.get("durationMs")
+        ev.blocks = [Notice(f"turn took {ms / 1000:.1f}s" if isinstance(ms, (int, float)) else "turn")]
+    elif sub == "stop_hook_summary":
+        n = rec.get("hookCount")
+        ev.blocks = [Notice(f"stop hooks ran ({n})" if n else "stop hooks ran",
+                            {k: rec[k] for k in ("hookInfos", "hookErrors") if k in rec})]
+    elif isinstance(content, str) and content.strip():
+        ev.blocks = [Text(content)]
+    else:
+        ev.blocks = [Notice(sub or "system event")]
+    if sub in _QUIET_SYSTEM:
+        ev.hidden, ev.hidden_reason = True, "bookkeeping"
+    return ev
+
+
+def _noise(rec: dict, ref: Ref, t: str) -> Event:
+    ev = Event(ref, "system", kind=t, hidden=True, hidden_reason=_NOISE[t])
+    if t == "progress":
+        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        dt = data.get("type") or "progress"
+        parent = rec.get("parentToolUseID") or rec.get("toolUseID")
+        if isinstance(parent, str) and dt != "hook_progress":
+            ev.running.append(parent)
+            ev.parent = parent
+        if dt == "agent_progress" and isinstance(data.get("agentId"), str) and isinstance(parent, str):
+            ev.spawns[parent] = data["agentId"]
+        text = data.get("output") or data.get("fullOutput") or data.get("hookName") or data.get(
+            "prompt") or data.get("taskDescription") or ""
+        ev.blocks = [Notice(f"{dt}: {as_text(text)[:300]}" if text else dt)]
+        ev.kind = f"progress:{dt}"
+    elif t == "summary":
+        ev.blocks = [Notice(f"summary: {as_text(rec.get('summary'))}")]
+    elif t == "queue-operation":
+        content = rec.get("content")
+        words = f"queue {rec.get('operation', '')}".strip()
+        ev.blocks = [Notice(words), *anthropic_blocks(content)] if content else [Notice(words)]
+    elif t == "attachment":
+        att = rec.get("attachment") if isinstance(rec.get("attachment"), dict) else {}
+        ev.blocks = [Notice(f"attachment: {att.get('type', '?')}"), Data(att, "attachment")]
+    elif t == "file-history-snapshot":
+        snap = rec.get("snapshot") if isinstance(rec.get("snapshot"), dict) else {}
+        files = snap.get("trackedFileBackups") if isinstance(snap, dict) else None
+        n = len(files) if isinstance(files, dict) else 0
+        ev.blocks = [Notice(f"file history snapshot ({n} file{'s' if n != 1 else ''})")]
+    else:
+        fields = {k: v for k, v in rec.items() if k not in ("type", "sessionId", "uuid", "timestamp")}
+        ev.blocks = [Notice(t.replace("-", " ") + ": " + ", ".join(
+            f"{k}={as_text(v)[:80]}" for k, v in fields.items()) if fields else t)]
+    return ev
+
+
+def title_of(ev: Event) -> str | None:
+    """The first real user prompt makes the title; commands, meta and results do not."""
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden and not (
+        ev.meta.get("isSidechain")):
+        text = ev.text()
+        if text and not text.startswith("<"):
+            return text
+    return None
+
+
+# --- companions: the sub-agent files of a session ----------------------------------------------
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(thread id, path, meta) for each sub-agent transcript belonging to the session at `main`."""
+    found: dict[str, tuple[Path, dict]] = {}
+    folder = main.parent
+    session_dir = main.with_suffix("") if main.name != "messages.jsonl" else folder
+    for sub in (session_dir / "subagents", folder / "subagents"):
+        if sub.is_dir():
+            for p in sorted(sub.glob("agent-*.jsonl")):
+                found.setdefault(p.stem[len("agent-"):], (p, _meta(p)))
+    session_id = None if main.name == "messages.jsonl" else main.stem
+    for p in sorted(folder.glob("agent-*.jsonl")):
+        agent = p.stem[len("agent-"):]
+        if agent in found:
+            continue
+        if session_id is None or _first_session_id(p) == session_id:
+            found[agent] = (p, {})
+    return [(agent, p, meta) for agent, (p, meta) in found.items()]
+
+
+def _meta(p: Path) -> dict:
+    m = p.with_suffix(".meta.json")
+    try:
+        data = orjson.loads(m.read_bytes())
+        return data if isinstance(data, dict) else {}
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+
+
+def _first_session_id(p: Path) -> str | None:
+    try:
+        with open(p, "rb") as f:
+            line = f.readline(1 << 20)
+        rec = orjson.loads(line)
+        return rec.get("sessionId") if isinstance(rec, dict) else None
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def is_companion(p: Path) -> bool:
+    """Files that belong to another session and are never listed on their own."""
+    return (p.name.startswith("agent-") and p.suffix == ".jsonl") or p.parent.name == "subagents"
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    desc = meta.get("description")
+    kind = meta.get("agentType")
+    if agent.startswith("acompact"):
+        return "compaction agent"
+    if agent.startswith("aprompt_suggestion"):
+        return "prompt suggestion agent"
+    return " · ".join(str(x) for x in (kind, desc) if x) or f"agent {agent}"

@@ -1,0 +1,220 @@
+"""Pieces several adapters share: Anthropic-style content blocks, OpenAI-style tool calls,
+timestamps, and the generic / unparsed events every format falls back to.
+
+Kept here so each format module holds only what is particular to its source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .. import timestamps
+from ..model import (
+    Cached,
+    Data,
+    Event,
+    Media,
+    Notice,
+    Ref,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    Unparsed,
+)
+
+
+def set_time(ev: Event, raw: Any) -> Event:
+    if raw is None:
+        return ev
+    st = timestamps.parse(raw)
+    ev.timestamp, ev.timestamp_raw, ev.timestamp_assumed_utc = st.utc, raw, st.assumed_utc
+    return ev
+
+
+def as_text(value: Any) -> str:
+    """Any value as display text: strings unchanged, everything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return str(value)
+
+
+def parse_arguments(args: Any) -> tuple[Any, str | None]:
+    """OpenAI-style `arguments`: a JSON string (parsed for display) or already an object.
+    Returns (input, raw) where raw is the original string when it did not parse."""
+    if isinstance(args, str):
+        if not args.strip():
+            return {}, None
+        try:
+            return orjson.loads(args), None
+        except orjson.JSONDecodeError:
+            return args, args
+    return args, None
+
+
+def media_block(block: dict, media: str) -> Media:
+    """Anthropic (`source: {type: base64|url, media_type, data|url}`), OpenAI (`image_url`) and
+    AgentScope (`source: "url"` or `{type, url|data}`) media blocks."""
+    src = block.get("source")
+    media_type = block.get("media_type") or block.get("mimeType") or block.get("mime_type")
+    data = url = None
+    if isinstance(src, dict):
+        media_type = src.get("media_type") or src.get("mediaType") or src.get("mime_type") or media_type
+        data = src.get("data") if isinstance(src.get("data"), str) else None
+        url = src.get("url") if isinstance(src.get("url"), str) else None
+    elif isinstance(src, str):
+        url = src
+    iu = block.get("image_url")
+    if isinstance(iu, dict):
+        iu = iu.get("url")
+    if isinstance(iu, str):
+        url = iu
+    if isinstance(block.get("url"), str):
+        url = block["url"]
+    if isinstance(block.get("data"), str) and data is None:
+        data = block["data"]
+    if url and url.startswith("data:") and ";base64," in url[:100]:
+        head, _, data = url.partition(";base64,")
+        media_type = media_type or head[5:]
+        url = None
+    return Media(media, media_type, data, url, block.get("name") or block.get("title"))
+
+
+def result_content(content: Any) -> list:
+    """The content of a tool result: a string, a list of blocks, or anything else."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Text(content, markdown=False)] if content else []
+    if isinstance(content, list):
+        out = []
+        for item in content:
+            if isinstance(item, str):
+                out.append(Text(item, markdown=False))
+            elif isinstance(item, dict):
+                t = item.get("type")
+                if t == "text" and isinstance(item.get("text"), str):
+                    out.append(Text(item["text"], markdown=False))
+                elif t in ("image", "image_url", "audio", "video", "document"):
+                    kind = "image" if t == "image_url" else t
+                    out.append(media_block(item, kind))
+                elif t == "tool_reference":
+                    out.append(Notice(f"tool reference: {item.get('tool_name', '?')}", item))
+                else:
+                    out.append(Data(item, t))
+            else:
+                out.append(Data(item))
+        return out
+    return [Data(content)]
+
+
+def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
+    """Anthropic Messages content (a string or a list of blocks) → canonical blocks.
+    Blocks without a `type` are recognised by their keys (the Agent SDK writes `{"text": ...}`)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Text(content, markdown)] if content.strip() else []
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return [Data(content)]
+    out = []
+    for b in content:
+        if isinstance(b, str):
+            out.append(Text(b, markdown))
+            continue
+        if not isinstance(b, dict):
+            out.append(Data(b))
+            continue
+        t = b.get("type")
+        if t is None:
+            t = _guess_type(b)
+        if t == "text":
+            text = b.get("text")
+            out.append(Text(text if isinstance(text, str) else as_text(text), markdown))
+        elif t == "thinking":
+            text = b.get("thinking")
+            out.append(Thinking(text if isinstance(text, str) else "", False, b.get("signature")))
+        elif t == "redacted_thinking":
+            out.append(Thinking("", True, b.get("data")))
+        elif t in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            out.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), b.get("input")))
+        elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
+            err = b.get("is_error")
+            content_ = b.get("content")
+            if isinstance(content_, dict) and content_.get("type", "").endswith("_error"):
+                err = True
+            out.append(ToolResult(str(b.get("tool_use_id") or ""), result_content(content_),
+                                  None if err is None else bool(err)))
+        elif t in ("image", "document", "audio", "video"):
+            out.append(media_block(b, t))
+        elif t == "cached":
+            out.append(Cached(as_text(b.get("text"))))
+        else:
+            out.append(Data(b, str(t)))
+    return out
+
+
+def _guess_type(b: dict) -> str | None:
+    if "tool_use_id" in b:
+        return "tool_result"
+    if "thinking" in b:
+        return "thinking"
+    if "name" in b and "input" in b and "id" in b:
+        return "tool_use"
+    if "text" in b:
+        return "text"
+    if "source" in b:
+        return "image"
+    return None
+
+
+def openai_tool_calls(calls: Any) -> list:
+    """OpenAI `tool_calls` (and the legacy single `function_call`) → ToolUse blocks."""
+    out = []
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list):
+        return out
+    for i, c in enumerate(calls):
+        if not isinstance(c, dict):
+            out.append(Data(c, "tool call"))
+            continue
+        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        args, raw = parse_arguments(fn.get("arguments", fn.get("input")))
+        out.append(ToolUse(str(c.get("id") or c.get("call_id") or f"call-{i}"),
+                           str(fn.get("name") or "?"), args, raw))
+    return out
+
+
+def generic_event(rec: Any, ref: Ref, fmt: str, label: str | None = None) -> Event:
+    """A record no adapter knows: shown as a quiet card with its JSON, never an error."""
+    role = "unknown"
+    if isinstance(rec, dict):
+        for key in ("role", "type", "kind", "_type"):
+            if isinstance(rec.get(key), str):
+                role = rec[key]
+                break
+        ev = Event(ref, role, "unknown", format=fmt, blocks=[Data(rec, label or role)])
+        for key in ("timestamp", "created_at", "createdAt", "time", "ts"):
+            if key in rec and not isinstance(rec[key], (dict, list)):
+                set_time(ev, rec[key])
+                break
+        for key in ("uuid", "id", "message_id"):
+            if isinstance(rec.get(key), (str, int)) and not isinstance(rec.get(key), bool):
+                ev.source_id = str(rec[key])
+                break
+        return ev
+    return Event(ref, role, "unknown", format=fmt, blocks=[Data(rec, label)])
+
+
+def unparsed_event(raw: str, ref: Ref, reason: str, fmt: str = "") -> Event:
+    return Event(ref, "unparsed", "unparsed", format=fmt, blocks=[Unparsed(raw, ref.line, reason)])

@@ -1,0 +1,335 @@
+"""legion backend sessions (claudecode_webui): `data/sessions/<id>/messages.jsonl` + `state.json`.
+
+Three writer generations, mixed freely inside one file, are read record by record:
+
+* G1, the backend's own records `{type, content, timestamp, metadata, session_id}`: `type` system /
+  user / assistant / result / permission_request / permission_response (rarely unknown / error),
+  tool calls, results and thinking in `metadata` (`tool_uses`, `tool_results`, `thinking_content`,
+  `thinking_blocks`, `subtype`). Assistant text is the placeholder "Assistant response" when a turn
+  has none, and result-only user lines say "Tool results: N results"; neither is shown as prose.
+* G2, raw Agent SDK records `{_type: AssistantMessage | UserMessage | SystemMessage | ResultMessage |
+  Task*Message | HookEventMessage | ToolCallUpdate | …, data}`, `data` being the SDK dataclass as a
+  dict, with content blocks that usually have no `type` key (`{text}`, `{id, name, input}`, …).
+  `ToolCallUpdate` snapshots a call's state (pending, running, completed, failed, denied, …).
+* G3, one canonical shape `{type, message_id, content, turn_id, sdk_uuid, subtype, metadata}` with
+  flat `type: "tool_call"` state records.
+
+User and system records of old files carry ISO timestamps, everything else unix float seconds; both go
+through `timestamps.parse`. The top-level `message_id` (a uuid4 per line since 2025) is the stable id;
+`data.message_id` is the model's turn id and is only used to group lines of one turn.
+
+`init` and `client_launched` system events are launch noise and hidden. `mcp__legion__send_comm` calls
+are messages from this agent (minion) to another; comms received arrive as user lines carrying
+`metadata.comm`, or in older files only the text prefix `**📋 Task from Minion #name:**`. Sub-agent
+frames carry `parent_tool_use_id` and hang under the Task call that started them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import anthropic_blocks, as_text, generic_event, result_content, set_time
+
+NAME = "legion"
+MODE = "jsonl"
+
+COMM_TOOLS = ("mcp__legion__send_comm", "mcp__legion__send_comm_to_channel")
+_LAUNCH = {"init", "client_launched"}
+_QUIET = {"status", "thinking_tokens", "hook_started", "hook_response", "task_progress", "stderr",
+          "agent_notification", "task_updated"}
+_OWN_TYPES = {"system", "user", "assistant", "result", "permission_request", "permission_response",
+              "tool_call", "tool_use", "tool_result", "thinking", "error", "unknown"}
+_PLACEHOLDERS = {"Assistant response", "Conversation success"}
+_INBOUND = re.compile(
+    r"^\*\*(?P<emoji>\S+)\s+(?P<type>[\w ]+?) from Minion #(?P<sender>.+?)(?: in channel #\S+)?:\*\*")
+_TERMINAL = {"completed": False, "failed": True, "denied": True, "interrupted": True, "error": True}
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict):
+        return 0
+    if isinstance(rec.get("_type"), str) and "data" in rec:
+        return 3
+    t = rec.get("type")
+    if t in ("permission_request", "permission_response", "tool_call") and "session_id" in rec:
+        return 3
+    if t in _OWN_TYPES and "content" in rec and "message" not in rec and "uuid" not in rec and (
+            "session_id" in rec or isinstance(rec.get("metadata"), dict)):
+        md = rec.get("metadata")
+        if isinstance(md, dict) and ({"tool_uses", "tool_results", "has_thinking", "has_tool_uses",
+                                      "subtype", "processed_at"} & md.keys()):
+            return 3
+        return 2 if "session_id" in rec else 1
+    return 0
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict):
+        return generic_event(rec, ref, NAME)
+    sdk = rec.get("_type")
+    t = rec.get("type")
+    if isinstance(sdk, str):
+        ev = _sdk(sdk, rec.get("data"), ref)
+    elif t in ("system", "user", "assistant", "result", "error", "thinking", "tool_use",
+               "tool_result", "unknown"):
+        ev = _own(t, rec, ref)
+    elif t == "tool_call":
+        ev = _tool_state(rec, ref)
+    elif t in ("permission_request", "permission_response"):
+        ev = _permission(t, rec, _md(rec), ref)
+    else:
+        ev = generic_event(rec, ref, NAME)
+    ev.format = NAME
+    ev.meta = {k: v for k, v in rec.items() if k not in ("content", "data", "timestamp")}
+    if ev.timestamp_raw is None:
+        set_time(ev, rec.get("timestamp"))
+    for key in ("message_id", "sdk_uuid", "uuid"):
+        if isinstance(rec.get(key), str) and rec[key]:
+            ev.source_id = rec[key]
+            break
+    for b in ev.blocks:
+        if b.kind == "tool_use" and b.name in COMM_TOOLS and isinstance(b.input, dict):
+            ev.recipient = b.input.get("to_minion_name") or b.input.get("channel_name") or ev.recipient
+    return ev
+
+
+def _md(rec: dict) -> dict:
+    md = rec.get("metadata")
+    return md if isinstance(md, dict) else {}
+
+
+def _own(t: str, rec: dict, ref: Ref) -> Event:
+    md = _md(rec)
+    content = rec.get("content")
+    sub = rec.get("subtype") or md.get("subtype") or ""
+    if t == "system":
+        return _system(sub, content, md, ref)
+    if t == "result":
+        ev = Event(ref, "error" if md.get("is_error") else "status", kind="result",
+                   blocks=[Notice(_result_words(md), md or None)])
+        if isinstance(content, str) and content.strip() and content not in _PLACEHOLDERS:
+            ev.blocks.append(Text(content))
+        return ev
+    if t in ("error", "unknown"):
+        ev = Event(ref, "error" if t == "error" else "system", kind=t,
+                   blocks=[Text(as_text(content), markdown=False)])
+        if md:
+            ev.blocks.append(Data(md, "metadata"))
+        return ev
+    ev = Event(ref, "assistant" if t in ("assistant", "thinking", "tool_use") else "user")
+    thinking = md.get("thinking_blocks")
+    if isinstance(thinking, list) and thinking:
+        for tb in thinking:
+            ev.blocks.append(Thinking(as_text(tb.get("content") if isinstance(tb, dict) else tb)))
+    elif md.get("thinking_content") or md.get("has_thinking"):
+        ev.blocks.append(Thinking(as_text(md.get("thinking_content"))))
+    uses = md.get("tool_uses") if isinstance(md.get("tool_uses"), list) else []
+    results = md.get("tool_results") if isinstance(md.get("tool_results"), list) else []
+    if isinstance(content, list):
+        ev.blocks.extend(anthropic_blocks(content))
+    elif isinstance(content, str):
+        placeholder = content in _PLACEHOLDERS and (uses or ev.blocks)
+        if content.strip() and not placeholder and not (results and content.startswith("Tool results:")):
+            ev.blocks.append(Text(content))
+    elif content is not None:
+        ev.blocks.append(Data(content))
+    for u in uses:
+        if isinstance(u, dict):
+            ev.blocks.append(ToolUse(str(u.get("id") or ""), str(u.get("name") or "?"),
+                                     u.get("input"), started=u.get("timestamp")))
+    for r in results:
+        if isinstance(r, dict):
+            err = r.get("is_error")
+            ev.blocks.append(ToolResult(str(r.get("tool_use_id") or ""),
+                                        result_content(r.get("content")),
+                                        None if err is None else bool(err)))
+    if results and all(b.kind == "tool_result" for b in ev.blocks):
+        ev.role, ev.kind = "tool", "tool_result"
+    if isinstance(md.get("model"), str):
+        ev.model = md["model"]
+    if isinstance(md.get("usage"), dict):
+        ev.usage = md["usage"]
+    turn = rec.get("turn_id") or md.get("turn_id")
+    ev.message_id = turn if isinstance(turn, str) else None
+    parent = md.get("parent_tool_use_id")
+    if isinstance(parent, str) and parent:
+        ev.parent = parent
+    if ev.role == "user":
+        _inbound_comm(ev, content, md)
+    if sub == "local_command_response":
+        ev.kind = "command_output"
+    return ev
+
+
+def _inbound_comm(ev: Event, content: Any, md: dict) -> None:
+    comm = md.get("comm") if isinstance(md.get("comm"), dict) else None
+    if comm:
+        ev.kind = "comm"
+        ev.author = comm.get("from_display_name") or comm.get("from_name") or "another minion"
+        return
+    if isinstance(content, str):
+        m = _INBOUND.match(content)
+        if m:
+            ev.kind = "comm"
+            ev.author = m["sender"]
+
+
+def _system(sub: str, content: Any, md: dict, ref: Ref) -> Event:
+    ev = Event(ref, "system", kind=f"system:{sub}" if sub else "system")
+    text = as_text(content) if content is not None else ""
+    ev.blocks = [Notice(text or sub.replace("_", " ") or "system event")]
+    if md.get("error_details"):
+        ev.blocks.append(Data(md["error_details"], "error details"))
+    if sub in _LAUNCH:
+        ev.hidden, ev.hidden_reason = True, "launch event"
+    elif sub in _QUIET:
+        ev.hidden, ev.hidden_reason = True, "bookkeeping"
+    elif sub == "session_failed":
+        ev.role = "error"
+    if isinstance(md.get("model"), str):
+        ev.model = md["model"]
+    task = md.get("tool_use_id")
+    if sub == "task_started" and isinstance(task, str):
+        ev.running.append(task)
+    return ev
+
+
+def _sdk(cls: str, data: Any, ref: Ref) -> Event:
+    d = data if isinstance(data, dict) else {}
+    if cls == "AssistantMessage":
+        ev = Event(ref, "assistant", blocks=anthropic_blocks(d.get("content")))
+        ev.model = d.get("model") if isinstance(d.get("model"), str) else None
+        ev.usage = d.get("usage") if isinstance(d.get("usage"), dict) else None
+        ev.message_id = d.get("message_id") if isinstance(d.get("message_id"), str) else None
+        if d.get("error"):
+            ev.role = "error"
+            ev.blocks.insert(0, Notice(f"API error: {as_text(d['error'])}"))
+    elif cls == "UserMessage":
+        ev = Event(ref, "user", blocks=anthropic_blocks(d.get("content")))
+        results = [b for b in ev.blocks if b.kind == "tool_result"]
+        if results and len(results) == len(ev.blocks):
+            ev.role, ev.kind = "tool", "tool_result"
+            if len(results) == 1 and d.get("tool_use_result") is not None:
+                results[0].structured = d["tool_use_result"]
+        elif any(b.kind == "text" and b.text.startswith("[Request interrupted") for b in ev.blocks):
+            ev.kind = "interrupt"
+    elif cls == "SystemMessage":
+        sub = d.get("subtype") or ""
+        inner = d.get("data") if isinstance(d.get("data"), dict) else {}
+        ev = _system(sub, None, {}, ref)
+        if sub == "init":
+            tools = inner.get("tools")
+            ev.model = inner.get("model") if isinstance(inner.get("model"), str) else None
+            ev.blocks = [Notice(f"session initialised: {len(tools)} tools" if isinstance(tools, list)
+                                else "session initialised")]
+        ev.blocks.append(Data(inner or d, sub or "system"))
+    elif cls == "ResultMessage":
+        ev = Event(ref, "error" if d.get("is_error") else "status", kind="result",
+                   blocks=[Notice(_result_words(d), d)])
+        if isinstance(d.get("result"), str) and d["result"].strip():
+            ev.blocks.append(Text(d["result"]))
+    elif cls == "ToolCallUpdate":
+        ev = _tool_state(d, ref)
+    elif cls in ("PermissionRequestMessage", "PermissionResponseMessage"):
+        ev = _permission("permission_request" if "Request" in cls else "permission_response", d, d, ref)
+    elif cls.startswith("Task") and cls.endswith("Message"):
+        ev = _task(cls, d, ref)
+    elif cls == "StreamEvent":
+        ev = Event(ref, "system", kind="stream", hidden=True, hidden_reason="stream event",
+                   blocks=[Data(d, "stream event")])
+    else:
+        ev = Event(ref, "system", kind=f"sdk:{cls}", blocks=[Notice(cls), Data(d, cls)])
+        if cls == "HookEventMessage":
+            ev.hidden, ev.hidden_reason = True, "bookkeeping"
+    parent = d.get("parent_tool_use_id")
+    if isinstance(parent, str) and parent and cls != "ToolCallUpdate":
+        ev.parent = parent
+    if isinstance(d.get("uuid"), str) and ev.source_id is None:
+        ev.source_id = d["uuid"]
+    return ev
+
+
+def _task(cls: str, d: dict, ref: Ref) -> Event:
+    """Background tasks and sub-agents: started / progress / notification, linked by tool_use_id."""
+    words = {"TaskStartedMessage": "task started", "TaskProgressMessage": "task progress",
+             "TaskNotificationMessage": "task", "TaskUpdatedMessage": "task updated"}.get(cls, cls)
+    status = d.get("status")
+    desc = d.get("description") or d.get("summary") or d.get("task_id") or ""
+    text = f"{words}{' ' + str(status) if status else ''}: {desc}" if desc else words
+    ev = Event(ref, "system", kind=f"task:{cls}", blocks=[Notice(text, d)])
+    if cls in ("TaskProgressMessage", "TaskUpdatedMessage"):
+        ev.hidden, ev.hidden_reason = True, "progress"
+    call = d.get("tool_use_id")
+    if isinstance(call, str) and cls in ("TaskStartedMessage", "TaskProgressMessage"):
+        ev.running.append(call)
+    return ev
+
+
+def _tool_state(d: dict, ref: Ref) -> Event:
+    """A ToolCallUpdate (G2) or flat tool_call record (G3): a snapshot of one call's state."""
+    call = str(d.get("tool_use_id") or "")
+    status = str(d.get("status") or "")
+    ev = Event(ref, "tool", kind="tool_state", hidden=True, hidden_reason="tool state",
+               blocks=[Notice(f"{d.get('name') or 'tool'} {status.replace('_', ' ')}".strip())])
+    if status in ("running", "executing"):
+        ev.running.append(call)
+    elif status in _TERMINAL and ("result" in d or "error" in d or _TERMINAL[status]):
+        payload = d.get("error") if d.get("error") is not None else d.get("result")
+        content = result_content(payload) or [Notice(status)]
+        ev.blocks.append(ToolResult(call, content, _TERMINAL[status]))
+    parent = d.get("parent_tool_use_id")
+    if isinstance(parent, str) and parent:
+        ev.parent = parent
+    return ev
+
+
+def _result_words(d: dict) -> str:
+    parts = [f"turn {d.get('subtype') or 'finished'}".replace("_", " ")]
+    if isinstance(d.get("num_turns"), int):
+        parts.append(f"{d['num_turns']} turn{'s' if d['num_turns'] != 1 else ''}")
+    if isinstance(d.get("duration_ms"), (int, float)):
+        parts.append(f"{d['duration_ms'] / 1000:.1f}s")
+    if isinstance(d.get("total_cost_usd"), (int, float)):
+        parts.append(f"${d['total_cost_usd']:.4f}")
+    return " · ".join(parts)
+
+
+def _permission(t: str, rec: dict, md: dict, ref: Ref) -> Event:
+    tool = md.get("tool_name") or "a tool"
+    if t == "permission_request":
+        ev = Event(ref, "system", kind="permission", blocks=[Notice(f"permission requested for {tool}")])
+        if md.get("input_params") is not None:
+            ev.blocks.append(Data(md["input_params"], "input"))
+        return ev
+    decision = md.get("behavior") or md.get("decision") or "answered"
+    words = f"permission {decision}" + (f" for {tool}" if md.get("tool_name") else "")
+    reason = md.get("reasoning") or md.get("message") or md.get("clarification_message")
+    if reason:
+        words += f": {as_text(reason)}"
+    return Event(ref, "system", kind="permission", blocks=[Notice(words)])
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return ev.text() or None
+    return None
+
+
+def session_info(main: Path) -> dict:
+    """state.json beside messages.jsonl: the minion's name, and whether it is still working."""
+    try:
+        data = orjson.loads((main.parent / "state.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    state = data.get("state")
+    return {
+        "agent": data.get("name") or data.get("slug"),
+        "finished": state in ("terminated", "error", "paused") or data.get("is_processing") is False,
+    }

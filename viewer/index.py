@@ -1,0 +1,427 @@
+"""The per-session index: one sequential pass over a session's files, nothing of their content kept.
+
+For every event it keeps what pages and streams need without reading the file again: byte offset
+and length, line, stable id, role, kind, timestamp, hidden flag. Next to the columns sit the tool-call
+state map and the session summary. Pages read windows of events by offset; the live tail extends
+the index from the last offset; the cache stores it as plain data.
+
+Stable ids: the source's own id when it is valid and unique within the session, else `L<line>`
+(prefixed by the thread for sub-agent files). Ids are assigned in file order and never change when
+the file grows, so a permalink stays valid while a session is live.
+
+A session is a main transcript plus companion threads (Claude Code sub-agent files). Each file is a
+`ThreadIndex`; the tool-call map spans them so a Task call in the main file links to the sub-agent
+thread it spawned.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import formats, reader
+from .formats import detect
+from .formats.common import unparsed_event
+from .model import Event, Ref, SessionSummary
+from .toolcalls import ToolCallMap
+
+log = logging.getLogger(__name__)
+
+INDEX_VERSION = 3
+UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
+TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
+_ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
+_SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
+_BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:interrupt"}
+_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+
+
+def epoch(dt) -> float | None:
+    if dt is None:
+        return None
+    return (dt.toordinal() - _EPOCH_ORDINAL) * 86400 + dt.hour * 3600 + dt.minute * 60 + dt.second \
+        + dt.microsecond / 1e6
+
+
+@dataclass
+class ThreadIndex:
+    """The index of one file of a session."""
+
+    name: str  # "main" or the sub-agent's id
+    path: str
+    format: str
+    mode: str  # "jsonl" | "document"
+    label: str = ""
+    meta: dict = field(default_factory=dict)
+    # identity of the file as last read
+    size: int = 0
+    mtime_ns: int = 0
+    ino: int = 0
+    # where the next read starts
+    offset: int = 0
+    line: int = 0
+    seal: str = ""  # the bytes just before `offset`: a file rewritten in place no longer has them
+    # columns, one entry per event
+    ids: list = field(default_factory=list)
+    offsets: list = field(default_factory=list)
+    lengths: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+    roles: list = field(default_factory=list)
+    kinds: list = field(default_factory=list)
+    ts: list = field(default_factory=list)
+    hidden: list = field(default_factory=list)
+    paths: list = field(default_factory=list)  # JSON paths, documents only
+    last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    _COLUMNS = ("ids", "offsets", "lengths", "lines", "roles", "kinds", "ts", "hidden", "paths")
+    _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
+                "offset", "line", "seal", "last_boundary")
+
+    def dump(self) -> dict:
+        return {k: getattr(self, k) for k in (*self._SCALARS, *self._COLUMNS)}
+
+    @classmethod
+    def load(cls, d: dict) -> "ThreadIndex":
+        return cls(**d)
+
+
+@dataclass
+class Change:
+    """What one refresh added: new events per thread (start seq), changed calls, a reset."""
+
+    new: dict = field(default_factory=dict)  # thread → first new seq
+    calls: set = field(default_factory=set)
+    reset: bool = False
+    removed: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.calls or self.reset or self.removed)
+
+
+class SessionIndex:
+    def __init__(self, main: str | Path, fmt: str | None = None):
+        self.main = str(main)
+        self.threads: dict[str, ThreadIndex] = {}
+        self.calls = ToolCallMap()
+        self.summary = SessionSummary()
+        self.ids: dict[str, tuple[str, int]] = {}
+        self.info: dict = {}  # what a format says about the session beside the transcript
+        self.forced_format = fmt
+        self.built_at = 0.0
+
+    # --- building ----------------------------------------------------------------------------
+
+    @property
+    def format(self) -> str:
+        return self.summary.format
+
+    def adapter(self):
+        return formats.get(self.summary.format)
+
+    def build(self) -> "SessionIndex":
+        """Index every file of the session from scratch. Raises OSError if the main file is unreadable."""
+        found = detect.detect_file(self.main)
+        fmt = self.forced_format or found.format
+        self.summary = SessionSummary(format=fmt)
+        self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode)}
+        self._extend(self.threads["main"], Change())
+        self._discover_companions(Change())
+        self._finish()
+        return self
+
+    def refresh(self) -> Change:
+        """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
+        change = Change()
+        try:
+            ident = reader.file_identity(self.main)
+        except FileNotFoundError:
+            change.removed = True
+            return change
+        for th in list(self.threads.values()):
+            try:
+                size, mtime_ns, ino = ident if th.name == "main" else reader.file_identity(th.path)
+            except FileNotFoundError:
+                if th.name == "main":
+                    change.removed = True
+                    return change
+                continue
+            if (size, mtime_ns, ino) == (th.size, th.mtime_ns, th.ino):
+                continue
+            if ino != th.ino or size < th.offset or th.mode == "document" or not _sealed(th):
+                self.build()
+                change.reset = True
+                return change
+            self._extend(th, change)
+        self._discover_companions(change)
+        if change:
+            self._finish()
+        return change
+
+    def _discover_companions(self, change: Change) -> None:
+        finder = getattr(self.adapter(), "companions", None)
+        if finder is None:
+            return
+        for name, path, meta in finder(Path(self.main)):
+            if name in self.threads or name == "main":
+                continue
+            try:
+                fmt = detect.detect_file(path)
+            except OSError:
+                continue
+            label = getattr(self.adapter(), "thread_label", lambda n, m: n)(name, meta)
+            th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta)
+            self.threads[name] = th
+            self._extend(th, change)
+            parent = meta.get("toolUseId") if isinstance(meta, dict) else None
+            if isinstance(parent, str) and (call := self.calls.calls.get(parent)):
+                call.subthread = name
+                change.calls.add(parent)
+
+    def _extend(self, th: ThreadIndex, change: Change) -> None:
+        try:
+            size, mtime_ns, ino = reader.file_identity(th.path)
+            with open(th.path, "rb") as f:
+                start = len(th)
+                if th.mode == "document":
+                    self._read_document(th, f)
+                else:
+                    self._read_lines(th, f, size, mtime_ns)
+        except OSError as e:
+            if th.name == "main":
+                raise
+            log.warning("cannot read %s: %s", th.path, e)
+            return
+        th.size, th.mtime_ns, th.ino = size, mtime_ns, ino
+        th.seal = _seal_of(th.path, th.offset)
+        if len(th) > start:
+            change.new.setdefault(th.name, start)
+
+    def _read_lines(self, th: ThreadIndex, f, size: int, mtime_ns: int) -> None:
+        adapter = formats.get(th.format)
+        scanner = reader.LineScanner(f, th.offset, th.line)
+        for raw in scanner:
+            value = reader.decode(raw.data) if raw.data is not None else reader.skim(
+                f, raw.offset, raw.length)
+            self._add(th, adapter, value, raw.line, raw.offset, raw.length, raw.data, f)
+        th.offset, th.line = scanner.offset, scanner.line
+        if scanner.tail is not None:
+            off, length = scanner.tail
+            # a last line without its newline: complete JSON is a record; anything else waits for
+            # the writer, unless the file has been quiet long enough to call it truncated
+            data = reader.read_bytes(f, off, length) if length <= reader.HUGE_LINE else None
+            value = reader.decode(data) if data is not None else reader.skim(f, off, length)
+            quiet = time.time() - mtime_ns / 1e9 > TRUNCATED_GRACE
+            if not isinstance(value, reader.BadLine) or quiet:
+                if isinstance(value, reader.BadLine):
+                    value = reader.BadLine("truncated last line (no newline; the writer stopped "
+                                           "mid-record): " + value.reason)
+                self._add(th, adapter, value, th.line + 1, off, length, data, f)
+                th.line += 1
+                th.offset = off + length
+
+    def _read_document(self, th: ThreadIndex, f) -> None:
+        adapter = formats.get(th.format)
+        doc = detect.read_document(th.path)
+        size = f.seek(0, 2)
+        if isinstance(doc, reader.BadLine):
+            self._add(th, adapter, doc, 1, 0, size, None, f)
+            return
+        records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+        for i, (path, rec) in enumerate(records, 1):
+            self._add(th, adapter, rec, i, 0, size, None, f, path)
+        th.offset, th.line = size, len(records)
+
+    def _add(self, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
+             path: str | None = None) -> None:
+        ref = Ref(th.name, line, offset, length, path)
+        if isinstance(value, reader.BadLine):
+            raw = data if data is not None else reader.read_bytes(f, offset, length, UNPARSED_PREVIEW)
+            ev = unparsed_event(raw[:UNPARSED_PREVIEW].decode("utf-8", "replace"), ref,
+                                value.reason, th.format)
+        else:
+            ev = safe_event(adapter, value, ref)
+        seq = len(th.ids)
+        ev.id = self._assign_id(th, ev, line, path)
+        ts = epoch(ev.timestamp)
+        th.ids.append(ev.id)
+        th.offsets.append(offset)
+        th.lengths.append(length)
+        th.lines.append(line)
+        th.roles.append(ev.role)
+        th.kinds.append(ev.kind)
+        th.ts.append(ts)
+        th.hidden.append(ev.hidden)
+        if path is not None:
+            th.paths.append(path)
+        self.ids[ev.id] = (th.name, seq)
+        if (ev.role == "user" and ev.kind == "message") or ev.kind in _BOUNDARY_KINDS:
+            th.last_boundary = seq
+        self.calls.observe(ev, seq, ts)
+        self._observe(th, adapter, ev, ts)
+
+    def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None) -> str:
+        sid = ev.source_id
+        if sid and _ID_OK.fullmatch(sid) and not _SYNTHETIC.fullmatch(sid) and sid not in self.ids:
+            return sid
+        base = f"L{line}" if th.name == "main" else f"{th.name}.L{line}"
+        candidate, n = base, 1
+        while candidate in self.ids:
+            n += 1
+            candidate = f"{base}~{n}"
+        return candidate
+
+    def _observe(self, th: ThreadIndex, adapter, ev: Event, ts: float | None) -> None:
+        s = self.summary
+        s.events += 1
+        if ev.hidden:
+            s.hidden += 1
+        if ev.kind == "unparsed":
+            s.unparsed += 1
+        elif ev.role == "error":
+            s.errors += 1
+        if not ev.hidden and ev.role in ("user", "assistant", "agent_call", "agent_response") \
+                and ev.kind in ("message", "comm"):
+            s.messages += 1
+        if ev.model and ev.model not in s.models:
+            s.models.append(ev.model)
+        if ev.author and ev.author not in s.agents and th.name == "main":
+            s.agents.append(ev.author)
+        if ts is not None:
+            if s.started is None and th.name == "main":
+                s.started = ts
+            if s.ended is None or ts > s.ended:
+                s.ended = ts
+        if not s.title and th.name == "main":
+            title = adapter.title_of(ev)
+            if title:
+                s.title = " ".join(title.split())[:300]
+
+    def _finish(self) -> None:
+        """Derived figures and links that need the whole session."""
+        s = self.summary
+        for call in self.calls.calls.values():
+            if call.subthread and call.subthread in self.threads:
+                self.threads[call.subthread].meta.setdefault("parent_call", call.id)
+        s.tool_calls = len(self.calls.calls)
+        s.orphans = len(self.calls.orphans)
+        s.errors = sum(1 for th in self.threads.values() for r in th.roles if r == "error") \
+            + self.calls.errors()
+        info = getattr(self.adapter(), "session_info", None)
+        self.info = info(Path(self.main)) if info else {}
+        if self.info.get("agent") and self.info["agent"] not in s.agents:
+            s.agents.insert(0, self.info["agent"])
+        self.built_at = time.time()
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def locate(self, event_id: str) -> tuple[str, int] | None:
+        return self.ids.get(event_id)
+
+    def finished(self) -> bool:
+        """Whether the agent is done: the source says so, or the files have been quiet a while."""
+        if "finished" in self.info:
+            return bool(self.info["finished"])
+        newest = max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
+        return time.time() - newest > QUIET_FINISHED
+
+    def unanswered(self, call) -> bool:
+        """A call with no result that will not get one: the session ended or moved past it."""
+        if call.result is not None or call.call is None:
+            return False
+        thread, seq = call.call
+        th = self.threads.get(thread)
+        return self.finished() or (th is not None and th.last_boundary > seq)
+
+    # --- persistence -------------------------------------------------------------------------
+
+    def files(self) -> list[tuple[str, int, int, int]]:
+        return [(th.path, th.size, th.mtime_ns, th.ino) for th in self.threads.values()]
+
+    def dump(self) -> dict:
+        return {
+            "version": INDEX_VERSION,
+            "main": self.main,
+            "forced_format": self.forced_format,
+            "threads": [th.dump() for th in self.threads.values()],
+            "calls": self.calls.dump(),
+            "summary": summary_dump(self.summary),
+            "info": self.info,
+        }
+
+    @classmethod
+    def load(cls, d: dict) -> "SessionIndex":
+        if d.get("version") != INDEX_VERSION:
+            raise ValueError("index format changed")
+        idx = cls(d["main"], d.get("forced_format"))
+        for td in d["threads"]:
+            th = ThreadIndex.load(td)
+            idx.threads[th.name] = th
+            for seq, eid in enumerate(th.ids):
+                idx.ids[eid] = (th.name, seq)
+        idx.calls = ToolCallMap.load(d["calls"])
+        idx.summary = summary_load(d["summary"])
+        idx.info = d.get("info") or {}
+        idx.built_at = time.time()
+        return idx
+
+
+QUIET_FINISHED = 600.0  # a transcript untouched this long is taken as finished
+SEAL = 64
+
+
+def _seal_of(path: str, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, offset - SEAL))
+            return f.read(min(SEAL, offset)).hex()
+    except OSError:
+        return ""
+
+
+def _sealed(th: ThreadIndex) -> bool:
+    """Whether the file still holds, before the resume offset, the bytes it held when indexed."""
+    return _seal_of(th.path, th.offset) == th.seal
+
+
+def safe_event(adapter, value: Any, ref: Ref) -> Event:
+    """The adapter's event, or an unparsed card if the adapter itself fails on this record."""
+    try:
+        return adapter.event(value, ref)
+    except Exception as e:  # an adapter bug must cost one card, not the session
+        log.exception("adapter %s failed on %s line %s", adapter.NAME, ref.thread, ref.line)
+        from .formats.common import as_text
+
+        return unparsed_event(as_text(value)[:UNPARSED_PREVIEW], ref,
+                              f"could not be read as {adapter.NAME}: {type(e).__name__}: {e}",
+                              adapter.NAME)
+
+
+_SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",
+                   "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished")
+
+
+def summary_dump(s: SessionSummary) -> dict:
+    return {k: getattr(s, k) for k in _SUMMARY_FIELDS}
+
+
+def summary_load(d: dict) -> SessionSummary:
+    return SessionSummary(**{k: d[k] for k in _SUMMARY_FIELDS if k in d})
+
+
+def identity_matches(files: list) -> bool:
+    for path, size, mtime_ns, ino in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
+            return False
+    return True

@@ -1,0 +1,226 @@
+"""The canonical model every source format is mapped onto.
+
+One model for all formats, so the timeline, the tool-call state map, the index and the templates
+never look at a source format again. Adapters in `viewer.formats` build these objects record by
+record; nothing from the file is dropped: what no block captures stays in `Event.meta`, and the raw
+view always shows the source record itself.
+
+Blocks are small slotted dataclasses with a class-level `kind` that templates dispatch on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+# Roles an event may carry. Sources with other roles keep theirs (shown as-is); these are the ones
+# the templates style specially.
+ROLES = ("user", "assistant", "system", "tool", "status", "error", "agent_call", "agent_response")
+
+# Tool-call states, as seed 004 defines them.
+PENDING, EXECUTING, COMPLETED, ERROR = "pending", "executing", "completed", "error"
+STATES = (PENDING, EXECUTING, COMPLETED, ERROR)
+
+
+@dataclass(slots=True)
+class Text:
+    kind: ClassVar[str] = "text"
+    text: str
+    markdown: bool = True  # prose goes through Markdown; tool output and commands do not
+
+
+@dataclass(slots=True)
+class Thinking:
+    kind: ClassVar[str] = "thinking"
+    text: str
+    redacted: bool = False  # the source says the content was withheld (redacted_thinking, data only)
+    signature: str | None = None
+
+
+@dataclass(slots=True)
+class ToolUse:
+    kind: ClassVar[str] = "tool_use"
+    id: str
+    name: str
+    input: Any
+    input_raw: str | None = None  # arguments given as a JSON string that did not parse
+    status: str | None = None  # only where the source itself states it (Wolo's ToolPart)
+    started: Any = None  # raw timestamps where the source puts them on the call
+    ended: Any = None
+
+
+@dataclass(slots=True)
+class ToolResult:
+    kind: ClassVar[str] = "tool_result"
+    tool_use_id: str
+    content: list  # blocks
+    is_error: bool | None = None  # None counts as success
+    structured: Any = None  # a source's machine-readable result (Claude Code's toolUseResult)
+
+
+@dataclass(slots=True)
+class Media:
+    kind: ClassVar[str] = "media"
+    media: str  # image | audio | video | document
+    media_type: str | None = None
+    data: str | None = None  # base64 payload when inline
+    url: str | None = None
+    name: str | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes of the decoded payload (base64 is 4 chars for 3 bytes)."""
+        if self.data is None:
+            return 0
+        from .reader import CutStr
+
+        n = self.data.raw_length if isinstance(self.data, CutStr) else len(self.data)
+        return n * 3 // 4
+
+
+@dataclass(slots=True)
+class Cached:
+    """Flattened earlier history a source re-sent as one cached block (agentpress)."""
+
+    kind: ClassVar[str] = "cached"
+    text: str
+
+
+@dataclass(slots=True)
+class Unparsed:
+    kind: ClassVar[str] = "unparsed"
+    raw: str
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class Data:
+    """A value no other block captures, shown as pretty JSON (unknown record types land here)."""
+
+    kind: ClassVar[str] = "data"
+    value: Any
+    label: str | None = None
+
+
+@dataclass(slots=True)
+class Notice:
+    """A one-line statement about the session: compaction, a mode change, a hook summary."""
+
+    kind: ClassVar[str] = "notice"
+    text: str
+    detail: Any = None
+
+
+Block = Text | Thinking | ToolUse | ToolResult | Media | Cached | Unparsed | Data | Notice
+
+
+@dataclass(slots=True)
+class Ref:
+    """Where a record sits in its source: enough to read it again and to name it stably."""
+
+    thread: str  # "main" or a sub-agent / companion file's thread id
+    line: int  # 1-based line in a JSONL file; 1-based position in a document's message list
+    offset: int  # byte offset of the line (the document's start for single-document formats)
+    length: int  # bytes of the line, without its newline
+    path: str | None = None  # JSON path of the record inside a single-document file
+
+
+@dataclass(slots=True)
+class Event:
+    """One record of a transcript, in the canonical shape."""
+
+    ref: Ref
+    role: str
+    kind: str = "message"  # message, tool_result, system, progress, snapshot, summary, unknown, ...
+    source_id: str | None = None  # the source's own uuid / id, if it has one
+    id: str = ""  # the stable id assigned by the index (source id when unique, else L<line>)
+    author: str | None = None  # agent or tool name
+    recipient: str | None = None  # for agent → agent messages
+    timestamp: datetime | None = None
+    timestamp_raw: Any = None
+    timestamp_assumed_utc: bool = False
+    blocks: list = field(default_factory=list)
+    parent: str | None = None  # the tool call this event hangs under
+    hidden: bool = False
+    hidden_reason: str | None = None
+    model: str | None = None
+    usage: dict | None = None
+    message_id: str | None = None  # groups lines of one streamed message
+    meta: dict = field(default_factory=dict)
+    format: str = ""
+    # what the record says about tool calls besides holding them: ids of calls the source reports
+    # as running, and call id → thread id of a sub-agent the call spawned
+    running: list = field(default_factory=list)
+    spawns: dict = field(default_factory=dict)
+
+    @property
+    def thread(self) -> str:
+        return self.ref.thread
+
+    @property
+    def line(self) -> int:
+        return self.ref.line
+
+    def tool_uses(self):
+        return [b for b in self.blocks if b.kind == "tool_use"]
+
+    def tool_results(self):
+        return [b for b in self.blocks if b.kind == "tool_result"]
+
+    def text(self) -> str:
+        """The prose of the event, for titles and search."""
+        return "\n".join(b.text for b in self.blocks if b.kind == "text").strip()
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One entry of the tool-call state map, keyed by call id."""
+
+    id: str
+    name: str = ""
+    status: str = "pending"
+    call: tuple[str, int] | None = None  # (thread, seq) of the event holding the call
+    result: tuple[str, int] | None = None  # (thread, seq) of the event holding the result
+    is_error: bool = False
+    called_at: float | None = None
+    finished_at: float | None = None
+    subthread: str | None = None  # the sub-agent thread this call spawned
+    unanswered: bool = False  # no result, and the session went on (or ended) without one
+
+    @property
+    def duration(self) -> float | None:
+        if self.called_at is None or self.finished_at is None:
+            return None
+        return max(0.0, self.finished_at - self.called_at)
+
+    @property
+    def orphan(self) -> bool:
+        return self.call is None
+
+
+@dataclass(slots=True)
+class SessionSummary:
+    """What the session list shows, kept in the cache so listing never re-reads transcripts."""
+
+    format: str = "unknown"
+    title: str = ""
+    started: float | None = None
+    ended: float | None = None
+    events: int = 0
+    messages: int = 0
+    tool_calls: int = 0
+    errors: int = 0
+    hidden: int = 0
+    unparsed: int = 0
+    orphans: int = 0
+    models: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    finished: bool = False
+
+    @property
+    def duration(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return max(0.0, self.ended - self.started)

@@ -1,0 +1,343 @@
+"""Reading transcript files by byte offset: lines, partial last lines, huge lines, bad bytes.
+
+Everything above this module works with (offset, length) pairs, so a page can read one window of a
+100 MB file and a live tail can resume exactly where it stopped. Three rules shape it:
+
+* Only complete lines are consumed. A trailing fragment without its newline is reported as the
+  `tail`, never as a record: the writer may be in the middle of it.
+* A line longer than `HUGE_LINE` is never held in memory whole. The scanner only measures it, and
+  `skim()` decodes it with every string longer than `STRING_CAP` replaced by a `CutStr` that keeps a
+  preview and the string's position in the file, so "show all" can fetch exactly those bytes later.
+* Decoding never raises: a line that is not JSON (or not UTF-8, after a lenient retry) comes back as
+  a `BadLine` with a plain reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Iterator
+
+import orjson
+
+CHUNK = 1 << 20
+HUGE_LINE = 4 << 20  # lines above this are skimmed, not decoded whole
+STRING_CAP = 256 << 10  # in a skimmed line, strings above this are cut
+PREVIEW = 16 << 10  # bytes of a cut string kept as its preview
+
+
+class CutStr(str):
+    """The preview of a string too long to keep; `offset`/`raw_length` locate its raw JSON body."""
+
+    offset: int
+    raw_length: int
+
+    def __new__(cls, preview: str, offset: int, raw_length: int):
+        self = super().__new__(cls, preview)
+        self.offset = offset
+        self.raw_length = raw_length
+        return self
+
+    def __reduce__(self):
+        return (CutStr, (str(self), self.offset, self.raw_length))
+
+
+@dataclass(slots=True)
+class RawLine:
+    line: int  # 1-based line number
+    offset: int
+    length: int  # without the newline (and without a trailing \r)
+    data: bytes | None  # None for a huge line: use skim()
+
+
+@dataclass(slots=True)
+class BadLine:
+    reason: str
+
+
+class LineScanner:
+    """Yields the complete, non-blank lines of `f` from `offset`; afterwards `offset`, `line` and
+    `tail` say where the next scan starts and what partial line (offset, length) is left."""
+
+    def __init__(self, f: BinaryIO, offset: int = 0, line: int = 0, *, chunk: int = CHUNK):
+        self.f = f
+        self.offset = offset
+        self.line = line
+        self.tail: tuple[int, int] | None = None
+        self._chunk = chunk
+
+    def __iter__(self) -> Iterator[RawLine]:
+        f = self.f
+        f.seek(self.offset)
+        buf = b""
+        start = self.offset  # file offset of buf[0]
+        huge_from = None  # start offset of a huge line being measured
+        while True:
+            chunk = f.read(self._chunk)
+            if not chunk:
+                break
+            if huge_from is not None:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    start += len(chunk)
+                    continue
+                end = start + nl
+                self.line += 1
+                yield RawLine(self.line, huge_from, _strip_cr_len(f, huge_from, end), None)
+                huge_from = None
+                start = end + 1
+                self.offset = start
+                buf = chunk[nl + 1 :]
+            else:
+                buf = buf + chunk if buf else chunk
+            pos = 0
+            find = buf.find
+            while True:
+                nl = find(b"\n", pos)
+                if nl < 0:
+                    break
+                self.line += 1
+                end = nl - 1 if nl > pos and buf[nl - 1] == 13 else nl
+                if end > pos and not buf[pos:end].isspace():
+                    yield RawLine(self.line, start + pos, end - pos, buf[pos:end])
+                pos = nl + 1
+            start += pos
+            self.offset = start
+            buf = buf[pos:]
+            if len(buf) > HUGE_LINE:
+                huge_from = start
+                start += len(buf)
+                buf = b""
+        if huge_from is not None:
+            self.tail = (huge_from, start - huge_from)
+        elif buf and not buf.isspace():
+            self.tail = (self.offset, len(buf))
+
+
+def _strip_cr_len(f: BinaryIO, begin: int, end: int) -> int:
+    """Length of a huge line from begin to its newline at end, without a trailing \\r."""
+    here = f.tell()
+    f.seek(end - 1)
+    cr = f.read(1) == b"\r"
+    f.seek(here)
+    return end - begin - (1 if cr else 0)
+
+
+def decode(data: bytes) -> Any:
+    """One JSON line → value, or BadLine. Invalid UTF-8 is retried with replacement characters."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        reason = str(e)
+    if "utf-8" in reason.lower() or "surrogate" in reason.lower():
+        try:
+            return orjson.loads(data.decode("utf-8", "replace"))
+        except orjson.JSONDecodeError as e:
+            reason = str(e)
+    return BadLine(_plain(reason, data))
+
+
+def _plain(reason: str, data: bytes) -> str:
+    text = data.lstrip()[:1]
+    if text and text not in b"{[\"-0123456789tfn":
+        return "not JSON: " + reason
+    return "malformed JSON: " + reason
+
+
+def read_line(f: BinaryIO, offset: int, length: int) -> Any:
+    """Decode the line at (offset, length): whole when small, skimmed when huge."""
+    if length > HUGE_LINE:
+        return skim(f, offset, length)
+    f.seek(offset)
+    return decode(f.read(length))
+
+
+def read_bytes(f: BinaryIO, offset: int, length: int, limit: int | None = None) -> bytes:
+    f.seek(offset)
+    return f.read(length if limit is None else min(length, limit))
+
+
+def read_cut(f: BinaryIO, cut: CutStr) -> str:
+    """The full value of a cut string: exactly the bytes the file holds, JSON-unescaped."""
+    f.seek(cut.offset)
+    raw = f.read(cut.raw_length)
+    return orjson.loads(b'"' + raw + b'"')
+
+
+def file_identity(path: str | os.PathLike) -> tuple[int, int, int]:
+    """(size, mtime_ns, inode) — what tells a grown file from a replaced one."""
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+# ---------------------------------------------------------------------------------------------
+# Skimming: decode a huge JSON value without holding its long strings.
+
+_NOT_SPACE = re.compile(rb"[^ \t\r\n]")
+_TOKEN_END = re.compile(rb"[ \t\r\n,\]}]")
+
+
+class _Window:
+    """A forward-only view of file bytes [pos, end) with a sliding buffer."""
+
+    def __init__(self, f: BinaryIO, start: int, end: int):
+        self.f = f
+        self.end = end
+        self.buf = b""
+        self.base = start  # file offset of buf[0]
+        self.i = 0  # index into buf
+
+    @property
+    def pos(self) -> int:
+        return self.base + self.i
+
+    def fill(self, keep_from: int | None = None) -> bool:
+        """Read more bytes; drop what is before keep_from (default: before i)."""
+        keep = self.i if keep_from is None else keep_from
+        remaining = self.end - (self.base + len(self.buf))
+        if remaining <= 0:
+            return False
+        self.f.seek(self.base + len(self.buf))
+        more = self.f.read(min(CHUNK, remaining))
+        if not more:
+            return False
+        self.buf = self.buf[keep:] + more
+        self.base += keep
+        self.i -= keep
+        return True
+
+    def peek(self) -> int:
+        """Next non-space byte (not consumed), or -1 at the end."""
+        while True:
+            m = _NOT_SPACE.search(self.buf, self.i)
+            if m:
+                self.i = m.start()
+                return self.buf[self.i]
+            self.i = len(self.buf)
+            if not self.fill():
+                return -1
+
+
+class SkimError(ValueError):
+    pass
+
+
+def skim(f: BinaryIO, offset: int, length: int) -> Any:
+    """Decode the JSON value at (offset, length), cutting strings longer than STRING_CAP."""
+    w = _Window(f, offset, offset + length)
+    try:
+        value = _value(w, 0)
+        if w.peek() != -1:
+            raise SkimError("extra data after the JSON value")
+        return value
+    except (SkimError, orjson.JSONDecodeError, RecursionError) as e:
+        return BadLine(f"malformed JSON (huge line, {length} bytes): {e}")
+
+
+def _value(w: _Window, depth: int) -> Any:
+    if depth > 500:
+        raise SkimError("nested too deeply")
+    c = w.peek()
+    if c == 0x22:  # "
+        return _string(w)
+    if c == 0x7B:  # {
+        w.i += 1
+        obj = {}
+        if w.peek() == 0x7D:
+            w.i += 1
+            return obj
+        while True:
+            if w.peek() != 0x22:
+                raise SkimError(f"expected a key at byte {w.pos}")
+            key = _string(w)
+            if w.peek() != 0x3A:
+                raise SkimError(f"expected ':' at byte {w.pos}")
+            w.i += 1
+            obj[str(key)] = _value(w, depth + 1)
+            c = w.peek()
+            w.i += 1
+            if c == 0x7D:
+                return obj
+            if c != 0x2C:
+                raise SkimError(f"expected ',' or '}}' at byte {w.pos - 1}")
+    if c == 0x5B:  # [
+        w.i += 1
+        arr = []
+        if w.peek() == 0x5D:
+            w.i += 1
+            return arr
+        while True:
+            arr.append(_value(w, depth + 1))
+            c = w.peek()
+            w.i += 1
+            if c == 0x5D:
+                return arr
+            if c != 0x2C:
+                raise SkimError(f"expected ',' or ']' at byte {w.pos - 1}")
+    if c == -1:
+        raise SkimError("unexpected end of line")
+    # number, true, false, null
+    while True:
+        m = _TOKEN_END.search(w.buf, w.i)
+        if m or not w.fill():
+            break
+    end = m.start() if m else len(w.buf)
+    token = w.buf[w.i : end]
+    w.i = end
+    return orjson.loads(token)
+
+
+def _string(w: _Window) -> str:
+    """Read a JSON string starting at the opening quote under w.i."""
+    w.i += 1
+    body_start = w.pos
+    kept = []  # raw pieces while the string is short enough to keep
+    kept_len = 0
+    preview = None
+    scan = w.i
+    while True:
+        q = w.buf.find(b'"', scan)
+        if q < 0:
+            # keep the trailing backslash run so escape parity can still be counted
+            k = len(w.buf)
+            while k > w.i and w.buf[k - 1] == 0x5C:
+                k -= 1
+            piece = w.buf[w.i : k]
+            if preview is None:
+                kept.append(piece)
+                kept_len += len(piece)
+                if kept_len > STRING_CAP:
+                    preview = b"".join(kept)[:PREVIEW]
+                    kept = []
+            w.i = k
+            scanned = len(w.buf) - k  # bytes already searched, counted from the new buffer start
+            if not w.fill(keep_from=k):
+                raise SkimError("unterminated string")
+            scan = scanned
+            continue
+        j = q
+        while j > w.i and w.buf[j - 1] == 0x5C:
+            j -= 1
+        if (q - j) % 2 == 1:
+            scan = q + 1
+            continue
+        piece = w.buf[w.i : q]
+        w.i = q + 1
+        raw_length = w.pos - 1 - body_start
+        if preview is None and kept_len + len(piece) <= STRING_CAP:
+            kept.append(piece)
+            return orjson.loads(b'"' + b"".join(kept) + b'"')
+        if preview is None:
+            preview = (b"".join(kept) + piece[:PREVIEW])[:PREVIEW]
+        return CutStr(_decode_prefix(preview), body_start, raw_length)
+
+
+def _decode_prefix(raw: bytes) -> str:
+    """Decode a raw JSON string prefix that may end inside an escape or a UTF-8 sequence."""
+    for cut in range(0, 13):
+        try:
+            return orjson.loads(b'"' + raw[: len(raw) - cut] + b'"')
+        except orjson.JSONDecodeError:
+            continue
+    return raw.decode("utf-8", "replace")

@@ -1,0 +1,318 @@
+"""Untrusted text → safe HTML pieces: Markdown, highlighted code, pretty JSON, ANSI, diffs, cuts.
+
+Everything a transcript holds is hostile until proven otherwise. The rules:
+
+* Markdown goes through markdown-it-py's `js-default` preset (raw HTML off, dangerous link schemes
+  dropped, images off so nothing is fetched) and then through nh3 with an explicit allow-list.
+* Code and JSON go through Pygments, which escapes and emits class-based spans (the CSP forbids
+  inline styles).
+* ANSI output and diffs are returned as data (segments with classes), not HTML; the templates render
+  them, so autoescaping covers every character that came from the file.
+* Only this module wraps anything in `Markup`, and only library output that has been sanitised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import nh3
+import orjson
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from pygments import highlight as _pygments
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import JsonLexer, TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.util import ClassNotFound
+
+MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
+TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"
+HIGHLIGHT_CAP = 200_000  # longer code is shown plain: Pygments is slow on megabytes
+DIFF_CAP = 4_000  # lines per side of an Edit diff
+
+_FORMATTER = HtmlFormatter(cssclass="hl", wrapcode=True)
+
+_ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "th", "thead", "tr", "ul",
+}
+_ALLOWED_ATTRS = {
+    "a": {"href", "title"},
+    "span": {"class"},
+    "div": {"class"},
+    "pre": {"class"},
+    "code": {"class"},
+    "ol": {"start"},
+}
+
+
+def _md_highlight(code: str, lang: str, _attrs) -> str:
+    return str(highlight(code, lang or None))
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("js-default", {"highlight": _md_highlight})
+    md.disable("image")
+    return md
+
+
+def markdown(text: str) -> Markup:
+    """Markdown prose → sanitised HTML."""
+    html = _markdown().render(text)
+    clean = nh3.clean(
+        html,
+        tags=_ALLOWED_TAGS,
+        attributes=_ALLOWED_ATTRS,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    return Markup(clean)
+
+
+def _lexer(lang: str | None, filename: str | None):
+    try:
+        if lang:
+            return get_lexer_by_name(lang.strip().split()[0].lower(), stripnl=False)
+        if filename:
+            return get_lexer_for_filename(filename, stripnl=False)
+    except (ClassNotFound, IndexError):
+        pass
+    return TextLexer(stripnl=False)
+
+
+def highlight(code: str, lang: str | None = None, filename: str | None = None) -> Markup:
+    """Code → a Pygments `<div class="hl"><pre>` block (plain but escaped when too long)."""
+    lexer = _lexer(lang, filename) if len(code) <= HIGHLIGHT_CAP else TextLexer(stripnl=False)
+    return Markup(_pygments(code, lexer, _FORMATTER))
+
+
+def pretty_json(value) -> Markup:
+    """Any JSON value, indented and highlighted."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        text = repr(value)
+    if len(text) > HIGHLIGHT_CAP:
+        return highlight(text, "text")
+    return Markup(_pygments(text, JsonLexer(), _FORMATTER))
+
+
+def json_text(value) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return repr(value)
+
+
+@dataclass(slots=True)
+class Cut:
+    text: str  # what is shown
+    hidden: int  # characters left out (0 when nothing was cut)
+    total: int  # characters in all
+
+
+def cut(text: str, limit: int = TEXT_CAP) -> Cut:
+    """The head of a long text, cut on a line boundary when one is near."""
+    total = getattr(text, "raw_length", None) or len(text)
+    if len(text) <= limit and total == len(text):
+        return Cut(text, 0, total)
+    head = text[:limit]
+    nl = head.rfind("\n", limit - 2000)
+    if nl > 0:
+        head = head[:nl]
+    return Cut(head, max(0, total - len(head)), total)
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GB"
+
+
+# --- ANSI ----------------------------------------------------------------------------------------
+
+_ESCAPES = re.compile(r"\x1b(?:\[([0-9;:?]*)([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+@dataclass(slots=True)
+class Segment:
+    text: str
+    classes: str  # space-separated CSS classes, "" for plain
+
+
+def has_ansi(text: str) -> bool:
+    return "\x1b" in text
+
+
+def ansi_segments(text: str) -> list[Segment]:
+    """Terminal output → segments with colour classes; every other escape sequence is dropped."""
+    out: list[Segment] = []
+    fg = bg = None
+    bold = dim = italic = underline = False
+    pos = 0
+    for m in _ESCAPES.finditer(text):
+        if m.start() > pos:
+            out.append(Segment(_CONTROL.sub("", text[pos : m.start()]),
+                               _classes(fg, bg, bold, dim, italic, underline)))
+        pos = m.end()
+        if m.group(2) != "m":
+            continue
+        codes = [int(c) if c.isdigit() else 0 for c in re.split("[;:]", m.group(1) or "0")]
+        i = 0
+        while i < len(codes):
+            c = codes[i]
+            if c == 0:
+                fg = bg = None
+                bold = dim = italic = underline = False
+            elif c == 1:
+                bold = True
+            elif c == 2:
+                dim = True
+            elif c == 3:
+                italic = True
+            elif c == 4:
+                underline = True
+            elif c == 22:
+                bold = dim = False
+            elif c == 23:
+                italic = False
+            elif c == 24:
+                underline = False
+            elif 30 <= c <= 37:
+                fg = c - 30
+            elif 90 <= c <= 97:
+                fg = c - 90 + 8
+            elif c == 39:
+                fg = None
+            elif 40 <= c <= 47:
+                bg = c - 40
+            elif 100 <= c <= 107:
+                bg = c - 100 + 8
+            elif c == 49:
+                bg = None
+            elif c in (38, 48) and i + 1 < len(codes):
+                if codes[i + 1] == 5 and i + 2 < len(codes):
+                    color = _from_256(codes[i + 2])
+                    i += 2
+                elif codes[i + 1] == 2 and i + 4 < len(codes):
+                    color = _from_rgb(*codes[i + 2 : i + 5])
+                    i += 4
+                else:
+                    color = None
+                    i += 1
+                if c == 38:
+                    fg = color
+                else:
+                    bg = color
+            i += 1
+    if pos < len(text):
+        out.append(Segment(_CONTROL.sub("", text[pos:]), _classes(fg, bg, bold, dim, italic, underline)))
+    return [s for s in out if s.text]
+
+
+def strip_ansi(text: str) -> str:
+    return _CONTROL.sub("", _ESCAPES.sub("", text))
+
+
+def _classes(fg, bg, bold, dim, italic, underline) -> str:
+    parts = []
+    if fg is not None:
+        parts.append(f"a-f{fg}")
+    if bg is not None:
+        parts.append(f"a-b{bg}")
+    if bold:
+        parts.append("a-bold")
+    if dim:
+        parts.append("a-dim")
+    if italic:
+        parts.append("a-it")
+    if underline:
+        parts.append("a-ul")
+    return " ".join(parts)
+
+
+_BASIC = [(0, 0, 0), (205, 49, 49), (13, 188, 121), (229, 229, 16), (36, 114, 200), (188, 63, 188),
+          (17, 168, 205), (229, 229, 229), (102, 102, 102), (241, 76, 76), (35, 209, 139),
+          (245, 245, 67), (59, 142, 234), (214, 112, 214), (41, 184, 219), (255, 255, 255)]
+
+
+def _from_rgb(r: int, g: int, b: int) -> int:
+    return min(range(16), key=lambda i: (_BASIC[i][0] - r) ** 2 + (_BASIC[i][1] - g) ** 2
+               + (_BASIC[i][2] - b) ** 2)
+
+
+def _from_256(n: int) -> int:
+    if n < 16:
+        return n
+    if n >= 232:
+        v = 8 + (n - 232) * 10
+        return _from_rgb(v, v, v)
+    n -= 16
+    levels = (0, 95, 135, 175, 215, 255)
+    return _from_rgb(levels[n // 36], levels[(n // 6) % 6], levels[n % 6])
+
+
+# --- diffs ---------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class DiffLine:
+    op: str  # " " same, "-" removed, "+" added, "…" a skipped run of unchanged lines
+    old_no: int | None
+    new_no: int | None
+    parts: list  # [(text, changed: bool)]
+
+
+def diff(old: str, new: str, context: int = 3) -> list[DiffLine]:
+    """A line diff of an edit, with the changed part of each changed line marked."""
+    a, b = old.splitlines(), new.splitlines()
+    if len(a) > DIFF_CAP or len(b) > DIFF_CAP:
+        a, b = a[:DIFF_CAP], b[:DIFF_CAP]
+    out: list[DiffLine] = []
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in sm.get_grouped_opcodes(context) if a != b else []:
+        if out:
+            out.append(DiffLine("…", None, None, [("", False)]))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(DiffLine(" ", i1 + k + 1, j1 + k + 1, [(a[i1 + k], False)])
+                           for k in range(i2 - i1))
+                continue
+            olds, news = a[i1:i2], b[j1:j2]
+            if tag == "replace" and len(olds) == len(news):
+                pairs = [_intraline(x, y) for x, y in zip(olds, news)]
+                out.extend(DiffLine("-", i1 + k + 1, None, p[0]) for k, p in enumerate(pairs))
+                out.extend(DiffLine("+", None, j1 + k + 1, p[1]) for k, p in enumerate(pairs))
+            else:
+                out.extend(DiffLine("-", i1 + k + 1, None, [(x, False)]) for k, x in enumerate(olds))
+                out.extend(DiffLine("+", None, j1 + k + 1, [(y, False)]) for k, y in enumerate(news))
+    return out
+
+
+def _intraline(x: str, y: str):
+    sm = difflib.SequenceMatcher(None, x, y, autojunk=False)
+    if sm.ratio() < 0.4:
+        return [(x, True)], [(y, True)]
+    left, right = [], []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if i2 > i1:
+            left.append((x[i1:i2], tag != "equal"))
+        if j2 > j1:
+            right.append((y[j1:j2], tag != "equal"))
+    return left, right
+
+
+def pygments_css() -> str:
+    """The stylesheet for highlighted code, light and dark (written to static/ by `make css`)."""
+    light = HtmlFormatter(style="default").get_style_defs(".hl")
+    dark = HtmlFormatter(style="monokai").get_style_defs(".hl")
+    dark = "\n".join("  " + line for line in dark.splitlines())
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+

@@ -1,0 +1,257 @@
+"""Sessions under the served roots: discovery, stable keys, and their indexes (memory + disk cache).
+
+A root is a folder of sessions (any depth: `~/.claude/projects` holds project folders of session
+files), one session folder (holding `messages.jsonl`), or one transcript file. Keys are derived from
+a session's path relative to its root, so they are stable across restarts and URL-safe; pages resolve
+keys only through the discovered set, never by joining user input onto a path.
+
+Indexes live in memory (a small LRU) and in the disk cache. `index(key)` always returns an index
+that is current with the files: a cached or in-memory index is extended when a file grew and rebuilt
+when it was replaced.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import formats
+from .cache import IndexCache
+from .formats import detect
+from .index import SessionIndex, identity_matches, summary_load
+from .model import SessionSummary
+
+log = logging.getLogger(__name__)
+
+SESSION_FILE = "messages.jsonl"
+SKIP_DIRS = {"subagents", "node_modules", "__pycache__", "tool-results", "tool_results", "archives"}
+NOT_SESSIONS = {"state.json", "package.json", "package-lock.json", "tsconfig.json", "settings.json",
+                "ui_messages.json", "task_metadata.json", "disposal_metadata.json"}
+MAX_DEPTH = 8
+RESCAN_AFTER = 2.0  # seconds a discovery result is trusted without a watcher
+MEMORY_SESSIONS = 32
+_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(slots=True)
+class SessionRef:
+    key: str
+    path: str  # the main transcript file
+    root: str
+    label: str  # path relative to its root, for people
+    mtime: float
+    size: int
+
+
+class NotFound(LookupError):
+    pass
+
+
+class Store:
+    def __init__(self, roots: list[str | Path], cache: IndexCache | None = None):
+        self.roots = [Path(r).expanduser().resolve() for r in roots]
+        self.cache = cache
+        self._lock = threading.RLock()
+        self._refs: dict[str, SessionRef] = {}
+        self._scanned = 0.0
+        self._dirty = True
+        self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
+        self._session_locks: dict[str, threading.Lock] = {}
+        self._unknown_docs: dict[str, float] = {}  # .json files known not to be transcripts (path → mtime)
+
+    # --- discovery ---------------------------------------------------------------------------
+
+    def invalidate(self) -> None:
+        """Something changed under a root (the watcher calls this): rescan on the next look."""
+        self._dirty = True
+
+    def sessions(self) -> list[SessionRef]:
+        """Every discovered session, most recently written first."""
+        with self._lock:
+            if self._dirty or time.monotonic() - self._scanned > RESCAN_AFTER:
+                self._scan()
+            return sorted(self._refs.values(), key=lambda r: r.mtime, reverse=True)
+
+    def get(self, key: str) -> SessionRef:
+        with self._lock:
+            ref = self._refs.get(key)
+            if ref is None:
+                self.sessions()
+                ref = self._refs.get(key)
+            if ref is None:
+                raise NotFound(key)
+            return ref
+
+    def _scan(self) -> None:
+        found: dict[str, SessionRef] = {}
+        multi = len(self.roots) > 1
+        for root in self.roots:
+            prefix = _key_part(root.name) + "~" if multi else ""
+            for path, label in self._walk(root):
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                key = prefix + _key_of(label)
+                n = 2
+                base = key
+                while key in found and found[key].path != str(path):
+                    key = f"{base}-{n}"
+                    n += 1
+                found[key] = SessionRef(key, str(path), str(root), label, st.st_mtime, st.st_size)
+        self._refs = found
+        self._scanned = time.monotonic()
+        self._dirty = False
+
+    def _walk(self, root: Path):
+        """(main transcript path, label) for every session under root."""
+        if root.is_file():
+            yield root, _label(root.parent.name if root.name == SESSION_FILE else root.stem)
+            return
+        if (root / SESSION_FILE).is_file():
+            yield root / SESSION_FILE, _label(root.name)
+            return
+        stack = [(root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError as e:
+                log.warning("cannot list %s: %s", folder, e)
+                continue
+            names = {e.name for e in entries}
+            if SESSION_FILE in names and folder != root:
+                yield folder / SESSION_FILE, folder.relative_to(root).as_posix()
+                continue
+            stems = {n[:-6] for n in names if n.endswith(".jsonl")}
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                p = Path(e.path)
+                if e.is_dir(follow_symlinks=False):
+                    # Claude Code keeps a session's sub-agents in a folder named like the session
+                    if depth < MAX_DEPTH and e.name not in SKIP_DIRS and e.name not in stems:
+                        stack.append((p, depth + 1))
+                elif e.name.endswith(".jsonl"):
+                    if not _is_companion(p):
+                        yield p, p.relative_to(root).as_posix()[:-6]
+                elif e.name.endswith(".json") and self._maybe_document(p, e):
+                    yield p, p.relative_to(root).as_posix()[:-5]
+
+    def _maybe_document(self, p: Path, entry: os.DirEntry) -> bool:
+        """A .json file is a session only if its content is a known transcript format."""
+        name = entry.name
+        if name in NOT_SESSIONS or name.endswith(".meta.json"):
+            return False
+        try:
+            mtime = entry.stat().st_mtime
+        except OSError:
+            return False
+        if self._unknown_docs.get(str(p)) == mtime:
+            return False
+        try:
+            ok = detect.detect_file(p).format != formats.FALLBACK.NAME
+        except OSError:
+            ok = False
+        if not ok:
+            self._unknown_docs[str(p)] = mtime
+        return ok
+
+    # --- indexes -----------------------------------------------------------------------------
+
+    def _session_lock(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._session_locks.setdefault(key, threading.Lock())
+
+    def index(self, key: str) -> SessionIndex:
+        """The current index of a session. Raises NotFound, or OSError if it cannot be read."""
+        ref = self.get(key)
+        with self._session_lock(key):
+            idx = self._memory.get(key)
+            if idx is None:
+                idx = self._load_cached(ref) or SessionIndex(ref.path).build()
+                self._save(idx)
+            elif idx.refresh():
+                self._save(idx)
+            self._remember(key, idx)
+            return idx
+
+    def refresh(self, key: str):
+        """Bring a session's index up to date; returns (index, Change). For the live tail."""
+        with self._session_lock(key):
+            idx = self._memory.get(key)
+            if idx is None:
+                return self.index(key), None
+            change = idx.refresh()
+            if change and not change.removed:
+                self._save(idx, quiet=True)
+            return idx, change
+
+    def _load_cached(self, ref: SessionRef) -> SessionIndex | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.load(ref.path)
+        if hit is None:
+            return None
+        idx, files = hit
+        if not identity_matches(files):
+            idx.refresh()  # extends grown files, rebuilds replaced ones
+        return idx
+
+    def _save(self, idx: SessionIndex, quiet: bool = False) -> None:
+        if self.cache is None:
+            return
+        # a live session grows line by line: write it back at most every few seconds
+        now = time.monotonic()
+        if quiet and now - getattr(idx, "_saved", 0.0) < 5.0:
+            return
+        idx._saved = now
+        self.cache.save(idx)
+
+    def _remember(self, key: str, idx: SessionIndex) -> None:
+        with self._lock:
+            self._memory[key] = idx
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_SESSIONS:
+                self._memory.popitem(last=False)
+
+    def summaries(self, refs: list[SessionRef]) -> dict[str, SessionSummary | Exception]:
+        """Summaries for a page of the session list: from memory, the cache, or a fresh index."""
+        out: dict[str, SessionSummary | Exception] = {}
+        cached = self.cache.summaries([r.path for r in refs]) if self.cache else {}
+        for ref in refs:
+            idx = self._memory.get(ref.key)
+            if idx is not None and identity_matches(idx.files()):
+                out[ref.key] = idx.summary
+                continue
+            hit = cached.get(ref.path)
+            if hit is not None and identity_matches(hit[0]):
+                out[ref.key] = summary_load(hit[1])
+                continue
+            try:
+                out[ref.key] = self.index(ref.key).summary
+            except (OSError, NotFound) as e:
+                out[ref.key] = e
+        return out
+
+
+def _label(name: str) -> str:
+    return name or "session"
+
+
+def _key_part(text: str) -> str:
+    return _KEY_CHARS.sub("_", text).strip("_.") or "_"
+
+
+def _key_of(label: str) -> str:
+    return "~".join(_key_part(p) for p in label.split("/") if p) or "session"
+
+
+def _is_companion(p: Path) -> bool:
+    return any(getattr(a, "is_companion", lambda _: False)(p) for a in formats.ADAPTERS)

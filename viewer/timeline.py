@@ -1,0 +1,338 @@
+"""Windows of a session's timeline, ready for the templates.
+
+The timeline is the file order of events (timestamps are shown, never used to reorder). A page never
+renders a whole big session: it renders a window — the latest events, a permalink's surroundings,
+or the window before / after one already shown — and reads only those byte ranges. Each window
+resolves its tool calls against the state map, so a call card shows its result even when the result
+sits in another window, and a Task card knows the sub-agent thread it spawned.
+
+Counting a window in *visible* events keeps a screen useful when a session is mostly hidden noise
+(Claude Code progress lines can outnumber messages ten to one).
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from . import formats, reader, timestamps
+from .formats import detect
+from .index import SessionIndex, ThreadIndex, safe_event, UNPARSED_PREVIEW
+from .formats.common import unparsed_event
+from .model import Event, Ref, ToolCall, ToolResult, ToolUse
+
+WINDOW = 100  # visible events per window
+LANES = 8
+
+
+@dataclass
+class CallView:
+    call: ToolCall
+    use: ToolUse | None
+    result: ToolResult | None = None
+    result_event: str | None = None  # id of the event holding the result
+    result_path: str = ""  # block path of the result inside that event
+    unanswered: bool = False
+    thread: "ThreadView | None" = None
+    call_event: str | None = None  # id of the event holding the call
+
+    @property
+    def duration(self) -> str:
+        return timestamps.span(self.call.duration)
+
+
+@dataclass
+class ThreadView:
+    name: str
+    label: str
+    count: int
+    window: "WindowView | None" = None  # rendered inline (permalink target inside), else lazy
+
+
+@dataclass
+class EventView:
+    ev: Event
+    seq: int
+    path: str = ""  # block path prefix inside the event ("" for the event itself)
+    lane: int = 0
+    since_start: str = ""
+    calls: dict = field(default_factory=dict)  # tool_use id → CallView
+    refs: dict = field(default_factory=dict)  # tool_use id → CallView of a result shown elsewhere
+    target: bool = False
+    continued: bool = False
+    agent: str | None = None  # the name of the agent whose transcript this is, when known
+
+
+@dataclass
+class WindowView:
+    thread: str
+    start: int
+    stop: int
+    total: int
+    events: list
+
+    @property
+    def has_before(self) -> bool:
+        return self.start > 0
+
+    @property
+    def has_after(self) -> bool:
+        return self.stop < self.total
+
+
+# --- reading events ------------------------------------------------------------------------------
+
+_docs: OrderedDict = OrderedDict()
+_docs_lock = threading.Lock()
+
+
+def _document_records(th: ThreadIndex) -> list:
+    key = (th.path, th.size, th.mtime_ns)
+    with _docs_lock:
+        if key in _docs:
+            _docs.move_to_end(key)
+            return _docs[key]
+    doc = detect.read_document(th.path)
+    adapter = formats.get(th.format)
+    if isinstance(doc, reader.BadLine):
+        records = [(None, doc)]
+    else:
+        records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+    with _docs_lock:
+        _docs[key] = records
+        while len(_docs) > 8:
+            _docs.popitem(last=False)
+    return records
+
+
+def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
+    """The events [start, stop) of one thread, read from the file and given their index ids."""
+    th = idx.threads[thread]
+    stop = min(stop, len(th))
+    if start >= stop:
+        return []
+    adapter = formats.get(th.format)
+    out = []
+    if th.mode == "document":
+        records = _document_records(th)
+        for seq in range(start, stop):
+            ref = Ref(thread, th.lines[seq], 0, th.lengths[seq], th.paths[seq] if th.paths else None)
+            rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
+            out.append(_event(adapter, rec, ref, th.ids[seq], b""))
+        return out
+    with open(th.path, "rb") as f:
+        first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
+        bulk = last - first <= 4 * reader.HUGE_LINE
+        if bulk:
+            f.seek(first)
+            block = f.read(last - first)
+        for seq in range(start, stop):
+            off, length = th.offsets[seq], th.lengths[seq]
+            ref = Ref(thread, th.lines[seq], off, length)
+            if length > reader.HUGE_LINE:
+                value, data = reader.skim(f, off, length), None
+            else:
+                data = block[off - first : off - first + length] if bulk else reader.read_bytes(
+                    f, off, length)
+                value = reader.decode(data)
+            out.append(_event(adapter, value, ref, th.ids[seq], data, f))
+    return out
+
+
+def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
+    if isinstance(value, reader.BadLine):
+        if data is None and f is not None:
+            data = reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)
+        raw = (data or b"")[:UNPARSED_PREVIEW].decode("utf-8", "replace")
+        ev = unparsed_event(raw, ref, value.reason, adapter.NAME)
+    else:
+        ev = safe_event(adapter, value, ref)
+    ev.id = eid
+    return ev
+
+
+def load_event(idx: SessionIndex, event_id: str) -> Event | None:
+    where = idx.locate(event_id)
+    if where is None:
+        return None
+    thread, seq = where
+    evs = load_events(idx, thread, seq, seq + 1)
+    return evs[0] if evs else None
+
+
+def raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
+    """The source of one event: its line's bytes (JSONL) or its record as JSON (documents).
+    Returns (bytes, cut) — cut when only the head of a huge line is returned."""
+    where = idx.locate(event_id)
+    if where is None:
+        return None
+    thread, seq = where
+    th = idx.threads[thread]
+    if th.mode == "document":
+        import orjson
+
+        rec = _document_records(th)[seq][1]
+        return orjson.dumps(rec, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
+                            default=str), False
+    limit = reader.HUGE_LINE
+    with open(th.path, "rb") as f:
+        data = reader.read_bytes(f, th.offsets[seq], th.lengths[seq], limit)
+    return data, th.lengths[seq] > limit
+
+
+# --- windows -------------------------------------------------------------------------------------
+
+
+def bounds(th: ThreadIndex, *, around: int | None = None, before: int | None = None,
+           after: int | None = None, size: int = WINDOW) -> tuple[int, int]:
+    """[start, stop) holding `size` visible events: the latest, around a seq, or before/after one."""
+    n = len(th)
+    hidden = th.hidden
+    if before is not None:
+        return _back(hidden, min(before, n), size), min(before, n)
+    if after is not None:
+        start = max(0, min(after, n))
+        return start, _forward(hidden, start, n, size)
+    if around is not None:
+        start = _back(hidden, around, size // 2)
+        return start, _forward(hidden, around, n, size - size // 2)
+    return _back(hidden, n, size), n
+
+
+def _back(hidden: list, stop: int, want: int) -> int:
+    i = stop
+    while i > 0 and want > 0:
+        i -= 1
+        if not hidden[i]:
+            want -= 1
+    while i > 0 and hidden[i - 1] and want <= 0 and stop - i < 4 * WINDOW:
+        i -= 1  # keep hidden events that lead into the window with it
+    return i
+
+
+def _forward(hidden: list, start: int, n: int, want: int) -> int:
+    i = start
+    while i < n and want > 0:
+        if not hidden[i]:
+            want -= 1
+        i += 1
+    while i < n and hidden[i] and i - start < 4 * WINDOW:
+        i += 1
+    return i
+
+
+def lane_of(author: str | None) -> int:
+    return zlib.crc32(author.encode()) % LANES + 1 if author else 0
+
+
+class Timeline:
+    """Builds windows of one session for the templates."""
+
+    def __init__(self, idx: SessionIndex, target: str | None = None):
+        self.idx = idx
+        self.started = idx.summary.started
+        self.target = target
+        # the permalink target and every thread on the way to it open at the right place
+        self.anchors: dict[str, int] = {}
+        if target and (where := idx.locate(target)):
+            thread, seq = where
+            seen = set()
+            while thread not in seen:
+                seen.add(thread)
+                self.anchors[thread] = seq
+                parent = idx.threads[thread].meta.get("parent_call")
+                call = idx.calls.calls.get(parent) if parent else None
+                if call is None or call.call is None:
+                    break
+                thread, seq = call.call
+
+    def window(self, thread: str = "main", **where) -> WindowView:
+        th = self.idx.threads[thread]
+        if not where and thread in self.anchors:
+            where = {"around": self.anchors[thread]}
+        start, stop = bounds(th, **where)
+        events = load_events(self.idx, thread, start, stop)
+        views = [self._view(ev, start + i) for i, ev in enumerate(events)]
+        self._resolve(views)
+        prev = None
+        for v in views:
+            mid = v.ev.message_id
+            v.continued = bool(mid and prev is not None and prev.ev.message_id == mid
+                               and prev.ev.role == v.ev.role and not prev.ev.hidden)
+            prev = v
+        return WindowView(thread, start, stop, len(th), views)
+
+    def event_view(self, ev: Event, seq: int) -> EventView:
+        """One event alone (the live stream), with its calls resolved."""
+        v = self._view(ev, seq)
+        self._resolve([v])
+        return v
+
+    def _view(self, ev: Event, seq: int) -> EventView:
+        since = ""
+        if ev.timestamp is not None and self.started is not None:
+            from .index import epoch
+
+            since = "+" + timestamps.span(max(0.0, epoch(ev.timestamp) - self.started))
+        return EventView(ev, seq, lane=lane_of(ev.author), since_start=since,
+                         target=bool(self.target) and ev.id == self.target,
+                         agent=self.idx.info.get("agent"))
+
+    def call_view(self, call_id: str) -> CallView | None:
+        """A call card on its own (for live out-of-band updates)."""
+        call = self.idx.calls.get(call_id)
+        if call is None or call.call is None:
+            return None
+        thread, seq = call.call
+        evs = load_events(self.idx, thread, seq, seq + 1)
+        if not evs:
+            return None
+        v = self.event_view(evs[0], seq)
+        return v.calls.get(call_id)
+
+    def _resolve(self, views: list[EventView]) -> None:
+        idx = self.idx
+        loaded = {(v.ev.thread, v.seq): v for v in views}
+        wanted: dict[tuple[str, int], list[CallView]] = {}
+        for v in views:
+            for b in v.ev.blocks:
+                if b.kind == "tool_use" and b.id:
+                    call = idx.calls.calls.get(b.id)
+                    if call is None or call.call != (v.ev.thread, v.seq):
+                        # a repeated id: the map follows the last occurrence; show this one as-is
+                        call = ToolCall(b.id, b.name, call.status if call else "pending")
+                    cv = CallView(call, b, unanswered=idx.unanswered(call))
+                    if call.subthread and call.subthread in idx.threads:
+                        th = idx.threads[call.subthread]
+                        tv = ThreadView(th.name, th.label, len(th))
+                        if th.name in self.anchors:
+                            tv.window = self.window(th.name)
+                        cv.thread = tv
+                    v.calls[b.id] = cv
+                    if call.result is not None:
+                        wanted.setdefault(call.result, []).append(cv)
+                elif b.kind == "tool_result":
+                    call = idx.calls.get(b.tool_use_id)
+                    if call is not None and call.call is not None:
+                        thread, seq = call.call
+                        v.refs[b.tool_use_id] = CallView(call, None,
+                                                         call_event=idx.threads[thread].ids[seq])
+        for where, cvs in wanted.items():
+            v = loaded.get(where)
+            if v is None:
+                thread, seq = where
+                evs = load_events(idx, thread, seq, seq + 1)
+                if not evs:
+                    continue
+                v = EventView(evs[0], seq)
+            for i, b in enumerate(v.ev.blocks):
+                for cv in cvs:
+                    if b.kind == "tool_result" and b.tool_use_id == cv.call.id and cv.result is None:
+                        cv.result, cv.result_event, cv.result_path = b, v.ev.id, f"b{i}"
+        # a call whose card is in the same event as its result shows the result there, once
+        for v in views:
+            for cid in list(v.refs):
+                if cid in v.calls:
+                    del v.refs[cid]

@@ -1,0 +1,151 @@
+"""Any timestamp a transcript may hold → an aware UTC `datetime`, or nothing with the raw value kept.
+
+Sources disagree: legion writes ISO strings for user/system records and unix float seconds for
+assistant/tool records in the same file; other tools write milliseconds, microseconds, numeric
+strings, ISO with `Z`, with offsets, with nanosecond fractions, or with no zone at all. One function
+takes all of them so no adapter guesses on its own. An ISO value without a zone is read as UTC and
+flagged, so the page can say so instead of silently shifting it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+UTC = timezone.utc
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+# Unix values are told apart by magnitude: seconds reach 1e11 only in the year 5138, so anything
+# larger is a finer unit. Each unit then covers the years 1973–5138 unambiguously (milliseconds
+# before March 1973 would read as seconds; no transcript is that old).
+_UNITS = ((1e11, 1.0), (1e14, 1e3), (1e17, 1e6), (1e20, 1e9))
+
+_NUMERIC = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+_ISO = re.compile(
+    r"\s*(?P<date>\d{4}-\d{2}-\d{2})"
+    r"(?:[T ](?P<h>\d{2}):(?P<m>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<frac>\d+))?)?)?"
+    r"\s*(?P<zone>Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    utc: datetime | None
+    raw: Any
+    assumed_utc: bool = False  # an ISO value with no zone, read as UTC
+
+    @property
+    def epoch(self) -> float | None:
+        return None if self.utc is None else (self.utc - _EPOCH).total_seconds()
+
+
+def parse(value: Any) -> Stamp:
+    """Read one timestamp value; never raises."""
+    if value is None or isinstance(value, bool):
+        return Stamp(None, value)
+    if isinstance(value, (int, float)):
+        return Stamp(_from_number(value), value)
+    if isinstance(value, str):
+        if len(value) > 64:
+            return Stamp(None, value)
+        if _NUMERIC.fullmatch(value):
+            try:
+                return Stamp(_from_number(float(value)), value)
+            except (ValueError, OverflowError):
+                return Stamp(None, value)
+        utc, assumed = _from_iso(value)
+        return Stamp(utc, value, assumed)
+    return Stamp(None, value)
+
+
+def to_epoch(value: Any) -> float | None:
+    """Seconds since the epoch for any timestamp value, or None."""
+    return parse(value).epoch
+
+
+def _from_number(value: float) -> datetime | None:
+    if not math.isfinite(value) or value < 0:
+        return None
+    for limit, per_second in _UNITS:
+        if value < limit:
+            try:
+                return _EPOCH + timedelta(seconds=value / per_second)
+            except OverflowError:
+                return None
+    return None
+
+
+def _from_iso(text: str) -> tuple[datetime | None, bool]:
+    m = _ISO.fullmatch(text)
+    if not m:
+        return None, False
+    try:
+        year, month, day = (int(p) for p in m["date"].split("-"))
+        frac = m["frac"] or "0"
+        micro = int((frac + "000000")[:6])
+        dt = datetime(year, month, day, int(m["h"] or 0), int(m["m"] or 0), int(m["s"] or 0), micro)
+    except ValueError:
+        return None, False
+    zone = m["zone"]
+    if zone is None:
+        return dt.replace(tzinfo=UTC), True
+    if zone in ("Z", "z", "UTC"):
+        return dt.replace(tzinfo=UTC), False
+    sign = -1 if zone[0] == "-" else 1
+    digits = zone[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
+    if minutes >= 24 * 60:
+        return None, False
+    try:
+        aware = dt.replace(tzinfo=timezone(sign * timedelta(minutes=minutes)))
+        return aware.astimezone(UTC), False
+    except (ValueError, OverflowError):
+        return None, False
+
+
+def from_epoch(seconds: float | None) -> datetime | None:
+    if seconds is None:
+        return None
+    try:
+        return _EPOCH + timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+
+
+def iso(dt: datetime | None) -> str:
+    """The value for a `<time datetime>` attribute: UTC with a Z, milliseconds."""
+    if dt is None:
+        return ""
+    return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def human_utc(dt: datetime | None) -> str:
+    if dt is None:
+        return ""
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def span(seconds: float | None) -> str:
+    """A compact duration: 850ms, 4.2s, 3m05s, 2h04m, 3d02h."""
+    if seconds is None:
+        return ""
+    if seconds < 0:
+        return "-" + span(-seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m}m{s:02d}s"
+    h, m = divmod(m, 60)
+    if h < 48:
+        return f"{h}h{m:02d}m"
+    d, h = divmod(h, 24)
+    return f"{d}d{h:02d}h"

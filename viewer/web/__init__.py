@@ -1,0 +1,77 @@
+"""The web layer: a thin Flask adapter over the store, the index and the timeline.
+
+`create_app(config)` builds everything the app needs and hangs it on `app.extensions["viewer"]`;
+nothing is created at import time. Routes live in `routes.py`, URL building in `urls.py`, the
+security headers and host / token checks in `security.py`, the live streams in `live.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from flask import Flask
+
+from ..cache import IndexCache
+from ..store import Store
+
+log = logging.getLogger(__name__)
+
+_HERE = Path(__file__).resolve().parent.parent  # the viewer package
+
+
+def resource_dir(name: str) -> Path:
+    """templates/, static/ and test_data/sessions: inside the package in a wheel, at the top of the
+    source tree otherwise (editable installs import from the checkout)."""
+    inside = _HERE / name
+    return inside if inside.is_dir() else _HERE.parent / name
+
+
+def default_roots() -> list[str]:
+    return [str(resource_dir("test_data") / "sessions")]
+
+
+class Viewer:
+    """What the app holds: the store of sessions and, when live, the watcher."""
+
+    def __init__(self, store: Store, watcher=None):
+        self.store = store
+        self.watcher = watcher
+
+
+def create_app(config: dict | None = None) -> Flask:
+    app = Flask(
+        "viewer",
+        template_folder=str(resource_dir("templates")),
+        static_folder=str(resource_dir("static")),
+    )
+    app.config.from_mapping(
+        ROOTS=None,  # folders / files to serve; None → the bundled test_data/sessions
+        CACHE_DIR=None,  # None → the user cache directory
+        NO_CACHE=False,
+        TOKEN=None,  # required on every request when set (non-loopback serving)
+        ALLOWED_HOSTS=[],  # extra Host header values accepted besides loopback names
+        WATCH=True,  # start the file watcher for live updates
+        HEARTBEAT=15.0,  # seconds between SSE heartbeats
+    )
+    app.config.update(config or {})
+    roots = app.config["ROOTS"] or default_roots()
+    cache = None if app.config["NO_CACHE"] else IndexCache(app.config["CACHE_DIR"])
+    store = Store(roots, cache)
+    watcher = None
+    if app.config["WATCH"]:
+        from .live import start_watcher
+
+        watcher = start_watcher(store)
+    app.extensions["viewer"] = Viewer(store, watcher)
+
+    from . import routes, security, templating, urls
+
+    security.init_app(app)
+    urls.init_app(app)
+    templating.init_app(app)
+    app.register_blueprint(routes.bp)
+    from . import live
+
+    app.register_blueprint(live.bp)
+    return app

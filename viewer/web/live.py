@@ -1,0 +1,293 @@
+"""Live tail: watching the served roots and streaming what is new to open pages (server-sent events).
+
+The watcher (watchdog; a polling observer when inotify is unavailable or out of watches) only wakes
+streams: it never reads files on its own thread. Each stream owns a cursor — the byte offset reached
+in every file of its session — and on each wake asks the store to refresh the index (a stat when
+nothing changed, a read of the new bytes otherwise) and sends the events past its cursor. The SSE id
+of every message is that cursor, so a reconnect with `Last-Event-ID` resumes with no gap and no
+duplicate. Messages carry the same `_message.html` partial the page uses, plus out-of-band updates of
+the tool-call cards whose state the new events changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import errno
+import logging
+import threading
+import time
+from pathlib import Path
+
+from flask import Blueprint, Response, current_app, render_template, request, stream_with_context
+from watchdog.events import FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from ..index import SessionIndex
+from ..store import NotFound, Store
+from ..timeline import Timeline, load_events
+
+log = logging.getLogger(__name__)
+bp = Blueprint("live", __name__)
+
+POLL = 1.0  # seconds between stat checks even without a watcher event (network filesystems)
+LIVE_WINDOW = 60.0  # a session written this recently is "live" in the list
+
+
+class Hub:
+    """A version counter that file events bump; streams wait for it to move."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.version = 0
+
+    def bump(self) -> None:
+        with self._cond:
+            self.version += 1
+            self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> int:
+        with self._cond:
+            if self.version == seen:
+                self._cond.wait(timeout)
+            return self.version
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, store: Store, hub: Hub):
+        self.store, self.hub = store, hub
+
+    def on_any_event(self, event) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.event_type in ("created", "deleted", "moved") or event.is_directory:
+            self.store.invalidate()
+        self.hub.bump()
+
+
+class Watcher:
+    def __init__(self, store: Store):
+        self.store = store
+        self.hub = Hub()
+        self.observer = None
+        self.mode = "none"
+
+    def start(self) -> "Watcher":
+        handler = _Handler(self.store, self.hub)
+        targets = []
+        for root in self.store.roots:
+            if root.is_file():
+                targets.append((root.parent, False))
+            elif root.is_dir():
+                targets.append((root, True))
+        try:
+            obs = Observer()
+            obs.daemon = True
+            for path, recursive in targets:
+                obs.schedule(handler, str(path), recursive=recursive)
+            obs.start()
+            self.mode = "inotify"
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EMFILE, errno.ENOSYS, errno.EPERM):
+                log.warning("file watcher failed (%s); polling instead", e)
+            else:
+                log.warning("inotify unavailable (%s); watching by polling every second", e)
+            obs = PollingObserver(timeout=1.0)
+            obs.daemon = True
+            for path, recursive in targets:
+                obs.schedule(handler, str(path), recursive=recursive)
+            obs.start()
+            self.mode = "polling"
+        self.observer = obs
+        log.info("watching %d root(s) for changes (%s)", len(targets), self.mode)
+        return self
+
+    def stop(self) -> None:
+        if self.observer is not None:
+            self.observer.stop()
+            self.observer.join(timeout=5)
+            self.observer = None
+
+
+def start_watcher(store: Store) -> Watcher:
+    return Watcher(store).start()
+
+
+# --- cursors -------------------------------------------------------------------------------------
+
+
+def cursor_of(idx: SessionIndex) -> str:
+    """The position the index has reached in every file: "main-offset;thread=offset;…"."""
+    parts = [str(idx.threads["main"].offset)]
+    parts += [f"{name}={th.offset}" for name, th in idx.threads.items() if name != "main"]
+    return ";".join(parts)
+
+
+def parse_cursor(text: str | None) -> dict[str, int] | None:
+    if not text:
+        return None
+    out: dict[str, int] = {}
+    try:
+        for i, part in enumerate(text.split(";")):
+            if i == 0:
+                out["main"] = int(part)
+            else:
+                name, _, off = part.partition("=")
+                out[name] = int(off)
+    except ValueError:
+        return None
+    return out
+
+
+def _first_seq(th, offset: int) -> int:
+    """Index of the first event at or past a byte offset (documents count records instead)."""
+    if th.mode == "document":
+        return min(offset, len(th))
+    return bisect.bisect_left(th.offsets, offset)
+
+
+def _sse(data: str, *, event: str | None = None, id: str | None = None) -> str:
+    lines = []
+    if event:
+        lines.append(f"event: {event}")
+    if id is not None:
+        lines.append(f"id: {id}")
+    lines.extend(f"data: {line}" for line in data.split("\n"))
+    return "\n".join(lines) + "\n\n"
+
+
+# --- the session stream --------------------------------------------------------------------------
+
+
+def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
+    """SSE messages for everything past `cursor` (advanced in place)."""
+    tl = Timeline(idx)
+    for name, th in list(idx.threads.items()):
+        known = name in cursor
+        start = _first_seq(th, cursor.get(name, 0))
+        stop = len(th)
+        if start >= stop:
+            cursor[name] = th.offset
+            continue
+        for i, ev in enumerate(load_events(idx, name, start, stop)):
+            seq = start + i
+            v = tl.event_view(ev, seq)
+            changed = _calls_touched(ev)
+            html = render_template("_live_event.html", v=v, key=key, thread=name,
+                                   append=known or name == "main", calls=[
+                                       c for c in (tl.call_view(cid) for cid in changed) if c
+                                       and c.call.call != (name, seq)])
+            end = (th.offsets[seq] + th.lengths[seq] + 1) if th.mode == "jsonl" else seq + 1
+            cursor[name] = end if seq < stop - 1 else th.offset
+            yield _sse(html, id=_encode(cursor))
+        cursor[name] = th.offset
+
+
+def _calls_touched(ev) -> set[str]:
+    ids = {b.tool_use_id for b in ev.blocks if b.kind == "tool_result"}
+    ids.update(ev.running)
+    ids.update(ev.spawns)
+    return ids
+
+
+def _encode(cursor: dict[str, int]) -> str:
+    parts = [str(cursor.get("main", 0))]
+    parts += [f"{n}={o}" for n, o in cursor.items() if n != "main"]
+    return ";".join(parts)
+
+
+@bp.get("/s/<key>/events")
+def session_events(key: str):
+    app = current_app._get_current_object()
+    viewer = app.extensions["viewer"]
+    store: Store = viewer.store
+    heartbeat = app.config["HEARTBEAT"]
+    try:
+        idx = store.index(key)
+    except NotFound:
+        return Response("no such session\n", status=404, mimetype="text/plain")
+    cursor = parse_cursor(request.headers.get("Last-Event-ID")) or parse_cursor(
+        request.args.get("after")) or {n: th.offset for n, th in idx.threads.items()}
+    hub = viewer.watcher.hub if viewer.watcher else None
+
+    def stream():
+        yield "retry: 1000\n\n"
+        seen = hub.version if hub else 0
+        last_beat = time.monotonic()
+        gone = False
+        while True:
+            try:
+                idx, change = store.refresh(key)
+            except NotFound:
+                change, idx = None, None
+            if change is not None and change.removed or idx is None:
+                if not gone:
+                    yield _sse("removed", event="removed")
+                    gone = True
+            elif change is not None and change.reset:
+                gone = False
+                yield _sse("reset", event="reset", id=cursor_of(idx))
+                cursor.clear()
+                cursor.update(parse_cursor(cursor_of(idx)))
+            else:
+                if gone:
+                    yield _sse("reset", event="reset", id=cursor_of(idx))
+                    gone = False
+                for msg in _updates(idx, cursor, key):
+                    yield msg
+                    last_beat = time.monotonic()
+            now = time.monotonic()
+            if now - last_beat >= heartbeat:
+                yield ": ping\n\n"
+                last_beat = now
+            if hub:
+                seen = hub.wait(seen, min(POLL, heartbeat))
+            else:
+                time.sleep(min(POLL, heartbeat))
+
+    return Response(stream_with_context(stream()), mimetype="text/event-stream", headers={
+        "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+# --- the session list stream ---------------------------------------------------------------------
+
+
+@bp.get("/events")
+def list_events():
+    """New sessions and updated rows for the first page of the list."""
+    app = current_app._get_current_object()
+    viewer = app.extensions["viewer"]
+    store: Store = viewer.store
+    heartbeat = app.config["HEARTBEAT"]
+    hub = viewer.watcher.hub if viewer.watcher else None
+    from .routes import PAGE
+
+    def signature(refs):
+        return {r.key: (r.mtime, r.size) for r in refs[:PAGE]}
+
+    def stream():
+        yield "retry: 2000\n\n"
+        known = signature(store.sessions())
+        seen = hub.version if hub else 0
+        last_beat = time.monotonic()
+        while True:
+            if hub:
+                seen = hub.wait(seen, min(5.0, heartbeat))
+            else:
+                time.sleep(2.0)
+            refs = store.sessions()
+            now_sig = signature(refs)
+            changed = [r for r in refs[:PAGE] if known.get(r.key) != now_sig[r.key]]
+            if changed:
+                summaries = store.summaries(changed)
+                rows = [(r, summaries.get(r.key), r.key not in known) for r in changed]
+                yield _sse(render_template("_live_rows.html", rows=rows, now=time.time(),
+                                           live_window=LIVE_WINDOW))
+                last_beat = time.monotonic()
+            known = now_sig
+            if time.monotonic() - last_beat >= heartbeat:
+                yield ": ping\n\n"
+                last_beat = time.monotonic()
+
+    return Response(stream_with_context(stream()), mimetype="text/event-stream", headers={
+        "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

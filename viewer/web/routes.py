@@ -1,0 +1,331 @@
+"""Pages and fragments. Each view asks the store for an index, the timeline for a window, and hands
+both to a template; one partial (`_message.html`) renders an event everywhere it appears."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import time
+
+import orjson
+from flask import Blueprint, Response, abort, current_app, render_template, request
+
+from .. import reader
+from ..index import SessionIndex
+from ..model import Event
+from ..store import NotFound, SessionRef, Store
+from ..timeline import Timeline, load_event, raw_record
+from ..render import json_text
+from .live import LIVE_WINDOW, cursor_of
+
+log = logging.getLogger(__name__)
+bp = Blueprint("pages", __name__)
+
+PAGE = 100  # sessions per list page
+_MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/mpeg",
+                "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4", "video/webm",
+                "video/ogg"}
+
+
+def store() -> Store:
+    return current_app.extensions["viewer"].store
+
+
+def htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _session(key: str) -> tuple[SessionRef, SessionIndex]:
+    try:
+        ref = store().get(key)
+    except NotFound:
+        abort(404, description=f"No session “{key}” under the served folders.")
+    try:
+        return ref, store().index(key)
+    except OSError as e:
+        abort(500, description=f"Cannot read {ref.path}: {e.strerror or e}")
+
+
+def _int(name: str) -> int | None:
+    v = request.args.get(name)
+    if v is None:
+        return None
+    try:
+        return max(0, int(v))
+    except ValueError:
+        abort(400, description=f"“{name}” must be a number.")
+
+
+def _where() -> dict:
+    for name in ("before", "after"):
+        v = _int(name)
+        if v is not None:
+            return {name: v}
+    return {}
+
+
+# --- the session list ----------------------------------------------------------------------------
+
+
+@bp.get("/")
+def sessions():
+    page = _int("page") or 1
+    refs = store().sessions()
+    pages = max(1, -(-len(refs) // PAGE))
+    shown = refs[(page - 1) * PAGE : page * PAGE]
+    summaries = store().summaries(shown)
+    rows = [(r, summaries.get(r.key)) for r in shown]
+    return render_template("sessions.html", rows=rows, page=page, pages=pages, total=len(refs),
+                           roots=store().roots, now=time.time(), live_window=LIVE_WINDOW)
+
+
+@bp.get("/sessions.json")
+def sessions_json():
+    page = _int("page") or 1
+    refs = store().sessions()
+    shown = refs[(page - 1) * PAGE : page * PAGE]
+    summaries = store().summaries(shown)
+    out = []
+    for r in shown:
+        s = summaries.get(r.key)
+        row = {"key": r.key, "path": r.path, "label": r.label, "mtime": r.mtime, "size": r.size}
+        if isinstance(s, Exception):
+            row["error"] = str(s)
+        elif s is not None:
+            row.update(_summary_dict(s))
+        out.append(row)
+    return _json({"total": len(refs), "page": page, "per_page": PAGE, "sessions": out})
+
+
+def _summary_dict(s) -> dict:
+    from ..index import summary_dump
+
+    return summary_dump(s)
+
+
+# --- a session -----------------------------------------------------------------------------------
+
+
+@bp.get("/s/<key>")
+def session(key: str):
+    ref, idx = _session(key)
+    tl = Timeline(idx)
+    where = _where()
+    if request.args.get("from") is not None:
+        where = {"after": _int("from") or 0}
+    win = tl.window("main", **where)
+    return _session_page(ref, idx, win, key)
+
+
+def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None):
+    live = time.time() - ref.mtime < LIVE_WINDOW
+    return render_template("session.html", ref=ref, idx=idx, win=win, key=key, target=target,
+                           show_hidden=show_hidden or bool(request.args.get("hidden")),
+                           thread=thread, cursor=cursor_of(idx), follow=live and not target)
+
+
+@bp.get("/s/<key>/m/<event_id>")
+def message(key: str, event_id: str):
+    ref, idx = _session(key)
+    where = idx.locate(event_id)
+    if where is None:
+        abort(404, description=f"No message “{event_id}” in this session.")
+    thread, seq = where
+    tl = Timeline(idx, target=event_id)
+    win = tl.window("main")
+    hidden = idx.threads[thread].hidden[seq]
+    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden)
+
+
+@bp.get("/s/<key>.json")
+def session_json(key: str):
+    ref, idx = _session(key)
+    win = Timeline(idx).window("main", **_where())
+    calls = {cid: {"name": c.name, "status": c.status, "is_error": c.is_error,
+                   "duration": c.duration, "subthread": c.subthread,
+                   "unanswered": idx.unanswered(c),
+                   "call_event": idx.threads[c.call[0]].ids[c.call[1]] if c.call else None,
+                   "result_event": idx.threads[c.result[0]].ids[c.result[1]] if c.result else None}
+             for cid, c in idx.calls.calls.items()}
+    return _json({
+        "key": key, "path": ref.path, "summary": _summary_dict(idx.summary),
+        "threads": {n: {"label": th.label, "events": len(th), "path": th.path, "format": th.format,
+                        "parent_call": th.meta.get("parent_call")} for n, th in idx.threads.items()},
+        "tool_calls": calls,
+        "orphans": sorted(idx.calls.orphans),
+        "window": {"start": win.start, "stop": win.stop, "total": win.total},
+        "events": [event_dict(v.ev) for v in win.events],
+    })
+
+
+def event_dict(ev: Event) -> dict:
+    return {
+        "id": ev.id, "line": ev.line, "thread": ev.thread, "role": ev.role, "kind": ev.kind,
+        "author": ev.author, "recipient": ev.recipient,
+        "timestamp": ev.timestamp.isoformat() if ev.timestamp else None,
+        "timestamp_raw": ev.timestamp_raw if isinstance(ev.timestamp_raw, (str, int, float)) else None,
+        "hidden": ev.hidden, "hidden_reason": ev.hidden_reason, "model": ev.model,
+        "parent": ev.parent,
+        "blocks": [_block_dict(b) for b in ev.blocks],
+    }
+
+
+def _block_dict(b) -> dict:
+    d = {"kind": b.kind}
+    for f in b.__slots__:
+        v = getattr(b, f)
+        if f == "content" and isinstance(v, list):
+            v = [_block_dict(x) for x in v]
+        elif f == "data" and isinstance(v, str) and len(v) > 200:
+            v = f"<{len(v)} base64 chars>"
+        d[f] = v
+    return d
+
+
+def _json(obj) -> Response:
+    return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str),
+                    mimetype="application/json")
+
+
+@bp.get("/s/<key>/w/<thread>")
+def window(key: str, thread: str):
+    """The window before / after one already on the page (htmx loads it on reveal)."""
+    ref, idx = _session(key)
+    if thread not in idx.threads:
+        abort(404, description=f"No thread “{thread}” in this session.")
+    win = Timeline(idx).window(thread, **(_where() or {"after": 0}))
+    return render_template("_window.html", win=win, key=key, idx=idx)
+
+
+@bp.get("/s/<key>/t/<thread>")
+def thread(key: str, thread: str):
+    """A sub-agent thread: inline under its Task card (htmx), or as a page of its own."""
+    ref, idx = _session(key)
+    if thread not in idx.threads:
+        abort(404, description=f"No thread “{thread}” in this session.")
+    win = Timeline(idx).window(thread, **(_where() or {"after": 0}))
+    if htmx():
+        return render_template("_window.html", win=win, key=key, idx=idx)
+    return _session_page(ref, idx, win, key, thread=idx.threads[thread])
+
+
+@bp.get("/s/<key>/raw/<event_id>")
+def raw(key: str, event_id: str):
+    ref, idx = _session(key)
+    got = raw_record(idx, event_id)
+    if got is None:
+        abort(404, description=f"No message “{event_id}” in this session.")
+    data, cut = got
+    if request.args.get("download"):
+        return Response(data, mimetype="text/plain; charset=utf-8")
+    try:
+        text = json_text(orjson.loads(data)) if not cut else data.decode("utf-8", "replace")
+    except orjson.JSONDecodeError:
+        text = data.decode("utf-8", "replace")
+    where = idx.locate(event_id)
+    th = idx.threads[where[0]]
+    ctx = dict(text=text, cut=cut, key=key, event_id=event_id, line=th.lines[where[1]],
+               path=th.path, length=th.lengths[where[1]])
+    if htmx():
+        return render_template("_raw.html", **ctx)
+    return render_template("raw.html", ref=ref, **ctx)
+
+
+def _block(idx: SessionIndex, event_id: str, path: str):
+    ev = load_event(idx, event_id)
+    if ev is None:
+        abort(404, description=f"No message “{event_id}” in this session.")
+    node = ev
+    try:
+        for part in path.split("."):
+            if part.startswith("b"):
+                node = node.blocks[int(part[1:])]
+            elif part.startswith("c"):
+                node = node.content[int(part[1:])]
+            elif part.startswith("i:"):
+                node = node.input[part[2:]]
+            else:
+                raise ValueError(part)
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError):
+        abort(404, description=f"No block “{path}” in message “{event_id}”.")
+    return ev, node
+
+
+def _full_text(idx: SessionIndex, ev: Event, node) -> str:
+    """The whole text of a block, reading a cut string's bytes back from the file."""
+    if isinstance(node, str):
+        text = node
+    elif node.kind in ("text", "thinking", "cached"):
+        text = node.text
+    elif node.kind == "unparsed":
+        with open(idx.threads[ev.thread].path, "rb") as f:
+            return reader.read_bytes(f, ev.ref.offset, ev.ref.length).decode("utf-8", "replace")
+    elif node.kind == "media":
+        text = node.data or ""
+    elif node.kind == "data":
+        return json_text(node.value)
+    else:
+        abort(404, description="This block has no text.")
+    if isinstance(text, reader.CutStr):
+        with open(idx.threads[ev.thread].path, "rb") as f:
+            return reader.read_cut(f, text)
+    return text
+
+
+@bp.get("/s/<key>/e/<event_id>/full/<path>")
+def full(key: str, event_id: str, path: str):
+    """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1)."""
+    ref, idx = _session(key)
+    ev, node = _block(idx, event_id, path)
+    text = _full_text(idx, ev, node)
+    if request.args.get("raw") or not htmx():
+        return Response(text, mimetype="text/plain; charset=utf-8")
+    markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
+    return render_template("_full.html", text=text, markdown=markdown)
+
+
+@bp.get("/s/<key>/e/<event_id>/media/<path>")
+def media(key: str, event_id: str, path: str):
+    ref, idx = _session(key)
+    ev, node = _block(idx, event_id, path)
+    if getattr(node, "kind", "") != "media" or not node.data:
+        abort(404, description="No inline media here.")
+    data = _full_text(idx, ev, node)
+    try:
+        payload = base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        abort(404, description="The media payload is not valid base64.")
+    mt = (node.media_type or "").lower()
+    resp = Response(payload, mimetype=mt if mt in _MEDIA_TYPES else "application/octet-stream")
+    if mt not in _MEDIA_TYPES:
+        resp.headers["Content-Disposition"] = "attachment"
+    resp.headers["Cache-Control"] = "private, max-age=3600"
+    return resp
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+@bp.app_errorhandler(400)
+@bp.app_errorhandler(404)
+@bp.app_errorhandler(500)
+def error(e):
+    status = getattr(e, "code", 500) or 500
+    message = getattr(e, "description", None) or "Something went wrong."
+    if status == 500 and not getattr(e, "description", None):
+        message = "Something went wrong while reading this session. The server log has details."
+    if htmx():
+        return render_template("_error.html", status=status, message=message), status
+    return render_template("error.html", status=status, message=message), status
+
+
+@bp.app_errorhandler(Exception)
+def crash(e):
+    from werkzeug.exceptions import HTTPException
+
+    if isinstance(e, HTTPException):
+        return error(e)
+    log.exception("error serving %s", request.path)
+    message = "Something went wrong while reading this session. The server log has details."
+    return render_template("error.html", status=500, message=message), 500

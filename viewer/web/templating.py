@@ -1,0 +1,74 @@
+"""Filters and helpers the templates use: thin names over `viewer.render` and friends."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from flask import Flask
+
+from .. import render, timestamps, tools
+from ..index import epoch
+from ..reader import CutStr
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_IMAGE_TYPES = {"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp"}
+INLINE_MEDIA = 2 << 20  # base64 chars inlined as data: URIs; larger media load from /media
+
+
+def dom_id(prefix: str, value: str) -> str:
+    """An element id from untrusted text: kept when plain, hashed otherwise."""
+    value = str(value)
+    if _SAFE_ID.fullmatch(value):
+        return prefix + value
+    return prefix + "x" + hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def media_inline(b) -> str | None:
+    """A data: URI for a small inline image of a safe type, else None."""
+    mt = (b.media_type or "").lower()
+    if b.data and mt in _IMAGE_TYPES and not isinstance(b.data, CutStr) and len(b.data) <= INLINE_MEDIA:
+        return f"data:{mt};base64,{b.data}"
+    return None
+
+
+def safe_image(b) -> bool:
+    """Whether a media block may be shown in an <img> (SVG and unknown types are only linked)."""
+    return (b.media_type or "").lower() in _IMAGE_TYPES
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def init_app(app: Flask) -> None:
+    env = app.jinja_env
+    env.trim_blocks = True
+    env.lstrip_blocks = True
+    env.filters.update(
+        md=render.markdown,
+        hl=render.highlight,
+        pjson=render.pretty_json,
+        jtext=render.json_text,
+        ansi=render.ansi_segments,
+        has_ansi=render.has_ansi,
+        cut=render.cut,
+        size=render.human_size,
+        span=timestamps.span,
+        iso=timestamps.iso,
+        utc=timestamps.human_utc,
+        words=words,
+    )
+    env.globals.update(
+        dom_id=dom_id,
+        diff=render.diff,
+        media_inline=media_inline,
+        safe_image=safe_image,
+        tool_view=tools.view_of,
+        tool_summary=tools.summary,
+        todo_items=tools.todo_items,
+        from_epoch=timestamps.from_epoch,
+        epoch=epoch,
+        MARKDOWN_CAP=render.MARKDOWN_CAP,
+        TEXT_CAP=render.TEXT_CAP,
+    )

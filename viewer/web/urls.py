@@ -1,0 +1,63 @@
+"""Every URL the app links to, built in one place (templates call these through `u`)."""
+
+from __future__ import annotations
+
+from flask import Flask, url_for
+
+
+class Urls:
+    @staticmethod
+    def sessions(page: int | None = None) -> str:
+        return url_for("pages.sessions", page=page) if page and page > 1 else url_for("pages.sessions")
+
+    @staticmethod
+    def sessions_json() -> str:
+        return url_for("pages.sessions_json")
+
+    @staticmethod
+    def session(key: str, **args) -> str:
+        return url_for("pages.session", key=key, **{k: v for k, v in args.items() if v is not None})
+
+    @staticmethod
+    def session_json(key: str) -> str:
+        return url_for("pages.session_json", key=key)
+
+    @staticmethod
+    def message(key: str, event_id: str) -> str:
+        return url_for("pages.message", key=key, event_id=event_id)
+
+    @staticmethod
+    def window(key: str, thread: str = "main", **args) -> str:
+        return url_for("pages.window", key=key, thread=thread, **args)
+
+    @staticmethod
+    def thread(key: str, thread: str) -> str:
+        return url_for("pages.thread", key=key, thread=thread)
+
+    @staticmethod
+    def raw(key: str, event_id: str, download: bool = False) -> str:
+        return url_for("pages.raw", key=key, event_id=event_id, download=1 if download else None)
+
+    @staticmethod
+    def full(key: str, event_id: str, path: str, raw: bool = False) -> str:
+        return url_for("pages.full", key=key, event_id=event_id, path=path, raw=1 if raw else None)
+
+    @staticmethod
+    def media(key: str, event_id: str, path: str) -> str:
+        return url_for("pages.media", key=key, event_id=event_id, path=path)
+
+    @staticmethod
+    def events(key: str, after: str | None = None) -> str:
+        return url_for("live.session_events", key=key, after=after)
+
+    @staticmethod
+    def list_events() -> str:
+        return url_for("live.list_events")
+
+    @staticmethod
+    def static(name: str) -> str:
+        return url_for("static", filename=name)
+
+
+def init_app(app: Flask) -> None:
+    app.jinja_env.globals["u"] = Urls
