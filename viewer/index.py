@@ -221,8 +221,7 @@ class SessionIndex:
             quiet = time.time() - mtime_ns / 1e9 > TRUNCATED_GRACE
             if not isinstance(value, reader.BadLine) or quiet:
                 if isinstance(value, reader.BadLine):
-                    value = reader.BadLine("truncated last line (no newline; the writer stopped "
-                                           "mid-record): " + value.reason)
+                    value = truncated(value)
                 self._add(th, adapter, value, th.line + 1, off, length, data, f)
                 th.line += 1
                 th.offset = off + length
@@ -374,6 +373,12 @@ class SessionIndex:
 
 
 QUIET_FINISHED = 600.0  # a transcript untouched this long is taken as finished
+
+
+def truncated(bad: reader.BadLine) -> reader.BadLine:
+    """The reason for a last line that never got its newline."""
+    return reader.BadLine("truncated last line (no newline; the writer stopped mid-record): "
+                          + bad.reason)
 SEAL = 64
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from . import formats, reader, timestamps
 from .formats import detect
-from .index import SessionIndex, ThreadIndex, safe_event, UNPARSED_PREVIEW
+from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, truncated
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
@@ -137,6 +137,8 @@ def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[E
                 data = block[off - first : off - first + length] if bulk else reader.read_bytes(
                     f, off, length)
                 value = reader.decode(data)
+            if isinstance(value, reader.BadLine) and off + length == th.offset:
+                value = truncated(value)  # the unterminated last line
             out.append(_event(adapter, value, ref, th.ids[seq], data, f))
     return out
 

@@ -1,0 +1,83 @@
+"""The disk cache of indexes: hits, extension on append, rebuild on truncation, corrupt files."""
+
+import json
+import logging
+import shutil
+
+from viewer.cache import IndexCache
+from viewer.index import SessionIndex
+from viewer.store import Store
+
+from conftest import SESSIONS
+
+
+def copy_tour(tmp_path):
+    dst = tmp_path / "sessions" / "tour"
+    shutil.copytree(SESSIONS / "legion-feature-tour", dst)
+    return dst.parent, dst / "messages.jsonl"
+
+
+def test_a_new_store_reads_the_cached_index_without_reindexing(tmp_path, monkeypatch):
+    root, main = copy_tour(tmp_path)
+    cache = IndexCache(tmp_path / "cache")
+    first = Store([root], cache).index("tour")
+    builds = []
+    monkeypatch.setattr(SessionIndex, "build", lambda self: builds.append(1) or self)
+    again = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    assert builds == []
+    assert again.threads["main"].ids == first.threads["main"].ids
+    assert again.calls.dump() == first.calls.dump()
+    assert again.summary == first.summary
+
+
+def test_a_grown_file_extends_the_cached_index(tmp_path, monkeypatch):
+    root, main = copy_tour(tmp_path)
+    n = len(Store([root], IndexCache(tmp_path / "cache")).index("tour").threads["main"])
+    with open(main, "a") as f:
+        f.write(json.dumps({"type": "user", "content": "one more", "message_id": "more"}) + "\n")
+    builds = []
+    real = SessionIndex.build
+    monkeypatch.setattr(SessionIndex, "build", lambda self: builds.append(1) or real(self))
+    idx = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    assert builds == []  # extended from the cached offset, not rebuilt
+    assert len(idx.threads["main"]) == n + 1 and idx.locate("more") == ("main", n)
+
+
+def test_a_truncated_file_rebuilds(tmp_path):
+    root, main = copy_tour(tmp_path)
+    Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    main.write_text(json.dumps({"type": "user", "content": "fresh start", "message_id": "x",
+                                "session_id": "s"}) + "\n")
+    idx = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    assert idx.threads["main"].ids == ["x"] and idx.summary.title == "fresh start"
+
+
+def test_a_corrupt_cache_is_discarded_with_a_log_line(tmp_path, caplog):
+    root, main = copy_tour(tmp_path)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    with caplog.at_level(logging.WARNING, logger="viewer.cache"):
+        idx = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    assert len(idx.threads["main"]) == 19
+    assert any("corrupt" in r.message for r in caplog.records)
+    # and it works as a cache again afterwards
+    assert IndexCache(tmp_path / "cache").load(str(main)) is not None
+
+
+def test_an_unwritable_cache_folder_only_disables_the_cache(tmp_path, caplog):
+    root, main = copy_tour(tmp_path)
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    with caplog.at_level(logging.WARNING, logger="viewer.cache"):
+        idx = Store([root], IndexCache(blocker / "cache")).index("tour")
+    assert len(idx.threads["main"]) == 19
+    assert any("disabled" in r.message for r in caplog.records)
+
+
+def test_list_summaries_come_from_the_cache(tmp_path, monkeypatch):
+    root, main = copy_tour(tmp_path)
+    Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    monkeypatch.setattr(SessionIndex, "build", lambda self: (_ for _ in ()).throw(AssertionError))
+    (s,) = store.summaries(store.sessions()).values()
+    assert s.title.startswith("Refactor") and s.tool_calls == 4

@@ -1,0 +1,72 @@
+"""`session-viewer check` and `serve` argument handling, without a browser."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from viewer.cli import main
+
+from conftest import CORPUS, SESSIONS
+
+
+def check(*args):
+    return CliRunner().invoke(main, ["check", *map(str, args)])
+
+
+def test_check_json_reports_the_session():
+    r = check(SESSIONS / "legion-feature-tour", "--json")
+    assert r.exit_code == 0
+    data = json.loads(r.output)
+    assert data["format"] == "legion" and data["lines"] == 19 and data["events"] == 19
+    assert data["hidden"] == 2
+    assert data["tool_calls"] == {"pending": 1, "executing": 0, "completed": 2, "error": 1}
+    assert data["orphans"] == ["toolu_ghost_9"]
+    assert data["unparsed"] == [{"line": 17, "reason": data["unparsed"][0]["reason"]}]
+    assert "malformed JSON" in data["unparsed"][0]["reason"]
+
+
+def test_check_text_names_format_and_unparsed_lines():
+    r = check(SESSIONS / "legion-feature-tour")
+    assert r.exit_code == 0
+    assert "format      legion" in r.output and "line 17: malformed JSON" in r.output
+
+
+@pytest.mark.parametrize("fmt", ["legion", "claude-code"])
+def test_check_reads_every_corpus_session(fmt):
+    for folder in sorted((CORPUS / fmt).iterdir()):
+        r = check(folder, "--json")
+        assert r.exit_code == 0, r.output
+        data = json.loads(r.output)
+        assert data["format"] == fmt and data["events"] > 0 and data["unparsed"] == []
+
+
+def test_missing_path_is_one_line_and_nonzero(tmp_path):
+    r = check(tmp_path / "nope")
+    assert r.exit_code != 0
+    assert r.output.strip().startswith("session-viewer: no such file") and "Traceback" not in r.output
+
+
+def test_unknown_format_prints_the_object_and_fails(tmp_path):
+    p = tmp_path / "mystery.jsonl"
+    p.write_text('{"foo": 1}\n{"bar": 2}\n')
+    r = CliRunner().invoke(main, ["check", str(p), "--json"])
+    assert r.exit_code != 0
+    data = json.loads(r.stdout)
+    assert data["format"] == "unknown" and data["events"] == 2
+
+
+def test_unreadable_file_fails_plainly(tmp_path):
+    (tmp_path / "session" / "transcript.jsonl").mkdir(parents=True)  # exists, but is no file
+    r = check(tmp_path / "session")
+    assert r.exit_code != 0 and "cannot read" in r.output and "Traceback" not in r.output
+
+
+def test_serve_refuses_remote_interfaces_without_the_flag():
+    r = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--no-watch"])
+    assert r.exit_code != 0 and "--allow-remote" in r.output
+
+
+def test_serve_reports_a_missing_root(tmp_path):
+    r = CliRunner().invoke(main, ["serve", str(tmp_path / "missing")])
+    assert r.exit_code != 0 and "no such file or folder" in r.output
