@@ -155,7 +155,9 @@ class SessionIndex:
                 continue
             if (size, mtime_ns, ino) == (th.size, th.mtime_ns, th.ino):
                 continue
-            if ino != th.ino or size < th.offset or th.mode == "document" or not _sealed(th):
+            undecided = th.format == formats.FALLBACK.NAME and len(th) < detect.HEAD_RECORDS
+            if ino != th.ino or size < th.offset or th.mode == "document" or undecided \
+                    or not _sealed(th):
                 self.build()
                 change.reset = True
                 return change
@@ -325,11 +327,10 @@ class SessionIndex:
         return self.ids.get(event_id)
 
     def finished(self) -> bool:
-        """Whether the agent is done: the source says so, or the files have been quiet a while."""
-        if "finished" in self.info:
-            return bool(self.info["finished"])
-        newest = max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
-        return time.time() - newest > QUIET_FINISHED
+        """Whether the agent is done: the files have been quiet a long while, or the source says so
+        and nothing has been written for a minute (a stale "terminated" must not end a live run)."""
+        quiet = time.time() - max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
+        return quiet > QUIET_FINISHED or (bool(self.info.get("finished")) and quiet > 60.0)
 
     def unanswered(self, call) -> bool:
         """A call with no result that will not get one: the session ended or moved past it."""

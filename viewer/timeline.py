@@ -37,6 +37,7 @@ class CallView:
     unanswered: bool = False
     thread: "ThreadView | None" = None
     call_event: str | None = None  # id of the event holding the call
+    result_owner: "EventView | None" = None  # the event view the result block belongs to
 
     @property
     def duration(self) -> str:
@@ -333,6 +334,7 @@ class Timeline:
                 for cv in cvs:
                     if b.kind == "tool_result" and b.tool_use_id == cv.call.id and cv.result is None:
                         cv.result, cv.result_event, cv.result_path = b, v.ev.id, f"b{i}"
+                        cv.result_owner = v
         # a call whose card is in the same event as its result shows the result there, once
         for v in views:
             for cid in list(v.refs):

@@ -53,6 +53,7 @@ def create_app(config: dict | None = None) -> Flask:
         ALLOWED_HOSTS=[],  # extra Host header values accepted besides loopback names
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
+        STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
     )
     app.config.update(config or {})
     roots = app.config["ROOTS"] or default_roots()

@@ -163,8 +163,17 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
     """SSE messages for everything past `cursor` (advanced in place)."""
     tl = Timeline(idx)
     for name, th in list(idx.threads.items()):
-        known = name in cursor
-        start = _first_seq(th, cursor.get(name, 0))
+        if name not in cursor:
+            # a sub-agent file that appeared after the page was drawn: give its Task card the
+            # thread (it loads its events when opened) instead of streaming them one by one
+            cursor[name] = th.offset
+            cv = tl.call_view(th.meta["parent_call"]) if th.meta.get("parent_call") else None
+            if cv is not None:
+                yield _sse(render_template("_live_event.html", v=None, calls=[cv], key=key,
+                                           new_thread=True, hidden=idx.summary.hidden),
+                           id=_encode(cursor))
+            continue
+        start = _first_seq(th, cursor[name])
         stop = len(th)
         if start >= stop:
             cursor[name] = th.offset
@@ -174,7 +183,7 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
             v = tl.event_view(ev, seq)
             changed = _calls_touched(ev)
             html = render_template("_live_event.html", v=v, key=key, thread=name,
-                                   append=known or name == "main", calls=[
+                                   hidden=idx.summary.hidden, calls=[
                                        c for c in (tl.call_view(cid) for cid in changed) if c
                                        and c.call.call != (name, seq)])
             end = (th.offsets[seq] + th.lengths[seq] + 1) if th.mode == "jsonl" else seq + 1
@@ -202,6 +211,7 @@ def session_events(key: str):
     viewer = app.extensions["viewer"]
     store: Store = viewer.store
     heartbeat = app.config["HEARTBEAT"]
+    lifetime = app.config["STREAM_LIFETIME"]
     try:
         idx = store.index(key)
     except NotFound:
@@ -213,9 +223,11 @@ def session_events(key: str):
     def stream():
         yield "retry: 1000\n\n"
         seen = hub.version if hub else 0
-        last_beat = time.monotonic()
+        born = last_beat = time.monotonic()
         gone = False
-        while True:
+        # a stream ends after its lifetime and the browser reconnects from its Last-Event-ID:
+        # threads held by tabs left open for days come back, and proxies see fresh requests
+        while time.monotonic() - born < lifetime:
             try:
                 idx, change = store.refresh(key)
             except NotFound:

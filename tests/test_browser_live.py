@@ -1,0 +1,145 @@
+"""Live tail in real Chromium: appended lines appear, tool cards change state, follow and the
+"N new" pill behave, and a dropped stream reconnects without gaps or duplicates."""
+
+import json
+import re
+import shutil
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import SESSIONS
+
+pytestmark = pytest.mark.browser
+
+KEY = "legion-feature-tour"
+
+
+@pytest.fixture
+def tour(tmp_path):
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    return root, root / KEY / "messages.jsonl"
+
+
+def append(path, record):
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def say(i, **extra):
+    return {"type": "assistant", "content": f"live message {i}", "timestamp": 1761073400 + i,
+            "session_id": "s", "message_id": f"live-{i}", **extra}
+
+
+def open_live(page, srv):
+    page.goto(f"{srv.url}/s/{KEY}")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+
+
+def test_new_message_and_tool_state_appear_without_reload(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    open_live(page, srv)
+    append(path, say(1, metadata={"tool_uses": [{"id": "toolu_live", "name": "Bash",
+                                                 "input": {"command": "make test"}}]}))
+    card = page.locator("#tc-toolu_live")
+    expect(card.locator(".state")).to_have_text("pending")
+    expect(card.locator(".tool-result")).to_contain_text("waiting for the result")
+    append(path, {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-r",
+                  "timestamp": 1761073403.5,
+                  "metadata": {"tool_results": [{"tool_use_id": "toolu_live", "content": "42 passed"}]}})
+    expect(card.locator(".state")).to_have_text("completed")
+    expect(card.locator(".tool-result")).to_contain_text("42 passed")
+    expect(page.locator("#m-live-r")).to_contain_text("result of Bash")
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
+
+
+def test_open_details_stay_open_when_messages_arrive(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    open_live(page, srv)
+    thinking = page.locator("#m-tour-read details.thinking")
+    thinking.locator("summary").click()
+    append(path, say(1))
+    expect(page.locator("#m-live-1")).to_be_attached()
+    expect(thinking).to_have_attribute("open", "")
+
+
+def test_follow_keeps_the_bottom_in_view_and_the_pill_counts_otherwise(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    page.set_viewport_size({"width": 900, "height": 500})
+    open_live(page, srv)
+    follow = page.locator("#follow")
+    follow.check()
+    append(path, say(1))
+    expect(page.locator("#m-live-1")).to_be_in_viewport()
+    expect(page.locator("#new-pill")).to_be_hidden()
+    follow.uncheck()
+    page.evaluate("window.scrollTo(0, 0)")
+    append(path, say(2))
+    append(path, say(3))
+    expect(page.locator("#m-live-3")).to_be_attached()
+    pill = page.locator("#new-pill")
+    expect(pill).to_have_text("2 new messages ↓")
+    expect(page.locator("#m-live-3")).not_to_be_in_viewport()
+    assert page.evaluate("window.scrollY") == 0  # nothing moved under the reader
+    pill.click()
+    expect(page.locator("#m-live-3")).to_be_in_viewport()
+    expect(pill).to_be_hidden()
+
+
+def test_reconnects_after_the_server_drops_the_stream(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root, STREAM_LIFETIME=1.5)
+    page = watched_page
+    requests = []
+    page.on("request", lambda r: requests.append(r) if "/events" in r.url else None)
+    open_live(page, srv)
+    append(path, say(1))
+    expect(page.locator("#m-live-1")).to_be_attached()
+    # the server ends the stream after 1.5 s; the page reconnects with its Last-Event-ID
+    page.wait_for_event("request", lambda r: "/events" in r.url, timeout=10_000)
+    append(path, say(2))
+    expect(page.locator("#m-live-2")).to_be_attached()
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    assert page.locator("#m-live-1").count() == 1 and page.locator("#m-live-2").count() == 1
+    resumed = [r for r in requests if r.headers.get("last-event-id")]
+    assert resumed, "the reconnect carried Last-Event-ID"
+    assert page.evaluate("window.__noReload") is True
+
+
+def test_replaced_file_reloads_the_page(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    open_live(page, srv)
+    path.write_text(json.dumps(say(7)) + "\n")
+    expect(page.locator("#m-live-7")).to_be_attached()
+    expect(page.locator("#timeline > li.ev")).to_have_count(1)
+
+
+def test_session_list_shows_new_sessions_live(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    page.goto(srv.url + "/")
+    expect(page.locator("#sessions tbody tr")).to_have_count(1)
+    page.evaluate("window.__noReload = true")
+    new = root / "brand-new"
+    new.mkdir()
+    (new / "messages.jsonl").write_text(json.dumps({"type": "user", "content": "A new run starts",
+                                                    "session_id": "n", "timestamp": 1761073500}) + "\n")
+    row = page.locator("#sessions tbody tr", has_text="A new run starts")
+    expect(row).to_be_visible(timeout=10_000)
+    expect(row.locator(".live-badge")).to_have_text("live")
+    append(path, say(1))  # an update to the existing row keeps it single
+    expect(page.locator("#sessions tbody tr")).to_have_count(2)
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []

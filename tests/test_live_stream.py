@@ -1,0 +1,141 @@
+"""The session event stream through Flask's test client: payloads, ids, and exact resumption."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from viewer.web import create_app
+from viewer.web.live import cursor_of, parse_cursor
+
+from conftest import SESSIONS
+
+KEY = "legion-feature-tour"
+
+
+@pytest.fixture
+def setup(tmp_path):
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    return app, root / KEY / "messages.jsonl"
+
+
+def append(path, *records):
+    with open(path, "a") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+
+
+def msg(i):
+    return {"type": "assistant", "content": f"live {i}", "timestamp": 1761073300 + i, "session_id": "s",
+            "message_id": f"live-{i}"}
+
+
+class Stream:
+    """Reads SSE messages from a streamed test-client response: (id, event, data)."""
+
+    def __init__(self, resp):
+        self.resp, self.chunks, self.buf = resp, iter(resp.response), ""
+
+    def next(self, n=1):
+        out = []
+        while len(out) < n:
+            while "\n\n" not in self.buf:
+                chunk = next(self.chunks)
+                self.buf += chunk.decode() if isinstance(chunk, bytes) else chunk
+            block, self.buf = self.buf.split("\n\n", 1)
+            fields = {"data": []}
+            for line in block.split("\n"):
+                name, _, value = line.partition(": ")
+                if name == "data":
+                    fields["data"].append(value)
+                elif name in ("id", "event"):
+                    fields[name] = value
+            if fields["data"] or "event" in fields:
+                out.append((fields.get("id"), fields.get("event"), "\n".join(fields["data"])))
+        return out
+
+    def close(self):
+        self.resp.close()
+
+
+def read_messages(resp, n):
+    s = Stream(resp)
+    try:
+        return s.next(n)
+    finally:
+        s.close()
+
+
+def ids_in(data):
+    return re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', data)
+
+
+def test_stream_sends_new_events_and_tool_state(setup):
+    app, path = setup
+    c = app.test_client()
+    start = cursor_of(app.extensions["viewer"].store.index(KEY))
+    append(path, {**msg(1), "metadata": {"tool_uses": [{"id": "toolu_live", "name": "Bash",
+                                                        "input": {"command": "ls"}}]}})
+    resp = c.get(f"/s/{KEY}/events?after={start}")
+    assert resp.mimetype == "text/event-stream"
+    assert resp.headers["X-Accel-Buffering"] == "no" and resp.headers["Cache-Control"] == "no-cache"
+    stream = Stream(resp)
+    ((i1, _, d1),) = stream.next()
+    assert ids_in(d1) == ["live-1"] and 'class="state pending"' in d1
+    append(path, {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-r",
+                  "metadata": {"tool_results": [{"tool_use_id": "toolu_live", "content": "a.txt"}]}})
+    ((i2, _, d2),) = stream.next()
+    stream.close()
+    assert ids_in(d2) == ["live-r"]
+    assert 'id="tc-toolu_live-state" hx-swap-oob="true"' in d2 and "completed" in d2
+    assert 'id="tc-toolu_live-result" hx-swap-oob="true"' in d2 and "a.txt" in d2
+    assert int(i1.split(";")[0]) < int(i2.split(";")[0]) == path.stat().st_size  # file positions
+
+
+def test_resume_from_last_event_id_has_no_gap_and_no_duplicate(setup):
+    app, path = setup
+    c = app.test_client()
+    start = cursor_of(app.extensions["viewer"].store.index(KEY))
+    append(path, *[msg(i) for i in range(1, 6)])
+    first = read_messages(c.get(f"/s/{KEY}/events?after={start}"), 2)
+    got = [x for m in first for x in ids_in(m[2])]
+    resumed = read_messages(c.get(f"/s/{KEY}/events?after={start}",
+                                  headers={"Last-Event-ID": first[-1][0]}), 3)
+    got += [x for m in resumed for x in ids_in(m[2])]
+    assert got == [f"live-{i}" for i in range(1, 6)]
+    append(path, msg(6))
+    again = read_messages(c.get(f"/s/{KEY}/events", headers={"Last-Event-ID": resumed[-1][0]}), 1)
+    assert ids_in(again[0][2]) == ["live-6"]
+
+
+def test_a_replaced_file_tells_the_page_to_reload(setup):
+    app, path = setup
+    c = app.test_client()
+    app.extensions["viewer"].store.index(KEY)
+    resp = c.get(f"/s/{KEY}/events")
+    path.write_text(json.dumps(msg(1)) + "\n")
+    (_, event, _), = read_messages(resp, 1)
+    assert event == "reset"
+
+
+def test_a_removed_file_says_so(setup):
+    app, path = setup
+    c = app.test_client()
+    app.extensions["viewer"].store.index(KEY)
+    resp = c.get(f"/s/{KEY}/events")
+    path.unlink()
+    (_, event, data), = read_messages(resp, 1)
+    assert event == "removed"
+
+
+def test_cursor_round_trip():
+    assert parse_cursor("120;a1=5;b-2=0") == {"main": 120, "a1": 5, "b-2": 0}
+    assert parse_cursor("garbage") is None and parse_cursor("") is None
+
+
+def test_unknown_session_stream_is_404(setup):
+    app, _ = setup
+    assert app.test_client().get("/s/nope/events").status_code == 404
