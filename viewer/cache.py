@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from .index import INDEX_VERSION, SessionIndex
+from .index import INDEX_VERSION, SessionIndex, summary_dump
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class IndexCache:
                              (main,)).fetchone()
             if row is None or row[0] != INDEX_VERSION:
                 return None
-            return SessionIndex.load(orjson.loads(row[2])), orjson.loads(row[1])
+            return SessionIndex.load(row[2]), orjson.loads(row[1])
 
         return self._run("load", q)
 
@@ -130,14 +130,13 @@ class IndexCache:
         return self._run("list", q) or {}
 
     def save(self, idx: SessionIndex) -> None:
-        data = idx.dump()
-        blob = orjson.dumps(data)
+        blob = idx.dump()
 
         def q(db):
             with db:
                 db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
                            (idx.main, INDEX_VERSION, orjson.dumps(idx.files()),
-                            orjson.dumps(data["summary"]), blob))
+                            orjson.dumps(summary_dump(idx.summary)), blob))
 
         self._run("save", q)
 

@@ -20,9 +20,12 @@ import logging
 import os
 import re
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from . import formats, reader
 from .formats import detect
@@ -32,7 +35,8 @@ from .toolcalls import ToolCallMap
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 3
+INDEX_VERSION = 4
+NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
@@ -66,31 +70,57 @@ class ThreadIndex:
     offset: int = 0
     line: int = 0
     seal: str = ""  # the bytes just before `offset`: a file rewritten in place no longer has them
-    # columns, one entry per event
+    # columns, one entry per event; numbers in compact arrays (a 4 GB session has a million events)
     ids: list = field(default_factory=list)
-    offsets: list = field(default_factory=list)
-    lengths: list = field(default_factory=list)
-    lines: list = field(default_factory=list)
+    offsets: array = field(default_factory=lambda: array("q"))
+    lengths: array = field(default_factory=lambda: array("q"))
+    lines: array = field(default_factory=lambda: array("q"))
     roles: list = field(default_factory=list)
     kinds: list = field(default_factory=list)
-    ts: list = field(default_factory=list)
-    hidden: list = field(default_factory=list)
+    ts: array = field(default_factory=lambda: array("d"))  # NaN where the event has no time
+    hidden: bytearray = field(default_factory=bytearray)
     paths: list = field(default_factory=list)  # JSON paths, documents only
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    _COLUMNS = ("ids", "offsets", "lengths", "lines", "roles", "kinds", "ts", "hidden", "paths")
+    _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
                 "offset", "line", "seal", "last_boundary")
 
-    def dump(self) -> dict:
-        return {k: getattr(self, k) for k in (*self._SCALARS, *self._COLUMNS)}
+    def dump(self, blobs: list[bytes]) -> dict:
+        """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
+        a 100 MB session's index must take milliseconds, not a JSON parse of a million numbers)."""
+        d = {k: getattr(self, k) for k in self._SCALARS}
+        d["ids"] = "\n".join(self.ids)
+        d["paths"] = self.paths
+        for name in ("roles", "kinds"):
+            table = list(dict.fromkeys(getattr(self, name)))
+            code = {v: i for i, v in enumerate(table)}
+            d[name] = table
+            blobs.append(array("H", [code[v] for v in getattr(self, name)]).tobytes())
+        for name in self._ARRAYS:
+            blobs.append(getattr(self, name).tobytes())
+        blobs.append(bytes(self.hidden))
+        return d
 
     @classmethod
-    def load(cls, d: dict) -> "ThreadIndex":
-        return cls(**d)
+    def load(cls, d: dict, blobs) -> "ThreadIndex":
+        th = cls(**{k: d[k] for k in cls._SCALARS})
+        th.ids = d["ids"].split("\n") if d["ids"] else []
+        th.paths = d["paths"]
+        for name in ("roles", "kinds"):
+            table = d[name]
+            codes = array("H")
+            codes.frombytes(next(blobs))
+            setattr(th, name, [table[c] for c in codes])
+        for name in cls._ARRAYS:
+            getattr(th, name).frombytes(next(blobs))
+        th.hidden = bytearray(next(blobs))
+        if not (len(th.offsets) == len(th.ts) == len(th.hidden) == len(th.roles) == len(th.ids)):
+            raise ValueError("index columns disagree")
+        return th
 
 
 @dataclass
@@ -112,10 +142,19 @@ class SessionIndex:
         self.threads: dict[str, ThreadIndex] = {}
         self.calls = ToolCallMap()
         self.summary = SessionSummary()
-        self.ids: dict[str, tuple[str, int]] = {}
+        self._ids: dict[str, tuple[str, int]] | None = {}
         self.info: dict = {}  # what a format says about the session beside the transcript
         self.forced_format = fmt
         self.built_at = 0.0
+
+    @property
+    def ids(self) -> dict[str, tuple[str, int]]:
+        """Event id → (thread, seq). Rebuilt on first use after loading from the cache: the first
+        screen of a big session does not need it."""
+        if self._ids is None:
+            self._ids = {eid: (name, seq) for name, th in self.threads.items()
+                         for seq, eid in enumerate(th.ids)}
+        return self._ids
 
     # --- building ----------------------------------------------------------------------------
 
@@ -131,6 +170,8 @@ class SessionIndex:
         found = detect.detect_file(self.main)
         fmt = self.forced_format or found.format
         self.summary = SessionSummary(format=fmt)
+        self.calls = ToolCallMap()
+        self._ids = {}
         self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode)}
         self._extend(self.threads["main"], Change())
         self._discover_companions(Change())
@@ -258,8 +299,8 @@ class SessionIndex:
         th.lines.append(line)
         th.roles.append(ev.role)
         th.kinds.append(ev.kind)
-        th.ts.append(ts)
-        th.hidden.append(ev.hidden)
+        th.ts.append(NAN if ts is None else ts)
+        th.hidden.append(1 if ev.hidden else 0)
         if path is not None:
             th.paths.append(path)
         self.ids[ev.id] = (th.name, seq)
@@ -270,7 +311,8 @@ class SessionIndex:
 
     def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None) -> str:
         sid = ev.source_id
-        if sid and _ID_OK.fullmatch(sid) and not _SYNTHETIC.fullmatch(sid) and sid not in self.ids:
+        if sid and sid not in self.ids and _ID_OK.fullmatch(sid) and not (
+                ("L" in sid) and _SYNTHETIC.fullmatch(sid)):
             return sid
         base = f"L{line}" if th.name == "main" else f"{th.name}.L{line}"
         candidate, n = base, 1
@@ -345,27 +387,40 @@ class SessionIndex:
     def files(self) -> list[tuple[str, int, int, int]]:
         return [(th.path, th.size, th.mtime_ns, th.ino) for th in self.threads.values()]
 
-    def dump(self) -> dict:
-        return {
+    def dump(self) -> bytes:
+        """The index as bytes for the cache: a JSON header, then the raw numeric columns."""
+        blobs: list[bytes] = []
+        header = {
             "version": INDEX_VERSION,
             "main": self.main,
             "forced_format": self.forced_format,
-            "threads": [th.dump() for th in self.threads.values()],
+            "threads": [th.dump(blobs) for th in self.threads.values()],
             "calls": self.calls.dump(),
             "summary": summary_dump(self.summary),
             "info": self.info,
+            "blobs": [len(b) for b in blobs],
         }
+        head = orjson.dumps(header)
+        return b"".join([len(head).to_bytes(8, "little"), head, *blobs])
 
     @classmethod
-    def load(cls, d: dict) -> "SessionIndex":
+    def load(cls, data: bytes) -> "SessionIndex":
+        n = int.from_bytes(data[:8], "little")
+        d = orjson.loads(data[8 : 8 + n])
         if d.get("version") != INDEX_VERSION:
             raise ValueError("index format changed")
+        pos, parts = 8 + n, []
+        for size in d["blobs"]:
+            parts.append(data[pos : pos + size])
+            pos += size
+        if pos != len(data):
+            raise ValueError("index blob has the wrong size")
+        blobs = iter(parts)
         idx = cls(d["main"], d.get("forced_format"))
         for td in d["threads"]:
-            th = ThreadIndex.load(td)
+            th = ThreadIndex.load(td, blobs)
             idx.threads[th.name] = th
-            for seq, eid in enumerate(th.ids):
-                idx.ids[eid] = (th.name, seq)
+        idx._ids = None
         idx.calls = ToolCallMap.load(d["calls"])
         idx.summary = summary_load(d["summary"])
         idx.info = d.get("info") or {}

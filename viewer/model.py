@@ -148,7 +148,7 @@ class Event:
     model: str | None = None
     usage: dict | None = None
     message_id: str | None = None  # groups lines of one streamed message
-    meta: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # the source record's other fields (may be the record)
     format: str = ""
     # what the record says about tool calls besides holding them: ids of calls the source reports
     # as running, and call id → thread id of a sub-agent the call spawned
@@ -187,7 +187,6 @@ class ToolCall:
     called_at: float | None = None
     finished_at: float | None = None
     subthread: str | None = None  # the sub-agent thread this call spawned
-    unanswered: bool = False  # no result, and the session went on (or ended) without one
 
     @property
     def duration(self) -> float | None:

@@ -175,8 +175,11 @@ class Store:
         with self._session_lock(key):
             idx = self._memory.get(key)
             if idx is None:
-                idx = self._load_cached(ref) or SessionIndex(ref.path).build()
-                self._save(idx)
+                idx, fresh = self._load_cached(ref)
+                if idx is None:
+                    idx = SessionIndex(ref.path).build()
+                if not fresh:
+                    self._save(idx)
             elif idx.refresh():
                 self._save(idx)
             self._remember(key, idx)
@@ -193,16 +196,18 @@ class Store:
                 self._save(idx, quiet=True)
             return idx, change
 
-    def _load_cached(self, ref: SessionRef) -> SessionIndex | None:
+    def _load_cached(self, ref: SessionRef) -> tuple[SessionIndex | None, bool]:
+        """(the cached index brought up to date, whether it was current as stored)."""
         if self.cache is None:
-            return None
+            return None, False
         hit = self.cache.load(ref.path)
         if hit is None:
-            return None
+            return None, False
         idx, files = hit
-        if not identity_matches(files):
-            idx.refresh()  # extends grown files, rebuilds replaced ones
-        return idx
+        if identity_matches(files):
+            return idx, True
+        idx.refresh()  # extends grown files, rebuilds replaced ones
+        return idx, False
 
     def _save(self, idx: SessionIndex, quiet: bool = False) -> None:
         if self.cache is None:

@@ -23,7 +23,7 @@ from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, trun
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
-WINDOW = 100  # visible events per window
+WINDOW = 60  # visible events per window: a few screens, not the session
 LANES = 8
 
 

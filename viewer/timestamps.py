@@ -56,8 +56,17 @@ def parse(value: Any) -> Stamp:
                 return Stamp(_from_number(float(value)), value)
             except (ValueError, OverflowError):
                 return Stamp(None, value)
-        utc, assumed = _from_iso(value)
-        return Stamp(utc, value, assumed)
+        try:  # the C parser takes the common shapes; the regex below handles the rest
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            utc, assumed = _from_iso(value)
+            return Stamp(utc, value, assumed)
+        if len(value) < 10 or value[4] != "-":
+            utc, assumed = _from_iso(value)  # ISO week dates and other rarities
+            return Stamp(utc, value, assumed)
+        if dt.tzinfo is None:
+            return Stamp(dt.replace(tzinfo=UTC), value, True)
+        return Stamp(dt.astimezone(UTC), value, False)
     return Stamp(None, value)
 
 

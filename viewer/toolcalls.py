@@ -3,12 +3,15 @@
 Seed 004 defines the life of a call: `pending` when the call is seen, `completed` or `error` when its
 result arrives (`is_error` null counts as success), `executing` where the source says the tool is
 running (a Claude Code progress line, a Wolo ToolPart with status running). A result whose call never
-appears is an orphan. The map is fed event by event in file order, by the index pass and by the
-live tail alike, and it is plain data so the cache can store and restore it.
+appears is an orphan. Durations run from the event holding the call to the one holding its result,
+unless the call carries its own start / end times (`ToolUse.started` / `.ended`), which win. The map
+is fed event by event in file order, by the index pass and by the live tail alike, and it is plain
+data so the cache can store and restore it.
 """
 
 from __future__ import annotations
 
+from . import timestamps
 from .model import COMPLETED, ERROR, EXECUTING, PENDING, Event, ToolCall
 
 _SOURCE_STATUS = {
@@ -49,7 +52,14 @@ class ToolCallMap:
                     self.calls[b.id] = call
                 call.name = b.name
                 call.call = where
-                call.called_at = ts if call.called_at is None else call.called_at
+                # a source that times the call itself (Wolo's ToolPart) is trusted over the event
+                started, ended = _at(b.started), _at(b.ended)
+                if started is not None:
+                    call.called_at = started
+                elif call.called_at is None:
+                    call.called_at = ts
+                if ended is not None:
+                    call.finished_at = ended
                 source = _SOURCE_STATUS.get(str(b.status).lower()) if b.status else None
                 if source and call.result is None:
                     call.status = source
@@ -63,7 +73,8 @@ class ToolCallMap:
                     call.result = where
                     call.is_error = bool(b.is_error)
                     call.status = ERROR if call.is_error else COMPLETED
-                    call.finished_at = ts
+                    if not (call.call == where and call.finished_at is not None):
+                        call.finished_at = ts  # unless the call's own end time came with it
         for call_id in ev.running:
             call = self.calls.get(call_id)
             if call is not None and call.status == PENDING:
@@ -101,9 +112,13 @@ class ToolCallMap:
     def load(cls, data: dict) -> "ToolCallMap":
         m = cls()
         for target, rows in ((m.calls, data["calls"]), (m.orphans, data["orphans"])):
-            for r in rows:
-                c = ToolCall(**dict(zip(cls._FIELDS, r)))
-                c.call = tuple(c.call) if c.call else None
-                c.result = tuple(c.result) if c.result else None
-                target[c.id] = c
+            for cid, name, status, call, result, is_error, called, finished, sub in rows:
+                target[cid] = ToolCall(cid, name, status, tuple(call) if call else None,
+                                       tuple(result) if result else None, is_error, called,
+                                       finished, sub)
         return m
+
+
+def _at(raw) -> float | None:
+    """Epoch seconds of a time a source put on the call itself (ToolUse.started / .ended)."""
+    return None if raw is None else timestamps.to_epoch(raw)

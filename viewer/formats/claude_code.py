@@ -56,7 +56,7 @@ _STDOUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)</local-command-\1>",
 _BASH_IN = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _BASH_OUT = re.compile(r"<bash-(stdout|stderr)>(.*?)</bash-\1>", re.S)
 _INTERRUPT = "[Request interrupted by user"
-_AGENT_TAIL = re.compile(r"(?:^|\n)agentId: ([\w-]+)")
+_AGENT_ID = re.compile(r"[\w-]+")
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
 
 
@@ -100,8 +100,7 @@ def _common(ev: Event, rec: dict) -> None:
     if isinstance(uuid, str):
         ev.source_id = uuid
     set_time(ev, rec.get("timestamp"))
-    meta = {k: v for k, v in rec.items() if k not in ("message", "type", "uuid", "timestamp")}
-    ev.meta = meta
+    ev.meta = rec
     if rec.get("isSidechain") and rec.get("agentId"):
         ev.author = ev.author or f"agent {rec['agentId']}"
 
@@ -140,9 +139,9 @@ def _user(rec: dict, ref: Ref) -> Event:
         for r in results:  # nested spawns say it only in the text tail: "agentId: a1b2c3 (…)"
             if r.tool_use_id not in ev.spawns:
                 for b in r.content[-2:]:
-                    m = _AGENT_TAIL.search(b.text) if b.kind == "text" else None
-                    if m:
-                        ev.spawns[r.tool_use_id] = m.group(1)
+                    agent = _agent_tail(b.text) if b.kind == "text" else None
+                    if agent:
+                        ev.spawns[r.tool_use_id] = agent
         if len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
     if rec.get("isCompactSummary"):
@@ -154,6 +153,16 @@ def _user(rec: dict, ref: Ref) -> Event:
         if isinstance(rec.get("sourceToolUseID"), str):
             ev.parent = rec["sourceToolUseID"]
     return ev
+
+
+def _agent_tail(text: str) -> str | None:
+    """The agent id in a Task result's last line, "agentId: a1b2c3 (…)" (searched from the end:
+    results can be megabytes)."""
+    i = text.rfind("agentId: ", max(0, len(text) - 500))
+    if i < 0 or (i > 0 and text[i - 1] != "\n"):
+        return None
+    m = _AGENT_ID.match(text, i + 9)
+    return m.group(0) if m else None
 
 
 def _prompt_blocks(text: str, ev: Event) -> list:

@@ -112,7 +112,16 @@ def detect_file(path: str | Path) -> Detected:
 
 
 def read_document(path: str | Path) -> Any:
-    """A whole-file JSON document; huge ones are skimmed (long strings cut) rather than loaded."""
+    """A whole-file JSON document; huge ones are skimmed (long strings cut) rather than loaded.
+
+    A format that keeps one session in a folder of files (Wolo: `session.json` + `messages/*.json`)
+    offers `folder_document(path)`: the folder read as one document, or None when `path` is not
+    such a session's main file. Discovery, the index and the timeline all read documents here."""
+    for adapter in ADAPTERS:
+        folder_document = getattr(adapter, "folder_document", None)
+        doc = folder_document(Path(path)) if folder_document is not None else None
+        if doc is not None:
+            return doc
     with open(path, "rb") as f:
         size = f.seek(0, 2)
         if size > reader.HUGE_LINE:

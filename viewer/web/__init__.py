@@ -75,4 +75,17 @@ def create_app(config: dict | None = None) -> Flask:
     from . import live
 
     app.register_blueprint(live.bp)
+    _warm_up(app)
     return app
+
+
+def _warm_up(app: Flask) -> None:
+    """Compile every template and load the renderers now, so the first page a user opens does not
+    pay for it (compiling the templates alone takes a few hundred milliseconds)."""
+    from .. import render
+
+    for name in app.jinja_env.list_templates(extensions=["html"]):
+        app.jinja_env.get_template(name)
+    render.markdown("*warm* `up`\n\n```python\nx = 1\n```")
+    render.highlight("{}", "json")
+    render.ansi_segments("\x1b[1mwarm\x1b[0m")
