@@ -80,3 +80,15 @@ def test_decode_bad_lines_become_reasons():
 def test_invalid_utf8_is_read_with_replacement():
     got = reader.decode(b'{"text": "caf\xe9"}')
     assert got == {"text": "caf\ufffd"}
+
+
+def test_consumer_seeking_the_file_between_lines_does_not_confuse_the_scanner(monkeypatch):
+    monkeypatch.setattr(reader, "HUGE_LINE", 50)
+    data = b'{"a":1}\n' + orjson.dumps({"t": "x" * 500}) + b'\n{"b":2}\n{"c":3}\n'
+    f = io.BytesIO(data)
+    s = reader.LineScanner(f, chunk=64)
+    got = []
+    for line in s:
+        value = reader.decode(line.data) if line.data else reader.skim(f, line.offset, line.length)
+        got.append(value if line.data else len(value["t"]))
+    assert got == [{"a": 1}, 500, {"b": 2}, {"c": 3}] and s.offset == len(data)

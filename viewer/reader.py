@@ -69,14 +69,16 @@ class LineScanner:
 
     def __iter__(self) -> Iterator[RawLine]:
         f = self.f
-        f.seek(self.offset)
+        read_at = self.offset  # the consumer may seek f (to skim a huge line): never trust tell()
         buf = b""
         start = self.offset  # file offset of buf[0]
         huge_from = None  # start offset of a huge line being measured
         while True:
+            f.seek(read_at)
             chunk = f.read(self._chunk)
             if not chunk:
                 break
+            read_at += len(chunk)
             if huge_from is not None:
                 nl = chunk.find(b"\n")
                 if nl < 0:
@@ -117,11 +119,8 @@ class LineScanner:
 
 def _strip_cr_len(f: BinaryIO, begin: int, end: int) -> int:
     """Length of a huge line from begin to its newline at end, without a trailing \\r."""
-    here = f.tell()
     f.seek(end - 1)
-    cr = f.read(1) == b"\r"
-    f.seek(here)
-    return end - begin - (1 if cr else 0)
+    return end - begin - (1 if f.read(1) == b"\r" else 0)
 
 
 def decode(data: bytes) -> Any:

@@ -34,7 +34,7 @@ SKIP_DIRS = {"subagents", "node_modules", "__pycache__", "tool-results", "tool_r
 NOT_SESSIONS = {"state.json", "package.json", "package-lock.json", "tsconfig.json", "settings.json",
                 "ui_messages.json", "task_metadata.json", "disposal_metadata.json"}
 MAX_DEPTH = 8
-RESCAN_AFTER = 2.0  # seconds a discovery result is trusted without a watcher
+RESCAN_AFTER = 2.0  # seconds a discovery result is trusted when no watcher reports changes
 MEMORY_SESSIONS = 32
 _KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -63,18 +63,36 @@ class Store:
         self._dirty = True
         self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
         self._session_locks: dict[str, threading.Lock] = {}
-        self._unknown_docs: dict[str, float] = {}  # .json files known not to be transcripts (path → mtime)
+        self._by_path: dict[str, SessionRef] = {}
+        self.watched = False  # a watcher reports changes: no periodic rescans needed
+        self._docs_seen: dict[str, tuple[float, bool]] = {}  # .json path → (mtime, is a transcript)
 
     # --- discovery ---------------------------------------------------------------------------
 
     def invalidate(self) -> None:
-        """Something changed under a root (the watcher calls this): rescan on the next look."""
+        """Files appeared or went away under a root: rescan on the next look."""
+        self._dirty = True
+
+    def note_change(self, path: str, kind: str) -> None:
+        """A file event from the watcher. A write to a known transcript only updates its entry
+        (so the list stays sorted by activity without a rescan); anything else rescans lazily."""
+        if kind == "modified":
+            ref = self._by_path.get(path)
+            if ref is not None:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    self._dirty = True
+                    return
+                ref.mtime, ref.size = st.st_mtime, st.st_size
+            return
         self._dirty = True
 
     def sessions(self) -> list[SessionRef]:
         """Every discovered session, most recently written first."""
         with self._lock:
-            if self._dirty or time.monotonic() - self._scanned > RESCAN_AFTER:
+            stale = not self.watched and time.monotonic() - self._scanned > RESCAN_AFTER
+            if self._dirty or stale:
                 self._scan()
             return sorted(self._refs.values(), key=lambda r: r.mtime, reverse=True)
 
@@ -101,23 +119,27 @@ class Store:
                 key = prefix + _key_of(label)
                 n = 2
                 base = key
-                while key in found and found[key].path != str(path):
+                while key in found and found[key].path != path:
                     key = f"{base}-{n}"
                     n += 1
-                found[key] = SessionRef(key, str(path), str(root), label, st.st_mtime, st.st_size)
+                found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
         self._refs = found
+        self._by_path = {r.path: r for r in found.values()}
         self._scanned = time.monotonic()
         self._dirty = False
 
     def _walk(self, root: Path):
-        """(main transcript path, label) for every session under root."""
+        """(main transcript path, label) for every session under root. Plain strings and one
+        scandir per folder: a projects folder of thousands of sessions is listed in milliseconds."""
         if root.is_file():
-            yield root, _label(root.parent.name if root.name == SESSION_FILE else root.stem)
+            yield str(root), _label(root.parent.name if root.name == SESSION_FILE else root.stem)
             return
         if (root / SESSION_FILE).is_file():
-            yield root / SESSION_FILE, _label(root.name)
+            yield str(root / SESSION_FILE), _label(root.name)
             return
-        stack = [(root, 0)]
+        top = str(root)
+        cut = len(top) + 1
+        stack = [(top, 0)]
         while stack:
             folder, depth = stack.pop()
             try:
@@ -126,25 +148,25 @@ class Store:
                 log.warning("cannot list %s: %s", folder, e)
                 continue
             names = {e.name for e in entries}
-            if SESSION_FILE in names and folder != root:
-                yield folder / SESSION_FILE, folder.relative_to(root).as_posix()
+            if SESSION_FILE in names and folder != top:
+                yield os.path.join(folder, SESSION_FILE), folder[cut:]
                 continue
             stems = {n[:-6] for n in names if n.endswith(".jsonl")}
             for e in entries:
-                if e.name.startswith("."):
+                name = e.name
+                if name.startswith("."):
                     continue
-                p = Path(e.path)
                 if e.is_dir(follow_symlinks=False):
                     # Claude Code keeps a session's sub-agents in a folder named like the session
-                    if depth < MAX_DEPTH and e.name not in SKIP_DIRS and e.name not in stems:
-                        stack.append((p, depth + 1))
-                elif e.name.endswith(".jsonl"):
-                    if not _is_companion(p):
-                        yield p, p.relative_to(root).as_posix()[:-6]
-                elif e.name.endswith(".json") and self._maybe_document(p, e):
-                    yield p, p.relative_to(root).as_posix()[:-5]
+                    if depth < MAX_DEPTH and name not in SKIP_DIRS and name not in stems:
+                        stack.append((e.path, depth + 1))
+                elif name.endswith(".jsonl"):
+                    if not _is_companion(e.path):
+                        yield e.path, e.path[cut:-6]
+                elif name.endswith(".json") and self._maybe_document(e):
+                    yield e.path, e.path[cut:-5]
 
-    def _maybe_document(self, p: Path, entry: os.DirEntry) -> bool:
+    def _maybe_document(self, entry: os.DirEntry) -> bool:
         """A .json file is a session only if its content is a known transcript format."""
         name = entry.name
         if name in NOT_SESSIONS or name.endswith(".meta.json"):
@@ -153,14 +175,14 @@ class Store:
             mtime = entry.stat().st_mtime
         except OSError:
             return False
-        if self._unknown_docs.get(str(p)) == mtime:
-            return False
+        known = self._docs_seen.get(entry.path)
+        if known is not None and known[0] == mtime:
+            return known[1]
         try:
-            ok = detect.detect_file(p).format != formats.FALLBACK.NAME
+            ok = detect.detect_file(entry.path).format != formats.FALLBACK.NAME
         except OSError:
             ok = False
-        if not ok:
-            self._unknown_docs[str(p)] = mtime
+        self._docs_seen[entry.path] = (mtime, ok)
         return ok
 
     # --- indexes -----------------------------------------------------------------------------
@@ -258,5 +280,8 @@ def _key_of(label: str) -> str:
     return "~".join(_key_part(p) for p in label.split("/") if p) or "session"
 
 
-def _is_companion(p: Path) -> bool:
-    return any(getattr(a, "is_companion", lambda _: False)(p) for a in formats.ADAPTERS)
+_COMPANION_TESTS = [a.is_companion for a in formats.ADAPTERS if hasattr(a, "is_companion")]
+
+
+def _is_companion(path: str) -> bool:
+    return any(test(path) for test in _COMPANION_TESTS)

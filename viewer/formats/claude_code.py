@@ -13,6 +13,7 @@ Agent call that spawned them through, in order of trust: the meta file's `toolUs
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -325,9 +326,11 @@ def _first_session_id(p: Path) -> str | None:
         return None
 
 
-def is_companion(p: Path) -> bool:
+def is_companion(path: str) -> bool:
     """Files that belong to another session and are never listed on their own."""
-    return (p.name.startswith("agent-") and p.suffix == ".jsonl") or p.parent.name == "subagents"
+    folder, name = os.path.split(path)
+    return (name.startswith("agent-") and name.endswith(".jsonl")) or \
+        os.path.basename(folder) == "subagents"
 
 
 def thread_label(agent: str, meta: dict) -> str:

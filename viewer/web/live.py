@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import errno
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -58,10 +59,15 @@ class _Handler(FileSystemEventHandler):
         self.store, self.hub = store, hub
 
     def on_any_event(self, event) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
+        kind = event.event_type
+        if kind in ("opened", "closed_no_write"):
             return
-        if event.event_type in ("created", "deleted", "moved") or event.is_directory:
-            self.store.invalidate()
+        if event.is_directory:
+            if kind != "modified":
+                self.store.invalidate()
+        else:
+            self.store.note_change(os.fsdecode(event.src_path), "modified" if kind in (
+                "modified", "closed") else kind)
         self.hub.bump()
 
 
@@ -99,6 +105,7 @@ class Watcher:
             obs.start()
             self.mode = "polling"
         self.observer = obs
+        self.store.watched = True
         log.info("watching %d root(s) for changes (%s)", len(targets), self.mode)
         return self
 

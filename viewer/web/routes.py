@@ -9,7 +9,7 @@ import logging
 import time
 
 import orjson
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from .. import reader
 from ..index import SessionIndex
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
 
 PAGE = 100  # sessions per list page
+FULL_CAP = 2_000_000  # characters a "show all" puts in the page; the rest is a plain-text link
 _MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/mpeg",
                 "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4", "video/webm",
                 "video/ogg"}
@@ -282,7 +283,11 @@ def full(key: str, event_id: str, path: str):
     if request.args.get("raw") or not htmx():
         return Response(text, mimetype="text/plain; charset=utf-8")
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
-    return render_template("_full.html", text=text, markdown=markdown)
+    # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
+    shown = text if len(text) <= FULL_CAP else text[:FULL_CAP]
+    return render_template("_full.html", text=shown, markdown=markdown and shown is text,
+                           rest=len(text) - len(shown), total=len(text),
+                           raw_url=url_for("pages.full", key=key, event_id=event_id, path=path, raw=1))
 
 
 @bp.get("/s/<key>/e/<event_id>/media/<path>")
