@@ -139,3 +139,38 @@ def test_cursor_round_trip():
 def test_unknown_session_stream_is_404(setup):
     app, _ = setup
     assert app.test_client().get("/s/nope/events").status_code == 404
+
+
+def test_closing_the_connection_releases_the_stream(tmp_path, serve):
+    import socket
+    import time
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root, HEARTBEAT=0.2)
+    viewer = srv.app.extensions["viewer"]
+    sock = socket.create_connection(("127.0.0.1", srv.server.server_port))
+    sock.sendall(f"GET /s/{KEY}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    assert b"text/event-stream" in sock.recv(4096)
+    deadline = time.monotonic() + 5
+    while viewer.streams != 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert viewer.streams == 1
+    sock.close()
+    deadline = time.monotonic() + 5
+    while viewer.streams and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert viewer.streams == 0  # the next heartbeat found the client gone and freed the thread
+
+
+def test_app_settings_from_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("SESSION_VIEWER_ROOTS", str(SESSIONS))
+    monkeypatch.setenv("SESSION_VIEWER_TOKEN", "t0k")
+    monkeypatch.setenv("SESSION_VIEWER_CACHE_DIR", str(tmp_path / "c"))
+    app = create_app()
+    try:
+        c = app.test_client()
+        assert c.get("/").status_code == 401
+        assert c.get("/?token=t0k", follow_redirects=True).status_code == 200
+    finally:
+        app.extensions["viewer"].watcher.stop()

@@ -1,12 +1,13 @@
 """Every route through Flask's test client: status, content, security headers, 404s, JSON twins."""
 
 import re
+import shutil
 from html.parser import HTMLParser
 
 import orjson
 from viewer.web import create_app
 
-from conftest import SESSIONS
+from conftest import CORPUS, SESSIONS
 
 TOUR = "legion-feature-tour"
 CC = "claude-project~3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
@@ -180,3 +181,34 @@ def test_unreadable_file_says_so(tmp_path):
     text = r.get_data(as_text=True)
     assert "Cannot read" in text and "Traceback" not in text
     assert "cannot be read" in c.get("/").get_data(as_text=True)
+
+
+def test_a_claude_code_projects_folder_works_as_a_root(tmp_path):
+    """~/.claude/projects: project folders of <session>.jsonl, sub-agents beside them (old layout)
+    or in <session>/subagents/ (new layout); only sessions are listed, sub-agents nest."""
+    projects = tmp_path / "projects"
+    old = projects / "-Users-dain-workspace-coderabbit-review-helper"
+    new = projects / "-experiments-worktrees"
+    old.mkdir(parents=True)
+    src = CORPUS / "claude-code" / "coderabbit-thinking"
+    shutil.copy(src / "messages.jsonl", old / "cb2e607c-c758-415a-8b45-c49e4631906a.jsonl")
+    for agent in src.glob("agent-*.jsonl"):
+        shutil.copy(agent, old / agent.name)
+    (old / "agent-deadbeef.jsonl").write_text(  # another session's sub-agent in the same folder
+        '{"type": "user", "sessionId": "someone-else", "isSidechain": true, "uuid": "x",'
+        ' "message": {"role": "user", "content": "hi"}}\n')
+    src = CORPUS / "claude-code" / "worktrees-subagents"
+    new.mkdir()
+    shutil.copy(src / "messages.jsonl", new / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl")
+    shutil.copytree(src / "subagents", new / "ef958aa1-0e93-49f0-bb71-150f63befcd1" / "subagents")
+    app = create_app({"ROOTS": [str(projects)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    c = app.test_client()
+    data = c.get("/sessions.json").get_json()
+    keys = sorted(s["key"] for s in data["sessions"])
+    assert keys == ["-Users-dain-workspace-coderabbit-review-helper~cb2e607c-c758-415a-8b45-c49e4631906a",
+                    "-experiments-worktrees~ef958aa1-0e93-49f0-bb71-150f63befcd1"]
+    old_s = c.get(f"/s/{keys[0]}.json").get_json()
+    assert set(old_s["threads"]) == {"main", "2b93909d", "645808c9", "ea02459f"}  # not deadbeef
+    new_s = c.get(f"/s/{keys[1]}.json").get_json()
+    assert len(new_s["threads"]) == 7
+    assert all(t["parent_call"] for n, t in new_s["threads"].items() if n != "main")

@@ -8,6 +8,8 @@ security headers and host / token checks in `security.py`, the live streams in `
 from __future__ import annotations
 
 import logging
+import os
+import threading
 from pathlib import Path
 
 from flask import Flask
@@ -32,14 +34,47 @@ def default_roots() -> list[str]:
 
 
 class Viewer:
-    """What the app holds: the store of sessions and, when live, the watcher."""
+    """What the app holds: the store of sessions, the watcher when live, and a count of the open
+    event streams (each holds a server thread until its client goes away)."""
 
     def __init__(self, store: Store, watcher=None):
         self.store = store
         self.watcher = watcher
+        self.streams = 0
+        self._lock = threading.Lock()
+
+    def stream_opened(self) -> None:
+        with self._lock:
+            self.streams += 1
+
+    def stream_closed(self) -> None:
+        with self._lock:
+            self.streams -= 1
+
+
+def config_from_env() -> dict:
+    """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
+    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE."""
+    env = os.environ
+    config: dict = {}
+    if env.get("SESSION_VIEWER_ROOTS"):
+        config["ROOTS"] = [os.path.expanduser(p) for p in env["SESSION_VIEWER_ROOTS"].split(os.pathsep) if p]
+    if env.get("SESSION_VIEWER_TOKEN"):
+        config["TOKEN"] = env["SESSION_VIEWER_TOKEN"]
+    if env.get("SESSION_VIEWER_CACHE_DIR"):
+        config["CACHE_DIR"] = env["SESSION_VIEWER_CACHE_DIR"]
+    if env.get("SESSION_VIEWER_ALLOWED_HOSTS"):
+        config["ALLOWED_HOSTS"] = [h.strip() for h in env["SESSION_VIEWER_ALLOWED_HOSTS"].split(",")]
+    if env.get("SESSION_VIEWER_NO_CACHE"):
+        config["NO_CACHE"] = True
+    return config
 
 
 def create_app(config: dict | None = None) -> Flask:
+    """The app. With no config (as `gunicorn 'viewer.web:create_app()'` calls it), settings come
+    from SESSION_VIEWER_* environment variables."""
+    if config is None:
+        config = config_from_env()
     app = Flask(
         "viewer",
         template_folder=str(resource_dir("templates")),

@@ -228,6 +228,13 @@ def session_events(key: str):
     hub = viewer.watcher.hub if viewer.watcher else None
 
     def stream():
+        viewer.stream_opened()
+        try:
+            yield from follow()
+        finally:  # the client left: a write failed (heartbeats make sure one does) or we ended
+            viewer.stream_closed()
+
+    def follow():
         yield "retry: 1000\n\n"
         seen = hub.version if hub else 0
         born = last_beat = time.monotonic()
