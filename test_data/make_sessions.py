@@ -50,7 +50,7 @@ def feature_tour() -> None:
                                            "timestamp": T0 + 2.0}],
                       "has_thinking": True, "has_tool_uses": True,
                       "tool_uses": [{"id": "toolu_read_1", "name": "Read",
-                                     "input": {"file_path": "/work/app/timeline.py"}, "timestamp": T0 + 3.25}]}},
+                                     "input": {"file_path": "/home/dev/app/timeline.py"}, "timestamp": T0 + 3.25}]}},
         {"type": "user", "content": "Tool results: 1 results", "timestamp": T0 + 3.9, "message_id": "tour-read-result",
          "metadata": {**md, "has_tool_results": True, "tool_results": [
              {"tool_use_id": "toolu_read_1", "is_error": None, "timestamp": T0 + 3.9,
@@ -70,17 +70,17 @@ def feature_tour() -> None:
         {"_type": "AssistantMessage", "timestamp": T0 + 12.0, "session_id": SID, "message_id": "tour-edit",
          "data": {"content": [{"text": "One test fails already. I'll split `window` out and fix the off-by-one:"},
                               {"id": "toolu_edit_1", "name": "Edit",
-                               "input": {"file_path": "/work/app/timeline.py",
+                               "input": {"file_path": "/home/dev/app/timeline.py",
                                          "old_string": "def window(events, start, stop):\n    return events[start:stop]",
                                          "new_string": "def window(events, start, stop):\n    \"\"\"Events [start, stop].\"\"\"\n    return events[start:stop + 1]"}}],
                   "model": "claude-sonnet-4-5-20250929", "message_id": "msg_tour_edit"}},
         {"type": "permission_request", "timestamp": T0 + 12.2, "session_id": SID, "message_id": "tour-perm-req",
          "metadata": {"has_permission_requests": True, "tool_name": "Edit", "request_id": "perm-1",
-                      "input_params": {"file_path": "/work/app/timeline.py"}}},
+                      "input_params": {"file_path": "/home/dev/app/timeline.py"}}},
         {"type": "permission_response", "timestamp": T0 + 15.0, "session_id": SID, "message_id": "tour-perm-res",
          "metadata": {"has_permission_responses": True, "behavior": "allow", "request_id": "perm-1"}},
         {"_type": "UserMessage", "timestamp": T0 + 15.4, "session_id": SID, "message_id": "tour-edit-result",
-         "data": {"content": [{"tool_use_id": "toolu_edit_1", "content": "The file /work/app/timeline.py has been updated.",
+         "data": {"content": [{"tool_use_id": "toolu_edit_1", "content": "The file /home/dev/app/timeline.py has been updated.",
                                "is_error": None}]}},
         {"_type": "AssistantMessage", "timestamp": T0 + 18.0, "session_id": SID, "message_id": "tour-summary",
          "data": {"content": [{"thinking": "", "signature": "EqQBCkYIBxgCKkA"},
@@ -94,7 +94,7 @@ def feature_tour() -> None:
         {"type": "assistant", "content": "Searching for callers.", "timestamp": T0 + 82.0, "message_id": "tour-grep",
          "metadata": {**md, "model": "claude-sonnet-4-5-20250929", "has_tool_uses": True,
                       "tool_uses": [{"id": "toolu_grep_never", "name": "Grep",
-                                     "input": {"pattern": "window\\(", "path": "/work/app"}, "timestamp": T0 + 82.0}]}},
+                                     "input": {"pattern": "window\\(", "path": "/home/dev/app"}, "timestamp": T0 + 82.0}]}},
         {"type": "user", "content": "Tool results: 1 results", "timestamp": T0 + 84.0, "message_id": "tour-orphan",
          "metadata": {**md, "has_tool_results": True, "tool_results": [
              {"tool_use_id": "toolu_ghost_9", "is_error": False, "timestamp": T0 + 84.0,
@@ -247,7 +247,7 @@ def claude_project() -> None:
     proj = HERE / "claude-project"
     sess = "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
     agent = "a7c4e2f91b3d5a6c8"
-    base = {"isSidechain": False, "userType": "external", "cwd": "/work/app", "sessionId": sess,
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/app", "sessionId": sess,
             "version": "2.1.114", "gitBranch": "main"}
     u = lambda n: f"00000000-0000-4000-8000-{n:012d}"  # noqa: E731
     main = [
@@ -264,10 +264,10 @@ def claude_project() -> None:
                                            "content": [{"type": "tool_use", "id": "toolu_task_explore", "name": "Task",
                                                         "input": {"description": "Find window() callers",
                                                                   "subagent_type": "Explore",
-                                                                  "prompt": "List every caller of window() in /work/app."}}]}},
+                                                                  "prompt": "List every caller of window() in /home/dev/app."}}]}},
         {**base, "parentUuid": u(3), "type": "progress", "uuid": u(4), "timestamp": "2026-04-18T13:10:56.000Z",
          "parentToolUseID": "toolu_task_explore", "toolUseID": "agent_msg_1",
-         "data": {"type": "agent_progress", "agentId": agent, "prompt": "List every caller of window() in /work/app."}},
+         "data": {"type": "agent_progress", "agentId": agent, "prompt": "List every caller of window() in /home/dev/app."}},
         {**base, "parentUuid": u(4), "type": "user", "uuid": u(5), "timestamp": "2026-04-18T13:11:20.000Z",
          "toolUseResult": {"status": "completed", "agentId": agent, "totalDurationMs": 24000, "totalToolUseCount": 2},
          "message": {"role": "user", "content": [{"tool_use_id": "toolu_task_explore", "type": "tool_result", "content": [
@@ -280,15 +280,15 @@ def claude_project() -> None:
         {"type": "last-prompt", "lastPrompt": "Find out how the window function is used across the repo.",
          "sessionId": sess},
     ]
-    side = {"isSidechain": True, "userType": "external", "cwd": "/work/app", "sessionId": sess, "version": "2.1.114",
+    side = {"isSidechain": True, "userType": "external", "cwd": "/home/dev/app", "sessionId": sess, "version": "2.1.114",
             "agentId": agent}
     sub = [
         {**side, "parentUuid": None, "type": "user", "uuid": u(101), "timestamp": "2026-04-18T13:10:56.100Z",
-         "message": {"role": "user", "content": "List every caller of window() in /work/app."}},
+         "message": {"role": "user", "content": "List every caller of window() in /home/dev/app."}},
         {**side, "parentUuid": u(101), "type": "assistant", "uuid": u(102), "timestamp": "2026-04-18T13:10:58.000Z",
          "message": {"id": "msg_s1", "role": "assistant", "model": "claude-haiku-4-5-20251001", "content": [
              {"type": "tool_use", "id": "toolu_sub_grep", "name": "Grep",
-              "input": {"pattern": "window\\(", "path": "/work/app", "output_mode": "content"}}]}},
+              "input": {"pattern": "window\\(", "path": "/home/dev/app", "output_mode": "content"}}]}},
         {**side, "parentUuid": u(102), "type": "user", "uuid": u(103), "timestamp": "2026-04-18T13:11:01.000Z",
          "message": {"role": "user", "content": [{"tool_use_id": "toolu_sub_grep", "type": "tool_result",
                                                   "content": "render.py:12:    rows = window(evs, a, b)\n"

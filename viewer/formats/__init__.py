@@ -9,7 +9,8 @@ An adapter module has:
 and may have:
   records(doc)       for document formats: the message records inside a parsed document
   companions(path)   sub-agent / companion files of a session: [(thread id, path, meta)]
-  is_companion(path) whether a file belongs to another session and is never listed alone
+  is_companion(path) whether a file (path as a string) belongs to another session and is
+                     never listed alone
 
 Adapters are pure: no Flask, no file access beyond their own companions.
 """
@@ -19,9 +20,13 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import claude_code, generic, legion
+from . import marsys, wolo
+from . import agentpress, anthropic_messages, openai_chat
+from . import agentscope
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
-ADAPTERS: list[ModuleType] = [legion, claude_code]
+ADAPTERS: list[ModuleType] = [legion, claude_code, marsys, wolo, agentpress, agentscope,
+                               openai_chat, anthropic_messages]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 

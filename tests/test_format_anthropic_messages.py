@@ -1,0 +1,173 @@
+"""anthropic-messages adapter: Cline's real api_conversation_history.json and hand-made lists."""
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from viewer.cli import main
+from viewer.formats import anthropic_messages, detect, openai_chat
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import load_events, raw_record
+from viewer.web import create_app
+
+from conftest import ROOT, corpus_sessions
+
+FIXTURES = ROOT / "test_data" / "formats" / "anthropic-messages"
+(CLINE_DIR,) = corpus_sessions("anthropic-messages")
+CLINE = CLINE_DIR / "api_conversation_history.json"
+R = Ref("main", 1, 0, 1)
+HEADER = re.compile(r"\[(\w+)(?: for '.*?')?\] Result:", re.S)
+
+
+def events(idx):
+    return load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def test_cline_history_is_read_whole():
+    doc = json.loads(CLINE.read_text(encoding="utf-8"))
+    blocks = [(m["role"], b) for m in doc for b in m["content"]]
+    uses = [b for r, b in blocks if b["type"] == "tool_use"]
+    headers = [b for r, b in blocks if r == "user" and b["type"] == "text" and HEADER.match(b["text"])]
+    envs = [b for r, b in blocks if b["type"] == "text" and b["text"].startswith("<environment_details>")]
+    # figures from ../shared/corpus/SOURCES.md, recounted from the JSON
+    assert (len(doc), len(uses), sum(b["type"] == "thinking" for _, b in blocks)) == (94, 47, 47)
+
+    assert detect.detect_file(CLINE) == detect.Detected("anthropic-messages", "document")
+    idx = SessionIndex(CLINE).build()
+    main = idx.threads["main"]
+    assert len(main) == 94 and "unparsed" not in main.kinds
+    assert len(idx.calls.calls) == len(uses) == 47
+    assert not idx.calls.orphans
+    # every text result is paired with its call; the final attempt_completion got none
+    by_state = idx.calls.by_state()
+    assert by_state == {"pending": 1, "executing": 0, "completed": len(headers), "error": 0}
+    (last,) = [c for c in idx.calls.calls.values() if c.status == "pending"]
+    assert last.name == "attempt_completion" and last.id == uses[-1]["id"]
+    assert idx.unanswered(last)
+    evs = events(idx)
+    assert sum(b.kind == "thinking" for e in evs for b in e.blocks) == 47
+    env = [b for e in evs for b in e.blocks if b.kind == "data" and b.label == "environment details"]
+    assert len(env) == len(envs)
+    assert "Current Time" in env[1].value
+    assert main.roles.count("tool") == len(headers)
+    assert idx.summary.models == ["claude-sonnet-4-5-20250929"]
+    assert evs[1].usage == {"prompt": 10, "completion": 595, "cached": 9573}
+    assert idx.summary.title == ("You have been given a Dockerized codebase for an unfinished 3D "
+                                 "multiplayer Unity deck building rogue like.")
+
+
+def test_cline_result_text_lands_in_the_call_and_raw_stays_exact():
+    idx = SessionIndex(CLINE).build()
+    evs = events(idx)
+    doc = json.loads(CLINE.read_text(encoding="utf-8"))
+    first_call = doc[1]["content"][-1]
+    assert first_call["type"] == "tool_use" and first_call["name"] == "read_file"
+    result = evs[2].tool_results()[0]
+    assert result.tool_use_id == first_call["id"]
+    assert result.content[0].text.startswith("using System;")  # header cut off, body kept
+    assert evs[2].role == "tool" and evs[2].kind == "tool_result"
+    raw = json.loads(raw_record(idx, evs[2].id)[0])
+    assert raw == doc[2]  # no pairing data leaks into the source view
+
+
+def test_cline_fixture_errors_split_results_and_reminders():
+    path = FIXTURES / "cline-text-results-errors" / "api_conversation_history.json"
+    idx = SessionIndex(path).build()
+    assert {c.name: c.status for c in idx.calls.calls.values()} == {
+        "read_file": "completed", "execute_command": "error", "replace_in_file": "error",
+        "attempt_completion": "completed"}
+    evs = events(idx)
+    split = next(e for e in evs if any(r.tool_use_id == "toolu_pytest" for r in e.tool_results()))
+    assert split.tool_results()[0].content[0].text.startswith("The tool execution failed")
+    denied = next(e for e in evs if any(r.tool_use_id == "toolu_fix" for r in e.tool_results()))
+    labels = [b.label for b in denied.blocks if b.kind == "data"]
+    assert labels == ["Cline reminder: TODO LIST UPDATE REQUIRED - You MUST include the "
+                      "task_progress parameter in your NEXT tool call.", "environment details"]
+    assert denied.role == "tool"
+    thinking = next(b for e in evs for b in e.blocks if b.kind == "thinking")
+    assert thinking.text == "Read utils.py before changing anything."  # from `summary`
+    assert evs[1].usage["cost"] == 0.0031
+    assert idx.summary.title == "Fix the failing test in utils.py"
+    assert evs[0].blocks[0].text == "Fix the failing test in utils.py"  # <task> unwrapped
+
+
+def test_text_results_stay_text_without_neighbours():
+    """Record by record (JSONL) there is no preceding call to pair a Cline header with."""
+    ev = anthropic_messages.event({"role": "user", "content": [
+        {"type": "text", "text": "[read_file for 'a.py'] Result:\nprint(1)"}]}, R)
+    assert [b.kind for b in ev.blocks] == ["text"] and ev.role == "user"
+
+
+def test_jsonl_with_thinking_parallel_calls_errors_and_images():
+    path = FIXTURES / "jsonl-tool-use-thinking" / "messages.jsonl"
+    assert detect.detect_file(path) == detect.Detected("anthropic-messages", "jsonl")
+    idx = SessionIndex(path).build()
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {
+        "toolu_build": "completed", "toolu_test": "error", "toolu_shot": "completed"}
+    evs = events(idx)
+    thinking = [b for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert [(t.redacted, bool(t.signature)) for t in thinking] == [(False, True), (True, True)]
+    shot = evs[4].tool_results()[0]
+    assert shot.content[0].kind == "media" and shot.content[0].media_type == "image/png"
+    assert evs[5].source_id == "msg_01FinalAnswer" and evs[5].usage["output_tokens"] == 31
+    assert idx.threads["main"].ids[5] == "msg_01FinalAnswer"
+
+
+def test_document_with_system_server_tools_and_a_pdf():
+    path = FIXTURES / "system-and-server-tools" / "conversation.json"
+    assert detect.detect_file(path) == detect.Detected("anthropic-messages", "document")
+    idx = SessionIndex(path).build()
+    evs = events(idx)
+    assert evs[0].role == "system" and evs[0].text() == "You are a research assistant. Cite your sources."
+    assert idx.threads["main"].paths[:2] == ["system", "messages[0]"]
+    (call,) = idx.calls.calls.values()
+    assert call.name == "web_search" and call.status == "completed"
+    doc = [b for b in evs[3].blocks if b.kind == "media"]
+    assert [(d.media, d.media_type, d.name) for d in doc] == [
+        ("document", "application/pdf", "k2-18b-paper.pdf")]
+    assert idx.summary.title == "What did the James Webb telescope find about K2-18b?"
+
+
+def test_sniff_tells_anthropic_from_openai():
+    tool_use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x",
+                                                   "input": {}}]}
+    openai = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}
+    plain = {"role": "user", "content": "hello"}
+    assert (anthropic_messages.sniff(tool_use), openai_chat.sniff(tool_use)) == (2, 0)
+    assert (anthropic_messages.sniff(openai), openai_chat.sniff(openai)) == (0, 2)
+    assert anthropic_messages.sniff({"role": "tool", "tool_call_id": "c", "content": "x"}) == 0
+    assert anthropic_messages.sniff(plain) == openai_chat.sniff(plain) == 1
+    # an AgentScope-like Msg with the same blocks is only plausible here
+    assert anthropic_messages.sniff({**tool_use, "name": "Friday", "metadata": {}, "id": "m"}) == 1
+    # so detection: a list of plain messages ties and the earlier generic (openai-chat) wins
+    assert detect.detect_records([plain, plain])[0] == "openai-chat"
+    assert detect.detect_records([plain, tool_use])[0] == "anthropic-messages"
+    # …unless `system` sits beside the list, as only the Anthropic request shape has it
+    assert detect.detect_document({"system": "Be brief.", "messages": [plain]}) == "anthropic-messages"
+    assert detect.detect_document({"messages": [plain]}) == "openai-chat"
+
+
+@pytest.mark.parametrize("path", [CLINE, *sorted(FIXTURES.glob("*/*"))], ids=lambda p: p.parent.name)
+def test_check_json_names_the_format(path):
+    r = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["format"] == "anthropic-messages" and data["unparsed"] == []
+    assert data["orphans"] == []
+
+
+def test_page_shows_paired_calls_and_quiet_environment(tmp_path):
+    app = create_app({"ROOTS": [str(CLINE_DIR)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert html.count('class="tool ') >= 10
+    assert '<span class="state completed">completed</span>' in html
+    assert "never answered" in html  # attempt_completion, the last call, got no result
+    assert '<details class="data"><summary>environment details</summary>' in html
+    assert "↳ result of" in html  # the text results are shown with their calls
+    assert "claude-sonnet-4-5-20250929" in html

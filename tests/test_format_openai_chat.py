@@ -1,0 +1,222 @@
+"""openai-chat adapter: the mini-swe-agent and AgentPress v0 corpus files, and the hand-made lists."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from viewer.cli import main
+from viewer.formats import agentpress, detect, openai_chat
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import load_events, raw_record
+from viewer.web import create_app
+
+from conftest import ROOT, corpus_sessions
+
+FIXTURES = ROOT / "test_data" / "formats" / "openai-chat"
+CORPUS = {p.name: next(p.glob("*.json")) for p in corpus_sessions("openai-chat")}
+R = Ref("main", 1, 0, 1)
+
+
+def raw_counts(path: Path) -> dict:
+    """Figures taken straight from the JSON, independently of the adapter."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    msgs = doc["messages"] if isinstance(doc, dict) else doc
+    answered = {m.get("tool_call_id") for m in msgs if m.get("role") == "tool"}
+    calls = [c["id"] for m in msgs for c in m.get("tool_calls") or []]
+    errors = 0
+    for m in msgs:
+        extra = m.get("extra") or {}
+        if m.get("role") == "tool" and (
+                extra.get("returncode") not in (None, 0) or extra.get("exception_info")
+                or str(m.get("content")).startswith("ToolResult(success=False")):
+            errors += 1
+    return {"messages": len(msgs), "calls": len(calls), "errors": errors,
+            "unanswered_by_tool": [c for c in calls if c not in answered],
+            "exit": [m for m in msgs if m.get("role") == "exit"]}
+
+
+def events(idx):
+    return load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+# figures from ../shared/corpus/SOURCES.md
+KNOWN = {
+    "mini-swe-astropy-12907-toolcalls": dict(messages=130, calls=64, model="deepseek-v4-flash"),
+    "mini-swe-deepseek-chat-astroid-1333": dict(messages=354, calls=176, model="deepseek-chat"),
+    "agentpress-v0-thread-parallel-tools": dict(messages=32, calls=21, model=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_corpus_files_are_read_whole(name):
+    path = CORPUS[name]
+    raw = raw_counts(path)
+    found = detect.detect_file(path)
+    assert (found.format, found.mode) == ("openai-chat", "document")
+    idx = SessionIndex(path).build()
+    main = idx.threads["main"]
+    assert len(main) == raw["messages"] == KNOWN[name]["messages"]
+    assert "unparsed" not in main.kinds and idx.summary.hidden == 0
+    assert len(idx.calls.calls) == raw["calls"] == KNOWN[name]["calls"]
+    assert not idx.calls.orphans
+    by_state = idx.calls.by_state()
+    assert by_state["error"] == raw["errors"]
+    # every call is answered: by its tool message, or (the submit command) by the exit message
+    assert by_state["completed"] + by_state["error"] == raw["calls"]
+    assert idx.summary.models == ([KNOWN[name]["model"]] if KNOWN[name]["model"] else [])
+
+
+def test_mini_swe_exit_answers_the_submit_command():
+    path = CORPUS["mini-swe-astropy-12907-toolcalls"]
+    raw = raw_counts(path)
+    (submit,) = raw["unanswered_by_tool"]  # the COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT call
+    idx = SessionIndex(path).build()
+    call = idx.calls.calls[submit]
+    assert call.status == "completed"
+    evs = events(idx)
+    exit_ev = evs[call.result[1]]
+    assert exit_ev.role == "exit" and exit_ev.kind == "exit"
+    assert exit_ev.blocks[0].text == "run ended: Submitted"
+    patch = exit_ev.tool_results()[0].content[0].text
+    assert patch == raw["exit"][0]["content"] and patch.startswith("diff --git")
+    # the raw view shows the record exactly as the file holds it
+    source = json.loads(raw_record(idx, exit_ev.id)[0])
+    assert source == raw["exit"][0]
+
+
+def test_mini_swe_extra_gives_time_model_and_cost():
+    path = CORPUS["mini-swe-astropy-12907-toolcalls"]
+    doc = json.loads(path.read_text())
+    idx = SessionIndex(path).build()
+    evs = events(idx)
+    first = next(e for e in evs if e.role == "assistant")
+    raw_first = next(m for m in doc["messages"] if m["role"] == "assistant")
+    assert first.timestamp.timestamp() == pytest.approx(raw_first["extra"]["timestamp"])
+    assert first.usage["cost"] == raw_first["extra"]["cost"]
+    assert first.usage["prompt_tokens"] == 1689
+    tool = next(e for e in evs if e.role == "tool")
+    assert tool.timestamp is not None and tool.kind == "tool_result"
+    assert idx.summary.title == ("Modeling's `separability_matrix` does not compute separability "
+                                 "correctly for nested CompoundModels")
+    assert evs[0].role == "system" and evs[-1].role == "exit"
+
+
+def test_agentpress_v0_thread_is_openai_chat_not_agentpress():
+    path = CORPUS["agentpress-v0-thread-parallel-tools"]
+    doc = json.loads(path.read_text())
+    assert agentpress.records(doc) is None
+    assert detect.detect_file(path).format == "openai-chat"
+    idx = SessionIndex(path).build()
+    parallel = [len(m["tool_calls"]) for m in doc["messages"] if m.get("tool_calls")]
+    assert max(parallel) > 1 and sum(parallel) == 21
+    assert idx.summary.title == "Please create a file with a random name with the content 'Hello, world!'"
+    failed = [m["tool_call_id"] for m in doc["messages"]
+              if m["role"] == "tool" and m["content"].startswith("ToolResult(success=False")]
+    assert failed and all(idx.calls.calls[c].status == "error" for c in failed)
+
+
+def test_jsonl_of_messages_with_parallel_calls_and_bad_arguments():
+    path = FIXTURES / "parallel-calls-jsonl" / "messages.jsonl"
+    assert detect.detect_file(path) == detect.Detected("openai-chat", "jsonl")
+    idx = SessionIndex(path).build()
+    assert len(idx.threads["main"]) == 7
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {
+        "call_paris": "completed", "call_tokyo": "completed", "call_convert": "completed"}
+    evs = events(idx)
+    uses = {u.id: u for u in evs[2].tool_uses()}
+    assert uses["call_paris"].input == {"city": "Paris"} and uses["call_paris"].input_raw is None
+    assert uses["call_convert"].input_raw == '{"celsius": 20, "to": "F"'
+    assert idx.summary.agents == ["weather_agent"]
+    assert idx.summary.title.startswith("What's the weather in Paris and Tokyo?")
+
+
+def test_bare_array_with_content_parts_refusal_and_legacy_function_call():
+    path = FIXTURES / "content-parts-legacy-function-call" / "conversation.json"
+    assert detect.detect_file(path) == detect.Detected("openai-chat", "document")
+    idx = SessionIndex(path).build()
+    evs = events(idx)
+    media = [(b.media, b.media_type) for b in evs[0].blocks if b.kind == "media"]
+    assert media == [("image", "image/png"), ("audio", "audio/wav")]
+    assert [b.kind for b in evs[1].blocks] == ["notice", "text"]
+    assert evs[1].blocks[0].text == "the model refused"
+    (call,) = idx.calls.calls.values()
+    assert call.name == "get_current_weather" and call.status == "completed"
+    assert evs[3].tool_uses()[0].input == {"location": "Boston, MA", "unit": "celsius"}
+    assert evs[4].role == "tool" and evs[4].tool_results()[0].tool_use_id == call.id
+
+
+def test_reasoning_content_custom_role_and_exit_error():
+    path = FIXTURES / "mini-swe-reasoning-exit-error" / "run.traj.json"
+    idx = SessionIndex(path).build()
+    evs = events(idx)
+    thinking = [b for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert len(thinking) == 1 and "trailing Z" in thinking[0].text  # the empty one adds none
+    critic = next(e for e in evs if e.role == "critic")
+    assert critic.text() == "Reviewer note: remember to keep Python 3.8 support."
+    assert idx.calls.calls["call_00_grep"].status == "completed"
+    # the run stopped inside the pytest call: the exit message answers it as an error
+    assert idx.calls.calls["call_00_pytest"].status == "error"
+    assert evs[-1].blocks[0].text == "run ended: ExecutionTimeoutError"
+    assert idx.summary.models == ["deepseek-reasoner"]
+    assert evs[2].usage == {"completion_tokens": 95, "prompt_tokens": 1200, "total_tokens": 1295,
+                            "cost": 0.0009}
+    assert idx.summary.title.startswith("parse_date() rejects ISO dates with a trailing Z")
+    assert "</pr_description>" not in idx.summary.title
+
+
+def test_sniff_stays_generic():
+    assert openai_chat.sniff({"role": "user", "content": "hi"}) == 1
+    assert openai_chat.sniff({"role": "assistant", "content": None, "tool_calls": []}) == 2
+    assert openai_chat.sniff({"role": "tool", "tool_call_id": "x", "content": "ok"}) == 2
+    # fields of specific formats cap it at 1, Anthropic block lists and non-messages are not its own
+    assert openai_chat.sniff({"role": "assistant", "content": "x", "tool_calls": [],
+                              "message_id": "m", "metadata": {}}) == 1
+    assert openai_chat.sniff({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "x", "input": {}}]}) == 0
+    assert openai_chat.sniff({"type": "user", "content": "x", "is_llm_message": True}) == 0
+
+
+def test_event_never_raises_on_odd_shapes():
+    for rec in ({"role": "assistant", "content": 5, "tool_calls": "nope"},
+                {"role": "user", "content": [None, 3, {"type": "mystery"}]},
+                {"role": "tool"}, {"role": "exit", "extra": "x"}, ["not", "a", "dict"]):
+        ev = openai_chat.event(rec, R)
+        assert ev.format == "openai-chat" or ev.kind == "unknown"
+
+
+@pytest.mark.parametrize("path", [*CORPUS.values(), *sorted(FIXTURES.glob("*/*"))],
+                         ids=lambda p: p.parent.name)
+def test_check_json_names_the_format(path):
+    r = CliRunner().invoke(main, ["check", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["format"] == "openai-chat" and data["unparsed"] == [] and data["orphans"] == []
+
+
+def test_page_shows_tool_cards_states_and_the_exit(tmp_path):
+    folder = CORPUS["mini-swe-astropy-12907-toolcalls"].parent
+    app = create_app({"ROOTS": [str(folder)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    home = client.get("/").get_data(as_text=True)
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', home))
+    html = client.get(link).get_data(as_text=True)
+    assert html.count('class="tool ') >= 10
+    assert '<span class="state completed">completed</span>' in html
+    assert '<span class="state error">error</span>' in html
+    assert 'class="ev role-exit kind-exit' in html and "run ended: Submitted" in html
+    assert "deepseek-v4-flash" in html
+
+
+def test_page_names_the_agent(tmp_path):
+    app = create_app({"ROOTS": [str(FIXTURES / "parallel-calls-jsonl")],
+                      "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert '<span class="who">weather_agent</span>' in html
+    assert html.count('class="tool ') == 3
+    assert "arguments are not valid JSON" in html

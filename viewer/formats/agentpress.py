@@ -1,0 +1,328 @@
+"""Suna / Kortix agentpress: rows of the `messages` table, one row per JSONL line (seed 000).
+
+A row is `{message_id, thread_id, type, is_llm_message, content, metadata, agent_id,
+agent_version_id, created_at, updated_at}`. A Supabase export of the table (a JSON array of rows, or
+`{"data": [rows]}`) is read as a document through `records(doc)`. `content` and `metadata` are a JSON
+string, an object, or (content only) a plain string; both are decoded here, never trusted to be one
+shape. `is_llm_message` or `thread_id` next to `type` and `content` is what no other format writes
+(sniff 3).
+
+Rows by `type`:
+* `user` / `system` / `assistant`: `content` is an LLM message `{role, content, tool_calls}`, its
+  `content` a string or a list of (Anthropic-style) text blocks. Native `tool_calls` carry
+  JSON-string `arguments` (parsed for display; kept raw when they do not parse). Assistant text with
+  Suna's XML tool calling (`<function_calls><invoke name=…><parameter name=…>`) becomes ToolUse
+  blocks; those calls have no id in the source, so one is derived from the assistant row's
+  message_id, the function name and its parameters, which the tool row's `parsing_details` (or
+  `tool_execution.arguments`) repeat. `reasoning_content` → Thinking.
+* a message whose content blocks carry `cache_control` is a cached block: earlier history flattened
+  to text (`User: … Assistant: … Tool: {…}`). It becomes one collapsed `Cached` block (kind
+  `cached`), never read as tool results or as a prompt.
+* `metadata.compressed`: the context manager sent the model a shortened text (`compressed_content`).
+  A notice says so; the row's own content is shown, and the compressed text sits in a collapsed
+  block when it differs (when the row kept only the shortened text, the notice says that instead).
+* `tool`: native `{role: tool, tool_call_id, name, content}` (id also in `metadata.tool_call_id`)
+  → ToolResult; the structured `{"tool_execution": {function_name, xml_tag_name, tool_call_id,
+  arguments, result: {success, output, error}}}` (the LLM copy, in the message's content string)
+  → ToolResult, `success: false` an error; the old `<tool_result><tag> ToolResult(success=…,
+  output=…) </tag></tool_result>` text names no call, so it is shown as tool output with its
+  success stated, not as an (orphan) result. `ToolResult(success=False` text is an error too.
+* `status`: `{status_type: thread_run_start | thread_run_end | assistant_response_start | finish |
+  tool_started | tool_completed | tool_failed | tool_error | error, …}` → hidden status events with a
+  readable notice; `tool_started` with a `tool_call_id` marks that call running. `error` stays visible.
+* `llm_response_end` / `assistant_response_end`: the serialised model response → hidden, with its
+  model and usage.
+* `summary` → a visible system summary; `browser_state`, `image_context`, `cost` and stream chunk
+  rows (`metadata.stream_status` chunk / tool_call_chunk) → hidden; any other type → a quiet card.
+
+Kept only in the raw view: `metadata.frontend_content`, `parsing_details`, `thread_run_id`,
+`linked_tool_result_message_id`, `agent_id` / `agent_version_id`, `updated_at` (all in `Event.meta`).
+Known gap: XML calls repeated with identical parameters in one assistant row share one derived id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+from ..model import Cached, Data, Event, Notice, Ref, Text, ToolResult, ToolUse
+from .common import as_text, generic_event, openai_tool_calls, result_content, set_time
+from .openai_chat import content_blocks, prompt_title, thinking_blocks
+
+NAME = "agentpress"
+MODE = "jsonl"
+
+_MESSAGES = {"user", "assistant", "system"}
+_RESPONSE_END = {"llm_response_end", "assistant_response_end"}
+_QUIET_TYPES = {"browser_state", "image_context", "cost"}
+_STATUS_WORDS = {
+    "thread_run_start": "run started",
+    "thread_run_end": "run ended",
+    "assistant_response_start": "response started",
+    "assistant_response_end": "response ended",
+}
+_FUNCTION_CALLS = re.compile(r"<function_calls>(.*?)(?:</function_calls>|\Z)", re.S)
+_INVOKE = re.compile(r"<invoke\s+name=\"([^\"]+)\"\s*>(.*?)(?:</invoke>|\Z)", re.S)
+_PARAM = re.compile(r"<parameter\s+name=\"([^\"]+)\"\s*>(.*?)</parameter>", re.S)
+_OLD_RESULT = re.compile(r"^\s*<tool_result>\s*<([\w-]+)>\s*(.*?)\s*</\1>\s*</tool_result>\s*$", re.S)
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str) or "content" not in rec:
+        return 0
+    if "is_llm_message" in rec:
+        return 3
+    if "thread_id" in rec and ("message_id" in rec or "created_at" in rec):
+        return 3
+    if rec["type"] in _RESPONSE_END:
+        return 2
+    if rec["type"] == "status":
+        content = _decode(rec["content"])
+        return 2 if isinstance(content, dict) and "status_type" in content else 0
+    return 0
+
+
+def _is_row(r: Any) -> bool:
+    return isinstance(r, dict) and isinstance(r.get("type"), str) and "content" in r and (
+        "is_llm_message" in r or "thread_id" in r or "message_id" in r)
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """A Supabase export: the rows as a JSON array, or under `data` / `messages` / `rows`."""
+    if isinstance(doc, list) and any(_is_row(r) for r in doc[:50]):
+        return [(f"[{i}]", r) for i, r in enumerate(doc)]
+    if isinstance(doc, dict):
+        for key in ("data", "messages", "rows"):
+            rows = doc.get(key)
+            if isinstance(rows, list) and any(_is_row(r) for r in rows[:50]):
+                return [(f"{key}[{i}]", r) for i, r in enumerate(rows)]
+    return None
+
+
+def _decode(value: Any) -> Any:
+    """A JSON string holding an object or array, decoded; anything else as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+        if isinstance(parsed, (dict, list)):
+            return parsed
+    return value
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict) or not isinstance(rec.get("type"), str):
+        return generic_event(rec, ref, NAME)
+    t = rec["type"]
+    content = _decode(rec.get("content"))
+    md = _decode(rec.get("metadata"))
+    md = md if isinstance(md, dict) else {}
+    mid = rec.get("message_id") if isinstance(rec.get("message_id"), str) else None
+    if md.get("stream_status") in ("chunk", "tool_call_chunk"):
+        ev = Event(ref, t, kind="stream", hidden=True, hidden_reason="stream chunk",
+                   blocks=[Notice(f"stream {md['stream_status'].replace('_', ' ')}"),
+                           Data(content, "content")])
+    elif t in _MESSAGES:
+        ev = _message(t, content, md, mid, ref)
+    elif t == "tool":
+        ev = _tool(content, md, ref)
+    elif t == "status":
+        ev = _status(content, md, ref)
+    elif t in _RESPONSE_END:
+        ev = _response_end(t, content, ref)
+    elif t == "summary":
+        msg = content if isinstance(content, dict) else {"content": content}
+        ev = Event(ref, "system", kind="summary",
+                   blocks=[Notice("summary of the earlier conversation"),
+                           *content_blocks(msg.get("content"))])
+    elif t in _QUIET_TYPES:
+        ev = Event(ref, "system", kind=t, hidden=True, hidden_reason="bookkeeping",
+                   blocks=[Notice(t.replace("_", " ")), Data(content, t)])
+    else:
+        ev = Event(ref, t, kind=t, blocks=[Data(content, t)])
+    ev.format = NAME
+    ev.source_id = mid
+    set_time(ev, rec.get("created_at"))
+    ev.meta = {k: v for k, v in rec.items() if k != "content"}
+    if md or "metadata" in rec:
+        ev.meta["metadata"] = md or rec.get("metadata")
+    return ev
+
+
+# --- messages ------------------------------------------------------------------------------------
+
+
+def _message(t: str, content: Any, md: dict, mid: str | None, ref: Ref) -> Event:
+    msg = content if isinstance(content, dict) and ("content" in content or "role" in content
+                                                     or "tool_calls" in content) else None
+    body = msg.get("content") if msg is not None else content
+    ev = Event(ref, t)
+    if isinstance(body, list) and any(isinstance(b, dict) and b.get("cache_control") for b in body):
+        ev.kind = "cached"
+        ev.blocks = [Cached("\n\n".join(b.get("text", "") if isinstance(b, dict) else as_text(b)
+                                        for b in body))]
+        return ev
+    if msg is None and isinstance(content, (dict, list)) and not isinstance(body, list):
+        ev.blocks = [Data(content, "content")]
+        return ev
+    if t == "assistant" and msg is not None:
+        ev.blocks += thinking_blocks(msg)
+    if t == "assistant" and isinstance(body, str) and "<function_calls>" in body:
+        ev.blocks += _xml_calls(body, mid)
+    else:
+        ev.blocks += content_blocks(body, markdown=t != "system")
+    if msg is not None:
+        ev.blocks += openai_tool_calls(msg.get("tool_calls"))
+    if md.get("compressed"):
+        ev.blocks = [*_compression(body, md), *ev.blocks]
+    return ev
+
+
+def _compression(body: Any, md: dict) -> list:
+    short = md.get("compressed_content")
+    full = body if isinstance(body, str) else as_text(body)
+    if not isinstance(short, str):
+        return [Notice("compressed for the model (the shortened text was not kept)")]
+    if short == full or not full:
+        return [Notice("stored compressed: only the shortened text the model saw was kept")]
+    return [Notice(f"compressed for the model: it saw {len(short):,} of {len(full):,} characters"),
+            Data(short, "what the model saw (compressed_content)")]
+
+
+def _xml_calls(text: str, mid: str | None) -> list:
+    """Assistant text with `<function_calls>` blocks: prose as Text, each `<invoke>` a ToolUse."""
+    out: list = []
+    pos = 0
+    for fc in _FUNCTION_CALLS.finditer(text):
+        before = text[pos:fc.start()]
+        if before.strip():
+            out.append(Text(before.strip()))
+        for inv in _INVOKE.finditer(fc.group(1)):
+            params = {m.group(1): m.group(2).strip() for m in _PARAM.finditer(inv.group(2))}
+            out.append(ToolUse(xml_call_id(mid, inv.group(1), params), inv.group(1), params))
+        pos = fc.end()
+    if text[pos:].strip():
+        out.append(Text(text[pos:].strip()))
+    return out
+
+
+def xml_call_id(mid: str | None, name: str, params: Any) -> str:
+    """An id for an XML tool call, which has none: its assistant row, function and parameters."""
+    flat = {str(k): v.strip() if isinstance(v, str) else as_text(v).strip()
+            for k, v in (params.items() if isinstance(params, dict) else [])}
+    digest = hashlib.sha1(orjson.dumps(flat, option=orjson.OPT_SORT_KEYS)).hexdigest()[:10]
+    return f"{mid or 'xml'}:{name}:{digest}"
+
+
+# --- tool results --------------------------------------------------------------------------------
+
+
+def _tool(content: Any, md: dict, ref: Ref) -> Event:
+    ev = Event(ref, "tool", kind="tool_result")
+    msg = content if isinstance(content, dict) else {"content": content}
+    raw = msg.get("content")
+    inner = _decode(raw)
+    call = msg.get("tool_call_id") or md.get("tool_call_id")
+    if isinstance(inner, dict) and isinstance(inner.get("tool_execution"), dict):
+        ev.blocks = [_execution(inner["tool_execution"], md, call)]
+        return ev
+    if isinstance(inner, str) and (m := _OLD_RESULT.match(inner)) and not call:
+        ok = "ToolResult(success=False" not in m.group(2)
+        ev.kind = "tool_output"
+        ev.blocks = [Notice(f"{m.group(1)} {'succeeded' if ok else 'failed'} (no call id recorded)"),
+                     Text(m.group(2), markdown=False)]
+        if not ok:
+            ev.role = "error"
+        return ev
+    if not call:
+        ev.kind = "tool_output"
+        ev.blocks = [Notice("tool output (no call id recorded)"), *result_content(raw)]
+        return ev
+    error = None
+    result = md.get("result") if isinstance(md.get("result"), dict) else {}
+    if result.get("success") is False or md.get("success") is False or (
+            isinstance(inner, str) and inner.lstrip().startswith("ToolResult(success=False")):
+        error = True
+    ev.blocks = [ToolResult(str(call), result_content(raw), error)]
+    return ev
+
+
+def _execution(te: dict, md: dict, call: Any) -> ToolResult:
+    """The structured `tool_execution` result (XML or native call)."""
+    name = str(te.get("function_name") or te.get("xml_tag_name") or "?")
+    call = te.get("tool_call_id") or call
+    if not call:
+        pd = md.get("parsing_details") if isinstance(md.get("parsing_details"), dict) else {}
+        params = pd.get("raw_parameters") if isinstance(pd.get("raw_parameters"), dict) \
+            else te.get("arguments")
+        mid = md.get("assistant_message_id")
+        call = xml_call_id(mid if isinstance(mid, str) else None, name, params)
+    res = te.get("result") if isinstance(te.get("result"), dict) else {}
+    output = res.get("output")
+    blocks = result_content(output if isinstance(output, (str, list)) or output is None
+                            else as_text(output))
+    if res.get("error"):
+        blocks.append(Text(as_text(res["error"]), markdown=False))
+    return ToolResult(str(call), blocks, True if res.get("success") is False else None)
+
+
+# --- status and bookkeeping ----------------------------------------------------------------------
+
+
+def _status(content: Any, md: dict, ref: Ref) -> Event:
+    c = content if isinstance(content, dict) else {"message": content}
+    st = str(c.get("status_type") or c.get("status") or "status")
+    tool = c.get("xml_tag_name") or c.get("function_name") or "tool"
+    if st in _STATUS_WORDS:
+        words = _STATUS_WORDS[st]
+    elif st == "finish":
+        words = f"finished ({c.get('finish_reason') or 'no reason given'})"
+    elif st.startswith("tool_"):
+        words = f"{tool} {st[len('tool_'):].replace('_', ' ')}"
+        if st in ("tool_error", "tool_failed") and c.get("message"):
+            words += f": {as_text(c['message'])}"
+    else:
+        words = as_text(c.get("message")) or st.replace("_", " ")
+    ev = Event(ref, "status", kind=f"status:{st}", blocks=[Notice(words, c)])
+    if st == "error":
+        ev.role = "error"
+        return ev
+    ev.hidden, ev.hidden_reason = True, "status"
+    call = c.get("tool_call_id")
+    if st == "tool_started" and isinstance(call, str) and call:
+        ev.running.append(call)
+    return ev
+
+
+def _response_end(t: str, content: Any, ref: Ref) -> Event:
+    c = content if isinstance(content, dict) else {}
+    usage = c.get("usage") if isinstance(c.get("usage"), dict) else None
+    choices = c.get("choices") if isinstance(c.get("choices"), list) else []
+    finish = c.get("finish_reason") or next(
+        (ch.get("finish_reason") for ch in choices if isinstance(ch, dict)), None)
+    parts = ["model response"]
+    if isinstance(c.get("model"), str):
+        parts.append(c["model"])
+    if usage and isinstance(usage.get("total_tokens"), int):
+        parts.append(f"{usage['total_tokens']:,} tokens")
+    if finish:
+        parts.append(f"finish: {finish}")
+    if isinstance(c.get("response_ms"), (int, float)):
+        parts.append(f"{c['response_ms'] / 1000:.1f}s")
+    ev = Event(ref, "status", kind=t, hidden=True, hidden_reason="model response",
+               blocks=[Notice(" · ".join(parts), c or None)])
+    if not c and content is not None:
+        ev.blocks.append(Data(content, "content"))
+    ev.model = c.get("model") if isinstance(c.get("model"), str) else None
+    ev.usage = usage
+    return ev
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return prompt_title(ev.text())
+    return None

@@ -1,0 +1,249 @@
+"""Anthropic Messages lists: `MessageParam[]`, i.e. `[{role: user|assistant, content}, ...]`.
+
+A generic adapter like openai-chat, and the two look alike (`{role, content}`), so `sniff` tells them
+apart by what only Anthropic writes: content block lists with `tool_use` / `tool_result` /
+`thinking` / `redacted_thinking` / server-tool blocks score 2, a plain text message 1, and anything
+with OpenAI's `tool_calls` / `tool_call_id` / a `tool` role 0. Records carrying fields of a more
+specific format (AgentScope's `name` + `metadata`, MARSYS, agentpress rows…) score at most 1.
+
+Shapes read: a bare JSON array, JSONL with one message per line, or `{"messages": [...]}` with an
+optional `system` (a string or text blocks) beside it, shown first. `system` beside `messages` is
+the Anthropic request shape and worth a detection bonus, so plain messages with it are not read as
+openai-chat. Content goes through `common.anthropic_blocks`: text, thinking (with signature),
+redacted_thinking, tool_use / tool_result, image / document, server tool blocks (`server_tool_use`,
+`*_tool_result`).
+
+Cline's `api_conversation_history.json` (and its forks') quirks:
+* assistant messages carry `modelInfo` (`modelId`, `providerId`, `mode`) and `metrics`
+  (`tokens: {prompt, completion, cached}`, `cost`) → model and usage; `ts` when present → time;
+* thinking blocks carry `summary` (used when the thinking text itself is empty), text / tool_use
+  blocks carry `call_id` and `reasoning_details` (raw view only);
+* the results of `tool_use` calls come back as plain text blocks in the next user message, headed
+  `[read_file for 'x'] Result:` or `[attempt_completion] Result:` (the body either follows in the
+  same block or, in older versions, in the blocks after it). In document mode `records(doc)` pairs
+  each header with the preceding message's pending call of that name, so the text becomes a
+  ToolResult for that call id; Cline's error texts (`The tool execution failed…`, `The user denied
+  this operation…`, `{"status": "error"…}`) mark it an error. In JSONL mode, with no neighbours to
+  look at, such headers stay plain text;
+* `<environment_details>` blocks → a collapsed `environment details` Data block (sections as lists
+  of lines), Cline's injected reminders (`# TODO LIST UPDATE REQUIRED`, `# task_progress
+  RECOMMENDED`, `[ERROR] You did not use a tool…`) → collapsed `Cline reminder` Data blocks; the
+  first prompt's `<task>…</task>` wrapper is unwrapped. The exact text stays in the raw view.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import Data, Event, Ref, Text, Thinking, ToolResult
+from .common import anthropic_blocks, as_text, generic_event, set_time
+from .openai_chat import Linked, prompt_title
+
+NAME = "anthropic-messages"
+MODE = "document"
+
+_OWN_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+               "mcp_tool_use", "mcp_tool_result", "web_search_tool_result", "web_fetch_tool_result",
+               "code_execution_tool_result", "container_upload", "search_result", "document"}
+_OPENAI = {"tool_calls", "tool_call_id", "function_call", "reasoning_content"}
+_FOREIGN = {"name", "metadata", "message_id", "timestamp", "parts", "thread_id", "is_llm_message",
+            "_type", "uuid", "sessionId", "session_id", "finish_reason", "sender"}
+_HEADER = re.compile(r"\[(?P<name>[A-Za-z_][\w.:-]*)(?: for '(?P<target>.*?)')?\] Result:", re.S)
+_ERRORS = ("The tool execution failed", "The user denied this operation", "Missing value for "
+           "required parameter", '{"status":"error"', '{"status": "error"', '{"status":"denied"',
+           '{"status": "denied"', "[ERROR]")
+_REMINDERS = ("# TODO LIST UPDATE REQUIRED", "# task_progress RECOMMENDED", "[ERROR] You did not use",
+              "[TASK RESUMPTION]")
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict) or rec.get("role") not in ("user", "assistant"):
+        return 0
+    if "content" not in rec or _OPENAI & rec.keys():
+        return 0
+    content = rec.get("content")
+    if isinstance(content, dict):
+        content = [content]
+    own = isinstance(content, list) and any(
+        isinstance(b, dict) and (b.get("type") in _OWN_BLOCKS or (
+            b.get("type") == "image" and isinstance(b.get("source"), dict))) for b in content)
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in (
+            "image_url", "input_audio", "refusal") for b in content):
+        return 0  # OpenAI content parts
+    if own and not (_FOREIGN & rec.keys()):
+        return 2
+    return 1
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """The message list (with a document's `system` first), Cline's text results paired."""
+    found: list = []
+    if isinstance(doc, list):
+        found = [(f"[{i}]", r) for i, r in enumerate(doc)]
+    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        if isinstance(doc.get("system"), (str, list)) and doc["system"]:
+            found.append(("system", {"role": "system", "content": doc["system"]}))
+        found += [(f"messages[{i}]", r) for i, r in enumerate(doc["messages"])]
+    if not any(isinstance(r, dict) and "role" in r for _, r in found):
+        return None
+    return _pair_text_results(found)
+
+
+def document_bonus(doc: Any) -> int:
+    """`system` beside `messages` is the Anthropic request shape (OpenAI puts it in the list)."""
+    return 1 if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and isinstance(
+        doc.get("system"), (str, list)) else 0
+
+
+def _pair_text_results(found: list) -> list:
+    out = list(found)
+    pending: list[tuple[str, str]] = []
+    for i, (path, rec) in enumerate(found):
+        if not isinstance(rec, dict):
+            continue
+        content = rec.get("content")
+        if rec.get("role") == "assistant":
+            pending = [(str(b.get("id") or ""), str(b.get("name") or "")) for b in
+                       (content if isinstance(content, list) else [])
+                       if isinstance(b, dict) and b.get("type") == "tool_use"]
+            continue
+        if rec.get("role") != "user" or not isinstance(content, list) or not pending:
+            continue
+        heads = {j: m["name"] for j, b in enumerate(content)
+                 if (m := _header(b)) is not None}
+        pairs = {}
+        for j, name in heads.items():
+            k = next((n for n, (_, pname) in enumerate(pending) if pname == name), None)
+            if k is None and len(heads) == 1 and len(pending) == 1:
+                k = 0  # one call, one result: the header names the tool differently
+            if k is not None:
+                pairs[j] = pending.pop(k)[0]
+        if pairs:
+            out[i] = (path, Linked(rec, pairs))
+        pending = []
+    return out
+
+
+def _header(b: Any) -> re.Match | None:
+    if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
+        return _HEADER.match(b["text"])
+    return None
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+        return generic_event(rec, ref, NAME)
+    role = rec["role"]
+    ev = Event(ref, role, format=NAME)
+    content = rec.get("content")
+    if role == "user":
+        ev.blocks = _user_blocks(content, getattr(rec, "links", None) or {})
+        results = [b for b in ev.blocks if b.kind == "tool_result"]
+        if results and all(b.kind in ("tool_result", "data") for b in ev.blocks):
+            ev.role, ev.kind = "tool", "tool_result"
+    else:
+        ev.blocks = _blocks(content, markdown=role != "system")
+    _common(ev, rec)
+    return ev
+
+
+def _blocks(content: Any, markdown: bool = True) -> list:
+    out = anthropic_blocks(content, markdown=markdown)
+    if isinstance(content, list):  # Cline: empty thinking with a summary
+        raw_thinking = [b for b in content if isinstance(b, dict) and b.get("type") == "thinking"]
+        thinking = [b for b in out if b.kind == "thinking" and not b.redacted]
+        for raw, b in zip(raw_thinking, thinking):
+            summary = raw.get("summary")
+            if not b.text.strip() and isinstance(summary, list) and summary:
+                b.text = "\n\n".join(s.get("text", "") if isinstance(s, dict) else as_text(s)
+                                     for s in summary)
+    return out
+
+
+def _user_blocks(content: Any, pairs: dict) -> list:
+    if not isinstance(content, list):
+        return [_prompt(b) for b in _blocks(content)]
+    out = []
+    j = 0
+    while j < len(content):
+        b = content[j]
+        if j in pairs:
+            call, text = pairs[j], b["text"]
+            body = text[_HEADER.match(text).end():].lstrip("\n")
+            result = [Text(body, markdown=False)] if body.strip() else []
+            j += 1
+            if not body.strip():  # older Cline: the result follows in its own blocks
+                while j < len(content) and j not in pairs and _header(content[j]) is None \
+                        and not _is_quiet(content[j]):
+                    result += anthropic_blocks([content[j]], markdown=False)
+                    j += 1
+            first = next((r.text for r in result if r.kind == "text"), "")
+            error = True if first.lstrip().startswith(_ERRORS) else None
+            out.append(ToolResult(call, result, error))
+            continue
+        out += [_prompt(x) for x in _blocks([b])]
+        j += 1
+    return out
+
+
+def _is_quiet(b: Any) -> bool:
+    if not (isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)):
+        return False
+    t = b["text"].lstrip()
+    return t.startswith("<environment_details>") or t.startswith(_REMINDERS)
+
+
+def _prompt(b):
+    """A user text block: environment details and reminders made quiet, `<task>` unwrapped."""
+    if b.kind != "text":
+        return b
+    t = b.text.strip()
+    if t.startswith("<environment_details>"):
+        return Data(_sections(t.removeprefix("<environment_details>").removesuffix(
+            "</environment_details>")), "environment details")
+    if t.startswith(_REMINDERS):
+        head = t.splitlines()[0].lstrip("# ").strip()
+        return Data([ln.rstrip() for ln in t.splitlines() if ln.strip()], f"Cline reminder: {head}")
+    if t.startswith("<task>") and t.endswith("</task>"):
+        return Text(t[len("<task>"):-len("</task>")].strip(), b.markdown)
+    return b
+
+
+def _sections(text: str) -> dict:
+    """`# Heading` sections of Cline's environment details, each as its lines."""
+    out: dict = {}
+    head = ""
+    for ln in text.strip().splitlines():
+        if ln.startswith("# "):
+            head = ln[2:].strip()
+            out.setdefault(head, [])
+        elif ln.strip():
+            out.setdefault(head or "details", []).append(ln.rstrip())
+    return {k: (v[0] if len(v) == 1 else v) for k, v in out.items()}
+
+
+def _common(ev: Event, rec: dict) -> None:
+    info = rec.get("modelInfo") if isinstance(rec.get("modelInfo"), dict) else {}
+    metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
+    model = rec.get("model") or info.get("modelId")
+    if isinstance(model, str) and model:
+        ev.model = model
+    usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else metrics.get("tokens")
+    if isinstance(usage, dict):
+        ev.usage = dict(usage)
+    if isinstance(metrics.get("cost"), (int, float)) and not isinstance(metrics.get("cost"), bool):
+        ev.usage = {**(ev.usage or {}), "cost": metrics["cost"]}
+    for raw in (rec.get("ts"), rec.get("timestamp"), rec.get("created_at"), metrics.get("ts")):
+        if raw is not None and not isinstance(raw, (dict, list)):
+            set_time(ev, raw)
+            break
+    if isinstance(rec.get("id"), str) and rec["id"]:
+        ev.source_id = rec["id"]
+    ev.meta = {k: v for k, v in rec.items() if k not in ("content", "role")}
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return prompt_title(ev.text())
+    return None

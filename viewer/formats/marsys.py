@@ -1,0 +1,518 @@
+"""MARSYS (rezaho/MARSYS, PyPI `marsys`) multi-agent transcripts: OpenAI messages plus agents.
+
+Shapes, all read record by record:
+
+* The documented `Message` (the project's `docs/concepts/messages.md`): an OpenAI message plus
+  `name` (agent or tool), `message_id`, `metadata`, `timestamp`, and the roles `error`,
+  `agent_call` (`name` = the callee, `metadata.caller`, `metadata.task_id`) and `agent_response`
+  (`name` = the responder, `metadata.task_id`, `completion_time`).
+* The library's own dataclass (marsys 0.2: `marsys.agents.memory.Message`) as `dataclasses.asdict`
+  writes it: `{role, content, message_id, name, tool_calls: [{id, call_id, type, name, arguments}],
+  agent_calls: [{agent_name, request}], structured_data, images, tool_call_id, reasoning_details}`.
+* What MARSYS itself persists:
+  - `MemoryManager.save_to_file` / `Agent.save_state`: `{memory_type, messages, timestamp,
+    additional_state}`, each message as `Message.to_llm_dict()` writes it (no id, no time);
+  - `StateManager.save_session` (`FileStorageBackend`: `sessions/session_<id>.json`): a snapshot
+    whose `branch_results[<branch>].branch_memory` maps each agent to the messages of its memory,
+    stamped with unix `timestamp`s; `tool_calls` kept as `ToolCallMsg` objects are written with
+    `default=str`, i.e. as `"ToolCallMsg(id='…', …)"` strings, which are read back here.
+  JSONL (one message per line) and JSON lists of messages are read as well.
+
+Agents: `author` is the agent that wrote a message (`name`, or the branch-memory owner; for
+`agent_call` the `metadata.caller`), `recipient` the callee of an `agent_call` and the caller of an
+`agent_response` where known, so the page shows caller → callee. An assistant turn whose content is
+MARSYS's action JSON (`{thought, next_action, action_input}`) shows the thought as thinking and an
+`invoke_agent` action as an agent call to each named agent; `call_tool` actions become tool calls.
+`error` messages keep their role and stand out. A tool message whose content is the executor's
+failure dict (`{'error': …, 'type': …}`) is a failed call; a user message opening with
+`[Tool response content for tool_call_id: X]` (the multimodal half of a tool result) hangs under X.
+
+A snapshot reads as: a hidden session card (`$`), a hidden card per branch, each agent's memory,
+then a result card per branch. The executor appends an agent's whole memory after every step, so its
+list holds growing copies; messages an earlier copy holds are hidden ("repeated by a later memory
+sync", JSON path suffixed `(repeat of [i])`) and their calls shown as data, so each call pairs once.
+A memory file does not name its agent: assistant turns carry it in `name`, user turns do not.
+`metadata`, `additional_state`, checksums and the branch topology stay in the raw view (and `meta`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+import orjson
+
+from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult
+from .common import as_text, generic_event, media_block, openai_tool_calls, set_time
+
+NAME = "marsys"
+MODE = "jsonl"
+
+_ROLES = {"system", "user", "assistant", "tool", "error", "agent_call", "agent_response"}
+_OWN_KEYS = {"agent_calls", "structured_data"}
+_THREAD_KEYS = {"caller", "callee", "task_id"}
+_SNAPSHOT_KEYS = {"session_id", "branch_results", "checksum"}
+_BRANCH_AGENT = re.compile(r'branch_memory\[("(?:[^"\\]|\\.)*")\]')
+_TOOL_CALL_REPR = re.compile(r"^ToolCallMsg\((.*)\)$", re.S)
+REPEAT = " (repeat of ["  # marks a branch-memory path whose message an earlier sync holds
+_TOOL_PAYLOAD = re.compile(r"^\[Tool response content for tool_call_id: ([^\]]+)\]")
+_KWARG = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+        return 0
+    role = rec["role"]
+    if "parts" in rec or "message" in rec or "type" in rec:
+        return 0  # Wolo, Claude Code, typed-block formats
+    if role in ("agent_call", "agent_response"):
+        return 3
+    md = rec.get("metadata")
+    if _OWN_KEYS & rec.keys() or (isinstance(md, dict) and _THREAD_KEYS & md.keys()):
+        return 3
+    if "message_id" in rec and ({"timestamp", "metadata", "name"} & rec.keys()):
+        return 3
+    if role == "error" and ("name" in rec or "message_id" in rec):
+        return 3
+    calls = rec.get("tool_calls") if isinstance(rec.get("tool_calls"), list) else []
+    if any(isinstance(c, dict) and "call_id" in c and "arguments" in c and "function" not in c
+           for c in calls):
+        return 2  # ToolCallMsg as dataclasses.asdict writes it
+    if role in _ROLES and "id" not in rec and "name" in rec \
+            and isinstance(rec.get("timestamp"), float):
+        return 2  # a branch-memory message: to_llm_dict() plus the executor's unix timestamp
+    return 0
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    if isinstance(doc, list):
+        if not any(sniff(r) for r in doc[:50]):
+            return None
+        return [(f"[{i}]", r) for i, r in enumerate(doc)]
+    if not isinstance(doc, dict):
+        return None
+    if isinstance(doc.get("memory_type"), str) and isinstance(doc.get("messages"), list):
+        return [(f"messages[{i}]", r) for i, r in enumerate(doc["messages"])]
+    if isinstance(doc.get("branch_results"), dict) and "session_id" in doc:
+        return _snapshot_records(doc)
+    msgs = doc.get("messages")
+    if isinstance(msgs, list) and any(sniff(r) for r in msgs[:50]):
+        return [(f"messages[{i}]", r) for i, r in enumerate(msgs)]
+    return None
+
+
+def _snapshot_records(doc: dict) -> list[tuple[str, Any]]:
+    """A StateManager snapshot: a session card, then per branch its agents' memories and result."""
+    out: list[tuple[str, Any]] = [("$", {k: v for k, v in doc.items()
+                                         if k not in ("branches", "branch_results")})]
+    branches = doc.get("branches") if isinstance(doc.get("branches"), dict) else {}
+    results = doc["branch_results"]
+    for bid in [*branches, *(b for b in results if b not in branches)]:
+        if bid in branches:
+            out.append((f"branches[{_q(bid)}]", branches[bid]))
+        res = results.get(bid)
+        if not isinstance(res, dict):
+            continue
+        memory = res.get("branch_memory") if isinstance(res.get("branch_memory"), dict) else {}
+        for agent, msgs in memory.items():
+            msgs = msgs if isinstance(msgs, list) else [msgs]
+            repeats = _repeats(msgs)
+            for i, m in enumerate(msgs):
+                path = f"branch_results[{_q(bid)}].branch_memory[{_q(agent)}][{i}]"
+                out.append((path + (f"{REPEAT}{repeats[i]}])" if i in repeats else ""), m))
+        summary = {k: v for k, v in res.items() if k != "branch_memory"}
+        out.append((f"branch_results[{_q(bid)}]", summary))
+    return out
+
+
+def _repeats(msgs: list) -> dict[int, int]:
+    """Messages a later sync appended again: index → index of the first copy.
+
+    After every step BranchExecutor appends the agent's whole memory to its branch memory, so the
+    list is a run of growing copies, each starting with the memory's first message. A message equal
+    (but for its timestamp) to the one at the same place in the copy before is a repeat."""
+    keys = [_key(m) for m in msgs]
+    if not keys:
+        return {}
+    starts = [j for j, k in enumerate(keys) if k == keys[0]] + [len(keys)]
+    first: dict[int, int] = {}
+    for t in range(1, len(starts) - 1):
+        prev, cur, end = starts[t - 1], starts[t], starts[t + 1]
+        for k in range(min(cur - prev, end - cur)):
+            if keys[cur + k] != keys[prev + k]:
+                break
+            first[cur + k] = first.get(prev + k, prev + k)
+    return first
+
+
+def _key(m: Any) -> bytes:
+    if isinstance(m, dict):
+        m = {k: v for k, v in m.items() if k != "timestamp"}
+    return orjson.dumps(m, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+
+
+def _q(key: Any) -> str:
+    return orjson.dumps(str(key)).decode()
+
+
+def document_bonus(doc: Any) -> int:
+    """A memory file's messages look like plain OpenAI ones: its wrapper is what says MARSYS."""
+    if isinstance(doc, dict):
+        if isinstance(doc.get("memory_type"), str) and isinstance(doc.get("messages"), list):
+            return 3 * min(len(doc["messages"]), 50) + 3
+        if _SNAPSHOT_KEYS <= doc.keys() and isinstance(doc.get("branch_results"), dict):
+            return 10
+    return 0
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict):
+        return generic_event(rec, ref, NAME)
+    path = ref.path or ""
+    if path == "$" and "session_id" in rec:
+        return _snapshot_card(rec, ref)
+    if path.startswith("branches["):
+        return _branch_card(rec, ref)
+    if path.startswith("branch_results[") and "branch_memory" not in path:
+        return _result_card(rec, ref)
+    if not isinstance(rec.get("role"), str):
+        ev = generic_event(rec, ref, NAME)
+        ev.format = NAME
+        return ev
+    ev = _message(rec, ref, _branch_agent(path))
+    ev.format = NAME
+    if REPEAT in path:
+        _as_repeat(ev, path)
+    return ev
+
+
+def _as_repeat(ev: Event, path: str) -> None:
+    """A copy of an earlier message: hidden, and its calls and results kept out of the state map."""
+    ev.hidden, ev.hidden_reason = True, "repeated by a later memory sync"
+    ev.source_id = None
+    ev.running = []
+    if ev.role == "error":  # counted once, where it first appears
+        ev.role = "system"
+    blocks = []
+    for b in ev.blocks:
+        if b.kind == "tool_use":
+            b = Data({"id": b.id, "name": b.name, "input": b.input}, "tool call (repeat)")
+        elif b.kind == "tool_result":
+            texts = [getattr(c, "text", None) for c in b.content]
+            b = Data({"tool_call_id": b.tool_use_id, "content": texts}, "tool result (repeat)")
+        blocks.append(b)
+    ev.blocks = blocks
+    first = path[path.index(REPEAT) + len(REPEAT):-2]
+    ev.blocks.insert(0, Notice(f"the agent's memory synced again: a copy of its message [{first}]"))
+
+
+def _branch_agent(path: str) -> str | None:
+    m = _BRANCH_AGENT.search(path)
+    if not m:
+        return None
+    try:
+        return orjson.loads(m.group(1))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
+    role = rec["role"] or "unknown"
+    md = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    name = rec.get("name") if isinstance(rec.get("name"), str) and rec.get("name") else None
+    ev = Event(ref, role)
+    if isinstance(rec.get("message_id"), str) and rec["message_id"]:
+        ev.source_id = rec["message_id"]
+    set_time(ev, rec.get("timestamp") if rec.get("timestamp") is not None else md.get("timestamp"))
+    ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "timestamp")}
+    ev.blocks.extend(_reasoning(rec.get("reasoning_details")))
+
+    if role == "tool":
+        ev.kind = "tool_result"
+        failed = md.get("error") or md.get("is_error") or _failed(rec.get("content"))
+        is_error = True if failed else None
+        ev.blocks.append(ToolResult(str(rec.get("tool_call_id") or ""), _result(rec.get("content")),
+                                    is_error))
+        ev.blocks.extend(_extras(rec))
+        return ev
+
+    _content(ev, rec.get("content"))
+    ev.blocks.extend(openai_tool_calls(_tool_calls(rec.get("tool_calls"))))
+    agent_calls = rec.get("agent_calls") if isinstance(rec.get("agent_calls"), list) else []
+    for call in agent_calls:
+        if isinstance(call, dict):
+            _invoke(ev, call.get("agent_name"), call.get("request"), from_field=True)
+    ev.blocks.extend(_extras(rec))
+
+    if role == "agent_call":
+        ev.kind = "agent_call"
+        ev.author = _s(md.get("caller")) or _s(md.get("from")) or owner
+        ev.recipient = _s(md.get("callee")) or name or ev.recipient
+    elif role == "agent_response":
+        ev.kind = "agent_response"
+        ev.author = name or _s(md.get("callee")) or owner
+        ev.recipient = _s(md.get("caller")) or _s(md.get("to")) or ev.recipient or (
+            owner if owner != ev.author else None)  # it sits in the caller's memory
+    elif role == "error":
+        ev.kind = "error"
+        ev.author = name or owner
+    elif role == "system":
+        ev.author = name
+    elif role == "user":
+        ev.author = name
+        first = next((b for b in ev.blocks if b.kind == "text"), None)
+        m = _TOOL_PAYLOAD.match(first.text) if first is not None else None
+        if m:  # the multimodal half of a tool result, sent as a user message
+            ev.kind, ev.parent = "tool_output", m.group(1).strip()
+        elif owner and ev.recipient is None:
+            ev.recipient = owner  # a request in this agent's memory: from the user or its caller
+    else:
+        ev.author = name or owner
+        if owner and name and name != owner:
+            ev.author, ev.model = owner, name
+    threaded = md.get("task_id") or md.get("completion_time")
+    if role in ("agent_call", "agent_response") and threaded:
+        words = f"task {md['task_id']}" if md.get("task_id") else "task"
+        if isinstance(md.get("completion_time"), (int, float)):
+            words += f" · completed in {md['completion_time']:g}s"
+        ev.blocks.insert(0, Notice(words))
+    return ev
+
+
+def _s(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _content(ev: Event, content: Any) -> None:
+    """Message content: text, OpenAI typed parts, or MARSYS's action JSON (string or object)."""
+    if content is None:
+        return
+    action = content if isinstance(content, dict) else None
+    if isinstance(content, str):
+        text = content.strip()
+        if text.startswith("{") and '"next_action"' in text:
+            try:
+                parsed = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                parsed = None
+            action = parsed if isinstance(parsed, dict) else None
+        if action is None:
+            if text:
+                ev.blocks.append(Text(content, markdown=ev.role != "error"))
+            return
+    if isinstance(content, list):
+        ev.blocks.extend(_parts(content))
+        return
+    if isinstance(action, dict) and ("next_action" in action or "thought" in action):
+        _action(ev, action)
+    elif isinstance(action, dict):
+        ev.blocks.append(Data(action, "content"))
+
+
+def _action(ev: Event, action: dict) -> None:
+    thought = action.get("thought")
+    if thought:
+        ev.blocks.append(Thinking(as_text(thought)))
+    kind = action.get("next_action")
+    inp = action.get("action_input")
+    if kind == "invoke_agent":
+        calls = inp if isinstance(inp, list) else [inp]
+        for c in calls:
+            if isinstance(c, dict):
+                _invoke(ev, c.get("agent_name"), c.get("request"))
+            else:
+                ev.blocks.append(Data(c, "invocation"))
+    elif kind == "final_response":
+        resp = inp.get("response") if isinstance(inp, dict) and "response" in inp else inp
+        ev.blocks.append(Notice("final response"))
+        if isinstance(resp, str):
+            ev.blocks.append(Text(resp))
+        elif resp is not None:
+            ev.blocks.append(Data(resp, "response"))
+    elif kind == "call_tool" and isinstance(inp, dict) and "tool_calls" in inp:
+        ev.blocks.extend(openai_tool_calls(inp["tool_calls"]))
+    elif kind is not None or inp is not None:
+        ev.blocks.append(Notice(f"next action: {kind}" if kind else "action"))
+        if inp is not None:
+            ev.blocks.append(Data(inp, "action input"))
+    rest = {k: v for k, v in action.items() if k not in ("thought", "next_action", "action_input")}
+    if rest:
+        ev.blocks.append(Data(rest, "content"))
+
+
+def _invoke(ev: Event, agent: Any, request: Any, from_field: bool = False) -> None:
+    """One agent invocation: the message becomes a call from this agent to `agent`."""
+    agent = agent if isinstance(agent, str) and agent else "?"
+    names = [n for n in (ev.recipient or "").split(", ") if n]
+    if agent not in names:
+        names.append(agent)
+    ev.recipient = ", ".join(names)
+    ev.kind = "agent_call"
+    if from_field and any(b.kind == "notice" and b.text == f"invoke {agent}" for b in ev.blocks):
+        return
+    ev.blocks.append(Notice(f"invoke {agent}"))
+    if from_field and ev.text() and as_text(request).strip() == ev.text().strip():
+        return  # the request is the message content already shown
+    if isinstance(request, str):
+        if request.strip():
+            ev.blocks.append(Text(request))
+    elif request is not None:
+        ev.blocks.append(Data(request, "request"))
+
+
+def _parts(content: list) -> list:
+    out = []
+    for item in content:
+        if isinstance(item, str):
+            out.append(Text(item))
+        elif isinstance(item, dict) and item.get("type") == "text":
+            out.append(Text(as_text(item.get("text"))))
+        elif isinstance(item, dict) and item.get("type") in ("image_url", "image"):
+            out.append(media_block(item, "image"))
+        else:
+            out.append(Data(item, item.get("type") if isinstance(item, dict) else None))
+    return out
+
+
+def _failed(content: Any) -> bool:
+    """A tool message whose content is the executor's failure dict (`{"error": …, "type": …}`,
+    written with str(), so a Python literal) or its JSON twin."""
+    if isinstance(content, dict):
+        return bool(content.get("error"))
+    if not isinstance(content, str) or not content.startswith("{") or len(content) > 20_000 \
+            or "error" not in content[:200]:
+        return False
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        try:
+            value = ast.literal_eval(content)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return isinstance(value, dict) and bool(value.get("error")) and "result" not in value
+
+
+def _result(content: Any) -> list:
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [Text(content, markdown=False)]
+    if isinstance(content, list):
+        return _parts(content)
+    return [Data(content)]
+
+
+def _extras(rec: dict) -> list:
+    out = []
+    images = rec.get("images")
+    if isinstance(images, list):
+        for img in images:
+            if isinstance(img, str):
+                out.append(media_block({"url": img, "name": img.rsplit("/", 1)[-1][:80]}, "image"))
+    sd = rec.get("structured_data")
+    if sd is not None:
+        out.append(Data(sd, "structured data"))
+    return out
+
+
+def _reasoning(details: Any) -> list:
+    """reasoning_details (OpenRouter / Gemini thought signatures) as thinking blocks."""
+    if not isinstance(details, list):
+        return []
+    out = []
+    for d in details:
+        if not isinstance(d, dict):
+            continue
+        text = d.get("text") or d.get("summary")
+        if isinstance(text, str) and text:
+            sig = d.get("signature")
+            out.append(Thinking(text, signature=sig if isinstance(sig, str) else None))
+        else:
+            sig = d.get("data") or d.get("signature")
+            out.append(Thinking("", True, sig if isinstance(sig, str) else None))
+    return out
+
+
+def _tool_calls(calls: Any) -> Any:
+    """Tool calls, with `ToolCallMsg(...)` reprs (a snapshot written with default=str) read back."""
+    if not isinstance(calls, list):
+        return calls
+    out = []
+    for c in calls:
+        m = _TOOL_CALL_REPR.match(c) if isinstance(c, str) else None
+        if m:
+            fields = {}
+            for key, lit in _KWARG.findall(m.group(1)):
+                try:
+                    fields[key] = ast.literal_eval(lit)
+                except (ValueError, SyntaxError):
+                    fields[key] = lit
+            if fields.get("id"):
+                out.append(fields)
+                continue
+        out.append(c)
+    return out
+
+
+def _snapshot_card(rec: dict, ref: Ref) -> Event:
+    md = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    words = f"MARSYS session {rec.get('session_id')}"
+    if md.get("status"):
+        words += f" · {md['status']}"
+    if isinstance(md.get("total_steps"), int):
+        words += f" · {md['total_steps']} steps"
+    ev = Event(ref, "system", kind="session", format=NAME, hidden=True,
+               hidden_reason="session snapshot", blocks=[Notice(words, rec)])
+    set_time(ev, rec.get("timestamp"))
+    ev.meta = dict(rec)
+    return ev
+
+
+def _branch_card(rec: dict, ref: Ref) -> Event:
+    topo = rec.get("topology") if isinstance(rec.get("topology"), dict) else {}
+    state = rec.get("state") if isinstance(rec.get("state"), dict) else {}
+    agents = topo.get("agents") if isinstance(topo.get("agents"), list) else []
+    words = f"branch {rec.get('name') or rec.get('id') or '?'}"
+    if state.get("status"):
+        words += f" · {state['status']}"
+    if agents:
+        words += " · agents " + ", ".join(map(str, agents))
+    ev = Event(ref, "status", kind="branch", format=NAME, hidden=True, hidden_reason="branch state",
+               blocks=[Notice(words, rec)])
+    set_time(ev, state.get("start_time"))
+    if state.get("error"):
+        ev.role = "error"
+        ev.hidden = False
+        ev.blocks.append(Text(as_text(state["error"]), markdown=False))
+    ev.meta = dict(rec)
+    return ev
+
+
+def _result_card(rec: dict, ref: Ref) -> Event:
+    ok = rec.get("success")
+    outcome = "succeeded" if ok else "failed" if ok is False else "ended"
+    words = f"branch {rec.get('branch_id') or '?'} {outcome}"
+    if isinstance(rec.get("total_steps"), int):
+        words += f" · {rec['total_steps']} steps"
+    role = "error" if ok is False or rec.get("error") else "status"
+    ev = Event(ref, role, kind="result", format=NAME, blocks=[Notice(words)])
+    final = rec.get("final_response")
+    if isinstance(final, str) and final.strip():
+        ev.blocks.append(Text(final))
+    elif final is not None:
+        ev.blocks.append(Data(final, "final response"))
+    if rec.get("error"):
+        ev.blocks.append(Text(as_text(rec["error"]), markdown=False))
+    trace = rec.get("execution_trace")
+    if isinstance(trace, list) and trace:
+        ev.blocks.append(Data(trace, "execution trace"))
+    ev.meta = dict(rec)
+    return ev
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        text = ev.text()
+        return text or None
+    return None

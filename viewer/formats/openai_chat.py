@@ -1,0 +1,304 @@
+"""OpenAI chat-completions message lists: `[{role, content, tool_calls, tool_call_id, ...}, ...]`.
+
+The most common shape an agent saves its conversation in, so this is a generic adapter: it scores 1
+for a plain `{role, content}` message (2 where only OpenAI writes a field: `tool_calls`,
+`tool_call_id`, `function_call`, `reasoning_content`) and caps at 1 whenever a record carries fields
+of a more specific format (MARSYS, AgentScope, Wolo, agentpress rows), so those win detection.
+
+Shapes read:
+* a bare JSON array of messages, JSONL with one message per line, or a document holding the list:
+  mini-swe-agent trajectories `{"info", "messages", "trajectory_format", "instance_id"}` and early
+  AgentPress thread files `threads/<uuid>.json` = `{"messages": [...]}`. The detected file layout
+  decides JSONL vs document mode; `records(doc)` finds the list in a document.
+* roles system / developer / user / assistant / tool / function, and any other role kept as written
+  (mini-swe-agent ends with `exit`: the submitted patch, or the error that stopped the run).
+* `content` as a string or a list of parts: text, image_url, input_audio, file, refusal.
+* `tool_calls` (parallel calls; `arguments` a JSON string, parsed for display, kept raw when it is
+  not JSON) and the legacy single `function_call` (answered by a `function` message; the pair is
+  linked by position, since the legacy API has no ids: the answer follows its call).
+* `tool_call_id` (+ `name`) on tool messages → a ToolResult. An AgentPress `ToolResult(success=False`
+  output and a mini-swe-agent command with a non-zero `returncode` or an `exception_info` are errors.
+* `reasoning_content` (DeepSeek, vLLM), `reasoning` (OpenRouter) and LiteLLM `thinking_blocks` →
+  Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice and its text.
+* mini-swe-agent's `extra`: the raw completion (`extra.response`: model, usage), `cost` (added to the
+  usage), unix `timestamp`; tool messages' `extra.returncode` / `raw_output`. Other `timestamp` /
+  `created_at` fields are read too.
+
+mini-swe-agent submits by running a command whose output starts with
+`COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`: that call gets no tool message, the run ends with the `exit`
+message instead. In document mode `records(doc)` links the two, so the exit message answers the call
+(an error status answers it as an error) instead of leaving it pending forever.
+
+Kept only in the raw view: `provider_specific_fields`, the raw completion beyond model and usage,
+`extra.actions`, a trajectory's `info` (config, model stats), and every key no block shows (they stay
+in `Event.meta`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, generic_event, media_block, openai_tool_calls, parse_arguments, \
+    result_content, set_time
+
+NAME = "openai-chat"
+MODE = "document"
+
+LIST_KEYS = ("messages", "history", "conversation", "chat", "trajectory")
+_OPENAI_KEYS = {"tool_calls", "tool_call_id", "function_call", "reasoning_content", "refusal",
+                "audio"}
+# fields of more specific formats: a record holding any of them is at most "plausible" here
+_FOREIGN = {"message_id", "metadata", "timestamp", "parts", "thread_id", "is_llm_message", "_type",
+            "uuid", "sessionId", "session_id", "modelInfo", "metrics", "finish_reason", "sender"}
+_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+                     "document"}
+_TAG_LINE = re.compile(r"^\s*</?[\w:-]+(\s[^>]*)?>\s*$")
+
+
+class Linked(dict):
+    """A record as the file holds it, plus what only its neighbours say (never serialised)."""
+
+    links: Any  # e.g. the calls this record answers, which the record itself does not name
+
+    def __init__(self, rec: dict, links: Any):
+        super().__init__(rec)
+        self.links = links
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+        return 0
+    if "content" not in rec and not ({"tool_calls", "function_call"} & rec.keys()):
+        return 0
+    content = rec.get("content")
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS
+                                         for b in content):
+        return 0  # an Anthropic Messages list
+    if _FOREIGN & rec.keys() or rec.get("type") not in (None, "message"):
+        return 1
+    if _OPENAI_KEYS & rec.keys() or rec["role"] in ("tool", "function"):
+        return 2
+    if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("image_url", "input_audio", "refusal")
+            for b in content):
+        return 2
+    return 1
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """The message list of a bare array or of a document holding one (mini-swe-agent, AgentPress)."""
+    found = None
+    if isinstance(doc, list):
+        found = [(f"[{i}]", r) for i, r in enumerate(doc)]
+    elif isinstance(doc, dict):
+        for key in LIST_KEYS:
+            if isinstance(doc.get(key), list):
+                found = [(f"{key}[{i}]", r) for i, r in enumerate(doc[key])]
+                break
+    if not found or not any(isinstance(r, dict) and "role" in r for _, r in found):
+        return None
+    return _link_exit(found)
+
+
+def document_bonus(doc: Any) -> int:
+    """mini-swe-agent names its trajectory format."""
+    if isinstance(doc, dict) and str(doc.get("trajectory_format", "")).startswith("mini-swe-agent"):
+        return 3
+    return 0
+
+
+def _link_exit(found: list) -> list:
+    """An `exit` message right after an assistant turn whose calls got no tool message answers them."""
+    out = list(found)
+    for i, (path, rec) in enumerate(found):
+        if not (isinstance(rec, dict) and rec.get("role") == "exit") or i == 0:
+            continue
+        prev = found[i - 1][1]
+        if not (isinstance(prev, dict) and prev.get("role") == "assistant"):
+            continue
+        calls = [b.id for b in openai_tool_calls(prev.get("tool_calls")) if b.kind == "tool_use"]
+        if calls:
+            extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+            failed = extra.get("exit_status") not in (None, "Submitted")
+            out[i] = (path, Linked(rec, [(c, failed) for c in calls]))
+    return out
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+        return generic_event(rec, ref, NAME)
+    role = rec["role"]
+    ev = Event(ref, "system" if role == "developer" else role, format=NAME)
+    content = rec.get("content")
+    if role in ("tool", "function"):
+        _tool_result(ev, rec, ref)
+    elif role == "exit":
+        _exit(ev, rec)
+    else:
+        ev.blocks = thinking_blocks(rec) + content_blocks(content, markdown=role != "system")
+        if isinstance(rec.get("refusal"), str) and rec["refusal"]:
+            ev.blocks += [Notice("the model refused"), Text(rec["refusal"])]
+        if isinstance(rec.get("audio"), dict):
+            ev.blocks += _audio(rec["audio"])
+        ev.blocks += openai_tool_calls(rec.get("tool_calls"))
+        fc = rec.get("function_call")
+        if isinstance(fc, dict) and not rec.get("tool_calls"):
+            args, raw = parse_arguments(fc.get("arguments"))
+            name = str(fc.get("name") or "?")
+            ev.blocks.append(ToolUse(f"{name}@{ref.line}", name, args, raw))
+        if isinstance(rec.get("name"), str) and rec["name"] and role in ("user", "assistant"):
+            ev.author = rec["name"]
+    _common(ev, rec)
+    return ev
+
+
+def content_blocks(content: Any, *, markdown: bool = True) -> list:
+    """OpenAI `content`: a string, or a list of parts (text, image_url, input_audio, file, refusal)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Text(content, markdown)] if content.strip() else []
+    if not isinstance(content, list):
+        return [Data(content, "content")]
+    out = []
+    for part in content:
+        if isinstance(part, str):
+            out.append(Text(part, markdown))
+            continue
+        if not isinstance(part, dict):
+            out.append(Data(part))
+            continue
+        t = part.get("type")
+        if t in ("text", "input_text", "output_text") or (t is None and "text" in part):
+            text = part.get("text")
+            out.append(Text(text if isinstance(text, str) else as_text(text), markdown))
+        elif t in ("image_url", "input_image", "image"):
+            out.append(media_block(part, "image"))
+        elif t == "input_audio":
+            audio = part.get("input_audio") if isinstance(part.get("input_audio"), dict) else {}
+            fmt = audio.get("format")
+            data = audio.get("data") if isinstance(audio.get("data"), str) else None
+            out.append(Media("audio", f"audio/{fmt}" if fmt else None, data))
+        elif t == "file":
+            f = part.get("file") if isinstance(part.get("file"), dict) else {}
+            data = f.get("file_data") if isinstance(f.get("file_data"), str) else None
+            m = media_block({"image_url": data} if data else {}, "document")
+            m.name = f.get("filename") or f.get("file_id")
+            out.append(m)
+        elif t == "refusal":
+            out += [Notice("the model refused"), Text(as_text(part.get("refusal")), markdown)]
+        else:
+            out.append(Data(part, str(t)))
+    return out
+
+
+def thinking_blocks(rec: dict) -> list:
+    """`thinking_blocks` (LiteLLM), else `reasoning_content` / `reasoning` → Thinking."""
+    out = []
+    blocks = rec.get("thinking_blocks")
+    if isinstance(blocks, list) and blocks:
+        for b in blocks:
+            if isinstance(b, dict) and b.get("type") == "redacted_thinking":
+                out.append(Thinking("", True, b.get("data")))
+            elif isinstance(b, dict):
+                out.append(Thinking(as_text(b.get("thinking")), False, b.get("signature")))
+        return out
+    for key in ("reasoning_content", "reasoning"):
+        text = rec.get(key)
+        if isinstance(text, str) and text.strip():
+            return [Thinking(text)]
+    return out
+
+
+def _audio(audio: dict) -> list:
+    out: list = []
+    if isinstance(audio.get("data"), str):
+        out.append(Media("audio", "audio/wav", audio["data"]))
+    if isinstance(audio.get("transcript"), str) and audio["transcript"]:
+        out.append(Text(audio["transcript"]))
+    return out or [Data(audio, "audio")]
+
+
+def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
+    ev.role, ev.kind = "tool", "tool_result"
+    content = rec.get("content")
+    if rec["role"] == "function":
+        call = f"{rec.get('name') or '?'}@{ref.line - 1}"
+    else:
+        call = str(rec.get("tool_call_id") or "")
+    blocks = result_content(content)
+    extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+    error = None
+    if isinstance(content, str) and content.startswith("ToolResult(success=False"):
+        error = True
+    if extra.get("exception_info") or (isinstance(extra.get("returncode"), int)
+                                       and not isinstance(extra.get("returncode"), bool)
+                                       and extra["returncode"] != 0):
+        error = True
+    ev.blocks = [ToolResult(call, blocks, error)]
+
+
+def _exit(ev: Event, rec: dict) -> None:
+    extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+    status = extra.get("exit_status")
+    ev.kind = "exit"
+    ev.blocks = [Notice(f"run ended: {status}" if status else "run ended")]
+    text = content_blocks(rec.get("content"), markdown=False)
+    answers = getattr(rec, "links", None)
+    if answers:
+        for call, failed in answers:
+            ev.blocks.append(ToolResult(call, text, True if failed else None))
+    else:
+        ev.blocks += text
+
+
+def _common(ev: Event, rec: dict) -> None:
+    extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+    model = rec.get("model") or response.get("model")
+    if isinstance(model, str) and model:
+        ev.model = model
+    usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else response.get("usage")
+    if isinstance(usage, dict):
+        ev.usage = dict(usage)
+    if isinstance(extra.get("cost"), (int, float)) and not isinstance(extra.get("cost"), bool):
+        ev.usage = {**(ev.usage or {}), "cost": extra["cost"]}
+    for raw in (extra.get("timestamp"), rec.get("timestamp"), rec.get("created_at"),
+                rec.get("created")):
+        if raw is not None and not isinstance(raw, (dict, list)):
+            set_time(ev, raw)
+            break
+    for key in ("id", "message_id"):
+        if isinstance(rec.get(key), str) and rec[key]:
+            ev.source_id = rec[key]
+            break
+    ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "role")}
+    if rec["role"] != ev.role:
+        ev.meta["role"] = rec["role"]
+
+
+def title_of(ev: Event) -> str | None:
+    """The first real user prompt; a long templated one (mini-swe-agent) gives its first real line."""
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return prompt_title(ev.text())
+    return None
+
+
+def prompt_title(text: str) -> str | None:
+    """Leading tag-only lines and "...:" lead-ins dropped, up to the next tag-only line; a long
+    prompt gives its first line (or that line's first sentence when the line is long)."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    while len(lines) > 1 and (_TAG_LINE.match(lines[0]) or lines[0].rstrip().endswith(":")):
+        lines.pop(0)
+    if not lines:
+        return None
+    end = next((i for i, ln in enumerate(lines) if i and _TAG_LINE.match(ln)), len(lines))
+    lines = lines[:end]  # a templated prompt: only its first tagged section
+    rest = "\n".join(lines)
+    if len(rest) <= 200:
+        return rest
+    first = lines[0].strip()
+    end = first.find(". ", 40, 200)  # a long first line: its first sentence
+    return first[:end + 1] if len(first) > 200 and end > 0 else first

@@ -1,0 +1,308 @@
+"""Wolo sessions (lzjever/wolo, PyPI `mbos-wolo`): messages made of parts, one file per message.
+
+On disk (`wolo/session.py`, `SessionStorage`) a session is a folder:
+
+    ~/.wolo/sessions/<session_id>/
+        session.json          {id, created_at, updated_at, parent_session_id, agent_type, title,
+                               tags, agent_display_name, pid, pid_updated_at, workdir,
+                               execution_mode (0.13)}
+        messages/<msg_id>.json  one message each, rewritten in place while it streams
+        todos.json            {todos: [...]}
+
+A message is `{id, role, parts, timestamp, finished, finish_reason, reasoning_content, metadata}`;
+`timestamp` is unix float seconds and is what Wolo sorts the folder's messages by. Parts are
+`{type: "text", id, text}` and `{type: "tool", id, tool, input, output, status, start_time,
+end_time}`; `status` goes pending → running → completed | error | partial | interrupted (the design
+note also names `failed`); unset times are `0.0`. `metadata.compaction.is_summary` marks the user
+message a history compaction wrote in place of the turns it summarised. Older Wolo wrote a session
+as one JSON file `{id, messages: [...], created_at, ...}`; that shape is read too.
+
+Read here: (a) JSONL, one message per line; (b) a JSON document: a list of messages or the old
+single-file session; (c) the real folder: `detect.read_document` asks `folder_document` first, which
+turns a `session.json` with a `messages/` folder beside it into one document (session metadata,
+todos and the messages ordered by their own `timestamp`), so discovery, the index and the raw view
+all see the folder as one session keyed by its `session.json`. Wolo rewrites `session.json` each
+time it saves a message, so a growing session is re-read when that file changes.
+
+A ToolPart is the call and its result at once: each becomes a `ToolUse` (with the part's status and
+start/end times) followed, when the status is final or output exists, by a `ToolResult` in the same
+event; a `running` part marks the call executing. `reasoning_content` is a `Thinking` block. The
+session metadata and todos are hidden bookkeeping cards; the agent's display name comes from
+`session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
+A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
+it is error / interrupted / doom_loop / max_steps / length) and message `metadata` stay in `meta` and
+the raw view. Sub-agent sessions (`parent_session_id`) stay separate sessions, not linked threads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, generic_event, set_time
+
+NAME = "wolo"
+MODE = "jsonl"
+
+SESSION_FILE = "session.json"
+TODOS_FILE = "todos.json"
+MESSAGES_DIR = "messages"
+FOLDER_KEY = "wolo_session_folder"  # marks the document `folder_document` builds
+
+# part status → is_error of the result it carries (None = success); other statuses have no result
+_FINAL = {"completed": None, "partial": None, "success": None, "done": None,
+          "error": True, "failed": True, "interrupted": True, "cancelled": True}
+_UNFINISHED = {"pending", "running"}
+_NOTED_ENDS = {"error", "interrupted", "doom_loop", "max_steps", "length", "content_filter"}
+_MESSAGE_KEYS = {"finished", "finish_reason", "reasoning_content"}
+_SESSION_KEYS = {"agent_display_name", "workdir", "pid", "parent_session_id", "execution_mode"}
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict) or not isinstance(rec.get("parts"), list):
+        return 0
+    if not isinstance(rec.get("role"), str):
+        return 0
+    parts = [p for p in rec["parts"] if isinstance(p, dict)]
+    if any(p.get("type") == "tool" and "tool" in p and "status" in p for p in parts):
+        return 3
+    if parts and not all(p.get("type") in ("text", "tool") for p in parts):
+        return 0  # Gemini-style {text} parts, OpenCode's other part types
+    if _MESSAGE_KEYS & rec.keys():
+        return 3
+    if "id" in rec and "timestamp" in rec:
+        return 2
+    return 0
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """Messages inside a document: a list, the old single-file session, or a session folder."""
+    if isinstance(doc, list):
+        if any(sniff(r) for r in doc[:50]):
+            return [(f"[{i}]", r) for i, r in enumerate(doc)]
+        return None
+    if not isinstance(doc, dict):
+        return None
+    if doc.get(FOLDER_KEY) is True:
+        out: list[tuple[str, Any]] = [(SESSION_FILE, doc.get("session"))]
+        out.extend((f"{MESSAGES_DIR}/{name}", rec) for name, rec in doc.get("messages") or [])
+        if doc.get("todos") is not None:
+            out.append((TODOS_FILE, doc["todos"]))
+        return out
+    msgs = doc.get("messages")
+    if isinstance(msgs, list) and any(sniff(r) for r in msgs[:50]):
+        return [(f"messages[{i}]", r) for i, r in enumerate(msgs)]
+    return None
+
+
+def document_bonus(doc: Any) -> int:
+    if isinstance(doc, dict) and doc.get(FOLDER_KEY) is True:
+        return 10
+    if isinstance(doc, dict) and "messages" in doc and "created_at" in doc and "id" in doc:
+        return 1
+    return 0
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    # the folder document's two bookkeeping files, recognised by where they sit
+    if ref.path == SESSION_FILE:
+        return _session_card(rec, ref)
+    if ref.path == TODOS_FILE:
+        return _todos_card(rec, ref)
+    if not isinstance(rec, dict):
+        return generic_event(rec, ref, NAME)
+    if not isinstance(rec.get("parts"), list):
+        ev = generic_event(rec, ref, NAME)
+        ev.format = NAME
+        return ev
+    role = rec.get("role") if isinstance(rec.get("role"), str) and rec.get("role") else "unknown"
+    ev = Event(ref, role, format=NAME)
+    reasoning = rec.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        ev.blocks.append(Thinking(reasoning))
+    elif reasoning not in (None, ""):
+        ev.blocks.append(Thinking(as_text(reasoning)))
+    for part in rec["parts"]:
+        _part(ev, part)
+    md = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    compaction = md.get("compaction") if isinstance(md.get("compaction"), dict) else None
+    if compaction and compaction.get("is_summary"):
+        n = compaction.get("compacted_message_ids")
+        words = "Summary of the earlier conversation (compaction"
+        words += f", {len(n)} messages)" if isinstance(n, list) else ")"
+        ev.kind = "compact_summary"
+        ev.blocks.insert(0, Notice(words, compaction))
+    reason = rec.get("finish_reason")
+    if isinstance(reason, str) and reason in _NOTED_ENDS:
+        ev.blocks.append(Notice(f"turn ended: {reason.replace('_', ' ')}"))
+        if reason == "error":
+            ev.role = "error"
+    if role == "assistant" and not ev.blocks:
+        ev.blocks.append(Notice("streaming…" if rec.get("finished") is False else "empty message"))
+    if isinstance(rec.get("id"), str) and rec["id"]:
+        ev.source_id = rec["id"]
+    set_time(ev, rec.get("timestamp"))
+    ev.meta = {k: v for k, v in rec.items() if k not in ("parts", "reasoning_content", "timestamp")}
+    return ev
+
+
+def _part(ev: Event, part: Any) -> None:
+    if not isinstance(part, dict):
+        ev.blocks.append(Data(part, "part"))
+        return
+    t = part.get("type")
+    if t == "text":
+        text = part.get("text")
+        if isinstance(text, str):
+            if text.strip():
+                ev.blocks.append(Text(text))
+        elif text is not None:
+            ev.blocks.append(Text(as_text(text), markdown=False))
+    elif t == "tool":
+        _tool(ev, part)
+    else:
+        ev.blocks.append(Data(part, f"{t or 'unknown'} part"))
+
+
+def _tool(ev: Event, part: dict) -> None:
+    call = str(part.get("id") or "")
+    status = part.get("status") if isinstance(part.get("status"), str) else None
+    state = (status or "").lower()
+    ev.blocks.append(ToolUse(call, str(part.get("tool") or "?"), part.get("input"), status=status,
+                             started=_time(part.get("start_time")),
+                             ended=_time(part.get("end_time"))))
+    output, error = part.get("output"), part.get("error")
+    md = part.get("metadata") if isinstance(part.get("metadata"), dict) else None
+    has_output = output not in (None, "")
+    if state in _FINAL or (state not in _UNFINISHED and (has_output or error)):
+        is_error = _FINAL.get(state)
+        if error and is_error is None:
+            is_error = True
+        content = []
+        if has_output:
+            content.append(Text(as_text(output), markdown=False))
+        if error:
+            content.append(Text(as_text(error), markdown=False))
+        if not content:
+            content.append(Notice(f"{state or 'finished'}, no output"))
+        if md:
+            content.append(_part_note(md))
+        ev.blocks.append(ToolResult(call, content, is_error))
+        return
+    if state == "running":
+        ev.running.append(call)
+        if has_output:  # output streamed so far
+            ev.blocks.append(Notice("output so far", as_text(output)))
+    if md:
+        ev.blocks.append(_part_note(md))
+
+
+def _part_note(md: dict) -> Notice:
+    """A ToolPart's metadata (compaction's pruning marks the output it replaced)."""
+    if md.get("pruned"):
+        n = md.get("original_output_tokens")
+        return Notice("output pruned by compaction" + (f" (was ~{n} tokens)" if n else ""), md)
+    return Notice("part metadata", md)
+
+
+def _time(value: Any) -> Any:
+    """Wolo writes 0.0 for a time that was never set."""
+    if value in (None, 0, 0.0, "") or isinstance(value, bool):
+        return None
+    return value
+
+
+def _session_card(meta: Any, ref: Ref) -> Event:
+    ev = Event(ref, "system", kind="session", format=NAME, hidden=True,
+               hidden_reason="session metadata")
+    if not isinstance(meta, dict):
+        ev.blocks = [Notice("session.json missing or unreadable"), Data(meta, "session.json")]
+        return ev
+    words = [f"Wolo session {meta.get('id') or ''}".strip()]
+    if meta.get("agent_display_name"):
+        words.append(f"agent {meta['agent_display_name']}")
+    if meta.get("agent_type"):
+        words.append(f"{meta['agent_type']} sub-agent of {meta.get('parent_session_id') or '?'}")
+    if meta.get("workdir"):
+        words.append(f"in {meta['workdir']}")
+    ev.blocks = [Notice(" · ".join(words), meta)]
+    if isinstance(meta.get("id"), str):
+        ev.source_id = f"session-{meta['id']}"
+    set_time(ev, meta.get("created_at"))
+    name = meta.get("agent_display_name")
+    ev.author = name if isinstance(name, str) and name else None
+    return ev
+
+
+def _todos_card(todos: Any, ref: Ref) -> Event:
+    items = todos.get("todos") if isinstance(todos, dict) else None
+    n = len(items) if isinstance(items, list) else 0
+    return Event(ref, "system", kind="todos", format=NAME, hidden=True, hidden_reason="todos",
+                 blocks=[Notice(f"todo list ({n} item{'s' if n != 1 else ''})"),
+                         Data(todos, "todos.json")])
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return ev.text() or None
+    return None
+
+
+# --- the folder layout ---------------------------------------------------------------------------
+
+
+def folder_document(path: Path) -> dict | None:
+    """A Wolo session folder read as one document, when `path` is its `session.json`; else None.
+
+    Messages are ordered as Wolo orders them: by their own `timestamp`, then by file name; files
+    that do not parse come last, as records the index shows as unparsed."""
+    if path.name != SESSION_FILE:
+        return None
+    folder = path.parent
+    msgs_dir = folder / MESSAGES_DIR
+    if not msgs_dir.is_dir():
+        return None
+    meta = _load(path)
+    messages = [(p.name, _load(p)) for p in msgs_dir.glob("*.json")]
+    wolo_meta = isinstance(meta, dict) and "id" in meta and bool(_SESSION_KEYS & meta.keys())
+    if not wolo_meta and not any(sniff(rec) for _, rec in messages[:20]):
+        return None  # another tool's session.json: read it as the file it is
+    messages.sort(key=lambda m: _order(m[1], m[0]))
+    todos = _load(folder / TODOS_FILE) if (folder / TODOS_FILE).is_file() else None
+    return {FOLDER_KEY: True, "session": meta, "messages": messages, "todos": todos}
+
+
+def _order(rec: Any, name: str) -> tuple:
+    ts = rec.get("timestamp") if isinstance(rec, dict) else None
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        return (0, float(ts), name)
+    return (1, 0.0, name)
+
+
+def _load(p: Path) -> Any:
+    from ..reader import BadLine
+
+    try:
+        return orjson.loads(p.read_bytes())
+    except OSError as e:
+        return BadLine(f"{p.name}: cannot read: {e.strerror or e}")
+    except orjson.JSONDecodeError as e:
+        return BadLine(f"{p.name}: malformed JSON: {e}")
+
+
+def session_info(main: Path) -> dict:
+    """The agent's display name, and whether no Wolo process holds the session (pid cleared)."""
+    if main.name != SESSION_FILE:
+        return {}
+    meta = _load(main)
+    if not isinstance(meta, dict):
+        return {}
+    info: dict = {}
+    if isinstance(meta.get("agent_display_name"), str) and meta["agent_display_name"]:
+        info["agent"] = meta["agent_display_name"]
+    if "pid" in meta and meta.get("pid") is None:
+        info["finished"] = True
+    return info
