@@ -81,7 +81,7 @@ def claude_code(folder: Path, target: int, seed: int = 1, name: str | None = Non
     folder.mkdir(parents=True, exist_ok=True)
     sid = name or g.uid()
     path = folder / f"{sid}.jsonl"
-    base = {"isSidechain": False, "userType": "external", "cwd": "/work/app", "sessionId": sid,
+    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/app", "sessionId": sid,
             "version": "2.1.39", "gitBranch": "main"}
     parent = None
     size = 0
@@ -131,9 +131,9 @@ def claude_code(folder: Path, target: int, seed: int = 1, name: str | None = Non
                 if not spawned and size > target // 3:
                     tool = "Task"
                 inp = {"Bash": {"command": "pytest -q tests/ -k window", "description": "Run tests"},
-                       "Read": {"file_path": f"/work/app/mod{g.r.randint(1, 40)}.py"},
-                       "Grep": {"pattern": "def window", "path": "/work/app"},
-                       "Edit": {"file_path": "/work/app/timeline.py", "old_string": "\n".join(CODE[:4]),
+                       "Read": {"file_path": f"/home/dev/app/mod{g.r.randint(1, 40)}.py"},
+                       "Grep": {"pattern": "def window", "path": "/home/dev/app"},
+                       "Edit": {"file_path": "/home/dev/app/timeline.py", "old_string": "\n".join(CODE[:4]),
                                 "new_string": "\n".join(CODE[:4]).replace("stop", "stop + 1")},
                        "Task": {"description": "Explore callers", "subagent_type": "Explore",
                                 "prompt": g.prose(60)}}[tool]
@@ -168,7 +168,7 @@ def claude_code(folder: Path, target: int, seed: int = 1, name: str | None = Non
 
 def claude_code_agent(folder: Path, agent: str, sid: str, g: Gen) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    base = {"isSidechain": True, "userType": "external", "cwd": "/work/app", "sessionId": sid,
+    base = {"isSidechain": True, "userType": "external", "cwd": "/home/dev/app", "sessionId": sid,
             "agentId": agent}
     parent = None
     with open(folder / f"agent-{agent}.jsonl", "w") as f:
@@ -233,7 +233,7 @@ def legion(folder: Path, target: int, seed: int = 2) -> Path:
                     emit({"_type": "AssistantMessage", "timestamp": g.tick(1, 5), "session_id": sid,
                           "message_id": g.uid(), "data": {"content": [
                               {"text": g.prose(g.r.randint(10, 80))},
-                              {"id": call, "name": "Read", "input": {"file_path": "/work/app/x.py"}}],
+                              {"id": call, "name": "Read", "input": {"file_path": "/home/dev/app/x.py"}}],
                               "model": "claude-sonnet-4-5"}})
                     emit({"_type": "UserMessage", "timestamp": g.tick(0.2, 10), "session_id": sid,
                           "message_id": g.uid(), "data": {"content": [

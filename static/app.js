@@ -4,10 +4,17 @@
   "use strict";
 
   // --- times: shown in the reader's zone; the UTC value stays in the title --------------------
-  var fmt = new Intl.DateTimeFormat(undefined, {
-    year: "numeric", month: "short", day: "2-digit",
-    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short"
+  var fmt = new Intl.DateTimeFormat("en-CA", {
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+    second: "2-digit", hourCycle: "h23", timeZoneName: "short"
   });
+
+  function formatLocal(d) {  // 2025-10-21 20:59:02 CEST: sortable, unambiguous, the reader's zone
+    var p = {};
+    fmt.formatToParts(d).forEach(function (x) { p[x.type] = x.value; });
+    return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second +
+      " " + p.timeZoneName;
+  }
 
   function localTimes(root) {
     var times = (root || document).querySelectorAll("time[datetime]:not([data-local])");
@@ -15,7 +22,7 @@
       var t = times[i];
       var d = new Date(t.getAttribute("datetime"));
       if (!isNaN(d)) {
-        t.textContent = fmt.format(d);
+        t.textContent = formatLocal(d);
         t.setAttribute("data-local", "1");
       }
     }
