@@ -85,6 +85,25 @@
     el.classList.add("flash");
   }
 
+  // --- windows: loading earlier events above the reader must not move what they look at ----------
+  // (and at the very top of the page, where browsers do not anchor the scroll, the next "load
+  // earlier" would be revealed at once and cascade through the whole session)
+  document.addEventListener("htmx:before:swap", function (e) {
+    var sentinel = e.target;
+    if (!sentinel.classList || !sentinel.classList.contains("before")) return;
+    var anchor = sentinel.nextElementSibling;
+    var list = sentinel.parentNode;
+    if (!anchor || !list) return;
+    var top = anchor.getBoundingClientRect().top;
+    var watch = new MutationObserver(function () {
+      watch.disconnect();
+      if (!anchor.isConnected) return;
+      var moved = anchor.getBoundingClientRect().top - top;
+      if (moved) window.scrollBy(0, moved);
+    });
+    watch.observe(list, { childList: true });
+  });
+
   // --- live: follow, "N new" pill, stream state --------------------------------------------------
   var atBottom = true;
   var unseen = 0;

@@ -98,3 +98,42 @@ def test_a_20mb_single_line_session_opens_with_the_line_cut(huge, serve, watched
     assert len(msg.inner_text()) < 100_000
     expect(page.locator("#m-a-1")).to_contain_text("A long log.")
     assert page.problems == []
+
+
+@pytest.fixture
+def long_session(tmp_path):
+    """A legion session of 600 visible messages, last written an hour ago (not live)."""
+    import os
+    import time
+
+    folder = tmp_path / "sessions" / "long"
+    folder.mkdir(parents=True)
+    lines = [json.dumps({"type": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}",
+                         "timestamp": 1761073190 + i, "session_id": "l", "message_id": f"m{i}"})
+             for i in range(600)]
+    (folder / "messages.jsonl").write_text("\n".join(lines) + "\n")
+    old = time.time() - 3600
+    os.utime(folder / "messages.jsonl", (old, old))
+    return folder.parent
+
+
+@pytest.mark.browser
+def test_earlier_windows_load_on_scroll_without_moving_the_reader(long_session, serve, watched_page):
+    srv = serve(long_session)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    windows = []
+    page.on("request", lambda r: windows.append(r.url) if "/w/main" in r.url else None)
+    page.goto(f"{srv.url}/s/long")
+    expect(page.locator("#m-m599")).to_be_attached()
+    expect(page.locator("#timeline > li.ev")).to_have_count(120)  # the first screen + one window
+    assert len(windows) == 1  # no cascade through the session
+    first = page.locator("#timeline > li.ev").first
+    first_id = first.get_attribute("id")
+    where = f"document.getElementById('{first_id}').getBoundingClientRect().top"
+    seen_at = page.evaluate(f"window.scrollTo(0, 0), {where}")
+    expect(page.locator("#timeline > li.ev")).to_have_count(180)
+    assert len(windows) == 2
+    # the reader still sees what they saw: the earlier events went in above it
+    assert abs(page.evaluate(where) - seen_at) < 3
+    assert page.problems == []

@@ -195,8 +195,9 @@ def window(key: str, thread: str):
     ref, idx = _session(key)
     if thread not in idx.threads:
         abort(404, description=f"No thread “{thread}” in this session.")
-    win = Timeline(idx).window(thread, **(_where() or {"after": 0}))
-    return render_template("_window.html", win=win, key=key, idx=idx)
+    where = _where() or {"after": 0}
+    win = Timeline(idx).window(thread, **where)
+    return render_template("_window.html", win=win, key=key, idx=idx, direction=next(iter(where)))
 
 
 @bp.get("/s/<key>/t/<thread>")
