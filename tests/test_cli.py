@@ -56,10 +56,28 @@ def test_unknown_format_prints_the_object_and_fails(tmp_path):
     assert data["format"] == "unknown" and data["events"] == 2
 
 
-def test_unreadable_file_fails_plainly(tmp_path):
-    (tmp_path / "session" / "transcript.jsonl").mkdir(parents=True)  # exists, but is no file
-    r = check(tmp_path / "session")
-    assert r.exit_code != 0 and "cannot read" in r.output and "Traceback" not in r.output
+def test_unreadable_file_fails_plainly(tmp_path, monkeypatch):
+    p = tmp_path / "messages.jsonl"
+    p.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
+    real_open = open
+
+    def no_access(file, *args, **kw):  # tests run as root in CI, where chmod 000 still reads
+        if str(file) == str(p):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, *args, **kw)
+
+    monkeypatch.setattr("builtins.open", no_access)
+    r = check(p)
+    assert r.exit_code != 0
+    assert "cannot read" in r.output and "Permission denied" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_check_names_the_session_in_a_folder_or_asks(tmp_path):
+    r = check(SESSIONS / "claude-project")
+    assert r.exit_code == 0 and "format      claude-code" in r.output
+    r = check(SESSIONS)
+    assert r.exit_code != 0 and "holds 5 sessions" in r.output
 
 
 def test_serve_refuses_remote_interfaces_without_the_flag():

@@ -19,6 +19,7 @@ import orjson
 
 from . import __version__
 from .index import SessionIndex
+from .store import Store
 from .timeline import load_events
 
 
@@ -121,18 +122,18 @@ def check(path: Path, as_json: bool) -> None:
 
 
 def _main_file(path: Path) -> Path:
+    """The transcript to check: the file itself, or the one session the server would find in the
+    folder (its messages.jsonl, its one transcript, a Wolo session.json…)."""
     if not path.exists():
         _fail(f"no such file or folder: {path}", 1)
-    if path.is_dir():
-        if (path / "messages.jsonl").is_file():
-            return path / "messages.jsonl"
-        candidates = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json")
-                            and not p.name.startswith("agent-") and p.name != "state.json"
-                            and not p.name.endswith(".meta.json"))
-        if len(candidates) == 1:
-            return candidates[0]
-        _fail(f"{path} is a folder without messages.jsonl; name the transcript file to check", 1)
-    return path
+    if not path.is_dir():
+        return path
+    found = Store([path]).sessions()
+    if len(found) == 1:
+        return Path(found[0].path)
+    if not found:
+        _fail(f"{path} holds no transcript (messages.jsonl, *.jsonl, or a known .json document)", 1)
+    _fail(f"{path} holds {len(found)} sessions; name the one to check, e.g. {found[0].path}", 1)
 
 
 def _report(main_file: Path, given: Path) -> dict:

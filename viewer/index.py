@@ -331,7 +331,7 @@ class SessionIndex:
         elif ev.role == "error":
             s.errors += 1
         if not ev.hidden and ev.role in ("user", "assistant", "agent_call", "agent_response") \
-                and ev.kind in ("message", "comm"):
+                and ev.kind in ("message", "comm", "agent_call", "agent_response"):
             s.messages += 1
         if ev.model and ev.model not in s.models:
             s.models.append(ev.model)

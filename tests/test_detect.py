@@ -1,0 +1,74 @@
+"""Detection over everything we have: every corpus session and every fixture is named as its folder's
+format, from content alone, and `check` reads each without a crash."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from viewer.cli import main
+from viewer.formats import BY_NAME, detect
+from viewer.store import Store
+
+from conftest import CORPUS, ROOT, SESSIONS
+
+FIXTURES = ROOT / "test_data" / "formats"
+
+
+def sessions_under(folder: Path) -> list[str]:
+    """Main transcript files, found the way the server finds them."""
+    return [r.path for r in Store([folder]).sessions()]
+
+
+def cases():
+    out = []
+    for base in (CORPUS, FIXTURES):
+        for fmt_dir in sorted(p for p in base.iterdir() if p.is_dir()):
+            for path in sessions_under(fmt_dir):
+                out.append(pytest.param(fmt_dir.name, path,
+                                        id=f"{base.name}/{Path(path).relative_to(fmt_dir)}"))
+    return out
+
+
+CASES = cases()
+
+
+def test_every_format_is_covered():
+    formats = {c.values[0] for c in CASES}
+    assert formats == set(BY_NAME) - {"unknown"}
+
+
+@pytest.mark.parametrize("fmt,path", CASES)
+def test_detected_as_its_folders_format(fmt, path):
+    assert detect.detect_file(path).format == fmt
+
+
+@pytest.mark.parametrize("fmt,path", CASES)
+def test_check_reads_it_whole(fmt, path):
+    r = CliRunner().invoke(main, ["check", path, "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert data["format"] == fmt and data["events"] > 0
+    assert data["unparsed"] == []
+
+
+def test_names_do_not_decide(tmp_path):
+    """The same records under misleading names are still recognised by their content."""
+    src = CORPUS / "legion" / "synthetic-fixture-tool_use" / "messages.jsonl"
+    fake = tmp_path / "claude-session.jsonl"
+    fake.write_bytes(src.read_bytes())
+    assert detect.detect_file(fake).format == "legion"
+    cc = next((SESSIONS / "claude-project").glob("*.jsonl"))
+    renamed = tmp_path / "messages.jsonl"
+    renamed.write_bytes(cc.read_bytes())
+    assert detect.detect_file(renamed).format == "claude-code"
+
+
+def test_unknown_records_are_still_shown(tmp_path):
+    p = tmp_path / "mystery.jsonl"
+    p.write_text('{"kind": "ping", "at": 1761073190}\n{"kind": "pong"}\nnot json at all\n')
+    assert detect.detect_file(p).format == "unknown"
+    r = CliRunner().invoke(main, ["check", str(p), "--json"])
+    data = json.loads(r.stdout)
+    assert r.exit_code != 0 and data["events"] == 3 and data["unparsed"][0]["line"] == 3
