@@ -2,7 +2,6 @@
 "N new" pill behave, and a dropped stream reconnects without gaps or duplicates."""
 
 import json
-import re
 import shutil
 
 import pytest

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
 import secrets
 import sys
 import webbrowser

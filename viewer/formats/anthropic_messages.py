@@ -36,8 +36,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Data, Event, Ref, Text, Thinking, ToolResult
-from .common import anthropic_blocks, as_text, generic_event, set_time
+from ..model import Data, Event, Ref, Text, ToolResult
+from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage
 from .openai_chat import Linked, prompt_title
 
 NAME = "anthropic-messages"
@@ -226,18 +226,9 @@ def _sections(text: str) -> dict:
 def _common(ev: Event, rec: dict) -> None:
     info = rec.get("modelInfo") if isinstance(rec.get("modelInfo"), dict) else {}
     metrics = rec.get("metrics") if isinstance(rec.get("metrics"), dict) else {}
-    model = rec.get("model") or info.get("modelId")
-    if isinstance(model, str) and model:
-        ev.model = model
     usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else metrics.get("tokens")
-    if isinstance(usage, dict):
-        ev.usage = dict(usage)
-    if isinstance(metrics.get("cost"), (int, float)) and not isinstance(metrics.get("cost"), bool):
-        ev.usage = {**(ev.usage or {}), "cost": metrics["cost"]}
-    for raw in (rec.get("ts"), rec.get("timestamp"), rec.get("created_at"), metrics.get("ts")):
-        if raw is not None and not isinstance(raw, (dict, list)):
-            set_time(ev, raw)
-            break
+    model_and_usage(ev, rec.get("model") or info.get("modelId"), usage, metrics.get("cost"))
+    first_time(ev, rec.get("ts"), rec.get("timestamp"), rec.get("created_at"), metrics.get("ts"))
     if isinstance(rec.get("id"), str) and rec["id"]:
         ev.source_id = rec["id"]
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "role")}

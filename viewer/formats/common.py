@@ -34,6 +34,24 @@ def set_time(ev: Event, raw: Any) -> Event:
     return ev
 
 
+def first_time(ev: Event, *candidates: Any) -> Event:
+    """Set the event's time from the first candidate that is a scalar (sources put it anywhere)."""
+    for raw in candidates:
+        if raw is not None and not isinstance(raw, (dict, list)):
+            return set_time(ev, raw)
+    return ev
+
+
+def model_and_usage(ev: Event, model: Any, usage: Any, cost: Any = None) -> None:
+    """Model name, token usage and cost where a source recorded them."""
+    if isinstance(model, str) and model:
+        ev.model = model
+    if isinstance(usage, dict):
+        ev.usage = dict(usage)
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        ev.usage = {**(ev.usage or {}), "cost": cost}
+
+
 def as_text(value: Any) -> str:
     """Any value as display text: strings unchanged, everything else as compact JSON."""
     if isinstance(value, str):

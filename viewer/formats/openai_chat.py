@@ -40,8 +40,8 @@ import re
 from typing import Any
 
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, media_block, openai_tool_calls, parse_arguments, \
-    result_content, set_time
+from .common import as_text, first_time, generic_event, media_block, model_and_usage, \
+    openai_tool_calls, parse_arguments, result_content
 
 NAME = "openai-chat"
 MODE = "document"
@@ -257,19 +257,10 @@ def _exit(ev: Event, rec: dict) -> None:
 def _common(ev: Event, rec: dict) -> None:
     extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
     response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-    model = rec.get("model") or response.get("model")
-    if isinstance(model, str) and model:
-        ev.model = model
     usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else response.get("usage")
-    if isinstance(usage, dict):
-        ev.usage = dict(usage)
-    if isinstance(extra.get("cost"), (int, float)) and not isinstance(extra.get("cost"), bool):
-        ev.usage = {**(ev.usage or {}), "cost": extra["cost"]}
-    for raw in (extra.get("timestamp"), rec.get("timestamp"), rec.get("created_at"),
-                rec.get("created")):
-        if raw is not None and not isinstance(raw, (dict, list)):
-            set_time(ev, raw)
-            break
+    model_and_usage(ev, rec.get("model") or response.get("model"), usage, extra.get("cost"))
+    first_time(ev, extra.get("timestamp"), rec.get("timestamp"), rec.get("created_at"),
+               rec.get("created"))
     for key in ("id", "message_id"):
         if isinstance(rec.get(key), str) and rec[key]:
             ev.source_id = rec[key]

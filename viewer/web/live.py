@@ -17,7 +17,6 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
 
 from flask import Blueprint, Response, current_app, render_template, request, stream_with_context
 from watchdog.events import FileSystemEventHandler
