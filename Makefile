@@ -31,7 +31,7 @@ chromium:
 test: $(STAMP) chromium
 	$(PY) -m pytest $(ARGS)
 
-bench: $(STAMP)
+bench: $(STAMP) chromium
 	$(PY) -m bench $(ARGS)
 
 css: $(STAMP)

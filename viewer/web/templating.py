@@ -10,6 +10,7 @@ from flask import Flask
 from .. import render, timestamps, tools
 from ..index import epoch
 from ..reader import CutStr
+from ..timeline import lane_of
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _IMAGE_TYPES = {"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp"}
@@ -69,6 +70,7 @@ def init_app(app: Flask) -> None:
         todo_items=tools.todo_items,
         from_epoch=timestamps.from_epoch,
         epoch=epoch,
+        lane_of=lane_of,
         MARKDOWN_CAP=render.MARKDOWN_CAP,
         TEXT_CAP=render.TEXT_CAP,
     )
