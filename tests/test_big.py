@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from viewer import reader
 from viewer.index import SessionIndex
-from viewer.timeline import Timeline, bounds
+from viewer.timeline import WINDOW, Timeline, bounds
 from viewer.web import create_app
 
 from conftest import CORPUS, SESSIONS
@@ -83,7 +83,7 @@ def test_window_counts_visible_events():
     idx = SessionIndex(CORPUS / "claude-code" / "spotter-progress-compact" / "messages.jsonl").build()
     win = Timeline(idx).window("main")
     visible = [v for v in win.events if not v.ev.hidden]
-    assert len(visible) == 60 and len(win.events) > 60  # progress noise rides along, hidden
+    assert len(visible) == WINDOW and len(win.events) > WINDOW  # progress noise rides along, hidden
 
 
 @pytest.mark.browser
@@ -126,13 +126,13 @@ def test_earlier_windows_load_on_scroll_without_moving_the_reader(long_session, 
     page.on("request", lambda r: windows.append(r.url) if "/w/main" in r.url else None)
     page.goto(f"{srv.url}/s/long")
     expect(page.locator("#m-m599")).to_be_attached()
-    expect(page.locator("#timeline > li.ev")).to_have_count(120)  # the first screen + one window
+    expect(page.locator("#timeline > li.ev")).to_have_count(2 * WINDOW)  # first screen + one window
     assert len(windows) == 1  # no cascade through the session
     first = page.locator("#timeline > li.ev").first
     first_id = first.get_attribute("id")
     where = f"document.getElementById('{first_id}').getBoundingClientRect().top"
     seen_at = page.evaluate(f"window.scrollTo(0, 0), {where}")
-    expect(page.locator("#timeline > li.ev")).to_have_count(180)
+    expect(page.locator("#timeline > li.ev")).to_have_count(3 * WINDOW)
     assert len(windows) == 2
     # the reader still sees what they saw: the earlier events went in above it
     assert abs(page.evaluate(where) - seen_at) < 3

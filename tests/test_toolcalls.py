@@ -62,6 +62,8 @@ def test_spawned_thread_and_round_trip():
     m.observe(ev(ToolUse("task", "Task", {})), 0, 1.0)
     m.observe(ev(ToolResult("task", [], None), spawns={"task": "a1"}), 1, 2.0)
     m.observe(ev(ToolResult("zzz", [], None)), 2, 3.0)
-    again = ToolCallMap.load(m.dump())
+    blobs = []
+    head = m.dump(blobs)
+    again = ToolCallMap.load(head, iter(blobs))
     assert again.calls["task"] == m.calls["task"] and again.calls["task"].subthread == "a1"
     assert list(again.orphans) == ["zzz"]

@@ -129,14 +129,14 @@ class IndexCache:
 
         return self._run("list", q) or {}
 
-    def save(self, idx: SessionIndex) -> None:
-        blob = idx.dump()
+    def save(self, main: str, blob: bytes, files: list, summary) -> None:
+        """Store a session's dumped index (`SessionIndex.dump()`) with its files' identities."""
 
         def q(db):
             with db:
                 db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
-                           (idx.main, INDEX_VERSION, orjson.dumps(idx.files()),
-                            orjson.dumps(summary_dump(idx.summary)), blob))
+                           (main, INDEX_VERSION, orjson.dumps(files),
+                            orjson.dumps(summary_dump(summary)), blob))
 
         self._run("save", q)
 

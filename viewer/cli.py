@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import secrets
+import signal
 import sys
 import webbrowser
 from pathlib import Path
@@ -79,14 +80,17 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         server = make_server(host, port, app, threaded=True)
     except OSError as e:
         _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
+    # a terminated server still finishes its cache writes
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        watcher = app.extensions["viewer"].watcher
-        if watcher:
-            watcher.stop()
+        viewer = app.extensions["viewer"]
+        if viewer.watcher:
+            viewer.watcher.stop()
+        viewer.store.flush()
 
 
 def _is_loopback(host: str) -> bool:

@@ -35,7 +35,7 @@ from .toolcalls import ToolCallMap
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5
 NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -224,7 +224,7 @@ class SessionIndex:
             self.threads[name] = th
             self._extend(th, change)
             parent = meta.get("toolUseId") if isinstance(meta, dict) else None
-            if isinstance(parent, str) and (call := self.calls.calls.get(parent)):
+            if isinstance(parent, str) and (call := self.calls.call(parent)):
                 call.subthread = name
                 change.calls.add(parent)
 
@@ -395,7 +395,7 @@ class SessionIndex:
             "main": self.main,
             "forced_format": self.forced_format,
             "threads": [th.dump(blobs) for th in self.threads.values()],
-            "calls": self.calls.dump(),
+            "calls": self.calls.dump(blobs),
             "summary": summary_dump(self.summary),
             "info": self.info,
             "blobs": [len(b) for b in blobs],
@@ -421,7 +421,7 @@ class SessionIndex:
             th = ThreadIndex.load(td, blobs)
             idx.threads[th.name] = th
         idx._ids = None
-        idx.calls = ToolCallMap.load(d["calls"])
+        idx.calls = ToolCallMap.load(d["calls"], blobs)
         idx.summary = summary_load(d["summary"])
         idx.info = d.get("info") or {}
         idx.built_at = time.time()

@@ -64,6 +64,7 @@ class Store:
         self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
         self._session_locks: dict[str, threading.Lock] = {}
         self._by_path: dict[str, SessionRef] = {}
+        self._writers: list[threading.Thread] = []
         self.watched = False  # a watcher reports changes: no periodic rescans needed
         self._docs_seen: dict[str, tuple[float, bool]] = {}  # .json path → (mtime, is a transcript)
 
@@ -201,9 +202,9 @@ class Store:
                 if idx is None:
                     idx = SessionIndex(ref.path).build()
                 if not fresh:
-                    self._save(idx)
+                    self._save(key, idx)
             elif idx.refresh():
-                self._save(idx)
+                self._save(key, idx)
             self._remember(key, idx)
             return idx
 
@@ -215,7 +216,7 @@ class Store:
                 return self.index(key), None
             change = idx.refresh()
             if change and not change.removed:
-                self._save(idx, quiet=True)
+                self._save(key, idx, quiet=True)
             return idx, change
 
     def _load_cached(self, ref: SessionRef) -> tuple[SessionIndex | None, bool]:
@@ -231,7 +232,8 @@ class Store:
         idx.refresh()  # extends grown files, rebuilds replaced ones
         return idx, False
 
-    def _save(self, idx: SessionIndex, quiet: bool = False) -> None:
+    def _save(self, key: str, idx: SessionIndex, quiet: bool = False) -> None:
+        """Write the index to the disk cache on a background thread: a page never waits for it."""
         if self.cache is None:
             return
         # a live session grows line by line: write it back at most every few seconds
@@ -239,7 +241,24 @@ class Store:
         if quiet and now - getattr(idx, "_saved", 0.0) < 5.0:
             return
         idx._saved = now
-        self.cache.save(idx)
+        writer = threading.Thread(target=self._write, args=(key, idx), name="index-cache",
+                                  daemon=True)
+        with self._lock:
+            self._writers = [w for w in self._writers if w.is_alive()] + [writer]
+        writer.start()
+
+    def _write(self, key: str, idx: SessionIndex) -> None:
+        with self._session_lock(key):  # the index must not grow while it is being dumped
+            blob = idx.dump()
+            files, summary = idx.files(), idx.summary
+        self.cache.save(idx.main, blob, files, summary)
+
+    def flush(self) -> None:
+        """Wait for pending cache writes (at shutdown, and in tests)."""
+        with self._lock:
+            writers = list(self._writers)
+        for w in writers:
+            w.join()
 
     def _remember(self, key: str, idx: SessionIndex) -> None:
         with self._lock:

@@ -23,7 +23,7 @@ from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, trun
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
-WINDOW = 60  # visible events per window: a few screens, not the session
+WINDOW = 40  # visible events per window: a few screens, not the session
 LANES = 8
 
 
@@ -246,7 +246,7 @@ class Timeline:
                 seen.add(thread)
                 self.anchors[thread] = seq
                 parent = idx.threads[thread].meta.get("parent_call")
-                call = idx.calls.calls.get(parent) if parent else None
+                call = idx.calls.call(parent) if parent else None
                 if call is None or call.call is None:
                     break
                 thread, seq = call.call
@@ -302,7 +302,7 @@ class Timeline:
         for v in views:
             for b in v.ev.blocks:
                 if b.kind == "tool_use" and b.id:
-                    call = idx.calls.calls.get(b.id)
+                    call = idx.calls.call(b.id)
                     if call is None or call.call != (v.ev.thread, v.seq):
                         # a repeated id: the map follows the last occurrence; show this one as-is
                         call = ToolCall(b.id, b.name, call.status if call else "pending")

@@ -81,8 +81,8 @@ def _from_number(value: float) -> datetime | None:
     for limit, per_second in _UNITS:
         if value < limit:
             try:
-                return _EPOCH + timedelta(seconds=value / per_second)
-            except OverflowError:
+                return datetime.fromtimestamp(value / per_second, UTC)
+            except (OverflowError, OSError, ValueError):
                 return None
     return None
 

@@ -11,6 +11,8 @@ data so the cache can store and restore it.
 
 from __future__ import annotations
 
+from array import array
+
 from . import timestamps
 from .model import COMPLETED, ERROR, EXECUTING, PENDING, Event, ToolCall
 
@@ -29,14 +31,32 @@ _SOURCE_STATUS = {
 
 class ToolCallMap:
     def __init__(self) -> None:
-        self.calls: dict[str, ToolCall] = {}
+        self._calls: dict[str, ToolCall] = {}
+        self._packed: _Packed | None = None  # calls loaded from the cache, not yet unpacked
         self.orphans: dict[str, ToolCall] = {}  # results seen with no call (yet)
 
+    @property
+    def calls(self) -> dict[str, ToolCall]:
+        """Every call, by id (unpacks what the cache loaded, once)."""
+        if self._packed is not None:
+            for cid in self._packed.ids:
+                self._calls.setdefault(cid, self._packed.unpack(cid))
+            self._packed = None
+        return self._calls
+
+    def call(self, call_id: str) -> ToolCall | None:
+        """One call (not an orphan) by id, unpacking only that one: the first screen of a big
+        session needs a few dozen of its thousands of calls."""
+        found = self._calls.get(call_id)
+        if found is None and self._packed is not None and call_id in self._packed.pos:
+            found = self._calls[call_id] = self._packed.unpack(call_id)
+        return found
+
     def __len__(self) -> int:
-        return len(self.calls)
+        return len(self._calls) if self._packed is None else len(self._packed.ids)
 
     def get(self, call_id: str) -> ToolCall | None:
-        return self.calls.get(call_id) or self.orphans.get(call_id)
+        return self.call(call_id) or self.orphans.get(call_id)
 
     def observe(self, ev: Event, seq: int, ts: float | None) -> set[str]:
         """Feed one event; returns the ids of the calls whose state it changed."""
@@ -96,27 +116,82 @@ class ToolCallMap:
     def errors(self) -> int:
         return sum(1 for c in self.calls.values() if c.status == ERROR)
 
-    # --- persistence (the index cache stores the map as plain lists) ---
+    # --- persistence: columns of the cache blob, unpacked call by call on demand ---
 
-    _FIELDS = ("id", "name", "status", "call", "result", "is_error", "called_at", "finished_at",
-               "subthread")
-
-    def dump(self) -> dict:
-        def row(c: ToolCall):
-            return [getattr(c, f) for f in self._FIELDS]
-
-        return {"calls": [row(c) for c in self.calls.values()],
-                "orphans": [row(c) for c in self.orphans.values()]}
+    def dump(self, blobs: list[bytes]) -> dict:
+        calls = list(self.calls.values())
+        return {"calls": _Packed.pack(calls, blobs), "orphans": _Packed.pack(
+            list(self.orphans.values()), blobs)}
 
     @classmethod
-    def load(cls, data: dict) -> "ToolCallMap":
+    def load(cls, d: dict, blobs) -> "ToolCallMap":
         m = cls()
-        for target, rows in ((m.calls, data["calls"]), (m.orphans, data["orphans"])):
-            for cid, name, status, call, result, is_error, called, finished, sub in rows:
-                target[cid] = ToolCall(cid, name, status, tuple(call) if call else None,
-                                       tuple(result) if result else None, is_error, called,
-                                       finished, sub)
+        m._packed = _Packed(d["calls"], blobs)
+        orphans = _Packed(d["orphans"], blobs)
+        m.orphans = {cid: orphans.unpack(cid) for cid in orphans.ids}
         return m
+
+
+_NAN = float("nan")
+
+
+class _Packed:
+    """Calls as columns: ids, codes into small tables, numbers in arrays."""
+
+    _INTS = ("name", "status", "call_thread", "call_seq", "result_thread", "result_seq", "sub")
+
+    def __init__(self, head: dict, blobs) -> None:
+        self.ids: list[str] = head["ids"]
+        self.tables: list[str] = head["tables"]
+        self.pos = {cid: i for i, cid in enumerate(self.ids)}
+        self.cols = {}
+        for name in self._INTS:
+            a = array("q")
+            a.frombytes(next(blobs))
+            self.cols[name] = a
+        for name in ("called", "finished"):
+            a = array("d")
+            a.frombytes(next(blobs))
+            self.cols[name] = a
+        self.cols["is_error"] = next(blobs)
+        if any(len(c) != len(self.ids) for c in self.cols.values()):
+            raise ValueError("tool-call columns disagree")
+
+    def unpack(self, cid: str) -> ToolCall:
+        i, c, t = self.pos[cid], self.cols, self.tables
+
+        def where(thread, seq):
+            return None if c[thread][i] < 0 else (t[c[thread][i]], c[seq][i])
+
+        def at(name):
+            v = c[name][i]
+            return None if v != v else v
+
+        return ToolCall(cid, t[c["name"][i]], t[c["status"][i]], where("call_thread", "call_seq"),
+                        where("result_thread", "result_seq"), bool(c["is_error"][i]), at("called"),
+                        at("finished"), t[c["sub"][i]] if c["sub"][i] >= 0 else None)
+
+    @classmethod
+    def pack(cls, calls: list[ToolCall], blobs: list[bytes]) -> dict:
+        tables: dict[str, int] = {}
+
+        def code(text):
+            return -1 if text is None else tables.setdefault(text, len(tables))
+
+        cols = {name: array("q") for name in cls._INTS}
+        called, finished = array("d"), array("d")
+        for call in calls:
+            cols["name"].append(code(call.name))
+            cols["status"].append(code(call.status))
+            for key, value in (("call", call.call), ("result", call.result)):
+                cols[f"{key}_thread"].append(code(value[0]) if value else -1)
+                cols[f"{key}_seq"].append(value[1] if value else -1)
+            cols["sub"].append(code(call.subthread))
+            called.append(_NAN if call.called_at is None else call.called_at)
+            finished.append(_NAN if call.finished_at is None else call.finished_at)
+        blobs.extend(cols[name].tobytes() for name in cls._INTS)
+        blobs += [called.tobytes(), finished.tobytes(), bytes(bool(c.is_error) for c in calls)]
+        return {"ids": [c.id for c in calls], "tables": list(tables)}
 
 
 def _at(raw) -> float | None:

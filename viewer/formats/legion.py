@@ -85,7 +85,7 @@ def event(rec: Any, ref: Ref) -> Event:
     else:
         ev = generic_event(rec, ref, NAME)
     ev.format = NAME
-    ev.meta = {k: v for k, v in rec.items() if k not in ("content", "data", "timestamp")}
+    ev.meta = rec
     if ev.timestamp_raw is None:
         set_time(ev, rec.get("timestamp"))
     for key in ("message_id", "sdk_uuid", "uuid"):
