@@ -31,12 +31,11 @@ timestamp; 2.x: `set_id_factory` / `set_timestamp_factory`) so reruns give the s
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from throwaway import run_with
 
 ROOT = Path(__file__).resolve().parents[2]
 V1 = ["1.0.21", "1.0.0"]
@@ -272,32 +271,20 @@ print("wrote", sorted(p.name for p in out.iterdir()))
 '''
 
 
-def run(version: str, inner: str, out: Path, work: Path) -> None:
-    venv = work / f"venv-{version}"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    py = venv / "bin" / "python"
-    subprocess.run([str(py), "-m", "pip", "install", "-q", f"agentscope=={version}", *EXTRA],
-                   check=True)
-    script = work / f"inner-{version}.py"
-    script.write_text(inner, encoding="utf-8")
+def run(version: str, inner: str, out: Path) -> None:
     target = out / f"golden-py{version}"
     if target.exists():
         shutil.rmtree(target)
-    subprocess.run([str(py), str(script), str(target)], check=True, cwd=work,
-                   env={**os.environ, "PYTHONHASHSEED": "0"})
+    run_with(sys.executable, [f"agentscope=={version}", *EXTRA], inner, str(target))
 
 
 def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "test_data" / "formats" / "agentscope"
     out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="agentscope-golden-"))
-    try:
-        for v in V1:
-            run(v, INNER_V1, out, work)
-        for v in V2:
-            run(v, INNER_V2, out, work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    for v in V1:
+        run(v, INNER_V1, out)
+    for v in V2:
+        run(v, INNER_V2, out)
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from throwaway import run_with
 
 VERSION = "0.2.1"
 ROOT = Path(__file__).resolve().parents[2]
@@ -221,15 +222,7 @@ def find_python() -> str:
 def main() -> None:
     default = ROOT / "test_data" / "formats" / "marsys" / f"golden-marsys-{VERSION}"
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else default
-    with tempfile.TemporaryDirectory(prefix="marsys-golden-") as tmp:
-        env_dir = Path(tmp) / "venv"
-        subprocess.run([find_python(), "-m", "venv", str(env_dir)], check=True)
-        py = env_dir / "bin" / "python"
-        subprocess.run([str(py), "-m", "pip", "install", "-q", f"marsys=={VERSION}"], check=True)
-        script = Path(tmp) / "inner.py"
-        script.write_text(INNER)
-        env = {**os.environ, "PYTHONHASHSEED": "0"}  # set order (completed_agents) too
-        subprocess.run([str(py), str(script), str(out)], check=True, cwd=tmp, env=env)
+    run_with(find_python(), [f"marsys=={VERSION}"], INNER, str(out))
 
 
 if __name__ == "__main__":

@@ -20,11 +20,10 @@ completed `edit`, a `shell` still running and a `read` still pending. The clock 
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from throwaway import run_with
 
 VERSION = "0.13.3"
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,15 +134,7 @@ def main() -> None:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else default
     if sys.version_info < (3, 11):
         sys.exit("mbos-wolo needs Python 3.11+")
-    with tempfile.TemporaryDirectory(prefix="wolo-golden-") as tmp:
-        env_dir = Path(tmp) / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True)
-        py = env_dir / "bin" / "python"
-        subprocess.run([str(py), "-m", "pip", "install", "-q", f"mbos-wolo=={VERSION}"], check=True)
-        script = Path(tmp) / "inner.py"
-        script.write_text(INNER)
-        env = {**os.environ, "PYTHONHASHSEED": "0"}  # set order (completed_agents) too
-        subprocess.run([str(py), str(script), str(out)], check=True, cwd=tmp, env=env)
+    run_with(sys.executable, [f"mbos-wolo=={VERSION}"], INNER, str(out))
 
 
 if __name__ == "__main__":
