@@ -121,6 +121,30 @@ def test_a_replaced_file_tells_the_page_to_reload(setup):
     assert event == "reset"
 
 
+def test_every_open_stream_learns_of_a_replaced_file(setup):
+    """Only one stream's refresh rebuilds the index; the others must notice all the same."""
+    import threading
+
+    app, path = setup
+    app.extensions["viewer"].store.index(KEY)
+    got, connected = [], threading.Barrier(3)
+
+    def tab():  # each open page streams on its own server thread
+        stream = Stream(app.test_client().get(f"/s/{KEY}/events"))  # its cursor is taken here
+        connected.wait()
+        got.append(stream.next()[0][1])
+        stream.close()
+
+    tabs = [threading.Thread(target=tab) for _ in range(2)]
+    for t in tabs:
+        t.start()
+    connected.wait()
+    path.write_text(json.dumps(msg(1)) + "\n")
+    for t in tabs:
+        t.join(10)
+    assert got == ["reset", "reset"]
+
+
 def test_a_removed_file_says_so(setup):
     app, path = setup
     c = app.test_client()
@@ -133,6 +157,7 @@ def test_a_removed_file_says_so(setup):
 
 def test_cursor_round_trip():
     assert parse_cursor("120;a1=5;b-2=0") == {"main": 120, "a1": 5, "b-2": 0}
+    assert parse_cursor("120;a1=5;@3") == {"main": 120, "a1": 5, "@": 3}
     assert parse_cursor("garbage") is None and parse_cursor("") is None
 
 

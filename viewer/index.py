@@ -146,6 +146,7 @@ class SessionIndex:
         self.info: dict = {}  # what a format says about the session beside the transcript
         self.forced_format = fmt
         self.built_at = 0.0
+        self.generation = 0  # counts rebuilds: a live page's cursor from another build is stale
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -169,6 +170,7 @@ class SessionIndex:
         """Index every file of the session from scratch. Raises OSError if the main file is unreadable."""
         found = detect.detect_file(self.main)
         fmt = self.forced_format or found.format
+        self.generation += 1
         self.summary = SessionSummary(format=fmt)
         self.calls = ToolCallMap()
         self._ids = {}

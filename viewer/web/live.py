@@ -122,11 +122,24 @@ def start_watcher(store: Store) -> Watcher:
 # --- cursors -------------------------------------------------------------------------------------
 
 
-def cursor_of(idx: SessionIndex) -> str:
-    """The position the index has reached in every file: "main-offset;thread=offset;…"."""
-    parts = [str(idx.threads["main"].offset)]
-    parts += [f"{name}={th.offset}" for name, th in idx.threads.items() if name != "main"]
+def positions(idx: SessionIndex) -> dict:
+    """The position the index has reached in every file, and which build of the index it is."""
+    cursor = {name: th.offset for name, th in idx.threads.items()}
+    cursor["@"] = idx.generation
+    return cursor
+
+
+def encode_cursor(cursor: dict) -> str:
+    """"main-offset;thread=offset;…;@generation": an SSE id, resumable by Last-Event-ID."""
+    parts = [str(cursor.get("main", 0))]
+    parts += [f"{n}={o}" for n, o in cursor.items() if n not in ("main", "@")]
+    if "@" in cursor:
+        parts.append(f"@{cursor['@']}")
     return ";".join(parts)
+
+
+def cursor_of(idx: SessionIndex) -> str:
+    return encode_cursor(positions(idx))
 
 
 def parse_cursor(text: str | None) -> dict[str, int] | None:
@@ -137,6 +150,8 @@ def parse_cursor(text: str | None) -> dict[str, int] | None:
         for i, part in enumerate(text.split(";")):
             if i == 0:
                 out["main"] = int(part)
+            elif part.startswith("@"):
+                out["@"] = int(part[1:])
             else:
                 name, _, off = part.partition("=")
                 out[name] = int(off)
@@ -177,7 +192,7 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
             if cv is not None:
                 yield _sse(render_template("_live_event.html", v=None, calls=[cv], key=key,
                                            new_thread=True, hidden=idx.summary.hidden),
-                           id=_encode(cursor))
+                           id=encode_cursor(cursor))
             continue
         start = _first_seq(th, cursor[name])
         stop = len(th)
@@ -194,7 +209,7 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
                                        and c.call.call != (name, seq)])
             end = (th.offsets[seq] + th.lengths[seq] + 1) if th.mode == "jsonl" else seq + 1
             cursor[name] = end if seq < stop - 1 else th.offset
-            yield _sse(html, id=_encode(cursor))
+            yield _sse(html, id=encode_cursor(cursor))
         cursor[name] = th.offset
 
 
@@ -203,12 +218,6 @@ def _calls_touched(ev) -> set[str]:
     ids.update(ev.running)
     ids.update(ev.spawns)
     return ids
-
-
-def _encode(cursor: dict[str, int]) -> str:
-    parts = [str(cursor.get("main", 0))]
-    parts += [f"{n}={o}" for n, o in cursor.items() if n != "main"]
-    return ";".join(parts)
 
 
 @bp.get("/s/<key>/events")
@@ -223,52 +232,63 @@ def session_events(key: str):
     except NotFound:
         return Response("no such session\n", status=404, mimetype="text/plain")
     cursor = parse_cursor(request.headers.get("Last-Event-ID")) or parse_cursor(
-        request.args.get("after")) or {n: th.offset for n, th in idx.threads.items()}
+        request.args.get("after")) or positions(idx)
     hub = viewer.watcher.hub if viewer.watcher else None
-
-    def stream():
-        viewer.stream_opened()
-        try:
-            yield from follow()
-        finally:  # the client left: a write failed (heartbeats make sure one does) or we ended
-            viewer.stream_closed()
 
     def follow():
         yield "retry: 1000\n\n"
         seen = hub.version if hub else 0
-        born = last_beat = time.monotonic()
+        last_beat = time.monotonic()
         gone = False
-        # a stream ends after its lifetime and the browser reconnects from its Last-Event-ID:
-        # threads held by tabs left open for days come back, and proxies see fresh requests
-        while time.monotonic() - born < lifetime:
+        while True:
             try:
                 idx, change = store.refresh(key)
             except NotFound:
-                change, idx = None, None
-            if change is not None and change.removed or idx is None:
+                idx = change = None
+            if idx is None or (change is not None and change.removed):
                 if not gone:
                     yield _sse("removed", event="removed")
                     gone = True
-            elif change is not None and change.reset:
+            elif gone or idx.generation != cursor.get("@", idx.generation):
+                # the file was truncated, replaced or rewritten (or came back): the page reloads
                 gone = False
-                yield _sse("reset", event="reset", id=cursor_of(idx))
                 cursor.clear()
-                cursor.update(parse_cursor(cursor_of(idx)))
+                cursor.update(positions(idx))
+                yield _sse("reset", event="reset", id=encode_cursor(cursor))
             else:
-                if gone:
-                    yield _sse("reset", event="reset", id=cursor_of(idx))
-                    gone = False
+                cursor["@"] = idx.generation
                 for msg in _updates(idx, cursor, key):
                     yield msg
                     last_beat = time.monotonic()
-            now = time.monotonic()
-            if now - last_beat >= heartbeat:
+            if time.monotonic() - last_beat >= heartbeat:
                 yield ": ping\n\n"
-                last_beat = now
+                last_beat = time.monotonic()
             if hub:
                 seen = hub.wait(seen, min(POLL, heartbeat))
             else:
                 time.sleep(min(POLL, heartbeat))
+            yield ""  # a tick: lets the response end on time even when nothing happens
+
+    return _stream_response(viewer, follow(), lifetime)
+
+
+def _stream_response(viewer, messages, lifetime: float) -> Response:
+    """An SSE response that counts itself among the open streams and ends after `lifetime`
+    seconds (the browser reconnects from its Last-Event-ID): threads held by tabs left open for
+    days come back, and proxies see fresh requests."""
+
+    def stream():
+        viewer.stream_opened()
+        born = time.monotonic()
+        try:
+            for msg in messages:
+                if msg:
+                    yield msg
+                if time.monotonic() - born > lifetime:
+                    return
+        finally:  # the client left (a write failed: heartbeats make sure one does), or we ended
+            messages.close()
+            viewer.stream_closed()
 
     return Response(stream_with_context(stream()), mimetype="text/event-stream", headers={
         "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
@@ -290,7 +310,7 @@ def list_events():
     def signature(refs):
         return {r.key: (r.mtime, r.size) for r in refs[:PAGE]}
 
-    def stream():
+    def follow():
         yield "retry: 2000\n\n"
         known = signature(store.sessions())
         seen = hub.version if hub else 0
@@ -300,6 +320,7 @@ def list_events():
                 seen = hub.wait(seen, min(5.0, heartbeat))
             else:
                 time.sleep(2.0)
+            yield ""  # a tick (see session_events)
             refs = store.sessions()
             now_sig = signature(refs)
             changed = [r for r in refs[:PAGE] if known.get(r.key) != now_sig[r.key]]
@@ -314,5 +335,4 @@ def list_events():
                 yield ": ping\n\n"
                 last_beat = time.monotonic()
 
-    return Response(stream_with_context(stream()), mimetype="text/event-stream", headers={
-        "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return _stream_response(viewer, follow(), app.config["STREAM_LIFETIME"])
