@@ -7,6 +7,7 @@ security headers and host / token checks in `security.py`, the live streams in `
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -124,3 +125,6 @@ def _warm_up(app: Flask) -> None:
     render.markdown("*warm* `up`\n\n```python\nx = 1\n```")
     render.highlight("{}", "json")
     render.ansi_segments("\x1b[1mwarm\x1b[0m")
+    # what exists now lives as long as the app: keep it out of every later garbage collection
+    # (indexing a big session allocates millions of short-lived objects)
+    gc.freeze()
