@@ -27,7 +27,7 @@ def cases():
         for fmt_dir in sorted(p for p in base.iterdir() if p.is_dir()):
             for path in sessions_under(fmt_dir):
                 out.append(pytest.param(fmt_dir.name, path,
-                                        id=f"{base.name}/{Path(path).relative_to(fmt_dir)}"))
+                                        id=f"{base.name}/{Path(path).relative_to(fmt_dir.resolve())}"))
     return out
 
 
