@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from . import formats, reader
-from .formats import detect
+from .formats import detect, hook
 from .formats.common import unparsed_event
 from .model import Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
@@ -211,17 +211,14 @@ class SessionIndex:
         return change
 
     def _discover_companions(self, change: Change) -> None:
-        finder = getattr(self.adapter(), "companions", None)
-        if finder is None:
-            return
-        for name, path, meta in finder(Path(self.main)):
+        for name, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
             if name in self.threads or name == "main":
                 continue
             try:
                 fmt = detect.detect_file(path)
             except OSError:
                 continue
-            label = getattr(self.adapter(), "thread_label", lambda n, m: n)(name, meta)
+            label = hook(self.adapter(), "thread_label", name, meta, default=name)
             th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta)
             self.threads[name] = th
             self._extend(th, change)
@@ -345,7 +342,7 @@ class SessionIndex:
             if s.ended is None or ts > s.ended:
                 s.ended = ts
         if not s.title and th.name == "main":
-            title = adapter.title_of(ev)
+            title = hook(adapter, "title_of", ev)
             if title:
                 s.title = " ".join(title.split())[:300]
 
@@ -359,8 +356,7 @@ class SessionIndex:
         s.orphans = len(self.calls.orphans)
         s.errors = sum(1 for th in self.threads.values() for r in th.roles if r == "error") \
             + self.calls.errors()
-        info = getattr(self.adapter(), "session_info", None)
-        self.info = info(Path(self.main)) if info else {}
+        self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
         self.built_at = time.time()
@@ -457,7 +453,7 @@ def _sealed(th: ThreadIndex) -> bool:
 def safe_event(adapter, value: Any, ref: Ref) -> Event:
     """The adapter's event, or an unparsed card if the adapter itself fails on this record."""
     try:
-        return adapter.event(value, ref)
+        return _checked(adapter.event(value, ref))
     except Exception as e:  # an adapter bug must cost one card, not the session
         log.exception("adapter %s failed on %s line %s", adapter.NAME, ref.thread, ref.line)
         from .formats.common import as_text
@@ -465,6 +461,19 @@ def safe_event(adapter, value: Any, ref: Ref) -> Event:
         return unparsed_event(as_text(value)[:UNPARSED_PREVIEW], ref,
                               f"could not be read as {adapter.NAME}: {type(e).__name__}: {e}",
                               adapter.NAME)
+
+
+def _checked(ev: Event) -> Event:
+    """The model's promises, whatever the record held: names and labels are text."""
+    for name in ("author", "recipient", "model", "hidden_reason", "message_id", "parent"):
+        value = getattr(ev, name)
+        if value is not None and not isinstance(value, str):
+            setattr(ev, name, str(value))
+    if not isinstance(ev.role, str) or not isinstance(ev.kind, str):
+        ev.role, ev.kind = str(ev.role), str(ev.kind)
+    if ev.source_id is not None and not isinstance(ev.source_id, str):
+        ev.source_id = None
+    return ev
 
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",

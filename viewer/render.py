@@ -75,9 +75,9 @@ def markdown(text: str) -> Markup:
 
 def _lexer(lang: str | None, filename: str | None):
     try:
-        if lang:
+        if isinstance(lang, str) and lang.strip():
             return get_lexer_by_name(lang.strip().split()[0].lower(), stripnl=False)
-        if filename:
+        if isinstance(filename, str) and filename:
             return get_lexer_for_filename(filename, stripnl=False)
     except (ClassNotFound, IndexError):
         pass

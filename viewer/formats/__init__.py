@@ -17,6 +17,7 @@ Adapters are pure: no Flask, no file access beyond their own companions.
 
 from __future__ import annotations
 
+import logging
 from types import ModuleType
 
 from . import claude_code, generic, legion
@@ -29,7 +30,21 @@ ADAPTERS: list[ModuleType] = [legion, claude_code, marsys, wolo, agentpress, age
                                openai_chat, anthropic_messages]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
+log = logging.getLogger(__name__)
 
 
 def get(name: str) -> ModuleType:
     return BY_NAME.get(name, FALLBACK)
+
+
+def hook(adapter: ModuleType, name: str, *args, default=None):
+    """Call one of an adapter's functions on untrusted data: a bug in an adapter (a record shaped
+    like nothing it expected) costs that one answer, never the session."""
+    fn = getattr(adapter, name, None)
+    if fn is None:
+        return default
+    try:
+        return fn(*args)
+    except Exception:
+        log.exception("%s.%s failed", adapter.NAME, name)
+        return default

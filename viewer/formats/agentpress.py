@@ -49,7 +49,7 @@ from typing import Any
 import orjson
 
 from ..model import Cached, Data, Event, Notice, Ref, Text, ToolResult, ToolUse
-from .common import as_text, generic_event, openai_tool_calls, result_content, set_time
+from .common import as_text, generic_event, openai_tool_calls, result_content, set_time, text_field
 from .openai_chat import content_blocks, prompt_title, thinking_blocks
 
 NAME = "agentpress"
@@ -77,7 +77,7 @@ def sniff(rec: Any) -> int:
         return 3
     if "thread_id" in rec and ("message_id" in rec or "created_at" in rec):
         return 3
-    if rec["type"] in _RESPONSE_END:
+    if text_field(rec, "type") in _RESPONSE_END:
         return 2
     if rec["type"] == "status":
         content = _decode(rec["content"])

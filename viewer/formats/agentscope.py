@@ -44,7 +44,7 @@ from typing import Any
 
 from .. import timestamps
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, media_block, parse_arguments, set_time
+from .common import as_text, generic_event, media_block, parse_arguments, set_time, text_field
 
 NAME = "agentscope"
 MODE = "jsonl"  # JSONL of Msgs, or a JSON document (a list, a session / agent state) via `records`
@@ -125,7 +125,7 @@ def _specific_blocks(content: Any) -> bool:
     for b in content[:50]:
         if not isinstance(b, dict):
             continue
-        t = b.get("type")
+        t = text_field(b, "type")
         if t in _OWN_BLOCKS or (t == "tool_result" and "output" in b) or (
                 t == "tool_use" and "raw_input" in b):
             return True

@@ -37,7 +37,8 @@ import re
 from typing import Any
 
 from ..model import Data, Event, Ref, Text, ToolResult
-from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage
+from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, \
+    text_field
 from .openai_chat import Linked, prompt_title
 
 NAME = "anthropic-messages"
@@ -66,7 +67,7 @@ def sniff(rec: Any) -> int:
     if isinstance(content, dict):
         content = [content]
     own = isinstance(content, list) and any(
-        isinstance(b, dict) and (b.get("type") in _OWN_BLOCKS or (
+        isinstance(b, dict) and (text_field(b, "type") in _OWN_BLOCKS or (
             b.get("type") == "image" and isinstance(b.get("source"), dict))) for b in content)
     if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in (
             "image_url", "input_audio", "refusal") for b in content):
@@ -156,8 +157,8 @@ def _blocks(content: Any, markdown: bool = True) -> list:
         for raw, b in zip(raw_thinking, thinking):
             summary = raw.get("summary")
             if not b.text.strip() and isinstance(summary, list) and summary:
-                b.text = "\n\n".join(s.get("text", "") if isinstance(s, dict) else as_text(s)
-                                     for s in summary)
+                b.text = "\n\n".join(as_text(s.get("text", "")) if isinstance(s, dict)
+                                     else as_text(s) for s in summary)
     return out
 
 

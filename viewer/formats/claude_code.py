@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from ..model import Data, Event, Notice, Ref, Text
-from .common import anthropic_blocks, as_text, generic_event, set_time
+from .common import anthropic_blocks, as_text, generic_event, set_time, text_field
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -64,7 +64,7 @@ _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
 def sniff(rec: Any) -> int:
     if not isinstance(rec, dict):
         return 0
-    t = rec.get("type")
+    t = text_field(rec, "type")
     if t in ("user", "assistant") and isinstance(rec.get("message"), dict) and (
         "uuid" in rec or "sessionId" in rec or "parentUuid" in rec
     ):
@@ -78,7 +78,7 @@ def sniff(rec: Any) -> int:
 
 
 def event(rec: Any, ref: Ref) -> Event:
-    if not isinstance(rec, dict) or rec.get("type") not in _KNOWN:
+    if not isinstance(rec, dict) or text_field(rec, "type") not in _KNOWN:
         ev = generic_event(rec, ref, NAME)
         _common(ev, rec) if isinstance(rec, dict) else None
         return ev
@@ -201,7 +201,7 @@ def _prompt_blocks(text: str, ev: Event) -> list:
 
 
 def _system(rec: dict, ref: Ref) -> Event:
-    sub = rec.get("subtype") or ""
+    sub = text_field(rec, "subtype") or ""
     content = rec.get("content")
     ev = Event(ref, "system", kind=f"system:{sub}" if sub else "system")
     if sub == "compact_boundary" or sub == "microcompact_boundary":

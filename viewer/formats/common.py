@@ -52,6 +52,12 @@ def model_and_usage(ev: Event, model: Any, usage: Any, cost: Any = None) -> None
         ev.usage = {**(ev.usage or {}), "cost": cost}
 
 
+def text_field(rec: dict, key: str) -> str | None:
+    """A field that must be a string to mean anything (a type, a subtype): None otherwise."""
+    value = rec.get(key)
+    return value if isinstance(value, str) else None
+
+
 def as_text(value: Any) -> str:
     """Any value as display text: strings unchanged, everything else as compact JSON."""
     if isinstance(value, str):
@@ -102,7 +108,9 @@ def media_block(block: dict, media: str) -> Media:
         head, _, data = url.partition(";base64,")
         media_type = media_type or head[5:]
         url = None
-    return Media(media, media_type, data, url, block.get("name") or block.get("title"))
+    name = block.get("name") or block.get("title")
+    return Media(media, media_type if isinstance(media_type, str) else None, data,
+                 url if isinstance(url, str) else None, name if isinstance(name, str) else None)
 
 
 def result_content(content: Any) -> list:

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from .. import reader
-from . import ADAPTERS, FALLBACK
+from . import ADAPTERS, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
@@ -34,7 +34,7 @@ def detect_records(records: list, folder: Path | None = None) -> tuple[str, int]
     """The best-scoring adapter for a list of records (and its score)."""
     best, best_score = FALLBACK.NAME, 0
     for adapter in ADAPTERS:
-        score = sum(adapter.sniff(r) for r in records)
+        score = sum(hook(adapter, "sniff", r, default=0) or 0 for r in records)
         if folder is not None and score:
             score += _layout_bonus(adapter.NAME, folder)
         if score > best_score:
@@ -63,9 +63,8 @@ def document_records(doc: Any) -> list[tuple[str, Any]]:
 
 def records_for(adapter, doc: Any) -> list[tuple[str, Any]] | None:
     """The records an adapter reads from a document: its own `records` if it has one."""
-    own = getattr(adapter, "records", None)
-    if own is not None:
-        return own(doc)
+    if hasattr(adapter, "records"):
+        return hook(adapter, "records", doc)
     return document_records(doc) or None
 
 
@@ -75,8 +74,8 @@ def detect_document(doc: Any, folder: Path | None = None) -> str:
         recs = records_for(adapter, doc)
         if not recs:
             continue
-        score = sum(adapter.sniff(r) for _, r in recs[:HEAD_RECORDS])
-        score += getattr(adapter, "document_bonus", lambda d: 0)(doc)
+        score = sum(hook(adapter, "sniff", r, default=0) or 0 for _, r in recs[:HEAD_RECORDS])
+        score += hook(adapter, "document_bonus", doc, default=0) or 0
         if folder is not None and score:
             score += _layout_bonus(adapter.NAME, folder)
         if score > best_score:
@@ -118,8 +117,7 @@ def read_document(path: str | Path) -> Any:
     offers `folder_document(path)`: the folder read as one document, or None when `path` is not
     such a session's main file. Discovery, the index and the timeline all read documents here."""
     for adapter in ADAPTERS:
-        folder_document = getattr(adapter, "folder_document", None)
-        doc = folder_document(Path(path)) if folder_document is not None else None
+        doc = hook(adapter, "folder_document", Path(path))
         if doc is not None:
             return doc
     with open(path, "rb") as f:

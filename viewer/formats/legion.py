@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import anthropic_blocks, as_text, generic_event, result_content, set_time
+from .common import anthropic_blocks, as_text, generic_event, result_content, set_time, text_field
 
 NAME = "legion"
 MODE = "jsonl"
@@ -55,7 +55,7 @@ def sniff(rec: Any) -> int:
         return 0
     if isinstance(rec.get("_type"), str) and "data" in rec:
         return 3
-    t = rec.get("type")
+    t = text_field(rec, "type")
     if t in ("permission_request", "permission_response", "tool_call") and "session_id" in rec:
         return 3
     if t in _OWN_TYPES and "content" in rec and "message" not in rec and "uuid" not in rec and (
@@ -71,8 +71,8 @@ def sniff(rec: Any) -> int:
 def event(rec: Any, ref: Ref) -> Event:
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
-    sdk = rec.get("_type")
-    t = rec.get("type")
+    sdk = text_field(rec, "_type")
+    t = text_field(rec, "type")
     if isinstance(sdk, str):
         ev = _sdk(sdk, rec.get("data"), ref)
     elif t in ("system", "user", "assistant", "result", "error", "thinking", "tool_use",
@@ -106,7 +106,7 @@ def _md(rec: dict) -> dict:
 def _own(t: str, rec: dict, ref: Ref) -> Event:
     md = _md(rec)
     content = rec.get("content")
-    sub = rec.get("subtype") or md.get("subtype") or ""
+    sub = text_field(rec, "subtype") or text_field(md, "subtype") or ""
     if t == "system":
         return _system(sub, content, md, ref)
     if t == "result":
@@ -219,7 +219,7 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         elif any(b.kind == "text" and b.text.startswith("[Request interrupted") for b in ev.blocks):
             ev.kind = "interrupt"
     elif cls == "SystemMessage":
-        sub = d.get("subtype") or ""
+        sub = text_field(d, "subtype") or ""
         inner = d.get("data") if isinstance(d.get("data"), dict) else {}
         ev = _system(sub, None, {}, ref)
         if sub == "init":

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, first_time, generic_event, media_block, model_and_usage, \
-    openai_tool_calls, parse_arguments, result_content
+    openai_tool_calls, parse_arguments, result_content, text_field
 
 NAME = "openai-chat"
 MODE = "document"
@@ -73,7 +73,7 @@ def sniff(rec: Any) -> int:
     if "content" not in rec and not ({"tool_calls", "function_call"} & rec.keys()):
         return 0
     content = rec.get("content")
-    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS
+    if isinstance(content, list) and any(isinstance(b, dict) and text_field(b, "type") in _ANTHROPIC_BLOCKS
                                          for b in content):
         return 0  # an Anthropic Messages list
     if _FOREIGN & rec.keys() or rec.get("type") not in (None, "message"):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 
-from flask import Flask
+from flask import Flask, current_app
+from markupsafe import Markup
 
 from .. import render, timestamps, tools
 from ..index import epoch
 from ..reader import CutStr
 from ..timeline import lane_of
 
+log = logging.getLogger(__name__)
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 _IMAGE_TYPES = {"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp"}
 INLINE_MEDIA = 2 << 20  # base64 chars inlined as data: URIs; larger media load from /media
@@ -38,6 +41,17 @@ def safe_image(b) -> bool:
     return (b.media_type or "").lower() in _IMAGE_TYPES
 
 
+def render_event(v, key: str) -> Markup:
+    """One event through `_message.html`. A record whose shape the template cannot draw becomes a
+    "could not be displayed" card with its raw link; it never takes the page down with it."""
+    env = current_app.jinja_env
+    try:
+        return Markup(env.get_template("_message.html").render(v=v, key=key))
+    except Exception:
+        log.exception("cannot render event %s", getattr(v.ev, "id", "?"))
+        return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -62,6 +76,7 @@ def init_app(app: Flask) -> None:
     )
     env.globals.update(
         dom_id=dom_id,
+        render_event=render_event,
         diff=render.diff,
         media_inline=media_inline,
         safe_image=safe_image,
