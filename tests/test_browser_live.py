@@ -142,3 +142,36 @@ def test_session_list_shows_new_sessions_live(tour, serve, watched_page):
     expect(page.locator("#sessions tbody tr")).to_have_count(2)
     assert page.evaluate("window.__noReload") is True
     assert page.problems == []
+
+
+def test_a_subagent_appears_under_its_task_while_it_runs(tmp_path, serve, watched_page):
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / "claude-project", root / "claude-project")
+    folder = root / "claude-project"
+    main = next(folder.glob("*.jsonl"))
+    sid = main.stem
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/claude-project~{sid}")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    append(main, {"type": "assistant", "uuid": "task-2", "sessionId": sid, "message": {
+        "role": "assistant", "model": "claude-opus-4-7", "content": [{"type": "tool_use", "id": "toolu_task_2",
+        "name": "Task", "input": {"description": "Second look", "prompt": "Look again.",
+                                  "subagent_type": "Explore"}}]}})
+    card = page.locator("#tc-toolu_task_2")
+    expect(card.locator(".state")).to_have_text("pending")
+    sub = folder / sid / "subagents"
+    (sub / "agent-b2.meta.json").write_text(json.dumps({"agentType": "Explore", "toolUseId": "toolu_task_2",
+                                                        "description": "Second look"}))
+    append(sub / "agent-b2.jsonl", {"type": "user", "uuid": "b2-1", "isSidechain": True, "agentId": "b2",
+                                    "sessionId": sid, "message": {"role": "user", "content": "Look again."}})
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text("Explore · Second look")
+    thread.locator("summary").click()
+    expect(thread.locator("#m-b2-1")).to_be_visible()
+    append(sub / "agent-b2.jsonl", {"type": "assistant", "uuid": "b2-2", "isSidechain": True, "agentId": "b2",
+                                    "sessionId": sid, "message": {"role": "assistant", "content": [
+                                        {"type": "text", "text": "Found it."}]}})
+    expect(thread.locator("#m-b2-2")).to_contain_text("Found it.")
+    assert thread.locator("#m-b2-1").count() == 1
+    assert page.problems == []
