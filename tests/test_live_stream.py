@@ -199,3 +199,35 @@ def test_app_settings_from_the_environment(monkeypatch, tmp_path):
         assert c.get("/?token=t0k", follow_redirects=True).status_code == 200
     finally:
         app.extensions["viewer"].watcher.stop()
+
+
+def test_watcher_falls_back_to_polling_when_inotify_is_exhausted(tmp_path, monkeypatch, caplog):
+    import errno
+    import logging
+    import time
+
+    from viewer.store import Store
+    from viewer.web import live
+
+    class Exhausted:
+        daemon = True
+
+        def schedule(self, *a, **k):
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(live, "Observer", Exhausted)
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    with caplog.at_level(logging.WARNING, logger="viewer.web.live"):
+        watcher = live.start_watcher(Store([root]))
+    try:
+        assert watcher.mode == "polling"
+        assert any("polling" in r.message for r in caplog.records)
+        seen = watcher.hub.version
+        append(root / KEY / "messages.jsonl", msg(1))
+        deadline = time.monotonic() + 10
+        while watcher.hub.version == seen and time.monotonic() < deadline:
+            watcher.hub.wait(seen, 0.5)
+        assert watcher.hub.version > seen  # the poller saw the write
+    finally:
+        watcher.stop()
