@@ -12,7 +12,7 @@ import orjson
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
 from .. import reader
-from ..index import SessionIndex
+from ..index import SessionIndex, summary_dump
 from ..model import Event
 from ..store import NotFound, SessionRef, Store
 from ..timeline import Timeline, load_event, raw_record
@@ -94,15 +94,9 @@ def sessions_json():
         if isinstance(s, Exception):
             row["error"] = str(s)
         elif s is not None:
-            row.update(_summary_dict(s))
+            row.update(summary_dump(s))
         out.append(row)
     return _json({"total": len(refs), "page": page, "per_page": PAGE, "sessions": out})
-
-
-def _summary_dict(s) -> dict:
-    from ..index import summary_dump
-
-    return summary_dump(s)
 
 
 # --- a session -----------------------------------------------------------------------------------
@@ -150,7 +144,7 @@ def session_json(key: str):
                    "result_event": idx.threads[c.result[0]].ids[c.result[1]] if c.result else None}
              for cid, c in idx.calls.calls.items()}
     return _json({
-        "key": key, "path": ref.path, "summary": _summary_dict(idx.summary),
+        "key": key, "path": ref.path, "summary": summary_dump(idx.summary),
         "threads": {n: {"label": th.label, "events": len(th), "path": th.path, "format": th.format,
                         "parent_call": th.meta.get("parent_call")} for n, th in idx.threads.items()},
         "tool_calls": calls,
