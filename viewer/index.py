@@ -42,14 +42,8 @@ TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline b
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
 _BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:interrupt"}
-_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
-
-
 def epoch(dt) -> float | None:
-    if dt is None:
-        return None
-    return (dt.toordinal() - _EPOCH_ORDINAL) * 86400 + dt.hour * 3600 + dt.minute * 60 + dt.second \
-        + dt.microsecond / 1e6
+    return None if dt is None else dt.timestamp()
 
 
 @dataclass
@@ -463,15 +457,24 @@ def safe_event(adapter, value: Any, ref: Ref) -> Event:
                               adapter.NAME)
 
 
+_TEXT_FIELDS = ("author", "recipient", "model", "hidden_reason", "message_id", "parent")
+
+
 def _checked(ev: Event) -> Event:
     """The model's promises, whatever the record held: names and labels are text."""
-    for name in ("author", "recipient", "model", "hidden_reason", "message_id", "parent"):
-        value = getattr(ev, name)
-        if value is not None and not isinstance(value, str):
-            setattr(ev, name, str(value))
-    if not isinstance(ev.role, str) or not isinstance(ev.kind, str):
+    if not (ev.author is None or type(ev.author) is str) or not (
+            ev.recipient is None or type(ev.recipient) is str) or not (
+            ev.model is None or type(ev.model) is str) or not (
+            ev.message_id is None or type(ev.message_id) is str) or not (
+            ev.parent is None or type(ev.parent) is str) or not (
+            ev.hidden_reason is None or type(ev.hidden_reason) is str):
+        for name in _TEXT_FIELDS:
+            value = getattr(ev, name)
+            if value is not None and not isinstance(value, str):
+                setattr(ev, name, str(value))
+    if type(ev.role) is not str or type(ev.kind) is not str:
         ev.role, ev.kind = str(ev.role), str(ev.kind)
-    if ev.source_id is not None and not isinstance(ev.source_id, str):
+    if ev.source_id is not None and type(ev.source_id) is not str:
         ev.source_id = None
     return ev
 

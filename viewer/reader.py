@@ -91,9 +91,29 @@ class LineScanner:
                 start = end + 1
                 self.offset = start
                 buf = chunk[nl + 1 :]
+            elif buf:
+                # finish the line the last chunk left open; the rest is scanned in place (copying
+                # every chunk onto the leftover would copy the whole file once more)
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    buf += chunk
+                    if len(buf) > HUGE_LINE:
+                        huge_from = start
+                        start += len(buf)
+                        buf = b""
+                    continue
+                whole = buf + chunk[:nl]
+                self.line += 1
+                end = len(whole) - 1 if whole.endswith(b"\r") else len(whole)
+                if end and not whole[:end].isspace():
+                    yield RawLine(self.line, start, end, whole[:end])
+                start += len(buf)  # now the offset of chunk[0]
+                buf = chunk
+                self.offset = start + nl + 1
+                chunk = None
             else:
-                buf = buf + chunk if buf else chunk
-            pos = 0
+                buf = chunk
+            pos = 0 if chunk is not None else nl + 1
             find = buf.find
             while True:
                 nl = find(b"\n", pos)

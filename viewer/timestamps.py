@@ -66,7 +66,7 @@ def parse(value: Any) -> Stamp:
             return Stamp(utc, value, assumed)
         if dt.tzinfo is None:
             return Stamp(dt.replace(tzinfo=UTC), value, True)
-        return Stamp(dt.astimezone(UTC), value, False)
+        return Stamp(dt if dt.tzinfo is UTC else dt.astimezone(UTC), value, False)
     return Stamp(None, value)
 
 
