@@ -362,6 +362,9 @@ def bench_live(data: dict, appends: int, tmp: Path) -> list[dict]:
                     page.wait_for_function(f"window.__arrivals['m-{eid}']", timeout=30_000)
                     lat.append(page.evaluate(f"window.__arrivals['m-{eid}']") - t0)
                     time.sleep(0.05)
+                deadline = time.monotonic() + 5  # let the other streams take the last message
+                while any(c.messages < appends for c in others) and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 for c in others:
                     c.stop.set()
                 received = [c.messages for c in others]
