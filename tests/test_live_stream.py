@@ -231,3 +231,45 @@ def test_watcher_falls_back_to_polling_when_inotify_is_exhausted(tmp_path, monke
         assert watcher.hub.version > seen  # the poller saw the write
     finally:
         watcher.stop()
+
+
+def test_many_streams_each_get_every_event_once_and_in_order(tmp_path, serve):
+    """Streams share one index and one of them extends it while the others read: no stream may
+    skip an event another stream's refresh indexed meanwhile, or send one twice."""
+    import http.client
+    import re
+    import threading
+    import time
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root)
+    port = srv.server.server_port
+    after = cursor_of(srv.app.extensions["viewer"].store.index(KEY))
+    got = [[] for _ in range(12)]
+
+    deadline = time.monotonic() + 15
+
+    def client(out):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+        conn.request("GET", f"/s/{KEY}/events?after={after}")
+        resp = conn.getresponse()
+        while len(out) < 40 and time.monotonic() < deadline:
+            try:
+                line = resp.readline()
+            except TimeoutError:
+                continue
+            if not line:
+                break
+            out.extend(re.findall(r'<li class="ev [^"]*" id="m-(live-\d+)"', line.decode()))
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(out,), daemon=True) for out in got]
+    for t in threads:
+        t.start()
+    for i in range(1, 41):
+        append(root / KEY / "messages.jsonl", msg(i))
+        time.sleep(0.01)
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()) + 1)
+    assert all(out == [f"live-{i}" for i in range(1, 41)] for out in got), [len(o) for o in got]

@@ -77,7 +77,9 @@ class ThreadIndex:
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        # `hidden` is appended last for each event: a reader on another thread (a live stream) that
+        # sees n events here finds all their columns filled
+        return len(self.hidden)
 
     _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
@@ -293,9 +295,9 @@ class SessionIndex:
         th.roles.append(ev.role)
         th.kinds.append(ev.kind)
         th.ts.append(NAN if ts is None else ts)
-        th.hidden.append(1 if ev.hidden else 0)
         if path is not None:
             th.paths.append(path)
+        th.hidden.append(1 if ev.hidden else 0)
         self.ids[ev.id] = (th.name, seq)
         if (ev.role == "user" and ev.kind == "message") or ev.kind in _BOUNDARY_KINDS:
             th.last_boundary = seq

@@ -122,9 +122,18 @@ def start_watcher(store: Store) -> Watcher:
 # --- cursors -------------------------------------------------------------------------------------
 
 
-def positions(idx: SessionIndex) -> dict:
-    """The position the index has reached in every file, and which build of the index it is."""
-    cursor = {name: th.offset for name, th in idx.threads.items()}
+def position_after(th, n: int) -> int:
+    """The file position just past the thread's first n events (documents count records)."""
+    if th.mode == "document" or n == 0:
+        return n
+    return th.offsets[n - 1] + th.lengths[n - 1] + 1
+
+
+def positions(idx: SessionIndex, main: int | None = None) -> dict:
+    """Where every file's events end now (the main thread's after its first `main` events, when
+    a page showed only those), and which build of the index this is."""
+    cursor = {name: position_after(th, len(th) if name != "main" or main is None else main)
+              for name, th in idx.threads.items()}
     cursor["@"] = idx.generation
     return cursor
 
@@ -138,8 +147,8 @@ def encode_cursor(cursor: dict) -> str:
     return ";".join(parts)
 
 
-def cursor_of(idx: SessionIndex) -> str:
-    return encode_cursor(positions(idx))
+def cursor_of(idx: SessionIndex, main: int | None = None) -> str:
+    return encode_cursor(positions(idx, main))
 
 
 def parse_cursor(text: str | None) -> dict[str, int] | None:
@@ -187,17 +196,18 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
         if name not in cursor:
             # a sub-agent file that appeared after the page was drawn: give its Task card the
             # thread (it loads its events when opened) instead of streaming them one by one
-            cursor[name] = th.offset
+            cursor[name] = position_after(th, len(th))
             cv = tl.call_view(th.meta["parent_call"]) if th.meta.get("parent_call") else None
             if cv is not None:
                 yield _sse(render_template("_live_event.html", v=None, calls=[cv], key=key,
                                            new_thread=True, hidden=idx.summary.hidden),
                            id=encode_cursor(cursor))
             continue
+        # other streams may be extending this index right now: take the events that exist at this
+        # instant, and move the cursor only past what was sent (never to the file's read offset)
         start = _first_seq(th, cursor[name])
         stop = len(th)
         if start >= stop:
-            cursor[name] = th.offset
             continue
         for i, ev in enumerate(load_events(idx, name, start, stop)):
             seq = start + i
@@ -207,10 +217,8 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
                                    hidden=idx.summary.hidden, calls=[
                                        c for c in (tl.call_view(cid) for cid in changed) if c
                                        and c.call.call != (name, seq)])
-            end = (th.offsets[seq] + th.lengths[seq] + 1) if th.mode == "jsonl" else seq + 1
-            cursor[name] = end if seq < stop - 1 else th.offset
+            cursor[name] = position_after(th, seq + 1)
             yield _sse(html, id=encode_cursor(cursor))
-        cursor[name] = th.offset
 
 
 def _calls_touched(ev) -> set[str]:

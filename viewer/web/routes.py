@@ -117,7 +117,8 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     live = time.time() - ref.mtime < LIVE_WINDOW
     return render_template("session.html", ref=ref, idx=idx, win=win, key=key, target=target,
                            show_hidden=show_hidden or bool(request.args.get("hidden")),
-                           thread=thread, cursor=cursor_of(idx), follow=live and not target)
+                           thread=thread, follow=live and not target,
+                           cursor=cursor_of(idx, main=None if thread else win.stop))
 
 
 @bp.get("/s/<key>/m/<event_id>")
