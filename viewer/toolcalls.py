@@ -38,9 +38,10 @@ class ToolCallMap:
     @property
     def calls(self) -> dict[str, ToolCall]:
         """Every call, by id (unpacks what the cache loaded, once)."""
-        if self._packed is not None:
-            for cid in self._packed.ids:
-                self._calls.setdefault(cid, self._packed.unpack(cid))
+        packed = self._packed
+        if packed is not None:
+            for cid in packed.ids:
+                self._calls.setdefault(cid, packed.unpack(cid))
             self._packed = None
         return self._calls
 
@@ -48,12 +49,14 @@ class ToolCallMap:
         """One call (not an orphan) by id, unpacking only that one: the first screen of a big
         session needs a few dozen of its thousands of calls."""
         found = self._calls.get(call_id)
-        if found is None and self._packed is not None and call_id in self._packed.pos:
-            found = self._calls[call_id] = self._packed.unpack(call_id)
+        packed = self._packed  # another thread may unpack everything meanwhile
+        if found is None and packed is not None and call_id in packed.pos:
+            found = self._calls.setdefault(call_id, packed.unpack(call_id))
         return found
 
     def __len__(self) -> int:
-        return len(self._calls) if self._packed is None else len(self._packed.ids)
+        packed = self._packed
+        return len(self._calls) if packed is None else len(packed.ids)
 
     def get(self, call_id: str) -> ToolCall | None:
         return self.call(call_id) or self.orphans.get(call_id)
