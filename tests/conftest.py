@@ -6,6 +6,7 @@ own browser downloads are never used.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -26,6 +27,18 @@ def corpus_sessions(fmt: str) -> list[Path]:
     folder = CORPUS / fmt
     assert folder.is_dir(), f"the shared corpus is expected at {CORPUS}"
     return sorted(p for p in folder.iterdir() if p.is_dir())
+
+
+def quiet_copy(src: Path, dst: Path) -> Path:
+    """A copy of a session folder whose files were last written long ago.
+
+    A fresh clone gives every file the clone's time, so a session would look live (still being
+    written) for ten minutes; tests of what a finished session shows use this copy instead."""
+    shutil.copytree(src, dst)
+    old = 1_700_000_000
+    for p in [dst, *dst.rglob("*")]:
+        os.utime(p, (old, old))
+    return dst
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ No real public Wolo session exists (see ../shared/corpus/SOURCES.md §5); the go
 """
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -23,7 +22,7 @@ from viewer.timeline import load_events, raw_record
 from viewer.toolcalls import ToolCallMap
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, quiet_copy
 
 FIXTURES = ROOT / "test_data" / "formats" / "wolo"
 GOLDEN = FIXTURES / "golden-mbos-wolo-0.13.3"
@@ -242,10 +241,7 @@ def test_check_json_names_the_format():
 
 
 def test_page_shows_tool_states_and_agent(tmp_path):
-    folder = folder_copy(tmp_path)
-    old = 1_700_000_000  # a quiet session: finished, so the pending read is never answered
-    for p in folder.rglob("*"):
-        os.utime(p, (old, old))
+    quiet_copy(FOLDER, tmp_path / "sessions" / FOLDER.name)  # finished: the pending read is never answered
     app = create_app({"ROOTS": [str(tmp_path / "sessions")], "CACHE_DIR": str(tmp_path / "c"),
                       "WATCH": False})
     client = app.test_client()
