@@ -65,7 +65,7 @@ def test_a_corrupt_cache_is_discarded_with_a_log_line(tmp_path, caplog):
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "index.sqlite").write_bytes(b"this is not a database" * 100)
     with caplog.at_level(logging.WARNING, logger="viewer.cache"):
-        idx = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+        idx = indexed(root, tmp_path / "cache")
     assert len(idx.threads["main"]) == 19
     assert any("corrupt" in r.message for r in caplog.records)
     # and it works as a cache again afterwards
@@ -90,3 +90,24 @@ def test_list_summaries_come_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(SessionIndex, "build", lambda self: (_ for _ in ()).throw(AssertionError))
     (s,) = store.summaries(store.sessions()).values()
     assert s.title.startswith("Refactor") and s.tool_calls == 4
+
+
+def test_a_locked_cache_is_skipped_never_deleted(tmp_path):
+    """Another process holding the cache's write lock must not make us discard its database."""
+    import gc
+    import sqlite3
+
+    root, main = copy_tour(tmp_path)
+    indexed(root, tmp_path / "cache")
+    gc.collect()  # the indexing store's connection closes with it
+    other = sqlite3.connect(tmp_path / "cache" / "index.sqlite", isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")  # so that an exclusive lock also keeps readers out
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        cache = IndexCache(tmp_path / "cache")
+        cache._open_timeout = 0.1
+        assert cache.load(str(main)) is None  # busy: no answer this time
+    finally:
+        other.rollback()
+        other.close()
+    assert cache.load(str(main)) is not None  # the data survived, and the cache works again

@@ -44,6 +44,7 @@ class IndexCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self.enabled = True
+        self._open_timeout = 2.0  # seconds to wait for another process's lock
 
     def _conn(self) -> sqlite3.Connection | None:
         if not self.enabled:
@@ -52,6 +53,10 @@ class IndexCache:
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 self._db = self._open()
+            except sqlite3.OperationalError as e:
+                # busy or locked by another process: not broken, so try again next time
+                log.warning("index cache %s is busy (%s); skipping it this time", self.path, e)
+                return None
             except (OSError, sqlite3.Error) as e:
                 log.warning("index cache disabled: cannot open %s: %s", self.path, e)
                 self.enabled = False
@@ -59,13 +64,17 @@ class IndexCache:
         return self._db
 
     def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._open_timeout)
         try:
-            db = sqlite3.connect(self.path, check_same_thread=False, timeout=2)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
             db.execute("SELECT count(*) FROM sessions").fetchone()
             return db
+        except sqlite3.OperationalError:
+            db.close()
+            raise  # locked or busy: another process is using a good cache, never delete it
         except sqlite3.DatabaseError as e:
+            db.close()
             log.warning("index cache %s is corrupt (%s): discarding it", self.path, e)
             for suffix in ("", "-wal", "-shm"):
                 try:
