@@ -44,7 +44,7 @@ def test_hidden_events_are_revealed_by_the_toggle(live_server, watched_page):
     launch = page.locator("#m-L1")
     expect(launch).to_be_hidden()
     toggle = page.locator("label.hidden-toggle")
-    expect(toggle).to_contain_text("Show 2 hidden events")
+    expect(toggle).to_contain_text("Show 2 hidden events", use_inner_text=True)
     toggle.click()
     expect(launch).to_be_visible()
     expect(launch).to_contain_text("launch event")

@@ -32,7 +32,9 @@ TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show a
 HIGHLIGHT_CAP = 200_000  # longer code is shown plain: Pygments is slow on megabytes
 DIFF_CAP = 4_000  # lines per side of an Edit diff
 
-_FORMATTER = HtmlFormatter(cssclass="hl", wrapcode=True)
+# Token spans only: `code_block` draws the one box around them (a Pygments `<div><pre>` inside
+# Markdown's own `<pre><code>` was two boxes, invalid nesting and an empty last line).
+_SPANS = HtmlFormatter(nowrap=True)
 
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5",
@@ -50,6 +52,7 @@ _ALLOWED_ATTRS = {
 
 
 def _md_highlight(code: str, lang: str, _attrs) -> str:
+    # starts with "<pre": markdown-it then uses it as the whole fence instead of wrapping it again
     return str(highlight(code, lang or None))
 
 
@@ -84,10 +87,26 @@ def _lexer(lang: str | None, filename: str | None):
     return TextLexer(stripnl=False)
 
 
-def highlight(code: str, lang: str | None = None, filename: str | None = None) -> Markup:
-    """Code → a Pygments `<div class="hl"><pre>` block (plain but escaped when too long)."""
+def highlight(code: str, lang: str | None = None, filename: str | None = None,
+              numbers: list[int] | None = None) -> Markup:
+    """Code → one `<pre class="hl"><code>` box of Pygments spans (plain but escaped when too long).
+
+    `numbers` gives each line its number in a gutter the reader does not copy (a file read from
+    line 120 on is numbered from 120)."""
     lexer = _lexer(lang, filename) if len(code) <= HIGHLIGHT_CAP else TextLexer(stripnl=False)
-    return Markup(_pygments(code, lexer, _FORMATTER))
+    return code_block(code, lexer, numbers)
+
+
+def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
+    # Pygments closes its spans at every line end, so each output line is balanced HTML on its own
+    lines = _pygments(code, lexer, _SPANS).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
+    if numbers is not None:
+        lines = [f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)] + lines[
+            len(numbers):]
+    return Markup('<pre class="hl%s"><code>%s</code></pre>' % (
+        " numbered" if numbers is not None else "", "\n".join(lines)))
 
 
 def pretty_json(value) -> Markup:
@@ -98,7 +117,7 @@ def pretty_json(value) -> Markup:
         text = repr(value)
     if len(text) > HIGHLIGHT_CAP:
         return highlight(text, "text")
-    return Markup(_pygments(text, JsonLexer(), _FORMATTER))
+    return code_block(text, JsonLexer())
 
 
 def json_text(value) -> str:
