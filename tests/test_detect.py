@@ -65,6 +65,32 @@ def test_names_do_not_decide(tmp_path):
     assert detect.detect_file(renamed).format == "claude-code"
 
 
+def test_a_one_line_transcript_is_scored_as_a_record(tmp_path):
+    """A Claude Code session whose only line is a user message with two screenshots and an IDE
+    selection: bigger than the head detection reads, and still one record of its format."""
+    png = "iVBORw0KGgo" + "A" * 300_000  # two base64 images make the line ~600 KB
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    record = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/src/app",
+              "sessionId": "0d3a8e6f", "version": "2.0.14", "type": "user", "uuid": "u-1",
+              "timestamp": "2026-03-02T10:00:00.000Z",
+              "message": {"role": "user", "content": [
+                  {"type": "text", "text": "<ide_selection>The user selected lines 1 to 2 from "
+                                           "/src/app/main.py:\nimport os\n</ide_selection>"},
+                  image, image, {"type": "text", "text": "Why do these two screens differ?"}]}}
+    p = tmp_path / "0d3a8e6f.jsonl"
+    p.write_text(json.dumps(record) + "\n")
+    assert p.stat().st_size > detect.HEAD_BYTES
+    found = detect.detect_file(p)
+    assert (found.format, found.mode) == ("claude-code", "jsonl")
+    data = json.loads(CliRunner().invoke(main, ["check", str(p), "--json"]).stdout)
+    assert data["format"] == "claude-code" and data["messages"] == 1 and data["unparsed"] == []
+    # still a document when the one object is a document, on one line or pretty-printed
+    doc = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}
+    for text in (json.dumps(doc), json.dumps(doc, indent=2)):
+        p.write_text(text + "\n")
+        assert detect.detect_file(p).mode == "document"
+
+
 def test_unknown_records_are_still_shown(tmp_path):
     p = tmp_path / "mystery.jsonl"
     p.write_text('{"kind": "ping", "at": 1761073190}\n{"kind": "pong"}\nnot json at all\n')

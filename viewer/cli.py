@@ -6,10 +6,13 @@ one plain line on stderr and a non-zero exit, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import logging
+import os
 import secrets
 import signal
+import socket
 import sys
 import webbrowser
 from pathlib import Path
@@ -18,6 +21,7 @@ import click
 import orjson
 
 from . import __version__
+from .formats.detect import NotTranscript
 from .index import SessionIndex
 from .store import Store
 from .timeline import load_events
@@ -59,6 +63,9 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         if not allow_remote:
             _fail(f"refusing to listen on {host}: add --allow-remote (a token will be required)")
         token = token or secrets.token_urlsafe(24)
+    problem = port_problem(host, port)
+    if problem:
+        _fail(problem)
     from .web import create_app
 
     app = create_app({
@@ -68,18 +75,19 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         "TOKEN": token,
         "WATCH": not no_watch,
     })
+    from werkzeug.serving import make_server
+
+    try:
+        server = make_server(host, port, app, threaded=True)
+    except OSError as e:  # taken between the check and now
+        _fail(port_problem(host, port) or f"cannot listen on {host}:{port}: {e.strerror or e}")
+    # the address is ours: only now is the URL worth printing
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     click.echo(f"session-viewer serving {', '.join(map(str, app.extensions['viewer'].store.roots))}")
     click.echo(f"  open {url}")
     if open_browser:
         webbrowser.open(url)
-    from werkzeug.serving import make_server
-
-    try:
-        server = make_server(host, port, app, threaded=True)
-    except OSError as e:
-        _fail(f"cannot listen on {host}:{port}: {e.strerror or e}")
     # a terminated server still finishes its cache writes
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -91,6 +99,75 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         if viewer.watcher:
             viewer.watcher.stop()
         viewer.store.flush()
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port, in words for the command line, or None.
+    Binds a socket the way the server will (SO_REUSEADDR, so a closed server's TIME_WAIT does
+    not count), and for a port in use names the process holding it when this machine says."""
+    err = _bind_error(host, port)
+    if err is None:
+        return None
+    if err.errno != errno.EADDRINUSE:
+        return f"cannot listen on {host}:{port}: {err.strerror or err}"
+    holder = port_holder(port)
+    who = f"by {holder}" if holder else "by another program"
+    free = next((p for p in range(port + 1, min(port + 50, 65536)) if _bind_error(host, p) is None),
+                None)
+    hint = f"--port {free}" if free else "--port"
+    return f"port {port} on {host} is already in use {who}; choose another with {hint}"
+
+
+def _bind_error(host: str, port: int) -> OSError | None:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        return OSError(errno.EADDRNOTAVAIL, str(e))
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            return e
+    return None
+
+
+def port_holder(port: int) -> str | None:
+    """"pid N (command line)" of the process listening on a TCP port, from Linux's /proc; None
+    where that cannot be seen (another user's process, another system)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            # local address "HEXIP:HEXPORT", state 0A = LISTEN, inode in column 10
+            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{cols[9]}]")
+    if not inodes:
+        return None
+    for pid in filter(str.isdigit, _listdir("/proc")):
+        for fd in _listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") not in inodes:
+                    continue
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            except OSError:
+                continue
+            return f"pid {pid}" + (f" ({cmd[:120]})" if cmd else "")
+    return None
+
+
+def _listdir(path: str) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _is_loopback(host: str) -> bool:
@@ -111,12 +188,17 @@ def _fail(message: str, code: int = 2) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def check(path: Path, as_json: bool) -> None:
-    """Read one session without a server and report what the viewer makes of it."""
-    main_file = _main_file(path)
-    report = _report(main_file, path)
+    """Read one session without a server and report what the viewer makes of it.
+
+    Exits non-zero when the path cannot be checked (missing, unreadable, not a transcript) or its
+    format is unknown; with --json the object then has an "error" key."""
+    try:
+        report = _report(_main_file(path), path)
+    except _Unusable as e:
+        report = {"path": str(path), "error": str(e)}
     if as_json:
         click.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
-    else:
+    elif "format" in report:
         _print_report(report)
     if report.get("error"):
         if not as_json:
@@ -124,19 +206,29 @@ def check(path: Path, as_json: bool) -> None:
         sys.exit(1)
 
 
+class _Unusable(Exception):
+    """A path `check` cannot report on: one line says why."""
+
+
 def _main_file(path: Path) -> Path:
     """The transcript to check: the file itself, or the one session the server would find in the
     folder (its messages.jsonl, its one transcript, a Wolo session.json…)."""
     if not path.exists():
-        _fail(f"no such file or folder: {path}", 1)
+        raise _Unusable(f"no such file or folder: {path}")
     if not path.is_dir():
         return path
-    found = Store([path]).sessions()
+    store = Store([path])
+    found = store.sessions()
     if len(found) == 1:
         return Path(found[0].path)
+    if not found and len(store.skipped) == 1:
+        (file, why), = store.skipped.items()
+        raise _Unusable(f"{file} is skipped: {why}")
     if not found:
-        _fail(f"{path} holds no transcript (messages.jsonl, *.jsonl, or a known .json document)", 1)
-    _fail(f"{path} holds {len(found)} sessions; name the one to check, e.g. {found[0].path}", 1)
+        raise _Unusable(f"{path} holds no transcript (messages.jsonl, *.jsonl, or a known .json "
+                        "document)")
+    raise _Unusable(f"{path} holds {len(found)} sessions; name the one to check, e.g. "
+                    f"{found[0].path}")
 
 
 def _report(main_file: Path, given: Path) -> dict:
@@ -148,6 +240,8 @@ def _report(main_file: Path, given: Path) -> dict:
     except OSError as e:
         report["error"] = f"cannot read {main_file}: {e.strerror or e}"
         return report
+    except NotTranscript as e:
+        raise _Unusable(str(e)) from e
     s = idx.summary
     main = idx.threads["main"]
     report.update({
@@ -170,13 +264,18 @@ def _report(main_file: Path, given: Path) -> dict:
                 if name != "main":
                     entry["thread"] = name
                 report["unparsed"].append(entry)
-    if s.format == "unknown":
+    if s.events == 0:
+        report["empty"] = True  # a session with no records yet: nothing to recognise
+    elif s.format == "unknown":
         report["error"] = f"{main_file}: unknown format (no adapter recognises its records)"
     return report
 
 
 def _print_report(r: dict) -> None:
     click.echo(f"{r['path']}")
+    if r.get("empty"):
+        click.echo("  empty session: no records yet")
+        return
     click.echo(f"  format      {r['format']}" + (f" ({r['mode']})" if r.get("mode") else ""))
     if r.get("title"):
         title = r["title"] if len(r["title"]) < 90 else r["title"][:89] + "…"

@@ -163,7 +163,8 @@ class SessionIndex:
         return formats.get(self.summary.format)
 
     def build(self) -> "SessionIndex":
-        """Index every file of the session from scratch. Raises OSError if the main file is unreadable."""
+        """Index every file of the session from scratch. Raises OSError if the main file is
+        unreadable, detect.NotTranscript if it is not a transcript."""
         found = detect.detect_file(self.main)
         fmt = self.forced_format or found.format
         self.generation += 1
@@ -212,7 +213,7 @@ class SessionIndex:
                 continue
             try:
                 fmt = detect.detect_file(path)
-            except OSError:
+            except (OSError, detect.NotTranscript):
                 continue
             label = hook(self.adapter(), "thread_label", name, meta, default=name)
             th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta)

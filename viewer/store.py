@@ -5,6 +5,11 @@ files), one session folder (holding `messages.jsonl`), or one transcript file. K
 a session's path relative to its root, so they are stable across restarts and URL-safe; pages resolve
 keys only through the discovered set, never by joining user input onto a path.
 
+Files that are not sessions are skipped with a reason, in one place: `Store.skipped` (path → why),
+which the list page shows. Discovery reads the first bytes of each transcript file it has not seen
+(`detect.not_a_transcript`: a binary file, text that is not JSON records); a file that only turns
+out not to be a transcript when it is indexed joins the same map.
+
 Indexes live in memory (a small LRU) and in the disk cache. `index(key)` always returns an index
 that is current with the files: a cached or in-memory index is extended when a file grew and rebuilt
 when it was replaced.
@@ -15,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from collections import OrderedDict
@@ -53,6 +59,14 @@ class NotFound(LookupError):
     pass
 
 
+class Skipped(NotFound):
+    """The key names a file discovery skipped (see `Store.skipped`)."""
+
+    def __init__(self, key: str, path: str, reason: str):
+        super().__init__(key)
+        self.path, self.reason = path, reason
+
+
 class Store:
     def __init__(self, roots: list[str | Path], cache: IndexCache | None = None):
         self.roots = [Path(r).expanduser().resolve() for r in roots]
@@ -67,6 +81,9 @@ class Store:
         self._writers: list[threading.Thread] = []
         self.watched = False  # a watcher reports changes: no periodic rescans needed
         self._docs_seen: dict[str, tuple[float, bool]] = {}  # .json path → (mtime, is a transcript)
+        self.skipped: dict[str, str] = {}  # path → why it is not listed as a session
+        self._skipped_keys: dict[str, str] = {}  # the key it would have → path
+        self._verdicts: dict[str, tuple[int, int, str | None]] = {}  # path → (mtime_ns, size, why)
 
     # --- discovery ---------------------------------------------------------------------------
 
@@ -104,11 +121,16 @@ class Store:
                 self.sessions()
                 ref = self._refs.get(key)
             if ref is None:
+                path = self._skipped_keys.get(key)
+                if path is not None and path in self.skipped:
+                    raise Skipped(key, path, self.skipped[path])
                 raise NotFound(key)
             return ref
 
     def _scan(self) -> None:
         found: dict[str, SessionRef] = {}
+        skipped: dict[str, str] = {}
+        skipped_keys: dict[str, str] = {}
         multi = len(self.roots) > 1
         for root in self.roots:
             prefix = _key_part(root.name) + "~" if multi else ""
@@ -118,6 +140,11 @@ class Store:
                 except OSError:
                     continue
                 key = prefix + _key_of(label)
+                why = self._why_skipped(path, st)
+                if why:
+                    skipped[path] = why
+                    skipped_keys.setdefault(key, path)
+                    continue
                 n = 2
                 base = key
                 while key in found and found[key].path != path:
@@ -125,6 +152,8 @@ class Store:
                     n += 1
                 found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
         self._refs = found
+        self.skipped = skipped
+        self._skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
         self._by_path = {r.path: r for r in found.values()}
         self._scanned = time.monotonic()
         self._dirty = False
@@ -167,6 +196,42 @@ class Store:
                 elif name.endswith(".json") and self._maybe_document(e):
                     yield e.path, e.path[cut:-5]
 
+    def _why_skipped(self, path: str, st: os.stat_result) -> str | None:
+        """Why a transcript file found by discovery is not a session (None: it is one). Its first
+        bytes are read once per version of the file."""
+        if not stat.S_ISREG(st.st_mode):
+            return None  # never read here: reading a FIFO or a device may block or never end
+        known = self._verdicts.get(path)
+        if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
+            return known[2]
+        if path.endswith(".json"):
+            why = None  # documents were recognised by their content already
+        else:
+            try:
+                with open(path, "rb") as f:
+                    why = detect.not_a_transcript(f.read(detect.SNIFF_BYTES))
+            except OSError:
+                why = None  # listed; its page says why it cannot be read
+            why = f"not a transcript ({why})" if why else None
+        self._verdicts[path] = (st.st_mtime_ns, st.st_size, why)
+        return why
+
+    def _reject(self, ref: SessionRef, e: detect.NotTranscript) -> None:
+        """A listed file turned out not to be a transcript when indexed: skip it from now on."""
+        try:
+            st = os.stat(ref.path)
+        except OSError:
+            return
+        with self._lock:
+            why = f"not a transcript ({e.reason})"
+            self._verdicts[ref.path] = (st.st_mtime_ns, st.st_size, why)
+            self.skipped[ref.path] = why
+            self._skipped_keys[ref.key] = ref.path
+            self._refs.pop(ref.key, None)
+            self._by_path.pop(ref.path, None)
+            self._memory.pop(ref.key, None)
+            self._dirty = True
+
     def _maybe_document(self, entry: os.DirEntry) -> bool:
         """A .json file is a session only if its content is a known transcript format."""
         name = entry.name
@@ -181,7 +246,7 @@ class Store:
             return known[1]
         try:
             ok = detect.detect_file(entry.path).format != formats.FALLBACK.NAME
-        except OSError:
+        except (OSError, detect.NotTranscript):
             ok = False
         self._docs_seen[entry.path] = (mtime, ok)
         return ok
@@ -193,8 +258,16 @@ class Store:
             return self._session_locks.setdefault(key, threading.Lock())
 
     def index(self, key: str) -> SessionIndex:
-        """The current index of a session. Raises NotFound, or OSError if it cannot be read."""
+        """The current index of a session. Raises NotFound, OSError if it cannot be read, or
+        detect.NotTranscript if it is not a transcript (it is skipped from then on)."""
         ref = self.get(key)
+        try:
+            return self._index(key, ref)
+        except detect.NotTranscript as e:
+            self._reject(ref, e)
+            raise
+
+    def _index(self, key: str, ref: SessionRef) -> SessionIndex:
         with self._session_lock(key):
             idx = self._memory.get(key)
             if idx is None:
@@ -212,9 +285,14 @@ class Store:
         """Bring a session's index up to date; returns (index, Change). For the live tail."""
         with self._session_lock(key):
             idx = self._memory.get(key)
-            if idx is None:
-                return self.index(key), None
-            change = idx.refresh()
+        if idx is None:
+            return self.index(key), None
+        with self._session_lock(key):
+            try:
+                change = idx.refresh()
+            except detect.NotTranscript as e:
+                self._reject(self.get(key), e)
+                raise NotFound(key) from e
             if change and not change.removed:
                 self._save(key, idx, quiet=True)
             return idx, change
@@ -282,7 +360,7 @@ class Store:
                 continue
             try:
                 out[ref.key] = self.index(ref.key).summary
-            except (OSError, NotFound) as e:
+            except (OSError, NotFound, detect.NotTranscript) as e:
                 out[ref.key] = e
         return out
 

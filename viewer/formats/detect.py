@@ -4,6 +4,12 @@ File names are never trusted on their own (every legion and corpus session is `m
 first records are read and every adapter scores them; the folder layout (a `subagents/` folder,
 a legion `state.json`) only breaks ties. A file may be JSONL (one record per line) or one JSON
 document (a list of messages, or an object holding one); both are recognised here.
+
+Some files are not transcripts at all: a binary file, or text whose first lines are not JSON
+records. `not_a_transcript(head)` says why from the first bytes alone, so discovery can skip such a
+file (with the reason on the list page) and `check` can say so in one line instead of reporting
+hundreds of "unparsed" lines of garbage. An empty file is not one of them: it is a session with no
+events yet (a live agent may be about to write its first line).
 """
 
 from __future__ import annotations
@@ -19,8 +25,48 @@ from . import ADAPTERS, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
+SNIFF_BYTES = 16 << 10  # what discovery reads of a file to tell a transcript from anything else
+_BOM = b"\xef\xbb\xbf"
+# bytes that never occur in UTF-8 text (tab, newlines, form feed and escape aside)
+_CONTROL = bytes(c for c in range(32) if c not in (9, 10, 12, 13, 27))
 DOCUMENT_KEYS = ("messages", "history", "conversation", "trajectory", "memory", "content", "data",
                  "items", "events")
+
+
+class NotTranscript(Exception):
+    """The file is not a transcript: binary, or text whose first lines are not JSON records."""
+
+    def __init__(self, path: str | Path, reason: str):
+        super().__init__(f"{path} is not a transcript ({reason})")
+        self.path, self.reason = str(path), reason
+
+
+def not_a_transcript(head: bytes) -> str | None:
+    """Why a file that starts with `head` cannot be a transcript, or None when it may be one.
+
+    A transcript is made of JSON objects or arrays: one per line, or one document. A file may be
+    one when it opens like JSON text, or when any of its first lines is such a record (a stray
+    log line before the records does not disqualify it); otherwise it is not, and the reason
+    says whether it is binary (NUL or other control bytes) or text of another kind."""
+    body = head[3:] if head.startswith(_BOM) else head
+    stripped = body.lstrip()
+    if not stripped:
+        return None  # empty: a session with no events yet
+    sample = body[:4096]
+    binary = len(sample.translate(None, _CONTROL)) < len(sample) * 0.95 or b"\0" in sample
+    if not binary and stripped[:1] in (b"{", b"["):
+        return None
+    seen = 0
+    for line in body.split(b"\n"):
+        line = line.strip()
+        if not line:
+            continue
+        if line[:1] in (b"{", b"[") and isinstance(reader.decode(line), (dict, list)):
+            return None
+        seen += 1
+        if seen >= HEAD_RECORDS:
+            break
+    return "a binary file" if binary else "its first lines are not JSON records"
 
 
 @dataclass(slots=True)
@@ -69,6 +115,11 @@ def records_for(adapter, doc: Any) -> list[tuple[str, Any]] | None:
 
 
 def detect_document(doc: Any, folder: Path | None = None) -> str:
+    return score_document(doc, folder)[0]
+
+
+def score_document(doc: Any, folder: Path | None = None) -> tuple[str, int]:
+    """The best-scoring adapter for a whole document (and its score)."""
     best, best_score = FALLBACK.NAME, 0
     for adapter in ADAPTERS:
         recs = records_for(adapter, doc)
@@ -80,15 +131,19 @@ def detect_document(doc: Any, folder: Path | None = None) -> str:
             score += _layout_bonus(adapter.NAME, folder)
         if score > best_score:
             best, best_score = adapter.NAME, score
-    return best
+    return best, best_score
 
 
 def detect_file(path: str | Path) -> Detected:
-    """Detect the format of one file. Raises OSError when it cannot be read."""
+    """Detect the format of one file. Raises OSError when it cannot be read, NotTranscript when
+    it is not a transcript at all."""
     path = Path(path)
     with open(path, "rb") as f:
         head = f.read(HEAD_BYTES)
         size = f.seek(0, 2)
+    why = not_a_transcript(head)
+    if why:
+        raise NotTranscript(path, why)
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
     whole = size <= HEAD_BYTES
@@ -101,13 +156,35 @@ def detect_file(path: str | Path) -> Detected:
         # a pretty-printed or one-line document rather than one record per line
         doc = read_document(path)
         if not isinstance(doc, reader.BadLine):
-            name = detect_document(doc, path.parent)
-            if not single or isinstance(doc, list) or name != FALLBACK.NAME:
-                return Detected(name, "document")
+            name, score = score_document(doc, path.parent)
+            if isinstance(doc, dict) and _one_line(path):
+                # one object on one line may be a transcript of one record (a session that has
+                # just begun) as much as a document: it is scored as a record like any other
+                as_record, record_score = detect_records([doc], path.parent)
+                if record_score > score or name == FALLBACK.NAME:
+                    return Detected(as_record, "jsonl")
+            return Detected(name, "document")
     records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])
                if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
     return Detected(name, "jsonl")
+
+
+def _one_line(path: Path) -> bool:
+    """Whether the file is one line (a trailing newline and blank space aside)."""
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            rest = chunk[nl:]
+            while True:
+                if rest.strip():
+                    return False
+                rest = f.read(1 << 20)
+                if not rest:
+                    return True
+    return True
 
 
 def read_document(path: str | Path) -> Any:

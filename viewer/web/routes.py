@@ -14,7 +14,8 @@ from flask import Blueprint, Response, abort, current_app, render_template, requ
 from .. import reader
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..store import NotFound, SessionRef, Store
+from ..formats.detect import NotTranscript
+from ..store import NotFound, SessionRef, Skipped, Store
 from ..timeline import Timeline, load_event, raw_record
 from ..render import json_text
 from .live import LIVE_WINDOW, cursor_of
@@ -40,12 +41,21 @@ def htmx() -> bool:
 def _session(key: str) -> tuple[SessionRef, SessionIndex]:
     try:
         ref = store().get(key)
+    except Skipped as e:
+        _not_a_transcript(e.path, e.reason)
     except NotFound:
         abort(404, description=f"No session “{key}” under the served folders.")
     try:
         return ref, store().index(key)
     except OSError as e:
         abort(500, description=f"Cannot read {ref.path}: {e.strerror or e}")
+    except NotTranscript as e:
+        _not_a_transcript(e.path, f"not a transcript ({e.reason})")
+
+
+def _not_a_transcript(path: str, reason: str):
+    abort(422, description=f"{path} is skipped: {reason}. session-viewer reads transcripts: JSON "
+                           "records one per line (JSONL) or a JSON document in a known format.")
 
 
 def _int(name: str) -> int | None:
@@ -76,9 +86,12 @@ def sessions():
     pages = max(1, -(-len(refs) // PAGE))
     shown = refs[(page - 1) * PAGE : page * PAGE]
     summaries = store().summaries(shown)
-    rows = [(r, summaries.get(r.key)) for r in shown]
+    # a file found not to be a transcript while summarised is in `skipped` now, shown below
+    rows = [(r, summaries.get(r.key)) for r in shown
+            if not isinstance(summaries.get(r.key), NotTranscript)]
     return render_template("sessions.html", rows=rows, page=page, pages=pages, total=len(refs),
-                           roots=store().roots, now=time.time(), live_window=LIVE_WINDOW)
+                           roots=store().roots, now=time.time(), live_window=LIVE_WINDOW,
+                           skipped=sorted(store().skipped.items()))
 
 
 @bp.get("/sessions.json")
@@ -96,7 +109,9 @@ def sessions_json():
         elif s is not None:
             row.update(summary_dump(s))
         out.append(row)
-    return _json({"total": len(refs), "page": page, "per_page": PAGE, "sessions": out})
+    skipped = [{"path": p, "reason": why} for p, why in sorted(store().skipped.items())]
+    return _json({"total": len(refs), "page": page, "per_page": PAGE, "sessions": out,
+                  "skipped": skipped})
 
 
 # --- a session -----------------------------------------------------------------------------------
@@ -310,6 +325,7 @@ def media(key: str, event_id: str, path: str):
 
 @bp.app_errorhandler(400)
 @bp.app_errorhandler(404)
+@bp.app_errorhandler(422)
 @bp.app_errorhandler(500)
 def error(e):
     status = getattr(e, "code", 500) or 500

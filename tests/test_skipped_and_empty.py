@@ -1,0 +1,115 @@
+"""Files that are not sessions are skipped with a reason the list page shows (`Store.skipped`); an
+empty session says so, and while it may still be written it waits for its first line."""
+
+import json
+import os
+import shutil
+
+import pytest
+from playwright.sync_api import expect
+
+from viewer.store import Store
+from viewer.web import create_app
+
+from conftest import SESSIONS
+
+BINARY = "/bin/ls"
+OLD = 1_700_000_000
+
+
+@pytest.fixture
+def root(tmp_path):
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / "legion-feature-tour", root / "tour")
+    (root / "garbage").mkdir()
+    shutil.copyfile(BINARY, root / "garbage" / "messages.jsonl")
+    (root / "notes.jsonl").write_text("Meeting notes\n- ship it\n")
+    return root
+
+
+def client_for(root, tmp_path):
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False})
+    return app.test_client()
+
+
+def test_discovery_skips_what_is_not_a_transcript_with_the_reason(root):
+    store = Store([root])
+    assert [r.key for r in store.sessions()] == ["tour"]
+    assert store.skipped == {
+        str(root / "garbage" / "messages.jsonl"): "not a transcript (a binary file)",
+        str(root / "notes.jsonl"): "not a transcript (its first lines are not JSON records)",
+    }
+
+
+def test_the_list_says_why_a_file_is_skipped(root, tmp_path):
+    c = client_for(root, tmp_path)
+    html = c.get("/").get_data(as_text=True)
+    assert "Sessions <span class=\"muted\">· 1</span>" in html
+    skipped = html[html.index('id="skipped"'):]
+    assert "2 files that are not a session" in skipped
+    assert f"{root / 'garbage' / 'messages.jsonl'}</code> <span class=\"why\">not a transcript " \
+           "(a binary file)" in skipped
+    data = json.loads(c.get("/sessions.json").get_data())
+    assert [s["key"] for s in data["sessions"]] == ["tour"]
+    assert {s["reason"] for s in data["skipped"]} == {
+        "not a transcript (a binary file)",
+        "not a transcript (its first lines are not JSON records)"}
+
+
+def test_a_skipped_file_has_one_clear_message_in_the_page(root, tmp_path):
+    r = client_for(root, tmp_path).get("/s/garbage")
+    assert r.status_code == 422
+    html = r.get_data(as_text=True)
+    assert "Not a session" in html
+    assert f"{root / 'garbage' / 'messages.jsonl'} is skipped: not a transcript (a binary file)" in html
+    assert "unparsed" not in html.lower()
+
+
+def test_a_file_that_turns_into_garbage_is_skipped_then(tmp_path):
+    root = tmp_path / "sessions"
+    (root / "s").mkdir(parents=True)
+    path = root / "s" / "messages.jsonl"
+    path.write_bytes(b"")  # listed: an empty session may be about to be written
+    c = client_for(root, tmp_path)
+    assert c.get("/s/s").status_code == 200
+    shutil.copyfile(BINARY, path)
+    r = c.get("/s/s")
+    assert r.status_code == 422 and "not a transcript (a binary file)" in r.get_data(as_text=True)
+    html = c.get("/").get_data(as_text=True)
+    assert 'id="skipped"' in html and "/s/s\"" not in html
+
+
+def test_an_empty_session_says_so(tmp_path):
+    root = tmp_path / "sessions"
+    (root / "done").mkdir(parents=True)
+    (root / "done" / "messages.jsonl").write_bytes(b"")
+    os.utime(root / "done" / "messages.jsonl", (OLD, OLD))
+    (root / "fresh").mkdir()
+    (root / "fresh" / "messages.jsonl").write_bytes(b"")
+    c = client_for(root, tmp_path)
+    done = c.get("/s/done").get_data(as_text=True)
+    assert "Empty session" in done and "the file holds no records" in done
+    fresh = c.get("/s/fresh").get_data(as_text=True)
+    assert "No events yet" in fresh and "waiting for the first line" in fresh
+    listing = c.get("/").get_data(as_text=True)
+    assert listing.count('class="empty-badge">empty session<') == 2
+
+
+@pytest.mark.browser
+def test_the_first_line_of_an_empty_session_replaces_the_wait(tmp_path, serve, watched_page):
+    root = tmp_path / "sessions"
+    (root / "fresh").mkdir(parents=True)
+    path = root / "fresh" / "messages.jsonl"
+    path.write_bytes(b"")
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/fresh")
+    wait = page.locator("#empty-session")
+    expect(wait).to_contain_text("No events yet")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "user", "content": "first words", "session_id": "s",
+                            "message_id": "first", "timestamp": 1761073400}) + "\n")
+    expect(page.locator("#m-first")).to_contain_text("first words")
+    expect(page.locator("#empty-session")).to_be_hidden()
+    assert page.problems == []
