@@ -62,6 +62,8 @@ def test_fixtures_are_the_expected_set():
         "golden-marsys-0.2.1/coordinator.memory.json", "golden-marsys-0.2.1/researcher.memory.json",
         "golden-marsys-0.2.1/session_golden-run-1.json",
         "golden-marsys-0.2.1/messages.asdict.jsonl",
+        "golden-marsys-0.2.1/coordinator.messages.jsonl",
+        "golden-marsys-0.2.1/researcher.messages.jsonl",
         "seed-docs/orchestrator-weather-research.jsonl", "seed-docs/tool-usage-pattern.json"}
 
 
@@ -165,7 +167,8 @@ def test_snapshot_threads_each_agents_memory_and_hides_resyncs():
 def test_memory_dump_beats_the_generic_openai_reading():
     """The memory file's messages are plain to_llm_dict() output; the wrapper is what names it."""
     doc = json.loads((GOLDEN / "researcher.memory.json").read_text())
-    assert [marsys.sniff(m) for m in doc["messages"]] == [0, 0, 0, 0, 0, 0, 3, 0]  # the error only
+    # its marks: the repr of the executor's failure dict, the error message, the action JSON
+    assert [marsys.sniff(m) for m in doc["messages"]] == [0, 0, 0, 0, 0, 2, 3, 3]
     assert marsys.document_bonus(doc) > len(doc["messages"]) * 2
     assert detect.detect_document(doc) == "marsys"
 
@@ -260,3 +263,66 @@ def test_page_shows_calls_states_and_agents(tmp_path):
     assert "Coordinator → Researcher" in html and "Researcher → Coordinator" in html
     assert re.search(r'class="ev role-error[^"]*lane-\d', html)  # the error, in its agent's lane
     assert re.search(r'class="ev role-agent_response kind-agent_response[^"]*lane-\d', html)
+
+
+def memory_events(name: str):
+    idx = SessionIndex(GOLDEN / f"{name}.messages.jsonl").build()
+    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def test_a_memory_as_the_library_writes_it_is_marsys():
+    """Message.to_llm_dict() per line (golden, marsys 0.2.1): OpenAI-shaped, and still MARSYS by
+    its marks: hand-offs, `[Request from …]` requests, `error` messages, failure dicts."""
+    for name in ("coordinator", "researcher"):
+        assert detect.detect_file(GOLDEN / f"{name}.messages.jsonl").format == "marsys"
+
+
+def test_hand_offs_are_agent_to_agent_messages():
+    idx, evs = memory_events("coordinator")
+    _, user, hand_off, reply, final = evs
+    assert idx.summary.title.startswith("Find out when Python 3.13 was released")
+    # the model's fenced action JSON: an invocation from Coordinator to Researcher
+    assert (hand_off.kind, hand_off.author, hand_off.recipient) == (
+        "agent_call", "Coordinator", "Researcher")
+    assert [b.kind for b in hand_off.blocks] == ["thinking", "notice", "text"]
+    assert hand_off.blocks[2].text.startswith("Research the Python 3.13 release")
+    # what Researcher handed back, as BranchExecutor passes it on: from Researcher
+    assert (reply.role, reply.kind, reply.author) == ("user", "comm", "Researcher")
+    assert reply.text().startswith("Python 3.13 was released on 7 October 2024")
+    assert "[Request from" not in reply.text()
+    assert [b.kind for b in final.blocks] == ["thinking", "notice", "text"]
+
+
+def test_a_failed_tool_and_a_model_error_read_as_errors():
+    idx, evs = memory_events("researcher")
+    request = evs[1]
+    assert (request.kind, request.author) == ("comm", "Coordinator")
+    assert idx.summary.title == ("Research the Python 3.13 release: the release date and the three "
+                                 "headline features.")
+    calls = idx.calls.calls
+    assert calls["call_search_1"].status == "completed"
+    assert calls["call_fetch_2"].status == "error"  # {'error': …, 'type': 'ConnectionError'}
+    error = next(e for e in evs if e.role == "error")
+    assert error.author == "Researcher"
+    assert error.blocks[0].text == "LLM call failed: [MODEL_API_RATE_LIMIT_ERROR] 429 Too Many Requests"
+    assert error.blocks[1].label == "error details" and error.blocks[1].value["retry_after"] == 2
+    assert idx.summary.errors == 2
+
+
+def test_hand_off_pages_show_sender_and_recipient(tmp_path):
+    app = create_app({"ROOTS": [str(GOLDEN)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    html = app.test_client().get("/s/coordinator.messages").get_data(as_text=True)
+    assert '<span class="who">Coordinator → Researcher</span>' in html
+    assert '<span class="who">Researcher → this agent</span>' in html
+
+
+def test_action_json_in_words_and_fences():
+    action = {"thought": "t", "next_action": "invoke_agent",
+              "action_input": [{"agent_name": "B", "request": "do it"}]}
+    fenced = "I will ask B.\n```json\n" + json.dumps(action, indent=2) + "\n```\nThanks."
+    assert marsys.action_of(fenced) == ("I will ask B.\n", action, "\nThanks.")
+    assert marsys.action_of(json.dumps(action)) == ("", action, "")
+    assert marsys.action_of("```json\n{\"next_action\": broken}\n```") is None
+    ev = marsys.event({"role": "assistant", "name": "A", "content": fenced}, R)
+    assert (ev.kind, ev.author, ev.recipient) == ("agent_call", "A", "B")
+    assert [b.kind for b in ev.blocks] == ["text", "thinking", "notice", "text", "text"]

@@ -220,3 +220,32 @@ def test_page_names_the_agent(tmp_path):
     assert '<span class="who">weather_agent</span>' in html
     assert html.count('class="tool ') == 3
     assert "arguments are not valid JSON" in html
+
+
+@pytest.mark.parametrize("content,failed", [
+    ("{'error': 'Cannot connect to host example.com:443', 'type': 'ConnectionError'}", True),
+    ('{"error": "HTTP 404 Not Found", "status": 404}', True),
+    ({"error": "quota exceeded"}, True),
+    ('{"error": null, "result": "ok"}', False),
+    ('{"results": [], "error": ""}', False),
+    ('{"error": "stale", "result": "the tool answered anyway"}', False),
+    ("error: this is prose, not a report", False),
+    ("{'not': 'an error'}", False),
+])
+def test_a_result_that_is_an_error_report_is_an_error(content, failed):
+    """OpenAI tool messages have no error flag: the content itself may be the error report."""
+    ev = openai_chat.event({"role": "tool", "tool_call_id": "c1", "content": content}, R)
+    assert bool(ev.tool_results()[0].is_error) is failed
+    row = {"message_id": "m", "thread_id": "t", "type": "tool", "is_llm_message": True,
+           "content": json.dumps({"role": "tool", "tool_call_id": "c1", "content": content})}
+    assert bool(agentpress.event(row, R).tool_results()[0].is_error) is failed
+
+
+def test_an_explicit_flag_wins_over_the_content():
+    ok = {"role": "tool", "tool_call_id": "c1", "content": '{"error": "x"}',
+          "extra": {"returncode": 0}}
+    assert not openai_chat.event(ok, R).tool_results()[0].is_error
+    row = {"message_id": "m", "thread_id": "t", "type": "tool", "is_llm_message": True,
+           "content": json.dumps({"role": "tool", "tool_call_id": "c1", "content": '{"error": "x"}'}),
+           "metadata": {"result": {"success": True}}}
+    assert not agentpress.event(row, R).tool_results()[0].is_error

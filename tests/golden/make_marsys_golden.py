@@ -19,6 +19,15 @@ Written exactly as MARSYS persists or serialises it:
   messages.asdict.jsonl                              dataclasses.asdict(Message), one per line, in
                                                      conversation order (MARSYS has no JSONL writer;
                                                      this is its dataclass's own field set)
+  coordinator.messages.jsonl / researcher.messages.jsonl
+                                                     a second run's two memories, Message.to_llm_dict()
+                                                     per line (what the model sees, what save_state
+                                                     keeps): hand-offs as the model writes them
+                                                     (fenced JSON) and as BranchExecutor passes them
+                                                     on ("[Request from <caller>]"), a tool failure
+                                                     as StepExecutor stores it (the str() of
+                                                     ToolExecutor's error dict), a model error as
+                                                     Agent records it (role "error", JSON)
 The clock is pinned (time.time is replaced by a counter) so the files are reproducible.
 """
 
@@ -197,6 +206,81 @@ shutil.rmtree(store)
 with open(out / "messages.asdict.jsonl", "w") as f:
     for msg in conversation:
         f.write(json.dumps(dataclasses.asdict(msg), ensure_ascii=False) + "\n")
+
+# 4. two agents' memories as a running Orchestra fills them, each written as the library hands it
+#    to the model and to save_state: Message.to_llm_dict() per line. The library's own code makes
+#    each shape: BranchExecutor prepends "[Request from <caller>]" to what one agent passes the
+#    next, the model answers with its action as fenced JSON (kept as written), StepExecutor stores
+#    a tool's result as str(result), so a failure is the repr of ToolExecutor's error dict, and
+#    Agent turns a failed model call into an `error` message holding JSON.
+from types import SimpleNamespace
+
+from marsys.agents.agents import Agent
+from marsys.agents.exceptions import ModelAPIError
+from marsys.coordination.execution.branch_executor import BranchExecutor
+from marsys.coordination.execution.tool_executor import RealToolExecutor
+
+
+def handed_over(request, caller):
+    return BranchExecutor._prepend_caller_name(None, request, caller)
+
+
+def fenced(action):
+    return "```json\n" + json.dumps(action, indent=2) + "\n```"
+
+
+def web_search(query):
+    return {"results": [{"title": "What's New In Python 3.13", "url": WHATSNEW}]}
+
+
+def fetch_page(url):
+    raise ConnectionError("Cannot connect to host peps.python.org:443 ssl:default "
+                          "[Connection reset by peer]")
+
+
+def run_tool(func, args):
+    result = asyncio.run(RealToolExecutor()._execute_single_tool(func, args, func.__name__))
+    return str(result)  # what StepExecutor puts in the tool message
+
+
+ANSWER = ("Python 3.13 was released on 7 October 2024. Headline features: a new interactive REPL, "
+          "an experimental free-threaded build (PEP 703) and an experimental JIT (PEP 744). "
+          "Source: " + WHATSNEW)
+lead = MemoryManager(memory_type="conversation_history")
+worker = MemoryManager(memory_type="conversation_history")
+lead.add(role="system", content="You are Coordinator. Delegate research to Researcher.")
+lead.add(role="user", content=REQUEST)
+lead.add(message=Message(role="assistant", name="Coordinator", content=fenced({
+    "thought": "Researcher has the web tools.", "next_action": "invoke_agent",
+    "action_input": [{"agent_name": "Researcher", "request": RESEARCH}]})))
+worker.add(role="system", content="You are Researcher. Use web_search and fetch_page.")
+worker.add(role="user", content=handed_over(RESEARCH, "Coordinator"))
+worker.add(message=Message(role="assistant", name="Researcher", content=None, tool_calls=[
+    ToolCallMsg(id="call_search_1", call_id="call_search_1", type="function", name="web_search",
+                arguments=SEARCH_ARGS)]))
+worker.add(role="tool", name="web_search", tool_call_id="call_search_1",
+           content=run_tool(web_search, {"query": "Python 3.13 release date"}))
+worker.add(message=Message(role="assistant", name="Researcher", content=None, tool_calls=[
+    ToolCallMsg(id="call_fetch_2", call_id="call_fetch_2", type="function", name="fetch_page",
+                arguments=FETCH_ARGS)]))
+worker.add(role="tool", name="fetch_page", tool_call_id="call_fetch_2",
+           content=run_tool(fetch_page, {"url": BAD_URL}))
+worker.add(message=Agent._make_error_message_from_exception(
+    SimpleNamespace(name="Researcher"),
+    ModelAPIError("429 Too Many Requests", provider="openrouter", classification="rate_limit",
+                  is_retryable=True, retry_after=2)))
+worker.add(message=Message(role="assistant", name="Researcher", content=fenced({
+    "thought": "The docs page has the date and the features.", "next_action": "final_response",
+    "action_input": {"response": ANSWER}})))
+lead.add(role="user", content=handed_over(ANSWER, "Researcher"))
+lead.add(message=Message(role="assistant", name="Coordinator", content=fenced({
+    "thought": "Sourced; summarise it.", "next_action": "final_response",
+    "action_input": {"response": "Python 3.13 came out on 7 October 2024, with a new REPL, a "
+                                 "free-threaded build and an experimental JIT."}})))
+for name, memory in (("coordinator", lead), ("researcher", worker)):
+    with open(out / f"{name}.messages.jsonl", "w") as f:
+        for m in memory.get_messages():
+            f.write(json.dumps(m, ensure_ascii=False) + "\n")
 print("wrote", ", ".join(sorted(p.name for p in out.iterdir())))
 '''
 

@@ -26,7 +26,8 @@ Rows by `type`:
   arguments, result: {success, output, error}}}` (the LLM copy, in the message's content string)
   → ToolResult, `success: false` an error; the old `<tool_result><tag> ToolResult(success=…,
   output=…) </tag></tool_result>` text names no call, so it is shown as tool output with its
-  success stated, not as an (orphan) result. `ToolResult(success=False` text is an error too.
+  success stated, not as an (orphan) result. `ToolResult(success=False` text is an error too, and
+  so, where no `success` is recorded, is a result that is an error report (`common.error_content`).
 * `status`: `{status_type: thread_run_start | thread_run_end | assistant_response_start | finish |
   tool_started | tool_completed | tool_failed | tool_error | error, …}` → hidden status events with a
   readable notice; `tool_started` with a `tool_call_id` marks that call running. `error` stays visible.
@@ -49,7 +50,8 @@ from typing import Any
 import orjson
 
 from ..model import Cached, Data, Event, Notice, Ref, Text, ToolResult, ToolUse
-from .common import as_text, generic_event, openai_tool_calls, result_content, set_time, text_field
+from .common import as_text, error_content, generic_event, openai_tool_calls, result_content, \
+    set_time, text_field
 from .openai_chat import content_blocks, prompt_title, thinking_blocks
 
 NAME = "agentpress"
@@ -247,6 +249,8 @@ def _tool(content: Any, md: dict, ref: Ref) -> Event:
     if result.get("success") is False or md.get("success") is False or (
             isinstance(inner, str) and inner.lstrip().startswith("ToolResult(success=False")):
         error = True
+    elif "success" not in result and "success" not in md and error_content(raw):
+        error = True  # no success recorded: a result that is an error report is one
     ev.blocks = [ToolResult(str(call), result_content(raw), error)]
     return ev
 

@@ -6,6 +6,7 @@ Kept here so each format module holds only what is particular to its source.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import orjson
@@ -81,6 +82,30 @@ def parse_arguments(args: Any) -> tuple[Any, str | None]:
         except orjson.JSONDecodeError:
             return args, args
     return args, None
+
+
+def error_content(content: Any) -> bool:
+    """Whether a tool result's content is itself an error report: an object with a non-empty
+    `error` and no `result` — as JSON, or as the str() of a Python dict (what a Python tool
+    executor writes when it stringifies `{'error': "…", 'type': 'ConnectionError'}`).
+
+    For OpenAI-shaped formats whose tool messages carry no error flag (OpenAI chat lists, MARSYS,
+    agentpress tool rows without a recorded `success`), this is the only sign that a call failed."""
+    if isinstance(content, dict):
+        return bool(content.get("error")) and "result" not in content
+    if not isinstance(content, str) or len(content) > 20_000:
+        return False
+    text = content.strip()
+    if not text.startswith("{") or "error" not in text[:200]:
+        return False
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            return False
+    return isinstance(value, dict) and bool(value.get("error")) and "result" not in value
 
 
 def media_block(block: dict, media: str) -> Media:

@@ -76,11 +76,25 @@ class Detected:
     reason: str = ""
 
 
+def adapter_score(adapter, records: list) -> int:
+    """How sure an adapter is that the records are its own: the sum of its per-record scores.
+
+    A format that extends a generic one (MARSYS writes OpenAI messages plus marks of its own:
+    `EXTENDS = openai_chat`) is credited, once the records show one of its unmistakable marks
+    (a record scored 3), with the generic format's score for each record it does not claim more
+    strongly itself: most of its records are plain OpenAI messages, and the marks decide."""
+    own = [hook(adapter, "sniff", r, default=0) or 0 for r in records]
+    base = getattr(adapter, "EXTENDS", None)
+    if base is not None and 3 in own:
+        return sum(max(o, hook(base, "sniff", r, default=0) or 0) for o, r in zip(own, records))
+    return sum(own)
+
+
 def detect_records(records: list, folder: Path | None = None) -> tuple[str, int]:
     """The best-scoring adapter for a list of records (and its score)."""
     best, best_score = FALLBACK.NAME, 0
     for adapter in ADAPTERS:
-        score = sum(hook(adapter, "sniff", r, default=0) or 0 for r in records)
+        score = adapter_score(adapter, records)
         if folder is not None and score:
             score += _layout_bonus(adapter.NAME, folder)
         if score > best_score:
@@ -125,7 +139,7 @@ def score_document(doc: Any, folder: Path | None = None) -> tuple[str, int]:
         recs = records_for(adapter, doc)
         if not recs:
             continue
-        score = sum(hook(adapter, "sniff", r, default=0) or 0 for _, r in recs[:HEAD_RECORDS])
+        score = adapter_score(adapter, [r for _, r in recs[:HEAD_RECORDS]])
         score += hook(adapter, "document_bonus", doc, default=0) or 0
         if folder is not None and score:
             score += _layout_bonus(adapter.NAME, folder)
@@ -156,12 +170,12 @@ def detect_file(path: str | Path) -> Detected:
         # a pretty-printed or one-line document rather than one record per line
         doc = read_document(path)
         if not isinstance(doc, reader.BadLine):
-            name, score = score_document(doc, path.parent)
+            name, doc_score = score_document(doc, path.parent)
             if isinstance(doc, dict) and _one_line(path):
                 # one object on one line may be a transcript of one record (a session that has
                 # just begun) as much as a document: it is scored as a record like any other
                 as_record, record_score = detect_records([doc], path.parent)
-                if record_score > score or name == FALLBACK.NAME:
+                if record_score > doc_score or name == FALLBACK.NAME:
                     return Detected(as_record, "jsonl")
             return Detected(name, "document")
     records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])

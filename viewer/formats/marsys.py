@@ -16,15 +16,28 @@ Shapes, all read record by record:
     whose `branch_results[<branch>].branch_memory` maps each agent to the messages of its memory,
     stamped with unix `timestamp`s; `tool_calls` kept as `ToolCallMsg` objects are written with
     `default=str`, i.e. as `"ToolCallMsg(id='…', …)"` strings, which are read back here.
-  JSONL (one message per line) and JSON lists of messages are read as well.
+  JSONL (one message per line, e.g. an agent's memory as `to_llm_dict()` hands it to the model)
+  and JSON lists of messages are read as well.
+
+Detection: most of a memory's messages are plain OpenAI ones, so MARSYS is known by its marks —
+the roles `agent_call` / `agent_response` / `error`, `message_id` beside `name` / `metadata`, the
+action JSON (`{"thought", "next_action", "action_input"}`, bare or in a ```json fence), a request
+another agent handed on (`[Request from <Agent>]\n…`, which BranchExecutor prepends), the str() of
+the tool executor's failure dict — and once one of them shows, its plain OpenAI messages count for
+it too (`EXTENDS`, see `detect.adapter_score`).
 
 Agents: `author` is the agent that wrote a message (`name`, or the branch-memory owner; for
 `agent_call` the `metadata.caller`), `recipient` the callee of an `agent_call` and the caller of an
 `agent_response` where known, so the page shows caller → callee. An assistant turn whose content is
 MARSYS's action JSON (`{thought, next_action, action_input}`) shows the thought as thinking and an
 `invoke_agent` action as an agent call to each named agent; `call_tool` actions become tool calls.
-`error` messages keep their role and stand out. A tool message whose content is the executor's
-failure dict (`{'error': …, 'type': …}`) is a failed call; a user message opening with
+The model writes the action in a Markdown fence, often with words around it: they stay text. A user
+message opening with `[Request from <Agent>]` is that agent's hand-off (a request, or the answer it
+passes back): shown from that agent to this one, the marker itself only in the raw view.
+`error` messages keep their role and stand out; Agent writes a failed model call as JSON, whose
+`error` is shown as text and the rest as details. A tool message whose content is the executor's
+failure dict (`{'error': …, 'type': …}`, str() of a Python dict) is a failed call (the format has no
+error flag: `common.error_content`); a user message opening with
 `[Tool response content for tool_call_id: X]` (the multimodal half of a tool result) hangs under X.
 
 A snapshot reads as: a hidden session card (`$`), a hidden card per branch, each agent's memory,
@@ -44,10 +57,13 @@ from typing import Any
 import orjson
 
 from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult
-from .common import as_text, generic_event, media_block, openai_tool_calls, set_time
+from . import openai_chat
+from .common import as_text, error_content, generic_event, media_block, openai_tool_calls, \
+    set_time
 
 NAME = "marsys"
 MODE = "jsonl"
+EXTENDS = openai_chat  # its messages are OpenAI messages; detection credits them once marks show
 
 _ROLES = {"system", "user", "assistant", "tool", "error", "agent_call", "agent_response"}
 _OWN_KEYS = {"agent_calls", "structured_data"}
@@ -57,6 +73,10 @@ _BRANCH_AGENT = re.compile(r'branch_memory\[("(?:[^"\\]|\\.)*")\]')
 _TOOL_CALL_REPR = re.compile(r"^ToolCallMsg\((.*)\)$", re.S)
 REPEAT = " (repeat of ["  # marks a branch-memory path whose message an earlier sync holds
 _TOOL_PAYLOAD = re.compile(r"^\[Tool response content for tool_call_id: ([^\]]+)\]")
+# what BranchExecutor puts before a request it passes from one agent to the next
+_REQUEST_FROM = re.compile(r"^\[Request from ([^\]\n]{1,200})\][ \t]*\n?")
+# an action as the model writes it: JSON in a Markdown fence, maybe with words around it
+_FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\n(\{.*\})\s*```", re.S)
 _KWARG = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
@@ -75,6 +95,13 @@ def sniff(rec: Any) -> int:
         return 3
     if role == "error" and ("name" in rec or "message_id" in rec):
         return 3
+    content = rec.get("content")
+    if role == "user" and _request_from(content):
+        return 3  # a request or reply another agent passed on
+    if role == "assistant" and isinstance(content, str) and action_of(content):
+        return 3  # the model's MARSYS action (invoke_agent, call_tool, final_response)
+    if role == "tool" and isinstance(content, str) and content.startswith("{'error': "):
+        return 2  # the str() of the tool executor's failure dict
     calls = rec.get("tool_calls") if isinstance(rec.get("tool_calls"), list) else []
     if any(isinstance(c, dict) and "call_id" in c and "arguments" in c and "function" not in c
            for c in calls):
@@ -230,7 +257,7 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
 
     if role == "tool":
         ev.kind = "tool_result"
-        failed = md.get("error") or md.get("is_error") or _failed(rec.get("content"))
+        failed = md.get("error") or md.get("is_error") or error_content(rec.get("content"))
         is_error = True if failed else None
         ev.blocks.append(ToolResult(str(rec.get("tool_call_id") or ""), _result(rec.get("content")),
                                     is_error))
@@ -263,8 +290,16 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
         ev.author = name
         first = next((b for b in ev.blocks if b.kind == "text"), None)
         m = _TOOL_PAYLOAD.match(first.text) if first is not None else None
+        asked = _REQUEST_FROM.match(first.text) if first is not None and not m else None
         if m:  # the multimodal half of a tool result, sent as a user message
             ev.kind, ev.parent = "tool_output", m.group(1).strip()
+        elif asked:  # a hand-off from another agent: shown as sender → this agent
+            ev.kind, ev.author = "comm", asked.group(1).strip()
+            first.text = first.text[asked.end():]
+            if not first.text.strip():
+                ev.blocks.remove(first)
+            if owner and owner != ev.author:
+                ev.recipient = owner
         elif owner and ev.recipient is None:
             ev.recipient = owner  # a request in this agent's memory: from the user or its caller
     else:
@@ -290,17 +325,20 @@ def _content(ev: Event, content: Any) -> None:
         return
     action = content if isinstance(content, dict) else None
     if isinstance(content, str):
-        text = content.strip()
-        if text.startswith("{") and '"next_action"' in text:
-            try:
-                parsed = orjson.loads(text)
-            except orjson.JSONDecodeError:
-                parsed = None
-            action = parsed if isinstance(parsed, dict) else None
-        if action is None:
-            if text:
-                ev.blocks.append(Text(content, markdown=ev.role != "error"))
+        found = action_of(content) if ev.role != "error" else None
+        if found is None:
+            if ev.role == "error":
+                ev.blocks.extend(_error_blocks(content))
+            elif content.strip():
+                ev.blocks.append(Text(content))
             return
+        before, action, after = found
+        if before.strip():
+            ev.blocks.append(Text(before.strip()))
+        _action(ev, action)
+        if after.strip():
+            ev.blocks.append(Text(after.strip()))
+        return
     if isinstance(content, list):
         ev.blocks.extend(_parts(content))
         return
@@ -308,6 +346,49 @@ def _content(ev: Event, content: Any) -> None:
         _action(ev, action)
     elif isinstance(action, dict):
         ev.blocks.append(Data(action, "content"))
+
+
+def action_of(text: str) -> tuple[str, dict, str] | None:
+    """A MARSYS action in a message's text: (words before, the action, words after), or None.
+    The model answers with `{"thought", "next_action", "action_input"}`, bare or in a ```json
+    fence; MARSYS keeps the text as written and parses it when it acts."""
+    if '"next_action"' not in text:
+        return None
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        before, body, after = "", stripped, ""
+    else:
+        m = _FENCED.search(text)
+        if m is None:
+            return None
+        before, body, after = text[:m.start()], m.group(1), text[m.end():]
+    try:
+        action = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(action, dict) or "next_action" not in action:
+        return None
+    return before, action, after
+
+
+def _request_from(content: Any) -> bool:
+    if isinstance(content, list):
+        content = next((p.get("text") for p in content if isinstance(p, dict)
+                        and p.get("type") == "text"), None)
+    return isinstance(content, str) and _REQUEST_FROM.match(content) is not None
+
+
+def _error_blocks(content: str) -> list:
+    """An `error` message: Agent writes a failed model call as JSON ({error, error_code,
+    error_type, …}); its message is shown as text, the rest as details."""
+    try:
+        value = orjson.loads(content) if content.lstrip().startswith("{") else None
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("error"), str):
+        rest = {k: v for k, v in value.items() if k != "error"}
+        return [Text(value["error"], markdown=False), *([Data(rest, "error details")] if rest else [])]
+    return [Text(content, markdown=False)] if content.strip() else []
 
 
 def _action(ev: Event, action: dict) -> None:
@@ -373,24 +454,6 @@ def _parts(content: list) -> list:
         else:
             out.append(Data(item, item.get("type") if isinstance(item, dict) else None))
     return out
-
-
-def _failed(content: Any) -> bool:
-    """A tool message whose content is the executor's failure dict (`{"error": …, "type": …}`,
-    written with str(), so a Python literal) or its JSON twin."""
-    if isinstance(content, dict):
-        return bool(content.get("error"))
-    if not isinstance(content, str) or not content.startswith("{") or len(content) > 20_000 \
-            or "error" not in content[:200]:
-        return False
-    try:
-        value = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        try:
-            value = ast.literal_eval(content)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return False
-    return isinstance(value, dict) and bool(value.get("error")) and "result" not in value
 
 
 def _result(content: Any) -> list:
@@ -512,7 +575,8 @@ def _result_card(rec: dict, ref: Ref) -> Event:
 
 
 def title_of(ev: Event) -> str | None:
-    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+    """The first prompt: the user's, or the request another agent handed this one."""
+    if ev.role == "user" and ev.kind in ("message", "comm") and not ev.hidden:
         text = ev.text()
         return text or None
     return None

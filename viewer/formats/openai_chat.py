@@ -17,7 +17,9 @@ Shapes read:
   not JSON) and the legacy single `function_call` (answered by a `function` message; the pair is
   linked by position, since the legacy API has no ids: the answer follows its call).
 * `tool_call_id` (+ `name`) on tool messages → a ToolResult. An AgentPress `ToolResult(success=False`
-  output and a mini-swe-agent command with a non-zero `returncode` or an `exception_info` are errors.
+  output and a mini-swe-agent command with a non-zero `returncode` or an `exception_info` are errors;
+  so is, the format having no error flag, a result that is itself an error report (`{"error": …}`
+  as JSON or a Python dict's str(): `common.error_content`).
 * `reasoning_content` (DeepSeek, vLLM), `reasoning` (OpenRouter) and LiteLLM `thinking_blocks` →
   Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice and its text.
 * mini-swe-agent's `extra`: the raw completion (`extra.response`: model, usage), `cost` (added to the
@@ -40,8 +42,8 @@ import re
 from typing import Any
 
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, first_time, generic_event, media_block, model_and_usage, \
-    openai_tool_calls, parse_arguments, result_content, text_field
+from .common import as_text, error_content, first_time, generic_event, media_block, \
+    model_and_usage, openai_tool_calls, parse_arguments, result_content, text_field
 
 NAME = "openai-chat"
 MODE = "document"
@@ -237,6 +239,8 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
                                        and not isinstance(extra.get("returncode"), bool)
                                        and extra["returncode"] != 0):
         error = True
+    if error is None and "returncode" not in extra and error_content(content):
+        error = True  # no flag in the format: a result that is an error report is one
     ev.blocks = [ToolResult(call, blocks, error)]
 
 
