@@ -41,6 +41,51 @@ def quiet_copy(src: Path, dst: Path) -> Path:
     return dst
 
 
+def write_claude_session(path: Path, target: int, *, start: int = 0, result_size: int = 3000,
+                         old: bool = True) -> list[str]:
+    """Append turns to a Claude Code transcript until it holds about `target` bytes; returns the
+    call ids written. Every turn: a prompt, a thinking + text line, a tool call, a progress line,
+    its result (`result_size` characters). Ids are `u-<n>` / `toolu_<n>` from `start` on. With
+    `old`, the file's times are set long ago (a finished session; see quiet_copy)."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    filler = ("lorem ipsum dolor sit amet " * (result_size // 27 + 1))[:result_size]
+    calls = []
+    size = path.stat().st_size if path.exists() else 0
+    n = start
+    with open(path, "a") as f:
+        while size < target:
+            n += 1
+            t = f"2025-10-21T{(n // 3600) % 24:02d}:{(n // 60) % 60:02d}:{n % 60:02d}.000Z"
+            base = {"sessionId": "big", "isSidechain": False, "timestamp": t}
+            call = f"toolu_{n:06d}"
+            lines = [
+                {**base, "type": "user", "uuid": f"u-{n}-p",
+                 "message": {"role": "user", "content": f"Prompt {n}: look at the window code"}},
+                {**base, "type": "assistant", "uuid": f"u-{n}-a",
+                 "message": {"id": f"msg_{n}", "role": "assistant", "model": "claude-opus-4-6",
+                             "content": [{"type": "text", "text": f"Reading file {n}."}]}},
+                {**base, "type": "assistant", "uuid": f"u-{n}-c",
+                 "message": {"id": f"msg_{n}", "role": "assistant", "model": "claude-opus-4-6",
+                             "content": [{"type": "tool_use", "id": call, "name": "Read",
+                                          "input": {"file_path": f"/src/mod{n}.py"}}]}},
+                {**base, "type": "progress", "uuid": f"u-{n}-g", "parentToolUseID": call,
+                 "data": {"type": "hook_progress", "hookName": "PostToolUse:Read"}},
+                {**base, "type": "user", "uuid": f"u-{n}-r",
+                 "message": {"role": "user", "content": [
+                     {"type": "tool_result", "tool_use_id": call,
+                      "content": f"result {n}: {filler}"}]}},
+            ]
+            text = "".join(json.dumps(x) + "\n" for x in lines)
+            f.write(text)
+            size += len(text.encode())
+            calls.append(call)
+    if old:
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    return calls
+
+
 @pytest.fixture
 def sessions_copy(tmp_path) -> Path:
     """A writable copy of the bundled sessions (tests that append or break files use this)."""

@@ -67,6 +67,9 @@ class IndexCache:
         db = sqlite3.connect(self.path, check_same_thread=False, timeout=self._open_timeout)
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            # a cache may lose its last writes in a power cut, never its consistency: no fsync on
+            # every commit (the walker writes thousands of small sessions in a row)
+            db.execute("PRAGMA synchronous=NORMAL")
             db.execute(_SCHEMA)
             db.execute("SELECT count(*) FROM sessions").fetchone()
             return db

@@ -98,6 +98,7 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         viewer = app.extensions["viewer"]
         if viewer.watcher:
             viewer.watcher.stop()
+        viewer.store.indexer.stop(timeout=1.0)  # a pass in progress is simply left unfinished
         viewer.store.flush()
 
 

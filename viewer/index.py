@@ -39,6 +39,8 @@ INDEX_VERSION = 5
 NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
+PROGRESS_STEP = 1 << 20  # bytes between two progress reports of a pass
+_NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
 _BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:interrupt"}
@@ -143,6 +145,12 @@ class SessionIndex:
         self.forced_format = fmt
         self.built_at = 0.0
         self.generation = 0  # counts rebuilds: a live page's cursor from another build is stale
+        # Hooks for whoever runs a pass (the store); None costs nothing. `sink(thread, seq, event)`
+        # receives every event the pass adds (the full-text index feeds on it; a build from
+        # scratch starts again at seq 0 of "main"); `progress(n)` is told every PROGRESS_STEP bytes
+        # read, with the bytes read since it was last told.
+        self.sink = None
+        self.progress = None
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -229,28 +237,43 @@ class SessionIndex:
             size, mtime_ns, ino = reader.file_identity(th.path)
             with open(th.path, "rb") as f:
                 start = len(th)
+                torn = False
                 if th.mode == "document":
                     self._read_document(th, f)
                 else:
-                    self._read_lines(th, f, size, mtime_ns)
+                    torn = self._read_lines(th, f, size, mtime_ns)
         except OSError as e:
             if th.name == "main":
                 raise
             log.warning("cannot read %s: %s", th.path, e)
             return
         th.size, th.mtime_ns, th.ino = size, mtime_ns, ino
-        th.seal = _seal_of(th.path, th.offset)
+        # a file rewritten while it was read gets no seal: the next refresh rebuilds it
+        th.seal = "" if torn else _seal_of(th.path, th.offset)
         if len(th) > start:
             change.new.setdefault(th.name, start)
 
-    def _read_lines(self, th: ThreadIndex, f, size: int, mtime_ns: int) -> None:
+    def _read_lines(self, th: ThreadIndex, f, size: int, mtime_ns: int) -> bool:
+        """Index the lines past th.offset. Returns True when the file no longer holds the last line
+        as it was read (rewritten in place during the pass)."""
         adapter = formats.get(th.format)
         scanner = reader.LineScanner(f, th.offset, th.line)
+        told = th.offset
+        mark = told + PROGRESS_STEP if self.progress else _NEVER
+        raw = old = None  # the last line read, and the last that began inside the known size
         for raw in scanner:
+            if raw.offset < size:
+                old = raw
+            if raw.offset >= mark:
+                self.progress(raw.offset - told)
+                told, mark = raw.offset, raw.offset + PROGRESS_STEP
             value = reader.decode(raw.data) if raw.data is not None else reader.skim(
                 f, raw.offset, raw.length)
             self._add(th, adapter, value, raw.line, raw.offset, raw.length, raw.data, f)
         th.offset, th.line = scanner.offset, scanner.line
+        if self.progress:
+            self.progress(max(0, scanner.offset - told))
+        torn = any(r is not None and r.data is not None and not _still_there(f, r) for r in (old, raw))
         if scanner.tail is not None:
             off, length = scanner.tail
             # a last line without its newline: complete JSON is a record; anything else waits for
@@ -264,6 +287,7 @@ class SessionIndex:
                 self._add(th, adapter, value, th.line + 1, off, length, data, f)
                 th.line += 1
                 th.offset = off + length
+        return torn
 
     def _read_document(self, th: ThreadIndex, f) -> None:
         adapter = formats.get(th.format)
@@ -304,6 +328,8 @@ class SessionIndex:
             th.last_boundary = seq
         self.calls.observe(ev, seq, ts)
         self._observe(th, adapter, ev, ts)
+        if self.sink is not None:
+            self.sink(th.name, seq, ev)
 
     def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None) -> str:
         sid = ev.source_id
@@ -440,6 +466,18 @@ def _seal_of(path: str, offset: int) -> str:
             return f.read(min(SEAL, offset)).hex()
     except OSError:
         return ""
+
+
+def _still_there(f, raw: reader.RawLine) -> bool:
+    """Whether the file still holds the line `raw` where it was read (its ends, when it is long)."""
+    data, n = raw.data, 4096
+    f.seek(raw.offset)
+    if raw.length <= 2 * n:
+        return f.read(raw.length) == data
+    if f.read(n) != data[:n]:
+        return False
+    f.seek(raw.offset + raw.length - n)
+    return f.read(n) == data[-n:]
 
 
 def _sealed(th: ThreadIndex) -> bool:

@@ -10,9 +10,11 @@ which the list page shows. Discovery reads the first bytes of each transcript fi
 (`detect.not_a_transcript`: a binary file, text that is not JSON records); a file that only turns
 out not to be a transcript when it is indexed joins the same map.
 
-Indexes live in memory (a small LRU) and in the disk cache. `index(key)` always returns an index
-that is current with the files: a cached or in-memory index is extended when a file grew and rebuilt
-when it was replaced.
+Indexes live in memory (a small LRU, for sessions pages show) and in the disk cache. `index(key)`
+always returns an index that is current with the files: a cached or in-memory index is extended when
+a file grew and rebuilt when it was replaced. A session that needs a long pass is indexed in the
+background (`build(key)`, one `viewer.indexer.Build` shared by everyone who asks) while `usable(key)`
+says so at once; the walker of `viewer.indexer` keeps every session's summary current for the list.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from pathlib import Path
 from . import formats
 from .cache import IndexCache
 from .formats import detect
-from .index import SessionIndex, identity_matches, summary_load
+from .index import Change, SessionIndex, identity_matches, summary_load
+from .indexer import Build, Indexer
 from .model import SessionSummary
 
 log = logging.getLogger(__name__)
@@ -42,6 +45,7 @@ NOT_SESSIONS = {"state.json", "package.json", "package-lock.json", "tsconfig.jso
 MAX_DEPTH = 8
 RESCAN_AFTER = 2.0  # seconds a discovery result is trusted when no watcher reports changes
 MEMORY_SESSIONS = 32
+EARLY_ABOVE = 4 << 20  # bytes: a session needing a longer pass is indexed in the background
 _KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -76,6 +80,8 @@ class Store:
         self._scanned = 0.0
         self._dirty = True
         self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
+        self._builds: dict[str, Build] = {}
+        self._summaries: dict[str, tuple[list, SessionSummary | Exception]] = {}
         self._session_locks: dict[str, threading.Lock] = {}
         self._by_path: dict[str, SessionRef] = {}
         self._writers: list[threading.Thread] = []
@@ -84,12 +90,14 @@ class Store:
         self.skipped: dict[str, str] = {}  # path → why it is not listed as a session
         self._skipped_keys: dict[str, str] = {}  # the key it would have → path
         self._verdicts: dict[str, tuple[int, int, str | None]] = {}  # path → (mtime_ns, size, why)
+        self.indexer = Indexer(self)  # builds and listeners; walks the whole archive once started
 
     # --- discovery ---------------------------------------------------------------------------
 
     def invalidate(self) -> None:
         """Files appeared or went away under a root: rescan on the next look."""
         self._dirty = True
+        self.indexer.poke()
 
     def note_change(self, path: str, kind: str) -> None:
         """A file event from the watcher. A write to a known transcript only updates its entry
@@ -103,8 +111,10 @@ class Store:
                     self._dirty = True
                     return
                 ref.mtime, ref.size = st.st_mtime, st.st_size
+                self.indexer.poke()
             return
         self._dirty = True
+        self.indexer.poke()
 
     def sessions(self) -> list[SessionRef]:
         """Every discovered session, most recently written first."""
@@ -232,6 +242,12 @@ class Store:
             self._memory.pop(ref.key, None)
             self._dirty = True
 
+    def _reject_key(self, key: str, e: detect.NotTranscript) -> None:
+        with self._lock:
+            ref = self._refs.get(key)
+        if ref is not None:
+            self._reject(ref, e)
+
     def _maybe_document(self, entry: os.DirEntry) -> bool:
         """A .json file is a session only if its content is a known transcript format."""
         name = entry.name
@@ -252,53 +268,160 @@ class Store:
         return ok
 
     # --- indexes -----------------------------------------------------------------------------
+    #
+    # Every pass over a session's files runs through `_pass`, which hands the listeners of the
+    # indexer what they asked for. A session needing a long pass gets a background `Build` that
+    # everyone shares; short ones (a small file, a little growth) run in the asking thread.
 
     def _session_lock(self, key: str) -> threading.Lock:
         with self._lock:
             return self._session_locks.setdefault(key, threading.Lock())
 
-    def index(self, key: str) -> SessionIndex:
-        """The current index of a session. Raises NotFound, OSError if it cannot be read, or
-        detect.NotTranscript if it is not a transcript (it is skipped from then on)."""
+    def usable(self, key: str) -> SessionIndex | None:
+        """The index of a session if it can be had without a long pass: from memory or the cache
+        (extended when little was added), or built here when the session is small. None when a
+        background build is needed or running (`build(key)`). Raises NotFound, OSError if it
+        cannot be read, or detect.NotTranscript if it is not a transcript (skipped from then on)."""
         ref = self.get(key)
-        try:
-            return self._index(key, ref)
-        except detect.NotTranscript as e:
-            self._reject(ref, e)
-            raise
-
-    def _index(self, key: str, ref: SessionRef) -> SessionIndex:
         with self._session_lock(key):
             idx = self._memory.get(key)
-            if idx is None:
-                idx, fresh = self._load_cached(ref)
-                if idx is None:
-                    idx = SessionIndex(ref.path).build()
-                if not fresh:
+            if idx is not None:
+                if self._pass(key, idx, SessionIndex.refresh):
                     self._save(key, idx)
-            elif idx.refresh():
+                self._remember(key, idx)
+                return idx
+            with self._lock:
+                if key in self._builds:
+                    return None
+            idx, fresh = self._load_cached(ref)
+            if idx is None:
+                if ref.size > EARLY_ABOVE:
+                    return None
+                idx = SessionIndex(ref.path)
+                self._pass(key, idx, SessionIndex.build)
+            if not fresh:
                 self._save(key, idx)
             self._remember(key, idx)
             return idx
+
+    def index(self, key: str) -> SessionIndex:
+        """The current index of a session, waiting for its build if it needs one. Raises NotFound,
+        or OSError if it cannot be read."""
+        return self.usable(key) or self.build(key).wait()
+
+    def build(self, key: str, *, start: bool = True, keep: bool = True) -> Build:
+        """The background build of a session: the one running, or a new one. `keep`: the index
+        stays in memory when done (a page wants it). A build not started here starts when someone
+        waits for it or calls `start()`."""
+        ref = self.get(key)
+        with self._lock:
+            b = self._builds.get(key)
+            if b is None:
+                b = self._builds[key] = Build(key, self._run_build, ref.size)
+            b.keep = b.keep or keep
+        if start:
+            b.start()
+        return b
+
+    def running(self, key: str) -> Build | None:
+        with self._lock:
+            return self._builds.get(key)
+
+    def _run_build(self, b: Build) -> SessionIndex:
+        key = b.key
+        try:
+            self.indexer.listeners.progress(key, 0, b.total)
+            with self._session_lock(key):
+                idx = self._memory.get(key)  # built meanwhile by a short pass
+            if idx is not None:
+                self.refresh(key)
+                return idx
+            ref = self.get(key)
+            hit = self.cache.load(ref.path) if self.cache is not None else None
+            if hit is not None:
+                idx = hit[0]
+                b.total = max(1, ref.size - idx.threads["main"].offset)
+                change = self._pass(key, idx, SessionIndex.refresh, b)
+                if change.removed:
+                    raise FileNotFoundError(2, "No such file", ref.path)
+            else:
+                idx = SessionIndex(ref.path)
+                self._pass(key, idx, SessionIndex.build, b)
+            # files written (or cut) while they were read: one more pass, short, catches up
+            if self._pass(key, idx, SessionIndex.refresh).removed:
+                raise FileNotFoundError(2, "No such file", ref.path)
+            with self._session_lock(key):
+                if b.keep:
+                    self._remember(key, idx)
+            self._save(key, idx)
+            return idx
+        finally:
+            with self._lock:
+                if self._builds.get(key) is b:
+                    del self._builds[key]
+
+    def bring_up_to_date(self, key: str) -> None:
+        """Make the cached index and summary of a session current without keeping the index in
+        memory (the walker, and the list's own rows)."""
+        with self._session_lock(key):
+            idx = self._memory.get(key)
+            if idx is not None:
+                if self._pass(key, idx, SessionIndex.refresh):
+                    self._save(key, idx)
+                return
+        try:
+            self.build(key, start=False, keep=False).wait()
+        except OSError as e:
+            self._failed(key, e)
+            raise
 
     def refresh(self, key: str):
         """Bring a session's index up to date; returns (index, Change). For the live tail."""
         with self._session_lock(key):
             idx = self._memory.get(key)
-        if idx is None:
-            return self.index(key), None
-        with self._session_lock(key):
-            try:
-                change = idx.refresh()
-            except detect.NotTranscript as e:
-                self._reject(self.get(key), e)
-                raise NotFound(key) from e
-            if change and not change.removed:
-                self._save(key, idx, quiet=True)
-            return idx, change
+            if idx is not None:
+                try:
+                    change = self._pass(key, idx, SessionIndex.refresh)
+                except detect.NotTranscript as e:
+                    raise NotFound(key) from e
+                if change and not change.removed:
+                    self._save(key, idx, quiet=True)
+                return idx, change
+        return self.index(key), None
+
+    def _pass(self, key: str, idx: SessionIndex, run, build: Build | None = None) -> Change:
+        """Run one pass (`SessionIndex.build` or `.refresh`) with the listeners' sinks attached,
+        then tell them what it did."""
+        listeners = self.indexer.listeners
+        idx.sink = listeners.sink(key, idx)
+        if build is not None:
+            def progress(n, b=build):
+                b.add_read(n)
+                listeners.progress(key, b.read, b.total)
+            idx.progress = progress
+        generation = idx.generation
+        try:
+            change = run(idx)
+        except detect.NotTranscript as e:
+            self._reject_key(key, e)
+            raise
+        finally:
+            idx.sink = idx.progress = None
+        if not isinstance(change, Change):  # build() returns the index
+            change = Change(reset=True)
+        if change.removed:
+            listeners.removed(key, idx.main)
+        elif change.reset or idx.generation != generation:
+            listeners.indexed(key, idx)
+        elif change:
+            listeners.extended(key, idx, change)
+        if change or generation == 0:
+            self._note(key, idx)
+        return change
 
     def _load_cached(self, ref: SessionRef) -> tuple[SessionIndex | None, bool]:
-        """(the cached index brought up to date, whether it was current as stored)."""
+        """(the cached index brought up to date, whether it was current as stored). An index that
+        would need a long pass to catch up is left to a background build."""
         if self.cache is None:
             return None, False
         hit = self.cache.load(ref.path)
@@ -306,8 +429,11 @@ class Store:
             return None, False
         idx, files = hit
         if identity_matches(files):
+            self._note(ref.key, idx)
             return idx, True
-        idx.refresh()  # extends grown files, rebuilds replaced ones
+        if _to_read(files) > EARLY_ABOVE:
+            return None, False
+        self._pass(ref.key, idx, SessionIndex.refresh)  # extends grown files, rebuilds replaced ones
         return idx, False
 
     def _save(self, key: str, idx: SessionIndex, quiet: bool = False) -> None:
@@ -345,24 +471,84 @@ class Store:
             while len(self._memory) > MEMORY_SESSIONS:
                 self._memory.popitem(last=False)
 
-    def summaries(self, refs: list[SessionRef]) -> dict[str, SessionSummary | Exception]:
-        """Summaries for a page of the session list: from memory, the cache, or a fresh index."""
-        out: dict[str, SessionSummary | Exception] = {}
-        cached = self.cache.summaries([r.path for r in refs]) if self.cache else {}
-        for ref in refs:
-            idx = self._memory.get(ref.key)
-            if idx is not None and identity_matches(idx.files()):
-                out[ref.key] = idx.summary
-                continue
-            hit = cached.get(ref.path)
-            if hit is not None and identity_matches(hit[0]):
-                out[ref.key] = summary_load(hit[1])
-                continue
+    def forget(self, key: str) -> None:
+        """A session that went away: drop what is held of it."""
+        with self._lock:
+            self._memory.pop(key, None)
+            self._summaries.pop(key, None)
+
+    # --- summaries (the session list) ----------------------------------------------------------
+
+    def _note(self, key: str, idx: SessionIndex) -> None:
+        """Remember a session's summary with the identity of the files it describes."""
+        self._summaries[key] = (idx.files(), idx.summary)
+        self.indexer.noted()
+
+    def _failed(self, key: str, error: Exception) -> None:
+        try:
+            ref = self.get(key)
+        except NotFound:
+            return
+        self._summaries[key] = ([(ref.path, ref.size, None, None)], error)
+        self.indexer.noted()
+
+    def summary_of(self, key: str) -> SessionSummary | Exception | None:
+        """The summary of a session if one is known and current (an error if it cannot be read)."""
+        known = self._summaries.get(key)
+        if known is None:
+            return None
+        files, summary = known
+        if isinstance(summary, Exception):
             try:
-                out[ref.key] = self.index(ref.key).summary
-            except (OSError, NotFound, detect.NotTranscript) as e:
+                ref = self.get(key)
+            except NotFound:
+                return None
+            return summary if files[0][1] == ref.size else None
+        return summary if identity_matches(files) else None
+
+    def summaries(self, refs: list[SessionRef], inline: int = 0) -> dict[str, SessionSummary | Exception | None]:
+        """Summaries for rows of the session list: what memory and the cache know (None for a
+        session not indexed yet). With `inline`, sessions not indexed yet are indexed here, in
+        order, while their files add up to at most that many bytes (cheap rows need not wait for
+        the walker)."""
+        out: dict[str, SessionSummary | Exception | None] = {}
+        missing = []
+        for ref in refs:
+            out[ref.key] = self.summary_of(ref.key)
+            if out[ref.key] is None:
+                missing.append(ref)
+        if missing and self.cache is not None:
+            cached = self.cache.summaries([r.path for r in missing])
+            for ref in missing:
+                hit = cached.get(ref.path)
+                if hit is not None and identity_matches(hit[0]):
+                    self._summaries[ref.key] = (hit[0], summary_load(hit[1]))
+                    out[ref.key] = self._summaries[ref.key][1]
+        for ref in refs:
+            if out[ref.key] is not None or ref.size > inline:
+                continue
+            inline -= ref.size
+            try:
+                self.bring_up_to_date(ref.key)
+            except (OSError, NotFound):
+                pass
+            except detect.NotTranscript as e:
                 out[ref.key] = e
+                continue
+            out[ref.key] = self.summary_of(ref.key)
         return out
+
+
+def _to_read(files: list) -> int:
+    """Bytes a pass must read to bring an index of these files up to date."""
+    total = 0
+    for path, size, mtime_ns, ino in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        total += st.st_size - size if st.st_ino == ino and st.st_size >= size else st.st_size
+    return total
 
 
 def _label(name: str) -> str:

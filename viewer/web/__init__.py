@@ -90,6 +90,7 @@ def create_app(config: dict | None = None) -> Flask:
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
         STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
+        INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
     roots = app.config["ROOTS"] or default_roots()
@@ -101,6 +102,8 @@ def create_app(config: dict | None = None) -> Flask:
 
         watcher = start_watcher(store)
     app.extensions["viewer"] = Viewer(store, watcher)
+    if app.config["INDEX_ALL"]:
+        store.indexer.start()
 
     from . import routes, security, templating, urls
 

@@ -333,7 +333,7 @@ def list_events():
             now_sig = signature(refs)
             changed = [r for r in refs[:PAGE] if known.get(r.key) != now_sig[r.key]]
             if changed:
-                summaries = store.summaries(changed)
+                summaries = store.summaries(changed, inline=1 << 62)
                 rows = [(r, summaries.get(r.key), r.key not in known) for r in changed]
                 yield _sse(render_template("_live_rows.html", rows=rows, now=time.time(),
                                            live_window=LIVE_WINDOW))

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
 
 PAGE = 100  # sessions per list page
+LIST_INLINE = 1 << 62  # bytes of not yet indexed sessions a list page indexes before it answers
 FULL_CAP = 2_000_000  # characters a "show all" puts in the page; the rest is a plain-text link
 _MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/mpeg",
                 "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4", "video/webm",
@@ -85,7 +86,7 @@ def sessions():
     refs = store().sessions()
     pages = max(1, -(-len(refs) // PAGE))
     shown = refs[(page - 1) * PAGE : page * PAGE]
-    summaries = store().summaries(shown)
+    summaries = store().summaries(shown, inline=LIST_INLINE)
     # a file found not to be a transcript while summarised is in `skipped` now, shown below
     rows = [(r, summaries.get(r.key)) for r in shown
             if not isinstance(summaries.get(r.key), NotTranscript)]
@@ -99,7 +100,7 @@ def sessions_json():
     page = _int("page") or 1
     refs = store().sessions()
     shown = refs[(page - 1) * PAGE : page * PAGE]
-    summaries = store().summaries(shown)
+    summaries = store().summaries(shown, inline=LIST_INLINE)
     out = []
     for r in shown:
         s = summaries.get(r.key)
