@@ -61,3 +61,255 @@ def test_highlighted_file_content_is_one_box_too():
     tags = [t for t, _ in nesting(html)]
     assert tags.count("pre") == 1 and "div" not in tags
     assert html.startswith('<pre class="hl"') and not html.endswith("\n</code></pre>")
+
+
+# --- helpers: a session written for a test, served through the app -------------------------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from viewer import tools  # noqa: E402
+from viewer.index import SessionIndex  # noqa: E402
+from viewer.timeline import load_events  # noqa: E402
+from viewer.web import create_app  # noqa: E402
+
+from conftest import SESSIONS, quiet_copy  # noqa: E402
+
+SID = "5e55e55e-0000-4000-8000-000000000000"
+
+
+def cc_line(n: int, kind: str, content, **extra) -> dict:
+    """One Claude Code transcript line."""
+    rec = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/w",
+           "sessionId": SID, "version": "2.0.50", "type": kind, "uuid": f"u-{n}",
+           "timestamp": f"2025-11-17T10:00:{n:02d}.000Z",
+           "message": {"role": kind, "content": content}, **extra}
+    if kind == "assistant":
+        rec["message"].update(id=f"msg-{n}", model="claude-sonnet-4-5")
+    return rec
+
+
+def write_session(folder: Path, records: list) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "messages.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def page(tmp_path, root: Path, url: str) -> str:
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "TESTING": True})
+    r = app.test_client().get(url)
+    assert r.status_code == 200, r.get_data(as_text=True)[:500]
+    return r.get_data(as_text=True)
+
+
+def call_and_result(name: str, inp: dict, result, n: int = 1, **extra) -> list:
+    cid = f"toolu_{name}_{n}"
+    return [cc_line(n, "assistant", [{"type": "tool_use", "id": cid, "name": name, "input": inp}]),
+            cc_line(n + 1, "user", [{"type": "tool_result", "tool_use_id": cid,
+                                     "content": result, **extra}])]
+
+
+def card(html: str, call_id: str) -> str:
+    """The HTML of one tool card."""
+    start = html.index(f'id="tc-{call_id}"')
+    end = html.find('<div class="call-thread"', start)
+    return html[start:end]
+
+
+# --- 2. prose results as Markdown, output as written ----------------------------------------------
+
+
+def test_a_subagent_report_is_markdown_and_command_output_is_not(tmp_path):
+    report = "## Report\n\n- found **two** callers\n- see [the docs](https://example.org/d)\n"
+    shell = "# not a heading\n- not a list\n**not bold**"
+    root = tmp_path / "root"
+    write_session(root / "s", [
+        cc_line(1, "user", "Look around."),
+        *call_and_result("Task", {"description": "Look", "subagent_type": "Explore", "prompt": "go"},
+                         [{"type": "text", "text": report}], n=2),
+        *call_and_result("Bash", {"command": "cat notes.md"}, shell, n=4),
+        *call_and_result("WebFetch", {"url": "https://example.org", "prompt": "sum up"},
+                         "The page says:\n\n1. one\n2. two", n=6),
+        *call_and_result("mcp__db__query", {"sql": "select 1"}, '{"rows": [[1]], "ok": true}', n=8),
+    ])
+    html = page(tmp_path, root, "/s/s")
+    task = card(html, "toolu_Task_2")
+    assert "<h2>Report</h2>" in task and "<strong>two</strong>" in task
+    assert '<a href="https://example.org/d"' in task
+    bash = card(html, "toolu_Bash_4")
+    assert "<pre># not a heading\n- not a list\n**not bold**</pre>" in bash and "<h1>" not in bash
+    fetch = card(html, "toolu_WebFetch_6")
+    assert "<ol>" in fetch and "<li>one</li>" in fetch
+    query = card(html, "toolu_mcp__db__query_8")
+    assert '<span class="nt">"rows"</span>' in query  # JSON, highlighted
+
+
+@pytest.mark.parametrize("name, text, kind", [
+    ("Task", "## Done\n\nAll good.", "prose"),
+    ("Agent", "plain words", "prose"),
+    ("WebSearch", "Results:\n- [a](https://a.example)", "prose"),
+    ("ExitPlanMode", "User has approved your plan.", "prose"),
+    ("Task", '{"status": "ok"}', "json"),
+    ("Bash", "## not a heading", "output"),
+    ("Grep", "- a.py:1: **x**\n- [y](z)", "output"),
+    ("Bash", "\x1b[31m# red\x1b[0m", "output"),
+    ("WebFetch", "\x1b[1mbold\x1b[0m", "output"),
+    ("some_mcp_tool", "# Title\n\nbody", "prose"),
+    ("some_mcp_tool", "- one\n- two and **bold**", "prose"),
+    ("some_mcp_tool", "- one\n- two", "output"),
+    ("some_mcp_tool", "[1, 2, 3]", "json"),
+    ("some_mcp_tool", "Message sent", "output"),
+])
+def test_result_view_decides_by_tool_then_by_content(name, text, kind):
+    assert tools.result_view(name, {}, text).kind == kind
+
+
+# --- 8. tool summaries under every format's field names -------------------------------------------
+
+_FIXTURES = Path(__file__).resolve().parent.parent / "test_data" / "formats"
+
+
+def _transcripts() -> list[Path]:
+    found = []
+    for base in (CORPUS, _FIXTURES, SESSIONS):
+        for p in sorted(base.rglob("*")):
+            if p.suffix in (".json", ".jsonl") and not p.name.endswith(".meta.json") \
+                    and not p.name.startswith("agent-") and p.name != "state.json":
+                found.append(p)
+    return found
+
+
+def _calls(path: Path):
+    try:
+        idx = SessionIndex(path).build()
+    except OSError:
+        return
+    for name, th in idx.threads.items():
+        for ev in load_events(idx, name, 0, len(th)):
+            for b in ev.blocks:
+                if b.kind == "tool_use" and isinstance(b.input, dict):
+                    yield b
+
+
+def test_every_tool_summary_names_its_file_or_command():
+    """Over every call in the corpus and the format fixtures: a call that works on a file shows the
+    file, a shell call its command; never the first line of a file's content."""
+    checked = 0
+    for path in _transcripts():
+        for b in _calls(path):
+            s = tools.summary(b.name, b.input)
+            fam = tools.family(b.name)
+            file = tools.path_of(b.input)
+            content = tools.content_of(b.input)
+            if fam in ("read", "write", "edit") and file:
+                assert s.startswith(file.strip().split("\n")[0][:100]), (path.name, b.name, b.input, s)
+                checked += 1
+            elif fam == "shell" and tools.command_of(b.input):
+                assert s == tools._line(tools.command_of(b.input)), (path.name, b.name, s)
+                checked += 1
+            if file and content and content.strip() and content.strip().split("\n")[0] not in file:
+                assert s != tools._line(content), (path.name, b.name, "summary is the content", s)
+    assert checked > 300
+
+
+def test_cline_file_tools_show_the_path(tmp_path):
+    folder = quiet_copy(CORPUS / "anthropic-messages" / "cline-unity-card-game-task-1769053680585",
+                        tmp_path / "root" / "cline")
+    html = page(tmp_path, tmp_path / "root", "/s/cline~api_conversation_history?from=0")
+    summaries = re.findall(r'<span class="tool-name">(write_to_file|replace_in_file|read_file)'
+                           r'</span>\s*<span class="tool-summary">([^<]*)</span>', html)
+    assert summaries, "the first window holds Cline file calls"
+    for name, s in summaries:
+        assert re.fullmatch(r"[\w./ -]+\.\w+", s), (name, s)
+    assert folder.is_dir()
+
+
+@pytest.mark.parametrize("name, inp, expected", [
+    ("write_to_file", {"absolutePath": "/w/a.cs", "content": "using System;\n"}, "/w/a.cs"),
+    ("replace_in_file", {"absolutePath": "/w/a.cs", "diff": "------- SEARCH\nx\n=======\ny\n+++++++ REPLACE"},
+     "/w/a.cs"),
+    ("write", {"path": "hello.py", "contents": "def hello():\n"}, "hello.py"),
+    ("edit", {"filePath": "/w/x.ts", "oldString": "a", "newString": "b"}, "/w/x.ts"),
+    ("read_file", {"absolute_path": "/w/r.md"}, "/w/r.md"),
+    ("NotebookEdit", {"notebook_path": "/w/n.ipynb", "new_source": "print(1)"}, "/w/n.ipynb"),
+    ("create_file", {"file": "c.txt", "content": "body"}, "c.txt"),
+    ("Read", {"file_path": "/w/a.py", "offset": 40, "limit": 10}, "/w/a.py  lines 40–49"),
+    ("shell", {"command": ["bash", "-lc", "ls -la"]}, "bash -lc ls -la"),
+    ("Grep", {"pattern": "TODO", "path": "/w/src"}, "TODO  in /w/src"),
+    ("Task", {"description": "Find callers", "subagent_type": "Explore", "prompt": "…"},
+     "Explore: Find callers"),
+])
+def test_summary_field_names(name, inp, expected):
+    assert tools.summary(name, inp) == expected
+
+
+def test_cline_replace_in_file_is_a_diff(tmp_path):
+    diff = "------- SEARCH\nint a = 1;\n=======\nint a = 2;\n+++++++ REPLACE\n"
+    parts = tools.edits({"absolutePath": "/w/a.cs", "diff": diff})
+    assert [(p.old, p.new) for p in parts] == [("int a = 1;\n", "int a = 2;\n")]
+    assert tools.view_of("replace_in_file", {"absolutePath": "/w/a.cs", "diff": diff}) == "edit"
+
+
+# --- 11. Read results: numbered, highlighted code -------------------------------------------------
+
+
+def test_a_read_result_is_numbered_highlighted_code(tmp_path):
+    lines = "    40→def window(events):\n    41→    return events[:40]\n    42→"
+    reminder = "<system-reminder>\nWhenever you read a file, check it.\n</system-reminder>\n"
+    root = tmp_path / "root"
+    write_session(root / "s", [cc_line(1, "user", "Read it."), *call_and_result(
+        "Read", {"file_path": "/w/timeline.py", "offset": 40, "limit": 3},
+        f"{lines}\n\n{reminder}", n=2)])
+    html = page(tmp_path, root, "/s/s")
+    read = card(html, "toolu_Read_2")
+    assert "→" not in read
+    assert '<pre class="hl numbered"><code><span class="ln">40</span><span class="k">def</span>' in read
+    assert '<span class="ln">42</span></code></pre>' in read
+    assert "&lt;system-reminder&gt;" not in read and 'summary title="attached for the model' in read
+    assert ">system reminder</summary>" in read
+
+
+def test_numbered_lines_keep_what_surrounds_them():
+    text = ("The file /w/a.py has been updated. Here's the result of running `cat -n`:\n"
+            "     7→x = 1\n     8→y = 2\n     9→\n")
+    rv = tools.numbered(text, "/w/a.py")
+    assert rv.numbers == [7, 8, 9] and rv.code == "x = 1\ny = 2\n"
+    assert rv.before.startswith("The file /w/a.py has been updated")
+    assert tools.numbered("no numbers here", None) is None
+    # a jump in the numbers ends the run: what follows is not made into code
+    rv = tools.numbered("   1→a\n   2→b\n   9→c", None)
+    assert rv.numbers == [1, 2] and rv.after == "9→c"
+
+
+# --- 7. titles and IDE context ---------------------------------------------------------------------
+
+
+def test_ide_tags_are_chips_and_the_title_is_the_first_real_words(tmp_path):
+    folder = quiet_copy(CORPUS / "claude-code" / "coderabbit-thinking", tmp_path / "root" / "cr")
+    idx = SessionIndex(folder / "messages.jsonl").build()
+    assert idx.summary.title.startswith("How can I make this possible to install as a library")
+    html = page(tmp_path, tmp_path / "root", "/s/cr?from=0")
+    assert "&lt;ide_selection&gt;" not in html and "&lt;/ide_selection&gt;" not in html
+    assert re.search(r'<details class="context"><summary [^>]*>selected line 508 of '
+                     r'extract-coderabbit-feedback.py</summary>', html)
+    listing = page(tmp_path, tmp_path / "root", "/")
+    assert "How can I make this possible to install as a library" in listing
+
+
+def test_ide_opened_file_and_reminders_around_a_prompt(tmp_path):
+    root = tmp_path / "root"
+    prompt = [{"type": "text", "text": "<ide_opened_file>The user opened the file /w/src/app.py in "
+                                       "the IDE. This may or may not be related to the current task."
+                                       "</ide_opened_file>"},
+              {"type": "text", "text": "Why does <b>this</b> fail?\n\n<system-reminder>Be brief."
+                                       "</system-reminder>"}]
+    write_session(root / "s", [cc_line(1, "user", prompt)])
+    idx = SessionIndex(root / "s" / "messages.jsonl").build()
+    assert idx.summary.title == "Why does <b>this</b> fail?"
+    html = page(tmp_path, root, "/s/s")
+    assert ">opened app.py</summary>" in html and ">system reminder</summary>" in html
+    assert "Why does &lt;b&gt;this&lt;/b&gt; fail?" in html

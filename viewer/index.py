@@ -35,7 +35,7 @@ from .toolcalls import ToolCallMap
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"

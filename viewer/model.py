@@ -113,7 +113,18 @@ class Notice:
     detail: Any = None
 
 
-Block = Text | Thinking | ToolUse | ToolResult | Media | Cached | Unparsed | Data | Notice
+@dataclass(slots=True)
+class Context:
+    """Text a client attached to a message for the model, not written by its author: the IDE's
+    selection or opened file, a system reminder. Shown as a quiet chip; its text on demand."""
+
+    kind: ClassVar[str] = "context"
+    label: str  # what it is, in a few words ("selected line 508 of extract.py")
+    text: str  # the attached text as written
+    source: str = ""  # the tag it came in (ide_selection, ide_opened_file, system-reminder…)
+
+
+Block = Text | Thinking | ToolUse | ToolResult | Media | Cached | Unparsed | Data | Notice | Context
 
 
 @dataclass(slots=True)

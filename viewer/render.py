@@ -100,11 +100,12 @@ def highlight(code: str, lang: str | None = None, filename: str | None = None,
 def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
     # Pygments closes its spans at every line end, so each output line is balanced HTML on its own
     lines = _pygments(code, lexer, _SPANS).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line does not start another
+    # as many lines as the source has: numbered lines each count, and elsewhere the newline that
+    # ends the last line does not start another (Pygments adds one where it was missing)
+    want = len(numbers) if numbers is not None else len(code.removesuffix("\n").split("\n"))
+    lines = (lines + [""] * want)[:want]
     if numbers is not None:
-        lines = [f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)] + lines[
-            len(numbers):]
+        lines = [f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)]
     return Markup('<pre class="hl%s"><code>%s</code></pre>' % (
         " numbered" if numbers is not None else "", "\n".join(lines)))
 
@@ -118,6 +119,14 @@ def pretty_json(value) -> Markup:
     if len(text) > HIGHLIGHT_CAP:
         return highlight(text, "text")
     return code_block(text, JsonLexer())
+
+
+def pretty_json_text(text: str) -> Markup:
+    """JSON given as text, indented and highlighted (as written when it does not parse)."""
+    try:
+        return pretty_json(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        return highlight(text, "text")
 
 
 def json_text(value) -> str:

@@ -36,6 +36,7 @@ Expand = Callable[[reader.CutStr], str]
 class Piece:
     path: str  # block address inside the event ("b1", "b1.c0", "b2.i:command")
     field: str  # text | thinking | tool | input | output | notice | data | unparsed | cached | media
+    #             | context (what a client attached to a prompt: IDE selection, system reminder)
     text: str
 
 
@@ -112,6 +113,9 @@ def _block(b, path: str, expand: Expand | None, prose: str) -> Iterator[Piece]:
             yield Piece(path, "notice", b.detail)
     elif kind == "data":
         yield from _leaves(b.value, path, "data", expand)
+    elif kind == "context":
+        if isinstance(b.text, str) and b.text.strip():
+            yield Piece(path, "context", _str(b.text, expand))
     elif kind == "unparsed":
         yield Piece(path, "unparsed", b.raw)
 

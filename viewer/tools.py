@@ -1,43 +1,191 @@
-"""What the viewer knows about particular tools: a one-line summary for the card header, and which
-input view fits (a shell command, a file edit as a diff, a todo list, an agent message…).
+"""What the viewer knows about particular tools: a one-line summary for the card header, which input
+view fits (a shell command, a file edit as a diff, a todo list, an agent prompt…), and how a result
+reads (prose, a file, JSON or terminal output).
 
-Tool names differ across frameworks (Claude Code's `Bash`, legion's MCP tools, OpenAI function names),
-so unknown tools fall back to pretty JSON of their input; nothing here is required for correctness.
+Tool names and field names differ across frameworks, so knowledge is kept as two tables: `FAMILIES`
+groups the names each framework gives the same kind of tool (Claude Code's `Read`, Cline's
+`read_file`, AgentScope's `view_text_file`, Wolo's `read`…), and `PATH_FIELDS` lists every field a
+format puts a file's path in (`file_path`, `filePath`, `absolutePath`, `absolute_path`,
+`notebook_path`, `target_file`, `path`…). An unknown tool falls back to its input's fields in
+`_SUMMARY_KEYS` order and to pretty JSON; nothing here is required for correctness.
+
+How a result is shown — the rule, by tool first and by content second (`result_view`):
+
+* **prose** (Markdown): results written for a reader — a sub-agent's report (Task / Agent), a web
+  fetch's summary (WebFetch), web search results, a plan's approval or rejection. Unless the text
+  is JSON or terminal output (ANSI), which keep their own views.
+* **file**: what a read tool returns is the file's content: highlighted by the path's extension,
+  with the line numbers the tool printed (Claude Code's `   42→`) as a gutter instead of text. The
+  same for the `cat -n` snippet an edit or write result shows after its first line.
+* **output**: commands, searches, edits, listings, and everything else of a known tool: kept as
+  written, ANSI colours rendered. Never Markdown: a `#` in shell output is a comment, not a heading.
+* An **unknown** tool decides by content: a JSON object or array is highlighted JSON; text with
+  Markdown structure (a heading, or two kinds of list / emphasis / link / fence) is prose; anything
+  else is output.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from .formats.legion import COMM_TOOLS
 
-_SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "notebook_path", "pattern", "query", "url",
-                 "description", "prompt", "name", "code", "text", "content")
+FAMILIES: dict[str, set[str]] = {
+    "shell": {"bash", "shell", "run_shell_command", "execute_command", "execute_shell_command",
+              "exec", "exec_command", "terminal", "run_terminal_cmd", "run_command", "local_shell",
+              "bashoutput", "killshell", "python", "execute_python_code", "run_python"},
+    "read": {"read", "read_file", "readfile", "read_text_file", "view_text_file", "view", "cat",
+             "notebookread", "open_file"},
+    "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file"},
+    "edit": {"edit", "str_replace", "str_replace_editor", "replace", "edit_file", "multiedit",
+             "replace_in_file", "notebookedit", "insert_text", "search_replace"},
+    "search": {"grep", "glob", "ls", "list_files", "list_dir", "list_directory", "search_files",
+               "file_search", "grep_search", "codebase_search", "find", "find_files",
+               "list_code_definition_names", "toolsearch"},
+    "fetch": {"webfetch", "web_fetch", "fetch", "fetch_page", "fetch_url", "browse", "read_url"},
+    "websearch": {"websearch", "web_search", "google_search", "search_web", "tavily_search"},
+    "agent": {"task", "agent"},
+    "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion"},
+    "todos": {"todowrite", "todo_write", "update_todo_list"},
+}
+_FAMILY = {name: fam for fam, names in FAMILIES.items() for name in names}
+PROSE_FAMILIES = {"agent", "fetch", "websearch", "plan"}
+
+PATH_FIELDS = ("file_path", "filePath", "absolutePath", "absolute_path", "notebook_path",
+               "notebookPath", "target_file", "targetFile", "path", "file", "filename", "file_name",
+               "dir_path", "directory")
+_CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
+_COMMAND_FIELDS = ("command", "cmd", "script", "code")
+_PROSE_INPUT = ("plan", "result", "response")  # what a plan / completion tool says, in Markdown
+_SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
+_SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "description",
+                 "subject", "title", "name", "skill", "prompt", "message", "question", "code",
+                 "text", "content")
+
+
+def family(name: str | None) -> str | None:
+    """The kind of tool a name stands for, MCP prefixes (`mcp__server__tool`) ignored."""
+    if not isinstance(name, str) or not name:
+        return None
+    return _FAMILY.get(name.rsplit("__", 1)[-1].lower())
+
+
+def path_of(inp: Any) -> str | None:
+    """The file (or folder) a call works on, under whichever field name its format uses."""
+    if isinstance(inp, dict):
+        for key in PATH_FIELDS:
+            v = inp.get(key)
+            if isinstance(v, str) and v.strip():
+                return v
+    return None
+
+
+def command_of(inp: Any) -> str | None:
+    """A shell call's command line; an argv list (Codex's `shell`) is joined."""
+    if not isinstance(inp, dict):
+        return None
+    for key in _COMMAND_FIELDS:
+        v = inp.get(key)
+        if isinstance(v, str) and v.strip():
+            return v
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            return " ".join(v)
+    return None
+
+
+def key_of(inp: dict, value: Any) -> str:
+    """The field of `inp` holding `value` (for the block address a "show all" link needs)."""
+    return next((k for k, v in inp.items() if v is value), "")
+
+
+def content_of(inp: Any) -> str | None:
+    if isinstance(inp, dict):
+        for key in _CONTENT_FIELDS:
+            v = inp.get(key)
+            if isinstance(v, str):
+                return v
+    return None
+
+
+@dataclass(slots=True)
+class EditPart:
+    old: str
+    new: str
+    replace_all: bool = False
+
+
+_SEARCH_REPLACE = re.compile(
+    r"^-{3,} SEARCH\n(?P<old>.*?)^={3,}\n(?P<new>.*?)^\+{3,} REPLACE$", re.S | re.M)
+_OLD_NEW = (("old_string", "new_string"), ("oldString", "newString"), ("old_text", "new_text"),
+            ("old_str", "new_str"))
+
+
+def edits(inp: Any) -> list[EditPart]:
+    """The replacements an edit call makes: one `old_string`/`new_string` pair (or `old_text` /
+    `old_str`), a MultiEdit's list, or Cline's SEARCH / REPLACE blocks in `diff`."""
+    if not isinstance(inp, dict):
+        return []
+    for old, new in _OLD_NEW:
+        if isinstance(inp.get(old), str) and isinstance(inp.get(new), str):
+            return [EditPart(inp[old], inp[new], bool(inp.get("replace_all")))]
+    out = []
+    if isinstance(inp.get("edits"), list):
+        for e in inp["edits"]:
+            out += edits(e)
+    elif isinstance(inp.get("diff"), str):
+        out = [EditPart(m["old"], m["new"]) for m in _SEARCH_REPLACE.finditer(inp["diff"])]
+    return out
+
+
+# Fields some formats add to every call beside its arguments, shown apart (Cline's checklist)
+SIDE_FIELDS = ("task_progress",)
+
+
+def progress_of(inp: Any) -> str | None:
+    """The agent's running checklist a call carries (Cline's `task_progress`, Markdown)."""
+    if isinstance(inp, dict) and isinstance(inp.get("task_progress"), str) and \
+            inp["task_progress"].strip():
+        return inp["task_progress"]
+    return None
 
 
 def view_of(name: str, inp: Any) -> str:
-    """The template branch that renders this tool's input."""
+    """The template branch that renders this tool's input (one of a fixed set of words)."""
     if not isinstance(inp, dict):
         return "json"
-    n = name.rsplit("__", 1)[-1].lower() if name else ""
-    if name in COMM_TOOLS or n in ("send_comm", "send_comm_to_channel"):
+    if progress_of(inp):
+        inp = {k: v for k, v in inp.items() if k not in SIDE_FIELDS}
+    fam = family(name)
+    if name in COMM_TOOLS or (name or "").rsplit("__", 1)[-1].lower() in (
+            "send_comm", "send_comm_to_channel"):
         return "comm"
-    if n in ("bash", "shell", "run_shell_command", "execute_command", "exec", "terminal",
-             "run_terminal_cmd", "bashoutput") and isinstance(inp.get("command") or inp.get("cmd"), str):
+    if fam == "shell" and command_of(inp):
         return "shell"
-    if n in ("edit", "str_replace", "replace") and isinstance(inp.get("old_string"), str):
+    if fam == "edit" and edits(inp):
         return "edit"
-    if n == "multiedit" and isinstance(inp.get("edits"), list):
-        return "multiedit"
-    if n in ("write", "create_file", "write_file") and isinstance(inp.get("content"), str):
+    if fam == "write" and isinstance(content_of(inp), str):
         return "write"
-    if n == "todowrite" and isinstance(inp.get("todos"), list):
+    if fam == "todos" and isinstance(inp.get("todos"), list):
         return "todos"
-    if n in ("task", "agent") and isinstance(inp.get("prompt"), str):
+    if fam == "agent" and isinstance(inp.get("prompt"), str):
         return "agent"
+    if fam == "plan" and prose_input(inp):
+        return "plan"
+    if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ:
+        return "read"  # the header's summary says it all: the file and the lines
     if 0 < len(inp) <= 5 and all(_short(v) for v in inp.values()):
         return "kv"
     return "json"
+
+
+def prose_input(inp: Any) -> str | None:
+    if isinstance(inp, dict):
+        for key in _PROSE_INPUT:
+            if isinstance(inp.get(key), str) and inp[key].strip():
+                return inp[key]
+    return None
 
 
 def _short(v: Any) -> bool:
@@ -56,13 +204,39 @@ def summary(name: str, inp: Any) -> str:
         kind = inp.get("comm_type")
         return f"→ {to}" + (f" ({kind})" if kind else "") + (
             f": {_line(inp['summary'])}" if isinstance(inp.get("summary"), str) else "")
+    fam = family(name)
+    path = path_of(inp)
+    if fam == "shell" and (command := command_of(inp)):
+        return _line(command)
+    if fam in ("read", "write", "edit") and path:
+        return _line(path) + _line_range(inp)
+    if fam == "search":
+        what = next((inp[k] for k in ("pattern", "regex", "query", "file_pattern", "glob")
+                     if isinstance(inp.get(k), str) and inp[k]), None)
+        if what:
+            return _line(what) + (f"  in {_line(path)}" if path else "")
+    if fam == "agent":
+        kind, desc = inp.get("subagent_type"), inp.get("description")
+        words = [x for x in (kind, desc) if isinstance(x, str) and x.strip()]
+        if words:
+            return _line(": ".join(words))
+    if fam == "todos" and isinstance(inp.get("todos"), list):
+        items = todo_items(inp)
+        done = sum(1 for status, _ in items if status == "completed")
+        return f"{len(items)} items, {done} done"
     for key in _SUMMARY_KEYS:
         v = inp.get(key)
         if isinstance(v, str) and v.strip():
-            text = _line(v)
-            if key in ("pattern",) and isinstance(inp.get("path"), str):
-                text += f"  in {inp['path']}"
-            return text
+            return _line(v)
+    return ""
+
+
+def _line_range(inp: dict) -> str:
+    start, limit = inp.get("offset"), inp.get("limit")
+    if isinstance(start, int) and isinstance(limit, int) and limit > 0:
+        return f"  lines {start}–{start + limit - 1}"
+    if isinstance(start, int) and start > 1:
+        return f"  from line {start}"
     return ""
 
 
@@ -78,3 +252,86 @@ def todo_items(inp: dict) -> list[tuple[str, str]]:
             out.append((str(t.get("status") or "pending"), str(t.get("content") or t.get("activeForm")
                                                                 or "")))
     return out
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ResultView:
+    """How one text of a result is shown. `kind` is a fixed word the templates branch on."""
+
+    kind: str  # prose | file | json | output
+    filename: str | None = None  # picks the highlighter of a file
+    code: str = ""  # file: the file's lines without their printed numbers
+    numbers: list | None = None  # file: the number of each line, when the tool printed them
+    before: str = ""  # file: what the tool said before the lines ("The file … has been updated…")
+    after: str = ""  # file: what it said after them
+
+
+# `   42→text` (Claude Code's Read, cat -n with an arrow) or `    42\ttext` (cat -n)
+_NUMBERED = re.compile(r"^ *(\d+)(?:→|\t)(.*)$")
+_HEADING = re.compile(r"^#{1,6} \S", re.M)
+_MD_SIGNS = (re.compile(r"^\s*(?:[-*+]|\d+\.) \S", re.M), re.compile(r"\*\*\S.*?\S\*\*"),
+             re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"), re.compile(r"^```", re.M),
+             re.compile(r"^\|.*\|\s*$", re.M))
+
+
+def result_view(name: str | None, inp: Any, text: str) -> ResultView:
+    """The way to show one text block of a tool result (see the module docstring for the rule)."""
+    fam = family(name)
+    if "\x1b" in text:
+        return ResultView("output")
+    if _is_json(text):
+        return ResultView("json")
+    if fam in PROSE_FAMILIES:
+        return ResultView("prose")
+    if fam in ("read", "write", "edit"):
+        found = numbered(text, path_of(inp))
+        if found is not None:
+            return found
+        if fam == "read" and path_of(inp):
+            return ResultView("file", path_of(inp), text)
+        return ResultView("output")
+    if fam is None and looks_like_markdown(text):
+        return ResultView("prose")
+    return ResultView("output")
+
+
+def numbered(text: str, filename: str | None) -> ResultView | None:
+    """A run of numbered lines (`   42→…`, counting up by one) with what comes before and after it,
+    or None when the text holds no such run."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if _NUMBERED.match(ln)), None)
+    if start is None:
+        return None
+    numbers, code = [], []
+    for ln in lines[start:]:
+        m = _NUMBERED.match(ln)
+        if not m or (numbers and int(m.group(1)) != numbers[-1] + 1):
+            break
+        numbers.append(int(m.group(1)))
+        code.append(m.group(2))
+    end = start + len(numbers)
+    return ResultView("file", filename, "\n".join(code), numbers,
+                      "\n".join(lines[:start]).strip(), "\n".join(lines[end:]).strip())
+
+
+def _is_json(text: str) -> bool:
+    t = text.strip()
+    if not (t[:1] in "{[" and t[-1:] in "}]") or len(t) < 2:
+        return False
+    import orjson
+
+    try:
+        return isinstance(orjson.loads(t), (dict, list))
+    except orjson.JSONDecodeError:
+        return False
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Whether a text is written as Markdown: a heading, or two different kinds of Markdown mark."""
+    head = text[:20_000]
+    if _HEADING.search(head):
+        return True
+    return sum(1 for sign in _MD_SIGNS if sign.search(head)) >= 2

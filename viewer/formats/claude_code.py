@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from ..model import Data, Event, Notice, Ref, Text
-from .common import anthropic_blocks, as_text, generic_event, set_time, text_field
+from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -131,6 +131,8 @@ def _user(rec: dict, ref: Ref) -> Event:
         for b in anthropic_blocks(content):
             ev.blocks.extend(_prompt_blocks(b.text, ev) if b.kind == "text" else [b])
     results = [b for b in ev.blocks if b.kind == "tool_result"]
+    for r in results:  # the CLI appends system reminders to what a tool returned
+        r.content = _with_context(r.content)
     if results:
         structured = rec.get("toolUseResult")
         if len(results) == 1 and structured is not None:
@@ -154,6 +156,12 @@ def _user(rec: dict, ref: Ref) -> Event:
         if isinstance(rec.get("sourceToolUseID"), str):
             ev.parent = rec["sourceToolUseID"]
     return ev
+
+
+def _with_context(blocks: list) -> list:
+    """Text blocks with the IDE / reminder tags at their ends made into context chips."""
+    return [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text"
+                                        else [b])]
 
 
 def _agent_tail(text: str) -> str | None:
@@ -197,7 +205,7 @@ def _prompt_blocks(text: str, ev: Event) -> list:
     if text.startswith(_INTERRUPT):
         ev.kind = "interrupt"
         return [Notice(text.strip("[]"))]
-    return [Text(text)] if text.strip() else []
+    return context_blocks(text)
 
 
 def _system(rec: dict, ref: Ref) -> Event:
@@ -259,7 +267,8 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
     elif t == "queue-operation":
         content = rec.get("content")
         words = f"queue {rec.get('operation', '')}".strip()
-        ev.blocks = [Notice(words), *anthropic_blocks(content)] if content else [Notice(words)]
+        ev.blocks = [Notice(words), *_with_context(anthropic_blocks(content))] if content else [
+            Notice(words)]
     elif t == "attachment":
         att = rec.get("attachment") if isinstance(rec.get("attachment"), dict) else {}
         ev.blocks = [Notice(f"attachment: {att.get('type', '?')}"), Data(att, "attachment")]

@@ -7,6 +7,7 @@ Kept here so each format module holds only what is particular to its source.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 import orjson
@@ -14,6 +15,7 @@ import orjson
 from .. import timestamps
 from ..model import (
     Cached,
+    Context,
     Data,
     Event,
     Media,
@@ -269,3 +271,54 @@ def generic_event(rec: Any, ref: Ref, fmt: str, label: str | None = None) -> Eve
 
 def unparsed_event(raw: str, ref: Ref, reason: str, fmt: str = "") -> Event:
     return Event(ref, "unparsed", "unparsed", format=fmt, blocks=[Unparsed(raw, ref.line, reason)])
+
+
+# --- context a client attaches to a prompt -------------------------------------------------------
+
+# IDE integrations and the CLI wrap what they attach for the model in these tags, before or after
+# what the person typed (or after what a tool returned)
+CONTEXT_TAGS = ("ide_selection", "ide_opened_file", "ide_diagnostics", "system-reminder")
+_CONTEXT_HEAD = re.compile(r"\s*<(%s)>(.*?)</\1>" % "|".join(CONTEXT_TAGS), re.S)
+_CONTEXT_TAIL = re.compile(r"<(%s)>((?:(?!<\1>).)*?)</\1>\s*$" % "|".join(CONTEXT_TAGS), re.S)
+_SELECTED = re.compile(r"The user selected the lines? (\d+)(?: to (\d+))? from (.+?):\s*\n", re.S)
+_OPENED = re.compile(r"The user opened the file (.+?) in the IDE")
+
+
+def context_blocks(text: str, markdown: bool = True) -> list:
+    """A text with the context tags at its start and end turned into `Context` blocks, in order;
+    tags in the middle of the text are the author's own words and stay. A text cut out of a huge
+    line (a preview) is left whole: its end is not in it."""
+    from ..reader import CutStr
+
+    if "<" not in text or isinstance(text, CutStr):
+        return [Text(text, markdown)] if text.strip() else []
+    head: list = []
+    tail: list = []
+    while m := _CONTEXT_HEAD.match(text):
+        head.append(_context(m.group(1), m.group(2)))
+        text = text[m.end():]
+    while m := _CONTEXT_TAIL.search(text):
+        tail.insert(0, _context(m.group(1), m.group(2)))
+        text = text[: m.start()]
+    if not head and not tail:
+        return [Text(text, markdown)] if text.strip() else []
+    body = [Text(text.strip("\n"), markdown)] if text.strip() else []
+    return head + body + tail
+
+
+def _context(tag: str, body: str) -> Context:
+    body = body.strip("\n")
+    label = {"ide_selection": "IDE selection", "ide_opened_file": "opened in the IDE",
+             "ide_diagnostics": "IDE diagnostics", "system-reminder": "system reminder"}[tag]
+    if tag == "ide_selection" and (m := _SELECTED.match(body.lstrip())):
+        first, last, path = m.group(1), m.group(2) or m.group(1), m.group(3).strip()
+        where = f"line {first}" if first == last else f"lines {first}–{last}"
+        label = f"selected {where} of {_base(path)}"
+        body = body.lstrip()[m.end():]
+    elif tag == "ide_opened_file" and (m := _OPENED.search(body)):
+        label = f"opened {_base(m.group(1).strip())}"
+    return Context(label, body.strip("\n"), tag)
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1] or path

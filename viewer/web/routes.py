@@ -16,7 +16,7 @@ from ..index import SessionIndex, summary_dump
 from ..model import Event
 from ..formats.detect import NotTranscript
 from ..store import NotFound, SessionRef, Skipped, Store
-from ..timeline import Timeline, load_event, raw_record
+from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
 from .live import LIVE_WINDOW, cursor_of
 
@@ -246,12 +246,19 @@ def raw(key: str, event_id: str):
 
 
 def _block(idx: SessionIndex, event_id: str, path: str):
+    ev, node, _ = _block_in(idx, event_id, path)
+    return ev, node
+
+
+def _block_in(idx: SessionIndex, event_id: str, path: str):
+    """The event, the block at `path` inside it, and the block that holds that one."""
     ev = load_event(idx, event_id)
     if ev is None:
         abort(404, description=f"No message “{event_id}” in this session.")
-    node = ev
+    node = parent = ev
     try:
         for part in path.split("."):
+            parent = node
             if part.startswith("b"):
                 node = node.blocks[int(part[1:])]
             elif part.startswith("c"):
@@ -262,14 +269,30 @@ def _block(idx: SessionIndex, event_id: str, path: str):
                 raise ValueError(part)
     except (ValueError, IndexError, KeyError, TypeError, AttributeError):
         abort(404, description=f"No block “{path}” in message “{event_id}”.")
-    return ev, node
+    return ev, node, parent
+
+
+def _result_call(idx: SessionIndex, parent) -> tuple[str, object] | None:
+    """(tool name, input) of the call whose result holds a block, so "show all" of a result's text
+    shows it the way its card does."""
+    if getattr(parent, "kind", "") != "tool_result":
+        return None
+    call = idx.calls.get(parent.tool_use_id)
+    if call is None:
+        return None
+    inp = None
+    if call.call is not None:
+        thread, seq = call.call
+        for ev in load_events(idx, thread, seq, seq + 1):
+            inp = next((b.input for b in ev.blocks if b.kind == "tool_use" and b.id == call.id), None)
+    return call.name, inp
 
 
 def _full_text(idx: SessionIndex, ev: Event, node) -> str:
     """The whole text of a block, reading a cut string's bytes back from the file."""
     if isinstance(node, str):
         text = node
-    elif node.kind in ("text", "thinking", "cached"):
+    elif node.kind in ("text", "thinking", "cached", "context"):
         text = node.text
     elif node.kind == "unparsed":
         with open(idx.threads[ev.thread].path, "rb") as f:
@@ -290,14 +313,16 @@ def _full_text(idx: SessionIndex, ev: Event, node) -> str:
 def full(key: str, event_id: str, path: str):
     """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1)."""
     ref, idx = _session(key)
-    ev, node = _block(idx, event_id, path)
+    ev, node, parent = _block_in(idx, event_id, path)
     text = _full_text(idx, ev, node)
     if request.args.get("raw") or not htmx():
         return Response(text, mimetype="text/plain; charset=utf-8")
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
+    result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
     # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
     shown = text if len(text) <= FULL_CAP else text[:FULL_CAP]
     return render_template("_full.html", text=shown, markdown=markdown and shown is text,
+                           result_of=result_of, key=key, event_id=event_id, path=path,
                            rest=len(text) - len(shown), total=len(text),
                            raw_url=url_for("pages.full", key=key, event_id=event_id, path=path, raw=1))
 
