@@ -313,3 +313,34 @@ def test_ide_opened_file_and_reminders_around_a_prompt(tmp_path):
     html = page(tmp_path, root, "/s/s")
     assert ">opened app.py</summary>" in html and ">system reminder</summary>" in html
     assert "Why does &lt;b&gt;this&lt;/b&gt; fail?" in html
+
+
+# --- 9. roles inside sub-agent threads --------------------------------------------------------------
+
+CC_KEY = "claude-project~3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
+
+
+def test_a_subagent_thread_keeps_its_roles_and_is_named_by_type_and_task(client):
+    frag = client.get(f"/s/{CC_KEY}/t/a7c4e2f91b3d5a6c8", headers={"HX-Request": "true"}).get_data(
+        as_text=True)
+    whos = re.findall(r'<li class="ev role-(\w+)[^"]*"[^>]*>\s*<div class="ev-head">\s*'
+                      r'<span class="who role-word">(\w[\w ]*)</span>', frag)
+    assert [role for role, _ in whos] == ["user", "assistant", "tool", "assistant"][: len(whos)]
+    assert whos and whos[0] == ("user", "user") and ("assistant", "assistant") in whos
+    assert "agent a7c4e2f91b3d5a6c8" not in re.sub(r'title="[^"]*"', "", frag)
+    html = client.get(f"/s/{CC_KEY}").get_data(as_text=True)
+    assert '<summary title="agent a7c4e2f91b3d5a6c8">Sub-agent: Explore · Find window() callers' in html
+    page_ = client.get(f"/s/{CC_KEY}/t/a7c4e2f91b3d5a6c8").get_data(as_text=True)
+    assert '<span title="agent a7c4e2f91b3d5a6c8">Explore · Find window() callers</span>' in page_
+
+
+def test_an_old_style_subagent_is_named_by_the_task_that_spawned_it(tmp_path):
+    """coderabbit-thinking's agent files have no .meta.json: the Task call's type and description
+    name them."""
+    quiet_copy(CORPUS / "claude-code" / "coderabbit-thinking", tmp_path / "root" / "cr")
+    html = page(tmp_path, tmp_path / "root", "/s/cr?from=0")
+    assert '<summary title="agent ea02459f">Sub-agent: Plan · Explore project structure for ' \
+           'packaging' in html
+    thread = page(tmp_path, tmp_path / "root", "/s/cr/t/ea02459f")
+    assert ">Plan · Explore project structure for packaging</span>" in thread
+    assert 'class="who role-word">user<' in thread and 'class="who role-word">assistant<' in thread

@@ -17,7 +17,7 @@ import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from . import formats, reader, timestamps
+from . import formats, reader, timestamps, tools
 from .formats import detect
 from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, truncated
 from .formats.common import unparsed_event
@@ -46,8 +46,8 @@ class CallView:
 
 @dataclass
 class ThreadView:
-    name: str
-    label: str
+    name: str  # the thread id (a sub-agent's hex id), shown on hover
+    label: str  # what the agent is: its type and task ("Explore · Find window() callers")
     count: int
     window: "WindowView | None" = None  # rendered inline (permalink target inside), else lazy
 
@@ -283,6 +283,23 @@ class Timeline:
                          target=bool(self.target) and ev.id == self.target,
                          agent=self.idx.info.get("agent"))
 
+    def thread_view(self, name: str, use: ToolUse | None = None) -> ThreadView:
+        """A sub-agent thread named for what it is: the type and description its own metadata
+        gives (`.meta.json`), else those of the call that spawned it (a Task's `subagent_type` and
+        `description`), else its id."""
+        th = self.idx.threads[name]
+        label = th.label
+        meta = th.meta if isinstance(th.meta, dict) else {}
+        if not (meta.get("agentType") or meta.get("description")):
+            if use is None and (parent := meta.get("parent_call")):
+                call = self.idx.calls.call(parent)
+                if call is not None and call.call is not None:
+                    thread, seq = call.call
+                    for ev in load_events(self.idx, thread, seq, seq + 1):
+                        use = next((b for b in ev.tool_uses() if b.id == parent), None)
+            label = (tools.agent_label(use.input) if use is not None else None) or label
+        return ThreadView(name, label, len(th))
+
     def call_view(self, call_id: str) -> CallView | None:
         """A call card on its own (for live out-of-band updates)."""
         call = self.idx.calls.get(call_id)
@@ -308,8 +325,8 @@ class Timeline:
                         call = ToolCall(b.id, b.name, call.status if call else "pending")
                     cv = CallView(call, b, unanswered=idx.unanswered(call))
                     if call.subthread and call.subthread in idx.threads:
+                        tv = self.thread_view(call.subthread, b)
                         th = idx.threads[call.subthread]
-                        tv = ThreadView(th.name, th.label, len(th))
                         if th.name in self.anchors:
                             tv.window = self.window(th.name)
                         cv.thread = tv

@@ -231,6 +231,15 @@ def summary(name: str, inp: Any) -> str:
     return ""
 
 
+def agent_label(inp: Any) -> str | None:
+    """A sub-agent named by the call that spawned it: "Explore · Find window() callers"."""
+    if not isinstance(inp, dict):
+        return None
+    words = [inp[k].strip() for k in ("subagent_type", "description")
+             if isinstance(inp.get(k), str) and inp[k].strip()]
+    return " · ".join(words) or None
+
+
 def _line_range(inp: dict) -> str:
     start, limit = inp.get("offset"), inp.get("limit")
     if isinstance(start, int) and isinstance(limit, int) and limit > 0:

@@ -101,9 +101,7 @@ def _common(ev: Event, rec: dict) -> None:
     if isinstance(uuid, str):
         ev.source_id = uuid
     set_time(ev, rec.get("timestamp"))
-    ev.meta = rec
-    if rec.get("isSidechain") and rec.get("agentId"):
-        ev.author = ev.author or f"agent {rec['agentId']}"
+    ev.meta = rec  # a sub-agent's lines keep their roles: its thread names the agent
 
 
 def _assistant(rec: dict, ref: Ref) -> Event:

@@ -217,10 +217,11 @@ def thread(key: str, thread: str):
     ref, idx = _session(key)
     if thread not in idx.threads:
         abort(404, description=f"No thread “{thread}” in this session.")
-    win = Timeline(idx).window(thread, **(_where() or {"after": 0}))
+    tl = Timeline(idx)
+    win = tl.window(thread, **(_where() or {"after": 0}))
     if htmx():
         return render_template("_window.html", win=win, key=key, idx=idx)
-    return _session_page(ref, idx, win, key, thread=idx.threads[thread])
+    return _session_page(ref, idx, win, key, thread=tl.thread_view(thread))
 
 
 @bp.get("/s/<key>/raw/<event_id>")
