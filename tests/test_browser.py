@@ -18,7 +18,7 @@ def test_open_a_session_from_the_list(live_server, watched_page):
     expect(page).to_have_url(re.compile(f"/s/{TOUR}$"))
     expect(page.locator("#timeline > li.ev:not(.is-hidden)").first).to_be_visible()
     expect(page.locator(".tool .state.error")).to_have_text("error")
-    expect(page.locator(".tool .state.unanswered")).to_have_text("never answered")
+    expect(page.locator(".tool .state.interrupted")).to_have_text("interrupted")
     # times are shown in the reader's zone, with the UTC value on hover
     first_time = page.locator("#m-tour-prompt-1 time")
     expect(first_time).to_have_attribute("data-local", "1")

@@ -39,7 +39,7 @@ def test_session_page_renders_timeline_with_calls_and_states(client):
     assert 'id="m-tour-prompt-1"' in html and 'id="m-L1"' in html
     for state in ("completed", "error"):
         assert f'<span class="state {state}">{state}</span>' in html
-    assert "never answered" in html
+    assert '<span class="state interrupted" title="stopped before it finished">interrupted</span>' in html
     assert "orphan result" in html and "toolu_ghost_9" in html
     assert "Unparsed line 17" in html
     assert 'class="ev role-system kind-system is-hidden' in html

@@ -285,7 +285,7 @@ def _print_report(r: dict) -> None:
     click.echo(f"  events      {r['events']} ({r['hidden']} hidden, {r['messages']} messages)")
     calls = r["tool_calls"]
     total = sum(calls.values())
-    states = ", ".join(f"{n} {k}" for k, n in calls.items() if n)
+    states = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in calls.items() if n)
     click.echo(f"  tool calls  {total}" + (f" ({states})" if states else ""))
     if r["unanswered"]:
         click.echo(f"  unanswered  {len(r['unanswered'])}: {', '.join(r['unanswered'][:5])}")

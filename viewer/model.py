@@ -21,6 +21,12 @@ ROLES = ("user", "assistant", "system", "tool", "status", "error", "agent_call",
 # Tool-call states, as seed 004 defines them.
 PENDING, EXECUTING, COMPLETED, ERROR = "pending", "executing", "completed", "error"
 STATES = (PENDING, EXECUTING, COMPLETED, ERROR)
+# States a source names beyond those four, shown on top of them (each with its own badge) and
+# counted under their own names, never as errors: a call awaiting the user's permission is pending;
+# a call the user denied, a call (or reply) the user interrupted and a call cancelled before it ran
+# have ended without a result of their own (their state is error, as their source's flag says).
+AWAITING, DENIED, INTERRUPTED, CANCELLED = "awaiting_permission", "denied", "interrupted", "cancelled"
+NAMED_STATES = (AWAITING, DENIED, INTERRUPTED, CANCELLED)
 
 
 @dataclass(slots=True)
@@ -57,6 +63,7 @@ class ToolResult:
     content: list  # blocks
     is_error: bool | None = None  # None counts as success
     structured: Any = None  # a source's machine-readable result (Claude Code's toolUseResult)
+    state: str | None = None  # a named outcome (NAMED_STATES) where the source states one
 
 
 @dataclass(slots=True)
@@ -165,6 +172,13 @@ class Event:
     # as running, and call id → thread id of a sub-agent the call spawned
     running: list = field(default_factory=list)
     spawns: dict = field(default_factory=dict)
+    # call id → the source's word for a state it reports without a result (awaiting_permission,
+    # denied, interrupted…); "*" stands for every call still open (a restart interrupts them)
+    states: dict = field(default_factory=dict)
+    # a permission request or answer that names no call id: {"tool", "input", "request",
+    # "decision" (None for a request, else "allow" / "deny")}; the map finds the call it is about
+    permission: dict | None = None
+    state: str | None = None  # the event's own named state (NAMED_STATES): an interrupted reply
 
     @property
     def thread(self) -> str:
@@ -198,6 +212,12 @@ class ToolCall:
     called_at: float | None = None
     finished_at: float | None = None
     subthread: str | None = None  # the sub-agent thread this call spawned
+    named: str | None = None  # the source's name for its state, when it has one (NAMED_STATES)
+
+    @property
+    def state(self) -> str:
+        """What the call is shown and counted as: the source's named state, else its status."""
+        return self.named or self.status
 
     @property
     def duration(self) -> float | None:

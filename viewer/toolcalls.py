@@ -7,6 +7,17 @@ appears is an orphan. Durations run from the event holding the call to the one h
 unless the call carries its own start / end times (`ToolUse.started` / `.ended`), which win. The map
 is fed event by event in file order, by the index pass and by the live tail alike, and it is plain
 data so the cache can store and restore it.
+
+Sources also name states of their own: legion's `awaiting_permission`, `denied` (the user refused)
+and `interrupted` (the user stopped it), Wolo's cancelled parts, AgentScope's interrupted results,
+Claude Code's rejected and sibling-cancelled calls. `SOURCE_STATES` maps each such word onto one of
+the four states (a call awaiting permission is pending; a denied, interrupted or cancelled call has
+ended without a result of its own: error) plus the named state shown on top (`ToolCall.named`,
+`ToolCall.state`), counted under its own name and never as an error. Permission requests and answers
+that name no call (legion's older records) are matched the way legion itself rebuilds a call's life:
+a request belongs to the latest open call of its tool, an answer to the request with its id (else to
+the call of its tool awaiting permission); "allow" lets the call run, "deny" ends it. A restart of
+the agent (`Event.states["*"]`) interrupts every call still open.
 """
 
 from __future__ import annotations
@@ -14,19 +25,48 @@ from __future__ import annotations
 from array import array
 
 from . import timestamps
-from .model import COMPLETED, ERROR, EXECUTING, PENDING, Event, ToolCall
+from .model import (
+    AWAITING,
+    CANCELLED,
+    COMPLETED,
+    DENIED,
+    ERROR,
+    EXECUTING,
+    INTERRUPTED,
+    PENDING,
+    STATES,
+    Event,
+    ToolCall,
+)
 
-_SOURCE_STATUS = {
-    "pending": PENDING,
-    "running": EXECUTING,
-    "executing": EXECUTING,
-    "in_progress": EXECUTING,
-    "completed": COMPLETED,
-    "success": COMPLETED,
-    "done": COMPLETED,
-    "failed": ERROR,
-    "error": ERROR,
+# a source's word for a call's state → (the map's state, the named state shown on top)
+SOURCE_STATES = {
+    "pending": (PENDING, None),
+    "queued": (PENDING, None),
+    "awaiting_permission": (PENDING, AWAITING),
+    "permission_required": (PENDING, AWAITING),
+    "asking": (PENDING, AWAITING),
+    "running": (EXECUTING, None),
+    "executing": (EXECUTING, None),
+    "in_progress": (EXECUTING, None),
+    "completed": (COMPLETED, None),
+    "success": (COMPLETED, None),
+    "done": (COMPLETED, None),
+    "failed": (ERROR, None),
+    "error": (ERROR, None),
+    "denied": (ERROR, DENIED),
+    "rejected": (ERROR, DENIED),
+    "interrupted": (ERROR, INTERRUPTED),
+    "orphaned": (ERROR, INTERRUPTED),  # legion's older word for a call a restart cut off
+    "cancelled": (ERROR, CANCELLED),
+    "canceled": (ERROR, CANCELLED),
 }
+_ENDED = (DENIED, INTERRUPTED, CANCELLED)
+
+
+def source_state(word) -> tuple[str, str | None] | None:
+    """(state, named state) for a source's word; None for a word this map does not know."""
+    return SOURCE_STATES.get(str(word).lower()) if word else None
 
 
 class ToolCallMap:
@@ -34,6 +74,7 @@ class ToolCallMap:
         self._calls: dict[str, ToolCall] = {}
         self._packed: _Packed | None = None  # calls loaded from the cache, not yet unpacked
         self.orphans: dict[str, ToolCall] = {}  # results seen with no call (yet)
+        self.permits: dict[str, str] = {}  # permission request id → the call it is about
 
     @property
     def calls(self) -> dict[str, ToolCall]:
@@ -83,10 +124,10 @@ class ToolCallMap:
                     call.called_at = ts
                 if ended is not None:
                     call.finished_at = ended
-                source = _SOURCE_STATUS.get(str(b.status).lower()) if b.status else None
+                source = source_state(b.status)
                 if source and call.result is None:
-                    call.status = source
-                    call.is_error = source == ERROR
+                    call.status, call.named = source
+                    call.is_error = call.status == ERROR
             elif kind == "tool_result":
                 call = self.calls.get(b.tool_use_id)
                 if call is None:
@@ -95,14 +136,26 @@ class ToolCallMap:
                 if call.result is None or call.result == where:
                     call.result = where
                     call.is_error = bool(b.is_error)
-                    call.status = ERROR if call.is_error else COMPLETED
+                    # a denial reported before its result keeps its name: the result is its echo
+                    kept = call.named if call.named in _ENDED and call.is_error else None
+                    call.named = b.state if b.state in _ENDED else kept
+                    call.status = ERROR if call.is_error or call.named else COMPLETED
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it
         for call_id in ev.running:
             call = self.calls.get(call_id)
             if call is not None and call.status == PENDING:
-                call.status = EXECUTING
+                call.status, call.named = EXECUTING, None
                 changed.add(call_id)
+        for call_id, word in ev.states.items():
+            source = source_state(word)
+            if source is not None:
+                targets = self._open() if call_id == "*" else [self.calls.get(call_id)]
+                changed.update(c.id for c in targets if c is not None and _move(c, *source))
+        if ev.permission is not None:
+            call = self._permission(ev.permission)
+            if call is not None:
+                changed.add(call.id)
         for call_id, thread in ev.spawns.items():
             call = self.calls.get(call_id)
             if call is not None and call.subthread != thread:
@@ -110,21 +163,52 @@ class ToolCallMap:
                 changed.add(call_id)
         return changed
 
+    def _open(self) -> list[ToolCall]:
+        """Calls still waiting for a result, oldest first."""
+        return [c for c in self.calls.values()
+                if c.result is None and c.status in (PENDING, EXECUTING)]
+
+    def _permission(self, p: dict) -> ToolCall | None:
+        """A permission request or answer: find its call and move it; the call if it moved."""
+        decision, request, tool = p.get("decision"), p.get("request"), p.get("tool")
+        if isinstance(p.get("call"), str) and p["call"]:
+            call = self.calls.get(p["call"])
+        elif decision is None:  # a request: the latest open call of that tool
+            call = next((c for c in reversed(self._open()) if not tool or c.name == tool), None)
+        elif request and request in self.permits:
+            call = self.calls.get(self.permits[request])
+        else:  # an answer to no known request: the call of that tool awaiting permission
+            call = next((c for c in reversed(self._open())
+                         if c.named == AWAITING and (not tool or c.name == tool)), None)
+        if call is None:
+            return None
+        if decision is None:
+            if request:
+                self.permits[str(request)] = call.id
+            moved = _move(call, PENDING, AWAITING)
+        elif decision == "deny":
+            moved = _move(call, ERROR, DENIED)
+        else:  # allowed: it runs, as legion reads an allow
+            moved = call.named == AWAITING and _move(call, EXECUTING, None)
+        return call if moved else None
+
     def by_state(self) -> dict[str, int]:
-        counts = {PENDING: 0, EXECUTING: 0, COMPLETED: 0, ERROR: 0}
+        """Calls per state: the four states always, a named state when a call has it."""
+        counts = dict.fromkeys(STATES, 0)
         for call in self.calls.values():
-            counts[call.status] = counts.get(call.status, 0) + 1
+            counts[call.state] = counts.get(call.state, 0) + 1
         return counts
 
     def errors(self) -> int:
-        return sum(1 for c in self.calls.values() if c.status == ERROR)
+        """Calls that failed: a denied, interrupted or cancelled call is not one."""
+        return sum(1 for c in self.calls.values() if c.status == ERROR and not c.named)
 
     # --- persistence: columns of the cache blob, unpacked call by call on demand ---
 
     def dump(self, blobs: list[bytes]) -> dict:
         calls = list(self.calls.values())
         return {"calls": _Packed.pack(calls, blobs), "orphans": _Packed.pack(
-            list(self.orphans.values()), blobs)}
+            list(self.orphans.values()), blobs), "permits": self.permits}
 
     @classmethod
     def load(cls, d: dict, blobs) -> "ToolCallMap":
@@ -132,7 +216,20 @@ class ToolCallMap:
         m._packed = _Packed(d["calls"], blobs)
         orphans = _Packed(d["orphans"], blobs)
         m.orphans = {cid: orphans.unpack(cid) for cid in orphans.ids}
+        m.permits = dict(d.get("permits") or {})
         return m
+
+
+def _move(call: ToolCall, status: str, named: str | None) -> bool:
+    """Put a call in a state its source reports without a result; whether it changed. A result
+    stands, except that an error result may be named for what it was (legion reports `denied`
+    or `interrupted` after the result that says so)."""
+    if call.result is not None and not (named in _ENDED and call.status == ERROR):
+        return False
+    if (call.status, call.named) == (status, named):
+        return False
+    call.status, call.named = status, named
+    return True
 
 
 _NAN = float("nan")
@@ -141,7 +238,8 @@ _NAN = float("nan")
 class _Packed:
     """Calls as columns: ids, codes into small tables, numbers in arrays."""
 
-    _INTS = ("name", "status", "call_thread", "call_seq", "result_thread", "result_seq", "sub")
+    _INTS = ("name", "status", "call_thread", "call_seq", "result_thread", "result_seq", "sub",
+             "named")
 
     def __init__(self, head: dict, blobs) -> None:
         self.ids: list[str] = head["ids"]
@@ -172,7 +270,8 @@ class _Packed:
 
         return ToolCall(cid, t[c["name"][i]], t[c["status"][i]], where("call_thread", "call_seq"),
                         where("result_thread", "result_seq"), bool(c["is_error"][i]), at("called"),
-                        at("finished"), t[c["sub"][i]] if c["sub"][i] >= 0 else None)
+                        at("finished"), t[c["sub"][i]] if c["sub"][i] >= 0 else None,
+                        t[c["named"][i]] if c["named"][i] >= 0 else None)
 
     @classmethod
     def pack(cls, calls: list[ToolCall], blobs: list[bytes]) -> dict:
@@ -190,6 +289,7 @@ class _Packed:
                 cols[f"{key}_thread"].append(code(value[0]) if value else -1)
                 cols[f"{key}_seq"].append(value[1] if value else -1)
             cols["sub"].append(code(call.subthread))
+            cols["named"].append(code(call.named))
             called.append(_NAN if call.called_at is None else call.called_at)
             finished.append(_NAN if call.finished_at is None else call.finished_at)
         blobs.extend(cols[name].tobytes() for name in cls._INTS)

@@ -43,7 +43,8 @@ import re
 from typing import Any
 
 from .. import timestamps
-from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Event, Media, Notice, Ref, Text, \
+    Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, media_block, parse_arguments, set_time, text_field
 
 NAME = "agentscope"
@@ -60,6 +61,7 @@ _TOOLKIT_ERRORS = ("Error: ", "Error occurred when calling MCP tool: ", "Error d
                    "FunctionNotFoundError: ", "FunctionInactiveError: ", "[ERROR] ")
 _INTERRUPTED = ("<system-info>The tool call has been interrupted",
                 "<system-info>The tool call has been cancelled")
+_NAMED = {"interrupted": INTERRUPTED, "denied": DENIED, "cancelled": CANCELLED}
 _CALL_STATUS = {"pending": "pending", "asking": "pending", "allowed": "pending",
                 "submitted": "running", "parse_failed": "failed"}
 _MAX_DEPTH = 8
@@ -301,6 +303,8 @@ def _metadata(ev: Event, m: dict) -> None:
         usage = md.pop("_chat_usage", None)
         if isinstance(usage, dict):
             ev.usage = usage
+        if md.pop("_is_interrupted", None) is True:
+            ev.state = INTERRUPTED  # the reply handle_interrupt wrote when the user stopped it
         reason = md.pop("agentscope_generate_reason", None)
         if reason and str(reason) != "MODEL_STOP":
             ev.blocks.append(Notice(f"generate reason: {str(reason).lower().replace('_', ' ')}"))
@@ -315,7 +319,9 @@ def _metadata(ev: Event, m: dict) -> None:
         ev.blocks.append(Notice(f"generate reason: {str(reason).replace('_', ' ')}"))
     reason = m.get("finished_reason")
     err = m.get("error")
-    if reason and reason != "completed" and not (reason == "error" and err):
+    if str(reason).lower() in _NAMED:
+        ev.state = _NAMED[str(reason).lower()]  # shown as the reply's badge
+    elif reason and reason != "completed" and not (reason == "error" and err):
         ev.blocks.append(Notice(f"reply {str(reason).replace('_', ' ')}"))
     if err:
         if isinstance(err, dict):
@@ -418,6 +424,7 @@ def _tool_result(b: dict, ev: Event | None, ends: dict) -> list:
             ev.running.append(call_id)
         words = "awaiting external execution" if waiting else "still running"
         return [Notice(f"{b.get('name') or 'tool'} {words}", b.get("id")), *blocks]
+    named = _NAMED.get(state) or _stopped(output)
     if isinstance(b.get("is_error"), bool):
         err = b["is_error"] or None
     elif state in _ERROR_STATES:
@@ -428,7 +435,18 @@ def _tool_result(b: dict, ev: Event | None, ends: dict) -> list:
         err = True if _toolkit_error(output) else None
     if call_id and isinstance(b.get("finished_at"), str):
         ends[call_id] = b["finished_at"]
-    return [ToolResult(call_id, blocks, err)]
+    return [ToolResult(call_id, blocks, err, state=named if err else None)]
+
+
+def _stopped(output: Any) -> str | None:
+    """1.x has no state on a result: the toolkit's note says the call was interrupted or
+    cancelled."""
+    text = output if isinstance(output, str) else next(
+        (o.get("text") for o in output if isinstance(o, dict) and o.get("type") == "text"),
+        None) if isinstance(output, list) else None
+    if isinstance(text, str) and text.startswith(_INTERRUPTED):
+        return CANCELLED if text.startswith(_INTERRUPTED[1]) else INTERRUPTED
+    return None
 
 
 def _toolkit_error(output: Any) -> bool:

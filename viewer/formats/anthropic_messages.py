@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Data, Event, Ref, Text, ToolResult
+from ..model import DENIED, Data, Event, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, \
     text_field
 from .openai_chat import Linked, prompt_title
@@ -54,6 +54,7 @@ _HEADER = re.compile(r"\[(?P<name>[A-Za-z_][\w.:-]*)(?: for '(?P<target>.*?)')?\
 _ERRORS = ("The tool execution failed", "The user denied this operation", "Missing value for "
            "required parameter", '{"status":"error"', '{"status": "error"', '{"status":"denied"',
            '{"status": "denied"', "[ERROR]")
+_DENIED = ("The user denied this operation", '{"status":"denied"', '{"status": "denied"')
 _REMINDERS = ("# TODO LIST UPDATE REQUIRED", "# task_progress RECOMMENDED", "[ERROR] You did not use",
               "[TASK RESUMPTION]")
 
@@ -181,7 +182,8 @@ def _user_blocks(content: Any, pairs: dict) -> list:
                     j += 1
             first = next((r.text for r in result if r.kind == "text"), "")
             error = True if first.lstrip().startswith(_ERRORS) else None
-            out.append(ToolResult(call, result, error))
+            denied = error and first.lstrip().startswith(_DENIED)
+            out.append(ToolResult(call, result, error, state=DENIED if denied else None))
             continue
         out += [_prompt(x) for x in _blocks([b])]
         j += 1

@@ -14,6 +14,8 @@ import orjson
 
 from .. import timestamps
 from ..model import (
+    CANCELLED,
+    DENIED,
     Cached,
     Context,
     Data,
@@ -108,6 +110,26 @@ def error_content(content: Any) -> bool:
         except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
             return False
     return isinstance(value, dict) and bool(value.get("error")) and "result" not in value
+
+
+# what Claude Code (and so the Agent SDK under legion) answers for a call that did not run
+_REFUSED = "The user doesn't want to proceed with this tool use."
+_SIBLING_FAILED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+
+
+def refused_state(content: Any) -> str | None:
+    """The named state of a Claude Code error result that says the call never ran: the user
+    rejected it (`denied`), or a parallel call failed first and the CLI cancelled the rest."""
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content if isinstance(b, dict)
+                        and b.get("type", "text") == "text"), None)
+    if not isinstance(content, str):
+        return None
+    if content.startswith(_REFUSED) or content.startswith("Error: " + _REFUSED):
+        return DENIED
+    if content.strip() == _SIBLING_FAILED:
+        return CANCELLED
+    return None
 
 
 def media_block(block: dict, media: str) -> Media:
@@ -206,7 +228,8 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             if isinstance(content_, dict) and content_.get("type", "").endswith("_error"):
                 err = True
             out.append(ToolResult(str(b.get("tool_use_id") or ""), result_content(content_),
-                                  None if err is None else bool(err)))
+                                  None if err is None else bool(err),
+                                  state=refused_state(content_) if err else None))
         elif t in ("image", "document", "audio", "video"):
             out.append(media_block(b, t))
         elif t == "cached":

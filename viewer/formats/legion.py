@@ -32,7 +32,20 @@ from typing import Any
 
 import orjson
 
-from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import (
+    AWAITING,
+    CANCELLED,
+    DENIED,
+    INTERRUPTED,
+    Data,
+    Event,
+    Notice,
+    Ref,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 from .common import anthropic_blocks, as_text, generic_event, result_content, set_time, text_field
 
 NAME = "legion"
@@ -47,7 +60,15 @@ _OWN_TYPES = {"system", "user", "assistant", "result", "permission_request", "pe
 _PLACEHOLDERS = {"Assistant response", "Conversation success"}
 _INBOUND = re.compile(
     r"^\*\*(?P<emoji>\S+)\s+(?P<type>[\w ]+?) from Minion #(?P<sender>.+?)(?: in channel #\S+)?:\*\*")
-_TERMINAL = {"completed": False, "failed": True, "denied": True, "interrupted": True, "error": True}
+_TERMINAL = {"completed": False, "failed": True, "denied": True, "interrupted": True, "error": True,
+             "orphaned": True, "cancelled": True}
+# legion's ToolState words that name more than the four states of the map
+_NAMED = {"denied": DENIED, "interrupted": INTERRUPTED, "orphaned": INTERRUPTED,
+          "cancelled": CANCELLED, "awaiting_permission": AWAITING, "permission_required": AWAITING}
+# system events after which legion itself takes every open call as interrupted (a restart)
+_RESTARTS = {"client_launched", "interrupt"}
+_ALLOW = {"allow", "allowed", "approve", "approved", "accept", "accepted", "granted"}
+_DENY = {"deny", "denied", "reject", "rejected", "refuse", "refused"}
 
 
 def sniff(rec: Any) -> int:
@@ -95,7 +116,21 @@ def event(rec: Any, ref: Ref) -> Event:
     for b in ev.blocks:
         if b.kind == "tool_use" and b.name in COMM_TOOLS and isinstance(b.input, dict):
             ev.recipient = b.input.get("to_minion_name") or b.input.get("channel_name") or ev.recipient
+    _display_states(ev, rec.get("display"))
     return ev
+
+
+def _display_states(ev: Event, display: Any) -> None:
+    """`display.tool_states` (legion's projection on a message): the states it names on top of
+    the map's own (awaiting permission, denied, interrupted) count; the lifecycle comes from the
+    records themselves."""
+    states = display.get("tool_states") if isinstance(display, dict) else None
+    if not isinstance(states, dict):
+        return
+    for call, info in states.items():
+        word = info.get("state") if isinstance(info, dict) else None
+        if isinstance(word, str) and word.lower() in _NAMED and isinstance(call, str):
+            ev.states.setdefault(call, word.lower())
 
 
 def _md(rec: dict) -> dict:
@@ -185,6 +220,8 @@ def _system(sub: str, content: Any, md: dict, ref: Ref) -> Event:
     ev.blocks = [Notice(text or sub.replace("_", " ") or "system event")]
     if md.get("error_details"):
         ev.blocks.append(Data(md["error_details"], "error details"))
+    if sub in _RESTARTS:
+        ev.states["*"] = "interrupted"  # calls left open when the agent restarts never finish
     if sub in _LAUNCH:
         ev.hidden, ev.hidden_reason = True, "launch event"
     elif sub in _QUIET:
@@ -271,17 +308,27 @@ def _task(cls: str, d: dict, ref: Ref) -> Event:
 
 
 def _tool_state(d: dict, ref: Ref) -> Event:
-    """A ToolCallUpdate (G2) or flat tool_call record (G3): a snapshot of one call's state."""
+    """A ToolCallUpdate (G2) or flat tool_call record (G3): a snapshot of one call's state.
+
+    A record that carries the tool's output (`result`, or the `error` of a failed call) is the
+    call's result. A state the source names (awaiting permission, denied, interrupted) is reported
+    as that state: the result, if any, is the SDK's own tool_result (the refusal the model saw,
+    with the user's reason), and a call interrupted mid-run may never get one."""
     call = str(d.get("tool_use_id") or "")
     status = str(d.get("status") or "")
+    word = status.lower()
     ev = Event(ref, "tool", kind="tool_state", hidden=True, hidden_reason="tool state",
                blocks=[Notice(f"{d.get('name') or 'tool'} {status.replace('_', ' ')}".strip())])
-    if status in ("running", "executing"):
+    if word in ("running", "executing"):
         ev.running.append(call)
-    elif status in _TERMINAL and ("result" in d or "error" in d or _TERMINAL[status]):
+    elif word in _TERMINAL and word not in _NAMED and ("result" in d or _TERMINAL[word]):
         payload = d.get("error") if d.get("error") is not None else d.get("result")
-        content = result_content(payload) or [Notice(status)]
-        ev.blocks.append(ToolResult(call, content, _TERMINAL[status]))
+        content = result_content(payload) or [Notice(word)]
+        ev.blocks.append(ToolResult(call, content, _TERMINAL[word]))
+    elif word and call:
+        ev.states[call] = word  # pending, awaiting permission, denied, interrupted…
+        if d.get("error") is not None:
+            ev.blocks.append(Text(as_text(d["error"]), markdown=False))
     parent = d.get("parent_tool_use_id")
     if isinstance(parent, str) and parent:
         ev.parent = parent
@@ -300,18 +347,28 @@ def _result_words(d: dict) -> str:
 
 
 def _permission(t: str, rec: dict, md: dict, ref: Ref) -> Event:
+    """A permission request or the user's answer. They name the tool and a request id, not the
+    call: the state map finds the call (`Event.permission`)."""
     tool = md.get("tool_name") or "a tool"
+    about = {"tool": text_field(md, "tool_name"), "request": text_field(md, "request_id"),
+             "call": text_field(md, "tool_use_id"), "decision": None}
     if t == "permission_request":
         ev = Event(ref, "system", kind="permission", blocks=[Notice(f"permission requested for {tool}")])
         if md.get("input_params") is not None:
             ev.blocks.append(Data(md["input_params"], "input"))
+        ev.permission = about
         return ev
     decision = md.get("behavior") or md.get("decision") or "answered"
-    words = f"permission {decision}" + (f" for {tool}" if md.get("tool_name") else "")
+    word = str(decision).lower()
+    said = "denied" if word in _DENY else "granted" if word in _ALLOW else decision
+    words = f"permission {said}" + (f" for {tool}" if md.get("tool_name") else "")
     reason = md.get("reasoning") or md.get("message") or md.get("clarification_message")
     if reason:
         words += f": {as_text(reason)}"
-    return Event(ref, "system", kind="permission", blocks=[Notice(words)])
+    ev = Event(ref, "system", kind="permission", blocks=[Notice(words)])
+    if word in _ALLOW or word in _DENY:
+        ev.permission = {**about, "decision": "deny" if word in _DENY else "allow"}
+    return ev
 
 
 def title_of(ev: Event) -> str | None:

@@ -26,7 +26,8 @@ time it saves a message, so a growing session is re-read when that file changes.
 
 A ToolPart is the call and its result at once: each becomes a `ToolUse` (with the part's status and
 start/end times) followed, when the status is final or output exists, by a `ToolResult` in the same
-event; a `running` part marks the call executing. `reasoning_content` is a `Thinking` block. The
+event; a `running` part marks the call executing. A `failed` / `error` part is a failed call; an
+`interrupted` or `cancelled` one is named so (it did not fail, it was stopped). `reasoning_content` is a `Thinking` block. The
 session metadata and todos are hidden bookkeeping cards; the agent's display name comes from
 `session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
 A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
@@ -41,7 +42,8 @@ from typing import Any
 
 import orjson
 
-from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import CANCELLED, INTERRUPTED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, \
+    ToolUse
 from .common import as_text, generic_event, set_time
 
 NAME = "wolo"
@@ -56,6 +58,8 @@ FOLDER_KEY = "wolo_session_folder"  # marks the document `folder_document` build
 _FINAL = {"completed": None, "partial": None, "success": None, "done": None,
           "error": True, "failed": True, "interrupted": True, "cancelled": True}
 _UNFINISHED = {"pending", "running"}
+# part statuses that say how a call ended without running to completion: not failures of the tool
+_NAMED = {"interrupted": INTERRUPTED, "cancelled": CANCELLED, "canceled": CANCELLED}
 _NOTED_ENDS = {"error", "interrupted", "doom_loop", "max_steps", "length", "content_filter"}
 _MESSAGE_KEYS = {"finished", "finish_reason", "reasoning_content"}
 _SESSION_KEYS = {"agent_display_name", "workdir", "pid", "parent_session_id", "execution_mode"}
@@ -190,7 +194,7 @@ def _tool(ev: Event, part: dict) -> None:
             content.append(Notice(f"{state or 'finished'}, no output"))
         if md:
             content.append(_part_note(md))
-        ev.blocks.append(ToolResult(call, content, is_error))
+        ev.blocks.append(ToolResult(call, content, is_error, state=_NAMED.get(state)))
         return
     if state == "running":
         ev.running.append(call)

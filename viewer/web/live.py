@@ -212,7 +212,7 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
         for i, ev in enumerate(load_events(idx, name, start, stop)):
             seq = start + i
             v = tl.event_view(ev, seq)
-            changed = _calls_touched(ev)
+            changed = _calls_touched(ev, idx)
             html = render_template("_live_event.html", v=v, key=key, thread=name,
                                    hidden=idx.summary.hidden, calls=[
                                        c for c in (tl.call_view(cid) for cid in changed) if c
@@ -221,10 +221,14 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
             yield _sse(html, id=encode_cursor(cursor))
 
 
-def _calls_touched(ev) -> set[str]:
+def _calls_touched(ev, idx: SessionIndex) -> set[str]:
     ids = {b.tool_use_id for b in ev.blocks if b.kind == "tool_result"}
     ids.update(ev.running)
     ids.update(ev.spawns)
+    ids.update(k for k in ev.states if k != "*")
+    if ev.permission is not None or "*" in ev.states:
+        # the map found the calls these name no id for: the ones now in a named state
+        ids.update(cid for cid, c in idx.calls.calls.items() if c.named)
     return ids
 
 

@@ -154,7 +154,7 @@ def message(key: str, event_id: str):
 def session_json(key: str):
     ref, idx = _session(key)
     win = Timeline(idx).window("main", **_where())
-    calls = {cid: {"name": c.name, "status": c.status, "is_error": c.is_error,
+    calls = {cid: {"name": c.name, "status": c.status, "state": c.state, "is_error": c.is_error,
                    "duration": c.duration, "subthread": c.subthread,
                    "unanswered": idx.unanswered(c),
                    "call_event": idx.threads[c.call[0]].ids[c.call[1]] if c.call else None,

@@ -52,6 +52,26 @@ def render_event(v, key: str) -> Markup:
         return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
 
 
+# a state → (CSS class, words, what it means). Classes come from this table only: a word from a
+# transcript never reaches an attribute.
+_BADGES = {
+    "pending": ("pending", "pending", ""),
+    "executing": ("executing", "executing", ""),
+    "completed": ("completed", "completed", ""),
+    "error": ("error", "error", ""),
+    "awaiting_permission": ("awaiting", "awaiting permission",
+                            "the agent asked the user for permission to run this tool"),
+    "denied": ("denied", "denied by user", "the user refused this call: the tool did not run"),
+    "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
+    "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
+}
+
+
+def state_badge(state: str) -> tuple[str, str, str]:
+    """(class, words, title) of the badge for a call's or a reply's state."""
+    return _BADGES.get(state, ("other", str(state).replace("_", " "), ""))
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -96,6 +116,7 @@ def init_app(app: Flask) -> None:
         from_epoch=timestamps.from_epoch,
         epoch=epoch,
         lane_of=lane_of,
+        state_badge=state_badge,
         MARKDOWN_CAP=render.MARKDOWN_CAP,
         TEXT_CAP=render.TEXT_CAP,
     )
