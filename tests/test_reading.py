@@ -344,3 +344,44 @@ def test_an_old_style_subagent_is_named_by_the_task_that_spawned_it(tmp_path):
     thread = page(tmp_path, tmp_path / "root", "/s/cr/t/ea02459f")
     assert ">Plan · Explore project structure for packaging</span>" in thread
     assert 'class="who role-word">user<' in thread and 'class="who role-word">assistant<' in thread
+
+
+# --- 11. terminal output that moves the cursor -------------------------------------------------------
+
+
+def _screen(text: str) -> str:
+    return "".join(s.text for s in render.ansi_segments(text))
+
+
+def test_cursor_movement_places_text_in_its_columns():
+    # /context lays its grid out with cursor-forward instead of spaces
+    grid = ("\x1b[1mContext Usage\x1b[22m\n"
+            "\x1b[38;2;153;153;153m⛁\x1b[1C⛁\x1b[1C⛶\x1b[39m\x1b[3C\x1b[38;2;153;153;153mSystem prompt\x1b[39m\n"
+            "\x1b[38;2;153;153;153m⛶\x1b[1C⛶\x1b[1C⛶\x1b[39m\x1b[3CFree space\n")
+    lines = _screen(grid).split("\n")
+    assert lines[1] == "⛁ ⛁ ⛶   System prompt"
+    assert lines[2].index("Free space") == lines[1].index("System prompt")
+    assert "\x1b" not in _screen(grid) and "[1C" not in _screen(grid)
+    assert [s.classes for s in render.ansi_segments(grid)][0] == "a-bold"
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("progress 10%\rprogress 100%\n", "progress 100%"),  # a rewritten line shows its last state
+    ("50%\r\x1b[Kdone", "done"),  # erase to the end of the line
+    ("name\x1b[20Gsize\nlonger name\x1b[20G12 KB", "name               size\nlonger name        12 KB"),
+    ("abc\x1b[2Dx", "axc"),  # back two, write one
+    ("漢字\x1b[2Cz", "漢字  z"),  # wide characters take two columns
+    ("top\n\x1b[1Aright", "right"),  # up one line, overwrite
+    ("keep\r\n\x1b[31mred\x1b[0m", "keep\nred"),  # CRLF is a line end, not an overwrite
+])
+def test_terminal_control_is_laid_out_as_a_terminal_shows_it(text, shown):
+    assert _screen(text) == shown
+
+
+def test_command_output_with_cursor_moves_renders_aligned(tmp_path):
+    root = tmp_path / "root"
+    out = "PID\x1b[8GNAME\n1\x1b[8Ginit\n4242\x1b[8Gpython"
+    write_session(root / "s", [cc_line(1, "user", "ps"), *call_and_result("Bash", {"command": "ps"}, out, n=2)])
+    html = page(tmp_path, root, "/s/s")
+    bash = card(html, "toolu_Bash_2")
+    assert "<pre class=\"ansi\">PID    NAME\n1      init\n4242   python</pre>" in bash

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
+from itertools import groupby
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -176,55 +178,81 @@ class Segment:
 
 
 def has_ansi(text: str) -> bool:
-    return "\x1b" in text
+    """Whether a text needs the terminal's reading: escape sequences, or carriage returns and
+    backspaces that write over what came before (progress bars)."""
+    return "\x1b" in text or "\b" in text or ("\r" in text and "\r" in text.replace("\r\n", ""))
+
+
+# cursor movement and erasing: the text is laid out on a grid as a terminal would show it
+_MOVES = re.compile(r"\x1b\[[0-9;]*[A-HJKfd`]|[\r\b]")
 
 
 def ansi_segments(text: str) -> list[Segment]:
-    """Terminal output → segments with colour classes; every other escape sequence is dropped."""
+    """Terminal output → segments with colour classes. Output that moves the cursor (columns laid
+    out with `ESC[nC`, a progress line rewritten after `\r`, `ESC[K` erasing) is placed on a grid
+    the way a terminal shows it; every other escape sequence is dropped."""
+    text = text.replace("\r\n", "\n")
+    if _MOVES.search(text):
+        return _Screen(text).segments()
     out: list[Segment] = []
-    fg = bg = None
-    bold = dim = italic = underline = False
+    style = _Style()
     pos = 0
     for m in _ESCAPES.finditer(text):
         if m.start() > pos:
-            out.append(Segment(_CONTROL.sub("", text[pos : m.start()]),
-                               _classes(fg, bg, bold, dim, italic, underline)))
+            out.append(Segment(_CONTROL.sub("", text[pos : m.start()]), style.classes()))
         pos = m.end()
-        if m.group(2) != "m":
-            continue
-        codes = [int(c) if c.isdigit() else 0 for c in re.split("[;:]", m.group(1) or "0")]
+        if m.group(2) == "m":
+            style.apply(m.group(1))
+    if pos < len(text):
+        out.append(Segment(_CONTROL.sub("", text[pos:]), style.classes()))
+    return [s for s in out if s.text]
+
+
+class _Style:
+    """The current SGR attributes (colours, bold…)."""
+
+    __slots__ = ("fg", "bg", "bold", "dim", "italic", "underline")
+
+    def __init__(self) -> None:
+        self.fg = self.bg = None
+        self.bold = self.dim = self.italic = self.underline = False
+
+    def classes(self) -> str:
+        return _classes(self.fg, self.bg, self.bold, self.dim, self.italic, self.underline)
+
+    def apply(self, params: str | None) -> None:
+        codes = [int(c) if c.isdigit() else 0 for c in re.split("[;:]", params or "0")]
         i = 0
         while i < len(codes):
             c = codes[i]
             if c == 0:
-                fg = bg = None
-                bold = dim = italic = underline = False
+                self.__init__()
             elif c == 1:
-                bold = True
+                self.bold = True
             elif c == 2:
-                dim = True
+                self.dim = True
             elif c == 3:
-                italic = True
+                self.italic = True
             elif c == 4:
-                underline = True
+                self.underline = True
             elif c == 22:
-                bold = dim = False
+                self.bold = self.dim = False
             elif c == 23:
-                italic = False
+                self.italic = False
             elif c == 24:
-                underline = False
+                self.underline = False
             elif 30 <= c <= 37:
-                fg = c - 30
+                self.fg = c - 30
             elif 90 <= c <= 97:
-                fg = c - 90 + 8
+                self.fg = c - 90 + 8
             elif c == 39:
-                fg = None
+                self.fg = None
             elif 40 <= c <= 47:
-                bg = c - 40
+                self.bg = c - 40
             elif 100 <= c <= 107:
-                bg = c - 100 + 8
+                self.bg = c - 100 + 8
             elif c == 49:
-                bg = None
+                self.bg = None
             elif c in (38, 48) and i + 1 < len(codes):
                 if codes[i + 1] == 5 and i + 2 < len(codes):
                     color = _from_256(codes[i + 2])
@@ -236,13 +264,148 @@ def ansi_segments(text: str) -> list[Segment]:
                     color = None
                     i += 1
                 if c == 38:
-                    fg = color
+                    self.fg = color
                 else:
-                    bg = color
+                    self.bg = color
             i += 1
-    if pos < len(text):
-        out.append(Segment(_CONTROL.sub("", text[pos:]), _classes(fg, bg, bold, dim, italic, underline)))
-    return [s for s in out if s.text]
+
+
+class _Screen:
+    """Terminal output laid out on a grid of cells: rows of characters, each with its classes.
+
+    Rows count from where the output starts (a transcript does not know where the cursor was).
+    Wide characters (CJK, most emoji) take two columns. Erasing the whole screen (`ESC[2J`) is not
+    done, so what a tool printed stays unless it wrote over it; erasing a line or its end is."""
+
+    def __init__(self, text: str) -> None:
+        self.chars: list[list[str]] = [[]]
+        self.cls: list[list[str]] = [[]]
+        self.r = self.c = 0
+        self.style = _Style()
+        pos = 0
+        for m in _TOKENS.finditer(text):
+            if m.start() > pos:
+                self.write(text[pos : m.start()])
+            pos = m.end()
+            self.control(m)
+        if pos < len(text):
+            self.write(text[pos:])
+
+    def _row(self, r: int) -> None:
+        while len(self.chars) <= r:
+            self.chars.append([])
+            self.cls.append([])
+
+    def write(self, run: str) -> None:
+        run = _CONTROL.sub("", run)
+        if not run:
+            return
+        self._row(self.r)
+        row, cls = self.chars[self.r], self.cls[self.r]
+        classes = self.style.classes()
+        cells = list(run) if run.isascii() else _cells(run)
+        end = self.c + len(cells)
+        if len(row) < self.c:
+            pad = self.c - len(row)
+            row.extend(" " * pad)
+            cls.extend([""] * pad)
+        row[self.c : end] = cells
+        cls[self.c : end] = [classes] * len(cells)
+        self.c = end
+
+    def control(self, m: re.Match) -> None:
+        token = m.group(0)
+        if token in ("\n", "\r\n"):
+            self.r += 1
+            self.c = 0
+            self._row(self.r)
+        elif token == "\r":
+            self.c = 0
+        elif token == "\b":
+            self.c = max(0, self.c - 1)
+        elif token == "\t":
+            self.write(" " * (8 - self.c % 8))
+        elif m.group("final"):
+            final, params = m.group("final"), m.group("params") or ""
+            nums = [int(x) if x.isdigit() else 0 for x in params.split(";")] if params else []
+            n = max(1, nums[0]) if nums else 1
+            if final == "m":
+                self.style.apply(params)
+            elif final == "A":
+                self.r = max(0, self.r - n)
+            elif final in "Be":
+                self.r += n
+            elif final in "Ca":
+                self.c += n
+            elif final == "D":
+                self.c = max(0, self.c - n)
+            elif final == "E":
+                self.r, self.c = self.r + n, 0
+            elif final == "F":
+                self.r, self.c = max(0, self.r - n), 0
+            elif final in "G`":
+                self.c = n - 1
+            elif final == "d":
+                self.r = n - 1
+            elif final in "Hf":
+                self.r = max(1, nums[0] if nums else 1) - 1
+                self.c = max(1, nums[1] if len(nums) > 1 else 1) - 1
+            elif final == "K":
+                self._erase_line(nums[0] if nums else 0)
+            elif final == "J" and (nums[0] if nums else 0) == 0:
+                self._erase_line(0)
+                del self.chars[self.r + 1 :], self.cls[self.r + 1 :]
+
+    def _erase_line(self, mode: int) -> None:
+        self._row(self.r)
+        row, cls = self.chars[self.r], self.cls[self.r]
+        if mode == 0:
+            del row[self.c :], cls[self.c :]
+        elif mode == 1:
+            for i in range(min(self.c + 1, len(row))):
+                row[i], cls[i] = " ", ""
+        else:
+            row.clear()
+            cls.clear()
+
+    def segments(self) -> list[Segment]:
+        out: list[Segment] = []
+        while len(self.chars) > 1 and not self.chars[-1]:
+            self.chars.pop()  # where the cursor was left, not a line anything was written on
+        for i, (row, cls) in enumerate(zip(self.chars, self.cls)):
+            if i:
+                out.append(Segment("\n", ""))
+            while row and row[-1] == " " and not cls[-1]:
+                row.pop()
+                cls.pop()
+            start = 0
+            for classes, run in groupby(cls):
+                n = len(list(run))
+                out.append(Segment("".join(row[start : start + n]), classes))
+                start += n
+        merged: list[Segment] = []
+        for s in out:
+            if merged and merged[-1].classes == s.classes:
+                merged[-1].text += s.text
+            elif s.text:
+                merged.append(s)
+        return merged
+
+
+# a text's control tokens for the grid: escape sequences (CSI with its parameters and final
+# byte, OSC, two-byte escapes), newlines, carriage returns, backspaces, tabs
+_TOKENS = re.compile(r"\x1b\[(?P<params>[0-9;:?]*)(?P<final>[@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                     r"|\x1b[@-Z\\-_]|\r\n|[\n\r\b\t]")
+
+
+def _cells(run: str) -> list[str]:
+    """The grid cells of a run of text: a wide character fills its cell and an empty one after."""
+    cells = []
+    for ch in run:
+        cells.append(ch)
+        if ord(ch) > 0x1100 and unicodedata.east_asian_width(ch) in "WF":
+            cells.append("")
+    return cells
 
 
 def strip_ansi(text: str) -> str:
