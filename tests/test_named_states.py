@@ -191,12 +191,15 @@ def test_a_source_word_never_becomes_a_class(word, tmp_path):
         g1_call("t", "Bash"),
         {"_type": "ToolCallUpdate", "session_id": "s", "data": {"tool_use_id": "t", "status": word}},
         {"type": "assistant", "content": "x", "session_id": "s",
-         "display": {"tool_states": {"t": {"state": word}}}}]))
+         "display": {"tool_states": {"t": {"state": word}}}},
+        {"type": word, "kind": word, "content": "a record no rule knows", "session_id": "s"}]))
     app = create_app({"ROOTS": [str(root.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     html = app.test_client().get("/s/odd").get_data(as_text=True)
     classes = set(re.findall(r'class="state ([^"]*)"', html))
     assert classes <= {"pending", "executing", "completed", "error", "awaiting", "denied",
                        "interrupted", "cancelled", "other", "unanswered", "orphan"}
+    assert set(re.findall(r'<li class="ev role-([\w-]+) kind-([\w-]+)[ "]', html)) == {
+        ("assistant", "message"), ("tool", "tool_state"), ("other", "unknown")}
 
 
 @pytest.mark.browser

@@ -24,6 +24,7 @@ from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
 WINDOW = 40  # visible events per window: a few screens, not the session
+LOOK_BACK = 200  # events a turn result looks back for the text it may repeat
 LANES = 8
 
 
@@ -64,6 +65,7 @@ class EventView:
     target: bool = False
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
+    repeats: str | None = None  # id of the message whose text this turn result repeats
 
 
 @dataclass
@@ -259,6 +261,7 @@ class Timeline:
         events = load_events(self.idx, thread, start, stop)
         views = [self._view(ev, start + i) for i, ev in enumerate(events)]
         self._resolve(views)
+        self._repeats(views)
         prev = None
         for v in views:
             mid = v.ev.message_id
@@ -271,7 +274,41 @@ class Timeline:
         """One event alone (the live stream), with its calls resolved."""
         v = self._view(ev, seq)
         self._resolve([v])
+        self._repeats([v])
         return v
+
+    def _repeats(self, views: list[EventView]) -> None:
+        """A turn result (the Agent SDK's ResultMessage, a MARSYS branch result) repeats the turn's
+        last assistant text in full under its stats line. When it does, the page shows the stats
+        and a link to that text (`EventView.repeats`); a result that says something else keeps its
+        text. The text compared is the latest assistant message with text before the result, in
+        the window or read back from the file (a few columns looked at, one event read)."""
+        loaded = {(v.ev.thread, v.seq): v.ev for v in views}
+        for v in views:
+            if v.ev.kind != "result":
+                continue
+            said = _norm(v.ev.text())
+            if not said:
+                continue
+            before = self._last_text(v.ev.thread, v.seq, loaded)
+            if before is not None and said in (_norm(before.text()), _norm(_last_text_of(before))):
+                v.repeats = before.id
+
+    def _last_text(self, thread: str, seq: int, loaded: dict) -> Event | None:
+        th = self.idx.threads[thread]
+        for s in range(seq - 1, max(-1, seq - 1 - LOOK_BACK), -1):
+            role, kind = th.roles[s], th.kinds[s]
+            if role == "user" and kind == "message":
+                return None  # the turn began here: nothing of it was said before
+            if role != "assistant" or th.hidden[s]:
+                continue
+            ev = loaded.get((thread, s))
+            if ev is None:
+                evs = load_events(self.idx, thread, s, s + 1)
+                ev = evs[0] if evs else None
+            if ev is not None and ev.text():
+                return ev
+        return None
 
     def _view(self, ev: Event, seq: int) -> EventView:
         since = ""
@@ -357,3 +394,12 @@ class Timeline:
             for cid in list(v.refs):
                 if cid in v.calls:
                     del v.refs[cid]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _last_text_of(ev: Event) -> str:
+    texts = [b.text for b in ev.blocks if b.kind == "text"]
+    return texts[-1] if texts else ""

@@ -254,12 +254,15 @@ def _line(text: str, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+_TODO_STATES = ("pending", "in_progress", "completed")  # the only words that reach a class
+
+
 def todo_items(inp: dict) -> list[tuple[str, str]]:
     out = []
     for t in inp.get("todos") or []:
         if isinstance(t, dict):
-            out.append((str(t.get("status") or "pending"), str(t.get("content") or t.get("activeForm")
-                                                                or "")))
+            status = t.get("status") if t.get("status") in _TODO_STATES else "pending"
+            out.append((status, str(t.get("content") or t.get("activeForm") or "")))
     return out
 
 

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from .. import render, timestamps, tools
 from ..index import epoch
+from ..model import ROLES
 from ..reader import CutStr
 from ..timeline import lane_of
 
@@ -72,6 +73,25 @@ def state_badge(state: str) -> tuple[str, str, str]:
     return _BADGES.get(state, ("other", str(state).replace("_", " "), ""))
 
 
+# Roles and kinds come from transcripts (a generic card's role is the record's own `type`): only
+# these reach a class attribute, anything else is `other`.
+_ROLE_CLASSES = frozenset(ROLES) | {"unparsed", "unknown", "exit"}
+_KIND_CLASSES = frozenset({
+    "message", "tool_result", "tool_output", "tool_state", "comm", "agent_call", "agent_response",
+    "unparsed", "unknown", "broken", "system", "status", "result", "error", "permission", "interrupt",
+    "progress", "snapshot", "summary", "compact_summary", "command_output", "hint", "control",
+    "exit", "session", "branch", "stream", "task", "sdk"})
+
+
+def role_class(role: str) -> str:
+    return role if role in _ROLE_CLASSES else "other"
+
+
+def kind_class(kind: str) -> str:
+    head = str(kind).split(":", 1)[0]
+    return head if head in _KIND_CLASSES else "other"
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -117,6 +137,8 @@ def init_app(app: Flask) -> None:
         epoch=epoch,
         lane_of=lane_of,
         state_badge=state_badge,
+        role_class=role_class,
+        kind_class=kind_class,
         MARKDOWN_CAP=render.MARKDOWN_CAP,
         TEXT_CAP=render.TEXT_CAP,
     )
