@@ -171,3 +171,45 @@ def watched_page(page):
     page.on("dialog", on_dialog)
     page.problems = problems
     return page
+
+
+def bounded(fn, timeout: float = 15.0):
+    """`fn()` run on a daemon thread; the test fails (instead of hanging the suite) when it has not
+    returned within `timeout` seconds. Exceptions are re-raised here."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 — handed back to the test
+            out["error"] = e
+
+    t = threading.Thread(target=run, daemon=True, name="bounded")
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        pytest.fail(f"did not return within {timeout:.0f} s (it hangs)")
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+@pytest.fixture
+def fifo():
+    """`fifo(path)` makes a named pipe; at the end every reader still blocked on one is released
+    (a writer opens and closes it), so a failing test leaves no thread stuck."""
+    made: list[Path] = []
+
+    def make(path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(path)
+        made.append(path)
+        return path
+
+    yield make
+    for path in made:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+        except OSError:
+            pass  # no reader waiting

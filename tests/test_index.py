@@ -148,3 +148,82 @@ def test_corpus_copy_index_survives_append_of_subagent_file(tmp_path):
                 + "\n")
     change = idx.refresh()
     assert change.new == {name: n} and idx.locate("late-1") == (name, n)
+
+
+def test_a_partial_last_line_is_shown_as_truncated_when_its_grace_ends_without_a_write(
+        tmp_path, monkeypatch):
+    """The writer died mid-line and the file never changes again: the line must not stay hidden."""
+    p = tmp_path / "messages.jsonl"
+    write(p, [legion(0)])
+    with open(p, "a") as f:
+        f.write('{"type": "assistant", "content": "cut')
+    idx = SessionIndex(p).build()
+    assert len(idx.threads["main"]) == 1  # within the grace: the writer may still finish it
+    monkeypatch.setattr(index_mod, "TRUNCATED_GRACE", -1)  # …and now the grace is over
+    change = idx.refresh()
+    assert change.new == {"main": 1} and idx.threads["main"].kinds == ["message", "unparsed"]
+    assert "truncated" in load_events(idx, "main", 1, 2)[0].blocks[0].reason
+    assert not idx.refresh()  # shown once, not again on every refresh
+
+
+def test_the_cache_does_not_keep_a_partial_line_hidden_after_its_grace(tmp_path, monkeypatch):
+    from viewer.cache import IndexCache
+    from viewer.store import Store
+
+    p = tmp_path / "root" / "s" / "messages.jsonl"
+    p.parent.mkdir(parents=True)
+    write(p, [legion(0)])
+    with open(p, "a") as f:
+        f.write('{"type": "assistant", "content": "cut')
+    store = Store([tmp_path / "root"], IndexCache(tmp_path / "cache"))
+    assert store.index("s").summary.events == 1
+    store.flush()
+    monkeypatch.setattr(index_mod, "TRUNCATED_GRACE", -1)
+    restarted = Store([tmp_path / "root"], IndexCache(tmp_path / "cache"))
+    refs = restarted.sessions()
+    assert restarted.summaries(refs, inline=1 << 20)["s"].unparsed == 1
+    assert restarted.index("s").threads["main"].kinds == ["message", "unparsed"]
+
+
+def test_a_truncated_line_the_writer_finishes_later_is_read_whole(tmp_path, monkeypatch):
+    p = tmp_path / "messages.jsonl"
+    write(p, [legion(0)])
+    with open(p, "a") as f:
+        f.write('{"type": "assistant", "content": "hal')
+    monkeypatch.setattr(index_mod, "TRUNCATED_GRACE", -1)
+    idx = SessionIndex(p).build()
+    assert idx.threads["main"].kinds == ["message", "unparsed"]
+    with open(p, "a") as f:
+        f.write('f done", "timestamp": 1.0}\n')
+    idx.refresh()
+    assert idx.summary.unparsed == 0
+    assert load_events(idx, "main", 1, 2)[0].text() == "half done"
+
+
+def test_cr_only_line_endings_and_a_byte_order_mark(tmp_path):
+    for name, data in [
+        ("cr", "\r".join(json.dumps(legion(i)) for i in range(3)) + "\r"),
+        ("crlf", "\r\n".join(json.dumps(legion(i)) for i in range(3)) + "\r\n"),
+        ("bom", "\ufeff" + "\n".join(json.dumps(legion(i)) for i in range(3)) + "\n"),
+        ("bom-cr", "\ufeff" + "\r".join(json.dumps(legion(i)) for i in range(3))),
+    ]:
+        p = tmp_path / name / "messages.jsonl"
+        p.parent.mkdir()
+        p.write_bytes(data.encode())
+        idx = SessionIndex(p).build()
+        assert idx.summary.format == "legion", name
+        assert (idx.summary.events, idx.summary.unparsed) == (3, 0), name
+        assert [e.text() for e in load_events(idx, "main", 0, 3)] == [
+            "message 0", "message 1", "message 2"], name
+        with open(p, "ab") as f:  # and the live tail goes on reading new lines
+            f.write((json.dumps(legion(3)) + ("\r" if "cr" == name[-2:] else "\n")).encode())
+        idx.refresh()
+        assert load_events(idx, "main", 3, 4)[0].text() == "message 3", name
+
+
+def test_a_json_document_with_a_byte_order_mark(tmp_path):
+    p = tmp_path / "chat.json"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"role": "user", "content": "hi"},
+                                               {"role": "assistant", "content": "hello"}]).encode())
+    idx = SessionIndex(p).build()
+    assert idx.summary.events == 2 and idx.summary.unparsed == 0

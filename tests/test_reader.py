@@ -92,3 +92,32 @@ def test_consumer_seeking_the_file_between_lines_does_not_confuse_the_scanner(mo
         value = reader.decode(line.data) if line.data else reader.skim(f, line.offset, line.length)
         got.append(value if line.data else len(value["t"]))
     assert got == [{"a": 1}, 500, {"b": 2}, {"c": 3}] and s.offset == len(data)
+
+
+class CountingFile(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    read_total = 0
+
+    def read(self, n=-1):
+        out = super().read(n)
+        self.read_total += len(out)
+        return out
+
+
+def test_a_huge_line_of_plain_text_is_refused_after_one_chunk():
+    """Not JSON at its first byte: the skimmer stops there instead of scanning (and copying) the
+    whole line, which cost quadratic time on every view of the session."""
+    data = b"x" * (24 << 20)
+    f = CountingFile(data)
+    got = reader.skim(f, 0, len(data))
+    assert isinstance(got, reader.BadLine) and "not JSON" in got.reason
+    assert f.read_total <= 2 * reader.CHUNK
+
+
+def test_skim_reads_a_long_valid_number_and_literals():
+    data = b'{"n": ' + b"1" * 100 + b', "t": true, "z": null, "f": -1.5e3}'
+    got = reader.skim(io.BytesIO(data), 0, len(data))
+    assert isinstance(got, reader.BadLine) or got["t"] is True  # orjson refuses a 100-digit int
+    data = b'[true, false, null, -1.5e3, 12]'
+    assert reader.skim(io.BytesIO(data), 0, len(data)) == [True, False, None, -1500.0, 12]

@@ -172,15 +172,14 @@ def test_hostile_content_is_inert(client):
     assert "alert(&#39;xss-script&#39;)" in html  # the payload is shown as text
 
 
-def test_unreadable_file_says_so(tmp_path):
+def test_a_folder_named_like_a_transcript_is_skipped_with_a_reason(tmp_path):
     (tmp_path / "broken" / "messages.jsonl").mkdir(parents=True)  # cannot be read as a file
     app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     c = app.test_client()
     r = c.get("/s/broken")
-    assert r.status_code == 500
-    text = r.get_data(as_text=True)
-    assert "Cannot read" in text and "Traceback" not in text
-    assert "cannot be read" in c.get("/").get_data(as_text=True)
+    assert r.status_code == 422 and "a folder, not a regular file" in r.get_data(as_text=True)
+    html = c.get("/").get_data(as_text=True)
+    assert "broken/messages.jsonl" in html and "a folder, not a regular file" in html
 
 
 def test_a_claude_code_projects_folder_works_as_a_root(tmp_path):

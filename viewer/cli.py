@@ -45,9 +45,11 @@ def main() -> None:
 @click.option("--cache-dir", type=click.Path(path_type=Path), help="Where the index cache lives.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the index cache.")
 @click.option("--no-watch", is_flag=True, help="Do not watch files for live updates.")
+@click.option("--follow-symlinks", is_flag=True,
+              help="Follow symlinks to files outside the ROOTS (by default they are skipped).")
 @click.option("-v", "--verbose", is_flag=True)
 def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_cache, no_watch,
-          verbose) -> None:
+          follow_symlinks, verbose) -> None:
     """Serve ROOTS: folders of sessions, session folders or transcript files.
 
     With no ROOT, serves the sessions bundled with the viewer. A Claude Code projects folder
@@ -74,6 +76,7 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         "NO_CACHE": no_cache,
         "TOKEN": token,
         "WATCH": not no_watch,
+        "FOLLOW_SYMLINKS": follow_symlinks,
     })
     from werkzeug.serving import make_server
 

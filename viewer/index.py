@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from . import formats, reader
+from . import files, formats, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
 from .model import Event, Ref, SessionSummary
@@ -66,6 +66,9 @@ class ThreadIndex:
     offset: int = 0
     line: int = 0
     seal: str = ""  # the bytes just before `offset`: a file rewritten in place no longer has them
+    eol: str = "\n"  # the line end ("\r" for a file with CR-only line endings)
+    pending: bool = False  # a partial last line waits for its newline (see TRUNCATED_GRACE)
+    cut_tail: bool = False  # the last event is a last line the writer never finished
     # columns, one entry per event; numbers in compact arrays (a 4 GB session has a million events)
     ids: list = field(default_factory=list)
     offsets: array = field(default_factory=lambda: array("q"))
@@ -77,6 +80,9 @@ class ThreadIndex:
     hidden: bytearray = field(default_factory=bytearray)
     paths: list = field(default_factory=list)  # JSON paths, documents only
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
+    # why each huge unparsed line (> reader.HUGE_LINE) is unparsed: finding out costs a pass over
+    # megabytes, so it is done once per file version, not on every view
+    bad: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -85,7 +91,7 @@ class ThreadIndex:
 
     _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
-                "offset", "line", "seal", "last_boundary")
+                "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary")
 
     def dump(self, blobs: list[bytes]) -> dict:
         """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
@@ -93,6 +99,7 @@ class ThreadIndex:
         d = {k: getattr(self, k) for k in self._SCALARS}
         d["ids"] = "\n".join(self.ids)
         d["paths"] = self.paths
+        d["bad"] = sorted(self.bad.items())
         for name in ("roles", "kinds"):
             table = list(dict.fromkeys(getattr(self, name)))
             code = {v: i for i, v in enumerate(table)}
@@ -108,6 +115,7 @@ class ThreadIndex:
         th = cls(**{k: d[k] for k in cls._SCALARS})
         th.ids = d["ids"].split("\n") if d["ids"] else []
         th.paths = d["paths"]
+        th.bad = {seq: reason for seq, reason in d["bad"]}
         for name in ("roles", "kinds"):
             table = d[name]
             codes = array("H")
@@ -135,8 +143,10 @@ class Change:
 
 
 class SessionIndex:
-    def __init__(self, main: str | Path, fmt: str | None = None):
+    def __init__(self, main: str | Path, fmt: str | None = None,
+                 confinement: files.Confinement | None = None):
         self.main = str(main)
+        self.confinement = confinement  # which files this session may open (see files.py)
         self.threads: dict[str, ThreadIndex] = {}
         self.calls = ToolCallMap()
         self.summary = SessionSummary()
@@ -173,13 +183,17 @@ class SessionIndex:
     def build(self) -> "SessionIndex":
         """Index every file of the session from scratch. Raises OSError if the main file is
         unreadable, detect.NotTranscript if it is not a transcript."""
+        with files.confined(self.confinement):
+            return self._build()
+
+    def _build(self) -> "SessionIndex":
         found = detect.detect_file(self.main)
         fmt = self.forced_format or found.format
         self.generation += 1
         self.summary = SessionSummary(format=fmt)
         self.calls = ToolCallMap()
         self._ids = {}
-        self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode)}
+        self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
         self._extend(self.threads["main"], Change())
         self._discover_companions(Change())
         self._finish()
@@ -187,6 +201,10 @@ class SessionIndex:
 
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
+        with files.confined(self.confinement):
+            return self._refresh()
+
+    def _refresh(self) -> Change:
         change = Change()
         try:
             ident = reader.file_identity(self.main)
@@ -202,11 +220,14 @@ class SessionIndex:
                     return change
                 continue
             if (size, mtime_ns, ino) == (th.size, th.mtime_ns, th.ino):
+                if th.pending and _grace_over(th.mtime_ns):
+                    self._extend(th, change)  # the writer never finished its last line
                 continue
             undecided = th.format == formats.FALLBACK.NAME and len(th) < detect.HEAD_RECORDS
+            # a last line shown as truncated that the writer now continues is read again whole
             if ino != th.ino or size < th.offset or th.mode == "document" or undecided \
-                    or not _sealed(th):
-                self.build()
+                    or th.cut_tail or not _sealed(th):
+                self._build()
                 change.reset = True
                 return change
             self._extend(th, change)
@@ -224,7 +245,8 @@ class SessionIndex:
             except (OSError, detect.NotTranscript):
                 continue
             label = hook(self.adapter(), "thread_label", name, meta, default=name)
-            th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta)
+            th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta,
+                             eol=fmt.eol)
             self.threads[name] = th
             self._extend(th, change)
             parent = meta.get("toolUseId") if isinstance(meta, dict) else None
@@ -235,7 +257,7 @@ class SessionIndex:
     def _extend(self, th: ThreadIndex, change: Change) -> None:
         try:
             size, mtime_ns, ino = reader.file_identity(th.path)
-            with open(th.path, "rb") as f:
+            with files.open_file(th.path) as f:
                 start = len(th)
                 torn = False
                 if th.mode == "document":
@@ -257,7 +279,7 @@ class SessionIndex:
         """Index the lines past th.offset. Returns True when the file no longer holds the last line
         as it was read (rewritten in place during the pass)."""
         adapter = formats.get(th.format)
-        scanner = reader.LineScanner(f, th.offset, th.line)
+        scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode())
         told = th.offset
         mark = told + PROGRESS_STEP if self.progress else _NEVER
         raw = old = None  # the last line read, and the last that began inside the known size
@@ -274,19 +296,28 @@ class SessionIndex:
         if self.progress:
             self.progress(max(0, scanner.offset - told))
         torn = any(r is not None and r.data is not None and not _still_there(f, r) for r in (old, raw))
+        th.pending = False
         if scanner.tail is not None:
             off, length = scanner.tail
             # a last line without its newline: complete JSON is a record; anything else waits for
-            # the writer, unless the file has been quiet long enough to call it truncated
+            # the writer, unless the file has been quiet long enough to call it truncated. The
+            # wait is re-checked by `refresh` even if the file never changes again.
             data = reader.read_bytes(f, off, length) if length <= reader.HUGE_LINE else None
-            value = reader.decode(data) if data is not None else reader.skim(f, off, length)
-            quiet = time.time() - mtime_ns / 1e9 > TRUNCATED_GRACE
-            if not isinstance(value, reader.BadLine) or quiet:
+            if data is not None:
+                value = reader.decode(data)
+            elif reader.read_bytes(f, off + length - 1, 1) in (b"}", b"]"):
+                value = reader.skim(f, off, length)
+            else:  # a huge line still being written: not skimmed again on every refresh
+                value = reader.BadLine("the line does not end a JSON value")
+            if not isinstance(value, reader.BadLine) or _grace_over(mtime_ns):
                 if isinstance(value, reader.BadLine):
                     value = truncated(value)
+                    th.cut_tail = True
                 self._add(th, adapter, value, th.line + 1, off, length, data, f)
                 th.line += 1
                 th.offset = off + length
+            else:
+                th.pending = True
         return torn
 
     def _read_document(self, th: ThreadIndex, f) -> None:
@@ -305,6 +336,8 @@ class SessionIndex:
              path: str | None = None) -> None:
         ref = Ref(th.name, line, offset, length, path)
         if isinstance(value, reader.BadLine):
+            if length > reader.HUGE_LINE and path is None:
+                th.bad[len(th.ids)] = value.reason
             raw = data if data is not None else reader.read_bytes(f, offset, length, UNPARSED_PREVIEW)
             ev = unparsed_event(raw[:UNPARSED_PREVIEW].decode("utf-8", "replace"), ref,
                                 value.reason, th.format)
@@ -405,8 +438,10 @@ class SessionIndex:
 
     # --- persistence -------------------------------------------------------------------------
 
-    def files(self) -> list[tuple[str, int, int, int]]:
-        return [(th.path, th.size, th.mtime_ns, th.ino) for th in self.threads.values()]
+    def files(self) -> list[tuple[str, int, int, int, bool]]:
+        """(path, size, mtime_ns, inode, a partial last line waits) of every file: what
+        `identity_matches` compares to tell whether the index is still current."""
+        return [(th.path, th.size, th.mtime_ns, th.ino, th.pending) for th in self.threads.values()]
 
     def dump(self) -> bytes:
         """The index as bytes for the cache: a JSON header, then the raw numeric columns."""
@@ -461,7 +496,7 @@ SEAL = 64
 
 def _seal_of(path: str, offset: int) -> str:
     try:
-        with open(path, "rb") as f:
+        with files.open_file(path) as f:
             f.seek(max(0, offset - SEAL))
             return f.read(min(SEAL, offset)).hex()
     except OSError:
@@ -533,11 +568,20 @@ def summary_load(d: dict) -> SessionSummary:
 
 
 def identity_matches(files: list) -> bool:
-    for path, size, mtime_ns, ino in files:
+    """Whether an index built from `files` (`SessionIndex.files()`) is current: no file changed,
+    and no partial last line has outlived its grace (it must now be shown as truncated)."""
+    for path, size, mtime_ns, ino, *pending in files:
         try:
             st = os.stat(path)
         except OSError:
             return False
         if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
             return False
+        if pending and pending[0] and _grace_over(mtime_ns):
+            return False
     return True
+
+
+def _grace_over(mtime_ns: int) -> bool:
+    """Whether a file last written at mtime_ns has been quiet longer than TRUNCATED_GRACE."""
+    return time.time() - mtime_ns / 1e9 > TRUNCATED_GRACE

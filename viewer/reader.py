@@ -10,6 +10,10 @@ Everything above this module works with (offset, length) pairs, so a page can re
   preview and the string's position in the file, so "show all" can fetch exactly those bytes later.
 * Decoding never raises: a line that is not JSON (or not UTF-8, after a lenient retry) comes back as
   a `BadLine` with a plain reason.
+
+Lines end with `\n` (a `\r` before it is dropped), or with a lone `\r` in a file that has no `\n`
+at all (old Mac line endings: `detect` decides). A UTF-8 byte order mark at the start of a file
+is not part of its first line.
 """
 
 from __future__ import annotations
@@ -25,6 +29,17 @@ CHUNK = 1 << 20
 HUGE_LINE = 4 << 20  # lines above this are skimmed, not decoded whole
 STRING_CAP = 256 << 10  # in a skimmed line, strings above this are cut
 PREVIEW = 16 << 10  # bytes of a cut string kept as its preview
+TOKEN_MAX = 4 << 10  # a JSON number or literal longer than this is not one: the line is not JSON
+BOM = b"\xef\xbb\xbf"
+
+
+def skip_bom(f: BinaryIO) -> int:
+    """Where the content of a file starts (3 past a UTF-8 byte order mark, else 0); the file is
+    left positioned there."""
+    f.seek(0)
+    start = len(BOM) if f.read(len(BOM)) == BOM else 0
+    f.seek(start)
+    return start
 
 
 class CutStr(str):
@@ -58,17 +73,24 @@ class BadLine:
 
 class LineScanner:
     """Yields the complete, non-blank lines of `f` from `offset`; afterwards `offset`, `line` and
-    `tail` say where the next scan starts and what partial line (offset, length) is left."""
+    `tail` say where the next scan starts and what partial line (offset, length) is left.
+    `eol` is the line end: b"\n" (CRLF included), or b"\r" for a file with CR-only endings."""
 
-    def __init__(self, f: BinaryIO, offset: int = 0, line: int = 0, *, chunk: int = CHUNK):
+    def __init__(self, f: BinaryIO, offset: int = 0, line: int = 0, *, chunk: int = CHUNK,
+                 eol: bytes = b"\n"):
         self.f = f
         self.offset = offset
         self.line = line
         self.tail: tuple[int, int] | None = None
         self._chunk = chunk
+        self._eol = eol
+        self._cr = 13 if eol == b"\n" else -1  # the byte dropped before a line end
 
     def __iter__(self) -> Iterator[RawLine]:
         f = self.f
+        if self.offset == 0:
+            self.offset = skip_bom(f)
+        eol, cr = self._eol, self._cr
         read_at = self.offset  # the consumer may seek f (to skim a huge line): never trust tell()
         buf = b""
         start = self.offset  # file offset of buf[0]
@@ -80,13 +102,16 @@ class LineScanner:
                 break
             read_at += len(chunk)
             if huge_from is not None:
-                nl = chunk.find(b"\n")
+                nl = chunk.find(eol)
                 if nl < 0:
                     start += len(chunk)
                     continue
                 end = start + nl
                 self.line += 1
-                yield RawLine(self.line, huge_from, _strip_cr_len(f, huge_from, end), None)
+                length = end - huge_from
+                if cr >= 0:
+                    length = _strip_cr_len(f, huge_from, end)
+                yield RawLine(self.line, huge_from, length, None)
                 huge_from = None
                 start = end + 1
                 self.offset = start
@@ -94,7 +119,7 @@ class LineScanner:
             elif buf:
                 # finish the line the last chunk left open; the rest is scanned in place (copying
                 # every chunk onto the leftover would copy the whole file once more)
-                nl = chunk.find(b"\n")
+                nl = chunk.find(eol)
                 if nl < 0:
                     buf += chunk
                     if len(buf) > HUGE_LINE:
@@ -104,7 +129,7 @@ class LineScanner:
                     continue
                 whole = buf + chunk[:nl]
                 self.line += 1
-                end = len(whole) - 1 if whole.endswith(b"\r") else len(whole)
+                end = len(whole) - 1 if cr >= 0 and whole.endswith(b"\r") else len(whole)
                 if end and not whole[:end].isspace():
                     yield RawLine(self.line, start, end, whole[:end])
                 start += len(buf)  # now the offset of chunk[0]
@@ -116,11 +141,11 @@ class LineScanner:
             pos = 0 if chunk is not None else nl + 1
             find = buf.find
             while True:
-                nl = find(b"\n", pos)
+                nl = find(eol, pos)
                 if nl < 0:
                     break
                 self.line += 1
-                end = nl - 1 if nl > pos and buf[nl - 1] == 13 else nl
+                end = nl - 1 if nl > pos and buf[nl - 1] == cr else nl
                 if end > pos and not buf[pos:end].isspace():
                     yield RawLine(self.line, start + pos, end - pos, buf[pos:end])
                 pos = nl + 1
@@ -296,11 +321,20 @@ def _value(w: _Window, depth: int) -> Any:
                 raise SkimError(f"expected ',' or ']' at byte {w.pos - 1}")
     if c == -1:
         raise SkimError("unexpected end of line")
-    # number, true, false, null
+    # number, true, false, null: short tokens. Each byte is searched once, and a "token" longer
+    # than any number is refused at once: a huge line of plain text costs one chunk, not a pass
+    # over its whole length (nor a copy of it).
+    scan = w.i
     while True:
-        m = _TOKEN_END.search(w.buf, w.i)
-        if m or not w.fill():
+        m = _TOKEN_END.search(w.buf, scan)
+        if m:
             break
+        if len(w.buf) - w.i > TOKEN_MAX:
+            raise SkimError(f"not JSON: no value starts at byte {w.pos}")
+        scanned = len(w.buf) - w.i
+        if not w.fill():
+            break
+        scan = w.i + scanned
     end = m.start() if m else len(w.buf)
     token = w.buf[w.i : end]
     w.i = end

@@ -6,9 +6,14 @@ a session's path relative to its root, so they are stable across restarts and UR
 keys only through the discovered set, never by joining user input onto a path.
 
 Files that are not sessions are skipped with a reason, in one place: `Store.skipped` (path → why),
-which the list page shows. Discovery reads the first bytes of each transcript file it has not seen
-(`detect.not_a_transcript`: a binary file, text that is not JSON records); a file that only turns
-out not to be a transcript when it is indexed joins the same map.
+which the list page shows. A path is first only stat'ed: a FIFO, a device, a folder named like a
+transcript or a symlink out of the roots is skipped without being opened (see `files.py`). Then
+discovery reads the first bytes of each transcript file it has not seen (`detect.not_a_transcript`:
+a binary file, text that is not JSON records); a file that only turns out not to be a transcript
+when it is indexed joins the same map.
+
+Discovery runs outside the store lock, which guards only the in-memory maps: a slow or stuck file
+system never holds up pages that can be answered from the last scan.
 
 Indexes live in memory (a small LRU, for sessions pages show) and in the disk cache. `index(key)`
 always returns an index that is current with the files: a cached or in-memory index is extended when
@@ -19,6 +24,7 @@ says so at once; the walker of `viewer.indexer` keeps every session's summary cu
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -29,7 +35,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import formats
+from . import files, formats
 from .cache import IndexCache
 from .formats import detect
 from .index import Change, SessionIndex, identity_matches, summary_load
@@ -72,10 +78,14 @@ class Skipped(NotFound):
 
 
 class Store:
-    def __init__(self, roots: list[str | Path], cache: IndexCache | None = None):
+    def __init__(self, roots: list[str | Path], cache: IndexCache | None = None, *,
+                 follow_symlinks: bool = False):
         self.roots = [Path(r).expanduser().resolve() for r in roots]
         self.cache = cache
+        self.confinement = files.Confinement.of_roots(self.roots, follow_symlinks)
+        # guards the maps below and nothing else: no file is ever read while holding it
         self._lock = threading.RLock()
+        self._scan_lock = threading.Lock()  # one discovery pass at a time
         self._refs: dict[str, SessionRef] = {}
         self._scanned = 0.0
         self._dirty = True
@@ -118,39 +128,63 @@ class Store:
 
     def sessions(self) -> list[SessionRef]:
         """Every discovered session, most recently written first."""
+        self._discover()
         with self._lock:
-            stale = not self.watched and time.monotonic() - self._scanned > RESCAN_AFTER
-            if self._dirty or stale:
-                self._scan()
-            return sorted(self._refs.values(), key=lambda r: r.mtime, reverse=True)
+            refs = list(self._refs.values())
+        return sorted(refs, key=lambda r: r.mtime, reverse=True)
 
     def get(self, key: str) -> SessionRef:
         with self._lock:
             ref = self._refs.get(key)
-            if ref is None:
-                self.sessions()
+        if ref is None:
+            self._discover()
+            with self._lock:
                 ref = self._refs.get(key)
-            if ref is None:
-                path = self._skipped_keys.get(key)
-                if path is not None and path in self.skipped:
-                    raise Skipped(key, path, self.skipped[path])
-                raise NotFound(key)
-            return ref
+                if ref is None:
+                    path = self._skipped_keys.get(key)
+                    if path is not None and path in self.skipped:
+                        raise Skipped(key, path, self.skipped[path])
+        if ref is None:
+            raise NotFound(key)
+        return ref
 
-    def _scan(self) -> None:
+    def _discover(self) -> None:
+        """Rescan when the last scan is out of date. The scan reads the file system without the
+        store lock; while one runs, other callers use the previous result (only the very first
+        scan is waited for), so one slow or stuck file never holds up every page."""
+        if not self._stale():
+            return
+        if not self._scan_lock.acquire(blocking=self._scanned == 0.0):
+            return
+        try:
+            if self._stale():
+                self._dirty = False  # before the walk: a change seen during it rescans again
+                with files.confined(self.confinement):
+                    found, skipped, skipped_keys = self._scan()
+                with self._lock:
+                    self._refs = found
+                    self.skipped = skipped
+                    self._skipped_keys = skipped_keys
+                    self._by_path = {r.path: r for r in found.values()}
+                    self._scanned = time.monotonic()
+        finally:
+            self._scan_lock.release()
+
+    def _stale(self) -> bool:
+        return self._dirty or self._scanned == 0.0 or (
+            not self.watched and time.monotonic() - self._scanned > RESCAN_AFTER)
+
+    def _scan(self):
+        """(sessions by key, skipped path → reason, skipped key → path) under every root."""
         found: dict[str, SessionRef] = {}
         skipped: dict[str, str] = {}
         skipped_keys: dict[str, str] = {}
         multi = len(self.roots) > 1
         for root in self.roots:
             prefix = _key_part(root.name) + "~" if multi else ""
-            for path, label in self._walk(root):
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
+            for path, label, st, why in self._walk(root):
                 key = prefix + _key_of(label)
-                why = self._why_skipped(path, st)
+                why = why or self._why_skipped(path, st)
                 if why:
                     skipped[path] = why
                     skipped_keys.setdefault(key, path)
@@ -161,21 +195,19 @@ class Store:
                     key = f"{base}-{n}"
                     n += 1
                 found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
-        self._refs = found
-        self.skipped = skipped
-        self._skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
-        self._by_path = {r.path: r for r in found.values()}
-        self._scanned = time.monotonic()
-        self._dirty = False
+        return found, skipped, {k: p for k, p in skipped_keys.items() if k not in found}
 
     def _walk(self, root: Path):
-        """(main transcript path, label) for every session under root. Plain strings and one
-        scandir per folder: a projects folder of thousands of sessions is listed in milliseconds."""
-        if root.is_file():
-            yield str(root), _label(root.parent.name if root.name == SESSION_FILE else root.stem)
+        """(main transcript path, label, stat, None) for every session under root, or (…, reason)
+        for a path that looks like a transcript but must not be opened (a FIFO, a device, a
+        symlink out of the roots…). Plain strings and one scandir per folder: a projects folder
+        of thousands of sessions is listed in milliseconds."""
+        if not root.is_dir():
+            yield _candidate(str(root), _label(root.parent.name if root.name == SESSION_FILE
+                                               else root.stem))
             return
-        if (root / SESSION_FILE).is_file():
-            yield str(root / SESSION_FILE), _label(root.name)
+        if os.path.lexists(root / SESSION_FILE):
+            yield _candidate(str(root / SESSION_FILE), _label(root.name))
             return
         top = str(root)
         cut = len(top) + 1
@@ -189,7 +221,7 @@ class Store:
                 continue
             names = {e.name for e in entries}
             if SESSION_FILE in names and folder != top:
-                yield os.path.join(folder, SESSION_FILE), folder[cut:]
+                yield _candidate(os.path.join(folder, SESSION_FILE), folder[cut:])
                 continue
             stems = {n[:-6] for n in names if n.endswith(".jsonl")}
             for e in entries:
@@ -202,15 +234,16 @@ class Store:
                         stack.append((e.path, depth + 1))
                 elif name.endswith(".jsonl"):
                     if not _is_companion(e.path):
-                        yield e.path, e.path[cut:-6]
-                elif name.endswith(".json") and self._maybe_document(e):
-                    yield e.path, e.path[cut:-5]
+                        yield _candidate(e.path, e.path[cut:-6])
+                elif name.endswith(".json") and name not in NOT_SESSIONS \
+                        and not name.endswith(".meta.json"):
+                    found = _candidate(e.path, e.path[cut:-5])
+                    if found[3] or self._is_document(e.path, found[2]):
+                        yield found
 
     def _why_skipped(self, path: str, st: os.stat_result) -> str | None:
         """Why a transcript file found by discovery is not a session (None: it is one). Its first
         bytes are read once per version of the file."""
-        if not stat.S_ISREG(st.st_mode):
-            return None  # never read here: reading a FIFO or a device may block or never end
         known = self._verdicts.get(path)
         if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
             return known[2]
@@ -218,7 +251,7 @@ class Store:
             why = None  # documents were recognised by their content already
         else:
             try:
-                with open(path, "rb") as f:
+                with files.open_file(path) as f:
                     why = detect.not_a_transcript(f.read(detect.SNIFF_BYTES))
             except OSError:
                 why = None  # listed; its page says why it cannot be read
@@ -248,23 +281,16 @@ class Store:
         if ref is not None:
             self._reject(ref, e)
 
-    def _maybe_document(self, entry: os.DirEntry) -> bool:
+    def _is_document(self, path: str, st: os.stat_result) -> bool:
         """A .json file is a session only if its content is a known transcript format."""
-        name = entry.name
-        if name in NOT_SESSIONS or name.endswith(".meta.json"):
-            return False
-        try:
-            mtime = entry.stat().st_mtime
-        except OSError:
-            return False
-        known = self._docs_seen.get(entry.path)
-        if known is not None and known[0] == mtime:
+        known = self._docs_seen.get(path)
+        if known is not None and known[0] == st.st_mtime:
             return known[1]
         try:
-            ok = detect.detect_file(entry.path).format != formats.FALLBACK.NAME
+            ok = detect.detect_file(path).format != formats.FALLBACK.NAME
         except (OSError, detect.NotTranscript):
             ok = False
-        self._docs_seen[entry.path] = (mtime, ok)
+        self._docs_seen[path] = (st.st_mtime, ok)
         return ok
 
     # --- indexes -----------------------------------------------------------------------------
@@ -400,6 +426,7 @@ class Store:
                 listeners.progress(key, b.read, b.total)
             idx.progress = progress
         generation = idx.generation
+        idx.confinement = self.confinement
         try:
             change = run(idx)
         except detect.NotTranscript as e:
@@ -427,11 +454,12 @@ class Store:
         hit = self.cache.load(ref.path)
         if hit is None:
             return None, False
-        idx, files = hit
-        if identity_matches(files):
+        idx, identities = hit
+        idx.confinement = self.confinement
+        if identity_matches(identities):
             self._note(ref.key, idx)
             return idx, True
-        if _to_read(files) > EARLY_ABOVE:
+        if _to_read(identities) > EARLY_ABOVE:
             return None, False
         self._pass(ref.key, idx, SessionIndex.refresh)  # extends grown files, rebuilds replaced ones
         return idx, False
@@ -454,8 +482,8 @@ class Store:
     def _write(self, key: str, idx: SessionIndex) -> None:
         with self._session_lock(key):  # the index must not grow while it is being dumped
             blob = idx.dump()
-            files, summary = idx.files(), idx.summary
-        self.cache.save(idx.main, blob, files, summary)
+            identities, summary = idx.files(), idx.summary
+        self.cache.save(idx.main, blob, identities, summary)
 
     def flush(self) -> None:
         """Wait for pending cache writes (at shutdown, and in tests)."""
@@ -497,14 +525,14 @@ class Store:
         known = self._summaries.get(key)
         if known is None:
             return None
-        files, summary = known
+        identities, summary = known
         if isinstance(summary, Exception):
             try:
                 ref = self.get(key)
             except NotFound:
                 return None
-            return summary if files[0][1] == ref.size else None
-        return summary if identity_matches(files) else None
+            return summary if identities[0][1] == ref.size else None
+        return summary if identity_matches(identities) else None
 
     def summaries(self, refs: list[SessionRef], inline: int = 0) -> dict[str, SessionSummary | Exception | None]:
         """Summaries for rows of the session list: what memory and the cache know (None for a
@@ -539,16 +567,35 @@ class Store:
         return out
 
 
-def _to_read(files: list) -> int:
+def _to_read(identities: list) -> int:
     """Bytes a pass must read to bring an index of these files up to date."""
     total = 0
-    for path, size, mtime_ns, ino in files:
+    for path, size, mtime_ns, ino, *_ in identities:
         try:
             st = os.stat(path)
         except OSError:
             continue
         total += st.st_size - size if st.st_ino == ino and st.st_size >= size else st.st_size
     return total
+
+
+def _candidate(path: str, label: str) -> tuple[str, str, os.stat_result | None, str | None]:
+    """(path, label, stat, None) for a transcript path that may be opened, else (…, the reason).
+    Only a stat: nothing is opened (a FIFO would block, a device never end)."""
+    try:
+        st = os.stat(path)
+        reason = files.refusal(path, st)
+    except OSError as e:
+        return path, label, None, _os_reason(path, e)
+    return path, label, st, reason
+
+
+def _os_reason(path: str, e: OSError) -> str:
+    if isinstance(e, FileNotFoundError) and os.path.islink(path):
+        return "a broken symlink"
+    if e.errno == errno.ELOOP:
+        return "a symlink loop"
+    return f"cannot be read: {e.strerror or e}"
 
 
 def _label(name: str) -> str:

@@ -17,7 +17,7 @@ import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from . import formats, reader, timestamps, tools
+from . import files, formats, reader, timestamps, tools
 from .formats import detect
 from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, truncated
 from .formats.common import unparsed_event
@@ -97,7 +97,7 @@ def _document_records(th: ThreadIndex) -> list:
         if key in _docs:
             _docs.move_to_end(key)
             return _docs[key]
-    doc = detect.read_document(th.path)
+    doc = detect.read_document(th.path)  # the caller set the session's confinement
     adapter = formats.get(th.format)
     if isinstance(doc, reader.BadLine):
         records = [(None, doc)]
@@ -112,6 +112,11 @@ def _document_records(th: ThreadIndex) -> list:
 
 def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
     """The events [start, stop) of one thread, read from the file and given their index ids."""
+    with files.confined(idx.confinement):
+        return _load_events(idx, thread, start, stop)
+
+
+def _load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
     th = idx.threads[thread]
     stop = min(stop, len(th))
     if start >= stop:
@@ -125,7 +130,7 @@ def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[E
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
             out.append(_event(adapter, rec, ref, th.ids[seq], b""))
         return out
-    with open(th.path, "rb") as f:
+    with files.open_file(th.path) as f:
         first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
         bulk = last - first <= 4 * reader.HUGE_LINE
         if bulk:
@@ -134,13 +139,16 @@ def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[E
         for seq in range(start, stop):
             off, length = th.offsets[seq], th.lengths[seq]
             ref = Ref(thread, th.lines[seq], off, length)
-            if length > reader.HUGE_LINE:
+            if seq in th.bad:  # a huge line the index already found unparsable
+                value, data = reader.BadLine(th.bad[seq]), None
+            elif length > reader.HUGE_LINE:
                 value, data = reader.skim(f, off, length), None
             else:
                 data = block[off - first : off - first + length] if bulk else reader.read_bytes(
                     f, off, length)
                 value = reader.decode(data)
-            if isinstance(value, reader.BadLine) and off + length == th.offset:
+            if isinstance(value, reader.BadLine) and th.cut_tail and seq == len(th) - 1 \
+                    and seq not in th.bad:
                 value = truncated(value)  # the unterminated last line
             out.append(_event(adapter, value, ref, th.ids[seq], data, f))
     return out
@@ -170,6 +178,11 @@ def load_event(idx: SessionIndex, event_id: str) -> Event | None:
 def raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     """The source of one event: its line's bytes (JSONL) or its record as JSON (documents).
     Returns (bytes, cut) — cut when only the head of a huge line is returned."""
+    with files.confined(idx.confinement):
+        return _raw_record(idx, event_id)
+
+
+def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     where = idx.locate(event_id)
     if where is None:
         return None
@@ -182,7 +195,7 @@ def raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
         return orjson.dumps(rec, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
                             default=str), False
     limit = reader.HUGE_LINE
-    with open(th.path, "rb") as f:
+    with files.open_file(th.path) as f:
         data = reader.read_bytes(f, th.offsets[seq], th.lengths[seq], limit)
     return data, th.lengths[seq] > limit
 

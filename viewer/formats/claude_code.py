@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .. import files
 from ..model import Data, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
 
@@ -314,10 +315,13 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     return [(agent, p, meta) for agent, (p, meta) in found.items()]
 
 
+META_LIMIT = 1 << 20  # a .meta.json is a few hundred bytes
+
+
 def _meta(p: Path) -> dict:
     m = p.with_suffix(".meta.json")
     try:
-        data = orjson.loads(m.read_bytes())
+        data = orjson.loads(files.read_file(m, META_LIMIT))
         return data if isinstance(data, dict) else {}
     except (OSError, orjson.JSONDecodeError):
         return {}
@@ -325,7 +329,7 @@ def _meta(p: Path) -> dict:
 
 def _first_session_id(p: Path) -> str | None:
     try:
-        with open(p, "rb") as f:
+        with files.open_file(p) as f:
             line = f.readline(1 << 20)
         rec = orjson.loads(line)
         return rec.get("sessionId") if isinstance(rec, dict) else None

@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from .. import reader
+from .. import files, reader
 from . import ADAPTERS, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
@@ -74,6 +74,7 @@ class Detected:
     format: str
     mode: str  # "jsonl" | "document"
     reason: str = ""
+    eol: str = "\n"  # the line end of a JSONL file: "\r" when it has CR-only line endings
 
 
 def adapter_score(adapter, records: list) -> int:
@@ -152,16 +153,18 @@ def detect_file(path: str | Path) -> Detected:
     """Detect the format of one file. Raises OSError when it cannot be read, NotTranscript when
     it is not a transcript at all."""
     path = Path(path)
-    with open(path, "rb") as f:
+    with files.open_file(path) as f:
+        start = reader.skip_bom(f)
         head = f.read(HEAD_BYTES)
-        size = f.seek(0, 2)
+        size = f.seek(0, 2) - start
     why = not_a_transcript(head)
     if why:
         raise NotTranscript(path, why)
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
     whole = size <= HEAD_BYTES
-    lines = [ln for ln in head.split(b"\n") if ln.strip()]
+    eol = "\r" if b"\n" not in head and b"\r" in head.strip() else "\n"
+    lines = [ln for ln in head.split(eol.encode()) if ln.strip()]
     if not whole:
         lines = lines[:-1]  # the head may cut the last line
     first = reader.decode(lines[0]) if lines else reader.BadLine("first line longer than the head")
@@ -181,7 +184,7 @@ def detect_file(path: str | Path) -> Detected:
     records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])
                if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
-    return Detected(name, "jsonl")
+    return Detected(name, "jsonl", eol=eol)
 
 
 def _one_line(path: Path) -> bool:
@@ -211,11 +214,12 @@ def read_document(path: str | Path) -> Any:
         doc = hook(adapter, "folder_document", Path(path))
         if doc is not None:
             return doc
-    with open(path, "rb") as f:
-        size = f.seek(0, 2)
+    with files.open_file(path) as f:
+        start = reader.skip_bom(f)
+        size = f.seek(0, 2) - start
         if size > reader.HUGE_LINE:
-            return reader.skim(f, 0, size)
-        f.seek(0)
+            return reader.skim(f, start, size)
+        f.seek(start)
         data = f.read()
     try:
         return orjson.loads(data)

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from .. import files
 from ..model import (
     AWAITING,
     CANCELLED,
@@ -377,10 +378,13 @@ def title_of(ev: Event) -> str | None:
     return None
 
 
+STATE_LIMIT = 8 << 20  # a state.json is a few kilobytes; more is not one
+
+
 def session_info(main: Path) -> dict:
     """state.json beside messages.jsonl: the minion's name, and whether it is still working."""
     try:
-        data = orjson.loads((main.parent / "state.json").read_bytes())
+        data = orjson.loads(files.read_file(main.parent / "state.json", STATE_LIMIT))
     except (OSError, orjson.JSONDecodeError):
         return {}
     if not isinstance(data, dict):

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from .. import files
 from ..model import CANCELLED, INTERRUPTED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, \
     ToolUse
 from .common import as_text, generic_event, set_time
@@ -290,7 +291,7 @@ def _load(p: Path) -> Any:
     from ..reader import BadLine
 
     try:
-        return orjson.loads(p.read_bytes())
+        return orjson.loads(files.read_file(p))
     except OSError as e:
         return BadLine(f"{p.name}: cannot read: {e.strerror or e}")
     except orjson.JSONDecodeError as e:

@@ -55,7 +55,7 @@ class Viewer:
 
 def config_from_env() -> dict:
     """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
-    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE."""
+    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE, _FOLLOW_SYMLINKS=1."""
     env = os.environ
     config: dict = {}
     if env.get("SESSION_VIEWER_ROOTS"):
@@ -68,6 +68,8 @@ def config_from_env() -> dict:
         config["ALLOWED_HOSTS"] = [h.strip() for h in env["SESSION_VIEWER_ALLOWED_HOSTS"].split(",")]
     if env.get("SESSION_VIEWER_NO_CACHE"):
         config["NO_CACHE"] = True
+    if env.get("SESSION_VIEWER_FOLLOW_SYMLINKS") == "1":
+        config["FOLLOW_SYMLINKS"] = True
     return config
 
 
@@ -87,6 +89,7 @@ def create_app(config: dict | None = None) -> Flask:
         NO_CACHE=False,
         TOKEN=None,  # required on every request when set (non-loopback serving)
         ALLOWED_HOSTS=[],  # extra Host header values accepted besides loopback names
+        FOLLOW_SYMLINKS=False,  # follow symlinks to files outside the roots (see files.py)
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
         STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
@@ -95,7 +98,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.update(config or {})
     roots = app.config["ROOTS"] or default_roots()
     cache = None if app.config["NO_CACHE"] else IndexCache(app.config["CACHE_DIR"])
-    store = Store(roots, cache)
+    store = Store(roots, cache, follow_symlinks=app.config["FOLLOW_SYMLINKS"])
     watcher = None
     if app.config["WATCH"]:
         from .live import start_watcher

@@ -11,7 +11,7 @@ import time
 import orjson
 from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
 
-from .. import reader
+from .. import files, reader
 from ..index import SessionIndex, summary_dump
 from ..model import Event
 from ..formats.detect import NotTranscript
@@ -49,14 +49,24 @@ def _session(key: str) -> tuple[SessionRef, SessionIndex]:
     try:
         return ref, store().index(key)
     except OSError as e:
-        abort(500, description=f"Cannot read {ref.path}: {e.strerror or e}")
+        abort(_status_of(e), description=f"Cannot read {ref.path}: {e.strerror or e}")
     except NotTranscript as e:
         _not_a_transcript(e.path, f"not a transcript ({e.reason})")
 
 
+def _status_of(e: OSError) -> int:
+    """A file that cannot be read is the file's state, not a server fault: never a 500."""
+    if isinstance(e, (FileNotFoundError, files.Refused)):
+        return 404
+    if isinstance(e, PermissionError):
+        return 403
+    return 503
+
+
 def _not_a_transcript(path: str, reason: str):
-    abort(422, description=f"{path} is skipped: {reason}. session-viewer reads transcripts: JSON "
-                           "records one per line (JSONL) or a JSON document in a known format.")
+    hint = (" session-viewer reads transcripts: JSON records one per line (JSONL) or a JSON "
+            "document in a known format.") if reason.startswith("not a transcript") else ""
+    abort(422, description=f"{path} is skipped: {reason}.{hint}")
 
 
 def _int(name: str) -> int | None:
@@ -296,7 +306,7 @@ def _full_text(idx: SessionIndex, ev: Event, node) -> str:
     elif node.kind in ("text", "thinking", "cached", "context"):
         text = node.text
     elif node.kind == "unparsed":
-        with open(idx.threads[ev.thread].path, "rb") as f:
+        with files.confined(idx.confinement), files.open_file(idx.threads[ev.thread].path) as f:
             return reader.read_bytes(f, ev.ref.offset, ev.ref.length).decode("utf-8", "replace")
     elif node.kind == "media":
         text = node.data or ""
@@ -305,7 +315,7 @@ def _full_text(idx: SessionIndex, ev: Event, node) -> str:
     else:
         abort(404, description="This block has no text.")
     if isinstance(text, reader.CutStr):
-        with open(idx.threads[ev.thread].path, "rb") as f:
+        with files.confined(idx.confinement), files.open_file(idx.threads[ev.thread].path) as f:
             return reader.read_cut(f, text)
     return text
 
@@ -351,9 +361,11 @@ def media(key: str, event_id: str, path: str):
 
 
 @bp.app_errorhandler(400)
+@bp.app_errorhandler(403)
 @bp.app_errorhandler(404)
 @bp.app_errorhandler(422)
 @bp.app_errorhandler(500)
+@bp.app_errorhandler(503)
 def error(e):
     status = getattr(e, "code", 500) or 500
     message = getattr(e, "description", None) or "Something went wrong."

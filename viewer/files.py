@@ -1,0 +1,155 @@
+"""Opening the files under the served roots: regular files only, never blocking, never elsewhere.
+
+A served folder is written by agents and by whoever else can write there, so a path in it may be a
+FIFO (opening it blocks until a writer comes; reading it blocks forever), a device (`/dev/zero`
+never ends), or a symlink to any file on the machine. Every file the viewer reads goes through
+`open_file`, which
+
+* stats first and refuses anything but a regular file, then opens with `O_NONBLOCK` (so a file
+  swapped for a FIFO between the two cannot block the open) and checks the opened descriptor again;
+* follows a symlink only while it resolves inside a served root (a `Confinement`), unless the
+  server was started with `--follow-symlinks`. The check is made on the descriptor actually
+  opened, so a link swapped between the check and the open is still caught.
+
+The confinement in force is a context variable: the store and the index set it around their work,
+so the format adapters (which open companion files: sub-agents, `state.json`, `.meta.json`) need
+no extra argument. With none set (`session-viewer check`, unit tests), any regular file opens.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Refused(OSError):
+    """A path the viewer will not read; `reason` says why in words a user understands."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(errno.EPERM, reason, str(path))
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, for messages."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """The folders whose files may be opened (resolved), and whether symlinks out of them are
+    followed anyway."""
+
+    areas: tuple[str, ...]
+    follow_symlinks: bool = False
+
+    @classmethod
+    def of_roots(cls, roots, follow_symlinks: bool = False) -> "Confinement":
+        """A root that is a file confines to its folder (its sub-agent files live beside it)."""
+        areas = []
+        for r in roots:
+            real = os.path.realpath(r)
+            areas.append(os.path.dirname(real) if os.path.isfile(real) else real)
+        return cls(tuple(areas), follow_symlinks)
+
+    def inside(self, real: str) -> bool:
+        return any(real == a or real.startswith(a.rstrip(os.sep) + os.sep) for a in self.areas)
+
+    def check(self, path: str | os.PathLike) -> None:
+        """Raise Refused when `path` resolves outside every area."""
+        if self.follow_symlinks:
+            return
+        if not self.inside(os.path.realpath(path)):
+            raise Refused(path, "a symlink to a file outside the served folders "
+                                "(serve --follow-symlinks follows it)")
+
+
+_current: ContextVar[Confinement | None] = ContextVar("session_viewer_confinement", default=None)
+
+
+@contextmanager
+def confined(confinement: Confinement | None) -> Iterator[None]:
+    """Run a block with `confinement` in force for every `open_file` it makes (this thread)."""
+    token = _current.set(confinement)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> Confinement | None:
+    return _current.get()
+
+
+def refusal(path: str | os.PathLike, st: os.stat_result | None = None) -> str | None:
+    """Why `path` would not be opened (not a regular file, a symlink out of the roots), or None.
+    Raises OSError when it cannot even be stat'ed (gone, no permission on its folder)."""
+    if st is None:
+        st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        return kind_of(st.st_mode) + ", not a regular file"
+    conf = _current.get()
+    if conf is not None:
+        try:
+            conf.check(path)
+        except Refused as e:
+            return e.reason
+    return None
+
+
+def open_file(path: str | os.PathLike) -> BinaryIO:
+    """Open a regular file for reading, within the confinement in force. Raises Refused (an
+    OSError) for anything else, and OSError when it cannot be read."""
+    reason = refusal(path)
+    if reason:
+        raise Refused(path, reason)
+    fd = os.open(path, _FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # swapped since the stat
+            raise Refused(path, kind_of(st.st_mode) + ", not a regular file")
+        conf = _current.get()
+        if conf is not None and not conf.follow_symlinks:
+            real = _opened_path(fd)
+            if real is not None and not conf.inside(real):
+                raise Refused(path, "a symlink to a file outside the served folders "
+                                    "(serve --follow-symlinks follows it)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of a small file (a `.meta.json`, a `state.json`), through `open_file`."""
+    with open_file(path) as f:
+        return f.read() if limit is None else f.read(limit)
+
+
+def _opened_path(fd: int) -> str | None:
+    """The real path of an open descriptor, where the system says (Linux /proc)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    return real[: -len(" (deleted)")] if real.endswith(" (deleted)") else real
