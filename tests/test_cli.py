@@ -61,14 +61,16 @@ def test_unknown_format_prints_the_object_and_fails(tmp_path):
 def test_unreadable_file_fails_plainly(tmp_path, monkeypatch):
     p = tmp_path / "messages.jsonl"
     p.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
-    real_open = open
+    from viewer import files
 
-    def no_access(file, *args, **kw):  # tests run as root in CI, where chmod 000 still reads
+    real_open = files.open_file
+
+    def no_access(file):  # tests run as root in CI, where chmod 000 still reads
         if str(file) == str(p):
             raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file, *args, **kw)
+        return real_open(file)
 
-    monkeypatch.setattr("builtins.open", no_access)
+    monkeypatch.setattr(files, "open_file", no_access)  # every transcript is opened there
     r = check(p)
     assert r.exit_code != 0
     assert "cannot read" in r.output and "Permission denied" in r.output

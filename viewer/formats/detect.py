@@ -189,7 +189,7 @@ def detect_file(path: str | Path) -> Detected:
 
 def _one_line(path: Path) -> bool:
     """Whether the file is one line (a trailing newline and blank space aside)."""
-    with open(path, "rb") as f:
+    with files.open_file(path) as f:
         while chunk := f.read(1 << 20):
             nl = chunk.find(b"\n")
             if nl < 0:
