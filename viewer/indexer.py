@@ -182,6 +182,7 @@ class Indexer:
         self._stopped = False
         self._last: dict[str, float] = {}  # key → when the walker last ran a pass over it
         self._known: dict[str, str] = {}  # key → path, to tell listeners what went away
+        self._todo: set[str] = set()  # sessions of this walk without a current summary yet
 
     def listen(self, listener) -> None:
         """Add a listener (see the module's docstring)."""
@@ -258,11 +259,15 @@ class Indexer:
                 self._cond.wait(left)
         return True
 
-    def noted(self) -> None:
-        """A session's summary became known (whoever ran the pass)."""
+    def noted(self, key: str | None = None) -> int:
+        """A session's summary became known (whoever ran the pass); returns the new version."""
         with self._cond:
+            if key in self._todo:
+                self._todo.discard(key)
+                self.done += 1
             self.version += 1
             self._cond.notify_all()
+            return self.version
 
     # --- the walker --------------------------------------------------------------------------
 
@@ -330,6 +335,7 @@ class Indexer:
         summaries = store.summaries(refs)
         todo = [r for r in refs if summaries.get(r.key) is None]
         with self._cond:
+            self._todo = {r.key for r in todo}
             self.total, self.done = len(refs), len(refs) - len(todo)
             self.version += 1
             self._cond.notify_all()
@@ -351,8 +357,6 @@ class Indexer:
                     later = min(later or 1e18, last + REFRESH_EVERY)
                     continue
                 self._one(ref.key)
-            with self._cond:
-                self.done += 1
         return later
 
     def _one(self, key: str) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import queue
 import re
 import stat
 import threading
@@ -92,9 +93,12 @@ class Store:
         self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
         self._builds: dict[str, Build] = {}
         self._summaries: dict[str, tuple[list, SessionSummary | Exception]] = {}
+        self._noted_at: dict[str, int] = {}  # key → the indexer's version when its summary changed
         self._session_locks: dict[str, threading.Lock] = {}
         self._by_path: dict[str, SessionRef] = {}
-        self._writers: list[threading.Thread] = []
+        self._to_write: queue.Queue[str] = queue.Queue()  # keys of indexes to write to the cache
+        self._unsaved: dict[str, SessionIndex] = {}
+        self._writer: threading.Thread | None = None
         self.watched = False  # a watcher reports changes: no periodic rescans needed
         self._docs_seen: dict[str, tuple[float, bool]] = {}  # .json path → (mtime, is a transcript)
         self.skipped: dict[str, str] = {}  # path → why it is not listed as a session
@@ -374,7 +378,8 @@ class Store:
                 idx = SessionIndex(ref.path)
                 self._pass(key, idx, SessionIndex.build, b)
             # files written (or cut) while they were read: one more pass, short, catches up
-            if self._pass(key, idx, SessionIndex.refresh).removed:
+            if not identity_matches(idx.files()) and self._pass(
+                    key, idx, SessionIndex.refresh).removed:
                 raise FileNotFoundError(2, "No such file", ref.path)
             with self._session_lock(key):
                 if b.keep:
@@ -465,7 +470,8 @@ class Store:
         return idx, False
 
     def _save(self, key: str, idx: SessionIndex, quiet: bool = False) -> None:
-        """Write the index to the disk cache on a background thread: a page never waits for it."""
+        """Queue the index for the disk cache: one writer thread writes them in turn, so a page
+        never waits for it and the walker's thousands of small sessions cost no thread each."""
         if self.cache is None:
             return
         # a live session grows line by line: write it back at most every few seconds
@@ -473,24 +479,38 @@ class Store:
         if quiet and now - getattr(idx, "_saved", 0.0) < 5.0:
             return
         idx._saved = now
-        writer = threading.Thread(target=self._write, args=(key, idx), name="index-cache",
-                                  daemon=True)
         with self._lock:
-            self._writers = [w for w in self._writers if w.is_alive()] + [writer]
-        writer.start()
+            if key not in self._unsaved:
+                self._to_write.put(key)
+            self._unsaved[key] = idx  # saved again before it was written: written once
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_all, name="index-cache",
+                                                daemon=True)
+                self._writer.start()
 
-    def _write(self, key: str, idx: SessionIndex) -> None:
-        with self._session_lock(key):  # the index must not grow while it is being dumped
-            blob = idx.dump()
-            identities, summary = idx.files(), idx.summary
-        self.cache.save(idx.main, blob, identities, summary)
+    def _write_all(self) -> None:
+        while True:
+            with self._lock:
+                if self._to_write.empty():  # nothing left: the thread ends until the next save
+                    self._writer = None
+                    return
+                key = self._to_write.get()
+            try:
+                with self._lock:
+                    idx = self._unsaved.pop(key, None)
+                if idx is not None:
+                    with self._session_lock(key):  # the index must not grow while it is dumped
+                        blob = idx.dump()
+                        identities, summary = idx.files(), idx.summary
+                    self.cache.save(idx.main, blob, identities, summary)
+            except Exception:
+                log.exception("writing the index of %s to the cache failed", key)
+            finally:
+                self._to_write.task_done()
 
     def flush(self) -> None:
         """Wait for pending cache writes (at shutdown, and in tests)."""
-        with self._lock:
-            writers = list(self._writers)
-        for w in writers:
-            w.join()
+        self._to_write.join()
 
     def _remember(self, key: str, idx: SessionIndex) -> None:
         with self._lock:
@@ -510,7 +530,7 @@ class Store:
     def _note(self, key: str, idx: SessionIndex) -> None:
         """Remember a session's summary with the identity of the files it describes."""
         self._summaries[key] = (idx.files(), idx.summary)
-        self.indexer.noted()
+        self._noted_at[key] = self.indexer.noted(key)
 
     def _failed(self, key: str, error: Exception) -> None:
         try:
@@ -518,14 +538,21 @@ class Store:
         except NotFound:
             return
         self._summaries[key] = ([(ref.path, ref.size, None, None)], error)
-        self.indexer.noted()
+        self._noted_at[key] = self.indexer.noted(key)
 
-    def summary_of(self, key: str) -> SessionSummary | Exception | None:
-        """The summary of a session if one is known and current (an error if it cannot be read)."""
+    def noted_since(self, key: str, version: int) -> bool:
+        """Whether the summary of a session changed after the indexer's `version`."""
+        return self._noted_at.get(key, -1) > version
+
+    def summary_of(self, key: str, stale: bool = False) -> SessionSummary | Exception | None:
+        """The summary of a session if one is known and current (an error if it cannot be read);
+        with `stale`, the last one known even if the files changed since."""
         known = self._summaries.get(key)
         if known is None:
             return None
         identities, summary = known
+        if stale:
+            return summary
         if isinstance(summary, Exception):
             try:
                 ref = self.get(key)
@@ -534,11 +561,12 @@ class Store:
             return summary if identities[0][1] == ref.size else None
         return summary if identity_matches(identities) else None
 
-    def summaries(self, refs: list[SessionRef], inline: int = 0) -> dict[str, SessionSummary | Exception | None]:
+    def summaries(self, refs: list[SessionRef], inline: int = 0,
+                  stale: bool = False) -> dict[str, SessionSummary | Exception | None]:
         """Summaries for rows of the session list: what memory and the cache know (None for a
-        session not indexed yet). With `inline`, sessions not indexed yet are indexed here, in
-        order, while their files add up to at most that many bytes (cheap rows need not wait for
-        the walker)."""
+        session never indexed; with `stale`, the last summary known of one that changed since).
+        With `inline`, sessions without one are indexed here, in order, while their files add up
+        to at most that many bytes: cheap rows need not wait for the walker."""
         out: dict[str, SessionSummary | Exception | None] = {}
         missing = []
         for ref in refs:
@@ -546,15 +574,15 @@ class Store:
             if out[ref.key] is None:
                 missing.append(ref)
         if missing and self.cache is not None:
-            cached = self.cache.summaries([r.path for r in missing])
+            cached = self.cache.summaries([r.path for r in missing if r.key not in self._summaries])
             for ref in missing:
                 hit = cached.get(ref.path)
-                if hit is not None and identity_matches(hit[0]):
+                if hit is not None:
                     self._summaries[ref.key] = (hit[0], summary_load(hit[1]))
-                    out[ref.key] = self._summaries[ref.key][1]
+                    out[ref.key] = self.summary_of(ref.key)
         for ref in refs:
-            if out[ref.key] is not None or ref.size > inline:
-                continue
+            if out[ref.key] is not None or ref.size > inline or self.running(ref.key):
+                continue  # (a session being indexed elsewhere is not waited for)
             inline -= ref.size
             try:
                 self.bring_up_to_date(ref.key)
@@ -564,6 +592,10 @@ class Store:
                 out[ref.key] = e
                 continue
             out[ref.key] = self.summary_of(ref.key)
+        if stale:
+            for ref in refs:
+                if out[ref.key] is None:
+                    out[ref.key] = self.summary_of(ref.key, stale=True)
         return out
 
 

@@ -311,36 +311,54 @@ def _stream_response(viewer, messages, lifetime: float) -> Response:
 
 @bp.get("/events")
 def list_events():
-    """New sessions and updated rows for the first page of the list."""
+    """For one page of the list: new sessions (on the first page), rows whose files changed, and
+    rows the background indexer filled in since the page's version `v`, with its progress."""
     app = current_app._get_current_object()
     viewer = app.extensions["viewer"]
     store: Store = viewer.store
     heartbeat = app.config["HEARTBEAT"]
     hub = viewer.watcher.hub if viewer.watcher else None
-    from .routes import PAGE
+    from .routes import PAGE, _summaries, indexing
+
+    page = max(1, request.args.get("page", 1, type=int))
+    since = request.args.get("v", type=int)
+
+    def shown():
+        return store.sessions()[(page - 1) * PAGE : page * PAGE]
 
     def signature(refs):
-        return {r.key: (r.mtime, r.size) for r in refs[:PAGE]}
+        return {r.key: (r.mtime, r.size) for r in refs}
 
     def follow():
+        nonlocal since
         yield "retry: 2000\n\n"
-        known = signature(store.sessions())
+        known = signature(shown())
+        if since is None:
+            since = store.indexer.version
         seen = hub.version if hub else 0
         last_beat = time.monotonic()
+        progress = indexing(store)
         while True:
+            # while the indexer works, rows fill in every fraction of a second
+            wait = 0.3 if store.indexer.busy else min(5.0, heartbeat)
             if hub:
-                seen = hub.wait(seen, min(5.0, heartbeat))
+                seen = hub.wait(seen, wait)
             else:
-                time.sleep(2.0)
+                time.sleep(min(wait, 2.0))
             yield ""  # a tick (see session_events)
-            refs = store.sessions()
+            version = store.indexer.version
+            refs = shown()
             now_sig = signature(refs)
-            changed = [r for r in refs[:PAGE] if known.get(r.key) != now_sig[r.key]]
-            if changed:
-                summaries = store.summaries(changed, inline=1 << 62)
-                rows = [(r, summaries.get(r.key), r.key not in known) for r in changed]
+            changed = [r for r in refs if known.get(r.key) != now_sig[r.key]
+                       or store.noted_since(r.key, since)]
+            since = version
+            was, progress = progress, indexing(store)
+            if changed or was != progress:
+                summaries = _summaries(changed)[1] if changed else {}
+                rows = [(r, summaries.get(r.key), page == 1 and r.key not in known)
+                        for r in changed]
                 yield _sse(render_template("_live_rows.html", rows=rows, now=time.time(),
-                                           live_window=LIVE_WINDOW))
+                                           live_window=LIVE_WINDOW, indexing=progress))
                 last_beat = time.monotonic()
             known = now_sig
             if time.monotonic() - last_beat >= heartbeat:

@@ -51,8 +51,8 @@ class Urls:
         return url_for("live.session_events", key=key, after=after)
 
     @staticmethod
-    def list_events() -> str:
-        return url_for("live.list_events")
+    def list_events(page: int | None = None, version: int | None = None) -> str:
+        return url_for("live.list_events", page=page if page and page > 1 else None, v=version)
 
     @staticmethod
     def static(name: str) -> str:

@@ -1,0 +1,114 @@
+"""The session list does not wait for indexing: a root of sessions nobody indexed yet lists its
+first page from the file system at once, and rows fill in as the background indexer reaches them
+(in the browser through the list's stream, without a reload).
+
+The indexer's thread is held back by a listener until the test releases it; nothing sleeps."""
+
+import re
+import threading
+
+import pytest
+from playwright.sync_api import expect
+
+from viewer.web import create_app
+
+from conftest import LiveServer, write_claude_session
+
+
+class HoldWalker:
+    """Holds the background walker (not request threads) before its first pass."""
+
+    def __init__(self):
+        self.held = threading.Event()
+        self.release = threading.Event()
+
+    def progress(self, key, read, total):
+        if threading.current_thread().name == "indexer" and not self.release.is_set():
+            self.held.set()
+            assert self.release.wait(60)
+
+
+@pytest.fixture
+def root(tmp_path):
+    """30 Claude Code sessions of ~20 KB in 3 projects: more than a list page indexes itself."""
+    root = tmp_path / "projects"
+    for i in range(30):
+        write_claude_session(root / f"proj-{i % 3}" / f"s{i:02d}.jsonl", 20_000, start=i * 100)
+    return root
+
+
+def held_app(root, tmp_path, **config):
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False, **config})
+    hold = HoldWalker()
+    indexer = app.extensions["viewer"].store.indexer
+    indexer.listen(hold)
+    indexer.start()
+    assert hold.held.wait(30)
+    return app, hold, indexer
+
+
+def titles(html):
+    return re.findall(r"Prompt \d+: look at the window code", html)
+
+
+def test_the_first_page_comes_from_the_file_system_and_fills_in_after(root, tmp_path):
+    app, hold, indexer = held_app(root, tmp_path)
+    c = app.test_client()
+    html = c.get("/").get_data(as_text=True)
+    assert html.count('<tr id="row-') == 30
+    pending = html.count('class="title pending"')
+    assert 10 <= pending < 30  # a few small ones were indexed inline, the rest wait
+    assert len(titles(html)) == 30 - pending
+    assert re.search(r"\b2\d\.\d KB · written", html)  # sizes and times from the file system
+    assert "indexing…" in html and re.search(r"Indexing \d+ of 30 sessions", html)
+    rows = c.get("/sessions.json").get_json()["sessions"]
+    still = [r for r in rows if r.get("pending")]
+    assert 0 < len(still) < pending  # each request indexes a few more small ones itself
+    assert all("title" not in r and r["size"] > 20_000 for r in still)
+    hold.release.set()
+    assert indexer.idle(60)
+    html = c.get("/").get_data(as_text=True)
+    assert len(titles(html)) == 30 and "indexing…" not in html
+    assert 'id="list-indexing" hidden' in html.replace("\n", " ") or 'hidden>' in html
+    assert not [r for r in c.get("/sessions.json").get_json()["sessions"] if r.get("pending")]
+
+
+def test_the_list_stream_fills_rows_in_as_they_are_indexed(root, tmp_path):
+    from test_live_stream import Stream
+
+    app, hold, indexer = held_app(root, tmp_path, HEARTBEAT=0.5)
+    c = app.test_client()
+    html = c.get("/").get_data(as_text=True)
+    url = re.search(r'hx-sse:connect="([^"]+)"', html).group(1).replace("&amp;", "&")
+    assert "v=" in url
+    pending = set(re.findall(r'<tr id="row-([^"]+)" data-key="[^"]+" data-mtime="[^"]+">\s*'
+                             r'\{?#?[^<]*<td class="title pending"', html))
+    stream = Stream(c.get(url, buffered=False))
+    hold.release.set()
+    filled = set()
+    seen = 0
+    while seen < 400 and not pending <= filled:
+        for _, _, data in stream.next():
+            seen += 1
+            for key, row in re.findall(r'<tr id="row-([^"]+)"[^>]*hx-swap-oob="true">(.*?)</tr>', data, re.S):
+                if "Prompt" in row:
+                    filled.add(key)
+    stream.close()
+    assert pending and pending <= filled
+
+
+@pytest.mark.browser
+def test_rows_fill_in_without_a_reload(root, tmp_path, watched_page):
+    app, hold, indexer = held_app(root, tmp_path)
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/")
+        expect(page.locator("td.pending").first).to_be_visible()
+        expect(page.locator("#list-indexing")).to_contain_text("of 30 sessions")
+        page.wait_for_function("document.getElementById('list-live')._htmx?.sse")
+        hold.release.set()
+        expect(page.locator("td.pending")).to_have_count(0, timeout=30_000)
+        expect(page.locator("td.title a", has_text="Prompt")).to_have_count(30)
+        expect(page.locator("#list-indexing")).to_be_hidden()
+        assert not page.problems
