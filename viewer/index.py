@@ -30,7 +30,7 @@ import orjson
 from . import files, formats, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
-from .model import Event, Ref, SessionSummary
+from .model import ENDED, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
 
 log = logging.getLogger(__name__)
@@ -429,8 +429,9 @@ class SessionIndex:
         return quiet > QUIET_FINISHED or (bool(self.info.get("finished")) and quiet > 60.0)
 
     def unanswered(self, call) -> bool:
-        """A call with no result that will not get one: the session ended or moved past it."""
-        if call.result is not None or call.call is None:
+        """A call with no result that will not get one: the session ended or moved past it. A call
+        the source says was denied, interrupted or cancelled has ended already: it is not one."""
+        if call.result is not None or call.call is None or call.named in ENDED:
             return False
         thread, seq = call.call
         th = self.threads.get(thread)

@@ -27,6 +27,7 @@ STATES = (PENDING, EXECUTING, COMPLETED, ERROR)
 # have ended without a result of their own (their state is error, as their source's flag says).
 AWAITING, DENIED, INTERRUPTED, CANCELLED = "awaiting_permission", "denied", "interrupted", "cancelled"
 NAMED_STATES = (AWAITING, DENIED, INTERRUPTED, CANCELLED)
+ENDED = (DENIED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
 
 
 @dataclass(slots=True)

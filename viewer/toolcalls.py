@@ -30,6 +30,7 @@ from .model import (
     CANCELLED,
     COMPLETED,
     DENIED,
+    ENDED,
     ERROR,
     EXECUTING,
     INTERRUPTED,
@@ -61,7 +62,6 @@ SOURCE_STATES = {
     "cancelled": (ERROR, CANCELLED),
     "canceled": (ERROR, CANCELLED),
 }
-_ENDED = (DENIED, INTERRUPTED, CANCELLED)
 
 
 def source_state(word) -> tuple[str, str | None] | None:
@@ -137,8 +137,8 @@ class ToolCallMap:
                     call.result = where
                     call.is_error = bool(b.is_error)
                     # a denial reported before its result keeps its name: the result is its echo
-                    kept = call.named if call.named in _ENDED and call.is_error else None
-                    call.named = b.state if b.state in _ENDED else kept
+                    kept = call.named if call.named in ENDED and call.is_error else None
+                    call.named = b.state if b.state in ENDED else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it
@@ -224,7 +224,7 @@ def _move(call: ToolCall, status: str, named: str | None) -> bool:
     """Put a call in a state its source reports without a result; whether it changed. A result
     stands, except that an error result may be named for what it was (legion reports `denied`
     or `interrupted` after the result that says so)."""
-    if call.result is not None and not (named in _ENDED and call.status == ERROR):
+    if call.result is not None and not (named in ENDED and call.status == ERROR):
         return False
     if (call.status, call.named) == (status, named):
         return False
