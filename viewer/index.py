@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from . import files, formats, reader
+from . import files, formats, keys, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
 from .model import ENDED, Event, Ref, SessionSummary
@@ -35,7 +35,7 @@ from .toolcalls import ToolCallMap
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -237,14 +237,15 @@ class SessionIndex:
         return change
 
     def _discover_companions(self, change: Change) -> None:
-        for name, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
-            if name in self.threads or name == "main":
+        for agent, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
+            name = keys.thread_key(str(agent))  # the id from a file name: made safe for URLs
+            if name in self.threads:
                 continue
             try:
                 fmt = detect.detect_file(path)
             except (OSError, detect.NotTranscript):
                 continue
-            label = hook(self.adapter(), "thread_label", name, meta, default=name)
+            label = hook(self.adapter(), "thread_label", agent, meta, default=agent)
             th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta,
                              eol=fmt.eol)
             self.threads[name] = th
@@ -553,6 +554,8 @@ def _checked(ev: Event) -> Event:
         ev.role, ev.kind = str(ev.role), str(ev.kind)
     if ev.source_id is not None and type(ev.source_id) is not str:
         ev.source_id = None
+    if ev.spawns:  # sub-agent threads are known by their keys (see keys.thread_key)
+        ev.spawns = {cid: keys.thread_key(str(name)) for cid, name in ev.spawns.items()}
     return ev
 
 

@@ -2,8 +2,9 @@
 
 A root is a folder of sessions (any depth: `~/.claude/projects` holds project folders of session
 files), one session folder (holding `messages.jsonl`), or one transcript file. Keys are derived from
-a session's path relative to its root, so they are stable across restarts and URL-safe; pages resolve
-keys only through the discovered set, never by joining user input onto a path.
+a session's path relative to its root alone (`keys.py`), so they are stable across restarts, URL-safe
+and unambiguous; pages resolve keys only through the discovered set, never by joining user input onto
+a path.
 
 Files that are not sessions are skipped with a reason, in one place: `Store.skipped` (path → why),
 which the list page shows. A path is first only stat'ed: a FIFO, a device, a folder named like a
@@ -28,7 +29,6 @@ import errno
 import logging
 import os
 import queue
-import re
 import stat
 import threading
 import time
@@ -36,7 +36,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import files, formats
+from . import files, formats, keys
 from .cache import IndexCache
 from .formats import detect
 from .index import Change, SessionIndex, identity_matches, summary_load
@@ -53,7 +53,6 @@ MAX_DEPTH = 8
 RESCAN_AFTER = 2.0  # seconds a discovery result is trusted when no watcher reports changes
 MEMORY_SESSIONS = 32
 EARLY_ABOVE = 4 << 20  # bytes: a session needing a longer pass is indexed in the background
-_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(slots=True)
@@ -84,6 +83,9 @@ class Store:
         self.roots = [Path(r).expanduser().resolve() for r in roots]
         self.cache = cache
         self.confinement = files.Confinement.of_roots(self.roots, follow_symlinks)
+        self._prefixes = keys.root_prefixes([r.name for r in self.roots],
+                                            [str(r) for r in self.roots]) \
+            if len(self.roots) > 1 else [""]
         # guards the maps below and nothing else: no file is ever read while holding it
         self._lock = threading.RLock()
         self._scan_lock = threading.Lock()  # one discovery pass at a time
@@ -103,6 +105,7 @@ class Store:
         self._docs_seen: dict[str, tuple[float, bool]] = {}  # .json path → (mtime, is a transcript)
         self.skipped: dict[str, str] = {}  # path → why it is not listed as a session
         self._skipped_keys: dict[str, str] = {}  # the key it would have → path
+        self._aliases: dict[str, str] = {}  # an older key of a session → its key (see `get`)
         self._verdicts: dict[str, tuple[int, int, str | None]] = {}  # path → (mtime_ns, size, why)
         self.indexer = Indexer(self)  # builds and listeners; walks the whole archive once started
 
@@ -138,12 +141,15 @@ class Store:
         return sorted(refs, key=lambda r: r.mtime, reverse=True)
 
     def get(self, key: str) -> SessionRef:
+        """The session of a key — or of its older key: a `.json` document that gave way to a
+        namesake (see `_key_of`) is found by that marked key too, so its links outlive the
+        namesake. The ref's own `key` says which key is current."""
         with self._lock:
-            ref = self._refs.get(key)
+            ref = self._refs.get(key) or self._refs.get(self._aliases.get(key, ""))
         if ref is None:
             self._discover()
             with self._lock:
-                ref = self._refs.get(key)
+                ref = self._refs.get(key) or self._refs.get(self._aliases.get(key, ""))
                 if ref is None:
                     path = self._skipped_keys.get(key)
                     if path is not None and path in self.skipped:
@@ -164,9 +170,10 @@ class Store:
             if self._stale():
                 self._dirty = False  # before the walk: a change seen during it rescans again
                 with files.confined(self.confinement):
-                    found, skipped, skipped_keys = self._scan()
+                    found, skipped, skipped_keys, aliases = self._scan()
                 with self._lock:
                     self._refs = found
+                    self._aliases = aliases
                     self.skipped = skipped
                     self._skipped_keys = skipped_keys
                     self._by_path = {r.path: r for r in found.values()}
@@ -179,27 +186,28 @@ class Store:
             not self.watched and time.monotonic() - self._scanned > RESCAN_AFTER)
 
     def _scan(self):
-        """(sessions by key, skipped path → reason, skipped key → path) under every root."""
+        """(sessions by key, skipped path → reason, skipped key → path, older key → key) under
+        every root."""
         found: dict[str, SessionRef] = {}
         skipped: dict[str, str] = {}
         skipped_keys: dict[str, str] = {}
-        multi = len(self.roots) > 1
-        for root in self.roots:
-            prefix = _key_part(root.name) + "~" if multi else ""
+        aliases: dict[str, str] = {}
+        for root, prefix in zip(self.roots, self._prefixes):
             for path, label, st, why in self._walk(root):
-                key = prefix + _key_of(label)
+                key, alias = _key_of(root, path, label)
+                key = prefix + key
+                if alias:
+                    aliases[prefix + alias] = key
                 why = why or self._why_skipped(path, st)
                 if why:
                     skipped[path] = why
                     skipped_keys.setdefault(key, path)
                     continue
-                n = 2
-                base = key
-                while key in found and found[key].path != path:
-                    key = f"{base}-{n}"
-                    n += 1
+                if key in found:  # two hashes alike: never seen, but never two sessions one key
+                    key = keys.marked(key, path)
                 found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
-        return found, skipped, {k: p for k, p in skipped_keys.items() if k not in found}
+        skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
+        return found, skipped, skipped_keys, {a: k for a, k in aliases.items() if a not in found}
 
     def _walk(self, root: Path):
         """(main transcript path, label, stat, None) for every session under root, or (…, reason)
@@ -634,12 +642,25 @@ def _label(name: str) -> str:
     return name or "session"
 
 
-def _key_part(text: str) -> str:
-    return _KEY_CHARS.sub("_", text).strip("_.") or "_"
+def _key_of(root: Path, path: str, label: str) -> tuple[str, str | None]:
+    """A session's key within its root (see keys.py), and the older key it may also be found by.
 
-
-def _key_of(label: str) -> str:
-    return "~".join(_key_part(p) for p in label.split("/") if p) or "session"
+    A `.json` document gives way to a transcript of the same name beside it (`x.jsonl`, or a
+    session folder `x/`): it takes the marked form, which is a function of its own path alone.
+    While it has the plain key, that marked form is kept as an alias, so a link made while the
+    namesake existed still opens it after the namesake is gone."""
+    top = str(root) + os.sep
+    identity = path[len(top):] if path.startswith(top) else os.path.basename(path)
+    parts = label.split("/")
+    if not path.endswith(".json"):
+        return keys.session_key(parts, identity), None
+    base = path[:-5]
+    gives_way = os.path.lexists(base + ".jsonl") or os.path.lexists(os.path.join(base, SESSION_FILE))
+    marked = keys.session_key(parts, identity, plain_ok=False)
+    if gives_way:
+        return marked, None
+    key = keys.session_key(parts, identity)
+    return key, (marked if marked != key else None)
 
 
 _COMPANION_TESTS = [a.is_companion for a in formats.ADAPTERS if hasattr(a, "is_companion")]

@@ -9,7 +9,7 @@ import logging
 import time
 
 import orjson
-from flask import Blueprint, Response, abort, current_app, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 
 from .. import files, reader
 from ..index import SessionIndex, summary_dump
@@ -46,6 +46,9 @@ def _session(key: str) -> tuple[SessionRef, SessionIndex]:
         _not_a_transcript(e.path, e.reason)
     except NotFound:
         abort(404, description=f"No session “{key}” under the served folders.")
+    if ref.key != key:  # an older key of this session (see Store.get): the page lives at its key
+        args = {**request.view_args, "key": ref.key, **request.args.to_dict(flat=False)}
+        abort(redirect(url_for(request.endpoint, **args), 308))
     try:
         return ref, store().index(key)
     except OSError as e:
