@@ -141,7 +141,8 @@
     var visible = 0;
     for (var i = 0; i < nodes.length; i++) {
       var n = nodes[i];
-      if (n.nodeType === 1 && n.classList.contains("ev") && !n.classList.contains("is-hidden")) visible++;
+      if (n.nodeType === 1 && n.classList.contains("ev") && !n.classList.contains("is-hidden") &&
+          !n.classList.contains("folded")) visible++;
     }
     if (!visible) return;
     if (following() && atBottom) {

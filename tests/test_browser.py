@@ -81,8 +81,8 @@ def test_copy_link_gives_a_permalink_that_opens_in_another_tab(live_server, watc
 
 def test_permalink_into_a_subagent_opens_the_nested_thread(live_server, watched_page):
     page = watched_page
-    page.goto(f"{live_server.url}/s/{CC}/m/00000000-0000-4000-8000-000000000103")
-    target = page.locator("#m-00000000-0000-4000-8000-000000000103")
+    page.goto(f"{live_server.url}/s/{CC}/m/00000000-0000-4000-8000-000000000104")
+    target = page.locator("#m-00000000-0000-4000-8000-000000000104")
     expect(target).to_be_visible()
     expect(target).to_be_in_viewport()
     expect(page.locator("details.subthread")).to_have_attribute("open", "")

@@ -41,3 +41,35 @@ def test_hidden_events_toggle_says_what_a_click_will_do(live_server, browser, ja
     expect(page.locator("#m-L1")).to_be_hidden()
     expect(toggle).to_contain_text("Show 2 hidden events", use_inner_text=True)
     context.close()
+
+
+def test_a_continued_card_joins_the_one_above_without_a_blank_head(live_server, watched_page):
+    import re
+
+    page = watched_page
+    page.goto(f"{live_server.url}/s/{CC}")
+    card = page.locator("#m-00000000-0000-4000-8000-000000000003")  # the Task call after thinking
+    expect(card).to_have_class(re.compile(r"\bcontinued\b"))
+    gap = card.evaluate("e => e.querySelector('.ev-body').getBoundingClientRect().top"
+                        " - e.getBoundingClientRect().top")
+    assert gap < 12, f"{gap}px above the body: a blank head row"
+    head = card.locator(":scope > .ev-head")
+    assert head.evaluate("e => getComputedStyle(e).opacity") == "0"
+    card.hover()
+    expect(head).to_have_css("opacity", "1")
+    expect(head.locator(".permalink")).to_be_visible()
+    assert page.problems == []
+
+
+def test_a_permalink_to_a_folded_result_lands_on_its_call(live_server, watched_page):
+    import re
+
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 500})
+    page.goto(f"{live_server.url}/s/{CC}/m/00000000-0000-4000-8000-000000000005")
+    expect(page.locator("#m-00000000-0000-4000-8000-000000000005")).to_be_hidden()  # folded
+    result = page.locator("#tc-toolu_task_explore-result")
+    expect(result).to_have_class(re.compile(r"\btarget\b"))
+    expect(result).to_be_in_viewport()
+    expect(result).to_contain_text("Two callers")
+    assert page.problems == []

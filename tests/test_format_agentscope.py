@@ -374,7 +374,8 @@ def test_page_shows_calls_states_and_agent_lanes(tmp_path):
         lanes.setdefault(m.group(2), set()).add(m.group(1))
     assert set(lanes) == {"Planner", "Researcher"}
     assert all(len(v) == 1 for v in lanes.values()) and lanes["Planner"] != lanes["Researcher"]
-    assert html.count('<span class="who role-word">tool result</span>') == 2
+    # the two tool results fold into their calls' cards (the tool role kept on the folded line)
+    assert len(re.findall(r'<li class="ev role-tool kind-tool_result[^"]*\bfolded\b', html)) == 2
 
     java = next(h for h in re.findall(r'href="(/s/[^"]+)"', listing) if "memory_messages" in h)
     html = client.get(java).get_data(as_text=True)

@@ -525,7 +525,7 @@ def _sealed(th: ThreadIndex) -> bool:
 def safe_event(adapter, value: Any, ref: Ref) -> Event:
     """The adapter's event, or an unparsed card if the adapter itself fails on this record."""
     try:
-        return _checked(adapter.event(value, ref))
+        return _fold_empty(_checked(adapter.event(value, ref)))
     except Exception as e:  # an adapter bug must cost one card, not the session
         log.exception("adapter %s failed on %s line %s", adapter.NAME, ref.thread, ref.line)
         from .formats.common import as_text
@@ -533,6 +533,25 @@ def safe_event(adapter, value: Any, ref: Ref) -> Event:
         return unparsed_event(as_text(value)[:UNPARSED_PREVIEW], ref,
                               f"could not be read as {adapter.NAME}: {type(e).__name__}: {e}",
                               adapter.NAME)
+
+
+NOT_RECORDED = "thinking not recorded"
+
+
+def _fold_empty(ev: Event) -> Event:
+    """A message whose blocks hold nothing to read (whitespace, thinking the provider did not
+    record: a signature only) is hidden behind the toggle with its reason rather than drawn as an
+    empty card; the next card of the same message says the thinking was not recorded."""
+    if ev.hidden or ev.kind != "message" or ev.role not in ("assistant", "user"):
+        return ev
+    thinking = False
+    for b in ev.blocks:
+        if b.kind == "thinking" and not b.redacted and not (b.text or "").strip():
+            thinking = True
+        elif not (b.kind == "text" and not (b.text or "").strip()):
+            return ev
+    ev.hidden, ev.hidden_reason = True, NOT_RECORDED if thinking else "empty"
+    return ev
 
 
 _TEXT_FIELDS = ("author", "recipient", "model", "hidden_reason", "message_id", "parent")

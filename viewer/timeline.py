@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 
 from . import files, formats, reader, timestamps, tools
 from .formats import detect
-from .index import UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, truncated
+from .index import NOT_RECORDED, UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, \
+    truncated
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
 WINDOW = 40  # visible events per window: a few screens, not the session
 LOOK_BACK = 200  # events a turn result looks back for the text it may repeat
+STREAM_BACK = 4  # lines back a streamed message's card looks for the start of its message
 LANES = 8
 
 
@@ -39,6 +41,7 @@ class CallView:
     thread: "ThreadView | None" = None
     call_event: str | None = None  # id of the event holding the call
     result_owner: "EventView | None" = None  # the event view the result block belongs to
+    target: bool = False  # a permalink to the (folded) event holding the result lands here
 
     @property
     def duration(self) -> str:
@@ -66,6 +69,10 @@ class EventView:
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
     repeats: str | None = None  # id of the message whose text this turn result repeats
+    thought: bool = False  # the model thought before this card; the provider kept no text
+    refs_only: bool = False  # holds only results that are shown with their calls
+    folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
+    fold_into: list = field(default_factory=list)  # the call cards (CallViews) it folds into
 
 
 @dataclass
@@ -241,6 +248,25 @@ def _forward(hidden: list, start: int, n: int, want: int) -> int:
     return i
 
 
+def _follow(before: list[Event], v: EventView) -> None:
+    """What the events just before say about this one (streamed messages come a block per line):
+    the same message goes on (its card joins the one above), and thinking before it in the same
+    message was not recorded (its card says so). Folded empty lines in between do not count."""
+    mid = v.ev.message_id
+    if not mid:
+        return
+    for prev in reversed(before):
+        if prev.message_id != mid or prev.role != v.ev.role:
+            return
+        if not prev.hidden:
+            v.continued = True
+            return
+        if prev.hidden_reason == NOT_RECORDED:
+            v.thought = True
+        elif prev.hidden_reason != "empty":
+            return
+
+
 def lane_of(author: str | None) -> int:
     return zlib.crc32(author.encode()) % LANES + 1 if author else 0
 
@@ -252,6 +278,7 @@ class Timeline:
         self.idx = idx
         self.started = idx.summary.started
         self.target = target
+        self.target_view: EventView | None = None  # set once a window holds the target
         # the permalink target and every thread on the way to it open at the right place
         self.anchors: dict[str, int] = {}
         if target and (where := idx.locate(target)):
@@ -275,19 +302,18 @@ class Timeline:
         views = [self._view(ev, start + i) for i, ev in enumerate(events)]
         self._resolve(views)
         self._repeats(views)
-        prev = None
-        for v in views:
-            mid = v.ev.message_id
-            v.continued = bool(mid and prev is not None and prev.ev.message_id == mid
-                               and prev.ev.role == v.ev.role and not prev.ev.hidden)
-            prev = v
+        for i, v in enumerate(views):
+            _follow([w.ev for w in views[max(0, i - STREAM_BACK) : i]], v)
         return WindowView(thread, start, stop, len(th), views)
 
     def event_view(self, ev: Event, seq: int) -> EventView:
-        """One event alone (the live stream), with its calls resolved."""
+        """One event alone (the live stream), with its calls resolved, and drawn as it will be on
+        a reload: the event before it says whether it continues a message."""
         v = self._view(ev, seq)
         self._resolve([v])
         self._repeats([v])
+        if seq > 0 and ev.message_id:
+            _follow(load_events(self.idx, ev.thread, max(0, seq - STREAM_BACK), seq), v)
         return v
 
     def _repeats(self, views: list[EventView]) -> None:
@@ -329,9 +355,15 @@ class Timeline:
             from .index import epoch
 
             since = "+" + timestamps.span(max(0.0, epoch(ev.timestamp) - self.started))
-        return EventView(ev, seq, lane=lane_of(ev.author), since_start=since,
-                         target=bool(self.target) and ev.id == self.target,
-                         agent=self.idx.info.get("agent"))
+        v = EventView(ev, seq, lane=lane_of(ev.author), since_start=since,
+                      target=bool(self.target) and ev.id == self.target,
+                      agent=self.idx.info.get("agent"),
+                      thought=not ev.hidden and any(
+                          b.kind == "thinking" and not b.redacted and not b.text.strip()
+                          for b in ev.blocks))
+        if v.target:
+            self.target_view = v
+        return v
 
     def thread_view(self, name: str, use: ToolUse | None = None) -> ThreadView:
         """A sub-agent thread named for what it is: the type and description its own metadata
@@ -407,6 +439,27 @@ class Timeline:
             for cid in list(v.refs):
                 if cid in v.calls:
                     del v.refs[cid]
+            self._fold(v, loaded)
+
+    def _fold(self, v: EventView, loaded: dict) -> None:
+        """An event holding only results shown with their calls carries nothing of its own. When
+        the calls are near (same thread, at most a window back: on the page above it, or one
+        "load earlier" away) it folds into them: drawn as nothing, its id kept for permalinks,
+        which land on the call card showing the result. Far from its calls it stays one line."""
+        blocks = v.ev.blocks
+        v.refs_only = bool(v.refs) and all(
+            b.kind == "tool_result" and b.tool_use_id in v.refs for b in blocks)
+        if not v.refs_only:
+            return
+        near = []
+        for rc in v.refs.values():
+            thread, seq = rc.call.call
+            if thread != v.ev.thread or not 0 <= v.seq - seq <= WINDOW:
+                return
+            near.append(loaded.get((thread, seq)))
+        v.folded = True
+        v.fold_into = [cv.calls[rc.call.id] for cv, rc in zip(near, v.refs.values())
+                       if cv is not None and rc.call.id in cv.calls]
 
 
 def _norm(text: str) -> str:

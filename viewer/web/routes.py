@@ -19,6 +19,7 @@ from ..store import NotFound, SessionRef, Skipped, Store
 from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
 from .live import LIVE_WINDOW, cursor_of
+from .templating import dom_id
 
 log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
@@ -166,9 +167,10 @@ def session(key: str):
     return _session_page(ref, idx, win, key)
 
 
-def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None):
+def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None, lands=None):
     live = time.time() - ref.mtime < LIVE_WINDOW
     return render_template("session.html", ref=ref, idx=idx, win=win, key=key, target=target,
+                           lands=lands,
                            show_hidden=show_hidden or bool(request.args.get("hidden")),
                            thread=thread, follow=live and not target,
                            cursor=cursor_of(idx, main=None if thread else win.stop))
@@ -184,7 +186,13 @@ def message(key: str, event_id: str):
     tl = Timeline(idx, target=event_id)
     win = tl.window("main")
     hidden = idx.threads[thread].hidden[seq]
-    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden)
+    lands = f"m-{event_id}"
+    folded = tl.target_view.fold_into if tl.target_view and tl.target_view.folded else []
+    for cv in folded:  # a result folded into its call's card: the link lands on that card
+        cv.target = True
+    if folded:
+        lands = dom_id("tc-", folded[0].call.id) + "-result"
+    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, lands=lands)
 
 
 @bp.get("/s/<key>.json")
