@@ -80,8 +80,10 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
     })
     from werkzeug.serving import make_server
 
+    from .web.security import RequestHandler
+
     try:
-        server = make_server(host, port, app, threaded=True)
+        server = make_server(host, port, app, threaded=True, request_handler=RequestHandler)
     except OSError as e:  # taken between the check and now
         _fail(port_problem(host, port) or f"cannot listen on {host}:{port}: {e.strerror or e}")
     # the address is ours: only now is the URL worth printing

@@ -55,7 +55,8 @@ class Viewer:
 
 def config_from_env() -> dict:
     """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
-    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE, _FOLLOW_SYMLINKS=1."""
+    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE, _FOLLOW_SYMLINKS=1, _BIND (the address the server listens on, as given to
+    it), _ALLOW_ANONYMOUS=1 (serve other machines without a token: see security.py)."""
     env = os.environ
     config: dict = {}
     if env.get("SESSION_VIEWER_ROOTS"):
@@ -70,6 +71,10 @@ def config_from_env() -> dict:
         config["NO_CACHE"] = True
     if env.get("SESSION_VIEWER_FOLLOW_SYMLINKS") == "1":
         config["FOLLOW_SYMLINKS"] = True
+    if env.get("SESSION_VIEWER_ALLOW_ANONYMOUS") == "1":
+        config["ALLOW_ANONYMOUS"] = True
+    if env.get("SESSION_VIEWER_BIND"):
+        config["BIND"] = env["SESSION_VIEWER_BIND"]
     return config
 
 
@@ -89,6 +94,8 @@ def create_app(config: dict | None = None) -> Flask:
         NO_CACHE=False,
         TOKEN=None,  # required on every request when set (non-loopback serving)
         ALLOWED_HOSTS=[],  # extra Host header values accepted besides loopback names
+        ALLOW_ANONYMOUS=False,  # answer other machines without a token (an explicit choice)
+        BIND=None,  # the address a WSGI server listens on, when the settings say it
         FOLLOW_SYMLINKS=False,  # follow symlinks to files outside the roots (see files.py)
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
@@ -96,6 +103,9 @@ def create_app(config: dict | None = None) -> Flask:
         INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
+    from . import routes, security, templating, urls
+
+    security.check_exposure(app.config)  # before anything starts: no watcher, no threads
     roots = app.config["ROOTS"] or default_roots()
     cache = None if app.config["NO_CACHE"] else IndexCache(app.config["CACHE_DIR"])
     store = Store(roots, cache, follow_symlinks=app.config["FOLLOW_SYMLINKS"])
@@ -107,8 +117,6 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["viewer"] = Viewer(store, watcher)
     if app.config["INDEX_ALL"]:
         store.indexer.start()
-
-    from . import routes, security, templating, urls
 
     security.init_app(app)
     urls.init_app(app)

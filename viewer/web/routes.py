@@ -277,7 +277,7 @@ def raw(key: str, event_id: str):
         abort(404, description=f"No message “{event_id}” in this session.")
     data, cut = got
     if request.args.get("download"):
-        return Response(data, mimetype="text/plain; charset=utf-8")
+        return Response(data, content_type="text/plain; charset=utf-8")
     try:
         text = json_text(orjson.loads(data)) if not cut else data.decode("utf-8", "replace")
     except orjson.JSONDecodeError:
@@ -362,7 +362,7 @@ def full(key: str, event_id: str, path: str):
     ev, node, parent = _block_in(idx, event_id, path)
     text = _full_text(idx, ev, node)
     if request.args.get("raw") or not htmx():
-        return Response(text, mimetype="text/plain; charset=utf-8")
+        return Response(text, content_type="text/plain; charset=utf-8")
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
     result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
     # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
