@@ -32,6 +32,7 @@ from .formats import detect, hook
 from .formats.common import unparsed_event
 from .model import ENDED, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
+from .usage import Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +150,7 @@ class SessionIndex:
         self.confinement = confinement  # which files this session may open (see files.py)
         self.threads: dict[str, ThreadIndex] = {}
         self.calls = ToolCallMap()
+        self.usage = Tally()
         self.summary = SessionSummary()
         self._ids: dict[str, tuple[str, int]] | None = {}
         self.info: dict = {}  # what a format says about the session beside the transcript
@@ -192,6 +194,7 @@ class SessionIndex:
         self.generation += 1
         self.summary = SessionSummary(format=fmt)
         self.calls = ToolCallMap()
+        self.usage = Tally()
         self._ids = {}
         self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
         self._extend(self.threads["main"], Change())
@@ -391,6 +394,8 @@ class SessionIndex:
             s.messages += 1
         if ev.model and ev.model not in s.models:
             s.models.append(ev.model)
+        if ev.usage is not None or ev.model:
+            self.usage.observe(th.name, len(th) - 1, ev, ts)
         if ev.author and ev.author not in s.agents and th.name == "main":
             s.agents.append(ev.author)
         if ts is not None:
@@ -413,6 +418,9 @@ class SessionIndex:
         s.orphans = len(self.calls.orphans)
         s.errors = sum(1 for th in self.threads.values() for r in th.roles if r == "error") \
             + self.calls.errors()
+        s.usage = self.usage.summary()
+        s.tools = compact_tools(self.calls.calls.values())
+        s.tool_time = round(sum(t[2] for t in s.tools.values()), 3)
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
@@ -454,6 +462,7 @@ class SessionIndex:
             "forced_format": self.forced_format,
             "threads": [th.dump(blobs) for th in self.threads.values()],
             "calls": self.calls.dump(blobs),
+            "usage": self.usage.dump(blobs),
             "summary": summary_dump(self.summary),
             "info": self.info,
             "blobs": [len(b) for b in blobs],
@@ -480,6 +489,7 @@ class SessionIndex:
             idx.threads[th.name] = th
         idx._ids = None
         idx.calls = ToolCallMap.load(d["calls"], blobs)
+        idx.usage = Tally.load(d["usage"], blobs)
         idx.summary = summary_load(d["summary"])
         idx.info = d.get("info") or {}
         idx.built_at = time.time()
@@ -579,7 +589,8 @@ def _checked(ev: Event) -> Event:
 
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",
-                   "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished")
+                   "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished",
+                   "usage", "tools", "tool_time")
 
 
 def summary_dump(s: SessionSummary) -> dict:
@@ -587,7 +598,9 @@ def summary_dump(s: SessionSummary) -> dict:
 
 
 def summary_load(d: dict) -> SessionSummary:
-    return SessionSummary(**{k: d[k] for k in _SUMMARY_FIELDS if k in d})
+    s = SessionSummary(**{k: d[k] for k in _SUMMARY_FIELDS if k in d})
+    s.usage = current(s.usage)  # priced again if the price table changed since
+    return s
 
 
 def identity_matches(files: list) -> bool:

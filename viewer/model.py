@@ -249,6 +249,19 @@ class SessionSummary:
     models: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
     finished: bool = False
+    # tokens and estimated cost (`usage.Tally.summary()`), per-tool [count, errors, seconds], and
+    # the seconds spent in tools: what the list sorts by and the archive's stats add up
+    usage: dict = field(default_factory=dict)
+    tools: dict = field(default_factory=dict)
+    tool_time: float = 0.0
+
+    @property
+    def cost(self) -> float | None:
+        return self.usage.get("cost")
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.get("tokens", 0)
 
     @property
     def duration(self) -> float | None:

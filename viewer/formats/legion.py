@@ -47,7 +47,8 @@ from ..model import (
     ToolResult,
     ToolUse,
 )
-from .common import anthropic_blocks, as_text, generic_event, result_content, set_time, text_field
+from .common import anthropic_blocks, as_text, generic_event, model_and_usage, result_content, \
+    set_time, text_field
 
 NAME = "legion"
 MODE = "jsonl"
@@ -269,6 +270,8 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
     elif cls == "ResultMessage":
         ev = Event(ref, "error" if d.get("is_error") else "status", kind="result",
                    blocks=[Notice(_result_words(d), d)])
+        # the turn's totals: counted only where the calls themselves recorded no usage
+        model_and_usage(ev, None, d.get("usage"), d.get("total_cost_usd"))
         if isinstance(d.get("result"), str) and d["result"].strip():
             ev.blocks.append(Text(d["result"]))
     elif cls == "ToolCallUpdate":

@@ -11,7 +11,7 @@ import time
 import orjson
 from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 
-from .. import files, reader
+from .. import files, reader, usage
 from ..index import SessionIndex, summary_dump
 from ..model import Event
 from ..formats.detect import NotTranscript
@@ -207,6 +207,7 @@ def session_json(key: str):
              for cid, c in idx.calls.calls.items()}
     return _json({
         "key": key, "path": ref.path, "summary": summary_dump(idx.summary),
+        "usage": usage.report(idx),
         "threads": {n: {"label": th.label, "events": len(th), "path": th.path, "format": th.format,
                         "parent_call": th.meta.get("parent_call")} for n, th in idx.threads.items()},
         "tool_calls": calls,
