@@ -103,7 +103,7 @@ def create_app(config: dict | None = None) -> Flask:
         INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
-    from . import routes, security, templating, urls
+    from . import archive, routes, security, templating, urls  # noqa: F401 (archive adds routes)
 
     security.check_exposure(app.config)  # before anything starts: no watcher, no threads
     roots = app.config["ROOTS"] or default_roots()

@@ -311,20 +311,30 @@ def _stream_response(viewer, messages, lifetime: float) -> Response:
 
 @bp.get("/events")
 def list_events():
-    """For one page of the list: new sessions (on the first page), rows whose files changed, and
-    rows the background indexer filled in since the page's version `v`, with its progress."""
+    """For one page of the list (the page's own arguments): new sessions (on the first page in
+    file-time order), rows whose files changed, and rows the background indexer filled in since the
+    page's version `v`, with its progress. A filtered, sorted or grouped page keeps its rows."""
     app = current_app._get_current_object()
     viewer = app.extensions["viewer"]
     store: Store = viewer.store
     heartbeat = app.config["HEARTBEAT"]
     hub = viewer.watcher.hub if viewer.watcher else None
-    from .routes import PAGE, _summaries, indexing
+    from ..catalog import PAGE, BadQuery, ListQuery
+    from .archive import _summaries, indexing, list_page
 
-    page = max(1, request.args.get("page", 1, type=int))
+    try:
+        q = ListQuery.from_args(request.args)
+    except BadQuery:
+        q = ListQuery()
     since = request.args.get("v", type=int)
+    follows_files = q == ListQuery(page=q.page)  # the plain list: newest files first
+    scope = None if follows_files else {r.ref.key for r in list_page(q).rows}
 
     def shown():
-        return store.sessions()[(page - 1) * PAGE : page * PAGE]
+        refs = store.sessions()
+        if scope is None:
+            return refs[(q.page - 1) * PAGE : q.page * PAGE]
+        return [r for r in refs if r.key in scope]
 
     def signature(refs):
         return {r.key: (r.mtime, r.size) for r in refs}
@@ -355,7 +365,7 @@ def list_events():
             was, progress = progress, indexing(store)
             if changed or was != progress:
                 summaries = _summaries(changed)[1] if changed else {}
-                rows = [(r, summaries.get(r.key), page == 1 and r.key not in known)
+                rows = [(r, summaries.get(r.key), follows_files and q.page == 1 and r.key not in known)
                         for r in changed]
                 yield _sse(render_template("_live_rows.html", rows=rows, now=time.time(),
                                            live_window=LIVE_WINDOW, indexing=progress))

@@ -24,8 +24,6 @@ from .templating import dom_id
 log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
 
-PAGE = 100  # sessions per list page
-LIST_INLINE = 256 << 10  # bytes of sessions without a summary a list page indexes before it answers
 FULL_CAP = 2_000_000  # characters a "show all" puts in the page; the rest is a plain-text link
 _MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/mpeg",
                 "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4", "video/webm",
@@ -89,68 +87,6 @@ def _where() -> dict:
         if v is not None:
             return {name: v}
     return {}
-
-
-# --- the session list ----------------------------------------------------------------------------
-
-
-@bp.get("/")
-def sessions():
-    page = _int("page") or 1
-    refs = store().sessions()
-    pages = max(1, -(-len(refs) // PAGE))
-    shown = refs[(page - 1) * PAGE : page * PAGE]
-    version, summaries = _summaries(shown)
-    # a file found not to be a transcript while summarised is in `skipped` now, shown below
-    rows = [(r, summaries.get(r.key)) for r in shown
-            if not isinstance(summaries.get(r.key), NotTranscript)]
-    return render_template("sessions.html", rows=rows, page=page, pages=pages, total=len(refs),
-                           roots=store().roots, now=time.time(), live_window=LIVE_WINDOW,
-                           version=version, indexing=indexing(store()),
-                           skipped=sorted(store().skipped.items()))
-
-
-@bp.get("/sessions.json")
-def sessions_json():
-    page = _int("page") or 1
-    refs = store().sessions()
-    shown = refs[(page - 1) * PAGE : page * PAGE]
-    summaries = _summaries(shown)[1]
-    out = []
-    for r in shown:
-        s = summaries.get(r.key)
-        row = {"key": r.key, "path": r.path, "label": r.label, "mtime": r.mtime, "size": r.size}
-        if isinstance(s, Exception):
-            row["error"] = str(s)
-        elif s is not None:
-            row.update(summary_dump(s))
-        else:
-            row["pending"] = True  # not indexed yet: the background indexer is on it
-        out.append(row)
-    skipped = [{"path": p, "reason": why} for p, why in sorted(store().skipped.items())]
-    return _json({"total": len(refs), "page": page, "per_page": PAGE, "sessions": out,
-                  "skipped": skipped})
-
-
-def _summaries(shown: list[SessionRef]) -> tuple[int, dict]:
-    """(the indexer's version, summaries of a page of rows). Small sessions without a summary are
-    indexed here; the others are handed to the background indexer before any other session, and
-    show what the file system says until it reaches them (the list's stream fills them in)."""
-    st = store()
-    version = st.indexer.version
-    summaries = st.summaries(shown, inline=LIST_INLINE, stale=True)
-    pending = [r.key for r in shown if summaries.get(r.key) is None]
-    if pending:
-        st.indexer.want(pending)
-    return version, summaries
-
-
-def indexing(st: Store) -> dict | None:
-    """How far the background indexer is, while it works through the served sessions."""
-    ix = st.indexer
-    if not ix.busy or not ix.total or ix.done >= ix.total:
-        return None
-    return {"done": ix.done, "total": ix.total}
 
 
 # --- a session -----------------------------------------------------------------------------------

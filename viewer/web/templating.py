@@ -9,7 +9,7 @@ import re
 from flask import Flask, current_app
 from markupsafe import Markup
 
-from .. import render, timestamps, tools
+from .. import catalog, render, timestamps, tools, usage
 from ..index import epoch
 from ..model import ROLES
 from ..reader import CutStr
@@ -115,6 +115,8 @@ def init_app(app: Flask) -> None:
         iso=timestamps.iso,
         utc=timestamps.human_utc,
         words=words,
+        usd=usage.usd,
+        count=usage.count,
     )
     env.globals.update(
         dom_id=dom_id,
@@ -140,5 +142,6 @@ def init_app(app: Flask) -> None:
         role_class=role_class,
         kind_class=kind_class,
         MARKDOWN_CAP=render.MARKDOWN_CAP,
+        SORTS=catalog.SORTS,
         TEXT_CAP=render.TEXT_CAP,
     )

@@ -7,12 +7,33 @@ from flask import Flask, url_for
 
 class Urls:
     @staticmethod
-    def sessions(page: int | None = None) -> str:
-        return url_for("pages.sessions", page=page) if page and page > 1 else url_for("pages.sessions")
+    def sessions(**args) -> str:
+        """The list; `args` are a list query's arguments (`ListQuery.args()`)."""
+        return url_for("pages.sessions", **_given(args))
 
     @staticmethod
-    def sessions_json() -> str:
-        return url_for("pages.sessions_json")
+    def sessions_json(**args) -> str:
+        return url_for("pages.sessions_json", **_given(args))
+
+    @staticmethod
+    def search(q: str | None = None, **args) -> str:
+        return url_for("pages.search", q=q, **_given(args))
+
+    @staticmethod
+    def search_json(q: str | None = None, **args) -> str:
+        return url_for("pages.search_json", q=q, **_given(args))
+
+    @staticmethod
+    def stats(**args) -> str:
+        return url_for("pages.stats", **_given(args))
+
+    @staticmethod
+    def usage(key: str) -> str:
+        return url_for("pages.usage", key=key)
+
+    @staticmethod
+    def charts(key: str) -> str:
+        return url_for("pages.charts", key=key)
 
     @staticmethod
     def session(key: str, **args) -> str:
@@ -25,6 +46,11 @@ class Urls:
     @staticmethod
     def message(key: str, event_id: str) -> str:
         return url_for("pages.message", key=key, event_id=event_id)
+
+    @staticmethod
+    def message_prefix(key: str) -> str:
+        """A permalink without its event id (scripts append one)."""
+        return url_for("pages.message", key=key, event_id="x")[:-1]
 
     @staticmethod
     def window(key: str, thread: str = "main", **args) -> str:
@@ -51,12 +77,18 @@ class Urls:
         return url_for("live.session_events", key=key, after=after)
 
     @staticmethod
-    def list_events(page: int | None = None, version: int | None = None) -> str:
-        return url_for("live.list_events", page=page if page and page > 1 else None, v=version)
+    def list_events(**args) -> str:
+        """The list's stream: a list query's arguments (`ListQuery.args()`) and `v`, the indexer's
+        version the page was drawn at."""
+        return url_for("live.list_events", **_given(args))
 
     @staticmethod
     def static(name: str) -> str:
         return url_for("static", filename=name)
+
+
+def _given(args: dict) -> dict:
+    return {k: v for k, v in args.items() if v is not None and v != ""}
 
 
 def init_app(app: Flask) -> None:

@@ -1,0 +1,163 @@
+"""Pages about many sessions at once: the list (filters, sorts, groups, pages), the archive's
+stats, and a session's usage panel and chart data. A thin adapter over `viewer.catalog` and
+`viewer.usage`; every page has a `.json` twin taking the same arguments."""
+
+from __future__ import annotations
+
+import time
+
+from flask import abort, render_template, request
+
+from .. import catalog, usage
+from ..catalog import BadQuery, ListQuery
+from ..formats.detect import NotTranscript
+from ..index import summary_dump
+from .live import LIVE_WINDOW
+from .routes import _json, _session, bp, htmx, store
+
+
+def list_query() -> ListQuery:
+    try:
+        return ListQuery.from_args(request.args)
+    except BadQuery as e:
+        abort(400, description=str(e))
+
+
+LIST_INLINE = 256 << 10  # bytes of sessions without a summary a list page indexes before it answers
+
+
+def _rows() -> list[catalog.Row]:
+    """Every session with the summary memory or the cache knows (None: not indexed yet; the last
+    summary while a changed file is indexed again); files found not to be transcripts are left out
+    (the store lists them as skipped)."""
+    st = store()
+    refs = st.sessions()
+    known = st.summaries(refs, stale=True)
+    return [r for r in catalog.rows_of(refs, known, live_window=LIVE_WINDOW)
+            if not isinstance(r.summary, NotTranscript)]
+
+
+def _summaries(shown: list) -> tuple[int, dict]:
+    """(the indexer's version, summaries of a page of rows). Small sessions without a summary are
+    indexed here; the others are handed to the background indexer before any other session, and
+    show what the file system says until it reaches them (the list's stream fills them in)."""
+    st = store()
+    version = st.indexer.version
+    summaries = st.summaries(shown, inline=LIST_INLINE, stale=True)
+    pending = [r.key for r in shown if summaries.get(r.key) is None]
+    if pending:
+        st.indexer.want(pending)
+    return version, summaries
+
+
+def indexing(st) -> dict | None:
+    """How far the background indexer is, while it works through the served sessions."""
+    ix = st.indexer
+    if not ix.busy or not ix.total or ix.done >= ix.total:
+        return None
+    return {"done": ix.done, "total": ix.total}
+
+
+def list_page(q: ListQuery) -> tuple[int, catalog.Page]:
+    """(the indexer's version, one page of the list). A session with no summary yet is listed by
+    its file; on a page in file-time order it is indexed before the page answers when small, else
+    the background indexer is asked for it first."""
+    version = store().indexer.version
+    page = catalog.run(_rows(), q)
+    missing = [r.ref for r in page.rows if r.summary is None]
+    if missing:
+        version, built = _summaries(missing)
+        for r in page.rows:
+            if r.summary is None:
+                r.summary = built.get(r.ref.key)
+        page.rows = [r for r in page.rows if not isinstance(r.summary, NotTranscript)]
+    return version, page
+
+
+@bp.get("/")
+def sessions():
+    q = list_query()
+    version, page = list_page(q)
+    return render_template("sessions.html", p=page, q=q, roots=store().roots, now=time.time(),
+                           live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version,
+                           indexing=indexing(store()), skipped=sorted(store().skipped.items()))
+
+
+@bp.get("/sessions.json")
+def sessions_json():
+    q = list_query()
+    page = list_page(q)[1]
+    out = []
+    for r in page.rows:
+        ref, s = r.ref, r.summary
+        row = {"key": ref.key, "path": ref.path, "label": ref.label, "project": r.project,
+               "mtime": ref.mtime, "size": ref.size, "live": r.live}
+        if isinstance(s, Exception):
+            row["error"] = str(s)
+        elif s is not None:
+            row.update(summary_dump(s))
+            row["cost_usd"] = s.cost
+            row["tokens"] = s.tokens
+            row.pop("usage", None)
+        else:
+            row["pending"] = True  # not indexed yet: the background indexer is on it
+        out.append(row)
+    body = {"total": page.total, "all": page.all, "page": q.page, "pages": page.pages,
+            "per_page": catalog.PAGE, "not_indexed": page.pending,
+            "not_indexed_left_out": page.excluded_pending, "query": q.args(page=1),
+            "sort": q.sort, "order": "desc" if q.desc else "asc", "indexing": indexing(store()),
+            "sessions": out,
+            "skipped": [{"path": p, "reason": why} for p, why in sorted(store().skipped.items())]}
+    if q.group:
+        body["groups"] = [{"project": g.project, "sessions": g.sessions, "cost_usd": g.cost,
+                           "tokens": g.tokens, "errors": g.errors, "keys": [r.ref.key for r in g.rows]}
+                          for g in page.groups]
+    return _json(body)
+
+
+# --- a session's usage ---------------------------------------------------------------------------
+
+
+@bp.get("/s/<key>/usage", endpoint="usage")
+def usage_panel(key: str):
+    """The usage and cost panel: loaded into the session page when opened, a page of its own
+    without JavaScript."""
+    ref, idx = _session(key)
+    report = usage.report(idx)
+    if htmx():
+        return render_template("_usage.html", key=key, report=report, idx=idx)
+    return render_template("usage.html", key=key, report=report, idx=idx, ref=ref)
+
+
+@bp.get("/s/<key>/charts.json")
+def charts(key: str):
+    """What the session's charts draw: bars on a time axis per thread, tokens per turn."""
+    ref, idx = _session(key)
+    return _json({"timeline": usage.timeline(idx), "turns": usage.turns(idx)})
+
+
+# --- the archive's stats -------------------------------------------------------------------------
+
+
+def _stats(q: ListQuery) -> tuple[dict, catalog.Page]:
+    rows = _rows()
+    kept = catalog.matching(rows, q)
+    page = catalog.Page(q, [], len(kept), len(rows), sum(1 for r in rows if not r.known), 0, 1,
+                        facets=catalog.facets(rows))
+    return usage.archive([(r.ref, r.summary) for r in kept]), page
+
+
+@bp.get("/stats")
+def stats():
+    q = list_query()
+    data, page = _stats(q)
+    return render_template("stats.html", q=q, data=data, p=page, roots=store().roots,
+                           indexing=indexing(store()))
+
+
+@bp.get("/stats.json")
+def stats_json():
+    q = list_query()
+    data, page = _stats(q)
+    return _json({**data, "query": q.args(page=1), "sessions_matching": page.total,
+                  "sessions_all": page.all, "not_indexed": page.pending, "indexing": indexing(store())})
