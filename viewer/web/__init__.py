@@ -132,11 +132,12 @@ def create_app(config: dict | None = None) -> Flask:
 def _warm_up(app: Flask) -> None:
     """Compile every template and load the renderers now, so the first page a user opens does not
     pay for it (compiling the templates alone takes a few hundred milliseconds)."""
-    from .. import render
+    from .. import render, usage
 
     for name in app.jinja_env.list_templates(extensions=["html"]):
         app.jinja_env.get_template(name)
     render.markdown("*warm* `up`\n\n```python\nx = 1\n```")
+    usage.PRICES.model("claude-sonnet-4-5")  # loads the price table (a fifth of a second)
     render.highlight("{}", "json")
     render.ansi_segments("\x1b[1mwarm\x1b[0m")
     # what exists now lives as long as the app: keep it out of every later garbage collection
