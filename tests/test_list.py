@@ -218,3 +218,14 @@ def test_stats_add_up_the_sessions(client):
     assert "Top tools" in page and 'data-chart="days"' in page and "<table" in page
     filtered = client.get("/stats.json?format=legion").get_json()
     assert filtered["totals"]["sessions"] == 2
+
+
+def test_a_sorted_page_has_its_own_stream(client):
+    page = client.get("/?sort=cost&format=claude-code").get_data(as_text=True)
+    url = re.search(r'hx-sse:connect="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "sort=cost" in url and "format=claude-code" in url and "v=" in url
+    resp = client.get(url, buffered=False)
+    assert resp.status_code == 200
+    first = next(resp.response)
+    assert (first.decode() if isinstance(first, bytes) else first).startswith("retry:")
+    resp.close()

@@ -328,7 +328,7 @@ def list_events():
         q = ListQuery()
     since = request.args.get("v", type=int)
     follows_files = q == ListQuery(page=q.page)  # the plain list: newest files first
-    scope = None if follows_files else {r.ref.key for r in list_page(q).rows}
+    scope = None if follows_files else {r.ref.key for r in list_page(q)[1].rows}
 
     def shown():
         refs = store.sessions()
