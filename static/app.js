@@ -162,7 +162,8 @@
   function wireLive() {
     var live = document.getElementById("live");
     if (!live) return;
-    live.addEventListener("htmx:sse:after:connection", function () { setState("live", "live"); });
+    // the stream's state, said quietly: "live" is what the session is (being written), not the page
+    live.addEventListener("htmx:sse:after:connection", function () { setState("live", "connected"); });
     live.addEventListener("htmx:sse:error", function () { setState("reconnecting", "reconnecting…"); });
     live.addEventListener("htmx:sse:close", function (e) {
       var reason = e.detail && e.detail.reason;
@@ -178,6 +179,22 @@
       follow.addEventListener("change", function () { if (follow.checked) toBottom(); });
       if (follow.checked && !document.body.getAttribute("data-target")) toBottom();
     }
+  }
+
+  // --- a session page's "live": gone when the minute since the last write has passed -------------
+  // (the server says how long it stays fresh, so the reader's clock does not matter; a write that
+  // comes through the stream swaps in a fresh badge)
+  var liveBadge = null;
+  var liveUntil = 0;
+
+  function expireLive() {
+    var badge = document.getElementById("session-live");
+    if (!badge) return;
+    if (badge !== liveBadge) {
+      liveBadge = badge;
+      liveUntil = Date.now() + 1000 * (parseFloat(badge.getAttribute("data-fresh-for")) || 0);
+    }
+    badge.hidden = Date.now() >= liveUntil;
   }
 
   // --- the session list: "live" badges expire after a minute ------------------------------------
@@ -213,6 +230,10 @@
       }
     }).observe(document.body, { childList: true, subtree: true });
     if (document.querySelector("tr[data-mtime]")) setInterval(expireBadges, 10000);
+    if (document.getElementById("session-live")) {
+      expireLive();
+      setInterval(expireLive, 1000);
+    }
   }
 
   if (document.readyState === "loading") {

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import time
+
 import pytest
 from playwright.sync_api import expect
+
+from conftest import SESSIONS, quiet_copy
 
 pytestmark = pytest.mark.browser
 
@@ -44,8 +51,6 @@ def test_hidden_events_toggle_says_what_a_click_will_do(live_server, browser, ja
 
 
 def test_a_continued_card_joins_the_one_above_without_a_blank_head(live_server, watched_page):
-    import re
-
     page = watched_page
     page.goto(f"{live_server.url}/s/{CC}")
     card = page.locator("#m-00000000-0000-4000-8000-000000000003")  # the Task call after thinking
@@ -62,8 +67,6 @@ def test_a_continued_card_joins_the_one_above_without_a_blank_head(live_server, 
 
 
 def test_a_permalink_to_a_folded_result_lands_on_its_call(live_server, watched_page):
-    import re
-
     page = watched_page
     page.set_viewport_size({"width": 1000, "height": 500})
     page.goto(f"{live_server.url}/s/{CC}/m/00000000-0000-4000-8000-000000000005")
@@ -72,4 +75,40 @@ def test_a_permalink_to_a_folded_result_lands_on_its_call(live_server, watched_p
     expect(result).to_have_class(re.compile(r"\btarget\b"))
     expect(result).to_be_in_viewport()
     expect(result).to_contain_text("Two callers")
+    assert page.problems == []
+
+
+def test_live_means_being_written_and_the_stream_state_is_apart(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    path = quiet_copy(SESSIONS / TOUR, root / TOUR) / "messages.jsonl"  # last written long ago
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/{TOUR}")
+    state = page.locator("#live-state")
+    expect(state).to_have_attribute("data-state", "live")  # the stream is connected…
+    expect(state).to_have_text("connected")
+    badge = page.locator("#session-live")
+    expect(badge).to_be_hidden()  # …but the session is not being written
+    assert page.get_by_text(re.compile(r"^\W*live$")).filter(visible=True).count() == 0
+    with open(path, "a") as f:  # a write: now it is
+        f.write(json.dumps({"type": "assistant", "content": "still going", "session_id": "s",
+                            "timestamp": time.time(), "message_id": "live-now"}) + "\n")
+    expect(page.locator("#m-live-now")).to_be_attached()
+    expect(badge).to_be_visible()
+    expect(badge).to_have_text("live")
+    assert page.problems == []
+
+
+def test_live_ends_when_the_writing_stops(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    path = quiet_copy(SESSIONS / TOUR, root / TOUR) / "messages.jsonl"
+    written = time.time() - 52  # eight seconds of "live" left
+    os.utime(path, (written, written))
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/{TOUR}")
+    badge = page.locator("#session-live")
+    expect(badge).to_be_visible()
+    expect(badge).to_be_hidden(timeout=20_000)  # nothing written for a minute: no longer live
+    assert time.time() - written >= 59
     assert page.problems == []

@@ -431,6 +431,10 @@ class SessionIndex:
     def locate(self, event_id: str) -> tuple[str, int] | None:
         return self.ids.get(event_id)
 
+    def written(self) -> float:
+        """When any file of the session was last written (epoch seconds, as last read)."""
+        return max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
+
     def finished(self) -> bool:
         """Whether the agent is done: the files have been quiet a long while, or the source says so
         and nothing has been written for a minute (a stale "terminated" must not end a live run)."""

@@ -200,7 +200,8 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
             cv = tl.call_view(th.meta["parent_call"]) if th.meta.get("parent_call") else None
             if cv is not None:
                 yield _sse(render_template("_live_event.html", v=None, calls=[cv], key=key,
-                                           new_thread=True, hidden=idx.summary.hidden),
+                                           new_thread=True, hidden=idx.summary.hidden,
+                                           written=idx.written()),
                            id=encode_cursor(cursor))
             continue
         # other streams may be extending this index right now: take the events that exist at this
@@ -214,7 +215,7 @@ def _updates(idx: SessionIndex, cursor: dict[str, int], key: str):
             v = tl.event_view(ev, seq)
             changed = _calls_touched(ev, idx)
             html = render_template("_live_event.html", v=v, key=key, thread=name,
-                                   hidden=idx.summary.hidden, calls=[
+                                   hidden=idx.summary.hidden, written=idx.written(), calls=[
                                        c for c in (tl.call_view(cid) for cid in changed) if c
                                        and c.call.call != (name, seq)])
             cursor[name] = position_after(th, seq + 1)

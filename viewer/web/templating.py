@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 
 from flask import Flask, current_app
 from markupsafe import Markup
@@ -92,6 +93,14 @@ def kind_class(kind: str) -> str:
     return head if head in _KIND_CLASSES else "other"
 
 
+def fresh_for(written: float) -> float:
+    """Seconds a session written at `written` still counts as live (being written: the list's
+    meaning, a write in the last minute); 0 when it no longer does."""
+    from .live import LIVE_WINDOW
+
+    return max(0.0, round(LIVE_WINDOW - (time.time() - written), 1))
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -121,6 +130,7 @@ def init_app(app: Flask) -> None:
     env.globals.update(
         dom_id=dom_id,
         render_event=render_event,
+        fresh_for=fresh_for,
         diff=render.diff,
         media_inline=media_inline,
         safe_image=safe_image,
