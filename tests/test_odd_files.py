@@ -255,3 +255,127 @@ def test_a_huge_unparsable_line_is_read_once_per_file_version(tmp_path, monkeypa
     again = app_for(tmp_path / "root", tmp_path).test_client()  # a restart, from the cache
     assert "Unparsed line 2" in again.get("/s/big").get_data(as_text=True)
     assert len(calls) == seen
+
+
+def nest(n, leaf="bottom"):
+    value = leaf
+    for i in range(n):
+        value = {"k": value} if i % 2 else [value]
+    return value
+
+
+def deep_line(n) -> str:
+    """A legion assistant line whose tool call input is nested n levels deep (written by hand:
+    json.dumps itself recurses)."""
+    head = ('{"type": "assistant", "content": "", "timestamp": 1761073190.0, "session_id": "s", '
+            '"metadata": {"tool_uses": [{"id": "t1", "name": "Thing", "input": {"x": ')
+    opens = "".join('{"k": ' if i % 2 else "[" for i in reversed(range(n)))
+    closes = "".join("}" if i % 2 else "]" for i in range(n))
+    return head + opens + '"bottom"' + closes + "}}]}}"
+
+
+@pytest.mark.parametrize("depth", [300, 1000, 1030])
+def test_deep_nesting_is_cut_and_said_never_a_500(tmp_path, depth):
+    """orjson writes at most 255 levels and Python's repr recurses ~1,000: a record nested deeper is
+    cut at a fixed depth where it is read, with a note saying so; the raw view shows it as written."""
+    root = tmp_path / "root"
+    p = root / "deep" / "messages.jsonl"
+    p.parent.mkdir(parents=True)
+    p.write_text(json.dumps(legion(0)) + "\n" + deep_line(depth) + "\n" + json.dumps(legion(2))
+                 + "\n")
+    c = app_for(root, tmp_path).test_client()
+    pages = {url: c.get(url) for url in ("/s/deep", "/s/deep.json", "/s/deep/m/L2",
+                                         "/s/deep/raw/L2", "/s/deep/raw/L2?download=1")}
+    for url, r in pages.items():
+        assert r.status_code == 200, url
+    page = pages["/s/deep"].get_data(as_text=True)
+    assert "message 2" in page and "could not be displayed" not in page
+    if depth <= 1024:  # orjson reads up to 1,024 levels: the record is shown, cut
+        assert "nested deeper than" in page
+        assert "nested deeper than" in json.dumps(pages["/s/deep.json"].get_json())
+        raw = pages["/s/deep/raw/L2"].get_data(as_text=True)
+        assert "shown as written" in raw and "bottom" in raw
+    else:  # deeper than any JSON reader here goes: an unparsed line, with its reason
+        assert "Unparsed line 2" in page
+    assert pages["/s/deep/raw/L2?download=1"].data.decode() == deep_line(depth)
+
+
+def test_a_deep_json_document_is_cut_and_said(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    doc = ('[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok", "x": '
+           + "[" * 400 + '"bottom"' + "]" * 400 + "}]")
+    (root / "chat.json").write_text(doc)
+    c = app_for(root, tmp_path).test_client()
+    ids = [e["id"] for e in c.get("/s/chat.json").get_json()["events"]]
+    assert len(ids) == 2
+    for url in ["/s/chat"] + [f"/s/chat/raw/{i}" for i in ids] + [f"/s/chat/m/{i}" for i in ids]:
+        assert c.get(url).status_code == 200, url
+    assert "nested deeper than" in c.get(f"/s/chat/raw/{ids[1]}").get_data(as_text=True)
+
+
+@pytest.fixture
+def small_huge(monkeypatch):
+    """Lines above 2 KB are "huge" (skimmed, long strings cut), so a test needs no megabytes."""
+    from viewer import reader
+
+    monkeypatch.setattr(reader, "HUGE_LINE", 2000)
+    monkeypatch.setattr(reader, "STRING_CAP", 300)
+    monkeypatch.setattr(reader, "PREVIEW", 100)
+    monkeypatch.setattr(reader, "CHUNK", 512)  # and read in small pieces, so streams have several
+    return reader
+
+
+def cut_session(root):
+    import base64
+
+    payload = bytes(range(256)) * 40
+    project = root / "p"
+    project.mkdir(parents=True)
+    text = b"caf\xc3\xa9 " * 300 + b"\xff\xfe broken bytes \xc3 " + b"tail" * 200
+    line = (b'{"type": "user", "uuid": "u1", "sessionId": "s", "parentUuid": null, '
+            b'"timestamp": "2025-01-01T00:00:00Z", "message": {"role": "user", "content": ['
+            b'{"type": "text", "text": "' + text + b'"}, {"type": "image", "source": {"type": '
+            b'"base64", "media_type": "image/png", "data": "'
+            + base64.b64encode(payload) + b'"}}]}}\n')
+    (project / "s.jsonl").write_bytes(line)
+    return payload
+
+
+def test_show_all_and_media_of_a_cut_string_with_invalid_utf8(tmp_path, small_huge):
+    payload = cut_session(tmp_path / "root")
+    c = app_for(tmp_path / "root", tmp_path).test_client()
+    page = c.get("/s/p~s").get_data(as_text=True)
+    assert "/s/p~s/e/u1/full/b0" in page and "/s/p~s/e/u1/media/b1" in page
+    r = c.get("/s/p~s/e/u1/full/b0", headers={"HX-Request": "true"})
+    assert r.status_code == 200 and "broken bytes" in r.get_data(as_text=True)
+    r = c.get("/s/p~s/e/u1/full/b0?raw=1")
+    text = r.get_data(as_text=True)
+    assert r.status_code == 200 and text.startswith("café café") and text.endswith("tail")
+    assert "\ufffd\ufffd broken bytes \ufffd tail" in text
+    r = c.get("/s/p~s/e/u1/media/b1")
+    assert r.status_code == 200 and r.data == payload and r.mimetype == "image/png"
+
+
+def test_show_all_and_media_are_streamed_not_loaded_whole(tmp_path, small_huge):
+    payload = cut_session(tmp_path / "root")
+    c = app_for(tmp_path / "root", tmp_path).test_client()
+    for url, whole in (("/s/p~s/e/u1/full/b0?raw=1", None), ("/s/p~s/e/u1/media/b1", payload)):
+        r = c.get(url, buffered=False)
+        assert r.status_code == 200 and r.is_streamed, url
+        pieces = list(r.response)
+        assert len(pieces) > 3 and max(map(len, pieces)) <= 2 * small_huge.CHUNK, url
+        if whole is not None:
+            assert b"".join(pieces) == whole
+        r.close()
+
+
+def test_block_addresses_are_only_those_the_page_links_to(tmp_path, small_huge):
+    cut_session(tmp_path / "root")
+    c = app_for(tmp_path / "root", tmp_path).test_client()
+    assert c.get("/s/p~s/e/u1/full/b0?raw=1").status_code == 200
+    for path in ("b-1", "b%D9%A0", "b01", "b+0", "b%200", "b0.c-1", "b1.", "x0", "b0.i:", "b",
+                 "b99999999999999999999", "b0..c0", "b%EF%BC%90"):
+        r = c.get(f"/s/p~s/e/u1/full/{path}?raw=1")
+        assert r.status_code == 404, path
+        assert c.get(f"/s/p~s/e/u1/media/{path}").status_code == 404, path

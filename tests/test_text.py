@@ -77,3 +77,18 @@ def test_cut_strings_expand_to_their_whole_text_when_the_file_is_at_hand():
     ev = claude_code.event(rec, Ref("main", 1, 0, len(line)))
     assert "needle" not in event_text(ev)  # only the preview without the file
     assert event_text(ev, expander(f)).endswith("needle at the very end")
+
+
+def test_a_tool_input_nested_a_thousand_levels_deep_is_read_without_recursing_to_death():
+    """The index pass does not cut deep records (the pages do): what feeds search from it must
+    not recurse past Python's limit either."""
+    deep = "needle-at-the-bottom"
+    for i in range(1000):
+        deep = {"k": deep} if i % 2 else [deep]
+    ev = Event(Ref("main", 1, 0, 10), "assistant",
+               blocks=[ToolUse("t1", "Thing", {"command": "top-level", "x": deep})])
+    text = event_text(ev)
+    assert "top-level" in text and "needle-at-the-bottom" not in text  # cut, like the page
+    from viewer.formats.common import as_text
+
+    assert reader.DEEP in as_text(deep)

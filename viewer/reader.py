@@ -10,6 +10,12 @@ Everything above this module works with (offset, length) pairs, so a page can re
   preview and the string's position in the file, so "show all" can fetch exactly those bytes later.
 * Decoding never raises: a line that is not JSON (or not UTF-8, after a lenient retry) comes back as
   a `BadLine` with a plain reason.
+* What is shown is never nested deeper than `MAX_DEPTH`: `shallow()` replaces deeper containers by
+  a note (`DEEP`). orjson writes at most 255 levels and Python's own recursion stops near 1,000, so
+  a record nested deeper would break every page, JSON twin and text extraction that meets it. The
+  timeline applies it to the events of a window, `skim` and documents to what they return; the index
+  pass does not pay for it on every line (nothing there walks a record's depth). The raw view still
+  shows the line as written.
 
 Lines end with `\n` (a `\r` before it is dropped), or with a lone `\r` in a file that has no `\n`
 at all (old Mac line endings: `detect` decides). A UTF-8 byte order mark at the start of a file
@@ -18,9 +24,11 @@ is not part of its first line.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass
+from json.decoder import scanstring
 from typing import Any, BinaryIO, Iterator
 
 import orjson
@@ -30,6 +38,8 @@ HUGE_LINE = 4 << 20  # lines above this are skimmed, not decoded whole
 STRING_CAP = 256 << 10  # in a skimmed line, strings above this are cut
 PREVIEW = 16 << 10  # bytes of a cut string kept as its preview
 TOKEN_MAX = 4 << 10  # a JSON number or literal longer than this is not one: the line is not JSON
+MAX_DEPTH = 100  # containers nested deeper than this are cut (see the module doc)
+DEEP = f"[nested deeper than {MAX_DEPTH} levels: cut here; the raw view shows the record as written]"
 BOM = b"\xef\xbb\xbf"
 
 
@@ -182,6 +192,44 @@ def decode(data: bytes) -> Any:
     return BadLine(_plain(reason, data))
 
 
+def shallow(value: Any, data: bytes | None = None) -> Any:
+    """`value` with containers deeper than MAX_DEPTH replaced by DEEP (the same object when none
+    are). `data`, the JSON it was read from, makes the usual case free: a line with few brackets
+    cannot be deep."""
+    if data:
+        brackets = (b"[", b"{") if isinstance(data, bytes) else ("[", "{")
+        if data.count(brackets[0]) + data.count(brackets[1]) <= MAX_DEPTH:
+            return value
+    return cap_depth(value) if too_deep(value) else value
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a container sits `limit` levels down in `value` (iterative: any depth is fine)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def cap_depth(value: Any, limit: int = MAX_DEPTH, depth: int = 0) -> Any:
+    """A copy of `value` whose containers `limit` levels down are replaced by DEEP."""
+    if isinstance(value, dict):
+        if depth >= limit:
+            return DEEP
+        return {k: cap_depth(v, limit, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= limit:
+            return DEEP
+        return [cap_depth(v, limit, depth + 1) for v in value]
+    return value
+
+
 def _plain(reason: str, data: bytes) -> str:
     text = data.lstrip()[:1]
     if text and text not in b"{[\"-0123456789tfn":
@@ -203,10 +251,76 @@ def read_bytes(f: BinaryIO, offset: int, length: int, limit: int | None = None) 
 
 
 def read_cut(f: BinaryIO, cut: CutStr) -> str:
-    """The full value of a cut string: exactly the bytes the file holds, JSON-unescaped."""
-    f.seek(cut.offset)
-    raw = f.read(cut.raw_length)
-    return orjson.loads(b'"' + raw + b'"')
+    """The full value of a cut string: exactly the bytes the file holds, JSON-unescaped (invalid
+    UTF-8 replaced). Whole in memory: `iter_cut` for anything that may be big."""
+    return "".join(iter_cut(f, cut))
+
+
+def iter_cut(f: BinaryIO, cut: CutStr, chunk: int | None = None) -> Iterator[str]:
+    """The full value of a cut string in pieces, one chunk of the file in memory at a time: each
+    piece JSON-unescaped as it is read. Invalid UTF-8 becomes U+FFFD; an escape the file got wrong
+    is kept as written. Pieces never split an escape or a character."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    carry = ""
+    for raw, last in _chunks(f, cut.offset, cut.raw_length, chunk or CHUNK):
+        text = carry + decoder.decode(raw, final=last)
+        n = len(text) if last else _escape_boundary(text)
+        carry = text[n:]
+        if n:
+            yield _unescape(text[:n])
+    if carry:
+        yield _unescape(carry)
+
+
+def iter_text(f: BinaryIO, offset: int, length: int, chunk: int | None = None) -> Iterator[str]:
+    """The bytes at (offset, length) as text, in pieces, invalid UTF-8 replaced."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for raw, last in _chunks(f, offset, length, chunk or CHUNK):
+        text = decoder.decode(raw, final=last)
+        if text:
+            yield text
+
+
+def _chunks(f: BinaryIO, offset: int, length: int, chunk: int) -> Iterator[tuple[bytes, bool]]:
+    pos, end = offset, offset + length
+    while pos < end:
+        f.seek(pos)
+        raw = f.read(min(chunk, end - pos))
+        if not raw:  # the file is shorter now than when it was indexed
+            yield b"", True
+            return
+        pos += len(raw)
+        yield raw, pos >= end
+
+
+def _escape_boundary(text: str) -> int:
+    """Where a piece of a JSON string body may end: not inside an escape, and not between the two
+    halves of an escaped surrogate pair."""
+    n = end = len(text)
+    i = text.rfind("\\", max(0, n - 6))  # an escape is at most six characters long
+    if i >= 0 and _opens_escape(text, i) and (i + 1 >= n or (text[i + 1] == "u" and n - i < 6)):
+        end = i
+    if end >= 6 and _HIGH_SURROGATE.fullmatch(text, end - 6, end) and _opens_escape(text, end - 6):
+        end -= 6  # a high surrogate waits for its low half
+    return end
+
+
+_HIGH_SURROGATE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+
+def _opens_escape(text: str, i: int) -> bool:
+    """Whether the backslash at i starts an escape (it is not the second of a pair)."""
+    start = i
+    while start > 0 and text[start - 1] == "\\":
+        start -= 1
+    return (i - start) % 2 == 0
+
+
+def _unescape(body: str) -> str:
+    try:
+        return scanstring('"' + body + '"', 1, False)[0]
+    except ValueError:  # a bad escape: the text as written
+        return body
 
 
 def file_identity(path: str | os.PathLike) -> tuple[int, int, int]:
@@ -274,7 +388,7 @@ def skim(f: BinaryIO, offset: int, length: int) -> Any:
         value = _value(w, 0)
         if w.peek() != -1:
             raise SkimError("extra data after the JSON value")
-        return value
+        return shallow(value)
     except (SkimError, orjson.JSONDecodeError, RecursionError) as e:
         return BadLine(f"malformed JSON (huge line, {length} bytes): {e}")
 

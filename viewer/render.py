@@ -29,6 +29,8 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import JsonLexer, TextLexer, get_lexer_by_name, get_lexer_for_filename
 from pygments.util import ClassNotFound
 
+from . import reader
+
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
 TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"
 HIGHLIGHT_CAP = 200_000  # longer code is shown plain: Pygments is slow on megabytes
@@ -114,10 +116,7 @@ def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
 
 def pretty_json(value) -> Markup:
     """Any JSON value, indented and highlighted."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        text = repr(value)
+    text = json_text(value)
     if len(text) > HIGHLIGHT_CAP:
         return highlight(text, "text")
     return code_block(text, JsonLexer())
@@ -132,10 +131,13 @@ def pretty_json_text(text: str) -> Markup:
 
 
 def json_text(value) -> str:
+    """Any value as indented JSON (what JSON cannot hold as its str(); what is nested deeper than
+    orjson writes, cut with a note — never Python's repr, which recurses without limit)."""
+    option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return repr(value)
+        return orjson.dumps(value, option=option, default=str).decode()
+    except TypeError:  # orjson.JSONEncodeError: nested too deeply
+        return orjson.dumps(reader.cap_depth(value), option=option, default=str).decode()
 
 
 @dataclass(slots=True)

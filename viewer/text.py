@@ -121,18 +121,21 @@ def _block(b, path: str, expand: Expand | None, prose: str) -> Iterator[Piece]:
 
 
 def _leaves(value: Any, path: str, field: str, expand: Expand | None,
-            top: bool = False) -> Iterator[Piece]:
+            top: bool = False, depth: int = 0) -> Iterator[Piece]:
     """The scalar values inside a JSON value (no keys, no syntax), each with its address: a tool
-    input's top-level fields are addressable (`i:command`), deeper ones belong to the block."""
+    input's top-level fields are addressable (`i:command`), deeper ones belong to the block.
+    Nothing below reader.MAX_DEPTH levels is read (as on the page, where it is cut)."""
+    if depth > reader.MAX_DEPTH:
+        return
     if isinstance(value, str):
         if value.strip() and not looks_like_base64(value):
             yield Piece(path, field, _str(value, expand))
     elif isinstance(value, dict):
         for k, v in value.items():
             sub = f"{path}.i:{k}" if top and isinstance(k, str) and "." not in k else path
-            yield from _leaves(v, sub, field, expand)
+            yield from _leaves(v, sub, field, expand, depth=depth + 1)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _leaves(v, path, field, expand)
+            yield from _leaves(v, path, field, expand, depth=depth + 1)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         yield Piece(path, field, str(value))

@@ -162,6 +162,7 @@ def _load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[
 
 
 def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
+    value = reader.shallow(value, data)  # what a page shows is never nested too deep to write
     if isinstance(value, reader.BadLine):
         if data is None and f is not None:
             data = reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)

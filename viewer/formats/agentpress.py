@@ -50,8 +50,8 @@ from typing import Any
 import orjson
 
 from ..model import Cached, Data, Event, Notice, Ref, Text, ToolResult, ToolUse
-from .common import as_text, error_content, generic_event, openai_tool_calls, result_content, \
-    set_time, text_field
+from .common import as_text, error_content, generic_event, loads, openai_tool_calls, \
+    result_content, set_time, text_field
 from .openai_chat import content_blocks, prompt_title, thinking_blocks
 
 NAME = "agentpress"
@@ -108,7 +108,7 @@ def _decode(value: Any) -> Any:
     """A JSON string holding an object or array, decoded; anything else as it is."""
     if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
         try:
-            parsed = orjson.loads(value)
+            parsed = loads(value)
         except orjson.JSONDecodeError:
             return value
         if isinstance(parsed, (dict, list)):

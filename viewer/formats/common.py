@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from .. import timestamps
+from .. import reader, timestamps
 from ..model import (
     CANCELLED,
     DENIED,
@@ -29,6 +29,12 @@ from ..model import (
     ToolUse,
     Unparsed,
 )
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON held in a record's string (tool arguments, a content string), parsed like a line is:
+    nothing nested deeper than reader.MAX_DEPTH. Raises orjson.JSONDecodeError."""
+    return reader.shallow(orjson.loads(text), text)
 
 
 def set_time(ev: Event, raw: Any) -> Event:
@@ -71,8 +77,9 @@ def as_text(value: Any) -> str:
         return ""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        return str(value)
+    except TypeError:  # not JSON, or nested deeper than orjson writes (str() would recurse)
+        return orjson.dumps(reader.cap_depth(value), option=orjson.OPT_INDENT_2,
+                            default=str).decode()
 
 
 def parse_arguments(args: Any) -> tuple[Any, str | None]:
@@ -82,7 +89,7 @@ def parse_arguments(args: Any) -> tuple[Any, str | None]:
         if not args.strip():
             return {}, None
         try:
-            return orjson.loads(args), None
+            return loads(args), None
         except orjson.JSONDecodeError:
             return args, args
     return args, None

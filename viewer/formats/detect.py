@@ -213,7 +213,7 @@ def read_document(path: str | Path) -> Any:
     for adapter in ADAPTERS:
         doc = hook(adapter, "folder_document", Path(path))
         if doc is not None:
-            return doc
+            return reader.shallow(doc)
     with files.open_file(path) as f:
         start = reader.skip_bom(f)
         size = f.seek(0, 2) - start
@@ -222,6 +222,6 @@ def read_document(path: str | Path) -> Any:
         f.seek(start)
         data = f.read()
     try:
-        return orjson.loads(data)
+        return reader.shallow(orjson.loads(data), data)
     except orjson.JSONDecodeError as e:
         return reader.BadLine(f"malformed JSON document: {e}")

@@ -58,7 +58,7 @@ import orjson
 
 from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult
 from . import openai_chat
-from .common import as_text, error_content, generic_event, media_block, openai_tool_calls, \
+from .common import as_text, error_content, generic_event, loads, media_block, openai_tool_calls, \
     set_time
 
 NAME = "marsys"
@@ -363,7 +363,7 @@ def action_of(text: str) -> tuple[str, dict, str] | None:
             return None
         before, body, after = text[:m.start()], m.group(1), text[m.end():]
     try:
-        action = orjson.loads(body)
+        action = loads(body)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(action, dict) or "next_action" not in action:
@@ -382,7 +382,7 @@ def _error_blocks(content: str) -> list:
     """An `error` message: Agent writes a failed model call as JSON ({error, error_code,
     error_type, …}); its message is shown as text, the rest as details."""
     try:
-        value = orjson.loads(content) if content.lstrip().startswith("{") else None
+        value = loads(content) if content.lstrip().startswith("{") else None
     except orjson.JSONDecodeError:
         value = None
     if isinstance(value, dict) and isinstance(value.get("error"), str):

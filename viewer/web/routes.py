@@ -3,10 +3,11 @@ both to a template; one partial (`_message.html`) renders an event everywhere it
 
 from __future__ import annotations
 
-import base64
 import binascii
 import logging
+import re
 import time
+from typing import Iterator
 
 import orjson
 from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
@@ -178,8 +179,12 @@ def _block_dict(b) -> dict:
 
 
 def _json(obj) -> Response:
-    return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str),
-                    mimetype="application/json")
+    try:
+        data = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str)
+    except TypeError:  # nested deeper than orjson writes: cut, with a note where (reader.DEEP)
+        data = orjson.dumps(reader.cap_depth(obj, 2 * reader.MAX_DEPTH),
+                            option=orjson.OPT_NON_STR_KEYS, default=str)
+    return Response(data, mimetype="application/json")
 
 
 @bp.get("/s/<key>/w/<thread>")
@@ -215,14 +220,21 @@ def raw(key: str, event_id: str):
     data, cut = got
     if request.args.get("download"):
         return Response(data, content_type="text/plain; charset=utf-8")
-    try:
-        text = json_text(orjson.loads(data)) if not cut else data.decode("utf-8", "replace")
-    except orjson.JSONDecodeError:
+    text, deep = None, False
+    if not cut:
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:  # a record too deep to indent is shown as written (the page shows it cut)
+            deep = reader.too_deep(value)
+            text = None if deep else json_text(value)
+    if text is None:
         text = data.decode("utf-8", "replace")
     where = idx.locate(event_id)
     th = idx.threads[where[0]]
-    ctx = dict(text=text, cut=cut, key=key, event_id=event_id, line=th.lines[where[1]],
-               path=th.path, length=th.lengths[where[1]])
+    ctx = dict(text=text, cut=cut, deep=deep, key=key, event_id=event_id, line=th.lines[where[1]],
+               path=th.path, length=th.lengths[where[1]], max_depth=reader.MAX_DEPTH)
     if htmx():
         return render_template("_raw.html", **ctx)
     return render_template("raw.html", ref=ref, **ctx)
@@ -233,6 +245,11 @@ def _block(idx: SessionIndex, event_id: str, path: str):
     return ev, node
 
 
+# the addresses the page links to: b<n>, then .c<n> into a result's content, or .i:<field> of an
+# input; numbers as the page writes them (ASCII, no sign, no leading zero)
+_BLOCK_PATH = re.compile(r"b(?:0|[1-9][0-9]{0,5})(?:\.c(?:0|[1-9][0-9]{0,5}))*(?:\.i:[^.]{1,200})?")
+
+
 def _block_in(idx: SessionIndex, event_id: str, path: str):
     """The event, the block at `path` inside it, and the block that holds that one."""
     ev = load_event(idx, event_id)
@@ -240,16 +257,18 @@ def _block_in(idx: SessionIndex, event_id: str, path: str):
         abort(404, description=f"No message “{event_id}” in this session.")
     node = parent = ev
     try:
+        if not _BLOCK_PATH.fullmatch(path):
+            raise ValueError(path)
         for part in path.split("."):
             parent = node
             if part.startswith("b"):
                 node = node.blocks[int(part[1:])]
             elif part.startswith("c"):
                 node = node.content[int(part[1:])]
-            elif part.startswith("i:"):
-                node = node.input[part[2:]]
+            elif part == "i:raw" and getattr(node, "input_raw", None):
+                node = node.input_raw  # arguments that are not JSON, shown as written
             else:
-                raise ValueError(part)
+                node = node.input[part[2:]]
     except (ValueError, IndexError, KeyError, TypeError, AttributeError):
         abort(404, description=f"No block “{path}” in message “{event_id}”.")
     return ev, node, parent
@@ -271,62 +290,106 @@ def _result_call(idx: SessionIndex, parent) -> tuple[str, object] | None:
     return call.name, inp
 
 
-def _full_text(idx: SessionIndex, ev: Event, node) -> str:
-    """The whole text of a block, reading a cut string's bytes back from the file."""
+def _text_of(idx: SessionIndex, ev: Event, node) -> Iterator[str]:
+    """The whole text of a block, in pieces of at most a chunk: a cut string or an unparsed line is
+    read back from the file as the pieces are taken (opened now, so a refusal is a status, not a
+    broken stream), never held whole."""
     if isinstance(node, str):
         text = node
     elif node.kind in ("text", "thinking", "cached", "context"):
         text = node.text
     elif node.kind == "unparsed":
-        with files.confined(idx.confinement), files.open_file(idx.threads[ev.thread].path) as f:
-            return reader.read_bytes(f, ev.ref.offset, ev.ref.length).decode("utf-8", "replace")
+        f = _open_thread(idx, ev.thread)
+        return _closing(f, reader.iter_text(f, ev.ref.offset, ev.ref.length))
     elif node.kind == "media":
         text = node.data or ""
     elif node.kind == "data":
-        return json_text(node.value)
+        return iter([json_text(node.value)])
     else:
         abort(404, description="This block has no text.")
     if isinstance(text, reader.CutStr):
-        with files.confined(idx.confinement), files.open_file(idx.threads[ev.thread].path) as f:
-            return reader.read_cut(f, text)
-    return text
+        f = _open_thread(idx, ev.thread)
+        return _closing(f, reader.iter_cut(f, text))
+    return iter([text] if isinstance(text, str) else [])
+
+
+def _open_thread(idx: SessionIndex, thread: str):
+    try:
+        with files.confined(idx.confinement):
+            return files.open_file(idx.threads[thread].path)
+    except OSError as e:
+        abort(_status_of(e), description=f"Cannot read {idx.threads[thread].path}: "
+                                         f"{e.strerror or e}")
+
+
+def _closing(f, pieces: Iterator) -> Iterator:
+    try:
+        yield from pieces
+    finally:
+        f.close()
+
+
+def _utf8(pieces: Iterator[str]) -> Iterator[bytes]:
+    for text in pieces:
+        yield text.encode("utf-8", "replace")  # a lone surrogate from an escape: U+FFFD's "?"
 
 
 @bp.get("/s/<key>/e/<event_id>/full/<path>")
 def full(key: str, event_id: str, path: str):
-    """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1)."""
+    """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1), which
+    streams however big the block is."""
     ref, idx = _session(key)
     ev, node, parent = _block_in(idx, event_id, path)
-    text = _full_text(idx, ev, node)
+    pieces = _text_of(idx, ev, node)
     if request.args.get("raw") or not htmx():
-        return Response(text, content_type="text/plain; charset=utf-8")
+        return Response(_utf8(pieces), content_type="text/plain; charset=utf-8")
+    # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
+    head, total = [], 0
+    for text in pieces:
+        if total < FULL_CAP:
+            head.append(text[: FULL_CAP - total])
+        total += len(text)
+    shown = "".join(head)
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
     result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
-    # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
-    shown = text if len(text) <= FULL_CAP else text[:FULL_CAP]
-    return render_template("_full.html", text=shown, markdown=markdown and shown is text,
+    return render_template("_full.html", text=shown, markdown=markdown and len(shown) == total,
                            result_of=result_of, key=key, event_id=event_id, path=path,
-                           rest=len(text) - len(shown), total=len(text),
+                           rest=total - len(shown), total=total,
                            raw_url=url_for("pages.full", key=key, event_id=event_id, path=path, raw=1))
 
 
 @bp.get("/s/<key>/e/<event_id>/media/<path>")
 def media(key: str, event_id: str, path: str):
+    """Inline media, decoded from its base64 as it is sent (a 50 MB video is never in memory)."""
     ref, idx = _session(key)
     ev, node = _block(idx, event_id, path)
     if getattr(node, "kind", "") != "media" or not node.data:
         abort(404, description="No inline media here.")
-    data = _full_text(idx, ev, node)
-    try:
-        payload = base64.b64decode(data, validate=False)
-    except (binascii.Error, ValueError):
-        abort(404, description="The media payload is not valid base64.")
     mt = (node.media_type or "").lower()
-    resp = Response(payload, mimetype=mt if mt in _MEDIA_TYPES else "application/octet-stream")
+    resp = Response(_base64_decoded(_text_of(idx, ev, node)),
+                    mimetype=mt if mt in _MEDIA_TYPES else "application/octet-stream")
     if mt not in _MEDIA_TYPES:
         resp.headers["Content-Disposition"] = "attachment"
     resp.headers["Cache-Control"] = "private, max-age=3600"
     return resp
+
+
+_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
+
+
+def _base64_decoded(pieces: Iterator[str]) -> Iterator[bytes]:
+    """Bytes of base64 text given in pieces: what is not base64 (line breaks, padding, a `data:`
+    prefix's letters excepted) is skipped, as b64decode(validate=False) does."""
+    rest = ""
+    for text in pieces:
+        text = rest + _NOT_BASE64.sub("", text.split(",", 1)[1] if text.startswith("data:")
+                                      else text)
+        whole = len(text) - len(text) % 4
+        rest = text[whole:]
+        if whole:
+            yield binascii.a2b_base64(text[:whole])
+    if len(rest) > 1:  # an unpadded tail
+        yield binascii.a2b_base64(rest + "=" * (-len(rest) % 4))
 
 
 # --- errors --------------------------------------------------------------------------------------
