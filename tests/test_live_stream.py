@@ -7,6 +7,7 @@ import shutil
 import pytest
 
 from viewer.web import create_app
+from viewer.web import feed
 from viewer.web.live import cursor_of, parse_cursor
 
 from conftest import SESSIONS
@@ -95,7 +96,8 @@ def test_stream_sends_new_events_and_tool_state(setup):
     assert int(i1.split(";")[0]) < int(i2.split(";")[0]) == path.stat().st_size  # file positions
 
 
-def test_resume_from_last_event_id_has_no_gap_and_no_duplicate(setup):
+def test_resume_from_last_event_id_has_no_gap_and_no_duplicate(setup, monkeypatch):
+    monkeypatch.setattr(feed, "MESSAGE_BYTES", 1)  # one event per message: resume mid-burst
     app, path = setup
     c = app.test_client()
     start = cursor_of(app.extensions["viewer"].store.index(KEY))
@@ -273,3 +275,116 @@ def test_many_streams_each_get_every_event_once_and_in_order(tmp_path, serve):
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()) + 1)
     assert all(out == [f"live-{i}" for i in range(1, 41)] for out in got), [len(o) for o in got]
+
+
+def test_a_burst_travels_in_few_messages_with_each_card_update_once(setup):
+    app, path = setup
+    c = app.test_client()
+    start = cursor_of(app.extensions["viewer"].store.index(KEY))
+    calls = [{"id": f"toolu_b{i}", "name": "Bash", "input": {"command": f"echo {i}"}} for i in range(20)]
+    append(path, {**msg(1), "metadata": {"tool_uses": calls}},
+           *[{"type": "user", "content": f"Tool results: {i}", "session_id": "s", "message_id": f"res-{i}",
+              "metadata": {"tool_results": [{"tool_use_id": f"toolu_b{i}", "content": f"out {i}"}]}}
+             for i in range(20)], *[msg(i) for i in range(2, 40)])
+    (cursor, _, data), = read_messages(c.get(f"/s/{KEY}/events?after={start}"), 1)
+    assert ids_in(data) == ["live-1", *[f"res-{i}" for i in range(20)], *[f"live-{i}" for i in range(2, 40)]]
+    assert int(cursor.split(";")[0]) == path.stat().st_size  # the id is the cursor after the last
+    assert data.count('id="hidden-count"') == 1  # out-of-band updates once per message, after the events
+    assert data.rindex('id="hidden-count"') > data.rindex('id="m-live-39"')
+    for i in range(20):
+        assert data.count(f'id="tc-toolu_b{i}-state" hx-swap-oob="true"') == 1
+
+
+def test_a_carriage_return_in_a_transcript_cannot_forge_sse_fields(setup):
+    app, path = setup
+    c = app.test_client()
+    start = cursor_of(app.extensions["viewer"].store.index(KEY))
+    progress = "progress 10%\rprogress 100%\revent: reset\rid: 0\rdata: <b>x</b>"  # terminal output
+    append(path, {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-1",
+                  "metadata": {"tool_results": [{"tool_use_id": "toolu_x", "content": progress}]}})
+    resp = c.get(f"/s/{KEY}/events?after={start}")
+    raw = b""
+    for chunk in resp.response:
+        raw += chunk
+        if b"\n\n" in raw.split(b"live-1", 1)[-1]:
+            break
+    resp.close()
+    assert b"\r" not in raw and b"\nevent:" not in raw and b"\nid: 0" not in raw
+    (_, event, data), = read_messages(c.get(f"/s/{KEY}/events?after={start}"), 1)
+    assert event is None and ids_in(data) == ["live-1"]
+    assert "progress 10%&#13;progress 100%&#13;event: reset&#13;id: 0&#13;data: &lt;b&gt;" in data
+
+
+def test_every_event_is_rendered_once_whatever_the_number_of_streams(tmp_path, serve):
+    import http.client
+    import threading
+    import time
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root)
+    viewer = srv.app.extensions["viewer"]
+    after = cursor_of(viewer.store.index(KEY))
+    got = [[] for _ in range(20)]
+    deadline = time.monotonic() + 20
+
+    def client(out):
+        conn = http.client.HTTPConnection("127.0.0.1", srv.server.server_port, timeout=1)
+        conn.request("GET", f"/s/{KEY}/events?after={after}")
+        resp = conn.getresponse()
+        while len(out) < 30 and time.monotonic() < deadline:
+            try:
+                line = resp.readline()
+            except TimeoutError:
+                continue
+            out.extend(re.findall(r'<li class="ev [^"]*" id="m-(live-\d+)"', line.decode()))
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(out,), daemon=True) for out in got]
+    for t in threads:
+        t.start()
+    while viewer.streams < len(got) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for i in range(1, 31):
+        append(root / KEY / "messages.jsonl", msg(i))
+        if i % 10 == 0:
+            time.sleep(0.2)
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()) + 1)
+    assert all(out == [f"live-{i}" for i in range(1, 31)] for out in got), [len(o) for o in got]
+    assert viewer.feeds.renders == 30  # not 20 × 30
+
+
+def test_streams_beyond_the_limit_are_told_so(setup):
+    app, path = setup
+    app.extensions["viewer"].max_streams = 1
+    c = app.test_client()
+    first = c.get(f"/s/{KEY}/events")
+    (_, event, data), = read_messages(c.get(f"/s/{KEY}/events"), 1)
+    assert event == "busy" and data == "too many live viewers — reload to retry"
+    first.close()
+    append(path, msg(1))
+    (_, event, data), = read_messages(c.get(f"/s/{KEY}/events?after={cursor_of(app.extensions['viewer'].store.index(KEY), main=19)}"), 1)
+    assert event is None and ids_in(data) == ["live-1"]  # a place freed is taken again
+
+
+def test_broadcast_reaches_open_streams_and_later_ones_from_older_pages(setup):
+    app, path = setup
+    viewer = app.extensions["viewer"]
+    c = app.test_client()
+    page_cursor = cursor_of(viewer.store.index(KEY))  # a page drawn now
+    stream = Stream(c.get(f"/s/{KEY}/events?after={page_cursor}"))
+    viewer.feeds.broadcast(KEY, '<span id="count" hx-swap-oob="true">1</span>', name="count")
+    ((_, _, data),) = stream.next()
+    assert data == '<span id="count" hx-swap-oob="true">1</span>'
+    viewer.feeds.broadcast(KEY, '<span id="count" hx-swap-oob="true">2</span>', name="count")
+    ((resume, _, data),) = stream.next()
+    stream.close()
+    assert data.endswith(">2</span>")
+    # a stream from the old page connecting only now gets the latest note of that name, once
+    (_, _, data), = read_messages(c.get(f"/s/{KEY}/events?after={page_cursor}"), 1)
+    assert data == '<span id="count" hx-swap-oob="true">2</span>'
+    # resuming after it: nothing again
+    append(path, msg(1))
+    (_, _, data), = read_messages(c.get(f"/s/{KEY}/events", headers={"Last-Event-ID": resume}), 1)
+    assert ids_in(data) == ["live-1"] and 'id="count"' not in data

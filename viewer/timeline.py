@@ -299,13 +299,24 @@ class Timeline:
         if not where and thread in self.anchors:
             where = {"around": self.anchors[thread]}
         start, stop = bounds(th, **where)
-        events = load_events(self.idx, thread, start, stop)
+        views = self.views(load_events(self.idx, thread, start, stop), start, before=[])
+        return WindowView(thread, start, stop, len(th), views)
+
+    def views(self, events: list[Event], start: int, before: list[Event] | None = None) -> list:
+        """Views of consecutive events of one thread (the first at seq `start`), their calls
+        resolved together, drawn as on a reload (the live stream renders a burst this way).
+        `before`: the events just before them, when known; else read back from the file."""
         views = [self._view(ev, start + i) for i, ev in enumerate(events)]
         self._resolve(views)
         self._repeats(views)
+        if before is None:
+            before = load_events(self.idx, events[0].thread, max(0, start - STREAM_BACK), start) \
+                if events and start > 0 and events[0].message_id else []
+        evs = list(before[-STREAM_BACK:]) + [v.ev for v in views]
+        first = len(evs) - len(views)
         for i, v in enumerate(views):
-            _follow([w.ev for w in views[max(0, i - STREAM_BACK) : i]], v)
-        return WindowView(thread, start, stop, len(th), views)
+            _follow(evs[max(0, first + i - STREAM_BACK) : first + i], v)
+        return views
 
     def event_view(self, ev: Event, seq: int) -> EventView:
         """One event alone (the live stream), with its calls resolved, and drawn as it will be on

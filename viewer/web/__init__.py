@@ -35,18 +35,24 @@ def default_roots() -> list[str]:
 
 
 class Viewer:
-    """What the app holds: the store of sessions, the watcher when live, and a count of the open
-    event streams (each holds a server thread until its client goes away)."""
+    """What the app holds: the store of sessions, the watcher when live, the feeds the live streams
+    read, and a count of the open event streams (at most `max_streams`, when set)."""
 
-    def __init__(self, store: Store, watcher=None):
+    def __init__(self, store: Store, watcher=None, max_streams: int | None = None):
         self.store = store
         self.watcher = watcher
+        self.feeds = None
+        self.max_streams = max_streams
         self.streams = 0
         self._lock = threading.Lock()
 
-    def stream_opened(self) -> None:
+    def stream_opened(self) -> bool:
+        """Count a new stream in, unless that would pass the limit."""
         with self._lock:
+            if self.max_streams is not None and self.streams >= self.max_streams:
+                return False
             self.streams += 1
+            return True
 
     def stream_closed(self) -> None:
         with self._lock:
@@ -55,8 +61,9 @@ class Viewer:
 
 def config_from_env() -> dict:
     """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
-    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE, _FOLLOW_SYMLINKS=1, _BIND (the address the server listens on, as given to
-    it), _ALLOW_ANONYMOUS=1 (serve other machines without a token: see security.py)."""
+    (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE,
+    _FOLLOW_SYMLINKS=1, _BIND (the address the server listens on, as given to it), _ALLOW_ANONYMOUS=1
+    (serve other machines without a token: see security.py), _MAX_STREAMS."""
     env = os.environ
     config: dict = {}
     if env.get("SESSION_VIEWER_ROOTS"):
@@ -75,6 +82,8 @@ def config_from_env() -> dict:
         config["ALLOW_ANONYMOUS"] = True
     if env.get("SESSION_VIEWER_BIND"):
         config["BIND"] = env["SESSION_VIEWER_BIND"]
+    if env.get("SESSION_VIEWER_MAX_STREAMS"):
+        config["MAX_STREAMS"] = int(env["SESSION_VIEWER_MAX_STREAMS"])
     return config
 
 
@@ -100,6 +109,7 @@ def create_app(config: dict | None = None) -> Flask:
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
         STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
+        MAX_STREAMS=None,  # open live streams allowed at once; None: no limit
         INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
@@ -114,7 +124,12 @@ def create_app(config: dict | None = None) -> Flask:
         from .live import start_watcher
 
         watcher = start_watcher(store)
-    app.extensions["viewer"] = Viewer(store, watcher)
+    viewer = app.extensions["viewer"] = Viewer(store, watcher, app.config["MAX_STREAMS"])
+    from .feed import Feeds
+
+    viewer.feeds = Feeds(app, store)
+    if watcher:
+        watcher.hub.listeners.append(viewer.feeds.poke_all)
     if app.config["INDEX_ALL"]:
         store.indexer.start()
 
