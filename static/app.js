@@ -167,7 +167,11 @@
     live.addEventListener("htmx:sse:error", function () { setState("reconnecting", "reconnecting…"); });
     live.addEventListener("htmx:sse:close", function (e) {
       var reason = e.detail && e.detail.reason;
+      if (reason === "message") return;  // closed by a message that said why (busy)
       setState("ended", reason === "removed" ? "stopped" : "ended");
+    });
+    live.addEventListener("busy", function (e) {
+      setState("busy", (e.detail && e.detail.data) || "too many live viewers — reload to retry");
     });
     live.addEventListener("reset", function () {
       setState("reconnecting", "file replaced: reloading…");

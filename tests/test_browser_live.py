@@ -175,3 +175,22 @@ def test_a_subagent_appears_under_its_task_while_it_runs(tmp_path, serve, watche
     expect(thread.locator("#m-b2-2")).to_contain_text("Found it.")
     assert thread.locator("#m-b2-1").count() == 1
     assert page.problems == []
+
+
+def test_a_stream_beyond_the_limit_says_so_and_a_reload_retries(tour, serve, browser):
+    root, path = tour
+    srv = serve(root, MAX_STREAMS=1)
+    first = browser.new_page()
+    open_live(first, srv)
+    second = browser.new_page()
+    second.goto(f"{srv.url}/s/{KEY}")
+    state = second.locator("#live-state")
+    expect(state).to_have_text("too many live viewers — reload to retry")
+    expect(state).to_have_attribute("data-state", "busy")
+    expect(second.locator("#m-tour-read")).to_be_visible()  # the page itself is all there
+    first.close()
+    second.reload()
+    expect(state).to_have_attribute("data-state", "live")
+    append(path, say(1))
+    expect(second.locator("#m-live-1")).to_be_attached()
+    second.close()

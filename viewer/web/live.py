@@ -18,6 +18,9 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import select
+import socket
+import ssl
 import threading
 import time
 
@@ -159,6 +162,7 @@ def session_events(key: str):
         return _busy()
     sub = viewer.feeds.subscribe(key, idx, cursor, request.environ)
     feed = sub.feed
+    sock = _socket_of(request.environ)
 
     def follow():
         yield b"retry: 1000\n\n"
@@ -175,10 +179,31 @@ def session_events(key: str):
                 yield b": ping\n\n"
                 last_beat = time.monotonic()
             feed.wait(seen, min(POLL, heartbeat))
+            if _hung_up(sock):
+                return
             yield b""  # a tick: lets the response end on time even when nothing happens
 
     return _stream_response(viewer, follow(), app.config["STREAM_LIFETIME"],
                             lambda: viewer.feeds.unsubscribe(sub))
+
+
+def _socket_of(environ: dict):
+    """The client's socket, where the server says (Werkzeug, gunicorn)."""
+    sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
+    return sock if isinstance(sock, socket.socket) and not isinstance(sock, ssl.SSLSocket) else None
+
+
+def _hung_up(sock) -> bool:
+    """Whether the client closed its end. A WSGI app learns it only when a write fails — up to a
+    heartbeat later, with the stream's place held all that time — so look at the socket: readable
+    with nothing to read is a closed connection (an SSE client sends nothing after its request)."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
 
 
 BUSY = "too many live viewers — reload to retry"
