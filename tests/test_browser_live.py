@@ -3,6 +3,7 @@
 
 import json
 import shutil
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -189,6 +190,10 @@ def test_a_stream_beyond_the_limit_says_so_and_a_reload_retries(tour, serve, bro
     expect(state).to_have_attribute("data-state", "busy")
     expect(second.locator("#m-tour-read")).to_be_visible()  # the page itself is all there
     first.close()
+    viewer = srv.app.extensions["viewer"]
+    deadline = time.monotonic() + 10
+    while viewer.streams and time.monotonic() < deadline:  # the server sees the tab go
+        time.sleep(0.05)
     second.reload()
     expect(state).to_have_attribute("data-state", "live")
     append(path, say(1))

@@ -299,9 +299,8 @@ def test_a_carriage_return_in_a_transcript_cannot_forge_sse_fields(setup):
     app, path = setup
     c = app.test_client()
     start = cursor_of(app.extensions["viewer"].store.index(KEY))
-    progress = "progress 10%\rprogress 100%\revent: reset\rid: 0\rdata: <b>x</b>"  # terminal output
-    append(path, {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-1",
-                  "metadata": {"tool_results": [{"tool_use_id": "toolu_x", "content": progress}]}})
+    forged = "Bash\revent: reset\rid: 0\rdata: <b>x</b>"  # a tool name is shown as written
+    append(path, {**msg(1), "metadata": {"tool_uses": [{"id": "toolu_cr", "name": forged, "input": {}}]}})
     resp = c.get(f"/s/{KEY}/events?after={start}")
     raw = b""
     for chunk in resp.response:
@@ -312,7 +311,7 @@ def test_a_carriage_return_in_a_transcript_cannot_forge_sse_fields(setup):
     assert b"\r" not in raw and b"\nevent:" not in raw and b"\nid: 0" not in raw
     (_, event, data), = read_messages(c.get(f"/s/{KEY}/events?after={start}"), 1)
     assert event is None and ids_in(data) == ["live-1"]
-    assert "progress 10%&#13;progress 100%&#13;event: reset&#13;id: 0&#13;data: &lt;b&gt;" in data
+    assert "Bash&#13;event: reset&#13;id: 0&#13;data: &lt;b&gt;x&lt;/b&gt;" in data
 
 
 def test_every_event_is_rendered_once_whatever_the_number_of_streams(tmp_path, serve):
@@ -388,3 +387,16 @@ def test_broadcast_reaches_open_streams_and_later_ones_from_older_pages(setup):
     append(path, msg(1))
     (_, _, data), = read_messages(c.get(f"/s/{KEY}/events", headers={"Last-Event-ID": resume}), 1)
     assert ids_in(data) == ["live-1"] and 'id="count"' not in data
+
+
+def test_a_page_keeps_its_place_when_the_index_comes_back_from_the_cache(setup):
+    """The cursor names the build of the index, not the object holding it: an index dropped from
+    memory (many sessions opened since) and read back from the cache is the same build."""
+    app, path = setup
+    store = app.extensions["viewer"].store
+    start = cursor_of(store.index(KEY))
+    store.flush()
+    store.forget(KEY)
+    append(path, msg(1))
+    (_, event, data), = read_messages(app.test_client().get(f"/s/{KEY}/events?after={start}"), 1)
+    assert event is None and ids_in(data) == ["live-1"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import secrets
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -156,7 +157,10 @@ class SessionIndex:
         self.info: dict = {}  # what a format says about the session beside the transcript
         self.forced_format = fmt
         self.built_at = 0.0
-        self.generation = 0  # counts rebuilds: a live page's cursor from another build is stale
+        self.generation = 0  # counts rebuilds of this object
+        # names the build, in memory and in the cache alike: the offsets a live page's cursor holds
+        # are good for this build of the index, whatever object holds it, and no other
+        self.build_id = 0
         # Hooks for whoever runs a pass (the store); None costs nothing. `sink(thread, seq, event)`
         # receives every event the pass adds (the full-text index feeds on it; a build from
         # scratch starts again at seq 0 of "main"); `progress(n)` is told every PROGRESS_STEP bytes
@@ -192,6 +196,7 @@ class SessionIndex:
         found = detect.detect_file(self.main)
         fmt = self.forced_format or found.format
         self.generation += 1
+        self.build_id = secrets.randbits(48) or 1
         self.summary = SessionSummary(format=fmt)
         self.calls = ToolCallMap()
         self.usage = Tally()
@@ -469,6 +474,7 @@ class SessionIndex:
             "usage": self.usage.dump(blobs),
             "summary": summary_dump(self.summary),
             "info": self.info,
+            "build_id": self.build_id,
             "blobs": [len(b) for b in blobs],
         }
         head = orjson.dumps(header)
@@ -496,6 +502,7 @@ class SessionIndex:
         idx.usage = Tally.load(d["usage"], blobs)
         idx.summary = summary_load(d["summary"])
         idx.info = d.get("info") or {}
+        idx.build_id = d.get("build_id", 0)
         idx.built_at = time.time()
         return idx
 

@@ -79,16 +79,16 @@ def first_seq(th, position: int) -> int:
 
 def positions(idx: SessionIndex, main: int | None = None) -> dict:
     """Where every file's events end now (the main thread's after its first `main` events, when a
-    page showed only those), which build of the index this is, and the latest note."""
+    page showed only those), which build of the index they belong to, and the latest note."""
     cursor = {name: position_after(th, len(th) if name != "main" or main is None else main)
               for name, th in idx.threads.items()}
-    cursor["@"] = idx.generation
+    cursor["@"] = idx.build_id
     cursor["!"] = note_clock()
     return cursor
 
 
 def encode_cursor(cursor: dict) -> str:
-    """"main-offset;thread=offset;…;@generation;!note": an SSE id, resumable by Last-Event-ID."""
+    """"main-offset;thread=offset;…;@build;!note": an SSE id, resumable by Last-Event-ID."""
     parts = [str(cursor.get("main", 0))]
     parts += [f"{n}={o}" for n, o in cursor.items() if n not in ("main", "@", "!")]
     if "@" in cursor:
@@ -166,11 +166,11 @@ class Feed:
         self._dirty = True
         self._refreshed = 0.0
         self.idx = idx
-        self.generation = idx.generation
+        self.build = idx.build_id
         self.removed = False
         # thread → events rendered (or skipped) so far. The feed starts where its first stream is:
         # a page drawn just before a burst has the burst rendered once for everyone
-        if cursor.get("@", idx.generation) == idx.generation:
+        if cursor.get("@", idx.build_id) == idx.build_id:
             self._done = {name: first_seq(th, cursor[name]) for name, th in idx.threads.items()
                           if name in cursor}
         else:
@@ -235,11 +235,11 @@ class Feed:
         came_back = self.removed
         self.removed = False
         self.idx = idx
-        if self.generation != idx.generation:
+        if self.build != idx.build_id:
             # rebuilt (truncated, replaced, rewritten): pages reload, nothing old is sent
             self._done = {name: len(th) for name, th in idx.threads.items()}
             self._rendered, self._cards, self._last = {}, {}, {}
-            self.generation = idx.generation
+            self.build = idx.build_id
             return True
         return came_back or bool(change)
 
@@ -348,7 +348,7 @@ class Feed:
         """What is ready past `cursor`, up to about `limit` bytes, as (thread, piece) in order."""
         limit = MESSAGE_BYTES if limit is None else limit
         idx = self.idx
-        if idx.generation != self.generation:
+        if idx.build_id != self.build:
             return []
         out: list[tuple[str, Piece]] = []
         size = 0
@@ -409,14 +409,14 @@ class Subscription:
                 return None
             self.gone = True
             return sse("removed", event="removed")
-        if self.gone or idx.generation != cursor.get("@", idx.generation):
+        if self.gone or idx.build_id != cursor.get("@", idx.build_id):
             # the file was truncated, replaced or rewritten (or came back): the page reloads
             self.gone = False
             self.cursor = positions(idx)
             return sse("reset", event="reset", id=encode_cursor(self.cursor))
-        if feed.generation != idx.generation:
+        if feed.build != idx.build_id:
             return None  # the feed has not caught up with a rebuild yet
-        cursor["@"] = idx.generation
+        cursor["@"] = idx.build_id
         pieces = feed.take(cursor)
         notes = feed.feeds.notes_after(feed.key, cursor.get("!", 0))
         if not pieces and not notes:
