@@ -168,6 +168,12 @@ def test_result_view_decides_by_tool_then_by_content(name, text, kind):
     assert tools.result_view(name, {}, text).kind == kind
 
 
+def test_a_failed_call_s_message_reads_as_written():
+    text = "{'error': 'HTTP 404 Not Found for https://peps.python.org/x'}"
+    assert tools.result_view("fetch_page", {"url": "https://x"}, text).kind == "prose"
+    assert tools.result_view("fetch_page", {"url": "https://x"}, text, error=True).kind == "output"
+
+
 # --- 8. tool summaries under every format's field names -------------------------------------------
 
 _FIXTURES = Path(__file__).resolve().parent.parent / "test_data" / "formats"
@@ -457,3 +463,33 @@ def test_a_result_far_from_its_call_is_one_line(tmp_path):
     assert m and "folded" not in m.group(0).split(">")[0] and "refs-only" in m.group(0).split(">")[0]
     assert '<span class="result-ref">↳ result of <a href="/s/s/m/u-2">Task</a>' in m.group(1)
     assert "ev-body" not in m.group(1) and "role-word" not in m.group(1)
+
+
+def test_web_search_links_are_a_list_of_links():
+    text = ('Web search results for query: "plan mode"\n\n'
+            'Links: [{"title":"Plan [mode] *docs*","url":"https://a.example/p q"},'
+            '{"title":"bad","url":"javascript:alert(1)"}]\n\nPlan mode is…')
+    rv = tools.result_view("WebSearch", {"query": "plan mode"}, text)
+    html = str(render.markdown(rv.code))
+    assert '<li><a href="https://a.example/p%20q" rel="noopener noreferrer nofollow">' \
+           'Plan [mode] *docs*</a></li>' in html
+    assert 'href="javascript' not in html and "Plan mode is…" in html
+
+
+def test_a_subagent_reports_trailer_is_one_quiet_line(client):
+    html = client.get(f"/s/{CC_KEY}").get_data(as_text=True)
+    task = card(html, "toolu_task_explore")
+    assert '<div class="notice">agent a7c4e2f91b3d5a6c8 <details class="detail">' in task
+    assert "use SendMessage" not in re.sub(r'<details class="detail">.*?</details>', "", task,
+                                           flags=re.S)
+
+
+def test_a_long_first_prompt_makes_a_title_cut_between_words():
+    from viewer.index import TITLE_CAP, short_title
+
+    prompt = "Pretend we have a list of tasks,\n\n" + "research the capacity for agents " * 20
+    title = short_title(prompt)
+    assert len(title) <= TITLE_CAP and title.endswith("…") and "\n" not in title
+    assert title[:-1] == title[:-1].rstrip() and prompt.replace("\n\n", " ").startswith(title[:-1])
+    assert (title[:-1] + " ").split()[-1] in prompt.split()  # the last word is whole
+    assert short_title("Fix   the\nbug") == "Fix the bug"

@@ -411,7 +411,7 @@ class SessionIndex:
         if not s.title and th.name == "main":
             title = hook(adapter, "title_of", ev)
             if title:
-                s.title = " ".join(title.split())[:300]
+                s.title = short_title(title)
 
     def _finish(self) -> None:
         """Derived figures and links that need the whole session."""
@@ -508,6 +508,19 @@ class SessionIndex:
 
 
 QUIET_FINISHED = 600.0  # a transcript untouched this long is taken as finished
+
+
+TITLE_CAP = 300
+
+
+def short_title(text: str) -> str:
+    """A prompt as a title: one line, at most TITLE_CAP characters, cut between words."""
+    title = " ".join(text.split())
+    if len(title) <= TITLE_CAP:
+        return title
+    cut = title[: TITLE_CAP - 1]
+    space = cut.rfind(" ", TITLE_CAP // 2)
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:") + "…"
 
 
 def truncated(bad: reader.BadLine) -> reader.BadLine:

@@ -12,8 +12,9 @@ format puts a file's path in (`file_path`, `filePath`, `absolutePath`, `absolute
 How a result is shown — the rule, by tool first and by content second (`result_view`):
 
 * **prose** (Markdown): results written for a reader — a sub-agent's report (Task / Agent), a web
-  fetch's summary (WebFetch), web search results, a plan's approval or rejection. Unless the text
-  is JSON or terminal output (ANSI), which keep their own views.
+  fetch's summary (WebFetch), web search results (their `Links: [...]` line made a list of links),
+  a plan's approval or rejection. Unless the text is JSON or terminal output (ANSI), which keep
+  their own views, or the call failed: an error message is shown as written.
 * **file**: what a read tool returns is the file's content: highlighted by the path's extension,
   with the line numbers the tool printed (Claude Code's `   42→`) as a gutter instead of text. The
   same for the `cat -n` snippet an edit or write result shows after its first line.
@@ -60,8 +61,8 @@ _CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
 _COMMAND_FIELDS = ("command", "cmd", "script", "code")
 _PROSE_INPUT = ("plan", "result", "response")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
-_SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "description",
-                 "subject", "title", "name", "skill", "prompt", "message", "question", "code",
+_SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
+                 "title", "description", "name", "skill", "prompt", "message", "question", "code",
                  "text", "content")
 
 
@@ -275,7 +276,7 @@ class ResultView:
 
     kind: str  # prose | file | json | output
     filename: str | None = None  # picks the highlighter of a file
-    code: str = ""  # file: the file's lines without their printed numbers
+    code: str = ""  # file: the file's lines without their printed numbers; prose: the Markdown
     numbers: list | None = None  # file: the number of each line, when the tool printed them
     before: str = ""  # file: what the tool said before the lines ("The file … has been updated…")
     after: str = ""  # file: what it said after them
@@ -289,15 +290,17 @@ _MD_SIGNS = (re.compile(r"^\s*(?:[-*+]|\d+\.) \S", re.M), re.compile(r"\*\*\S.*?
              re.compile(r"^\|.*\|\s*$", re.M))
 
 
-def result_view(name: str | None, inp: Any, text: str) -> ResultView:
+def result_view(name: str | None, inp: Any, text: str, error: bool = False) -> ResultView:
     """The way to show one text block of a tool result (see the module docstring for the rule)."""
     fam = family(name)
     if "\x1b" in text:
         return ResultView("output")
     if _is_json(text):
         return ResultView("json")
+    if error:
+        return ResultView("output")  # an error message reads as written, whatever the tool
     if fam in PROSE_FAMILIES:
-        return ResultView("prose")
+        return ResultView("prose", code=_search_links(text) if fam == "websearch" else text)
     if fam in ("read", "write", "edit"):
         found = numbered(text, path_of(inp))
         if found is not None:
@@ -306,8 +309,38 @@ def result_view(name: str | None, inp: Any, text: str) -> ResultView:
             return ResultView("file", path_of(inp), text)
         return ResultView("output")
     if fam is None and looks_like_markdown(text):
-        return ResultView("prose")
+        return ResultView("prose", code=text)
     return ResultView("output")
+
+
+_LINKS = re.compile(r"^Links: (\[.*\])$", re.M)
+
+
+def _search_links(text: str) -> str:
+    """A web search's `Links: [{"title": …, "url": …}, …]` line (Claude Code's WebSearch) as a
+    Markdown list of links; the rest of the text as written."""
+    import orjson
+
+    def links(m: re.Match) -> str:
+        try:
+            found = orjson.loads(m.group(1))
+        except orjson.JSONDecodeError:
+            return m.group(0)
+        if not isinstance(found, list) or not all(
+                isinstance(x, dict) and isinstance(x.get("url"), str) for x in found):
+            return m.group(0)
+        return "\n".join(f"- [{_md_escape(str(x.get('title') or x['url']))}]"
+                         f"(<{_url_escape(x['url'])}>)" for x in found) + "\n"
+
+    return _LINKS.sub(links, text)
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>#!|])", r"\\\1", " ".join(text.split()))
+
+
+def _url_escape(url: str) -> str:
+    return url.strip().replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
 
 
 def numbered(text: str, filename: str | None) -> ResultView | None:

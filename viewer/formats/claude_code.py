@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from .. import files
+from .. import timestamps
 from ..model import Data, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
 
@@ -59,6 +60,7 @@ _BASH_IN = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _BASH_OUT = re.compile(r"<bash-(stdout|stderr)>(.*?)</bash-\1>", re.S)
 _INTERRUPT = "[Request interrupted by user"
 _AGENT_ID = re.compile(r"[\w-]+")
+_USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
 
 
@@ -144,6 +146,9 @@ def _user(rec: dict, ref: Ref) -> Event:
                     agent = _agent_tail(b.text) if b.kind == "text" else None
                     if agent:
                         ev.spawns[r.tool_use_id] = agent
+        for r in results:
+            r.content = [_trailer(b.text) if b.kind == "text" and b.text.startswith("agentId: ")
+                         else b for b in r.content]
         if len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
     if rec.get("isCompactSummary"):
@@ -161,6 +166,25 @@ def _with_context(blocks: list) -> list:
     """Text blocks with the IDE / reminder tags at their ends made into context chips."""
     return [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text"
                                         else [b])]
+
+
+def _trailer(text: str) -> Notice:
+    """The lines the CLI appends to a sub-agent's report for the model ("agentId: … (use
+    SendMessage…)", a worktree, `<usage>` figures) as one quiet line; the fields in its details."""
+    fields: dict = {}
+    for line in _USAGE.sub("\n\\1", text).splitlines():
+        name, sep, value = line.partition(": ")
+        if sep and re.fullmatch(r"\w+", name):
+            fields[name] = value.split(" (", 1)[0].strip() if name == "agentId" else value.strip()
+    words = [f"agent {fields.get('agentId', '?')}"]
+    for key, unit in (("total_tokens", "tokens"), ("tool_uses", "tool uses")):
+        if fields.get(key, "").isdigit():
+            words.append(f"{int(fields[key]):,} {unit}")
+    if fields.get("duration_ms", "").isdigit():
+        words.append(timestamps.span(int(fields["duration_ms"]) / 1000))
+    if fields.get("worktreeBranch"):
+        words.append(f"worktree {fields['worktreeBranch']}")
+    return Notice(" · ".join(words), {**fields, "text": text})
 
 
 def _agent_tail(text: str) -> str | None:

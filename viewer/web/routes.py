@@ -274,9 +274,9 @@ def _block_in(idx: SessionIndex, event_id: str, path: str):
     return ev, node, parent
 
 
-def _result_call(idx: SessionIndex, parent) -> tuple[str, object] | None:
-    """(tool name, input) of the call whose result holds a block, so "show all" of a result's text
-    shows it the way its card does."""
+def _result_call(idx: SessionIndex, parent) -> tuple[str, object, bool] | None:
+    """(tool name, input, failed) of the call whose result holds a block, so "show all" of a
+    result's text shows it the way its card does."""
     if getattr(parent, "kind", "") != "tool_result":
         return None
     call = idx.calls.get(parent.tool_use_id)
@@ -287,7 +287,7 @@ def _result_call(idx: SessionIndex, parent) -> tuple[str, object] | None:
         thread, seq = call.call
         for ev in load_events(idx, thread, seq, seq + 1):
             inp = next((b.input for b in ev.blocks if b.kind == "tool_use" and b.id == call.id), None)
-    return call.name, inp
+    return call.name, inp, call.is_error
 
 
 def _text_of(idx: SessionIndex, ev: Event, node) -> Iterator[str]:
