@@ -119,6 +119,12 @@
   }
 
   function toBottom() {
+    var timeline = document.getElementById("timeline");
+    if (window.svFind && timeline && timeline.querySelector(":scope > li.more.after")) {
+      window.svFind.toEnd();  // a window mid-session is shown (find.js jumped): load the end first
+      setUnseen(0);
+      return;
+    }
     window.scrollTo(0, document.documentElement.scrollHeight);
     atBottom = true;
     setUnseen(0);

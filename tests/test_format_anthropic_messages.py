@@ -166,7 +166,8 @@ def test_page_shows_paired_calls_and_quiet_environment(tmp_path):
     app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     client = app.test_client()
     (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
-    html = client.get(link).get_data(as_text=True)
+    # a finished session opens at its start; what is checked here sits at its end
+    html = client.get(link + "?at=end").get_data(as_text=True)
     assert html.count('class="tool ') >= 10
     assert '<span class="state completed">completed</span>' in html
     assert "never answered" in html  # attempt_completion, the last call, got no result

@@ -1,7 +1,9 @@
 """The per-session index: one sequential pass over a session's files, nothing of their content kept.
 
 For every event it keeps what pages and streams need without reading the file again: byte offset
-and length, line, stable id, role, kind, timestamp, hidden flag. Next to the columns sit the tool-call
+and length, line, stable id, role, kind, author, timestamp, hidden flag, and which kinds of content it
+holds (text, thinking; a real user prompt with its first words) so that filters and the outline
+never re-read the file. Next to the columns sit the tool-call
 state map and the session summary. Pages read windows of events by offset; the live tail extends
 the index from the last offset; the cache stores it as plain data.
 
@@ -46,6 +48,12 @@ _NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
 _BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:interrupt"}
+# what an event holds, one bit each in `ThreadIndex.content` (filters read these, not the file)
+TEXT, THINKING, PROMPT = 1, 2, 4
+_SPEAKERS = {"assistant", "agent_call", "agent_response"}
+PROMPT_PREVIEW = 160  # characters of a user prompt kept for the outline
+
+
 def epoch(dt) -> float | None:
     return None if dt is None else dt.timestamp()
 
@@ -79,6 +87,9 @@ class ThreadIndex:
     roles: list = field(default_factory=list)
     kinds: list = field(default_factory=list)
     ts: array = field(default_factory=lambda: array("d"))  # NaN where the event has no time
+    authors: list = field(default_factory=list)  # agent / tool name, "" when none
+    content: bytearray = field(default_factory=bytearray)  # TEXT | THINKING | PROMPT bits
+    prompts: dict = field(default_factory=dict)  # seq of a real user prompt → its first words
     hidden: bytearray = field(default_factory=bytearray)
     paths: list = field(default_factory=list)  # JSON paths, documents only
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
@@ -102,13 +113,15 @@ class ThreadIndex:
         d["ids"] = "\n".join(self.ids)
         d["paths"] = self.paths
         d["bad"] = sorted(self.bad.items())
-        for name in ("roles", "kinds"):
+        d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
+        for name in ("roles", "kinds", "authors"):
             table = list(dict.fromkeys(getattr(self, name)))
             code = {v: i for i, v in enumerate(table)}
             d[name] = table
             blobs.append(array("H", [code[v] for v in getattr(self, name)]).tobytes())
         for name in self._ARRAYS:
             blobs.append(getattr(self, name).tobytes())
+        blobs.append(bytes(self.content))
         blobs.append(bytes(self.hidden))
         return d
 
@@ -118,15 +131,18 @@ class ThreadIndex:
         th.ids = d["ids"].split("\n") if d["ids"] else []
         th.paths = d["paths"]
         th.bad = {seq: reason for seq, reason in d["bad"]}
-        for name in ("roles", "kinds"):
+        th.prompts = {seq: text for seq, text in d["prompts"]}
+        for name in ("roles", "kinds", "authors"):
             table = d[name]
             codes = array("H")
             codes.frombytes(next(blobs))
             setattr(th, name, [table[c] for c in codes])
         for name in cls._ARRAYS:
             getattr(th, name).frombytes(next(blobs))
+        th.content = bytearray(next(blobs))
         th.hidden = bytearray(next(blobs))
-        if not (len(th.offsets) == len(th.ts) == len(th.hidden) == len(th.roles) == len(th.ids)):
+        if not (len(th.offsets) == len(th.ts) == len(th.hidden) == len(th.roles) == len(th.ids)
+                == len(th.authors) == len(th.content)):
             raise ValueError("index columns disagree")
         return th
 
@@ -361,6 +377,8 @@ class SessionIndex:
         th.lines.append(line)
         th.roles.append(ev.role)
         th.kinds.append(ev.kind)
+        th.authors.append(ev.author or "")
+        th.content.append(_content(adapter, th, seq, ev))
         th.ts.append(NAN if ts is None else ts)
         if path is not None:
             th.paths.append(path)
@@ -449,11 +467,18 @@ class SessionIndex:
     def unanswered(self, call) -> bool:
         """A call with no result that will not get one: the session ended or moved past it. A call
         the source says was denied, interrupted or cancelled has ended already: it is not one."""
-        if call.result is not None or call.call is None or call.named in ENDED:
+        return self.moved_past(call.call, call.result, named=call.named)
+
+    def moved_past(self, where, result, finished: bool | None = None, named: str | None = None) -> bool:
+        """`unanswered` for a call given by where it sits, where its result is and its named state
+        (filters read these from the cache's columns without building each call)."""
+        if result is not None or where is None or named in ENDED:
             return False
-        thread, seq = call.call
+        thread, seq = where
         th = self.threads.get(thread)
-        return self.finished() or (th is not None and th.last_boundary > seq)
+        if finished is None:
+            finished = self.finished()
+        return finished or (th is not None and th.last_boundary > seq)
 
     # --- persistence -------------------------------------------------------------------------
 
@@ -528,6 +553,29 @@ def truncated(bad: reader.BadLine) -> reader.BadLine:
     return reader.BadLine("truncated last line (no newline; the writer stopped mid-record): "
                           + bad.reason)
 SEAL = 64
+
+
+def _content(adapter, th: ThreadIndex, seq: int, ev: Event) -> int:
+    """The TEXT / THINKING / PROMPT bits of one event. Only speakers' events are looked into (a
+    Claude Code line holds one block), and only user messages are asked whether they are a real
+    prompt: this runs for every line of the index pass."""
+    role = ev.role
+    if role in _SPEAKERS:
+        bits = 0
+        for b in ev.blocks:
+            kind = b.kind
+            if kind == "text":
+                bits |= TEXT
+            elif kind == "thinking":
+                bits |= THINKING
+        return bits
+    if role == "user" and ev.kind == "message":
+        prompt = hook(adapter, "title_of", ev)
+        if prompt:
+            th.prompts[seq] = " ".join(prompt[: PROMPT_PREVIEW * 2].split())[:PROMPT_PREVIEW]
+            return TEXT | PROMPT
+        return TEXT
+    return 0
 
 
 def _seal_of(path: str, offset: int) -> str:

@@ -60,6 +60,12 @@ def pieces(ev: Event, expand: Expand | None = None) -> Iterator[Piece]:
         yield from _block(b, f"b{i}", expand, "text")
 
 
+def block_pieces(block, path: str, expand: Expand | None = None) -> Iterator[Piece]:
+    """The visible text of one block at its address (a tool result the page draws inside the card
+    of its call, away from the event that holds it)."""
+    yield from _block(block, path, expand, "text")
+
+
 def event_text(ev: Event, expand: Expand | None = None) -> str:
     """All the visible text of an event as one string (pieces joined by newlines)."""
     return "\n".join(p.text for p in pieces(ev, expand))

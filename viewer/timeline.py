@@ -73,6 +73,7 @@ class EventView:
     refs_only: bool = False  # holds only results that are shown with their calls
     folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
     fold_into: list = field(default_factory=list)  # the call cards (CallViews) it folds into
+    thread_label: str = ""  # set when shown outside its thread (a filtered view lists sub-agents')
 
 
 @dataclass
@@ -82,6 +83,11 @@ class WindowView:
     stop: int
     total: int
     events: list
+    args: dict = field(default_factory=dict)  # URL arguments of a filtered view, kept by its links
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.args)
 
     @property
     def has_before(self) -> bool:
@@ -119,45 +125,64 @@ def _document_records(th: ThreadIndex) -> list:
 
 def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
     """The events [start, stop) of one thread, read from the file and given their index ids."""
-    with files.confined(idx.confinement):
-        return _load_events(idx, thread, start, stop)
-
-
-def _load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
     th = idx.threads[thread]
-    stop = min(stop, len(th))
-    if start >= stop:
+    return load_picked(idx, thread, range(start, min(stop, len(th))))
+
+
+def load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
+    """The events at the given seqs (ascending) of one thread, read with one open of the file:
+    search reads its candidate lines, and filtered views their scattered events, this way."""
+    with files.confined(idx.confinement):
+        return _load_picked(idx, thread, seqs)
+
+
+def _load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
+    th = idx.threads[thread]
+    seqs = [s for s in seqs if 0 <= s < len(th)]
+    if not seqs:
         return []
     adapter = formats.get(th.format)
     out = []
     if th.mode == "document":
         records = _document_records(th)
-        for seq in range(start, stop):
+        for seq in seqs:
             ref = Ref(thread, th.lines[seq], 0, th.lengths[seq], th.paths[seq] if th.paths else None)
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
             out.append(_event(adapter, rec, ref, th.ids[seq], b""))
         return out
     with files.open_file(th.path) as f:
-        first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
-        bulk = last - first <= 4 * reader.HUGE_LINE
-        if bulk:
-            f.seek(first)
-            block = f.read(last - first)
-        for seq in range(start, stop):
-            off, length = th.offsets[seq], th.lengths[seq]
-            ref = Ref(thread, th.lines[seq], off, length)
-            if seq in th.bad:  # a huge line the index already found unparsable
-                value, data = reader.BadLine(th.bad[seq]), None
-            elif length > reader.HUGE_LINE:
-                value, data = reader.skim(f, off, length), None
-            else:
-                data = block[off - first : off - first + length] if bulk else reader.read_bytes(
-                    f, off, length)
-                value = reader.decode(data)
-            if isinstance(value, reader.BadLine) and th.cut_tail and seq == len(th) - 1 \
-                    and seq not in th.bad:
-                value = truncated(value)  # the unterminated last line
-            out.append(_event(adapter, value, ref, th.ids[seq], data, f))
+        i = 0
+        while i < len(seqs):
+            j = i + 1  # a run of consecutive seqs is read as one block when it is not huge
+            while j < len(seqs) and seqs[j] == seqs[j - 1] + 1:
+                j += 1
+            out.extend(_read_run(f, adapter, th, thread, seqs[i], seqs[j - 1] + 1))
+            i = j
+    return out
+
+
+def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int) -> list[Event]:
+    out = []
+    first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
+    bulk = last - first <= 4 * reader.HUGE_LINE
+    if bulk:
+        f.seek(first)
+        block = f.read(last - first)
+    for seq in range(start, stop):
+        off, length = th.offsets[seq], th.lengths[seq]
+        ref = Ref(thread, th.lines[seq], off, length)
+        if seq in th.bad:  # a huge line the index already found unparsable
+            value, data = reader.BadLine(th.bad[seq]), None
+        elif length > reader.HUGE_LINE:
+            value, data = reader.skim(f, off, length), None
+        else:
+            data = block[off - first : off - first + length] if bulk else reader.read_bytes(
+                f, off, length)
+            value = reader.decode(data)
+        if isinstance(value, reader.BadLine) and th.cut_tail and seq == len(th) - 1 \
+                and seq not in th.bad:
+            value = truncated(value)  # the unterminated last line
+        out.append(_event(adapter, value, ref, th.ids[seq], data, f))
     return out
 
 
@@ -316,6 +341,27 @@ class Timeline:
         first = len(evs) - len(views)
         for i, v in enumerate(views):
             _follow(evs[max(0, first + i - STREAM_BACK) : first + i], v)
+        return views
+
+    def picked(self, items: list[tuple[str, int]]) -> list[EventView]:
+        """Views of scattered events in the given order (a filtered view), calls resolved."""
+        by_thread: dict[str, list[int]] = {}
+        for thread, seq in items:
+            by_thread.setdefault(thread, []).append(seq)
+        loaded = {}
+        for thread, seqs in by_thread.items():
+            seqs.sort()
+            for seq, ev in zip(seqs, load_picked(self.idx, thread, seqs)):
+                loaded[(thread, seq)] = ev
+        views = []
+        for where in items:
+            ev = loaded.get(where)
+            if ev is not None:
+                v = self._view(ev, where[1])
+                if where[0] != "main":
+                    v.thread_label = self.idx.threads[where[0]].label
+                views.append(v)
+        self._resolve(views)
         return views
 
     def event_view(self, ev: Event, seq: int) -> EventView:

@@ -95,6 +95,28 @@ class ToolCallMap:
             found = self._calls.setdefault(call_id, packed.unpack(call_id))
         return found
 
+    def rows(self):
+        """(name, status, named, call, result, subthread) of every call, read straight from the cache's
+        columns when the map came from the cache: filters, the outline and the minimap look at
+        thousands of calls and must not unpack each one."""
+        packed = self._packed
+        if packed is None:
+            for c in list(self._calls.values()):
+                yield c.name, c.status, c.named, c.call, c.result, c.subthread
+            return
+        own = self._calls  # calls unpacked one by one, and perhaps changed since (a sub-agent link)
+        t, cols = packed.tables, packed.cols
+        name, status, sub, named = cols["name"], cols["status"], cols["sub"], cols["named"]
+        ct, cs, rt, rs = cols["call_thread"], cols["call_seq"], cols["result_thread"], cols["result_seq"]
+        for i, cid in enumerate(packed.ids):
+            c = own.get(cid)
+            if c is not None:
+                yield c.name, c.status, c.named, c.call, c.result, c.subthread
+                continue
+            yield (t[name[i]], t[status[i]], t[named[i]] if named[i] >= 0 else None,
+                   (t[ct[i]], cs[i]) if ct[i] >= 0 else None,
+                   (t[rt[i]], rs[i]) if rt[i] >= 0 else None, t[sub[i]] if sub[i] >= 0 else None)
+
     def __len__(self) -> int:
         packed = self._packed
         return len(self._calls) if packed is None else len(packed.ids)

@@ -137,8 +137,9 @@ def create_app(config: dict | None = None) -> Flask:
     urls.init_app(app)
     templating.init_app(app)
     app.register_blueprint(routes.bp)
-    from . import live
+    from . import find, live
 
+    app.register_blueprint(find.bp)
     app.register_blueprint(live.bp)
     _warm_up(app)
     return app

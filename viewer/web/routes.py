@@ -10,7 +10,8 @@ import time
 from typing import Iterator
 
 import orjson
-from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request,
+                   stream_template, url_for)
 
 from .. import files, reader, usage
 from ..index import SessionIndex, summary_dump
@@ -19,6 +20,7 @@ from ..formats.detect import NotTranscript
 from ..store import NotFound, SessionRef, Skipped, Store
 from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
+from .find import find_context, look_deeper, mark_fragment, window as find_window
 from .live import LIVE_WINDOW, cursor_of
 from .templating import dom_id
 
@@ -96,40 +98,93 @@ def _where() -> dict:
 @bp.get("/s/<key>")
 def session(key: str):
     ref, idx = _session(key)
-    tl = Timeline(idx)
+    find = find_context(idx)
+    win = find_window(idx, find.filter, _opening(ref))
+    return _session_page(ref, idx, win, key, find=find)
+
+
+def _live(ref: SessionRef) -> bool:
+    return time.time() - ref.mtime < LIVE_WINDOW
+
+
+def _opening(ref: SessionRef | None) -> dict:
+    """The window a page asked for; with no ask, where the session opens: a live session at its
+    end (following it), a finished one at its start, header in view."""
     where = _where()
     if request.args.get("from") is not None:
         where = {"after": _int("from") or 0}
-    win = tl.window("main", **where)
-    return _session_page(ref, idx, win, key)
+    if where:
+        return where
+    at = request.args.get("at")
+    if at == "end" or (at != "start" and ref is not None and _live(ref)):
+        return {}
+    return {"after": 0}
 
 
-def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None, lands=None):
-    live = time.time() - ref.mtime < LIVE_WINDOW
-    return render_template("session.html", ref=ref, idx=idx, win=win, key=key, target=target,
-                           lands=lands,
-                           show_hidden=show_hidden or bool(request.args.get("hidden")),
-                           thread=thread, follow=live and not target,
-                           cursor=cursor_of(idx, main=None if thread else win.stop))
+def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None, find=None,
+                  lands=None):
+    ctx = dict(ref=ref, idx=idx, win=win, key=key, target=target, lands=lands,
+               show_hidden=show_hidden or bool(request.args.get("hidden")), thread=thread,
+               follow=_live(ref) and not target and not win.has_after,
+               cursor=cursor_of(idx, main=None if thread else win.stop), find=find)
+    if find is not None and find.matcher is not None:
+        # the hits come in while the page streams: the first ones show before the scan is done
+        return Response(_buffered(stream_template("session.html", **ctx)),
+                        mimetype="text/html; charset=utf-8")
+    return render_template("session.html", **ctx)
+
+
+def _buffered(chunks, size: int = 32 << 10, every: float = 0.05):
+    """Template output in a few large writes, yet never held back long (a hit shows at once)."""
+    buf, held, last = [], 0, time.monotonic()
+    for chunk in chunks:
+        buf.append(chunk)
+        held += len(chunk)
+        if held >= size or time.monotonic() - last > every:
+            yield "".join(buf)
+            buf, held, last = [], 0, time.monotonic()
+    if buf:
+        yield "".join(buf)
 
 
 @bp.get("/s/<key>/m/<event_id>")
 def message(key: str, event_id: str):
+    """A permalink: the session opened at one event, highlighted, what hides it opened; with a
+    search (`?q=`), its matches marked. As a fragment (`?part=window` or `?part=event`) it gives
+    the page's script the window around the event, or the event alone."""
     ref, idx = _session(key)
     where = idx.locate(event_id)
     if where is None:
         abort(404, description=f"No message “{event_id}” in this session.")
     thread, seq = where
+    find = find_context(idx, target=event_id)
+    if find.matcher is not None:
+        look_deeper(idx, event_id)
+    part = request.args.get("part")
+    if part == "event":
+        tl = Timeline(idx, target=event_id)
+        ev = load_event(idx, event_id)
+        return render_template("_event.html", v=tl.event_view(ev, seq), key=key)
+    flt = find.filter
+    if flt:
+        from ..filters import select
+
+        if where not in select(idx, flt):
+            flt = type(flt)()  # the event is not in the filtered view: show it in the whole one
     tl = Timeline(idx, target=event_id)
-    win = tl.window("main")
-    hidden = idx.threads[thread].hidden[seq]
+    win = find_window(idx, flt, {}, timeline=tl)
     lands = f"m-{event_id}"
     folded = tl.target_view.fold_into if tl.target_view and tl.target_view.folded else []
     for cv in folded:  # a result folded into its call's card: the link lands on that card
         cv.target = True
     if folded:
         lands = dom_id("tc-", folded[0].call.id) + "-result"
-    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, lands=lands)
+    if part == "window":
+        return render_template("_window.html", win=win, key=key, idx=idx, direction=None)
+    hidden = idx.threads[thread].hidden[seq]
+    find.filter = flt
+    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, find=find,
+                         lands=lands)
 
 
 @bp.get("/s/<key>.json")
@@ -189,13 +244,20 @@ def _json(obj) -> Response:
 
 @bp.get("/s/<key>/w/<thread>")
 def window(key: str, thread: str):
-    """The window before / after one already on the page (htmx loads it on reveal)."""
+    """The window before / after one already on the page (htmx loads it on reveal), of the whole
+    thread or of a filtered view; `?at=start|end` gives a whole window with links both ways (the
+    page's script jumps with it)."""
     ref, idx = _session(key)
     if thread not in idx.threads:
         abort(404, description=f"No thread “{thread}” in this session.")
-    where = _where() or {"after": 0}
-    win = Timeline(idx).window(thread, **where)
-    return render_template("_window.html", win=win, key=key, idx=idx, direction=next(iter(where)))
+    find = find_context(idx)
+    where = _where()
+    at = request.args.get("at")
+    if not where:
+        where = {} if at == "end" else {"after": 0}
+    win = find_window(idx, find.filter, where, thread=thread)
+    direction = None if at else next(iter(where))
+    return render_template("_window.html", win=win, key=key, idx=idx, direction=direction)
 
 
 @bp.get("/s/<key>/t/<thread>")
@@ -352,10 +414,11 @@ def full(key: str, event_id: str, path: str):
     shown = "".join(head)
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
     result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
-    return render_template("_full.html", text=shown, markdown=markdown and len(shown) == total,
-                           result_of=result_of, key=key, event_id=event_id, path=path,
-                           rest=total - len(shown), total=total,
-                           raw_url=url_for("pages.full", key=key, event_id=event_id, path=path, raw=1))
+    find_context(idx, target=event_id)  # a search the page was opened with is marked here too
+    return mark_fragment(render_template(
+        "_full.html", text=shown, markdown=markdown and len(shown) == total, result_of=result_of,
+        key=key, event_id=event_id, path=path, rest=total - len(shown), total=total,
+        raw_url=url_for("pages.full", key=key, event_id=event_id, path=path, raw=1)))
 
 
 @bp.get("/s/<key>/e/<event_id>/media/<path>")

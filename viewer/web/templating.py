@@ -7,12 +7,13 @@ import logging
 import re
 import time
 
-from flask import Flask, current_app
+from flask import Flask, current_app, g, has_app_context
 from markupsafe import Markup
 
 from .. import catalog, render, timestamps, tools, usage
 from ..index import epoch
 from ..model import ROLES
+from ..marks import mark_html
 from ..reader import CutStr
 from ..timeline import lane_of
 
@@ -48,10 +49,46 @@ def render_event(v, key: str) -> Markup:
     "could not be displayed" card with its raw link; it never takes the page down with it."""
     env = current_app.jinja_env
     try:
-        return Markup(env.get_template("_message.html").render(v=v, key=key))
+        html = env.get_template("_message.html").render(v=v, key=key)
     except Exception:
         log.exception("cannot render event %s", getattr(v.ev, "id", "?"))
         return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
+    marker = _marker()
+    if marker is not None and marker.wants_view(v):
+        html = mark_html(html, marker.matcher, open_details=marker.shows_target(v))[0]
+    return Markup(html)
+
+
+def _marker():
+    """The search the page being drawn was opened with (see `web.find`), if any."""
+    return g.get("marker") if has_app_context() else None
+
+
+def hit_hidden(event_id: str, path: str, text, shown: int) -> bool:
+    """Whether a cut block holds a match of the page's search in the part not shown."""
+    marker = _marker()
+    return marker is not None and marker.in_hidden_part(event_id, path, text, shown)
+
+
+def search_args() -> dict:
+    """The page's search as URL arguments, for links that must keep it ("show all")."""
+    marker = _marker()
+    return marker.matcher.query.args() if marker is not None else {}
+
+
+ROLE_WORDS = {"user": "user", "assistant": "assistant", "tool": "tool result", "system": "system",
+              "status": "status", "error": "error", "agent_call": "agent call",
+              "agent_response": "agent reply", "unparsed": "unparsed line"}
+FIELD_WORDS = {"text": "text", "thinking": "thinking", "tool": "tool name", "input": "tool input",
+               "output": "tool output", "notice": "notice", "data": "data", "unparsed": "raw line",
+               "cached": "cached history", "media": "media"}
+
+
+def query_string(args: dict) -> str:
+    """URL arguments (lists repeat their name) as a query string."""
+    from urllib.parse import urlencode
+
+    return urlencode({k: v for k, v in args.items() if v is not None}, doseq=True)
 
 
 # a state → (CSS class, words, what it means). Classes come from this table only: a word from a
@@ -151,6 +188,11 @@ def init_app(app: Flask) -> None:
         state_badge=state_badge,
         role_class=role_class,
         kind_class=kind_class,
+        hit_hidden=hit_hidden,
+        query_string=query_string,
+        ROLE_WORDS=ROLE_WORDS,
+        FIELD_WORDS=FIELD_WORDS,
+        search_args=search_args,
         MARKDOWN_CAP=render.MARKDOWN_CAP,
         SORTS=catalog.SORTS,
         TEXT_CAP=render.TEXT_CAP,

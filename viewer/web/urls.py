@@ -37,15 +37,15 @@ class Urls:
 
     @staticmethod
     def session(key: str, **args) -> str:
-        return url_for("pages.session", key=key, **{k: v for k, v in args.items() if v is not None})
+        return url_for("pages.session", key=key, **_given(args))
 
     @staticmethod
     def session_json(key: str) -> str:
         return url_for("pages.session_json", key=key)
 
     @staticmethod
-    def message(key: str, event_id: str) -> str:
-        return url_for("pages.message", key=key, event_id=event_id)
+    def message(key: str, event_id: str, **args) -> str:
+        return url_for("pages.message", key=key, event_id=event_id, **_given(args))
 
     @staticmethod
     def message_prefix(key: str) -> str:
@@ -54,7 +54,7 @@ class Urls:
 
     @staticmethod
     def window(key: str, thread: str = "main", **args) -> str:
-        return url_for("pages.window", key=key, thread=thread, **args)
+        return url_for("pages.window", key=key, thread=thread, **_given(args))
 
     @staticmethod
     def thread(key: str, thread: str) -> str:
@@ -65,8 +65,9 @@ class Urls:
         return url_for("pages.raw", key=key, event_id=event_id, download=1 if download else None)
 
     @staticmethod
-    def full(key: str, event_id: str, path: str, raw: bool = False) -> str:
-        return url_for("pages.full", key=key, event_id=event_id, path=path, raw=1 if raw else None)
+    def full(key: str, event_id: str, path: str, raw: bool = False, **args) -> str:
+        return url_for("pages.full", key=key, event_id=event_id, path=path, raw=1 if raw else None,
+                       **_given(args))
 
     @staticmethod
     def media(key: str, event_id: str, path: str) -> str:
@@ -82,13 +83,40 @@ class Urls:
         version the page was drawn at."""
         return url_for("live.list_events", **_given(args))
 
+    # --- finding: search, steps, outline, minimap, filters ---
+
+    @staticmethod
+    def search_json(key: str, **args) -> str:
+        return url_for("find.search_json", key=key, **_given(args))
+
+    @staticmethod
+    def search_stream(key: str) -> str:
+        return url_for("find.search_stream", key=key)
+
+    @staticmethod
+    def step(key: str) -> str:
+        return url_for("find.step", key=key)
+
+    @staticmethod
+    def outline(key: str) -> str:
+        return url_for("find.outline_view", key=key)
+
+    @staticmethod
+    def minimap(key: str) -> str:
+        return url_for("find.minimap", key=key)
+
+    @staticmethod
+    def filters(key: str, **args) -> str:
+        return url_for("find.filter_menu", key=key, **_given(args))
+
     @staticmethod
     def static(name: str) -> str:
         return url_for("static", filename=name)
 
 
 def _given(args: dict) -> dict:
-    return {k: v for k, v in args.items() if v is not None and v != ""}
+    """URL arguments without the unset ones (None, empty strings, empty lists)."""
+    return {k: v for k, v in args.items() if v is not None and v != "" and v != []}
 
 
 def init_app(app: Flask) -> None:

@@ -1,0 +1,715 @@
+// session-viewer: finding things in a session — search as you type with hits streaming in, jumps
+// to a hit / error / turn (in place, loading the window around it when it is not on the page),
+// filters and outline menus, expand / collapse all, the keys, and where the page opens and stays.
+// The server does all matching and marking; this file only asks for fragments and moves the view.
+// Everything here has a plain-HTML fallback: the search form, hit links, filter links and the
+// outline page work without it.
+(function () {
+  "use strict";
+
+  var form, input, panel, hitsList, statusEl, timeline;
+  var searchAbort = null;
+  var active = null;  // the search on screen: URLSearchParams of q / case / regex, or null
+  var current = -1;  // index of the current hit in the list
+  var typingTimer = null;
+  var expandMode = "";  // "", "open" or "closed": applied to windows loaded later too
+
+  function $(id) { return document.getElementById(id); }
+
+  function sessionKey() { return document.body.getAttribute("data-key"); }
+
+  function toast(text) {
+    var t = $("find-toast");
+    if (!t) {
+      t = document.createElement("div");
+      t.id = "find-toast";
+      t.className = "find-toast";
+      t.setAttribute("role", "status");
+      t.setAttribute("aria-live", "polite");
+      document.body.appendChild(t);
+    }
+    t.textContent = text;
+    t.classList.add("shown");
+    clearTimeout(t._timer);
+    t._timer = setTimeout(function () { t.classList.remove("shown"); }, 2200);
+  }
+
+  function typing(el) {
+    if (!el || !el.tagName) return false;
+    var tag = el.tagName;
+    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+  }
+
+  // --- search ------------------------------------------------------------------------------------
+
+  function searchParams() {
+    var p = new URLSearchParams();
+    var q = input.value;
+    if (!q.trim()) return null;
+    p.set("q", q);
+    if (form.elements.case && form.elements.case.checked) p.set("case", "1");
+    if (form.elements.regex && form.elements.regex.checked) p.set("regex", "1");
+    return p;
+  }
+
+  function filterArgs() {
+    return new URLSearchParams(timeline ? timeline.getAttribute("data-args") || "" : "");
+  }
+
+  function pageUrl(path, extra) {
+    var p = filterArgs();
+    if (extra) extra.forEach(function (v, k) { p.set(k, v); });
+    var s = p.toString();
+    return path + (s ? "?" + s : "");
+  }
+
+  function openPanel(title) {
+    panel.hidden = false;
+    document.body.classList.add("find-open");
+    var h = $("find-title");
+    if (h) {
+      h.textContent = "";
+      if (title) {
+        h.appendChild(document.createTextNode("Matches for "));
+        var q = document.createElement("q");
+        q.textContent = title;
+        h.appendChild(q);
+      } else {
+        h.textContent = "Search";
+      }
+    }
+  }
+
+  function closePanel() {
+    if (searchAbort) searchAbort.abort();
+    searchAbort = null;
+    active = null;
+    current = -1;
+    panel.hidden = true;
+    document.body.classList.remove("find-open");
+    hitsList.innerHTML = "";
+    unmark(document);
+    var url = new URL(location.href);
+    ["q", "case", "regex", "cont"].forEach(function (k) { url.searchParams.delete(k); });
+    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+  }
+
+  function unmark(root) {
+    var marks = root.querySelectorAll("mark.hit");
+    for (var i = 0; i < marks.length; i++) {
+      var m = marks[i];
+      m.replaceWith(document.createTextNode(m.textContent));
+    }
+    var notes = root.querySelectorAll(".hit-note");
+    for (var j = 0; j < notes.length; j++) notes[j].remove();
+  }
+
+  function setError(text) {
+    var el = $("find-error");
+    if (!text) {
+      if (el) el.remove();
+      return;
+    }
+    if (!el) {
+      el = document.createElement("p");
+      el.id = "find-error";
+      el.className = "find-error";
+      el.setAttribute("role", "alert");
+      hitsList.parentNode.insertBefore(el, hitsList);
+    }
+    el.textContent = text;
+  }
+
+  function setStatus(text) {
+    statusEl = $("find-status");
+    if (statusEl) {
+      statusEl.textContent = text;
+      statusEl.setAttribute("data-complete", "0");
+    }
+  }
+
+  // run a search: from the start (reset), or on from a cursor the page or a stream stopped at
+  function runSearch(params, cursor) {
+    if (searchAbort) searchAbort.abort();
+    var controller = new AbortController();
+    searchAbort = controller;
+    active = params;
+    openPanel(params.get("q"));
+    setError("");
+    if (!cursor) {
+      hitsList.innerHTML = "";
+      current = -1;
+      setStatus("Searching…");
+      var url = new URL(location.href);
+      ["q", "case", "regex", "cont"].forEach(function (k) { url.searchParams.delete(k); });
+      params.forEach(function (v, k) { url.searchParams.set(k, v); });
+      history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+    } else {
+      setStatus("Searching on…");
+    }
+    var query = new URLSearchParams(params);
+    if (cursor) query.set("cursor", cursor);
+    var count = hitsList.children.length;
+    fetch(form.getAttribute("data-stream") + "?" + query.toString(), {
+      signal: controller.signal, headers: { "Accept": "application/x-ndjson" }
+    }).then(function (resp) {
+      if (!resp.ok) {
+        return resp.json().then(function (body) {
+          setError(body.error || "The search failed.");
+          setStatus("");
+        });
+      }
+      var reader = resp.body.getReader();
+      var decoder = new TextDecoder();
+      var buffered = "";
+      function pump() {
+        return reader.read().then(function (chunk) {
+          if (chunk.done) return;
+          buffered += decoder.decode(chunk.value, { stream: true });
+          var lines = buffered.split("\n");
+          buffered = lines.pop();
+          var html = "";
+          for (var i = 0; i < lines.length; i++) {
+            if (!lines[i]) continue;
+            var msg = JSON.parse(lines[i]);
+            if (msg.hit) {
+              html += msg.html;
+              count++;
+            } else if (msg.done) {
+              if (html) hitsList.insertAdjacentHTML("beforeend", html);
+              html = "";
+              var old = $("find-status");
+              if (old) old.outerHTML = msg.html;
+              statusEl = $("find-status");
+              if (statusEl) statusEl.setAttribute("data-stream", "1");
+            }
+          }
+          if (html) {
+            hitsList.insertAdjacentHTML("beforeend", html);
+            setStatus(count + (count === 1 ? " message" : " messages") + " so far…");
+          }
+          return pump();
+        });
+      }
+      return pump();
+    }).catch(function (err) {
+      if (err.name !== "AbortError") setStatus("The search was interrupted: " + err.message);
+    });
+  }
+
+  function searchNow() {
+    var params = searchParams();
+    if (!params) {
+      closePanel();
+      return;
+    }
+    if (active && active.toString() === params.toString() && hitsList.children.length) return;
+    runSearch(params, null);
+  }
+
+  // --- jumping to an event ------------------------------------------------------------------------
+
+  function messageUrl(id, part, withSearch) {
+    var path = form.getAttribute("data-message").replace("_ID_", encodeURIComponent(id));
+    var p = withSearch && active ? new URLSearchParams(active) : new URLSearchParams();
+    if (part) p.set("part", part);
+    var s = p.toString();
+    return path + (s ? "?" + s : "");
+  }
+
+  function swap(url, target, how) {
+    return htmx.ajax("GET", url, { target: target, swap: how });
+  }
+
+  // show event `id`: in place when it is on the page, else with the window around it
+  function jumpTo(id, opts) {
+    opts = opts || {};
+    var el = $("m-" + id);
+    var marked = opts.search && active;
+    var done;
+    // a result drawn inside its call's card is marked with that card: redraw the window
+    var elsewhere = el && (el.classList.contains("folded") || el.classList.contains("refs-only"));
+    if (el && marked && !elsewhere) {
+      done = swap(messageUrl(id, "event", true), el, "outerHTML");
+    } else if (el && !(marked && elsewhere)) {
+      done = Promise.resolve();
+    } else if (filterArgs().toString()) {
+      // a filtered view: the event may not be in it; open it in the whole session
+      location.assign(messageUrl(id, null, marked));
+      return Promise.resolve();
+    } else {
+      done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(afterWindowJump);
+    }
+    return done.then(function () {
+      var target = $("m-" + id);
+      if (!target) return;
+      reveal(target, id);
+      var url = messageUrl(id, null, marked);
+      history.replaceState(history.state, "", url);
+    });
+  }
+
+  function afterWindowJump() {
+    // the live stream appends at the end of the timeline: off while a window mid-session shows
+    var follow = $("follow");
+    if (follow && timeline.querySelector(":scope > li.more.after")) follow.checked = false;
+  }
+
+  function reveal(el, id) {
+    for (var p = el.parentElement; p; p = p.parentElement) {
+      if (p.tagName === "DETAILS") p.open = true;
+    }
+    if (el.classList.contains("is-hidden")) {
+      var box = $("show-hidden");
+      if (box && !box.checked) box.checked = true;
+    }
+    var old = document.querySelectorAll(".ev.target");
+    for (var i = 0; i < old.length; i++) if (old[i] !== el) old[i].classList.remove("target");
+    el.classList.add("target");
+    document.body.setAttribute("data-target", "m-" + id);
+    document.body.setAttribute("data-target-id", id);
+    var spot = el.querySelector("mark.hit");
+    var shown = document.querySelector('.tool-result[data-result-event="' + CSS.escape(id) + '"]');
+    if (!spot && shown) {
+      // a tool result is read in the card of its call: go there
+      spot = shown.querySelector("mark.hit") || shown;
+      var olds = document.querySelectorAll(".tool-result.target");
+      for (var t = 0; t < olds.length; t++) olds[t].classList.remove("target");
+      shown.classList.add("target");
+    }
+    var marks = document.querySelectorAll("mark.hit.current");
+    for (var j = 0; j < marks.length; j++) marks[j].classList.remove("current");
+    if (spot && spot.tagName === "MARK") spot.classList.add("current");
+    if (spot && spot.closest(".tool-result")) document.body.classList.remove("outputs-folded");
+    if (el.getClientRects().length) setCurrentMessage(el, true);
+    (spot || el).scrollIntoView({ block: "center" });
+    el.classList.remove("flash");
+    void el.offsetWidth;  // restart the animation
+    el.classList.add("flash");
+  }
+
+  // --- hits: n / N -----------------------------------------------------------------------------------
+
+  function hitItems() { return hitsList ? hitsList.querySelectorAll("li.hit") : []; }
+
+  function stepHit(dir) {
+    var items = hitItems();
+    if (!items.length) {
+      if (!active) {
+        input.focus();
+        toast("Type what to find, then press Enter");
+      } else {
+        toast("No matches");
+      }
+      return;
+    }
+    var next = current + dir;
+    if (current < 0 && dir < 0) next = items.length - 1;
+    if (next >= items.length) {
+      next = 0;
+      toast("Back to the first match");
+    } else if (next < 0) {
+      next = items.length - 1;
+      toast("Back to the last match");
+    }
+    goToHit(next);
+  }
+
+  function goToHit(i) {
+    var items = hitItems();
+    if (!items[i]) return;
+    current = i;
+    for (var k = 0; k < items.length; k++) {
+      items[k].classList.toggle("current", k === i);
+      if (k === i) items[k].setAttribute("aria-current", "true");
+      else items[k].removeAttribute("aria-current");
+    }
+    items[i].scrollIntoView({ block: "nearest" });
+    jumpTo(items[i].getAttribute("data-id"), { search: true });
+  }
+
+  // --- errors: e / E, start and end: g / G ---------------------------------------------------------
+
+  function currentId() {
+    var el = document.querySelector(".ev.current") || document.querySelector(".ev.target");
+    if (el && inView(el)) return el.id.slice(2);
+    var first = firstInView();
+    return first ? first.id.slice(2) : (el ? el.id.slice(2) : "");
+  }
+
+  function stepError(dir) {
+    var url = form.getAttribute("data-step") + "?to=error&dir=" + (dir > 0 ? "next" : "prev") +
+      "&from=" + encodeURIComponent(currentId());
+    fetch(url).then(function (r) { return r.json(); }).then(function (got) {
+      if (!got.id) {
+        toast(got.total ? (dir > 0 ? "No more errors after this point" : "No errors before this point")
+          : "No errors in this session");
+        return;
+      }
+      toast("Error " + (got.index + 1) + " of " + got.total);
+      jumpTo(got.id, {});
+    });
+  }
+
+  function toEdge(end) {
+    var sentinel = timeline.querySelector(end ? ":scope > li.more.after" : ":scope > li.more.before");
+    var done = Promise.resolve();
+    if (sentinel) {
+      var p = filterArgs();
+      p.set("at", end ? "end" : "start");
+      done = swap(form.getAttribute("data-window") + "?" + p.toString(), timeline, "innerHTML")
+        .then(afterWindowJump);
+    }
+    done.then(function () {
+      if (end) {
+        window.scrollTo(0, document.documentElement.scrollHeight);
+        var follow = $("follow");
+        if (follow && !follow.checked && $("live")) follow.checked = true;
+      } else {
+        window.scrollTo(0, 0);
+      }
+      var evs = visibleEvents();
+      if (evs.length) setCurrentMessage(evs[end ? evs.length - 1 : 0], true);
+    });
+  }
+
+  // --- messages: j / k ---------------------------------------------------------------------------
+
+  function visibleEvents() {
+    var all = timeline ? timeline.querySelectorAll("li.ev") : [];
+    var out = [];
+    for (var i = 0; i < all.length; i++) {
+      if (all[i].getClientRects().length) out.push(all[i]);
+    }
+    return out;
+  }
+
+  function headerBottom() {
+    var h = document.querySelector("header.top");
+    return h ? h.getBoundingClientRect().bottom : 0;
+  }
+
+  function inView(el) {
+    var r = el.getBoundingClientRect();
+    return r.bottom > headerBottom() && r.top < window.innerHeight;
+  }
+
+  function firstInView() {
+    var evs = visibleEvents();
+    var top = headerBottom();
+    for (var i = 0; i < evs.length; i++) {
+      if (evs[i].getBoundingClientRect().bottom > top + 8) return evs[i];
+    }
+    return null;
+  }
+
+  function setCurrentMessage(el, quiet) {
+    var old = document.querySelectorAll(".ev.current");
+    for (var i = 0; i < old.length; i++) if (old[i] !== el) old[i].classList.remove("current");
+    el.classList.add("current");
+    if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
+    el.focus({ preventScroll: true });
+    if (!quiet) el.scrollIntoView({ block: "start" });
+  }
+
+  function stepMessage(dir) {
+    var evs = visibleEvents();
+    if (!evs.length) return;
+    var cur = document.querySelector(".ev.current");
+    var next;
+    if (cur && evs.indexOf(cur) >= 0 && inView(cur)) {
+      next = evs.indexOf(cur) + dir;
+    } else {
+      var first = firstInView();
+      var at = first ? evs.indexOf(first) : 0;
+      next = dir > 0 ? at : at - 1;
+    }
+    if (next >= evs.length) {
+      var later = timeline.querySelector(":scope > li.more.after");
+      if (later) {
+        htmx.trigger(later, "later");
+        toast("Loading later events…");
+      } else {
+        toast("This is the last message");
+      }
+      return;
+    }
+    if (next < 0) {
+      var earlier = timeline.querySelector(":scope > li.more.before");
+      if (earlier) {
+        htmx.trigger(earlier, "earlier");
+        toast("Loading earlier events…");
+      } else {
+        window.scrollTo(0, 0);
+        toast("This is the first message");
+      }
+      return;
+    }
+    setCurrentMessage(evs[next], false);
+  }
+
+  // --- expand / collapse all -----------------------------------------------------------------------
+
+  var FOLDABLE = "details.thinking, details.cached, details.file-content, details.json-input, " +
+    "details.agent-prompt, details.data, details.detail";
+
+  function applyExpand(root) {
+    if (!expandMode) return;
+    var ds = root.querySelectorAll(FOLDABLE);
+    for (var i = 0; i < ds.length; i++) ds[i].open = expandMode === "open";
+  }
+
+  function setExpand(mode) {
+    expandMode = mode;
+    document.body.classList.toggle("outputs-folded", mode === "closed");
+    applyExpand(timeline);
+    toast(mode === "open" ? "Expanded every thinking block and output" : "Collapsed thinking and outputs");
+  }
+
+  // --- earlier windows load when the reader goes up to them, never by themselves -------------------
+
+  var lastY = window.scrollY;
+  var seen = new Set();
+  var watcher = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (en) {
+      if (en.isIntersecting) seen.add(en.target); else seen.delete(en.target);
+    });
+  }) : null;
+
+  function watchSentinels(root) {
+    if (!watcher) return;
+    var found = (root || document).querySelectorAll("li.more.before");
+    for (var i = 0; i < found.length; i++) watcher.observe(found[i]);
+  }
+
+  function loadEarlierInView() {
+    seen.forEach(function (el) {
+      if (!el.isConnected) {
+        seen.delete(el);
+        return;
+      }
+      if (el._asked) return;
+      el._asked = true;
+      htmx.trigger(el, "earlier");
+    });
+  }
+
+  window.addEventListener("scroll", function () {
+    var y = window.scrollY;
+    if (y < lastY) loadEarlierInView();
+    lastY = y;
+  }, { passive: true });
+  window.addEventListener("wheel", function (e) { if (e.deltaY < 0) loadEarlierInView(); }, { passive: true });
+
+  // --- wiring ----------------------------------------------------------------------------------------
+
+  document.addEventListener("click", function (e) {
+    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    var more = e.target.closest("li.more > a");
+    if (more) {
+      e.preventDefault();
+      htmx.trigger(more.parentElement, more.parentElement.classList.contains("before") ? "earlier" : "later");
+      return;
+    }
+    var link = e.target.closest("a[data-jump]");
+    if (link && form) {
+      e.preventDefault();
+      var item = link.closest("li.hit");
+      if (item) {
+        var items = Array.prototype.indexOf.call(hitItems(), item);
+        goToHit(items);
+        return;
+      }
+      var menu = link.closest("details.menu");
+      if (menu && window.innerWidth < 1100) menu.open = false;
+      jumpTo(link.getAttribute("data-jump"), {});
+      return;
+    }
+    if (e.target.closest("#find-close")) {
+      e.preventDefault();
+      input.value = "";
+      closePanel();
+      return;
+    }
+    if (e.target.closest("#hit-next")) stepHit(1);
+    else if (e.target.closest("#hit-prev")) stepHit(-1);
+    else if (e.target.closest("#next-error")) stepError(1);
+    else if (e.target.closest("#prev-error")) stepError(-1);
+    else if (e.target.closest("#expand-all")) setExpand("open");
+    else if (e.target.closest("#collapse-all")) setExpand("closed");
+    else if (e.target.closest("#keys-button")) openHelp();
+    else if (e.target.closest(".find-more") && statusEl && statusEl.getAttribute("data-next")) {
+      e.preventDefault();
+      runSearch(active || searchParams(), statusEl.getAttribute("data-next"));
+    }
+  });
+
+  function openHelp() {
+    var d = $("keys-help");
+    if (d && !d.open) d.showModal();
+  }
+
+  function toggleOutline() {
+    var d = $("outline-menu");
+    if (!d) return;
+    d.open = !d.open;
+    if (d.open) {
+      var first = d.querySelector("a");
+      if (first) first.focus({ preventScroll: true });
+    }
+  }
+
+  function toggleHidden() {
+    var box = $("show-hidden");
+    if (!box) return;
+    box.checked = !box.checked;
+    toast(box.checked ? "Showing hidden events" : "Hiding hidden events");
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || !form) return;
+    if (e.key === "Escape") {
+      if (typing(e.target)) {
+        e.target.blur();
+        return;
+      }
+      var menus = document.querySelectorAll("details.menu[open]");
+      if (menus.length) {
+        for (var i = 0; i < menus.length; i++) menus[i].open = false;
+        return;
+      }
+      if (!panel.hidden) closePanel();
+      return;
+    }
+    if (typing(e.target) || (document.querySelector("dialog[open]") && e.key !== "?")) return;
+    var handled = true;
+    switch (e.key) {
+      case "/": input.focus(); input.select(); break;
+      case "j": stepMessage(1); break;
+      case "k": stepMessage(-1); break;
+      case "n": stepHit(1); break;
+      case "N": stepHit(-1); break;
+      case "e": stepError(1); break;
+      case "E": stepError(-1); break;
+      case "g": toEdge(false); break;
+      case "G": toEdge(true); break;
+      case "t": toggleHidden(); break;
+      case "o": toggleOutline(); break;
+      case "?": openHelp(); break;
+      default: handled = false;
+    }
+    if (handled) e.preventDefault();
+  });
+
+  // the page's search keeps marking what loads later: windows, sub-agent threads, "show all"
+  document.addEventListener("htmx:config:request", function (e) {
+    var ctx = e.detail && e.detail.ctx;
+    if (!ctx || !ctx.request || !active) return;
+    var url = new URL(ctx.request.action, location.href);
+    if (!/\/s\/[^/]+\/(w|t|e)\//.test(url.pathname)) return;
+    active.forEach(function (v, k) { url.searchParams.set(k, v); });
+    ctx.request.action = url.pathname + url.search;
+  });
+
+  // while a window mid-session is shown, new events of a live session wait for the reader to get
+  // to the end (its "later" link loads them); updates of cards on screen still apply
+  document.addEventListener("htmx:sse:before:message", function (e) {
+    var msg = e.detail && e.detail.message;
+    if (!msg || msg.event || !timeline || !timeline.querySelector(":scope > li.more.after")) return;
+    var t = document.createElement("template");
+    t.innerHTML = msg.data;
+    var dropped = t.content.querySelectorAll(":scope > li.ev");
+    if (!dropped.length) return;
+    for (var i = 0; i < dropped.length; i++) dropped[i].remove();
+    msg.data = t.innerHTML;
+  });
+
+  function start() {
+    form = $("find");
+    timeline = $("timeline");
+    if (!form || !timeline) return;
+    input = $("find-q");
+    panel = $("find-results");
+    hitsList = $("hits");
+    statusEl = $("find-status");
+    var shown = document.querySelectorAll("#keys-button, .tool-buttons, .find-nav");
+    for (var i = 0; i < shown.length; i++) shown[i].hidden = false;
+    if (input.value.trim() && panel && !panel.hidden) {
+      active = searchParams();
+      var target = document.body.getAttribute("data-target");
+      var targetId = document.body.getAttribute("data-target-id");
+      if (target) {
+        var items = hitItems();
+        for (var k = 0; k < items.length; k++) {
+          if (items[k].getAttribute("data-id") === targetId) {
+            current = k;
+            items[k].classList.add("current");
+          }
+        }
+        var here = $(target);
+        var mark = here && here.querySelector("mark.hit");
+        if (mark) {
+          mark.classList.add("current");
+          mark.scrollIntoView({ block: "center" });
+        }
+      }
+      // the page carried the first hits; the rest stream in
+      if (statusEl && statusEl.getAttribute("data-complete") === "0" && statusEl.getAttribute("data-next")) {
+        runSearch(active, statusEl.getAttribute("data-next"));
+      }
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      clearTimeout(typingTimer);
+      var params = searchParams();
+      if (!params) {
+        closePanel();
+        return;
+      }
+      runSearch(params, null);
+    });
+    input.addEventListener("input", function () {
+      clearTimeout(typingTimer);
+      var q = input.value.trim();
+      if (!q) {
+        typingTimer = setTimeout(closePanel, 300);
+        return;
+      }
+      if (q.length < 2) return;
+      typingTimer = setTimeout(searchNow, 250);
+    });
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && hitItems().length && active &&
+          active.toString() === (searchParams() || "").toString()) {
+        e.preventDefault();
+        input.blur();
+        stepHit(e.shiftKey ? -1 : 1);
+      }
+    });
+    ["case", "regex"].forEach(function (name) {
+      var box = form.elements[name];
+      if (box) box.addEventListener("change", function () { if (input.value.trim()) searchNow(); });
+    });
+    watchSentinels(document);
+    new MutationObserver(function (records) {
+      for (var i = 0; i < records.length; i++) {
+        var added = records[i].addedNodes;
+        for (var j = 0; j < added.length; j++) {
+          var n = added[j];
+          if (n.nodeType !== 1) continue;
+          if (n.matches && n.matches("li.more.before")) watcher && watcher.observe(n);
+          else if (n.querySelectorAll) watchSentinels(n);
+          if (expandMode && n.querySelectorAll) applyExpand(n);
+        }
+      }
+    }).observe(timeline, { childList: true, subtree: true });
+  }
+
+  window.svFind = { jumpTo: jumpTo, toEnd: function () { toEdge(true); } };
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

@@ -1,0 +1,260 @@
+"""Finding things in real Chromium: search and `n` into windows that are not loaded, filters, the
+outline, every key of the help overlay, and where a session opens."""
+
+import json
+import os
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+TOUR = "legion-feature-tour"
+N = 600  # messages: far more than one window
+
+
+def write(folder, records, *, age=3600):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "messages.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if age:
+        old = time.time() - age
+        os.utime(path, (old, old))
+    return path
+
+
+def rec(i, content, **extra):
+    return {"type": "user" if i % 2 == 0 else "assistant", "content": content,
+            "timestamp": 1761073190.0 + i * 10, "session_id": "s", "message_id": f"m{i}", **extra}
+
+
+@pytest.fixture
+def big(tmp_path):
+    """A finished legion session of 600 messages with a few failing tool calls in it, and one
+    rare word ("zanzibar") only in messages 300 and 450."""
+    records = []
+    for i in range(N):
+        text = f"message number {i}"
+        if i in (300, 450):
+            text += " about zanzibar"
+        if i % 2 == 0:
+            records.append(rec(i, f"prompt {i}: " + text))
+        elif i in (101, 301, 501):
+            records.append(rec(i, text, metadata={"tool_uses": [
+                {"id": f"t{i}", "name": "Bash", "input": {"command": f"make step{i}"}}]}))
+            records.append({"type": "user", "content": "Tool results: 1", "session_id": "s",
+                            "message_id": f"r{i}", "timestamp": 1761073190.0 + i * 10 + 5,
+                            "metadata": {"tool_results": [{"tool_use_id": f"t{i}", "is_error": True,
+                                                           "content": f"step{i} failed"}]}})
+        else:
+            records.append(rec(i, text))
+    records.insert(1, {"type": "system", "content": "Claude Code Launched", "session_id": "s",
+                       "timestamp": 1761073190.5, "message_id": "launch",
+                       "metadata": {"subtype": "client_launched"}})
+    write(tmp_path / "sessions" / "big", records)
+    return tmp_path / "sessions"
+
+
+def open_big(serve, page, big, path="/s/big"):
+    srv = serve(big)
+    page.set_viewport_size({"width": 1300, "height": 800})
+    page.goto(srv.url + path)
+    expect(page.locator("#keys-button")).to_be_visible()  # find.js is running
+    return srv
+
+
+def test_n_jumps_to_a_hit_in_a_window_that_is_not_loaded(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    expect(page.locator("#m-m300")).to_have_count(0)  # not on the page: the session opened at its start
+    page.keyboard.press("/")
+    expect(page.locator("#find-q")).to_be_focused()
+    page.keyboard.type("Zanzibar")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(2)
+    expect(page.locator("#find-status")).to_contain_text("2 matches in 2 messages")
+    page.keyboard.press("Escape")  # leave the field; keys work again
+    page.keyboard.press("n")
+    target = page.locator("#m-m300")
+    expect(target).to_be_in_viewport()
+    expect(target).to_have_class(re.compile(r"\btarget\b"))
+    expect(target.locator("mark.hit")).to_have_text("zanzibar")
+    expect(page).to_have_url(re.compile(r"/s/big/m/m300\?q=Zanzibar$"))
+    page.keyboard.press("n")
+    expect(page.locator("#m-m450 mark.hit")).to_have_text("zanzibar")
+    expect(page.locator("#m-m450")).to_be_in_viewport()
+    page.keyboard.press("N")
+    expect(page.locator("#m-m300")).to_be_in_viewport()
+    expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "m300")
+    assert page.problems == []
+
+
+def test_a_hit_link_opens_at_the_hit_with_the_match_marked(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big, "/s/big/m/m450?q=zanzibar")
+    expect(page.locator("#m-m450")).to_be_in_viewport()
+    expect(page.locator("#m-m450 mark.hit.current")).to_have_text("zanzibar")
+    expect(page.locator("#hits li.hit")).to_have_count(2)
+    expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "m450")
+    assert page.problems == []
+
+
+def test_search_without_javascript_is_a_form_and_a_list_of_links(big, serve, browser):
+    srv = serve(big)
+    ctx = browser.new_context(java_script_enabled=False)
+    page = ctx.new_page()
+    page.goto(srv.url + "/s/big")
+    page.locator("#find-q").fill("zanzibar")
+    page.locator("#find-q").press("Enter")
+    expect(page).to_have_url(re.compile(r"\?q=zanzibar"))
+    links = page.locator("#hits a.hit-link")
+    expect(links).to_have_count(2)
+    links.nth(1).click()
+    expect(page).to_have_url(re.compile(r"/s/big/m/m450\?q=zanzibar"))
+    expect(page.locator("#m-m450 mark.hit")).to_have_text("zanzibar")
+    ctx.close()
+
+
+def test_errors_only(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    page.locator(".session-head dd.errors a").click()
+    expect(page).to_have_url(re.compile(r"\?only=errors$"))
+    events = page.locator("#timeline > li.ev")
+    expect(events).to_have_count(3)
+    expect(events.locator(".state.error")).to_have_count(3)
+    expect(page.locator(".filter-bar")).to_contain_text("Showing 3 events")
+    # the filter menu: add a second group, remove the first
+    page.locator("#filter-menu summary").click()
+    expect(page.locator("#filter-menu a.fv.on")).to_have_text(re.compile("errors"))
+    page.locator("#filter-menu a.fv", has_text="Bash").click()
+    expect(page).to_have_url(re.compile(r"only=errors&tool=Bash"))
+    expect(events).to_have_count(3)
+    page.locator(".filter-bar a.chip", has_text="errors").click()
+    expect(page).to_have_url(re.compile(r"\?tool=Bash$"))
+    assert page.problems == []
+
+
+def test_the_outline_jumps_to_a_turn(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    page.locator("#outline-menu summary").click()
+    turns = page.locator("#outline-menu a.turn")
+    expect(turns).to_have_count(N // 2)
+    expect(turns.nth(0)).to_contain_text("prompt 0: message number 0")
+    expect(turns.nth(50)).to_contain_text("1 call")
+    expect(turns.nth(50)).to_contain_text("1 error")
+    turns.nth(200).click()
+    expect(page.locator("#m-m400")).to_be_in_viewport()
+    expect(page.locator("#m-m400")).to_have_class(re.compile(r"\btarget\b"))
+    assert page.problems == []
+
+
+def test_the_minimap_marks_errors_and_opens_them(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    errors = page.locator("#minimap a.mm-error")
+    expect(errors).to_have_count(3)
+    errors.nth(1).locator("rect").click()
+    expect(page.locator("#m-m301")).to_be_in_viewport()
+    assert page.problems == []
+
+
+# the key of each row of the help overlay, and what pressing it must do
+def test_every_key_in_the_help_overlay_does_what_it_says(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    listed = set(" ".join(page.locator("#keys-help tr[data-keys]").evaluate_all(
+        "rows => rows.map(r => r.dataset.keys)")).split())
+    assert listed == {"j", "k", "/", "n", "N", "e", "E", "g", "G", "t", "o", "?", "Escape"}
+
+    # ? opens the help, Escape closes it
+    page.keyboard.press("?")
+    expect(page.locator("#keys-help")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#keys-help")).to_be_hidden()
+
+    # j / k move a visible focus from message to message
+    page.keyboard.press("j")
+    first = page.locator("#timeline li.ev.current")
+    expect(first).to_have_id("m-m0")
+    expect(first).to_be_focused()
+    page.keyboard.press("j")
+    expect(page.locator("#timeline li.ev.current")).to_have_id("m-m1")
+    page.keyboard.press("k")
+    expect(page.locator("#timeline li.ev.current")).to_have_id("m-m0")
+
+    # t shows and hides the hidden events
+    launch = page.locator("#m-launch")
+    expect(launch).to_be_hidden()
+    page.keyboard.press("t")
+    expect(launch).to_be_visible()
+    page.keyboard.press("t")
+    expect(launch).to_be_hidden()
+
+    # o opens and closes the outline
+    page.keyboard.press("o")
+    expect(page.locator("#outline-menu a.turn").first).to_be_visible()
+    page.keyboard.press("o")
+    expect(page.locator("#outline-menu .menu-body")).to_be_hidden()
+
+    # e / E step through the errors, loading their windows
+    page.keyboard.press("e")
+    expect(page.locator("#m-m101")).to_be_in_viewport()
+    page.keyboard.press("e")
+    expect(page.locator("#m-m301")).to_be_in_viewport()
+    page.keyboard.press("E")
+    expect(page.locator("#m-m101")).to_be_in_viewport()
+
+    # G goes to the end of the session, g back to its start with the header in view
+    page.keyboard.press("G")
+    expect(page.locator(f"#m-m{N - 1}")).to_be_in_viewport()
+    page.keyboard.press("g")
+    expect(page.locator(".session-head h1")).to_be_in_viewport()
+    expect(page.locator("#m-m0")).to_be_attached()
+
+    # / goes to the search field; n and N step through the matches
+    page.keyboard.press("/")
+    expect(page.locator("#find-q")).to_be_focused()
+    page.keyboard.type("zanzibar")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(2)
+    page.keyboard.press("Escape")  # Escape leaves the field…
+    expect(page.locator("#find-q")).not_to_be_focused()
+    page.keyboard.press("n")
+    expect(page.locator("#m-m300 mark.hit")).to_be_in_viewport()
+    page.keyboard.press("n")
+    expect(page.locator("#m-m450 mark.hit")).to_be_in_viewport()
+    page.keyboard.press("N")
+    expect(page.locator("#m-m300 mark.hit")).to_be_in_viewport()
+    page.keyboard.press("Escape")  # …and then closes the search
+    expect(page.locator("#find-results")).to_be_hidden()
+    expect(page.locator("mark.hit")).to_have_count(0)
+
+    # never while typing: in the field, letters are text
+    page.keyboard.press("/")
+    page.keyboard.type("jkneg")
+    expect(page.locator("#find-q")).to_have_value("jkneg")
+    assert page.problems == []
+
+
+def test_a_finished_session_opens_at_its_header(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    expect(page.locator(".session-head h1")).to_be_in_viewport()
+    expect(page.locator("#m-m0")).to_be_in_viewport()
+    assert page.evaluate("window.scrollY") == 0
+    expect(page.locator("#follow")).to_have_count(0)  # nothing to follow at the start
+
+
+def test_a_live_session_opens_at_its_end_following(tmp_path, serve, watched_page):
+    write(tmp_path / "sessions" / "live", [rec(i, f"message number {i}") for i in range(200)], age=0)
+    page = watched_page
+    srv = serve(tmp_path / "sessions")
+    page.set_viewport_size({"width": 1300, "height": 800})
+    page.goto(srv.url + "/s/live")
+    expect(page.locator("#m-m199")).to_be_in_viewport()
+    expect(page.locator("#follow")).to_be_checked()
+    expect(page.locator(".session-head h1")).not_to_be_in_viewport()

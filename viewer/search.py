@@ -1,0 +1,619 @@
+"""Search inside one session: every thread, every event, loaded on the page or not.
+
+A search matches what a reader sees — `text.pieces(ev)`: message text, thinking, tool names, tool
+inputs and results, decoded, never JSON syntax, field names or base64 — so it cannot simply grep the
+file. It cannot decode a 100 MB file per keystroke either. So it works in two steps:
+
+1. **A byte prefilter** over each thread's file. The needle is turned into the forms its characters
+   take inside a JSON string (`"` is `\\"`, a newline `\\n`, `/` may be `\\/`, `<` may be `\\u003c`, a
+   non-ASCII character is raw UTF-8 or `\\uXXXX`; case-folded when the search ignores case) and the
+   longest stretch of the needle with few forms is searched for with `bytes.find` (or one small
+   alternation). Every line whose decoded text can hold the needle holds one of those forms, so the
+   prefilter only ever drops lines that cannot match. A regular expression has no single needle:
+   the literal runs it requires are pulled out of the pattern (conservatively: groups, classes and
+   anything optional are skipped), and a pattern with none is matched against every event.
+2. **Matching** decodes only the candidate lines, through the same loading path the pages use
+   (`timeline.load_picked`: adapter, then whatever the app does to events after it), and runs the
+   pattern over each visible piece. Strings cut out of huge lines are read back whole
+   (`text.expander`), so a match deep inside a 20 MB tool output is found. Hidden events match too:
+   opening a hit opens what hides it.
+
+Hits come out of a generator in reading order (`order.reading_order`: sub-agent threads where their
+call sits), so the web layer streams them as they are found. A scan stops at a hit limit or a time
+budget and says so (`complete`, and a cursor to resume from). Regular expressions run on the
+`regex` package with a timeout per piece and with the GIL released: a pathological pattern costs
+its time budget, never the server.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+import time
+from dataclasses import dataclass
+from typing import Iterator
+
+import regex
+
+from . import files, timestamps
+from .index import SessionIndex, ThreadIndex, epoch
+from .order import reading_order
+from .render import strip_ansi
+from .text import Piece, expander, pieces
+from .timeline import load_picked
+
+MAX_QUERY = 1000  # characters
+CHUNK = 4 << 20  # bytes read at a time by the prefilter
+MAX_ALTERNATIVES = 16  # byte forms the prefilter may look for at once
+WINDOW_CHARS = 48  # longest stretch of the needle the prefilter uses
+PIECE_TIME = 0.25  # seconds a regular expression may spend on one piece of text
+MAX_MATCHES_PER_EVENT = 1000
+DOCUMENT_BATCH = 200  # events of a single-document session matched between time checks
+SNIPPET_BEFORE, SNIPPET_AFTER, SNIPPET_MATCH = 60, 110, 160
+
+
+class QueryError(ValueError):
+    """A query that cannot run, with a message for the person who typed it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    text: str
+    regex: bool = False
+    case: bool = False  # case-sensitive
+
+    @classmethod
+    def from_args(cls, args) -> "Query | None":
+        """The query of a request's arguments (`q`, `regex`, `case`), or None when there is none."""
+        text = args.get("q") or ""
+        if not text.strip():
+            return None
+        return cls(text, _flag(args.get("regex")), _flag(args.get("case")))
+
+    def args(self) -> dict:
+        """The query as URL arguments (the inverse of `from_args`)."""
+        return {"q": self.text, "regex": 1 if self.regex else None, "case": 1 if self.case else None}
+
+
+def _flag(v) -> bool:
+    return str(v or "").lower() in ("1", "true", "on", "yes")
+
+
+# --- matching text -------------------------------------------------------------------------------
+
+
+class Matcher:
+    """A compiled query: spans in decoded text, and the byte prefilter for files."""
+
+    def __init__(self, query: Query):
+        self.query = query
+        if len(query.text) > MAX_QUERY:
+            raise QueryError(f"The search is too long ({len(query.text)} characters; at most {MAX_QUERY}).")
+        if query.regex:
+            flags = regex.V0 | (0 if query.case else regex.IGNORECASE)
+            try:
+                self.rx = regex.compile(query.text, flags)
+            except regex.error as e:
+                where = f" at position {e.pos}" if e.pos is not None else ""
+                raise QueryError(f"Not a valid regular expression: {e.msg}{where}.") from None
+            except (ValueError, OverflowError, RecursionError) as e:
+                raise QueryError(f"Not a valid regular expression: {e}.") from None
+            if self.rx.search("", timeout=PIECE_TIME) is not None:
+                raise QueryError("This regular expression matches empty text, so it would match "
+                                 "everywhere; make it require at least one character.")
+        else:  # the regex package finds a case-folded literal many times faster than re
+            self.rx = regex.compile(regex.escape(query.text), regex.V0 | (
+                0 if query.case else regex.IGNORECASE))
+        self.prefilter = Prefilter.of(query)
+        self.timeouts = 0  # pieces a regular expression ran out of time on
+
+    def spans(self, text: str, deadline: float | None = None, pos: int = 0,
+              limit: int = MAX_MATCHES_PER_EVENT) -> list[tuple[int, int]]:
+        """(start, end) of the matches in `text` from `pos`. A regular expression gets at most
+        PIECE_TIME (and never past `deadline`); running out costs the rest of this text only."""
+        out: list[tuple[int, int]] = []
+        if not self.query.regex:
+            for m in self.rx.finditer(text, pos):
+                out.append(m.span())
+                if len(out) >= limit:
+                    break
+            return out
+        budget = PIECE_TIME
+        if deadline is not None:
+            budget = max(0.001, min(budget, deadline - time.monotonic()))
+        try:
+            for m in self.rx.finditer(text, pos, timeout=budget, concurrent=True):
+                if m.end() > m.start():
+                    out.append(m.span())
+                    if len(out) >= limit:
+                        break
+        except TimeoutError:
+            self.timeouts += 1
+        return out
+
+    def search(self, text: str, pos: int = 0) -> bool:
+        return bool(self.spans(text, pos=pos, limit=1))
+
+
+# --- the byte prefilter --------------------------------------------------------------------------
+
+_SHORT_ESCAPES = {'"': b'\\"', "\\": b"\\\\", "\n": b"\\n", "\r": b"\\r", "\t": b"\\t",
+                  "\b": b"\\b", "\f": b"\\f"}
+_OFTEN_ESCAPED = set("/<>&'\x7f")  # JSON writers that escape for HTML or JavaScript
+
+
+def _unicode_escapes(ch: str) -> set[bytes]:
+    data = ch.encode("utf-16-be")
+    units = [data[i : i + 2].hex() for i in range(0, len(data), 2)]
+    lower = "".join(f"\\u{u}" for u in units).encode()
+    return {lower, lower.upper().replace(b"\\U", b"\\u")}
+
+
+def char_forms(ch: str, fold: bool) -> set[bytes]:
+    """The byte forms a character of decoded text can take inside a JSON string in a file (ASCII
+    lower-cased when `fold`, as the prefilter lower-cases what it reads)."""
+    variants = {ch}
+    if fold:
+        variants |= {v for v in (ch.lower(), ch.upper()) if len(v) == 1}
+    forms: set[bytes] = set()
+    for c in variants:
+        cp = ord(c)
+        if c in _SHORT_ESCAPES:
+            forms.add(_SHORT_ESCAPES[c])
+        elif cp < 0x20:
+            forms |= _unicode_escapes(c)
+        elif cp <= 0x7F:
+            forms.add(c.encode())
+            if c == "/":
+                forms.add(b"\\/")
+            elif c in _OFTEN_ESCAPED:
+                forms |= _unicode_escapes(c)
+        else:
+            if not 0xD800 <= cp <= 0xDFFF:
+                forms.add(c.encode())
+            forms |= _unicode_escapes(c)
+    return {f.lower() for f in forms} if fold else forms
+
+
+def _window(chars: list[set[bytes]]) -> tuple[int, int]:
+    """The stretch [a, b) of a needle to look for: the most bytes for at most MAX_ALTERNATIVES."""
+    best, best_len = (0, 0), -1
+    for a in range(len(chars)):
+        product, length = 1, 0
+        for b in range(a, min(len(chars), a + WINDOW_CHARS)):
+            product *= len(chars[b])
+            if product > MAX_ALTERNATIVES:
+                break
+            length += min(len(f) for f in chars[b])
+            if length > best_len:
+                best, best_len = (a, b + 1), length
+    return best
+
+
+def needle_forms(needle: str, fold: bool) -> list[bytes]:
+    """Byte strings one of which every JSON line holding `needle` (decoded) contains."""
+    chars = [char_forms(c, fold) for c in needle]
+    a, b = _window(chars)
+    return sorted({b"".join(p) for p in itertools.product(*chars[a:b])}, key=len, reverse=True)
+
+
+class Prefilter:
+    """Finds the byte offsets in a file where a match may lie."""
+
+    def __init__(self, forms: list[bytes], fold: bool):
+        self.forms = forms
+        self.fold = fold
+        self.overlap = max(len(f) for f in forms) - 1
+        if len(forms) == 1:
+            needle = forms[0]
+            self.find = lambda hay, pos: hay.find(needle, pos)
+        else:
+            rx = re.compile(b"|".join(re.escape(f) for f in forms))
+
+            def find(hay, pos):
+                m = rx.search(hay, pos)
+                return m.start() if m else -1
+
+            self.find = find
+
+    @classmethod
+    def of(cls, query: Query) -> "Prefilter | None":
+        if not query.regex:
+            fold = not query.case
+            return cls(needle_forms(query.text, fold), fold)
+        found = required_literals(query.text)
+        if not found:
+            return None
+        requirements, ignorecase = found
+        fold = ignorecase or not query.case
+        best, best_score = None, 0
+        for options in requirements:
+            forms = [needle_forms(o, fold) for o in options]
+            score = min(min(len(x) for x in f) for f in forms)
+            union = sorted({x for f in forms for x in f}, key=len, reverse=True)
+            if score > best_score and len(union) <= 2 * MAX_ALTERNATIVES:
+                best, best_score = union, score
+        return cls(best, fold) if best else None
+
+
+# --- literals a regular expression requires -------------------------------------------------------
+
+_QUANT = set("*+?{")
+_SAFE_FLAGS = set("imsauL-")
+_ESCAPE_CHARS = {"n": "\n", "t": "\t", "r": "\r", "f": "\f"}
+
+
+def required_literals(pattern: str) -> tuple[list[list[str]], bool] | None:
+    """Literal strings a match of `pattern` must contain: a list of requirements, each a list of
+    alternatives (a top-level `a|b` gives one requirement with two), and whether any part of the
+    pattern ignores case. None when the pattern changes how literals read (verbose mode, flags
+    this scanner does not know). Conservative by design: it may find less than is required,
+    never more."""
+    ignorecase = False
+    for m in re.finditer(r"\(\?([A-Za-z-]+)[:)]", pattern):
+        flags = m.group(1)
+        if not set(flags) <= _SAFE_FLAGS:
+            return None
+        ignorecase = ignorecase or "i" in flags.split("-")[0]
+    try:
+        branches = _top_level_branches(pattern)
+        runs = [_literal_runs(b) for b in branches]
+    except _Opaque:
+        return None
+    if len(branches) > 1:
+        if not all(runs):
+            return [], ignorecase
+        return [[max(r, key=len) for r in runs]], ignorecase
+    return [[r] for r in runs[0]], ignorecase
+
+
+class _Opaque(Exception):
+    pass
+
+
+def _skip_class(p: str, i: int) -> int:
+    """Index after the character class starting at p[i] == '['."""
+    i += 1
+    if i < len(p) and p[i] == "^":
+        i += 1
+    if i < len(p) and p[i] == "]":
+        i += 1
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+        elif c == "[" and p.startswith("[:", i):
+            end = p.find(":]", i + 2)
+            i = end + 2 if end >= 0 else i + 1
+        elif c == "]":
+            return i + 1
+        else:
+            i += 1
+    raise _Opaque
+
+
+def _skip_group(p: str, i: int) -> int:
+    """Index after the group starting at p[i] == '('."""
+    depth = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _skip_class(p, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise _Opaque
+
+
+def _top_level_branches(p: str) -> list[str]:
+    out, start, i = [], 0, 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            i += 2
+        elif c == "[":
+            i = _skip_class(p, i)
+        elif c == "(":
+            i = _skip_group(p, i)
+        elif c == "|":
+            out.append(p[start:i])
+            start = i = i + 1
+        else:
+            i += 1
+    out.append(p[start:])
+    return out
+
+
+def _skip_escape(p: str, i: int) -> int:
+    """Index after an escape whose letter is p[i + 1] (an escape that is not a literal)."""
+    c = p[i + 1] if i + 1 < len(p) else ""
+    j = i + 2
+    if c in "xuU":
+        if c == "x" and p.startswith("{", j):
+            return p.find("}", j) + 1 or len(p)
+        return j + {"x": 2, "u": 4, "U": 8}[c]
+    if c in "NpPgk" and j < len(p) and p[j] in "{<":
+        close = p.find("}" if p[j] == "{" else ">", j)
+        return close + 1 if close >= 0 else len(p)
+    if c.isdigit():
+        while j < len(p) and j < i + 4 and p[j].isdigit():
+            j += 1
+    return j
+
+
+def _literal_runs(p: str) -> list[str]:
+    """Runs of literal characters in a branch that every match contains."""
+    runs: list[str] = []
+    cur: list[str] = []
+
+    def end_run():
+        if cur:
+            runs.append("".join(cur))
+            cur.clear()
+
+    i = 0
+    while i < len(p):
+        c = p[i]
+        literal = None
+        if c == "\\":
+            nxt = p[i + 1] if i + 1 < len(p) else ""
+            if nxt and not nxt.isalnum() and nxt.isascii():
+                literal, i = nxt, i + 2
+            elif nxt in _ESCAPE_CHARS:
+                literal, i = _ESCAPE_CHARS[nxt], i + 2
+            else:
+                end_run()
+                i = _skip_escape(p, i)
+        elif c == "[":
+            end_run()
+            i = _skip_class(p, i)
+        elif c == "(":
+            end_run()
+            i = _skip_group(p, i)
+        elif c in ".^$)":
+            end_run()
+            i += 1
+        elif c in _QUANT:
+            end_run()  # a quantifier after something that was not a literal
+            close = p.find("}", i) if c == "{" else -1
+            i = close + 1 if close >= 0 else i + 1
+        else:
+            literal, i = c, i + 1
+        if literal is None:
+            continue
+        quant = p[i] if i < len(p) else ""
+        if quant in _QUANT:
+            if quant == "+":
+                cur.append(literal)  # required once, but what follows need not be adjacent
+            end_run()
+            if quant == "{":
+                close = p.find("}", i)
+                i = close + 1 if close >= 0 else i + 1
+            else:
+                i += 1
+            if i < len(p) and p[i] in "?+":
+                i += 1  # lazy / possessive
+        else:
+            cur.append(literal)
+    end_run()
+    return runs
+
+
+# --- hits ----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Hit:
+    id: str
+    thread: str
+    seq: int
+    role: str
+    kind: str
+    time: float | None
+    hidden: bool
+    snippet: str
+    mark: tuple[int, int]  # the match inside `snippet`
+    matches: int  # matches in the whole event
+    block: str  # block address of the first match ("b2.c0", "b1.i:command")
+    field: str  # what the block is: text, thinking, tool, input, output…
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "thread": self.thread, "role": self.role,
+                "snippet": self.snippet, "mark": list(self.mark),
+                "time": timestamps.iso(timestamps.from_epoch(self.time)) if self.time else None,
+                "matches": self.matches, "block": self.block, "field": self.field,
+                "hidden": self.hidden}
+
+
+def snippet(text: str, start: int, end: int) -> tuple[str, tuple[int, int]]:
+    """The match with some text around it on one line, and where the match sits in it."""
+    a = max(0, start - SNIPPET_BEFORE)
+    if a:
+        space = text.find(" ", a, start)
+        if 0 <= space < a + 15:
+            a = space + 1
+    cut_end = min(end, start + SNIPPET_MATCH)
+    b = min(len(text), cut_end + SNIPPET_AFTER)
+
+    def flat(s: str) -> str:
+        return _SPACES.sub(" ", strip_ansi(s))
+
+    pre = ("…" if a else "") + flat(text[a:start]).lstrip()
+    mid = flat(text[start:cut_end]) + ("…" if cut_end < end else "")
+    post = flat(text[cut_end:b]).rstrip() + ("…" if b < len(text) else "")
+    return pre + mid + post, (len(pre), len(pre) + len(mid))
+
+
+_SPACES = re.compile(r"\s+")
+
+
+# --- the scan ------------------------------------------------------------------------------------
+
+
+class Scan:
+    """One search over a session; iterate it for hits (reading order). Afterwards: `complete`,
+    `stopped` ("limit" or "time"), `next` (a cursor to resume with) and a few figures."""
+
+    def __init__(self, idx: SessionIndex, matcher: Matcher, *, cursor: str | None = None,
+                 budget: float | None = None, limit: int | None = None):
+        self.idx = idx
+        self.matcher = matcher
+        self.cursor = cursor
+        self.budget = budget
+        self.limit = limit
+        self.complete = False
+        self.stopped: str | None = None
+        self.next: str | None = None
+        self.hits = 0
+        self.matches = 0
+        self.candidates = 0
+        self.scanned = 0  # bytes the prefilter read
+        self.started = 0.0
+        self.first_hit_after: float | None = None
+
+    def __iter__(self) -> Iterator[Hit]:
+        self.started = time.monotonic()
+        deadline = self.started + self.budget if self.budget else None
+        order = reading_order(self.idx)
+        start_rank = self._resume_rank(order)
+        for seg in order.segments:
+            if seg.base + (seg.stop - seg.start) <= start_rank:
+                continue
+            lo = max(seg.start, seg.start + start_rank - seg.base)
+            th = self.idx.threads[seg.thread]
+            with files.confined(self.idx.confinement):  # only around the open: this generator yields
+                handle = files.open_file(th.path)
+            with handle as f:
+                expand = expander(f)
+                for batch, resume in self._candidates(th, f, lo, seg.stop):
+                    self.candidates += len(batch)
+                    for seq, ev in zip(batch, load_picked(self.idx, seg.thread, batch)):
+                        if deadline and time.monotonic() > deadline:
+                            return self._stop("time", order.rank(seg.thread, seq), order)
+                        hit = self._match(ev, seq, expand, deadline)
+                        if hit is None:
+                            continue
+                        self.hits += 1
+                        self.matches += hit.matches
+                        if self.first_hit_after is None:
+                            self.first_hit_after = time.monotonic() - self.started
+                        yield hit
+                        if self.limit and self.hits >= self.limit:
+                            return self._stop("limit", order.rank(seg.thread, seq) + 1, order)
+                    if deadline and time.monotonic() > deadline and resume < seg.stop:
+                        return self._stop("time", order.rank(seg.thread, resume), order)
+        self.complete = True
+
+    def _stop(self, why: str, rank: int, order) -> None:
+        self.stopped = why
+        if rank < len(order):
+            self.next = str(rank)
+        else:
+            self.complete = True
+
+    def _resume_rank(self, order) -> int:
+        try:
+            return max(0, int(self.cursor)) if self.cursor else 0
+        except ValueError:
+            return 0
+
+    def _candidates(self, th: ThreadIndex, f, lo: int, hi: int):
+        """Batches of candidate seqs in [lo, hi), each with the seq the scan has reached."""
+        pre = self.matcher.prefilter
+        if lo >= hi:
+            return
+        if th.mode == "document":
+            if pre is not None and not self._file_has(f, pre, 0, th.size):
+                return
+            for a in range(lo, hi, DOCUMENT_BATCH):
+                yield list(range(a, min(hi, a + DOCUMENT_BATCH))), min(hi, a + DOCUMENT_BATCH)
+            return
+        offsets, lengths = th.offsets, th.lengths
+        if pre is None:
+            a = lo
+            while a < hi:  # every event, in batches of about a chunk of bytes
+                b, size = a, 0
+                while b < hi and (size < CHUNK or b == a):
+                    size += lengths[b]
+                    b += 1
+                self.scanned += size
+                yield list(range(a, b)), b
+                a = b
+            return
+        start = offsets[lo]
+        end = offsets[hi - 1] + lengths[hi - 1]
+        pos = start
+        last = lo - 1
+        while pos < end:
+            f.seek(pos)
+            chunk = f.read(min(CHUNK, end - pos))
+            if not chunk:
+                break
+            self.scanned += len(chunk)
+            hay = chunk.lower() if pre.fold else chunk
+            found: list[int] = []
+            i = pre.find(hay, 0)
+            while i >= 0:
+                seq = bisect.bisect_right(offsets, pos + i, lo, hi) - 1
+                if seq > last and pos + i < offsets[seq] + lengths[seq]:
+                    found.append(seq)
+                    last = seq
+                nxt = offsets[seq] + lengths[seq] - pos if seq >= lo else i + 1
+                i = pre.find(hay, max(i + 1, nxt))
+            full = pos + len(chunk) >= end
+            pos = end if full else pos + len(chunk) - pre.overlap
+            if found and offsets[last] + lengths[last] > pos:
+                pos = offsets[last] + lengths[last]  # the rest of a long candidate line: no need
+                full = pos >= end
+            reached = hi if full else max(lo, bisect.bisect_right(offsets, pos, lo, hi) - 1)
+            if found:
+                yield found, reached
+            elif not full:
+                yield [], reached
+
+    def _file_has(self, f, pre: Prefilter, start: int, end: int) -> bool:
+        pos = start
+        while pos < end:
+            f.seek(pos)
+            chunk = f.read(min(CHUNK, end - pos))
+            if not chunk:
+                return False
+            self.scanned += len(chunk)
+            if pre.find(chunk.lower() if pre.fold else chunk, 0) >= 0:
+                return True
+            if pos + len(chunk) >= end:
+                return False
+            pos += len(chunk) - pre.overlap
+        return False
+
+    def _match(self, ev, seq: int, expand, deadline) -> Hit | None:
+        first: tuple[Piece, int, int] | None = None
+        count = 0
+        for piece in pieces(ev, expand):
+            found = self.matcher.spans(piece.text, deadline, limit=MAX_MATCHES_PER_EVENT - count)
+            if found:
+                if first is None:
+                    first = (piece, *found[0])
+                count += len(found)
+                if count >= MAX_MATCHES_PER_EVENT:
+                    break
+        if first is None:
+            return None
+        piece, s, e = first
+        text, mark = snippet(piece.text, s, e)
+        return Hit(ev.id, ev.thread, seq, ev.role, ev.kind, epoch(ev.timestamp), ev.hidden,
+                   text, mark, count, piece.path, piece.field)
+
+
+def search(idx: SessionIndex, query: Query, **kw) -> Scan:
+    """A scan of `idx` for `query` (raises QueryError for a query that cannot run)."""
+    return Scan(idx, Matcher(query), **kw)

@@ -1,0 +1,277 @@
+"""Finding things in a session, on the web: search (page, stream, JSON), filtered windows, next /
+previous error, the outline, the minimap and the filter menu — a thin adapter over `viewer.search`,
+`viewer.filters`, `viewer.order` and `viewer.outline`.
+
+The search a page was opened with (`?q=`) lives on `flask.g` as a `Marker` while the page renders,
+so every event drawn (page, window fragment, "show all") gets its matches marked the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import orjson
+from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
+
+from .. import files, filters, outline
+from ..filters import Filter, FilterError
+from ..index import SessionIndex
+from ..marks import Marker, mark_html
+from ..order import reading_order
+from ..search import Matcher, Query, QueryError, Scan
+from ..text import expander
+from ..timeline import WINDOW, Timeline, WindowView, load_event
+from .urls import Urls
+
+bp = Blueprint("find", __name__)
+
+PAGE_BUDGET, PAGE_HITS = 0.5, 100  # the hits a page carries itself (JavaScript streams the rest)
+STREAM_BUDGET, STREAM_HITS = 30.0, 2000  # one streamed search
+JSON_BUDGET, JSON_HITS, JSON_MAX_HITS = 10.0, 1000, 10_000
+
+
+@dataclass
+class Find:
+    """What a session page was asked to find and show: a search, a filter, and their errors."""
+
+    query: Query | None = None
+    matcher: Matcher | None = None
+    error: str = ""
+    filter: Filter = field(default_factory=Filter)
+    filter_error: str = ""
+    cursor: str | None = None
+    scan: Scan | None = None
+
+    @property
+    def args(self) -> dict:
+        """The search as URL arguments (for links that must keep it)."""
+        return self.query.args() if self.query else {}
+
+    def hits(self, idx: SessionIndex):
+        """The hits the page itself shows (a short scan; the page's script streams the rest)."""
+        if self.matcher is None:
+            return iter(())
+        self.scan = Scan(idx, self.matcher, cursor=self.cursor, budget=PAGE_BUDGET, limit=PAGE_HITS)
+        return iter(self.scan)
+
+
+def find_context(idx: SessionIndex, target: str | None = None) -> Find:
+    """Read the search and filter of this request; a search marks what the page draws."""
+    f = Find(cursor=request.args.get("cont"))
+    try:
+        f.filter = Filter.from_args(request.args)
+    except FilterError as e:
+        f.filter_error = str(e)
+    f.query = Query.from_args(request.args)
+    if f.query is not None:
+        try:
+            f.matcher = Matcher(f.query)
+        except QueryError as e:
+            f.error = str(e)
+        else:
+            g.marker = Marker(f.matcher, target)
+    return f
+
+
+def window(idx: SessionIndex, flt: Filter, where: dict, target: str | None = None,
+           thread: str = "main", timeline: Timeline | None = None) -> WindowView:
+    """The window a page or fragment shows: of the whole thread, or of a filtered view."""
+    tl = timeline or Timeline(idx, target=target)
+    target = tl.target
+    if not flt or thread != "main":
+        return tl.window(thread, **where)
+    picked = filters.select(idx, flt)
+    if target is not None and "around" not in where and (at := idx.locate(target)) in picked:
+        where = {"around": picked.index(at)}
+    start, stop = filters.bounds(len(picked), size=WINDOW, **where)
+    return WindowView("main", start, stop, len(picked), tl.picked(picked[start:stop]),
+                      args=flt.args())
+
+
+def look_deeper(idx: SessionIndex, event_id: str) -> None:
+    """Let the marker know which cut strings of the target event hold a match past their preview."""
+    marker = g.get("marker")
+    where = idx.locate(event_id)
+    if marker is None or where is None:
+        return
+    ev = load_event(idx, event_id)
+    if ev is not None:
+        with files.confined(idx.confinement), files.open_file(idx.threads[where[0]].path) as f:
+            marker.look_deeper(ev, expander(f))
+
+
+def _session(key: str):
+    from .routes import _session
+
+    return _session(key)
+
+
+def _json(obj, status: int = 200) -> Response:
+    return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str), status=status,
+                    mimetype="application/json")
+
+
+def _query_or_400() -> tuple[Query, Matcher]:
+    query = Query.from_args(request.args)
+    if query is None:
+        abort(400, description="Give a search: ?q=…")
+    try:
+        return query, Matcher(query)
+    except QueryError as e:
+        abort(400, description=str(e))
+
+
+def _budget(name: str, default: float, most: float) -> float:
+    try:
+        return min(most, max(0.05, float(request.args.get(name, default))))
+    except ValueError:
+        return default
+
+
+# --- search --------------------------------------------------------------------------------------
+
+
+@bp.get("/s/<key>/search.json")
+def search_json(key: str):
+    """Every hit in file (reading) order: {query, total, complete, hits: [{id, thread, role,
+    snippet, …}]}; `complete` is false when the hit limit or the time budget stopped the scan,
+    and `next` then resumes it (`&cursor=`)."""
+    ref, idx = _session(key)
+    query = Query.from_args(request.args)
+    if query is None:
+        return _json({"error": "Give a search: ?q=…"}, 400)
+    try:
+        matcher = Matcher(query)
+    except QueryError as e:
+        return _json({"query": query.text, "error": str(e)}, 400)
+    try:
+        limit = min(JSON_MAX_HITS, max(1, int(request.args.get("limit", JSON_HITS))))
+    except ValueError:
+        limit = JSON_HITS
+    scan = Scan(idx, matcher, cursor=request.args.get("cursor"),
+                budget=_budget("budget", JSON_BUDGET, 60.0), limit=limit)
+    hits = [h.as_dict() for h in scan]
+    return _json({"query": query.text, "regex": query.regex, "case": query.case,
+                  "total": len(hits), "matches": scan.matches, "complete": scan.complete,
+                  "next": scan.next, "stopped": scan.stopped, "timeouts": matcher.timeouts,
+                  "hits": hits})
+
+
+@bp.get("/s/<key>/search")
+def search_stream(key: str):
+    """The hits as they are found, for the page's script: one JSON object per line, each hit with
+    its rendered list item, and a last line saying how the scan ended."""
+    ref, idx = _session(key)
+    query = Query.from_args(request.args)
+    if query is None:
+        return _json({"error": "Give a search: ?q=…"}, 400)
+    try:
+        matcher = Matcher(query)
+    except QueryError as e:
+        return _json({"error": str(e)}, 400)
+    scan = Scan(idx, matcher, cursor=request.args.get("cursor"), budget=STREAM_BUDGET,
+                limit=STREAM_HITS)
+    args = query.args()
+
+    def lines():
+        sent = time.monotonic()
+        batch = []
+        for hit in scan:
+            html = render_template("_hit.html", h=hit, key=key, idx=idx, qargs=args)
+            batch.append(orjson.dumps({"hit": hit.as_dict(), "html": html}))
+            if time.monotonic() - sent > 0.05 or len(batch) >= 200:
+                yield b"\n".join(batch) + b"\n"
+                batch, sent = [], time.monotonic()
+        if batch:
+            yield b"\n".join(batch) + b"\n"
+        status = render_template("_find_status.html", scan=scan, matcher=matcher, key=key,
+                                 qargs=args, more_url=None)
+        yield orjson.dumps({"done": {"hits": scan.hits, "matches": scan.matches,
+                                     "complete": scan.complete, "next": scan.next,
+                                     "stopped": scan.stopped, "timeouts": matcher.timeouts},
+                            "html": status}) + b"\n"
+
+    return Response(stream_with_context(lines()), mimetype="application/x-ndjson",
+                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+# --- stepping: next / previous error, turn -------------------------------------------------------
+
+
+@bp.get("/s/<key>/step")
+def step(key: str):
+    """The next (or previous) error or turn after event `from`, in reading order:
+    {"id", "url", "index", "total"}, or {"id": null} at the end."""
+    ref, idx = _session(key)
+    what = request.args.get("to", "error")
+    if what == "error":
+        items = filters.select(idx, Filter(only=("errors",)))
+    elif what == "prompt":
+        items = [("main", t.seq) for t in outline.turns(idx)]
+    else:
+        abort(400, description="“to” must be error or prompt.")
+    back = request.args.get("dir") == "prev"
+    order = reading_order(idx)
+    ranks = [order.rank(*w) for w in items]
+    here = idx.locate(request.args.get("from") or "")
+    if here is None:
+        i = len(items) - 1 if back else 0
+    else:
+        import bisect
+
+        r = order.rank(*here)
+        i = bisect.bisect_left(ranks, r) - 1 if back else bisect.bisect_right(ranks, r)
+    if not 0 <= i < len(items):
+        return _json({"id": None, "total": len(items)})
+    thread, seq = items[i]
+    eid = idx.threads[thread].ids[seq]
+    return _json({"id": eid, "url": Urls.message(key, eid), "index": i, "total": len(items),
+                  "thread": thread})
+
+
+# --- the outline, the minimap, the filter menu -----------------------------------------------------
+
+
+@bp.get("/s/<key>/outline")
+def outline_view(key: str):
+    ref, idx = _session(key)
+    turns = outline.turns(idx)
+    if request.headers.get("HX-Request") == "true":
+        return render_template("_outline.html", turns=turns, key=key, idx=idx)
+    return render_template("outline.html", turns=turns, key=key, idx=idx, ref=ref)
+
+
+@bp.get("/s/<key>/outline.json")
+def outline_json(key: str):
+    ref, idx = _session(key)
+    return _json({"key": key, "turns": [
+        {"number": t.number, "id": t.id, "prompt": t.text, "started": t.started,
+         "duration": t.duration, "events": t.events, "tool_calls": t.tool_calls,
+         "errors": t.errors, "subagents": t.subagents} for t in outline.turns(idx)]})
+
+
+@bp.get("/s/<key>/minimap")
+def minimap(key: str):
+    ref, idx = _session(key)
+    return render_template("_minimap.html", marks=outline.marks(idx), key=key)
+
+
+@bp.get("/s/<key>/filters")
+def filter_menu(key: str):
+    ref, idx = _session(key)
+    try:
+        flt = Filter.from_args(request.args)
+    except FilterError as e:
+        abort(400, description=str(e))
+    ctx = dict(counts=filters.counts(idx), flt=flt, key=key, idx=idx, kinds=filters.KINDS,
+               states=filters.STATES)
+    if request.headers.get("HX-Request") == "true":
+        return render_template("_filters.html", **ctx)
+    return render_template("filters.html", ref=ref, **ctx)
+
+
+def mark_fragment(html: str) -> str:
+    """A fragment ("show all") with the page's search marked in it."""
+    marker = g.get("marker")
+    return mark_html(html, marker.matcher)[0] if marker is not None else html
