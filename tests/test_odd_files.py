@@ -379,3 +379,67 @@ def test_block_addresses_are_only_those_the_page_links_to(tmp_path, small_huge):
         r = c.get(f"/s/p~s/e/u1/full/{path}?raw=1")
         assert r.status_code == 404, path
         assert c.get(f"/s/p~s/e/u1/media/{path}").status_code == 404, path
+
+
+def test_a_root_full_of_odd_files_never_hangs_never_fails_and_never_stops_the_others(
+        tmp_path, fifo, monkeypatch):
+    """The standing suite's odd files, all in one root beside an ordinary session: every listed
+    session answers every page without a 500, every skipped path says why, the ordinary one works."""
+    from viewer import files
+
+    root = tmp_path / "root"
+    write_session(root / "good" / "messages.jsonl", 5)
+    lines = [json.dumps(legion(i)) for i in range(3)]
+    odd = {
+        "invalid-utf8": ("\n".join(lines) + "\n").encode() + b'{"type": "user", "content": "caf\xe9'
+                        b' \xff\xfe", "timestamp": 1761073195.0, "session_id": "s"}\n',
+        "nul": ("\n".join(lines) + "\n").encode() + b'{"type": "user", "content": "a\x00b"}\n'
+               + b'{"type": "user", "content": "esc \\u0000 aped", "session_id": "s"}\n',
+        "bom": b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode(),
+        "cr-only": "\r".join(lines).encode() + b"\r",
+        "crlf": "\r\n".join(lines).encode() + b"\r\n",
+        "inf": ("\n".join(lines) + "\n").encode() + b'{"type": "user", "content": 1e999}\n'
+               + b'{"type": "user", "content": "x", "n": -1e999, "session_id": "s"}\n',
+        "deep": ("\n".join(lines) + "\n" + deep_line(600) + "\n").encode(),
+        "truncated": ("\n".join(lines) + "\n").encode() + b'{"type": "user", "cont',
+        "unreadable": ("\n".join(lines) + "\n").encode(),
+    }
+    for name, data in odd.items():
+        (root / name).mkdir()
+        (root / name / "messages.jsonl").write_bytes(data)
+    fifo(root / "pipe" / "messages.jsonl")
+    (root / "device.jsonl").symlink_to("/dev/zero")
+    (root / "loop.jsonl").symlink_to(root / "loop.jsonl")
+    (tmp_path / "outside.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "out.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    (root / "folder" / "messages.jsonl").mkdir(parents=True)
+    unreadable = str(root / "unreadable" / "messages.jsonl")
+    real_open = files.open_file
+
+    def no_access(path):  # tests run as root, where chmod 000 still reads
+        if str(path) == unreadable:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path)
+
+    monkeypatch.setattr(files, "open_file", no_access)
+    c = app_for(root, tmp_path).test_client()
+    listing = bounded(lambda: c.get("/sessions.json")).get_json()
+    keys = {s["key"] for s in listing["sessions"]}
+    assert keys >= {"good", *odd} - {"unreadable"}
+    skipped = {os.path.relpath(s["path"], root): s["reason"] for s in listing["skipped"]}
+    assert set(skipped) >= {"pipe/messages.jsonl", "device.jsonl", "loop.jsonl", "out.jsonl",
+                            "folder/messages.jsonl"}
+    assert bounded(lambda: c.get("/")).status_code == 200
+    for key in sorted(keys):
+        for url in (f"/s/{key}", f"/s/{key}.json", f"/s/{key}/m/L1", f"/s/{key}/raw/L1"):
+            status = bounded(lambda: c.get(url)).status_code
+            assert status != 500 and status < 500, (url, status)
+            if key not in ("unreadable",) and not url.endswith("/L1"):
+                assert status == 200, (url, status)
+    assert c.get("/s/unreadable").status_code in (403, 422)
+    for key in ("cr-only", "crlf", "bom"):
+        data = c.get(f"/s/{key}.json").get_json()
+        assert (data["summary"]["events"], data["summary"]["unparsed"]) == (3, 0), key
+    assert c.get("/s/inf.json").get_json()["summary"]["unparsed"] == 2
+    assert "nested deeper than" in c.get("/s/deep").get_data(as_text=True)
+    assert "message 4" in c.get("/s/good").get_data(as_text=True)

@@ -3,6 +3,7 @@ logs, Host headers, and the standing checks over every route of the app (travers
 methods), enumerated from Flask's url_map so new routes are covered as they are added."""
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -169,3 +170,75 @@ def test_plain_text_names_its_charset_once(tmp_path):
     c = app_with(tmp_path).test_client()
     r = c.get(f"/s/{TOUR}/raw/tour-bash?download=1")
     assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+
+
+# --- every route of the app ------------------------------------------------------------------------
+
+VALID = {"key": TOUR, "event_id": "tour-bash", "thread": "main", "path": "b0",
+         "filename": "app.css"}
+TRAVERSAL = ["..", "../..", "%2e%2e", "%2E%2E%2F%2E%2E", "..%2f..%2f..%2fetc%2fpasswd",
+             "%2fetc%2fpasswd", "....%2f%2f", "..%5c..%5cwindows", "%00", "..%00", "~root",
+             "%252e%252e", "%c0%ae%c0%ae", "legion-feature-tour%2f..", "%E2%80%A5", ".",
+             "legion-feature-tour%00", "*", "%3Cscript%3E"]
+SECRET_FILES = ("root:x:0:0", "[boot loader]", "def open_file")
+
+
+def routes(app):
+    """(rule, its argument names) for every GET route of the app, as Flask knows them."""
+    return [(r, sorted(r.arguments)) for r in app.url_map.iter_rules() if "GET" in r.methods]
+
+
+def url_of(rule, **args) -> str:
+    url = rule.rule
+    for name in rule.arguments:
+        url = re.sub(r"<(?:[^:<>]+:)?" + name + ">", args.get(name, VALID.get(name, "x")), url)
+    return url
+
+
+def get(c, url, **kw):
+    """A GET that never waits on a stream: the status, then the response is closed."""
+    r = c.get(url, buffered=False, **kw)
+    body = b"" if r.mimetype == "text/event-stream" else r.get_data()
+    r.close()
+    return r.status_code, body
+
+
+def test_routes_are_enumerated_from_the_app(tmp_path):
+    found = {r.rule for r, _ in routes(app_with(tmp_path))}
+    assert {"/s/<key>", "/s/<key>.json", "/s/<key>/m/<event_id>", "/s/<key>/raw/<event_id>",
+            "/s/<key>/e/<event_id>/full/<path>", "/static/<path:filename>"} <= found
+
+
+def test_traversal_on_every_route_with_a_key_or_an_id(tmp_path):
+    c = app_with(tmp_path).test_client()
+    checked = 0
+    for rule, names in routes(c.application):
+        for name in names:
+            for bad in TRAVERSAL:
+                url = url_of(rule, **{name: bad})
+                status, body = bounded(lambda: get(c, url), timeout=30)
+                assert status in (400, 404, 308), (url, status)
+                assert not any(s.encode() in body for s in SECRET_FILES), url
+                checked += 1
+    assert checked > 100
+
+
+def test_a_foreign_host_is_refused_on_every_route(tmp_path):
+    c = app_with(tmp_path).test_client()
+    for rule, names in routes(c.application):
+        url = url_of(rule)
+        for host in ("evil.example", "evil.example:5000", "127.0.0.1.evil.example",
+                     "localhost.evil.example", "[::1].evil.example", "0x7f000001"):
+            status, _ = bounded(lambda: get(c, url, headers={"Host": host}), timeout=30)
+            assert status == 400, (url, host, status)
+        status, _ = bounded(lambda: get(c, url, headers={"Host": "localhost:5000"}), timeout=30)
+        assert status != 400, url  # the same route answers its own host
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE",
+                                    "PROPFIND"])
+def test_every_route_answers_only_get(tmp_path, method):
+    c = app_with(tmp_path).test_client()
+    for rule, _ in routes(c.application):
+        r = bounded(lambda: c.open(url_of(rule), method=method), timeout=30)
+        assert r.status_code == 405, (rule.rule, method, r.status_code)

@@ -437,22 +437,28 @@ def media(key: str, event_id: str, path: str):
     return resp
 
 
-_NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/]+")
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
 def _base64_decoded(pieces: Iterator[str]) -> Iterator[bytes]:
     """Bytes of base64 text given in pieces: what is not base64 (line breaks, padding, a `data:`
-    prefix's letters excepted) is skipped, as b64decode(validate=False) does."""
-    rest = ""
+    URL's head) is skipped, as b64decode(validate=False) does."""
+    rest, first = b"", True
     for text in pieces:
-        text = rest + _NOT_BASE64.sub("", text.split(",", 1)[1] if text.startswith("data:")
-                                      else text)
-        whole = len(text) - len(text) % 4
-        rest = text[whole:]
+        if first and text.startswith("data:"):
+            text = text.partition(",")[2]
+        first = False
+        raw = text.encode("ascii", "ignore")
+        junk = raw.translate(None, _BASE64)
+        if junk:
+            raw = raw.translate(None, bytes(set(junk)))
+        raw = rest + raw
+        whole = len(raw) - len(raw) % 4
+        rest = raw[whole:]
         if whole:
-            yield binascii.a2b_base64(text[:whole])
+            yield binascii.a2b_base64(raw[:whole])
     if len(rest) > 1:  # an unpadded tail
-        yield binascii.a2b_base64(rest + "=" * (-len(rest) % 4))
+        yield binascii.a2b_base64(rest + b"=" * (-len(rest) % 4))
 
 
 # --- errors --------------------------------------------------------------------------------------

@@ -102,6 +102,8 @@ def init_app(app: Flask) -> None:
 
     @app.before_request
     def check_request():
+        if request.method not in ("GET", "HEAD"):  # read-only: nothing to post, put or ask about
+            abort(405, valid_methods=["GET", "HEAD"])
         env = request.environ
         if not env.get("HTTP_HOST") and env.get("SERVER_PROTOCOL") == "HTTP/1.1":
             abort(400, description="An HTTP/1.1 request needs a Host header.")

@@ -31,10 +31,15 @@ def dom_id(prefix: str, value: str) -> str:
     return prefix + "x" + hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:16]
 
 
+_BASE64 = re.compile(r"[A-Za-z0-9+/\s]*=?=?\s*")
+
+
 def media_inline(b) -> str | None:
-    """A data: URI for a small inline image of a safe type, else None."""
+    """A data: URI for a small inline image of a safe type, else None. Only base64 goes in: the
+    file's text never becomes part of a URL the browser parses."""
     mt = (b.media_type or "").lower()
-    if b.data and mt in _IMAGE_TYPES and not isinstance(b.data, CutStr) and len(b.data) <= INLINE_MEDIA:
+    if b.data and mt in _IMAGE_TYPES and not isinstance(b.data, CutStr) \
+            and len(b.data) <= INLINE_MEDIA and _BASE64.fullmatch(b.data):
         return f"data:{mt};base64,{b.data}"
     return None
 
@@ -138,6 +143,13 @@ def fresh_for(written: float) -> float:
     return max(0.0, round(LIVE_WINDOW - (time.time() - written), 1))
 
 
+_MEDIA_CLASSES = frozenset({"image", "audio", "video", "document"})
+
+
+def media_class(media: str) -> str:
+    return media if media in _MEDIA_CLASSES else "other"
+
+
 def words(text: str) -> int:
     return len(text.split())
 
@@ -187,6 +199,7 @@ def init_app(app: Flask) -> None:
         lane_of=lane_of,
         state_badge=state_badge,
         role_class=role_class,
+        media_class=media_class,
         kind_class=kind_class,
         hit_hidden=hit_hidden,
         query_string=query_string,
