@@ -247,7 +247,7 @@ def test_cline_file_tools_show_the_path(tmp_path):
     ("shell", {"command": ["bash", "-lc", "ls -la"]}, "bash -lc ls -la"),
     ("Grep", {"pattern": "TODO", "path": "/w/src"}, "TODO  in /w/src"),
     ("Task", {"description": "Find callers", "subagent_type": "Explore", "prompt": "…"},
-     "Explore: Find callers"),
+     "Explore · Find callers"),
 ])
 def test_summary_field_names(name, inp, expected):
     assert tools.summary(name, inp) == expected

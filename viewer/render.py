@@ -16,9 +16,9 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from itertools import groupby
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import groupby
 
 import nh3
 import orjson

@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from .formats.legion import COMM_TOOLS
 
 FAMILIES: dict[str, set[str]] = {
@@ -128,16 +130,21 @@ def edits(inp: Any) -> list[EditPart]:
     `old_str`), a MultiEdit's list, or Cline's SEARCH / REPLACE blocks in `diff`."""
     if not isinstance(inp, dict):
         return []
-    for old, new in _OLD_NEW:
-        if isinstance(inp.get(old), str) and isinstance(inp.get(new), str):
-            return [EditPart(inp[old], inp[new], bool(inp.get("replace_all")))]
-    out = []
+    if one := _edit_pair(inp):
+        return [one]
     if isinstance(inp.get("edits"), list):
-        for e in inp["edits"]:
-            out += edits(e)
-    elif isinstance(inp.get("diff"), str):
-        out = [EditPart(m["old"], m["new"]) for m in _SEARCH_REPLACE.finditer(inp["diff"])]
-    return out
+        return [one for e in inp["edits"] if (one := _edit_pair(e))]
+    if isinstance(inp.get("diff"), str):
+        return [EditPart(m["old"], m["new"]) for m in _SEARCH_REPLACE.finditer(inp["diff"])]
+    return []
+
+
+def _edit_pair(d: Any) -> EditPart | None:
+    if isinstance(d, dict):
+        for old, new in _OLD_NEW:
+            if isinstance(d.get(old), str) and isinstance(d.get(new), str):
+                return EditPart(d[old], d[new], bool(d.get("replace_all")))
+    return None
 
 
 # Fields some formats add to every call beside its arguments, shown apart (Cline's checklist)
@@ -216,11 +223,8 @@ def summary(name: str, inp: Any) -> str:
                      if isinstance(inp.get(k), str) and inp[k]), None)
         if what:
             return _line(what) + (f"  in {_line(path)}" if path else "")
-    if fam == "agent":
-        kind, desc = inp.get("subagent_type"), inp.get("description")
-        words = [x for x in (kind, desc) if isinstance(x, str) and x.strip()]
-        if words:
-            return _line(": ".join(words))
+    if fam == "agent" and (label := agent_label(inp)):
+        return _line(label)
     if fam == "todos" and isinstance(inp.get("todos"), list):
         items = todo_items(inp)
         done = sum(1 for status, _ in items if status == "completed")
@@ -319,7 +323,6 @@ _LINKS = re.compile(r"^Links: (\[.*\])$", re.M)
 def _search_links(text: str) -> str:
     """A web search's `Links: [{"title": …, "url": …}, …]` line (Claude Code's WebSearch) as a
     Markdown list of links; the rest of the text as written."""
-    import orjson
 
     def links(m: re.Match) -> str:
         try:
@@ -366,8 +369,6 @@ def _is_json(text: str) -> bool:
     t = text.strip()
     if not (t[:1] in "{[" and t[-1:] in "}]") or len(t) < 2:
         return False
-    import orjson
-
     try:
         return isinstance(orjson.loads(t), (dict, list))
     except orjson.JSONDecodeError:
