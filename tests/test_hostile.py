@@ -91,6 +91,9 @@ def test_hostile_values_never_reach_a_class_attribute_nor_a_page_failure(hostile
 # of names. A new one fails here until it maps the source value onto a fixed set the same way.
 CLASS_EXPRESSIONS = {
     "role_class(role)": "templating.role_class: a fixed set of roles, else 'other'",
+    "role_class(h.role)": "templating.role_class (a search hit's event role)",
+    "mk.kind": "outline.marks: one of the kinds it weighs (_WEIGHT), all literals",
+    "k": "_filters.html: the keys of filters.STATES, literals",
     "kind_class(ev.kind)": "templating.kind_class: a fixed set of kinds, else 'other'",
     "media_class(b.media)": "templating.media_class: image, audio, video, document, else 'other'",
     "css": "templating.state_badge: the class of a known state, else 'other'",

@@ -229,10 +229,11 @@ def test_a_foreign_host_is_refused_on_every_route(tmp_path):
         url = url_of(rule)
         for host in ("evil.example", "evil.example:5000", "127.0.0.1.evil.example",
                      "localhost.evil.example", "[::1].evil.example", "0x7f000001"):
-            status, _ = bounded(lambda: get(c, url, headers={"Host": host}), timeout=30)
-            assert status == 400, (url, host, status)
-        status, _ = bounded(lambda: get(c, url, headers={"Host": "localhost:5000"}), timeout=30)
-        assert status != 400, url  # the same route answers its own host
+            status, body = bounded(lambda: get(c, url, headers={"Host": host}), timeout=30)
+            assert status == 400 and b"Unexpected Host header" in body, (url, host, status)
+        # the same route answers its own host (a 400 there is about its arguments, not the host)
+        status, body = bounded(lambda: get(c, url, headers={"Host": "localhost:5000"}), timeout=30)
+        assert b"Unexpected Host header" not in body, url
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE",
