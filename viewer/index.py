@@ -18,6 +18,7 @@ thread it spawned.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import re
@@ -44,6 +45,7 @@ NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
 PROGRESS_STEP = 1 << 20  # bytes between two progress reports of a pass
+HEAD_BYTES = 256 << 10  # of a file, read for a region's title and start time
 _NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
@@ -147,6 +149,21 @@ class ThreadIndex:
         return th
 
 
+@dataclass(frozen=True)
+class Region:
+    """The bytes a region index read: lines beginning in [lo, hi) of a file of `size` bytes;
+    `counted`: whether its line numbers (and so its `L<line>` ids) are known."""
+
+    lo: int
+    hi: int
+    size: int
+    counted: bool
+
+    @property
+    def whole(self) -> bool:
+        return self.lo == 0 and self.hi >= self.size
+
+
 @dataclass
 class Change:
     """What one refresh added: new events per thread (start seq), changed calls, a reset."""
@@ -183,6 +200,7 @@ class SessionIndex:
         # read, with the bytes read since it was last told.
         self.sink = None
         self.progress = None
+        self.region: Region | None = None  # set when only a region was read (read_region)
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -369,7 +387,7 @@ class SessionIndex:
         else:
             ev = safe_event(adapter, value, ref)
         seq = len(th.ids)
-        ev.id = self._assign_id(th, ev, line, path)
+        ev.id = self._assign_id(th, ev, line, path, offset)
         ts = epoch(ev.timestamp)
         th.ids.append(ev.id)
         th.offsets.append(offset)
@@ -391,12 +409,16 @@ class SessionIndex:
         if self.sink is not None:
             self.sink(th.name, seq, ev)
 
-    def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None) -> str:
+    def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None,
+                   offset: int) -> str:
         sid = ev.source_id
         if sid and sid not in self.ids and _ID_OK.fullmatch(sid) and not (
                 ("L" in sid) and _SYNTHETIC.fullmatch(sid)):
             return sid
-        base = f"L{line}" if th.name == "main" else f"{th.name}.L{line}"
+        # line 0: a region read without counting the lines before it (see read_region)
+        base = f"L{line}" if line else f"@{offset}"
+        if th.name != "main":
+            base = f"{th.name}.{base}"
         candidate, n = base, 1
         while candidate in self.ids:
             n += 1
@@ -467,6 +489,8 @@ class SessionIndex:
     def unanswered(self, call) -> bool:
         """A call with no result that will not get one: the session ended or moved past it. A call
         the source says was denied, interrupted or cancelled has ended already: it is not one."""
+        if self.resolving(call):
+            return False
         return self.moved_past(call.call, call.result, named=call.named)
 
     def moved_past(self, where, result, finished: bool | None = None, named: str | None = None) -> bool:
@@ -479,6 +503,66 @@ class SessionIndex:
         if finished is None:
             finished = self.finished()
         return finished or (th is not None and th.last_boundary > seq)
+
+    def resolving(self, call) -> bool:
+        """A call of a region (see `read_region`) whose result may lie past what was read."""
+        r = self.region
+        return r is not None and call.result is None and call.call is not None and r.hi < r.size
+
+    # --- a region alone: the first screen before the index ------------------------------------
+
+    def read_region(self, lo: int, hi: int, line: int = 0, found=None) -> "SessionIndex":
+        """Index only the lines of the main file that begin in [lo, hi); `lo` must begin a line.
+        `line`: the number of lines before `lo` when known (always when lo is 0). Ids are those the
+        full index will give, except that an event without a usable source id in a region whose
+        lines were not counted is named `@<offset>`, and that a source id repeated before the
+        region cannot be known here (see viewer/partial.py). Title and start time come from the
+        head of the file. `found`: the file's detected format, when the caller has it. Raises
+        OSError, detect.NotTranscript, or ValueError for a document."""
+        with files.confined(self.confinement):
+            found = found or detect.detect_file(self.main)
+            if found.mode != "jsonl":
+                raise ValueError("a JSON document is read whole")
+            fmt = self.forced_format or found.format
+            size, mtime_ns, ino = reader.file_identity(self.main)
+            counted = lo == 0 or line > 0
+            with files.open_file(self.main) as f:
+                head = _head(self.main, fmt, found.eol, f, min(lo, HEAD_BYTES)) if lo else None
+                self.summary = SessionSummary(format=fmt)
+                th = ThreadIndex("main", self.main, fmt, "jsonl", size=size, mtime_ns=mtime_ns,
+                                 ino=ino, offset=lo, line=line, eol=found.eol)
+                self.threads = {"main": th}
+                adapter = formats.get(fmt)
+                scanner = reader.LineScanner(f, lo, line, eol=th.eol.encode())
+                for raw in scanner:
+                    if raw.offset >= hi:
+                        th.offset = raw.offset  # the region ends where this line begins
+                        break
+                    value = reader.decode(raw.data) if raw.data is not None else reader.skim(
+                        f, raw.offset, raw.length)
+                    self._add(th, adapter, value, raw.line if counted else 0, raw.offset,
+                              raw.length, raw.data, f)
+                    th.line = raw.line if counted else 0
+                else:
+                    th.offset = scanner.offset  # the end of the file's last whole line
+            if head is not None:
+                self.summary.title, self.summary.started = head.title, head.started
+            self.region = Region(lo, th.offset, size, counted)
+            self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
+        return self
+
+    def seq_at(self, offset: int, thread: str = "main") -> int:
+        """The seq of the first event of a thread at or past a byte offset."""
+        return bisect.bisect_left(self.threads[thread].offsets, offset)
+
+    def at_offset(self, offset: int) -> str | None:
+        """The id of the main file's event whose line begins at `offset` (links from a first
+        screen name events by where they are), or None."""
+        th = self.threads.get("main")
+        if th is None or th.mode != "jsonl":
+            return None
+        seq = self.seq_at(offset)
+        return th.ids[seq] if seq < len(th) and th.offsets[seq] == offset else None
 
     # --- persistence -------------------------------------------------------------------------
 
@@ -585,6 +669,21 @@ def _seal_of(path: str, offset: int) -> str:
             return f.read(min(SEAL, offset)).hex()
     except OSError:
         return ""
+
+
+def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
+    """The summary of a file's first lines (up to `limit` bytes), for a region's title and start."""
+    idx = SessionIndex(main, fmt)
+    idx.summary = SessionSummary(format=fmt)
+    th = idx.threads["main"] = ThreadIndex("main", main, fmt, "jsonl", eol=eol)
+    adapter = formats.get(fmt)
+    for raw in reader.LineScanner(f, 0, 0, eol=eol.encode()):
+        if raw.offset >= limit or (idx.summary.title and idx.summary.started is not None):
+            break
+        if raw.data is not None:
+            idx._add(th, adapter, reader.decode(raw.data), raw.line, raw.offset, raw.length,
+                     raw.data, f)
+    return idx.summary
 
 
 def _still_there(f, raw: reader.RawLine) -> bool:

@@ -360,9 +360,9 @@ class Indexer:
         return later
 
     def _one(self, key: str) -> None:
+        self.store.let_pages_first(0.25)
         self._last[key] = time.monotonic()
         try:
             self.store.bring_up_to_date(key)
         except Exception as e:  # an unreadable file is the store's to report, never the walker's end
             log.debug("background index of %s failed: %s", key, e)
-        time.sleep(0)  # let request threads in between two sessions

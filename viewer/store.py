@@ -53,6 +53,7 @@ MAX_DEPTH = 8
 RESCAN_AFTER = 2.0  # seconds a discovery result is trusted when no watcher reports changes
 MEMORY_SESSIONS = 32
 EARLY_ABOVE = 4 << 20  # bytes: a session needing a longer pass is indexed in the background
+SHARE_WAIT = 0.5  # seconds a list waits for a small session that another thread is indexing
 
 
 @dataclass(slots=True)
@@ -108,6 +109,9 @@ class Store:
         self._aliases: dict[str, str] = {}  # an older key of a session → its key (see `get`)
         self._verdicts: dict[str, tuple[int, int, str | None]] = {}  # path → (mtime_ns, size, why)
         self.indexer = Indexer(self)  # builds and listeners; walks the whole archive once started
+        self._pages = 0  # page requests being answered: background passes let them go first
+        self._quiet = threading.Condition()
+        self._page = threading.local()  # whether this thread answers a page
 
     # --- discovery ---------------------------------------------------------------------------
 
@@ -311,6 +315,34 @@ class Store:
     # indexer what they asked for. A session needing a long pass gets a background `Build` that
     # everyone shares; short ones (a small file, a little growth) run in the asking thread.
 
+    def page_begins(self) -> None:
+        with self._quiet:
+            self._pages += 1
+        self._page.active = True
+
+    def page_ends(self) -> None:
+        self._page.active = False
+        with self._quiet:
+            self._pages -= 1
+            self._quiet.notify_all()
+
+    def _wait(self, build: Build, timeout: float | None = None) -> SessionIndex | None:
+        """Wait for a build; a page that waits for one is not a page it should step aside for."""
+        if not getattr(self._page, "active", False):
+            return build.wait(timeout)
+        self.page_ends()
+        try:
+            return build.wait(timeout)
+        finally:
+            self.page_begins()
+
+    def let_pages_first(self, most: float = 0.1) -> None:
+        """Background passes call this between steps: while pages are being answered they wait
+        (a little), so a first screen never shares the processor with an index being built."""
+        with self._quiet:
+            if self._pages:
+                self._quiet.wait_for(lambda: self._pages <= 0, most)
+
     def _session_lock(self, key: str) -> threading.Lock:
         with self._lock:
             return self._session_locks.setdefault(key, threading.Lock())
@@ -345,7 +377,7 @@ class Store:
     def index(self, key: str) -> SessionIndex:
         """The current index of a session, waiting for its build if it needs one. Raises NotFound,
         or OSError if it cannot be read."""
-        return self.usable(key) or self.build(key).wait()
+        return self.usable(key) or self._wait(self.build(key))
 
     def build(self, key: str, *, start: bool = True, keep: bool = True) -> Build:
         """The background build of a session: the one running, or a new one. `keep`: the index
@@ -437,6 +469,7 @@ class Store:
             def progress(n, b=build):
                 b.add_read(n)
                 listeners.progress(key, b.read, b.total)
+                self.let_pages_first()
             idx.progress = progress
         generation = idx.generation
         idx.confinement = self.confinement
@@ -589,11 +622,14 @@ class Store:
                     self._summaries[ref.key] = (hit[0], summary_load(hit[1]))
                     out[ref.key] = self.summary_of(ref.key)
         for ref in refs:
-            if out[ref.key] is not None or ref.size > inline or self.running(ref.key):
-                continue  # (a session being indexed elsewhere is not waited for)
+            if out[ref.key] is not None or ref.size > inline:
+                continue
             inline -= ref.size
             try:
-                self.bring_up_to_date(ref.key)
+                if b := self.running(ref.key):  # indexed elsewhere right now: a moment at most
+                    self._wait(b, SHARE_WAIT)
+                else:
+                    self.bring_up_to_date(ref.key)
             except (OSError, NotFound):
                 pass
             except detect.NotTranscript as e:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from . import files, formats, reader, timestamps, tools
 from .formats import detect
-from .index import NOT_RECORDED, UNPARSED_PREVIEW, SessionIndex, ThreadIndex, safe_event, \
-    truncated
+from .index import NOT_RECORDED, UNPARSED_PREVIEW, Region, SessionIndex, ThreadIndex, \
+    safe_event, truncated
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
@@ -42,6 +42,7 @@ class CallView:
     call_event: str | None = None  # id of the event holding the call
     result_owner: "EventView | None" = None  # the event view the result block belongs to
     target: bool = False  # a permalink to the (folded) event holding the result lands here
+    resolving: bool = False  # a first screen's call or result whose other half is not read yet
 
     @property
     def duration(self) -> str:
@@ -74,6 +75,7 @@ class EventView:
     folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
     fold_into: list = field(default_factory=list)  # the call cards (CallViews) it folds into
     thread_label: str = ""  # set when shown outside its thread (a filtered view lists sub-agents')
+    at: int | None = None  # on a first screen whose ids are not final: the offset links carry
 
 
 @dataclass
@@ -84,6 +86,8 @@ class WindowView:
     total: int
     events: list
     args: dict = field(default_factory=dict)  # URL arguments of a filtered view, kept by its links
+    region: "Region | None" = None  # of a first screen: its seqs count from the region's start
+    offsets: tuple = ()  # (of a first screen) the offsets its links load from: before, after
 
     @property
     def filtered(self) -> bool:
@@ -91,11 +95,29 @@ class WindowView:
 
     @property
     def has_before(self) -> bool:
-        return self.start > 0
+        return self.start > 0 or bool(self.region and self.region.lo > 0)
 
     @property
     def has_after(self) -> bool:
-        return self.stop < self.total
+        return self.stop < self.total or bool(self.region and self.region.hi < self.region.size)
+
+    @property
+    def before(self) -> int | str:
+        """Where the window before this one ends: a seq, or `@<offset>` on a first screen."""
+        return f"@{self.offsets[0]}" if self.region else self.start
+
+    @property
+    def after(self) -> int | str:
+        return f"@{self.offsets[1]}" if self.region else self.stop
+
+    @property
+    def count_before(self) -> int | None:
+        """Events before the window, when known."""
+        return None if self.region else self.start
+
+    @property
+    def count_after(self) -> int | None:
+        return None if self.region else self.total - self.stop
 
 
 # --- reading events ------------------------------------------------------------------------------
@@ -325,7 +347,12 @@ class Timeline:
             where = {"around": self.anchors[thread]}
         start, stop = bounds(th, **where)
         views = self.views(load_events(self.idx, thread, start, stop), start, before=[])
-        return WindowView(thread, start, stop, len(th), views)
+        region = self.idx.region if thread == "main" else None
+        offsets = ()
+        if region is not None:  # a first screen's links load from offsets, not seqs
+            offsets = (th.offsets[start] if start < len(th) else region.hi,
+                       th.offsets[stop] if stop < len(th) else region.hi)
+        return WindowView(thread, start, stop, len(th), views, region=region, offsets=offsets)
 
     def views(self, events: list[Event], start: int, before: list[Event] | None = None) -> list:
         """Views of consecutive events of one thread (the first at seq `start`), their calls
@@ -418,7 +445,8 @@ class Timeline:
                       agent=self.idx.info.get("agent"),
                       thought=not ev.hidden and any(
                           b.kind == "thinking" and not b.redacted and not b.text.strip()
-                          for b in ev.blocks))
+                          for b in ev.blocks),
+                      at=ev.ref.offset if self.idx.region and not self.idx.region.counted else None)
         if v.target:
             self.target_view = v
         return v
@@ -452,6 +480,11 @@ class Timeline:
         v = self.event_view(evs[0], seq)
         return v.calls.get(call_id)
 
+    def result_ref(self, call: ToolCall) -> CallView:
+        """A result's link to its call shown elsewhere."""
+        thread, seq = call.call
+        return CallView(call, None, call_event=self.idx.threads[thread].ids[seq])
+
     def _resolve(self, views: list[EventView]) -> None:
         idx = self.idx
         loaded = {(v.ev.thread, v.seq): v for v in views}
@@ -463,7 +496,8 @@ class Timeline:
                     if call is None or call.call != (v.ev.thread, v.seq):
                         # a repeated id: the map follows the last occurrence; show this one as-is
                         call = ToolCall(b.id, b.name, call.status if call else "pending")
-                    cv = CallView(call, b, unanswered=idx.unanswered(call))
+                    cv = CallView(call, b, unanswered=idx.unanswered(call),
+                                  resolving=idx.resolving(call))
                     if call.subthread and call.subthread in idx.threads:
                         tv = self.thread_view(call.subthread, b)
                         th = idx.threads[call.subthread]
@@ -476,9 +510,10 @@ class Timeline:
                 elif b.kind == "tool_result":
                     call = idx.calls.get(b.tool_use_id)
                     if call is not None and call.call is not None:
-                        thread, seq = call.call
-                        v.refs[b.tool_use_id] = CallView(call, None,
-                                                         call_event=idx.threads[thread].ids[seq])
+                        v.refs[b.tool_use_id] = self.result_ref(call)
+                    elif idx.region is not None and idx.region.lo > 0 and call is not None:
+                        # a first screen's result whose call lies before what was read
+                        v.refs[b.tool_use_id] = CallView(call, None, resolving=True)
         for where, cvs in wanted.items():
             v = loaded.get(where)
             if v is None:

@@ -130,8 +130,6 @@ def create_app(config: dict | None = None) -> Flask:
     viewer.feeds = Feeds(app, store)
     if watcher:
         watcher.hub.listeners.append(viewer.feeds.poke_all)
-    if app.config["INDEX_ALL"]:
-        store.indexer.start()
 
     security.init_app(app)
     urls.init_app(app)
@@ -142,6 +140,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(find.bp)
     app.register_blueprint(live.bp)
     _warm_up(app)
+    if app.config["INDEX_ALL"]:
+        store.indexer.start()
     return app
 
 

@@ -32,6 +32,7 @@ from watchdog.observers.polling import PollingObserver
 from ..index import SessionIndex
 from ..store import NotFound, Store
 from .feed import POLL, encode_cursor, parse_cursor, positions, sse, sse_data
+from . import early
 
 log = logging.getLogger(__name__)
 bp = Blueprint("live", __name__)
@@ -152,20 +153,39 @@ def session_events(key: str):
     app = current_app._get_current_object()
     viewer = app.extensions["viewer"]
     heartbeat = app.config["HEARTBEAT"]
+    resumed = parse_cursor(request.headers.get("Last-Event-ID"))
+    # a page drawn before its index (web/early.py): wait for the index, complete the page, then
+    # tail from the page's end (a page not at the end has no tail: its stream ends there)
+    region = early.parse_region(request.args.get("early"))
+    if region is not None and resumed and "@" in resumed:
+        region = None  # completed before the browser reconnected
+    tails = region is None or request.args.get("after") is not None
     try:
-        idx = viewer.store.index(key)
+        if region is None:
+            idx = viewer.store.index(key)
+        else:
+            viewer.store.get(key)
+            idx = None
     except NotFound:
         return Response("no such session\n", status=404, mimetype="text/plain")
-    cursor = parse_cursor(request.headers.get("Last-Event-ID")) or parse_cursor(
-        request.args.get("after")) or positions(idx)
+    cursor = resumed or parse_cursor(request.args.get("after")) or (
+        {} if region else positions(idx))
     if not viewer.stream_opened():
         return _busy()
-    sub = viewer.feeds.subscribe(key, idx, cursor, request.environ)
-    feed = sub.feed
+    subs = [viewer.feeds.subscribe(key, idx, cursor, request.environ)] if region is None else []
     sock = _socket_of(request.environ)
+    environ = request.environ
 
     def follow():
         yield b"retry: 1000\n\n"
+        if region is not None:
+            idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ)
+            if idx is None or not tails:
+                yield sse("indexed", event="indexed")
+                return
+            subs.append(viewer.feeds.subscribe(key, idx, cursor, environ))
+        sub = subs[0]
+        feed = sub.feed
         last_beat = time.monotonic()
         while True:
             seen = feed.version
@@ -184,7 +204,7 @@ def session_events(key: str):
             yield b""  # a tick: lets the response end on time even when nothing happens
 
     return _stream_response(viewer, follow(), app.config["STREAM_LIFETIME"],
-                            lambda: viewer.feeds.unsubscribe(sub))
+                            lambda: [viewer.feeds.unsubscribe(sub) for sub in subs])
 
 
 def _socket_of(environ: dict):

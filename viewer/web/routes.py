@@ -10,17 +10,18 @@ import time
 from typing import Iterator
 
 import orjson
-from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request,
-                   stream_template, url_for)
+from flask import (Blueprint, Response, abort, current_app, make_response, redirect,
+                   render_template, request, stream_template, url_for)
 
-from .. import files, reader, usage
+from .. import files, partial, reader, usage
 from ..index import SessionIndex, summary_dump
 from ..model import Event
 from ..formats.detect import NotTranscript
 from ..store import NotFound, SessionRef, Skipped, Store
 from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
-from .find import find_context, look_deeper, mark_fragment, window as find_window
+from . import early
+from .find import Find, find_context, look_deeper, mark_fragment, window as find_window
 from .live import LIVE_WINDOW, cursor_of
 from .templating import dom_id
 
@@ -42,6 +43,11 @@ def htmx() -> bool:
 
 
 def _session(key: str) -> tuple[SessionRef, SessionIndex]:
+    ref = _ref(key)
+    return ref, _index(ref)
+
+
+def _ref(key: str) -> SessionRef:
     try:
         ref = store().get(key)
     except Skipped as e:
@@ -51,8 +57,13 @@ def _session(key: str) -> tuple[SessionRef, SessionIndex]:
     if ref.key != key:  # an older key of this session (see Store.get): the page lives at its key
         args = {**request.view_args, "key": ref.key, **request.args.to_dict(flat=False)}
         abort(redirect(url_for(request.endpoint, **args), 308))
+    return ref
+
+
+def _index(ref: SessionRef, wait: bool = True) -> SessionIndex | None:
+    """The session's index; without `wait`, None when it needs a background build."""
     try:
-        return ref, store().index(key)
+        return store().index(ref.key) if wait else store().usable(ref.key)
     except OSError as e:
         abort(_status_of(e), description=f"Cannot read {ref.path}: {e.strerror or e}")
     except NotTranscript as e:
@@ -84,8 +95,16 @@ def _int(name: str) -> int | None:
         abort(400, description=f"“{name}” must be a number.")
 
 
-def _where() -> dict:
+def _where(idx: SessionIndex | None = None, thread: str = "main") -> dict:
+    """The window asked for: before / after a seq, or (links of a first screen, main thread only)
+    before / after the event at a byte offset, `@<offset>`."""
     for name in ("before", "after"):
+        v = request.args.get(name)
+        if v is not None and v.startswith("@") and thread == "main" and idx is not None:
+            try:
+                return {name: idx.seq_at(int(v[1:]))}
+            except ValueError:
+                abort(400, description=f"“{name}” must be a number or @offset.")
         v = _int(name)
         if v is not None:
             return {name: v}
@@ -97,20 +116,56 @@ def _where() -> dict:
 
 @bp.get("/s/<key>")
 def session(key: str):
-    ref, idx = _session(key)
+    ref = _ref(key)
+    idx = _index(ref, wait=False)
+    if idx is None and set(request.args) <= _PLAIN:  # no index yet: the part the page shows
+        opening = _opening(ref)
+        if opening in ({}, {"after": 0}):
+            part = early.first_screen(store(), ref, start=bool(opening))
+            if part is not None:
+                return _early_page(ref, part, key, opening)
+    idx = idx or _index(ref)
     find = find_context(idx)
-    win = find_window(idx, find.filter, _opening(ref))
+    win = find_window(idx, find.filter, _opening(ref, idx))
     return _session_page(ref, idx, win, key, find=find)
+
+
+_PLAIN = {"from", "at", "hidden"}  # a page with no search, filter or window of its own
+
+
+def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
+                target: str | None = None):
+    """A page drawn from a region of the file while the index is built in the background (which
+    starts once the page is sent: the first screen does not share the processor with it)."""
+    build = store().build(key, start=False)
+    tl = Timeline(part, target=target)
+    win = tl.window("main", **(where or {}))
+    hidden = bool(target) and part.threads["main"].hidden[part.locate(target)[1]]
+    response = make_response(_session_page(
+        ref, part, win, key, target=target, show_hidden=hidden, find=Find(),
+        lands=_lands(tl, target), early=early.region_arg(part), fraction=build.fraction))
+    response.call_on_close(build.start)
+    return response
+
+
+def _lands(tl: Timeline, target: str | None) -> str | None:
+    """Where a permalink lands: its event, or the call card a result folded into."""
+    if not target:
+        return None
+    folded = tl.target_view.fold_into if tl.target_view and tl.target_view.folded else []
+    for cv in folded:  # a result folded into its call's card: the link lands on that card
+        cv.target = True
+    return dom_id("tc-", folded[0].call.id) + "-result" if folded else f"m-{target}"
 
 
 def _live(ref: SessionRef) -> bool:
     return time.time() - ref.mtime < LIVE_WINDOW
 
 
-def _opening(ref: SessionRef | None) -> dict:
+def _opening(ref: SessionRef | None, idx: SessionIndex | None = None) -> dict:
     """The window a page asked for; with no ask, where the session opens: a live session at its
     end (following it), a finished one at its start, header in view."""
-    where = _where()
+    where = _where(idx)
     if request.args.get("from") is not None:
         where = {"after": _int("from") or 0}
     if where:
@@ -122,11 +177,11 @@ def _opening(ref: SessionRef | None) -> dict:
 
 
 def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=None, find=None,
-                  lands=None):
+                  lands=None, **extra):
     ctx = dict(ref=ref, idx=idx, win=win, key=key, target=target, lands=lands,
                show_hidden=show_hidden or bool(request.args.get("hidden")), thread=thread,
                follow=_live(ref) and not target and not win.has_after,
-               cursor=cursor_of(idx, main=None if thread else win.stop), find=find)
+               cursor=cursor_of(idx, main=None if thread else win.stop), find=find, **extra)
     if find is not None and find.matcher is not None:
         # the hits come in while the page streams: the first ones show before the scan is done
         return Response(_buffered(stream_template("session.html", **ctx)),
@@ -151,8 +206,29 @@ def _buffered(chunks, size: int = 32 << 10, every: float = 0.05):
 def message(key: str, event_id: str):
     """A permalink: the session opened at one event, highlighted, what hides it opened; with a
     search (`?q=`), its matches marked. As a fragment (`?part=window` or `?part=event`) it gives
-    the page's script the window around the event, or the event alone."""
-    ref, idx = _session(key)
+    the page's script the window around the event, or the event alone.
+
+    Before the session's index exists, the event's line is found in the file (viewer/partial.py)
+    and the page drawn around it. Links of such a page name events by where they are
+    (`@<offset>`, `?pos=`): the index maps them to the events' final ids (a redirect)."""
+    ref = _ref(key)
+    at = _int("pos")
+    idx = _index(ref, wait=False)
+    if idx is None and set(request.args) <= _PLAIN | {"pos"}:
+        try:
+            found = partial.locate(ref.path, event_id, at, store().confinement)
+        except (OSError, NotTranscript):
+            found = None
+        part = early.first_screen(store(), ref, around=found) if found else None
+        if part is not None and (target := part.at_offset(found[0])):
+            return _early_page(ref, part, key, target=target)
+    idx = idx or _index(ref)
+    offset = at if at is not None else (int(event_id[1:]) if event_id[:1] == "@"
+                                        and event_id[1:].isdigit() else None)
+    final = idx.at_offset(offset) if offset is not None else None
+    if final is not None and final != event_id:
+        args = {k: v for k, v in request.args.items() if k != "pos"}
+        return redirect(url_for("pages.message", key=key, event_id=final, **args), 302)
     where = idx.locate(event_id)
     if where is None:
         abort(404, description=f"No message “{event_id}” in this session.")
@@ -173,12 +249,7 @@ def message(key: str, event_id: str):
             flt = type(flt)()  # the event is not in the filtered view: show it in the whole one
     tl = Timeline(idx, target=event_id)
     win = find_window(idx, flt, {}, timeline=tl)
-    lands = f"m-{event_id}"
-    folded = tl.target_view.fold_into if tl.target_view and tl.target_view.folded else []
-    for cv in folded:  # a result folded into its call's card: the link lands on that card
-        cv.target = True
-    if folded:
-        lands = dom_id("tc-", folded[0].call.id) + "-result"
+    lands = _lands(tl, event_id)
     if part == "window":
         return render_template("_window.html", win=win, key=key, idx=idx, direction=None)
     hidden = idx.threads[thread].hidden[seq]
@@ -251,7 +322,7 @@ def window(key: str, thread: str):
     if thread not in idx.threads:
         abort(404, description=f"No thread “{thread}” in this session.")
     find = find_context(idx)
-    where = _where()
+    where = _where(idx, thread)
     at = request.args.get("at")
     if not where:
         where = {} if at == "end" else {"after": 0}

@@ -74,8 +74,8 @@ class Urls:
         return url_for("pages.media", key=key, event_id=event_id, path=path)
 
     @staticmethod
-    def events(key: str, after: str | None = None) -> str:
-        return url_for("live.session_events", key=key, after=after)
+    def events(key: str, after: str | None = None, early: str | None = None) -> str:
+        return url_for("live.session_events", key=key, after=after, early=early)
 
     @staticmethod
     def list_events(**args) -> str:

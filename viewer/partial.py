@@ -1,0 +1,189 @@
+"""The first screen of a session before its index exists: the part of the file it shows, read alone.
+
+A session with no usable index is indexed in the background (`viewer.indexer`); until that is done,
+its page shows what it needs from the main file, read here in milliseconds whatever the file's size:
+
+* `head()` — the first lines (the start of a finished session, "first events");
+* `tail()` — the last lines: seek near the end, step to the next line boundary, read to the end (a
+  live session, "latest");
+* `around()` — the lines around one event (a permalink, a search hit), which `locate()` finds by
+  searching the file's bytes for the event's id.
+
+Each returns a `SessionIndex` of that region alone (`idx.region` says which bytes), made by the same
+code as the full index so its events look exactly as they will. A region grows (×4, up to `MOST`)
+until it holds a screen of visible events. What a region cannot know it does not pretend to: a call
+whose result lies past it is "resolving", counts come with the full index.
+
+Event ids. The full index names an event by its source id when that is valid and unique, else
+`L<line>`. A region read from the start of the file knows both, so its ids are final. A region
+further on does not know the line numbers (counting them means reading everything before) nor
+whether a source id appeared earlier in the file. Its events keep their source id, and one without
+is named `@<offset>`: its byte offset, which never changes while the file is appended to. Links from
+such a screen also carry the offset (`?pos=`), and the permalink route maps any of these to the final
+id once the index exists (`SessionIndex.at_offset`): a link taken from the first screen always opens
+the event it was taken from, before and after indexing.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+
+from . import files, formats
+from .formats import detect
+from .index import _ID_OK, _SYNTHETIC, SessionIndex, safe_event
+from .model import Ref
+from .reader import HUGE_LINE, decode
+from .timeline import WINDOW
+
+STEP = 1 << 20  # bytes a region starts with
+MOST = 64 << 20  # a region grows no further: a screen shows what it found in that much
+_LINE_ID = re.compile(r"L([1-9]\d*)")
+_OFFSET_ID = re.compile(r"@(\d+)")
+
+
+def _visible(idx: SessionIndex, start: int = 0, stop: int | None = None) -> int:
+    hidden = idx.threads["main"].hidden
+    return hidden[start:stop].count(0)
+
+
+def _read(path: str, confinement, found, lo: int, hi: int, line: int = 0) -> SessionIndex:
+    idx = SessionIndex(path, confinement=confinement)
+    return idx.read_region(lo, hi, line, found=found)
+
+
+def head(path: str, confinement=None) -> SessionIndex:
+    """The first screen of a session from its start."""
+    with files.confined(confinement):
+        found = detect.detect_file(path)
+        n = STEP
+        while True:
+            idx = _read(path, confinement, found, 0, n)
+            r = idx.region
+            if _visible(idx) > WINDOW or r.hi >= r.size or n >= MOST:
+                return idx
+            n *= 4
+
+
+def tail(path: str, confinement=None) -> SessionIndex:
+    """The first screen of a session from its end."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        size = f.seek(0, 2)
+        n = STEP
+        while True:
+            lo = line_start(f, max(0, size - n), found.eol)
+            idx = _read(path, confinement, found, lo, size)
+            if _visible(idx) >= WINDOW or lo == 0 or n >= MOST:
+                return idx
+            n *= 4
+
+
+def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIndex:
+    """A screen of events around the line beginning at `offset` (whose line number is `line`,
+    when known)."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        size = f.seek(0, 2)
+        eol = found.eol.encode()
+        half = WINDOW // 2
+        n = STEP // 2
+        while True:
+            lo = line_start(f, max(0, offset - n), found.eol)
+            before = 0
+            if line:
+                f.seek(lo)
+                before = line - 1 - f.read(offset - lo).count(eol)
+            idx = _read(path, confinement, found, lo, offset + n, max(0, before))
+            seq = idx.seq_at(offset)
+            enough_before = lo == 0 or _visible(idx, 0, seq) >= half
+            enough_after = idx.region.hi >= size or _visible(idx, seq) > half
+            if (enough_before and enough_after) or n >= MOST:
+                return idx
+            n *= 4
+
+
+def line_start(f, pos: int, eol: str = "\n") -> int:
+    """The offset of the first line that begins at or after `pos` (the end of the file if none)."""
+    if pos <= 0:
+        return 0
+    mark = eol.encode()
+    at = pos - 1
+    f.seek(at)
+    while True:
+        chunk = f.read(STEP)
+        if not chunk:
+            return at
+        i = chunk.find(mark)
+        if i >= 0:
+            return at + i + 1
+        at += len(chunk)
+
+
+def locate(path: str, event_id: str, at: int | None = None, confinement=None) -> tuple[int, int] | None:
+    """Where the line holding the event the full index names `event_id` begins, found without the
+    index: (byte offset, line number or 0 when not counted). `at`, an offset a link carried, is
+    taken when a line begins there. None when only the index can tell (an event of a sub-agent's
+    file, an id repeated in the file, a record the bytes do not show as written)."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        size = f.seek(0, 2)
+        eol = found.eol.encode()
+
+        def begins_line(pos: int) -> bool:
+            if pos == 0:
+                return True
+            if not 0 < pos < size:
+                return False
+            f.seek(pos - 1)
+            return f.read(1) == eol
+
+        if at is not None and begins_line(at):
+            return at, 0
+        if m := _OFFSET_ID.fullmatch(event_id):
+            pos = int(m.group(1))
+            return (pos, 0) if begins_line(pos) else None
+        if m := _LINE_ID.fullmatch(event_id):
+            n = int(m.group(1))
+            pos = _line_offset(f, n, eol)
+            return None if pos is None else (pos, n)
+        if not _ID_OK.fullmatch(event_id) or _SYNTHETIC.fullmatch(event_id):
+            return None  # a sub-agent's `thread.L12`, a repeated line's `L12~2`: the index knows
+        if size == 0:
+            return None
+        adapter = formats.get(found.format)
+        needle = b'"' + event_id.encode() + b'"'
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            hit = mm.find(needle)
+            while hit >= 0:
+                start = mm.rfind(eol, 0, hit) + 1
+                end = mm.find(eol, hit)
+                end = size if end < 0 else end
+                if end - start <= HUGE_LINE:
+                    value = decode(mm[start:end].rstrip(b"\r"))
+                    ev = safe_event(adapter, value, Ref("main", 0, start, end - start))
+                    if ev.source_id == event_id:
+                        return start, 0  # the first line with that id is the one the index names so
+                hit = mm.find(needle, end)
+        return None
+
+
+def _line_offset(f, n: int, eol: bytes) -> int | None:
+    """Where line n (1-based) begins: after n - 1 line ends, counted chunk by chunk."""
+    need = n - 1
+    pos = 0
+    f.seek(0)
+    while need > 0:
+        chunk = f.read(16 * STEP)
+        if not chunk:
+            return None
+        k = chunk.count(eol)
+        if k < need:
+            need -= k
+            pos += len(chunk)
+            continue
+        i = -1
+        for _ in range(need):
+            i = chunk.find(eol, i + 1)
+        return pos + i + 1
+    return 0

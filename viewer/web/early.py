@@ -1,0 +1,117 @@
+"""Pages drawn before their session's index exists, and the stream message that completes them.
+
+A session with no usable index is indexed in the background (`Store.build`, one pass however many
+pages ask); meanwhile its page shows a region of the file read by `viewer.partial`: the end for the
+latest events, the start for the first ones, the surroundings of a permalink's event. The background
+build starts once the page has been sent, so the first screen never competes with it.
+
+The page's event stream (the live tail's; or one of its own, `early` only, when the page is not at
+the end of the session) waits for the build and sends its progress. When the index is done it sends
+one message of out-of-band updates — the partials the live tail uses when a call changes state: the
+cards of the region whose result was not read yet, the results whose call was not, the header's
+facts and counts, the hidden count — and then goes on as a live tail from the region's end.
+"""
+
+from __future__ import annotations
+
+from flask import render_template
+
+from .. import partial
+from ..index import SessionIndex
+from ..store import Store, SessionRef
+from ..timeline import Timeline, load_events
+from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
+
+PROGRESS_EVERY = 0.5  # seconds between two progress messages while a page waits for its index
+
+
+def region_arg(idx: SessionIndex) -> str:
+    """The region a first screen showed, as its stream's `early` argument."""
+    return f"{idx.region.lo}-{idx.region.hi}"
+
+
+def parse_region(text: str | None) -> tuple[int, int] | None:
+    try:
+        lo, hi = (int(x) for x in (text or "").split("-"))
+    except ValueError:
+        return None
+    return (lo, hi) if 0 <= lo <= hi else None
+
+
+def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
+                 around: tuple[int, int] | None = None) -> SessionIndex | None:
+    """A region index for the page of a session whose index is not ready, or None when this
+    session cannot be shown in part (a single JSON document). `around`: (offset, line) of a
+    permalink's event; `start`: the first events rather than the latest."""
+    try:
+        if around is not None:
+            return partial.around(ref.path, around[0], around[1], store.confinement)
+        if start:
+            return partial.head(ref.path, store.confinement)
+        return partial.tail(ref.path, store.confinement)
+    except ValueError:
+        return None
+
+
+def progress(store: Store, key: str) -> float | None:
+    """How far the background build of a session is (0–1), or None if none runs."""
+    b = store.running(key)
+    return None if b is None else b.fraction
+
+
+def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, environ: dict):
+    """SSE messages: the build's progress while it runs, then the updates that complete a page
+    drawn from `region` (lo, hi of the main file); `cursor` is brought to where the page is then.
+    Returns the index, or None when the session could not be indexed (the page is told why)."""
+    with app.request_context(_url_environ(environ)):
+        while True:
+            try:
+                idx = store.usable(key)
+                if idx is None:
+                    idx = store.build(key).wait(PROGRESS_EVERY)
+            except OSError as e:
+                yield sse(sse_data(render_template("_index_progress.html", oob=True,
+                                                   failed=e.strerror or str(e))))
+                return None
+            if idx is not None:
+                break
+            yield sse(sse_data(render_template("_index_progress.html", oob=True,
+                                               fraction=progress(store, key) or 0.0)))
+        calls, refs = _completed(idx, region)
+        for name, th in idx.threads.items():  # sub-agents are part of what the page now knows
+            if name != "main":
+                cursor[name] = position_after(th, len(th))
+        cursor.setdefault("main", region[1])
+        cursor["@"] = idx.build_id
+        # (a browser that reconnects from this id resumes as a plain live tail: it has "@")
+        html = render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
+                               calls=calls, refs=refs, ref=store.get(key), oob=True)
+    yield sse(sse_data(html), id=encode_cursor(cursor))
+    return idx
+
+
+def _completed(idx: SessionIndex, region: tuple[int, int]) -> tuple[list, list]:
+    """(call cards of the region whose result lies outside it or that spawned a thread, results
+    of the region whose call lies outside it), as the full index resolves them."""
+    lo, hi = region
+    start, stop = idx.seq_at(lo), idx.seq_at(hi)
+    inside = range(start, stop)
+    tl = Timeline(idx)
+    calls, refs = [], []
+    for ev in load_events(idx, "main", start, stop):
+        for b in ev.blocks:
+            if b.kind == "tool_use" and b.id:
+                call = idx.calls.call(b.id)
+                if call is None or call.call is None or call.call[0] != "main":
+                    continue
+                if call.subthread or call.result is None or call.result[0] != "main" \
+                        or call.result[1] not in inside:
+                    cv = tl.call_view(b.id)
+                    if cv is not None:
+                        calls.append(cv)
+            elif b.kind == "tool_result":
+                call = idx.calls.get(b.tool_use_id)
+                if call is not None and call.call is not None and not (
+                        call.call[0] == "main" and call.call[1] in inside):
+                    refs.append(tl.result_ref(call))
+    return calls, refs
