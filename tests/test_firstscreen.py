@@ -256,10 +256,10 @@ def test_the_latest_events_resolve_in_place(app, big, watched_page):
     with LiveServer(app) as srv:
         page = watched_page
         page.goto(srv.url + "/s/big")
-        expect(page.locator(".result-ref.resolving")).to_have_count(3)
+        expect(page.locator(".result-ref .state.resolving")).to_have_count(3)
         page.wait_for_function("document.getElementById('live')._htmx?.sse")
         app.hold.release.set()
-        expect(page.locator(".result-ref.resolving")).to_have_count(0, timeout=60_000)
+        expect(page.locator(".result-ref .state.resolving")).to_have_count(0, timeout=60_000)
         for call in CALLS:
             expect(page.locator(f"#rr-{call}")).to_contain_text("result of Bash")
             expect(page.locator(f"#rr-{call}")).to_contain_text("shown with the call")

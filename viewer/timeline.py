@@ -546,6 +546,8 @@ class Timeline:
             return
         near = []
         for rc in v.refs.values():
+            if rc.call.call is None:  # (a first screen's result whose call is not read yet)
+                return
             thread, seq = rc.call.call
             if thread != v.ev.thread or not 0 <= v.seq - seq <= WINDOW:
                 return
