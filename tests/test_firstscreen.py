@@ -108,7 +108,7 @@ def index_of(app):
 
 def test_the_first_screen_is_served_before_the_index(app):
     c = app.test_client()
-    html = html_of(c, "/s/big")  # the latest events
+    html = html_of(c, "/s/big?at=end")  # the latest events
     store = app.extensions["viewer"].store
     build = store.running("big")
     assert build is not None and not build.done and app.hold.held.wait(30)  # held, not done
@@ -121,14 +121,14 @@ def test_the_first_screen_is_served_before_the_index(app):
     app.hold.release.set()
     idx = index_of(app)
     assert idx.summary.tool_calls > 8000
-    html = html_of(c, "/s/big")
+    html = html_of(c, "/s/big?at=end")
     assert "resolving" not in html and 'class="counting"' not in html
     assert html.count("shown with the call") >= 3
 
 
 def test_the_start_shows_calls_resolving_until_the_index_is_done(app):
     c = app.test_client()
-    html = html_of(c, "/s/big?from=0")
+    html = html_of(c, "/s/big")  # a finished session opens at its start
     assert app.hold.held.wait(30)
     assert 'id="m-h-2"' in html and "Run the three slow checks" in html
     for call in CALLS:
@@ -139,7 +139,7 @@ def test_the_start_shows_calls_resolving_until_the_index_is_done(app):
 
 def test_two_pages_of_an_unindexed_session_share_one_background_pass(app):
     store = app.extensions["viewer"].store
-    pages = [get(app.test_client(), "/s/big"), get(app.test_client(), "/s/big?from=0")]
+    pages = [get(app.test_client(), "/s/big?at=end"), get(app.test_client(), "/s/big?from=0")]
     assert all(p.status_code == 200 for p in pages)
     assert app.hold.held.wait(30)
     first = store.running("big")
@@ -158,7 +158,7 @@ def test_two_pages_of_an_unindexed_session_share_one_background_pass(app):
 def test_links_from_the_first_screen_open_the_same_events_after_indexing(app, big):
     root, path = big
     c = app.test_client()
-    html = html_of(c, "/s/big")
+    html = html_of(c, "/s/big?at=end")
     links = dict(re.findall(r'<li class="ev [^"]*" id="m-([^"]+)".*?class="permalink" href="([^"]+)"', html, re.S))
     links = {k: v.replace("&amp;", "&") for k, v in links.items()}
     no_id = next(k for k in links if k.startswith("@"))  # the line without a uuid
@@ -255,7 +255,7 @@ def test_the_latest_events_resolve_in_place(app, big, watched_page):
     root, path = big
     with LiveServer(app) as srv:
         page = watched_page
-        page.goto(srv.url + "/s/big")
+        page.goto(srv.url + "/s/big?at=end")
         expect(page.locator(".result-ref .state.resolving")).to_have_count(3)
         page.wait_for_function("document.getElementById('live')._htmx?.sse")
         app.hold.release.set()

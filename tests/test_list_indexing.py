@@ -63,10 +63,13 @@ def test_the_first_page_comes_from_the_file_system_and_fills_in_after(root, tmp_
     # sizes and times from the file system
     assert re.search(r'data-label="size">2\d\.\d KB</td>', html) and "written <time" in html
     assert "indexing…" in html and re.search(r"Indexing \d+ of 30 sessions", html)
-    rows = c.get("/sessions.json").get_json()["sessions"]
+    rows = c.get("/sessions.json?wait=0").get_json()["sessions"]
     still = [r for r in rows if r.get("pending")]
     assert 0 < len(still) < pending  # each request indexes a few more small ones itself
     assert all("title" not in r and r["size"] > 20_000 for r in still)
+    waited = c.get("/sessions.json?wait=0.2").get_json()["sessions"]  # the walker is held: in vain
+    left = {r["key"] for r in waited if r.get("pending")}
+    assert left and left <= {r["key"] for r in still}
     hold.release.set()
     assert indexer.idle(60)
     html = c.get("/").get_data(as_text=True)

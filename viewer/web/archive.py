@@ -24,6 +24,7 @@ def list_query() -> ListQuery:
 
 
 LIST_INLINE = 256 << 10  # bytes of sessions without a summary a list page indexes before it answers
+JSON_WAIT = 30.0  # seconds sessions.json waits at most for the sessions it lists to be indexed
 
 
 def _rows() -> list[catalog.Row]:
@@ -85,8 +86,18 @@ def sessions():
 
 @bp.get("/sessions.json")
 def sessions_json():
+    """The list as data. Unlike the page, it waits (up to `?wait=` seconds, 30 by default) for the
+    background indexer to reach the sessions it lists: a script wants whole rows."""
     q = list_query()
     page = list_page(q)[1]
+    pending = [r.ref.key for r in page.rows if r.summary is None]
+    try:
+        wait = min(max(float(request.args.get("wait", JSON_WAIT)), 0.0), JSON_WAIT)
+    except ValueError:
+        abort(400, description="“wait” must be a number of seconds.")
+    if pending and wait:
+        store().indexer.wait_for(pending, wait)
+        page = list_page(q)[1]
     out = []
     for r in page.rows:
         ref, s = r.ref, r.summary
