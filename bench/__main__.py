@@ -3,7 +3,10 @@
 Writes BENCHMARKS.md. Every figure is a median of several runs made in this one invocation (the
 machines here are shared and noisy: compare ratios measured together, not figures across runs).
 
-    python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--out bench/out]
+    python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
+
+Sections: index, screens, rss, list, peers, live, search. `--only` runs the named ones (write the
+report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
 
 Measured:
   * index throughput next to plain orjson-per-line decoding of the same file (the ratio matters);
@@ -14,7 +17,9 @@ Measured:
   * claude-code-log and claude-code-transcripts (installed into a throwaway venv) rendering the same
     Claude Code files, against our first screen and our fully indexed session;
   * live tail: append → visible latency in real Chromium (p50 / p95 over 50 appends) on a small
-    session, on a 100 MB session, and with 50 streams open on the same session.
+    session, on a 100 MB session, and with 50 streams open on the same session;
+  * search and filters in a 100 MB session (bench/search.py): full scan cold / warm beside grep,
+    first hit streamed and on screen, filtered first screens.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pathlib import Path
 import orjson
 
 from . import generate
+from . import search as search_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = {"1mb": 1 << 20, "10mb": 10 << 20, "100mb": 100 << 20}
@@ -62,6 +68,8 @@ def prepare(out: Path, sizes: dict, many: int) -> dict:
             shutil.rmtree(root, ignore_errors=True)
             generate.legion(root / "session", size, seed=2)
         data[f"legion-{label}"] = (root, "session", main)
+    if not many:
+        return data
     root = out / f"many-{many}"
     marker = root / ".complete"
     if not marker.exists():
@@ -405,9 +413,9 @@ def report(r: dict, args) -> str:
              "Data: deterministic sessions from `bench/generate.py` (tool results of 1–20 KB with ~2 %"
              " of 200–600 KB, thinking, progress lines, base64 screenshots, a Task with a sub-agent file).",
              ""]
-    idx = {x["name"]: x for x in r["index"]}
-    scr = {x["name"]: x for x in r["screens"]}
-    big = "claude-code-100mb" if "claude-code-100mb" in scr else None
+    idx = {x["name"]: x for x in r.get("index", [])}
+    scr = {x["name"]: x for x in r.get("screens", [])}
+    big = "claude-code-100mb" if "claude-code-100mb" in scr and "claude-code-100mb" in idx else None
     if big:
         lines += ["## Targets (100 MB session)", "", "| what | target | measured | |", "|---|---|---|---|"]
         for label, key, target in (("cold first screen", "cold", 0.5), ("warm first screen", "warm", 0.05),
@@ -428,6 +436,10 @@ def report(r: dict, args) -> str:
             lines.append(f"| session list, {r['list']['sessions']} sessions, warm | ≤ 200 ms | {ms(v)} |"
                          f" {verdict(v, 0.2)} |")
         lines.append("")
+    if r.get("search"):
+        lines += search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
+    if not scr or not idx:
+        return "\n".join(lines)
     lines += ["## First screen and index, every size", "",
               "| session | size | cold first screen | warm first screen | permalink (cold) |"
               " index | orjson per line | index / orjson |", "|---|---|---|---|---|---|---|---|"]
@@ -485,6 +497,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--skip-live", action="store_true")
     ap.add_argument("--appends", type=int, default=50)
+    ap.add_argument("--only", action="append", default=[], metavar="SECTION",
+                    help="run only these sections (repeatable): index, screens, rss, list, peers, live, search")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
     args = ap.parse_args(argv)
@@ -495,25 +509,41 @@ def main(argv=None) -> int:
         args.runs = min(args.runs, 3)
         many = 500
     args.out.mkdir(parents=True, exist_ok=True)
+
+    def want(section: str) -> bool:
+        return not args.only or section in args.only
+
+    if args.only and not (set(args.only) - {"search", "rss", "live"}):
+        sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
+    if args.only and not (set(args.only) & {"list"}):
+        many = 0
     print("preparing data …", flush=True)
     data = prepare(args.out, sizes, many)
     results = {}
     with tempfile.TemporaryDirectory(prefix="sv-bench-") as t:
         tmp = Path(t)
-        print("index throughput …", flush=True)
-        results["index"] = bench_index(data, args.runs)
-        print("first screens …", flush=True)
-        results["screens"] = bench_screens(data, args.runs, tmp)
-        if "claude-code-100mb" in data:
+        if want("index") or want("peers"):
+            print("index throughput …", flush=True)
+            results["index"] = bench_index(data, args.runs)
+        if want("screens") or want("peers"):
+            print("first screens …", flush=True)
+            results["screens"] = bench_screens(data, args.runs, tmp)
+        if "claude-code-100mb" in data and want("rss"):
             print("peak RSS …", flush=True)
             results["rss"] = bench_rss(data, tmp)
-        print("session list …", flush=True)
-        results["list"] = bench_list(data, args.runs, tmp)
-        if not args.skip_peers:
+        if want("list"):
+            print("session list …", flush=True)
+            results["list"] = bench_list(data, args.runs, tmp)
+        if want("search") and "claude-code-100mb" in data:
+            print("search and filters …", flush=True)
+            results["search"] = search_bench.run(data, args.runs, tmp, args.out, Server)
+            results["search_screen"] = search_bench.on_screen(data, args.runs, tmp, args.out, Server,
+                                                              CHROMIUM)
+        if not args.skip_peers and want("peers"):
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],
                                            max(1, min(args.runs, 3)), args.out, tmp)
-        if not args.skip_live and "claude-code-100mb" in data:
+        if not args.skip_live and "claude-code-100mb" in data and want("live"):
             print("live latency …", flush=True)
             results["live"] = bench_live(data, args.appends, tmp)
     text = report(results, args)

@@ -570,6 +570,7 @@
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || !form) return;
     if (e.key === "Escape") {
       if (typing(e.target)) {
+        e.preventDefault();  // a search field would clear itself: Escape only leaves it
         e.target.blur();
         return;
       }

@@ -258,3 +258,60 @@ def test_a_live_session_opens_at_its_end_following(tmp_path, serve, watched_page
     expect(page.locator("#m-m199")).to_be_in_viewport()
     expect(page.locator("#follow")).to_be_checked()
     expect(page.locator(".session-head h1")).not_to_be_in_viewport()
+
+
+CC = "claude-project~3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
+
+
+def test_n_opens_the_collapsed_subagent_thread_that_holds_the_hit(live_server, watched_page):
+    page = watched_page
+    page.set_viewport_size({"width": 1300, "height": 800})
+    page.goto(f"{live_server.url}/s/{CC}")
+    expect(page.locator("#keys-button")).to_be_visible()
+    details = page.locator("details.subthread")
+    expect(details).not_to_have_attribute("open", "")
+    page.locator("#find-q").fill("rows = window")
+    page.locator("#find-q").press("Enter")
+    hits = page.locator("#hits li.hit")
+    expect(hits.first).to_be_visible()
+    sub_hit = page.locator("#hits li.hit", has=page.locator(".hit-thread"))
+    expect(sub_hit.first).to_be_visible()
+    sub_hit.first.locator("a").click()
+    target_id = sub_hit.first.get_attribute("data-id")
+    # the hit is a Grep result: it is read in the card of its call, inside the sub-agent thread
+    shown = page.locator(f'.tool-result[data-result-event="{target_id}"]')
+    expect(details).to_have_attribute("open", "")
+    expect(shown.locator("mark.hit").first).to_be_in_viewport()
+    expect(shown.locator("mark.hit").first).to_have_text(re.compile("rows = window", re.I))
+    expect(shown).to_have_class(re.compile(r"\btarget\b"))
+    assert page.problems == []
+
+
+def test_expand_all_and_collapse_all(live_server, watched_page):
+    page = watched_page
+    page.goto(f"{live_server.url}/s/{TOUR}")
+    thinking = page.locator("#m-tour-read details.thinking")
+    output = page.locator("#m-tour-bash .tool-result pre").first
+    expect(thinking).not_to_have_attribute("open", "")
+    page.locator("#expand-all").click()
+    expect(thinking).to_have_attribute("open", "")
+    page.locator("#collapse-all").click()
+    expect(thinking).not_to_have_attribute("open", "")
+    expect(output).to_be_hidden()  # outputs fold to one quiet line
+    page.locator("#expand-all").click()
+    expect(output).to_be_visible()
+    assert page.problems == []
+
+
+def test_escape_leaves_the_search_field_without_clearing_it(big, serve, watched_page):
+    page = watched_page
+    open_big(serve, page, big)
+    page.locator("#find-q").fill("zanzibar")
+    page.locator("#find-q").press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(2)
+    page.keyboard.press("Escape")
+    expect(page.locator("#find-q")).to_have_value("zanzibar")  # so no input event closes them
+    expect(page.locator("#find-q")).not_to_be_focused()
+    expect(page.locator("#find-results")).to_be_visible()
+    page.keyboard.press("n")
+    expect(page.locator("#m-m300 mark.hit")).to_be_in_viewport()

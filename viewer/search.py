@@ -199,23 +199,27 @@ def needle_forms(needle: str, fold: bool) -> list[bytes]:
 
 
 class Prefilter:
-    """Finds the byte offsets in a file where a match may lie."""
+    """Finds the byte offsets in a file where a match may lie. `lower`: the bytes searched must be
+    lower-cased first (several forms of a case-insensitive needle)."""
 
     def __init__(self, forms: list[bytes], fold: bool):
         self.forms = forms
-        self.fold = fold
         self.overlap = max(len(f) for f in forms) - 1
-        if len(forms) == 1:
+        self.lower = fold and len(forms) > 1
+        if len(forms) == 1 and not fold:
             needle = forms[0]
             self.find = lambda hay, pos: hay.find(needle, pos)
+            return
+        if len(forms) == 1:  # the regex package folds ASCII case while it searches: no copy
+            rx = regex.compile(regex.escape(forms[0]), regex.IGNORECASE)
         else:
             rx = re.compile(b"|".join(re.escape(f) for f in forms))
 
-            def find(hay, pos):
-                m = rx.search(hay, pos)
-                return m.start() if m else -1
+        def find(hay, pos):
+            m = rx.search(hay, pos)
+            return m.start() if m else -1
 
-            self.find = find
+        self.find = find
 
     @classmethod
     def of(cls, query: Query) -> "Prefilter | None":
@@ -559,7 +563,7 @@ class Scan:
             if not chunk:
                 break
             self.scanned += len(chunk)
-            hay = chunk.lower() if pre.fold else chunk
+            hay = chunk.lower() if pre.lower else chunk
             found: list[int] = []
             i = pre.find(hay, 0)
             while i >= 0:
@@ -588,7 +592,7 @@ class Scan:
             if not chunk:
                 return False
             self.scanned += len(chunk)
-            if pre.find(chunk.lower() if pre.fold else chunk, 0) >= 0:
+            if pre.find(chunk.lower() if pre.lower else chunk, 0) >= 0:
                 return True
             if pos + len(chunk) >= end:
                 return False
