@@ -4,6 +4,7 @@ sessions; the list says why a path was skipped. Every call that could hang is bo
 
 import json
 import os
+import re
 import threading
 
 import pytest
@@ -292,6 +293,9 @@ def test_deep_nesting_is_cut_and_said_never_a_500(tmp_path, depth):
     assert "message 2" in page and "could not be displayed" not in page
     if depth <= 1024:  # orjson reads up to 1,024 levels: the record is shown, cut
         assert "nested deeper than" in page
+        show_all = re.search(r'class="show-all" href="([^"]+)"', page).group(1)
+        whole = c.get(show_all.replace("&amp;", "&"))  # the whole input, as its card shows it
+        assert whole.status_code == 200 and "nested deeper than" in whole.get_data(as_text=True)
         assert "nested deeper than" in json.dumps(pages["/s/deep.json"].get_json())
         raw = pages["/s/deep/raw/L2"].get_data(as_text=True)
         assert "shown as written" in raw and "bottom" in raw

@@ -438,6 +438,8 @@ def _text_of(idx: SessionIndex, ev: Event, node) -> Iterator[str]:
         text = node.data or ""
     elif node.kind == "data":
         return iter([json_text(node.value)])
+    elif node.kind == "tool_use":  # a long input shown as JSON: its "show all"
+        return iter([json_text(node.input)])
     else:
         abort(404, description="This block has no text.")
     if isinstance(text, reader.CutStr):
