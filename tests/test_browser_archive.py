@@ -121,3 +121,28 @@ def test_tokens_per_turn_and_stats_draw(archive, watched_page):
         expect(canvas).to_have_attribute("data-drawn", "1")
     expect(page.locator("dl.totals")).to_contain_text("5")
     assert page.problems == []
+
+
+def test_search_from_the_list_and_open_a_hit(archive, watched_page):
+    page = watched_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    v = archive.app.extensions["viewer"]
+    for _ in range(3):
+        v.store.indexer.idle(60)
+        v.fts.wait(60)
+    page.goto(archive.url + "/")
+    page.fill("#search-q", "WebFetch")
+    page.get_by_role("button", name="Search").click()
+    expect(page).to_have_url(re.compile(r"/search\?q=WebFetch"))
+    results = page.locator("#search-results li.result")
+    expect(results.first).to_be_visible()
+    expect(page.locator("#search-count")).to_contain_text("matching event")
+    hit = results.first.locator("a.snippet").first
+    expect(hit.locator("mark").first).to_have_text(re.compile("webfetch", re.I))
+    href = hit.get_attribute("href")
+    event_id = re.search(r"/m/([^?]+)", href).group(1)
+    hit.click()
+    target = page.locator(f"#m-{event_id}")
+    expect(target).to_be_in_viewport()
+    expect(target).to_have_class(re.compile(r"\btarget\b"))
+    assert page.problems == []

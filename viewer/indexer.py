@@ -16,6 +16,11 @@ every session of the served roots indexed.
     extended(key, idx, change)  after a pass that appended events (`change.new`: thread → first seq)
     removed(key, path)        when a session's transcript is gone
     progress(key, read, total)  while a build reads: bytes read so far and bytes to read
+    behind(key, path) -> bool   asked by the walker for every session: whether the listener's own
+                              data of it lags (the full-text index after a restart with a warm
+                              cache: no pass runs, so no sink sees the events); if so the walker
+                              calls catch_up(key) in its turn, after the sessions missing a summary
+    walked(refs)              after each walk, with every session found (to drop what went away)
 * `Indexer` is the walker: one thread that goes through every session of the roots — sessions a page
   is showing first, then the most recently written — and brings the index of each one that has none,
   or an outdated one, into the cache (not into memory: only pages keep indexes there). It counts what
@@ -160,6 +165,20 @@ class Listeners:
 
     def progress(self, key: str, read: int, total: int) -> None:
         self._tell("progress", key, read, total)
+
+    def behind(self, key: str, path: str) -> list:
+        """The catch_up of every listener whose own data of this session lags."""
+        out = []
+        for fn in self._each("behind"):
+            try:
+                if fn(key, path):
+                    out.append(fn.__self__.catch_up)
+            except Exception:
+                log.exception("index listener behind failed")
+        return out
+
+    def walked(self, refs) -> None:
+        self._tell("walked", refs)
 
 
 class Indexer:
@@ -357,6 +376,20 @@ class Indexer:
                     later = min(later or 1e18, last + REFRESH_EVERY)
                     continue
                 self._one(ref.key)
+        # listeners with data of their own (the full-text index) catch up on what they lack
+        for ref in refs:
+            for catch_up in self.listeners.behind(ref.key, ref.path):
+                while (key := self._next_wanted()) is not None:
+                    self._one(key)
+                with self._cond:
+                    if self._stopped:
+                        return None
+                try:
+                    catch_up(ref.key)
+                except Exception:
+                    log.exception("catching up %s failed", ref.key)
+                time.sleep(0)
+        self.listeners.walked(refs)
         return later
 
     def _one(self, key: str) -> None:

@@ -43,6 +43,7 @@ class Viewer:
         self.watcher = watcher
         self.feeds = None
         self.max_streams = max_streams
+        self.fts = None  # the full-text index (None when the cache is off)
         self.streams = 0
         self._lock = threading.Lock()
 
@@ -130,6 +131,11 @@ def create_app(config: dict | None = None) -> Flask:
     viewer.feeds = Feeds(app, store)
     if watcher:
         watcher.hub.listeners.append(viewer.feeds.poke_all)
+    if cache is not None:
+        from ..fts import FullText
+
+        viewer.fts = FullText(store, cache.path)
+        store.indexer.listen(viewer.fts)  # fed by every index pass, caught up by the walker
 
     security.init_app(app)
     urls.init_app(app)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import time
 
-from flask import abort, render_template, request
+from flask import abort, current_app, render_template, request
 
 from .. import catalog, usage
 from ..catalog import BadQuery, ListQuery
 from ..formats.detect import NotTranscript
 from ..index import summary_dump
 from .live import LIVE_WINDOW
+from . import urls
 from .routes import _json, _session, bp, htmx, store
 
 
@@ -172,3 +173,75 @@ def stats_json():
     data, page = _stats(q)
     return _json({**data, "query": q.args(page=1), "sessions_matching": page.total,
                   "sessions_all": page.all, "not_indexed": page.pending, "indexing": indexing(store())})
+
+
+# --- full-text search across every session ------------------------------------------------------
+
+SEARCH_PAGE = 20  # sessions per page of results
+SEARCH_ORDERS = ("relevance", "hits", "recent")
+
+
+def _search(q: ListQuery):
+    """(the search, its results or an error message, the page's rows by path, progress)."""
+    from ..fts import QueryError
+
+    viewer_ = current_app.extensions["viewer"]
+    fts = viewer_.fts
+    words = (request.args.get("q") or "").strip()
+    order = request.args.get("rank") if request.args.get("rank") in SEARCH_ORDERS else "relevance"
+    refs = store().sessions()
+    progress = fts.coverage(refs) if fts is not None else None
+    if not words:
+        return words, order, None, None, {}, progress
+    paths = None
+    if q.filtered:
+        paths = {r.ref.path for r in catalog.matching(_rows(), q)}
+    try:
+        if fts is None:
+            raise QueryError("Full-text search needs the index cache, and this server was started "
+                             "without one (--no-cache).")
+        found = fts.search(words, paths, page=q.page, per_page=SEARCH_PAGE, order=order)
+    except QueryError as e:
+        return words, order, None, str(e), {}, progress
+    by_path = {r.path: r for r in refs}
+    shown = [by_path[r.path] for r in found.sessions if r.path in by_path]
+    summaries = store().summaries(shown, stale=True)
+    rows = {ref.path: (ref, summaries.get(ref.key)) for ref in shown}
+    return words, order, found, None, rows, progress
+
+
+@bp.get("/search", endpoint="archive_search")
+def archive_search():
+    q = list_query()
+    words, order, found, error, rows, progress = _search(q)
+    rows_all = _rows()
+    page = catalog.Page(q, [], 0, len(rows_all), 0, 0, 1, facets=catalog.facets(rows_all))
+    # a search that cannot run is still a page that answered: the message is in it
+    return render_template("search.html", words=words, order=order, found=found, error=error,
+                           rows=rows, progress=progress, q=q, p=page, per_page=SEARCH_PAGE,
+                           roots=store().roots)
+
+
+@bp.get("/search.json", endpoint="archive_search_json")
+def archive_search_json():
+    q = list_query()
+    words, order, found, error, rows, progress = _search(q)
+    complete = bool(progress and progress["complete"])
+    body = {"query": words, "rank": order, "complete": complete, "indexing": progress}
+    if error:
+        return _json({**body, "error": error, "total": 0, "results": []}), 400
+    if found is None:
+        return _json({**body, "total": 0, "results": []})
+    results = []
+    for r in found.sessions:
+        ref, s = rows.get(r.path, (None, None))
+        if ref is None:
+            continue
+        title = (s.title if hasattr(s, "title") else "") or ref.label
+        results.append({
+            "key": ref.key, "title": title, "label": ref.label, "matches": r.hits_total,
+            "hits": [{"id": h.id, "snippet": h.plain, "match": h.first_match,
+                      "url": urls.Urls.hit(ref.key, h.id, h.first_match)} for h in r.hits]})
+    return _json({**body, "query_run": found.query, "literal": found.literal, "total": found.total,
+                  "events": found.events, "ranked": found.ranked, "page": q.page,
+                  "pages": max(1, -(-found.total // SEARCH_PAGE)), "results": results})

@@ -16,12 +16,18 @@ class Urls:
         return url_for("pages.sessions_json", **_given(args))
 
     @staticmethod
-    def search(q: str | None = None, **args) -> str:
-        return url_for("pages.search", q=q, **_given(args))
+    def archive_search(q: str | None = None, **args) -> str:
+        """Full-text search across every session; `args` narrow it like the list's filters."""
+        return url_for("pages.archive_search", q=q, **_given(args))
 
     @staticmethod
-    def search_json(q: str | None = None, **args) -> str:
-        return url_for("pages.search_json", q=q, **_given(args))
+    def archive_search_json(q: str | None = None, **args) -> str:
+        return url_for("pages.archive_search_json", q=q, **_given(args))
+
+    @staticmethod
+    def hit(key: str, event_id: str, q: str | None = None) -> str:
+        """A search hit: the session opened at the event, the words searched for marked."""
+        return url_for("pages.message", key=key, event_id=event_id, **_given({"q": q}))
 
     @staticmethod
     def stats(**args) -> str:

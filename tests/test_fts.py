@@ -1,0 +1,233 @@
+"""Full-text search across sessions: kept in step with appends, truncation and deletion (through the
+index passes and the walker), queries that cannot run, hostile text in snippets, the JSON twin."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from viewer.cache import IndexCache
+from viewer.fts import FullText, QueryError
+from viewer.store import Store
+from viewer.web import create_app
+from conftest import CORPUS, SESSIONS, quiet_copy
+
+
+def line(i: int, text: str, **extra) -> str:
+    return json.dumps({"type": "user" if i % 2 else "assistant", "content": text,
+                       "timestamp": 1761073200.0 + i, "session_id": "s", "message_id": f"m{i}",
+                       **extra}) + "\n"
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    root = tmp_path / "root"
+    quiet_copy(SESSIONS / "legion-feature-tour", root / "tour")
+    quiet_copy(SESSIONS / "legion-hostile-content", root / "hostile")
+    quiet_copy(CORPUS / "claude-code" / "claude-p-subagent", root / "cc" / "claude-p-subagent")
+    live = root / "growing"
+    live.mkdir()
+    (live / "messages.jsonl").write_text(line(1, "the zephyr wind") + line(2, "a quiet answer"))
+    return root
+
+
+class Archive:
+    """A store, its cache and its full-text index, the way the app wires them."""
+
+    def __init__(self, root: Path, cache: Path):
+        self.store = Store([root], IndexCache(cache))
+        self.fts = FullText(self.store, self.store.cache.path)
+        self.store.indexer.listen(self.fts)
+        self.store.indexer.start()
+        self.settle()
+
+    def settle(self):
+        for _ in range(3):
+            assert self.store.indexer.idle(60)
+            assert self.fts.wait(60)
+
+    def keys(self, query: str) -> list[str]:
+        by_path = {r.path: r.key for r in self.store.sessions()}
+        return [by_path.get(r.path, r.path) for r in self.fts.search(query).sessions]
+
+    def ids(self, query: str) -> list[str]:
+        return [h.id for r in self.fts.search(query, snippets=50).sessions for h in r.hits]
+
+    def close(self):
+        self.store.indexer.stop()
+        self.fts.close()
+
+
+@pytest.fixture
+def archive(root, tmp_path):
+    a = Archive(root, tmp_path / "cache")
+    yield a
+    a.close()
+
+
+def test_every_session_is_searchable(archive):
+    assert archive.keys("zephyr") == ["growing"]
+    assert archive.keys('"window logic"') == ["tour"]
+    # a sub-agent's own file is indexed with its session (this word is only there)
+    assert archive.keys("cachemanager") == ["cc~claude-p-subagent"]
+    idx = archive.store.index("cc~claude-p-subagent")
+    assert {idx.locate(i)[0] for i in archive.ids("cachemanager")} == {"a2271d1"}  # its thread
+    cov = archive.fts.coverage(archive.store.sessions())
+    assert cov == {"done": 4, "total": 4, "complete": True}
+
+
+def test_appends_are_indexed_through_the_live_tail(archive, root):
+    f = root / "growing" / "messages.jsonl"
+    with open(f, "a") as fh:
+        fh.write(line(3, "a xylophone appears"))
+    archive.store.refresh("growing")  # what a live stream does on a file event
+    archive.fts.wait()
+    assert archive.ids("xylophone") == ["m3"]
+    assert archive.ids("zephyr") == ["m1"]  # earlier rows neither lost nor doubled
+    with open(f, "a") as fh:
+        fh.write(line(4, "and another xylophone"))
+    archive.store.refresh("growing")
+    archive.fts.wait()
+    assert sorted(archive.ids("xylophone")) == ["m3", "m4"]
+
+
+def test_a_truncated_or_rewritten_file_is_indexed_again(archive, root):
+    f = root / "growing" / "messages.jsonl"
+    f.write_text(line(1, "a brand new start"))  # cut and rewritten in place
+    archive.store.refresh("growing")
+    archive.fts.wait()
+    assert archive.keys("zephyr") == []
+    assert archive.ids("brand") == ["m1"]
+
+
+def test_a_deleted_session_leaves_the_index(archive, root):
+    shutil.rmtree(root / "growing")
+    archive.store.invalidate()
+    archive.store.indexer.poke()  # as the watcher does
+    archive.settle()
+    assert archive.keys("zephyr") == []
+    assert archive.keys('"window logic"') == ["tour"]
+
+
+def test_a_restart_with_a_warm_cache_catches_up(root, tmp_path):
+    cache = tmp_path / "cache"
+    first = Archive(root, cache)
+    first.close()
+    # the index cache stays, the full-text tables go: no index pass runs (the cache is current),
+    # so the walker asks the full-text index to catch up by itself
+    import sqlite3
+
+    db = sqlite3.connect(cache / "index.sqlite")
+    for t in ("fts", "fts_text", "fts_sessions", "fts_meta"):
+        db.execute(f"DROP TABLE IF EXISTS {t}")
+    db.execute("DROP VIEW IF EXISTS fts_content")
+    db.commit()
+    db.close()
+    again = Archive(root, cache)
+    try:
+        assert again.keys("zephyr") == ["growing"]
+        assert again.keys('"window logic"') == ["tour"]
+    finally:
+        again.close()
+
+
+def test_a_restart_keeps_the_index_and_adds_what_grew(root, tmp_path):
+    cache = tmp_path / "cache"
+    first = Archive(root, cache)
+    first.close()
+    with open(root / "growing" / "messages.jsonl", "a") as fh:
+        fh.write(line(3, "written while the server was down: quokka"))
+    again = Archive(root, cache)
+    try:
+        assert again.ids("quokka") == ["m3"]
+        assert again.ids("zephyr") == ["m1"]
+    finally:
+        again.close()
+
+
+def test_text_inside_a_huge_line_is_found(root, tmp_path):
+    big = "filler words " * 600_000 + " needle_in_the_haystack"  # a line far beyond a cut
+    (root / "growing" / "messages.jsonl").write_text(line(1, "short") + line(2, big))
+    a = Archive(root, tmp_path / "cache")
+    try:
+        assert a.ids("needle_in_the_haystack") == ["m2"]
+    finally:
+        a.close()
+
+
+@pytest.mark.parametrize("query", ['"unbalanced quote', "NEAR(", "(a OR b", "foo AND", "AND"])
+def test_queries_that_cannot_run_say_so(archive, query):
+    with pytest.raises(QueryError) as e:
+        archive.fts.search(query)
+    assert "cannot be run" in str(e.value)
+
+
+def test_punctuation_is_searched_literally(archive):
+    found = archive.fts.search("window-logic:")  # not search syntax: the words as typed
+    assert found.literal and found.total == 1
+
+
+@pytest.fixture
+def client(root, tmp_path):
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "webcache"), "WATCH": False,
+                      "TESTING": True})
+    v = app.extensions["viewer"]
+    for _ in range(3):
+        v.store.indexer.idle(60)
+        v.fts.wait(60)
+    yield app.test_client()
+    v.store.indexer.stop()
+    v.fts.close()
+
+
+def test_search_json_has_the_shape(client):
+    body = client.get("/search.json?q=window logic").get_json()
+    assert {"query", "total", "complete", "results"} <= set(body)
+    assert body["query"] == "window logic" and body["complete"] is True and body["total"] == 1
+    (res,) = body["results"]
+    assert res["key"] == "tour" and res["title"].startswith("Refactor")
+    assert res["hits"] and all({"id", "snippet"} <= set(h) for h in res["hits"])
+    assert all("window" in h["snippet"].lower() for h in res["hits"])
+    assert all(h["url"].startswith("/s/tour/m/") and "q=" in h["url"] for h in res["hits"])
+
+
+def test_search_errors_are_plain_messages(client):
+    for q in ('"open', "NEAR(", "x OR"):
+        page = client.get("/search", query_string={"q": q})
+        assert page.status_code == 200
+        html = page.get_data(as_text=True)
+        assert 'id="search-error"' in html and "cannot be run" in html
+        body = client.get("/search.json", query_string={"q": q})
+        assert body.status_code == 400 and "cannot be run" in body.get_json()["error"]
+
+
+def test_hostile_text_in_snippets_is_escaped(client):
+    html = client.get("/search?q=alert").get_data(as_text=True)
+    results = html[html.index('id="search-results"'):]
+    assert "<script>" not in results and "<img" not in results and "<iframe" not in results
+    assert "&lt;script&gt;<mark>alert</mark>" in results or "&lt;script&gt;" in results
+    assert re.search(r"<mark>alert</mark>", results)
+    assert not re.search(r"<(?!/?(mark|a|li|ul|ol|div|span|time|code)\b)[a-z]", results)
+
+
+def test_search_from_the_list_and_with_its_filters(client):
+    page = client.get("/").get_data(as_text=True)
+    assert 'action="/search"' in page and 'name="q"' in page
+    both = client.get("/search.json?q=the").get_json()
+    assert both["total"] >= 3
+    only = client.get("/search.json?q=the&format=legion").get_json()
+    assert {r["key"] for r in only["results"]} <= {"tour", "hostile", "growing"}
+    assert only["total"] < both["total"]
+
+
+def test_search_orders(client):
+    by_hits = client.get("/search.json?q=the&rank=hits").get_json()["results"]
+    counts = [r["matches"] for r in by_hits]
+    assert counts == sorted(counts, reverse=True)
+    ranked = client.get("/search.json?q=the").get_json()
+    assert ranked["ranked"] is True and len(ranked["results"]) == len(by_hits)
