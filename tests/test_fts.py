@@ -4,7 +4,6 @@ index passes and the walker), queries that cannot run, hostile text in snippets,
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
