@@ -63,6 +63,8 @@ def test_sort_and_filter_from_the_page(archive, watched_page):
     page.goto(archive.url + "/")
     page.get_by_role("link", name="cost").click()
     expect(page).to_have_url(re.compile(r"/\?sort=cost$"))
+    page.wait_for_load_state()
+    expect(page.locator("#list-count")).to_contain_text("sorted by cost")
     costs = [float(x.replace("$", "").replace(",", "")) for x in
              page.locator("#sessions td.cost span:not(.source-cost)").all_inner_texts() if x.strip()]
     assert len(costs) >= 3 and costs == sorted(costs, reverse=True)
