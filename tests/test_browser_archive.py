@@ -147,4 +147,6 @@ def test_search_from_the_list_and_open_a_hit(archive, watched_page):
     target = page.locator(f"#m-{event_id}")
     expect(target).to_be_in_viewport()
     expect(target).to_have_class(re.compile(r"\btarget\b"))
+    # the words searched for are marked in the message (the in-session search took them over)
+    expect(target.locator("mark.hit").first).to_have_text(re.compile("webfetch", re.I))
     assert page.problems == []
