@@ -173,6 +173,16 @@ def test_a_pathological_regular_expression_is_bounded(tmp_path):
     assert ids(found) == ["m4"]  # the text it could finish on still matches
 
 
+def test_a_pathological_regular_expression_cannot_hold_a_page(tmp_path):
+    root = tmp_path / "sessions"
+    write_session(root / "slow", [legion_line(i, "a" * 80 + "b") for i in range(30)])
+    c = app_for(root, tmp_path)
+    t = time.monotonic()
+    html = c.get("/s/slow?q=(a|aa)%2B$&regex=1").get_data(as_text=True)
+    assert time.monotonic() - t < 60  # the page's search and its marking have budgets
+    assert "The pattern took too long on" in html and 'id="timeline"' in html
+
+
 def test_required_literals_are_conservative():
     assert required_literals(r"permission (denied|refused)") == ([["permission "]], False)
     assert required_literals(r"foo\.bar+baz?|qux") == ([["foo.bar", "qux"]], False)

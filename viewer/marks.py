@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+import time
 
 from markupsafe import escape
 
@@ -39,7 +40,11 @@ _SKIP_CLASSES = {"ev-head", "muted", "show-all", "call-state", "state", "dur", "
 OPEN_MARK = '<mark class="hit">'
 
 
-def mark_html(html: str, matcher: Matcher, *, open_details: bool = False) -> tuple[str, int]:
+MARK_BUDGET = 2.0  # seconds a page may spend marking (a slow regular expression stops marking)
+
+
+def mark_html(html: str, matcher: Matcher, *, open_details: bool = False,
+              deadline: float | None = None) -> tuple[str, int]:
     """The HTML with every match of `matcher` in its visible text marked; and how many."""
     tokens: list[str] = []
     texts: list[int] = []  # token indexes of text nodes, in order
@@ -93,9 +98,11 @@ def mark_html(html: str, matcher: Matcher, *, open_details: bool = False) -> tup
     for run in runs:
         if not run:
             continue
+        if deadline is not None and time.monotonic() > deadline:
+            break
         plain = [htmllib.unescape(tokens[i]) for i in run]
         joined = "".join(plain)
-        spans = matcher.spans(joined)
+        spans = matcher.spans(joined, deadline)
         if not spans:
             continue
         count += len(spans)
@@ -136,9 +143,10 @@ class Marker:
     """The search a page was opened with: which events to mark, and which cut blocks hold a match
     in the part the page leaves out."""
 
-    def __init__(self, matcher: Matcher, target: str | None = None):
+    def __init__(self, matcher: Matcher, target: str | None = None, budget: float = MARK_BUDGET):
         self.matcher = matcher
         self.target = target
+        self.deadline = time.monotonic() + budget
         self._wants: dict[str, bool] = {}
         self._cut: dict[str, set[str]] = {}  # event id → paths of cut strings matching past the preview
 
@@ -146,8 +154,16 @@ class Marker:
         """Whether an event holds a match in what the page has of it."""
         got = self._wants.get(ev.id)
         if got is None:
-            got = self._wants[ev.id] = any(self.matcher.search(p.text) for p in pieces(ev))
+            got = self._wants[ev.id] = self._search(p.text for p in pieces(ev))
         return got
+
+    def _search(self, texts, pos: int = 0) -> bool:
+        for text in texts:
+            if time.monotonic() > self.deadline:
+                return False
+            if self.matcher.spans(text, self.deadline, pos=pos, limit=1):
+                return True
+        return False
 
     def wants_view(self, v) -> bool:
         """Whether an event's card shows a match: its own text, or the result of one of its calls
@@ -155,8 +171,8 @@ class Marker:
         if v.target or self.wants(v.ev):
             return True
         for cv in v.calls.values():
-            if cv.result is not None and (cv.result_event == self.target or any(
-                    self.matcher.search(p.text) for p in block_pieces(cv.result, cv.result_path))):
+            if cv.result is not None and (cv.result_event == self.target or self._search(
+                    p.text for p in block_pieces(cv.result, cv.result_path))):
                 return True
         return False
 
@@ -171,7 +187,7 @@ class Marker:
         preview (only for the event a reader jumped to: it may read megabytes)."""
         found = set()
         for p in pieces(ev):
-            if isinstance(p.text, CutStr) and self.matcher.search(expand(p.text), len(p.text)):
+            if isinstance(p.text, CutStr) and self._search([expand(p.text)], len(p.text)):
                 found.add(p.path)
         self._cut[ev.id] = found
         if found:
@@ -183,4 +199,5 @@ class Marker:
             return False
         if path in self._cut.get(event_id, ()):
             return True
-        return any(e > shown for _, e in self.matcher.spans(text, pos=max(0, shown - 1000)))
+        return any(e > shown for _, e in self.matcher.spans(text, self.deadline,
+                                                            pos=max(0, shown - 1000)))

@@ -116,6 +116,9 @@ def _build_order(idx: SessionIndex) -> Order:
     return Order(segments)
 
 
+DERIVED_KEPT = 48
+
+
 def state(idx: SessionIndex) -> tuple:
     """What a derived figure depends on: the build, and how many events each thread has."""
     return idx.generation, tuple((name, len(th)) for name, th in idx.threads.items())
@@ -131,5 +134,8 @@ def derived(idx: SessionIndex, name: str, build: Callable[[SessionIndex], object
     if hit is not None and hit[0] == key:
         return hit[1]
     value = build(idx)
+    cache.pop(name, None)
     cache[name] = (key, value)
+    while len(cache) > DERIVED_KEPT:  # one per filter a reader tried: keep the recent ones
+        cache.pop(next(iter(cache)))
     return value

@@ -132,9 +132,6 @@ class Matcher:
             self.timeouts += 1
         return out
 
-    def search(self, text: str, pos: int = 0) -> bool:
-        return bool(self.spans(text, pos=pos, limit=1))
-
 
 # --- the byte prefilter --------------------------------------------------------------------------
 

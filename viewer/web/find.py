@@ -8,6 +8,7 @@ so every event drawn (page, window fragment, "show all") gets its matches marked
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass, field
 
@@ -201,16 +202,12 @@ def search_stream(key: str):
 
 @bp.get("/s/<key>/step")
 def step(key: str):
-    """The next (or previous) error or turn after event `from`, in reading order:
-    {"id", "url", "index", "total"}, or {"id": null} at the end."""
+    """The next (or previous) error after event `from`, in reading order:
+    {"id", "url", "index", "total"}, or {"id": null} past the last one."""
     ref, idx = _session(key)
-    what = request.args.get("to", "error")
-    if what == "error":
-        items = filters.select(idx, Filter(only=("errors",)))
-    elif what == "prompt":
-        items = [("main", t.seq) for t in outline.turns(idx)]
-    else:
-        abort(400, description="“to” must be error or prompt.")
+    if request.args.get("to", "error") != "error":
+        abort(400, description="“to” must be error.")
+    items = filters.select(idx, Filter(only=("errors",)))
     back = request.args.get("dir") == "prev"
     order = reading_order(idx)
     ranks = [order.rank(*w) for w in items]
@@ -218,8 +215,6 @@ def step(key: str):
     if here is None:
         i = len(items) - 1 if back else 0
     else:
-        import bisect
-
         r = order.rank(*here)
         i = bisect.bisect_left(ranks, r) - 1 if back else bisect.bisect_right(ranks, r)
     if not 0 <= i < len(items):
@@ -274,4 +269,4 @@ def filter_menu(key: str):
 def mark_fragment(html: str) -> str:
     """A fragment ("show all") with the page's search marked in it."""
     marker = g.get("marker")
-    return mark_html(html, marker.matcher)[0] if marker is not None else html
+    return mark_html(html, marker.matcher, deadline=marker.deadline)[0] if marker else html

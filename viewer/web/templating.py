@@ -60,7 +60,8 @@ def render_event(v, key: str) -> Markup:
         return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
     marker = _marker()
     if marker is not None and marker.wants_view(v):
-        html = mark_html(html, marker.matcher, open_details=marker.shows_target(v))[0]
+        html = mark_html(html, marker.matcher, open_details=marker.shows_target(v),
+                         deadline=marker.deadline)[0]
     return Markup(html)
 
 
