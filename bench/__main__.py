@@ -5,7 +5,7 @@ machines here are shared and noisy: compare ratios measured together, not figure
 
     python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
 
-Sections: index, screens, rss, list, peers, live, search. `--only` runs the named ones (write the
+Sections: index, screens, rss, list, peers, live, search, hardening. `--only` runs the named ones (write the
 report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
 
 Measured:
@@ -42,6 +42,7 @@ from pathlib import Path
 import orjson
 
 from . import generate
+from . import hardening as hardening_bench
 from . import search as search_bench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -438,6 +439,8 @@ def report(r: dict, args) -> str:
         lines.append("")
     if r.get("search"):
         lines += search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
+    if r.get("hardening"):
+        lines += [*hardening_bench.report(r["hardening"]), ""]
     if not scr or not idx:
         return "\n".join(lines)
     lines += ["## First screen and index, every size", "",
@@ -498,7 +501,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-live", action="store_true")
     ap.add_argument("--appends", type=int, default=50)
     ap.add_argument("--only", action="append", default=[], metavar="SECTION",
-                    help="run only these sections (repeatable): index, screens, rss, list, peers, live, search")
+                    help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
+                         "search, hardening")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
     args = ap.parse_args(argv)
@@ -517,6 +521,8 @@ def main(argv=None) -> int:
         sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
     if args.only and not (set(args.only) & {"list"}):
         many = 0
+    if args.only and not (set(args.only) - {"hardening"}):
+        sizes = {}  # makes its own files
     print("preparing data …", flush=True)
     data = prepare(args.out, sizes, many)
     results = {}
@@ -539,6 +545,9 @@ def main(argv=None) -> int:
             results["search"] = search_bench.run(data, args.runs, tmp, args.out, Server)
             results["search_screen"] = search_bench.on_screen(data, args.runs, tmp, args.out, Server,
                                                               CHROMIUM)
+        if want("hardening"):
+            print("hostile input …", flush=True)
+            results["hardening"] = hardening_bench.run(args.runs, [12, 25, 50])
         if not args.skip_peers and want("peers"):
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],
