@@ -16,8 +16,10 @@ Measured:
   * the session list of a 2,000-session root, cold and warm;
   * claude-code-log and claude-code-transcripts (installed into a throwaway venv) rendering the same
     Claude Code files, against our first screen and our fully indexed session;
-  * live tail: append → visible latency in real Chromium (p50 / p95 over 50 appends) on a small
-    session, on a 100 MB session, and with 50 streams open on the same session;
+  * live tail (bench/live.py): append → visible in real Chromium on a small and a 100 MB session and
+    with 50 streams open; bursts of 1,000 and 10,000 lines until they are in a following page's DOM;
+    100 streams + 200 concurrent page requests + 10 appends a second on the built-in server and
+    under gunicorn, with threads and RSS (`--servers`, `--live-parts` pick among them);
   * search and filters in a 100 MB session (bench/search.py): full scan cold / warm beside grep,
     first hit streamed and on screen, filtered first screens.
 """
@@ -35,7 +37,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -304,98 +305,6 @@ def bench_peers(data: dict, screens: list, index_rows: list, runs: int, out: Pat
     return rows, versions
 
 
-# --- live latency in a real browser ----------------------------------------------------------------
-
-
-class SSEClient(threading.Thread):
-    """A bare stream reader, standing in for another open tab."""
-
-    def __init__(self, port: int, path: str):
-        super().__init__(daemon=True)
-        self.port, self.path, self.messages = port, path, 0
-        self.stop = threading.Event()
-
-    def run(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        conn.request("GET", self.path, headers={"Accept": "text/event-stream"})
-        resp = conn.getresponse()
-        while not self.stop.is_set():
-            line = resp.readline()
-            if not line:
-                break
-            if line.startswith(b"id:"):
-                self.messages += 1
-        conn.close()
-
-
-def bench_live(data: dict, appends: int, tmp: Path) -> list[dict]:
-    from playwright.sync_api import sync_playwright
-
-    small_root = tmp / "live-small"
-    shutil.copytree(ROOT / "test_data" / "sessions" / "legion-feature-tour", small_root / "tour")
-    big_root = tmp / "live-big"
-    root, key, main = data["claude-code-100mb"]
-    shutil.copytree(root, big_root)
-    scenarios = [("small session", small_root, "tour", small_root / "tour" / "messages.jsonl", 0, "legion"),
-                 ("100 MB session", big_root, key, big_root / "session.jsonl", 0, "claude-code"),
-                 ("50 streams on one session", small_root, "tour",
-                  small_root / "tour" / "messages.jsonl", 49, "legion")]
-    rows = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        for n, (label, root, key, path, extra, fmt) in enumerate(scenarios):
-            print(f"  live: {label} …", flush=True)
-            with Server(root, tmp / f"cache-live-{n}", watch=True) as s:
-                # the page's CSP forbids eval, which Playwright's wait_for_function needs
-                context = browser.new_context(bypass_csp=True)
-                page = context.new_page()
-                page.goto(f"{s.url}/s/{key}")
-                page.wait_for_function("document.getElementById('live-state').dataset.state == 'live'")
-                page.evaluate("""() => { window.__arrivals = {};
-                    new MutationObserver(rs => { for (const r of rs) for (const n of r.addedNodes)
-                      if (n.id) window.__arrivals[n.id] = performance.timeOrigin + performance.now(); })
-                    .observe(document.getElementById('timeline'), {childList: true}); }""")
-                others = [SSEClient(s.port, f"/s/{key}/events") for _ in range(extra)]
-                for c in others:
-                    c.start()
-                time.sleep(1.0 if extra else 0.2)  # let the other streams connect
-                lat = []
-                for i in range(appends):
-                    eid = f"bench-live-{n}-{i}"
-                    rec = _live_record(fmt, eid, i)
-                    t0 = time.time() * 1000
-                    with open(path, "a") as f:
-                        f.write(rec + "\n")
-                    page.wait_for_function(f"window.__arrivals['m-{eid}']", timeout=30_000)
-                    lat.append(page.evaluate(f"window.__arrivals['m-{eid}']") - t0)
-                    time.sleep(0.05)
-                deadline = time.monotonic() + 5  # let the other streams take the last message
-                while any(c.messages < appends for c in others) and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                for c in others:
-                    c.stop.set()
-                received = [c.messages for c in others]
-                context.close()
-            lat.sort()
-            rows.append({"name": label, "p50": lat[len(lat) // 2], "p95": lat[int(len(lat) * 0.95) - 1],
-                         "max": lat[-1], "n": len(lat),
-                         "others_received": (min(received), max(received)) if received else None})
-        browser.close()
-    return rows
-
-
-def _live_record(fmt: str, eid: str, i: int) -> str:
-    if fmt == "legion":
-        return json.dumps({"type": "assistant", "content": f"live append {i}", "message_id": eid,
-                           "timestamp": time.time(), "session_id": "bench"})
-    return json.dumps({"type": "assistant", "uuid": eid, "sessionId": "session", "parentUuid": None,
-                       "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
-                       "message": {"role": "assistant", "model": "claude-opus-4-6",
-                                   "content": [{"type": "text", "text": f"live append {i}"}]}})
-
-
 # --- report --------------------------------------------------------------------------------------
 
 
@@ -441,19 +350,18 @@ def report(r: dict, args) -> str:
         lines += search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
     if r.get("hardening"):
         lines += [*hardening_bench.report(r["hardening"]), ""]
-    if not scr or not idx:
-        return "\n".join(lines)
-    lines += ["## First screen and index, every size", "",
-              "| session | size | cold first screen | warm first screen | permalink (cold) |"
-              " index | orjson per line | index / orjson |", "|---|---|---|---|---|---|---|---|"]
-    for name, s in scr.items():
-        i = idx[name]
-        lines.append(f"| {name} | {s['mb']:.1f} MB | {ms(s['cold'])} | {ms(s['warm'])} | "
-                     f"{ms(s['permalink'])} | {ms(i['index_s'])} ({i['index_mbs']:.0f} MB/s) | "
-                     f"{ms(i['orjson_s'])} ({i['orjson_mbs']:.0f} MB/s) | {i['ratio']:.0%} |")
-    lines += ["", "Cold = a new server process with an empty cache, timed until `/s/<key>` has fully "
-              "responded (the index is built inside that request). Warm = a new server process with "
-              "the cache of a previous run. Permalink = `/s/<key>/m/<middle event id>`, cold.", ""]
+    if scr and idx:
+        lines += ["## First screen and index, every size", "",
+                  "| session | size | cold first screen | warm first screen | permalink (cold) |"
+                  " index | orjson per line | index / orjson |", "|---|---|---|---|---|---|---|---|"]
+        for name, s in scr.items():
+            i = idx[name]
+            lines.append(f"| {name} | {s['mb']:.1f} MB | {ms(s['cold'])} | {ms(s['warm'])} | "
+                         f"{ms(s['permalink'])} | {ms(i['index_s'])} ({i['index_mbs']:.0f} MB/s) | "
+                         f"{ms(i['orjson_s'])} ({i['orjson_mbs']:.0f} MB/s) | {i['ratio']:.0%} |")
+        lines += ["", "Cold = a new server process with an empty cache, timed until `/s/<key>` has fully "
+                  "responded (the index is built inside that request). Warm = a new server process with "
+                  "the cache of a previous run. Permalink = `/s/<key>/m/<middle event id>`, cold.", ""]
     if r.get("list"):
         L = r["list"]
         lines += ["## Session list", "", f"A Claude Code projects folder of {L['sessions']} sessions "
@@ -477,19 +385,9 @@ def report(r: dict, args) -> str:
                          f"×{x['cct_s'] / x['our_first']:.0f} |")
         lines.append("")
     if r.get("live"):
-        lines += ["## Live tail: append → visible in Chromium", "",
-                  "A line is appended to the transcript; the time is taken until the new message is in the "
-                  "page's DOM (a MutationObserver stamps it), over "
-                  f"{r['live'][0]['n']} appends. Target: p50 < 150 ms, p95 < 500 ms.", "",
-                  "| scenario | p50 | p95 | max | |", "|---|---|---|---|---|"]
-        for x in r["live"]:
-            got = x["others_received"]
-            extra = "" if not got else (
-                f" (the 49 other streams each got all {x['n']} messages)" if got == (x["n"], x["n"])
-                else f" (the 49 other streams got {got[0]}–{got[1]} of {x['n']} messages)")
-            ok = verdict(x["p50"], 150) if x["p95"] < 500 else "❌"
-            lines.append(f"| {x['name']}{extra} | {x['p50']:.0f} ms | {x['p95']:.0f} ms | {x['max']:.0f} ms | {ok} |")
-        lines.append("")
+        from . import live
+
+        lines += live.report(r["live"])
     return "\n".join(lines)
 
 
@@ -503,6 +401,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", action="append", default=[], metavar="SECTION",
                     help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
                          "search, hardening")
+    ap.add_argument("--servers", default="serve,gunicorn",
+                    help="servers for the live load section (serve, gunicorn)")
+    ap.add_argument("--live-parts", default="latency,bursts,load",
+                    help="parts of the live section to run (latency, bursts, load)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     ap.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
     args = ap.parse_args(argv)
@@ -552,9 +454,11 @@ def main(argv=None) -> int:
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],
                                            max(1, min(args.runs, 3)), args.out, tmp)
-        if not args.skip_live and "claude-code-100mb" in data and want("live"):
-            print("live latency …", flush=True)
-            results["live"] = bench_live(data, args.appends, tmp)
+        if not args.skip_live and want("live"):
+            from . import live
+
+            results["live"] = live.run(data, tmp, args.appends, args.servers.split(","),
+                                       args.live_parts.split(","))
     text = report(results, args)
     args.report.write_text(text + "\n")
     (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str))

@@ -1,5 +1,5 @@
 // session-viewer: the little the pages need beyond htmx. Everything works without it except local
-// times, copying links, scrolling to a permalink, and following a live session.
+// times, copying links, scrolling to a permalink, and following a live session (live.js).
 (function () {
   "use strict";
 
@@ -9,24 +9,48 @@
     second: "2-digit", hourCycle: "h23", timeZoneName: "short"
   });
 
+  var zones = {};  // the zone's short name by UTC offset: Intl is slow, a page can hold 10,000 times
+
+  function zoneName(d) {
+    var offset = d.getTimezoneOffset();
+    if (!(offset in zones)) {
+      var parts = fmt.formatToParts(d);
+      for (var i = 0; i < parts.length; i++) {
+        if (parts[i].type === "timeZoneName") zones[offset] = parts[i].value;
+      }
+    }
+    return zones[offset];
+  }
+
+  function two(n) { return n < 10 ? "0" + n : "" + n; }
+
   function formatLocal(d) {  // 2025-10-21 20:59:02 CEST: sortable, unambiguous, the reader's zone
-    var p = {};
-    fmt.formatToParts(d).forEach(function (x) { p[x.type] = x.value; });
-    return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second +
-      " " + p.timeZoneName;
+    var y = d.getFullYear();
+    if (y < 1000 || y > 9999) {  // what the fast path does not write as Intl does
+      var p = {};
+      fmt.formatToParts(d).forEach(function (x) { p[x.type] = x.value; });
+      return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" + p.second +
+        " " + p.timeZoneName;
+    }
+    return y + "-" + two(d.getMonth() + 1) + "-" + two(d.getDate()) + " " + two(d.getHours()) + ":" +
+      two(d.getMinutes()) + ":" + two(d.getSeconds()) + " " + zoneName(d);
+  }
+
+  function localTime(t) {
+    var d = new Date(t.getAttribute("datetime"));
+    if (!isNaN(d)) {
+      t.textContent = formatLocal(d);
+      t.setAttribute("data-local", "1");
+    }
   }
 
   function localTimes(root) {
     var times = (root || document).querySelectorAll("time[datetime]:not([data-local])");
-    for (var i = 0; i < times.length; i++) {
-      var t = times[i];
-      var d = new Date(t.getAttribute("datetime"));
-      if (!isNaN(d)) {
-        t.textContent = formatLocal(d);
-        t.setAttribute("data-local", "1");
-      }
-    }
+    for (var i = 0; i < times.length; i++) localTime(times[i]);
   }
+
+  // live.js formats the times of what the stream brings before it is in the page
+  window.sessionViewer = { localTimes: localTimes };
 
   // --- links: copy, permalink target, raw view close -------------------------------------------
   function copyText(text, button) {
@@ -67,10 +91,6 @@
       if (slot) slot.innerHTML = "";
       return;
     }
-    var pill = e.target.closest("#new-pill");
-    if (pill) {
-      toBottom();
-    }
   });
 
   function showTarget() {
@@ -103,93 +123,6 @@
     });
     watch.observe(list, { childList: true });
   });
-
-  // --- live: follow, "N new" pill, stream state --------------------------------------------------
-  var atBottom = true;
-  var unseen = 0;
-
-  function nearBottom() {
-    var doc = document.documentElement;
-    return window.innerHeight + window.scrollY >= doc.scrollHeight - 120;
-  }
-
-  function following() {
-    var box = document.getElementById("follow");
-    return box && box.checked;
-  }
-
-  function toBottom() {
-    var timeline = document.getElementById("timeline");
-    if (window.svFind && timeline && timeline.querySelector(":scope > li.more.after")) {
-      window.svFind.toEnd();  // a window mid-session is shown (find.js jumped): load the end first
-      setUnseen(0);
-      return;
-    }
-    window.scrollTo(0, document.documentElement.scrollHeight);
-    atBottom = true;
-    setUnseen(0);
-  }
-
-  function setUnseen(n) {
-    unseen = n;
-    var pill = document.getElementById("new-pill");
-    if (!pill) return;
-    pill.hidden = n === 0;
-    pill.textContent = n + (n === 1 ? " new message ↓" : " new messages ↓");
-  }
-
-  window.addEventListener("scroll", function () {
-    atBottom = nearBottom();
-    if (atBottom && unseen) setUnseen(0);
-  }, { passive: true });
-
-  function onAppended(nodes) {
-    var visible = 0;
-    for (var i = 0; i < nodes.length; i++) {
-      var n = nodes[i];
-      if (n.nodeType === 1 && n.classList.contains("ev") && !n.classList.contains("is-hidden") &&
-          !n.classList.contains("folded")) visible++;
-    }
-    if (!visible) return;
-    if (following() && atBottom) {
-      toBottom();
-    } else {
-      setUnseen(unseen + visible);
-    }
-  }
-
-  function setState(state, text) {
-    var el = document.getElementById("live-state");
-    if (!el) return;
-    el.setAttribute("data-state", state);
-    el.textContent = text;
-  }
-
-  function wireLive() {
-    var live = document.getElementById("live");
-    if (!live) return;
-    // the stream's state, said quietly: "live" is what the session is (being written), not the page
-    live.addEventListener("htmx:sse:after:connection", function () { setState("live", "connected"); });
-    live.addEventListener("htmx:sse:error", function () { setState("reconnecting", "reconnecting…"); });
-    live.addEventListener("htmx:sse:close", function (e) {
-      var reason = e.detail && e.detail.reason;
-      if (reason === "message") return;  // closed by a message that said why (busy)
-      setState("ended", reason === "removed" ? "stopped" : "ended");
-    });
-    live.addEventListener("busy", function (e) {
-      setState("busy", (e.detail && e.detail.data) || "too many live viewers — reload to retry");
-    });
-    live.addEventListener("reset", function () {
-      setState("reconnecting", "file replaced: reloading…");
-      location.reload();
-    });
-    live.addEventListener("removed", function () { setState("ended", "session file removed"); });
-    var follow = document.getElementById("follow");
-    if (follow) {
-      follow.addEventListener("change", function () { if (follow.checked) toBottom(); });
-      if (follow.checked && !document.body.getAttribute("data-target")) toBottom();
-    }
-  }
 
   // --- a session page's "live": gone when the minute since the last write has passed -------------
   // (the server says how long it stays fresh, so the reader's clock does not matter; a write that
@@ -224,18 +157,15 @@
   function start() {
     localTimes(document);
     showTarget();
-    wireLive();
-    var timeline = document.getElementById("timeline");
+    // times in whatever comes in later (windows, threads, raw views): only in what was added
     new MutationObserver(function (records) {
       for (var i = 0; i < records.length; i++) {
         var added = records[i].addedNodes;
         for (var j = 0; j < added.length; j++) {
-          if (added[j].nodeType === 1) localTimes(added[j].parentNode || added[j]);
-        }
-        if (records[i].target === timeline && added.length) {
-          // appended at the end by the live stream (windows loaded above come with a sentinel)
-          var last = timeline.lastElementChild;
-          if (last && Array.prototype.indexOf.call(added, last) >= 0) onAppended(added);
+          var n = added[j];
+          if (n.nodeType !== 1) continue;
+          if (n.matches("time[datetime]:not([data-local])")) localTime(n);
+          else if (n.firstElementChild) localTimes(n);
         }
       }
     }).observe(document.body, { childList: true, subtree: true });

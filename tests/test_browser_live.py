@@ -199,3 +199,83 @@ def test_a_stream_beyond_the_limit_says_so_and_a_reload_retries(tour, serve, bro
     append(path, say(1))
     expect(second.locator("#m-live-1")).to_be_attached()
     second.close()
+
+
+def burst(path, n, prefix="b"):
+    """n lines in one write, as an agent that catches up writes them."""
+    with open(path, "a") as f:
+        f.write("".join(json.dumps({"type": "assistant", "content": f"burst line {i}",
+                                    "timestamp": 1761073500 + i, "session_id": "s",
+                                    "message_id": f"{prefix}-{i}"}) + "\n" for i in range(n)))
+
+
+def ids_on_page(page, prefix="b"):
+    return page.evaluate(f"Array.from(document.querySelectorAll('#timeline > li.ev[id^=\"m-{prefix}-\"]'),"
+                         " e => e.id)")
+
+
+def test_a_burst_reaches_a_following_page_in_order_each_once(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    open_live(page, srv)
+    page.locator("#follow").check()
+    burst(path, 2000)
+    expect(page.locator("#timeline > li.ev[id^='m-b-']")).to_have_count(2000, timeout=120_000)
+    assert ids_on_page(page) == [f"m-b-{i}" for i in range(2000)]
+    expect(page.locator("#m-b-1999")).to_be_in_viewport()  # followed to the end
+    expect(page.locator("#new-pill")).to_be_hidden()
+    expect(page.locator("#live-gap")).to_have_count(0)
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
+
+
+def test_a_burst_while_scrolled_up_waits_behind_n_new_and_loads_on_demand(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    open_live(page, srv)
+    page.locator("#follow").uncheck()
+    page.evaluate("window.scrollTo(0, 0)")
+    burst(path, 2000)
+    pill = page.locator("#new-pill")
+    expect(pill).to_have_text("2000 new messages ↓", timeout=120_000)
+    shown = len(ids_on_page(page))
+    assert 0 < shown < 100  # a screenful went in below the reader, the rest waits
+    expect(page.locator("#live-gap")).to_have_text(f"{2000 - shown} new messages — show")
+    assert page.evaluate("window.scrollY") == 0  # nothing moved under the reader
+    # the pill jumps to the latest events; what lies between loads as the reader scrolls up to it
+    pill.click()
+    expect(page.locator("#m-b-1999")).to_be_in_viewport()
+    expect(pill).to_be_hidden()
+    middle = page.locator("#timeline > li.more.before")
+    while middle.count():
+        n = page.locator("#timeline > li.ev").count()
+        middle.first.scroll_into_view_if_needed()
+        expect(page.locator("#timeline > li.ev")).not_to_have_count(n)
+    assert ids_on_page(page) == [f"m-b-{i}" for i in range(2000)]
+    assert page.problems == []
+
+
+def test_the_n_new_marker_loads_the_next_events_where_the_reader_is(tour, serve, watched_page):
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    open_live(page, srv)
+    page.locator("#follow").uncheck()
+    page.evaluate("window.scrollTo(0, 0)")
+    burst(path, 300)
+    expect(page.locator("#new-pill")).to_have_text("300 new messages ↓", timeout=60_000)
+    # reading on: scrolling down to the marker loads the next window there, and so on to the end
+    while page.locator("#live-gap").count():
+        n = page.locator("#timeline > li.ev").count()
+        page.locator("#live-gap").scroll_into_view_if_needed()
+        expect(page.locator("#timeline > li.ev")).not_to_have_count(n)
+    assert ids_on_page(page) == [f"m-b-{i}" for i in range(300)]
+    # the gap closed: the next line comes in as usual
+    append(path, say(1))
+    expect(page.locator("#m-live-1")).to_be_attached()
+    assert page.problems == []

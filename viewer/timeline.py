@@ -88,6 +88,7 @@ class WindowView:
     args: dict = field(default_factory=dict)  # URL arguments of a filtered view, kept by its links
     region: "Region | None" = None  # of a first screen: its seqs count from the region's start
     offsets: tuple = ()  # (of a first screen) the offsets its links load from: before, after
+    floor: int = 0  # where the page's events end above this window: it reaches no further back
 
     @property
     def filtered(self) -> bool:
@@ -95,7 +96,7 @@ class WindowView:
 
     @property
     def has_before(self) -> bool:
-        return self.start > 0 or bool(self.region and self.region.lo > 0)
+        return self.start > self.floor or bool(self.region and self.region.lo > 0)
 
     @property
     def has_after(self) -> bool:
@@ -112,8 +113,8 @@ class WindowView:
 
     @property
     def count_before(self) -> int | None:
-        """Events before the window, when known."""
-        return None if self.region else self.start
+        """Events before the window (down to its floor), when known."""
+        return None if self.region else self.start - self.floor
 
     @property
     def count_after(self) -> int | None:
@@ -341,18 +342,22 @@ class Timeline:
                     break
                 thread, seq = call.call
 
-    def window(self, thread: str = "main", **where) -> WindowView:
+    def window(self, thread: str = "main", floor: int = 0, **where) -> WindowView:
+        """A window of a thread: the latest events, or `where` says (around / before / after a
+        seq); never starting before `floor`."""
         th = self.idx.threads[thread]
         if not where and thread in self.anchors:
             where = {"around": self.anchors[thread]}
         start, stop = bounds(th, **where)
+        start = min(max(start, floor), stop)
         views = self.views(load_events(self.idx, thread, start, stop), start, before=[])
         region = self.idx.region if thread == "main" else None
         offsets = ()
         if region is not None:  # a first screen's links load from offsets, not seqs
             offsets = (th.offsets[start] if start < len(th) else region.hi,
                        th.offsets[stop] if stop < len(th) else region.hi)
-        return WindowView(thread, start, stop, len(th), views, region=region, offsets=offsets)
+        return WindowView(thread, start, stop, len(th), views, region=region, offsets=offsets,
+                          floor=min(floor, start))
 
     def views(self, events: list[Event], start: int, before: list[Event] | None = None) -> list:
         """Views of consecutive events of one thread (the first at seq `start`), their calls

@@ -35,7 +35,7 @@ from flask import Flask
 from ..index import SessionIndex
 from ..store import NotFound, Store
 from ..timeline import STREAM_BACK, Timeline, load_events
-from .templating import dom_id
+from .templating import dom_id, render_event
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,8 @@ def sse_data(html: str) -> bytes:
     """The data lines of an SSE message holding an HTML fragment. A carriage return would end a
     line for the SSE parser (and let a transcript forge `id:` or `event:` lines), so it travels as
     a character reference, which HTML reads back as the same character."""
-    return ("data: " + html.strip().replace("\r", "&#13;").replace("\n", "\ndata: ")).encode()
+    html = str(html).strip()  # a plain string: Markup.replace would escape the reference
+    return ("data: " + html.replace("\r", "&#13;").replace("\n", "\ndata: ")).encode()
 
 
 def sse(data: str | bytes = b"", *, event: str | None = None, id: str | None = None) -> bytes:
@@ -320,8 +321,11 @@ class Feed:
                         oob.extend(self._call_parts(cv, thread=cid in v.ev.spawns))
                 oob.append(("hidden-count", hidden))
                 oob.append(("session-live", written))
-                pieces.append(Piece(v.seq, position_after(th, v.seq + 1),
-                                    self._part("event", v=v, thread=name), tuple(oob)))
+                # the main thread's events straight through the page's partial; a sub-agent's
+                # wrapped for its thread
+                body = sse_data(render_event(v, self.key)) if name == "main" else self._part(
+                    "event", v=v, thread=name)
+                pieces.append(Piece(v.seq, position_after(th, v.seq + 1), body, tuple(oob)))
         if views and self._done.get(name) == start:
             self._last[name] = [v.ev for v in views[-STREAM_BACK:]]
         self.feeds.renders += len(views)

@@ -326,8 +326,12 @@ def window(key: str, thread: str):
     at = request.args.get("at")
     if not where:
         where = {} if at == "end" else {"after": 0}
-    win = find_window(idx, find.filter, where, thread=thread)
     direction = None if at else next(iter(where))
+    if "before" in where and _int("floor"):
+        # the live page's events end there: the latest window comes in below a gap, and the
+        # events between load above it, never reaching back into the page
+        where["floor"] = _int("floor")
+    win = find_window(idx, find.filter, where, thread=thread)
     return render_template("_window.html", win=win, key=key, idx=idx, direction=direction)
 
 

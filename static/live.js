@@ -1,0 +1,318 @@
+// session-viewer: the live tail of a session page — new events from the session's stream, put in
+// the page a batch at a time, follow, the "N new messages" pill, and the stream's state.
+//
+// The stream's messages are not swapped one by one by htmx: each is queued, and once per animation
+// frame everything queued goes in with one insertion, its times formatted before it is in the page,
+// followed by one scroll when following. (Swapping a 10,000-line burst message by message, with a
+// scroll per message and the times of the whole timeline looked at on every insertion, took minutes;
+// profiling showed the scroll and the time lookups were most of it.)
+//
+// A reader who is not following the end gets at most a screenful of new events below them; beyond
+// that the burst collapses into a "N new messages" marker at the end of the timeline, which loads
+// the next window of events when they scroll to it, and the pill jumps to the latest window with
+// the events in between loadable above it. Events that arrive while a gap is open only count; the
+// windows bring them, from the index, when the reader asks.
+(function () {
+  "use strict";
+
+  var live = document.getElementById("live");
+  var timeline = document.getElementById("timeline");
+  if (!live || !timeline) return;
+  var windowUrl = live.getAttribute("data-window");  // the main thread's windows
+  var pageUrl = live.getAttribute("data-page");  // the session page (a window without scripts)
+
+  var queue = [];  // data of stream messages not yet in the page
+  var scheduled = false;
+  var atBottom = true;  // where the reader was at their last scroll
+  var unseen = 0;  // visible events put in the page below the reader since they last were at the end
+  var unseenHeight = 0;  // and how tall they are
+  var gap = null;  // {from: seq of the first event not in the page, seqs: visible seqs collapsed, latest}
+
+  // --- batching ----------------------------------------------------------------------------------
+  live.addEventListener("htmx:sse:before:message", function (e) {
+    var m = e.detail.message;
+    if (m.event) return;  // named events (reset, removed, busy) are dispatched by htmx
+    e.detail.cancelled = true;
+    if (m.data) queue.push(m.data);
+    if (!scheduled) {
+      scheduled = true;
+      // a background tab draws no frames (and its stream pauses): do not wait for one
+      if (document.hidden) setTimeout(flush, 0); else requestAnimationFrame(flush);
+    }
+  });
+
+  function flush() {
+    scheduled = false;
+    if (!queue.length) return;
+    var tpl = document.createElement("template");
+    tpl.innerHTML = queue.join("\n");
+    queue = [];
+    var frag = tpl.content;
+    if (window.sessionViewer) window.sessionViewer.localTimes(frag);
+    var events = [];
+    for (var n = frag.firstElementChild; n; n = n.nextElementSibling) {
+      if (n.tagName === "LI" && n.classList.contains("ev")) events.push(n);
+    }
+    for (var i = 0; i < events.length; i++) events[i].remove();
+    dedupeOutOfBand(frag);
+    place(events);
+    // the rest — card updates, a sub-agent's events, counts — after the events they may target
+    if (frag.firstElementChild) {
+      htmx.swap({sourceElement: live, target: timeline, swap: "none", text: tpl.innerHTML});
+    }
+  }
+
+  function dedupeOutOfBand(frag) {
+    var seen = {};
+    var oob = frag.querySelectorAll("[hx-swap-oob][id]");
+    for (var i = oob.length - 1; i >= 0; i--) {  // the last state of an element wins
+      if (seen[oob[i].id]) oob[i].remove(); else seen[oob[i].id] = true;
+    }
+  }
+
+  function seqOf(li) { return parseInt(li.getAttribute("data-seq"), 10); }
+
+  function visible(li) {
+    return !li.classList.contains("is-hidden") && !li.classList.contains("folded");
+  }
+
+  function place(events) {
+    if (!events.length) return;
+    syncGap();
+    if (gap) return collapse(events);
+    if (following() && atBottom) {
+      append(events);
+      toEnd();
+      return;
+    }
+    // the reader is elsewhere: up to a screenful of new events goes in below them, the rest of a
+    // burst waits behind a marker
+    var i = 0;
+    while (i < events.length && unseenHeight < window.innerHeight) {
+      var part = events.slice(i, i + 20);
+      var bottom = timeline.getBoundingClientRect().bottom;
+      append(part);
+      i += part.length;
+      count(part);
+      unseenHeight += timeline.getBoundingClientRect().bottom - bottom;
+    }
+    if (i < events.length) openGap(events.slice(i));
+  }
+
+  function append(events) {
+    var frag = document.createDocumentFragment();
+    for (var i = 0; i < events.length; i++) {
+      if (!document.getElementById(events[i].id)) frag.appendChild(events[i]);
+    }
+    var added = Array.prototype.slice.call(frag.children);
+    timeline.appendChild(frag);
+    // htmx wires each event's links (raw view, show all, threads): the last few now, the rest when
+    // the browser is idle, or at once when the reader's pointer or focus gets to one
+    var now = added.splice(Math.max(0, added.length - 10));
+    for (var j = 0; j < now.length; j++) htmx.process(now[j]);
+    if (added.length) {
+      for (var k = 0; k < added.length; k++) added[k].setAttribute("data-wire", "");
+      unwired.push.apply(unwired, added);
+      if (!wiring) wiring = idle(wireSome);
+    }
+  }
+
+  var unwired = [];
+  var wiring = 0;
+  var idle = window.requestIdleCallback || function (f) { return setTimeout(f, 50); };
+
+  function wire(li) {
+    if (!li.hasAttribute("data-wire")) return;
+    li.removeAttribute("data-wire");
+    htmx.process(li);
+  }
+
+  function wireSome() {
+    var part = unwired.splice(0, 200);
+    for (var i = 0; i < part.length; i++) wire(part[i]);
+    wiring = unwired.length ? idle(wireSome) : 0;
+  }
+
+  function wireHere(e) {
+    var li = e.target.closest && e.target.closest("li[data-wire]");
+    if (li) wire(li);
+  }
+  timeline.addEventListener("pointerover", wireHere);
+  timeline.addEventListener("focusin", wireHere);
+
+  function count(events) {
+    var n = 0;
+    for (var i = 0; i < events.length; i++) if (visible(events[i])) n++;
+    if (n) setUnseen(unseen + n);
+  }
+
+  // --- the gap: "N new messages", loaded as windows on demand -------------------------------------
+  function openGap(events) {
+    gap = {from: seqOf(events[0]), seqs: [], latest: -1};
+    marker(gap.from);
+    collapse(events);
+  }
+
+  // the timeline may have been redrawn meanwhile (find.js jumps to a window mid-session): a window's
+  // "later events" link at its end is where the stream's events wait; a gap whose marker went with
+  // the old content is what lies after the events now shown
+  function syncGap() {
+    var last = timeline.lastElementChild;
+    if (last && last.matches("li.more.after")) {
+      if (!gap) {
+        var after = /[?&]after=(\d+)/.exec(last.getAttribute("hx-get") || "");
+        gap = {from: after ? parseInt(after[1], 10) : 0, seqs: [], latest: -1};
+      }
+      last.id = "live-gap";
+    } else if (gap && !document.getElementById("live-gap")) {
+      var lastSeq = lastEventSeq();
+      if (gap.latest > lastSeq) marker(lastSeq + 1); else gap = null;
+    }
+  }
+
+  function lastEventSeq() {
+    var events = timeline.querySelectorAll(":scope > li.ev");
+    return events.length ? seqOf(events[events.length - 1]) : -1;
+  }
+
+  function marker(from) {
+    var li = document.createElement("li");
+    li.className = "more after gap";
+    li.id = "live-gap";
+    li.setAttribute("hx-get", windowUrl + "?after=" + from);
+    li.setAttribute("hx-trigger", "revealed");
+    li.setAttribute("hx-swap", "outerHTML");
+    var a = document.createElement("a");
+    a.href = pageUrl + "?after=" + from;
+    li.appendChild(a);
+    timeline.appendChild(li);
+    htmx.process(li);
+    return li;
+  }
+
+  function collapse(events) {
+    for (var i = 0; i < events.length; i++) {
+      var seq = seqOf(events[i]);
+      if (seq > gap.latest) gap.latest = seq;
+      if (visible(events[i])) gap.seqs.push(seq);
+    }
+    showGap();
+  }
+
+  function showGap() {
+    var n = gap ? gap.seqs.length : 0;
+    var li = document.getElementById("live-gap");
+    if (li && li.firstChild) li.firstChild.textContent = n + (n === 1 ? " new message" : " new messages") + " — show";
+    setUnseen(unseen);
+  }
+
+  // after a window came in at the end: close the gap, or leave a marker for what is still missing
+  timeline.addEventListener("htmx:after:swap", function () {
+    if (!gap) return;
+    var last = timeline.lastElementChild;
+    var lastSeq = lastEventSeq();
+    gap.seqs = gap.seqs.filter(function (s) { return s > lastSeq; });
+    if (last && last.classList.contains("more") && last.classList.contains("after")) {
+      if (!last.id) last.id = "live-gap";  // a window's own "later events" link carries the gap on
+    } else if (gap.latest > lastSeq) {
+      marker(lastSeq + 1);  // events that came in while the window was on its way
+    } else {
+      gap = null;
+    }
+    showGap();
+    if (pendingJump) {
+      pendingJump = false;
+      toEnd();
+    }
+  });
+
+  var pendingJump = false;
+
+  function jumpToLatest() {
+    var li = document.getElementById("live-gap");
+    if (!gap || !li) return toEnd();
+    // the latest window, and above it a link to what lies between it and the page (from `floor`)
+    var floor = lastEventSeq() + 1 || gap.from;
+    var before = gap.latest >= 0 ? gap.latest + 1 : 1e9;  // 1e9: the end, whatever it is now
+    pendingJump = true;
+    htmx.ajax("GET", windowUrl + "?before=" + before + "&floor=" + floor,
+              {source: timeline, target: li, swap: "outerHTML"});
+  }
+
+  // --- follow and the pill -----------------------------------------------------------------------
+  function following() {
+    var box = document.getElementById("follow");
+    return box && box.checked;
+  }
+
+  function nearBottom() {
+    var doc = document.documentElement;
+    return window.innerHeight + window.scrollY >= doc.scrollHeight - 120;
+  }
+
+  function toEnd() {
+    window.scrollTo(0, document.documentElement.scrollHeight);
+    atBottom = true;
+    unseenHeight = 0;
+    setUnseen(0);
+  }
+
+  function setUnseen(n) {
+    unseen = n;
+    var total = n + (gap ? gap.seqs.length : 0);
+    var pill = document.getElementById("new-pill");
+    if (!pill) return;
+    pill.hidden = total === 0;
+    pill.textContent = total + (total === 1 ? " new message ↓" : " new messages ↓");
+  }
+
+  window.addEventListener("scroll", function () {
+    atBottom = nearBottom();
+    if (atBottom) {
+      unseenHeight = 0;
+      if (unseen) setUnseen(0);
+    }
+  }, { passive: true });
+
+  document.addEventListener("click", function (e) {
+    if (e.target.closest("#new-pill")) jumpToLatest();
+  });
+
+  // --- the stream's state --------------------------------------------------------------------------
+  function setState(state, text) {
+    var el = document.getElementById("live-state");
+    if (!el) return;
+    el.setAttribute("data-state", state);
+    el.textContent = text;
+  }
+
+  // the stream's state, said quietly: "live" is what the session is (being written), not the page
+  live.addEventListener("htmx:sse:after:connection", function () { setState("live", "connected"); });
+  live.addEventListener("htmx:sse:error", function () { setState("reconnecting", "reconnecting…"); });
+  live.addEventListener("htmx:sse:close", function (e) {
+    var reason = e.detail && e.detail.reason;
+    if (reason === "message") return;  // closed by a message that said why (busy)
+    setState("ended", reason === "removed" ? "stopped" : "ended");
+  });
+  live.addEventListener("busy", function (e) {
+    setState("busy", (e.detail && e.detail.data) || "too many live viewers — reload to retry");
+  });
+  live.addEventListener("reset", function () {
+    setState("reconnecting", "file replaced: reloading…");
+    location.reload();
+  });
+  live.addEventListener("removed", function () { setState("ended", "session file removed"); });
+
+  function start() {
+    var follow = document.getElementById("follow");
+    if (!follow) return;
+    follow.addEventListener("change", function () { if (follow.checked) jumpToLatest(); });
+    if (follow.checked && !document.body.getAttribute("data-target")) toEnd();
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();
