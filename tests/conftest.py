@@ -119,9 +119,11 @@ class LiveServer:
 
     def __exit__(self, *exc):
         self.server.shutdown()
-        watcher = self.app.extensions["viewer"].watcher
-        if watcher:
-            watcher.stop()
+        viewer = self.app.extensions["viewer"]
+        if viewer.pump:
+            viewer.pump.stop()
+        if viewer.watcher:
+            viewer.watcher.stop()
 
 
 @pytest.fixture

@@ -400,3 +400,78 @@ def test_a_page_keeps_its_place_when_the_index_comes_back_from_the_cache(setup):
     append(path, msg(1))
     (_, event, data), = read_messages(app.test_client().get(f"/s/{KEY}/events?after={start}"), 1)
     assert event is None and ids_in(data) == ["live-1"]
+
+
+def _open_streams(port, path, n):
+    import socket
+
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+        socks.append(s)
+    for s in socks:
+        head = b""
+        while b"retry:" not in head:
+            head += s.recv(4096)
+        assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    return socks
+
+
+def _read_until(sock, needle: bytes, limit=10.0) -> bytes:
+    import time
+
+    got, deadline = b"", time.monotonic() + limit
+    while needle not in got and time.monotonic() < deadline:
+        got += sock.recv(65536)
+    return got
+
+
+def _request_threads():
+    import threading
+
+    return [t for t in threading.enumerate() if "process_request" in t.name]
+
+
+def test_open_streams_hold_no_server_thread(tmp_path, serve):
+    """The server hands each stream's connection to the pump: 40 viewers cost no thread each."""
+    import threading
+    import time
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root)
+    viewer = srv.app.extensions["viewer"]
+    socks = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 40)
+    assert viewer.streams == 40
+    deadline = time.monotonic() + 5
+    while _request_threads() and time.monotonic() < deadline:  # each gave its stream away
+        time.sleep(0.02)
+    assert _request_threads() == []
+    assert [t.name for t in threading.enumerate()].count("live-pump") == 1
+    append(root / KEY / "messages.jsonl", msg(1))
+    for s in socks:
+        assert b'id="m-live-1"' in _read_until(s, b'id="m-live-1"')
+    assert srv.app.test_client().get(f"/s/{KEY}").status_code == 200
+    for s in socks:
+        s.close()
+    deadline = time.monotonic() + 10
+    while viewer.streams and time.monotonic() < deadline:  # the pump sees each client go at once
+        time.sleep(0.02)
+    assert viewer.streams == 0
+
+
+def test_streams_can_be_kept_on_threads(tmp_path, serve):
+    """STREAM_THREADS: every stream on a thread of its own (servers without a socket work so)."""
+    import threading
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root, STREAM_THREADS=True)
+    socks = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 5)
+    assert len(_request_threads()) == 5
+    assert "live-pump" not in [t.name for t in threading.enumerate()]
+    append(root / KEY / "messages.jsonl", msg(1))
+    for s in socks:
+        assert b'id="m-live-1"' in _read_until(s, b'id="m-live-1"')
+        s.close()

@@ -101,6 +101,8 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         pass
     finally:
         viewer = app.extensions["viewer"]
+        if viewer.pump:
+            viewer.pump.stop()  # the open streams end; browsers reconnect to the next server
         if viewer.watcher:
             viewer.watcher.stop()
         viewer.store.indexer.stop(timeout=1.0)  # a pass in progress is simply left unfinished

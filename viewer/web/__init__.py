@@ -42,6 +42,7 @@ class Viewer:
         self.store = store
         self.watcher = watcher
         self.feeds = None
+        self.pump = None  # writes the streams the server hands over (pump.py)
         self.max_streams = max_streams
         self.fts = None  # the full-text index (None when the cache is off)
         self.streams = 0
@@ -64,7 +65,7 @@ def config_from_env() -> dict:
     """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
     (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE,
     _FOLLOW_SYMLINKS=1, _BIND (the address the server listens on, as given to it), _ALLOW_ANONYMOUS=1
-    (serve other machines without a token: see security.py), _MAX_STREAMS."""
+    (serve other machines without a token: see security.py), _MAX_STREAMS, _STREAM_THREADS=1."""
     env = os.environ
     config: dict = {}
     if env.get("SESSION_VIEWER_ROOTS"):
@@ -85,6 +86,8 @@ def config_from_env() -> dict:
         config["BIND"] = env["SESSION_VIEWER_BIND"]
     if env.get("SESSION_VIEWER_MAX_STREAMS"):
         config["MAX_STREAMS"] = int(env["SESSION_VIEWER_MAX_STREAMS"])
+    if env.get("SESSION_VIEWER_STREAM_THREADS") == "1":
+        config["STREAM_THREADS"] = True
     return config
 
 
@@ -110,7 +113,8 @@ def create_app(config: dict | None = None) -> Flask:
         WATCH=True,  # start the file watcher for live updates
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
         STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
-        MAX_STREAMS=None,  # open live streams allowed at once; None: no limit
+        MAX_STREAMS=500,  # open live streams allowed at once (beyond: "too many live viewers")
+        STREAM_THREADS=False,  # True: every stream on a server thread of its own, never the pump
         INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
@@ -129,6 +133,11 @@ def create_app(config: dict | None = None) -> Flask:
     from .feed import Feeds
 
     viewer.feeds = Feeds(app, store)
+    if not app.config["STREAM_THREADS"]:
+        from .pump import Pump
+
+        viewer.pump = Pump(app.config["HEARTBEAT"], app.config["STREAM_LIFETIME"])
+        viewer.feeds.on_publish = viewer.pump.wake
     if watcher:
         watcher.hub.listeners.append(viewer.feeds.poke_all)
     if cache is not None:

@@ -192,6 +192,8 @@ class Feed:
         with self._cond:
             self.version += 1
             self._cond.notify_all()
+        if self.feeds.on_publish is not None:
+            self.feeds.on_publish()
 
     def wait(self, seen: int, timeout: float) -> None:
         with self._cond:
@@ -396,12 +398,29 @@ def _calls_touched(ev, idx: SessionIndex) -> set[str]:
 
 
 class Subscription:
-    """One stream's place in its session's feed."""
+    """One stream's place in its session's feed: what live.py's thread loop and the pump (pump.py)
+    drive — `work`, `next_message`, `wait`, `close`."""
+
+    retry = b"retry: 1000\n\n"
 
     def __init__(self, feed: Feed, cursor: dict):
         self.feed = feed
         self.cursor = cursor
         self.gone = False
+        self.closed = False
+
+    @property
+    def version(self) -> int:
+        return self.feed.version
+
+    def work(self) -> bool:
+        return self.feed.update()
+
+    def wait(self, seen: int, timeout: float) -> None:
+        self.feed.wait(seen, timeout)
+
+    def close(self) -> None:
+        self.feed.feeds.unsubscribe(self)
 
     def next_message(self) -> bytes | None:
         """The next SSE message for this stream, or None when it has everything ready."""
@@ -450,6 +469,7 @@ class Feeds:
         self._notes: dict[str, dict[str, tuple[int, bytes]]] = {}
         self._lock = threading.Lock()
         self.renders = 0  # events rendered for streams, all sessions (render-once is tested on it)
+        self.on_publish = None  # called when any feed has something new (the pump's wake-up)
 
     def subscribe(self, key: str, idx: SessionIndex, cursor: dict, environ: dict) -> Subscription:
         """A stream of session `key` starting at `cursor` (`idx` is its current index)."""
@@ -464,6 +484,9 @@ class Feeds:
 
     def unsubscribe(self, sub: Subscription) -> None:
         with self._lock:
+            if sub.closed:
+                return
+            sub.closed = True
             feed = sub.feed
             feed.subscribers -= 1
             if feed.subscribers <= 0 and self._feeds.get(feed.key) is feed:

@@ -32,6 +32,7 @@ from watchdog.observers.polling import PollingObserver
 from ..index import SessionIndex
 from ..store import NotFound, Store
 from .feed import POLL, encode_cursor, parse_cursor, positions, sse, sse_data
+from .pump import PING, Handover, take_over
 from . import early
 
 log = logging.getLogger(__name__)
@@ -172,39 +173,47 @@ def session_events(key: str):
         {} if region else positions(idx))
     if not viewer.stream_opened():
         return _busy()
-    subs = [viewer.feeds.subscribe(key, idx, cursor, request.environ)] if region is None else []
-    sock = _socket_of(request.environ)
     environ = request.environ
+    lifetime = app.config["STREAM_LIFETIME"]
+    if region is None:
+        sub = viewer.feeds.subscribe(key, idx, cursor, environ)
+        return LiveResponse(viewer, sub, _follow(sub, heartbeat, _socket_of(environ)), lifetime)
+    # a page drawn before its index: its stream waits on the build, on a thread of its own
+    subs = []
 
-    def follow():
+    def complete_then_follow():
         yield b"retry: 1000\n\n"
-        if region is not None:
-            idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ)
-            if idx is None or not tails:
-                yield sse("indexed", event="indexed")
-                return
-            subs.append(viewer.feeds.subscribe(key, idx, cursor, environ))
-        sub = subs[0]
-        feed = sub.feed
-        last_beat = time.monotonic()
-        while True:
-            seen = feed.version
-            feed.update()
-            msg = sub.next_message()
-            if msg:
-                yield msg
-                last_beat = time.monotonic()
-                continue
-            if time.monotonic() - last_beat >= heartbeat:
-                yield b": ping\n\n"
-                last_beat = time.monotonic()
-            feed.wait(seen, min(POLL, heartbeat))
-            if _hung_up(sock):
-                return
-            yield b""  # a tick: lets the response end on time even when nothing happens
+        idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ)
+        if idx is None or not tails:
+            yield sse("indexed", event="indexed")
+            return
+        subs.append(viewer.feeds.subscribe(key, idx, cursor, environ))
+        yield from _follow(subs[0], heartbeat, _socket_of(environ), retry=False)
 
-    return _stream_response(viewer, follow(), app.config["STREAM_LIFETIME"],
-                            lambda: [viewer.feeds.unsubscribe(sub) for sub in subs])
+    return LiveResponse(viewer, None, complete_then_follow(), lifetime,
+                        lambda: [sub.close() for sub in subs])
+
+
+def _follow(source, heartbeat: float, sock, retry: bool = True):
+    """A stream on the request's thread: `source`'s messages as they come, heartbeats between."""
+    if retry:
+        yield source.retry
+    last_beat = time.monotonic()
+    while True:
+        seen = source.version
+        source.work()
+        msg = source.next_message()
+        if msg:
+            yield msg
+            last_beat = time.monotonic()
+            continue
+        if time.monotonic() - last_beat >= heartbeat:
+            yield PING
+            last_beat = time.monotonic()
+        source.wait(seen, min(POLL, heartbeat))
+        if _hung_up(sock):
+            return
+        yield b""  # a tick: lets the response end on time even when nothing happens
 
 
 def _socket_of(environ: dict):
@@ -235,11 +244,12 @@ def _busy() -> Response:
                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-class _Stream:
-    """The body of an SSE response. It counts among the open streams from its creation until it is
-    closed — the client left (a write failed: heartbeats make sure one does), the server gave up, or
-    it ended after `lifetime` seconds (the browser reconnects from its Last-Event-ID: threads held by
-    tabs left open for days come back, and proxies see fresh requests)."""
+class _Body:
+    """The body of an SSE response on the request's thread. It counts among the open streams from
+    its creation until it is closed — the client left (the socket read as closed, or a write
+    failed), the server gave up, or it ended after `lifetime` seconds (the browser reconnects from
+    its Last-Event-ID: threads held by tabs left open for days come back, proxies see fresh
+    requests)."""
 
     def __init__(self, viewer, messages, lifetime: float, on_close=None):
         self.viewer, self.messages, self.lifetime, self.on_close = viewer, messages, lifetime, on_close
@@ -268,9 +278,36 @@ class _Stream:
             self.viewer.stream_closed()
 
 
-def _stream_response(viewer, messages, lifetime: float, on_close=None) -> Response:
-    return Response(_Stream(viewer, messages, lifetime, on_close), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+class LiveResponse(Response):
+    """An SSE response. With a `source` (a session's subscription) and a server that hands over its
+    socket, the pump takes the stream (pump.py) and the request's thread is free at once; otherwise
+    the stream runs on that thread (`messages`, closed like any response body)."""
+
+    def __init__(self, viewer, source, messages, lifetime: float, on_close=None):
+        on_close = on_close or (source.close if source is not None else None)
+        super().__init__(_Body(viewer, messages, lifetime, on_close), mimetype="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self.viewer, self.source = viewer, source
+
+    def __call__(self, environ, start_response):
+        pump = self.viewer.pump
+        conn = take_over(environ) if pump is not None and self.source is not None else None
+        if conn is None:
+            return super().__call__(environ, start_response)
+        self.response.closed = True  # the body is never iterated: the pump has the stream
+        pump.add(conn, self.source, self._head(environ) + self.source.retry,
+                 self.viewer.stream_closed)
+        raise Handover()
+
+    def _head(self, environ: dict) -> bytes:
+        """The status line and headers, as the server would have written them (the body runs until
+        the connection closes)."""
+        proto = environ.get("SERVER_PROTOCOL")
+        lines = [f"{proto if proto in ('HTTP/1.0', 'HTTP/1.1') else 'HTTP/1.1'} {self.status}"]
+        lines += [f"{k}: {v}" for k, v in self.headers.items()
+                  if k.lower() not in ("content-length", "transfer-encoding", "connection")]
+        lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 # --- the session list stream ---------------------------------------------------------------------
@@ -339,9 +376,11 @@ def list_events():
                 last_beat = time.monotonic()
             known = now_sig
             if time.monotonic() - last_beat >= heartbeat:
-                yield b": ping\n\n"
+                yield PING
                 last_beat = time.monotonic()
 
     if not viewer.stream_opened():
         return _busy()
-    return _stream_response(viewer, stream_with_context(follow()), app.config["STREAM_LIFETIME"])
+    # (a thread of its own: what it does — discovery, indexing small sessions for their rows — is
+    # no work for the pump, which must never wait on the file system)
+    return LiveResponse(viewer, None, stream_with_context(follow()), app.config["STREAM_LIFETIME"])
