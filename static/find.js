@@ -175,6 +175,9 @@
             if (msg.hit) {
               html += msg.html;
               count++;
+            } else if (msg.progress !== undefined && !html) {
+              setStatus((count ? count + (count === 1 ? " message" : " messages") + " so far, " : "") +
+                "searched " + Math.round(msg.progress * 100) + "% of the session…");
             } else if (msg.done) {
               if (html) hitsList.insertAdjacentHTML("beforeend", html);
               html = "";

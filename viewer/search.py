@@ -480,8 +480,14 @@ class Scan:
         self.scanned = 0  # bytes the prefilter read
         self.started = 0.0
         self.first_hit_after: float | None = None
+        self.progress = 0.0
 
     def __iter__(self) -> Iterator[Hit]:
+        return (step for step in self.steps() if step is not None)
+
+    def steps(self) -> Iterator[Hit | None]:
+        """The hits, and a None after each stretch of the file (a chance to send what came so far
+        and to say how far the scan got: `progress`, 0..1)."""
         self.started = time.monotonic()
         deadline = self.started + self.budget if self.budget else None
         order = reading_order(self.idx)
@@ -512,6 +518,9 @@ class Scan:
                             return self._stop("limit", order.rank(seg.thread, seq) + 1, order)
                     if deadline and time.monotonic() > deadline and resume < seg.stop:
                         return self._stop("time", order.rank(seg.thread, resume), order)
+                    self.progress = (seg.base + resume - seg.start) / max(1, len(order))
+                    yield None
+        self.progress = 1.0
         self.complete = True
 
     def _stop(self, why: str, rank: int, order) -> None:

@@ -176,14 +176,19 @@ def search_stream(key: str):
     args = query.args()
 
     def lines():
-        sent = time.monotonic()
+        sent, told = 0.0, time.monotonic()  # the first hit goes out at once, later ones every 50 ms
         batch = []
-        for hit in scan:
-            html = render_template("_hit.html", h=hit, key=key, idx=idx, qargs=args)
-            batch.append(orjson.dumps({"hit": hit.as_dict(), "html": html}))
-            if time.monotonic() - sent > 0.05 or len(batch) >= 200:
+        for step in scan.steps():
+            if step is not None:
+                html = render_template("_hit.html", h=step, key=key, idx=idx, qargs=args)
+                batch.append(orjson.dumps({"hit": step.as_dict(), "html": html}))
+            now = time.monotonic()
+            if batch and (now - sent > 0.05 or len(batch) >= 200):
                 yield b"\n".join(batch) + b"\n"
-                batch, sent = [], time.monotonic()
+                batch, sent = [], now
+            elif step is None and now - told > 0.25:  # a long scan says how far it got
+                yield orjson.dumps({"progress": round(scan.progress, 3)}) + b"\n"
+                told = now
         if batch:
             yield b"\n".join(batch) + b"\n"
         status = render_template("_find_status.html", scan=scan, matcher=matcher, key=key,
