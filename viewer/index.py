@@ -34,7 +34,7 @@ import orjson
 from . import files, formats, keys, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
-from .model import ENDED, Event, Ref, SessionSummary
+from .model import ENDED, Digest, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
 from .usage import Tally, compact_tools, current
 
@@ -326,14 +326,22 @@ class SessionIndex:
         told = th.offset
         mark = told + PROGRESS_STEP if self.progress else _NEVER
         raw = old = None  # the last line read, and the last that began inside the known size
+        # a format's digest of plain records skips building their Events (not for a sink: the
+        # full-text index reads the events)
+        digest = getattr(adapter, "digest", None) if self.sink is None else None
         for raw in scanner:
             if raw.offset < size:
                 old = raw
             if raw.offset >= mark:
                 self.progress(raw.offset - told)
                 told, mark = raw.offset, raw.offset + PROGRESS_STEP
-            value = reader.decode(raw.data) if raw.data is not None else reader.skim(
-                f, raw.offset, raw.length)
+            if raw.data is not None:
+                value = reader.decode(raw.data)
+                if digest is not None and (d := digested(digest, value)) is not None:
+                    self._put(th, adapter, d, d.ts, raw.line, raw.offset, raw.length)
+                    continue
+            else:
+                value = reader.skim(f, raw.offset, raw.length)
             self._add(th, adapter, value, raw.line, raw.offset, raw.length, raw.data, f)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
@@ -386,10 +394,24 @@ class SessionIndex:
                                 value.reason, th.format)
         else:
             ev = safe_event(adapter, value, ref)
+        self._put(th, adapter, ev, epoch(ev.timestamp), line, offset, length, path)
+
+    def _put(self, th, adapter, ev, ts: float | None, line: int, offset: int, length: int,
+             path: str | None = None) -> None:
+        """Index one event (or a format's Digest of one record: see model.Digest). This runs for
+        every line of every pass: it is written for speed (one lookup of each column, calls
+        observed only when the event names any)."""
+        ids = self._ids if self._ids is not None else self.ids
         seq = len(th.ids)
-        ev.id = self._assign_id(th, ev, line, path, offset)
-        ts = epoch(ev.timestamp)
-        th.ids.append(ev.id)
+        sid = ev.source_id
+        if sid and sid not in ids and _ID_OK.fullmatch(sid) and not (
+                "L" in sid and _SYNTHETIC.fullmatch(sid)):
+            eid = sid
+        else:
+            eid = self._assign_id(th, ev, line, path, offset)
+        if ev.__class__ is not Digest:
+            ev.id = eid
+        th.ids.append(eid)
         th.offsets.append(offset)
         th.lengths.append(length)
         th.lines.append(line)
@@ -401,10 +423,11 @@ class SessionIndex:
         if path is not None:
             th.paths.append(path)
         th.hidden.append(1 if ev.hidden else 0)
-        self.ids[ev.id] = (th.name, seq)
+        ids[eid] = (th.name, seq)
         if (ev.role == "user" and ev.kind == "message") or ev.kind in _BOUNDARY_KINDS:
             th.last_boundary = seq
-        self.calls.observe(ev, seq, ts)
+        if ev.blocks or ev.running or ev.spawns or ev.states or ev.permission is not None:
+            self.calls.observe(ev, seq, ts, th.name)
         self._observe(th, adapter, ev, ts)
         if self.sink is not None:
             self.sink(th.name, seq, ev)
@@ -754,9 +777,27 @@ def _checked(ev: Event) -> Event:
         ev.role, ev.kind = str(ev.role), str(ev.kind)
     if ev.source_id is not None and type(ev.source_id) is not str:
         ev.source_id = None
-    if ev.spawns:  # sub-agent threads are known by their keys (see keys.thread_key)
-        ev.spawns = {cid: keys.thread_key(str(name)) for cid, name in ev.spawns.items()}
+    if ev.spawns:
+        ev.spawns = _thread_keys(ev.spawns)
     return ev
+
+
+def digested(digest, value: Any) -> Digest | None:
+    """A format's digest of a record (see model.Digest) made ready for the index as `safe_event`
+    makes an Event ready; None when it has none (or fails on a shape it did not expect: the Event
+    path then says everything, errors included)."""
+    try:
+        d = digest(value)
+    except Exception:
+        return None
+    if d is not None and d.spawns:
+        d.spawns = _thread_keys(d.spawns)
+    return d
+
+
+def _thread_keys(spawns: dict) -> dict:
+    """Sub-agent threads are known by their keys (see keys.thread_key)."""
+    return {cid: keys.thread_key(str(name)) for cid, name in spawns.items()}
 
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",

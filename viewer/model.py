@@ -268,3 +268,39 @@ class SessionSummary:
         if self.started is None or self.ended is None:
             return None
         return max(0.0, self.ended - self.started)
+
+
+class Digest:
+    """What the index pass keeps of one record, told by a format without building its Event.
+
+    Building a whole Event (every block, every display rule) is most of an index pass's work, and
+    the index keeps none of it. A format may offer `digest(rec) -> Digest | None` for its common,
+    plain shapes (anything else: None, and the record takes the Event path). A Digest reads like an
+    Event wherever the index looks — role, kind, ids, time, hidden, model and usage, the blocks'
+    kinds, tool uses and results, running calls, spawned threads — so one code path indexes both;
+    `tests/test_digest.py` checks, record by record over every corpus file, fixture and mutation,
+    that a digest says exactly what the Event says.
+    """
+
+    __slots__ = ("role", "kind", "source_id", "ts", "hidden", "model", "usage", "message_id",
+                 "blocks", "running", "spawns", "meta")
+    author = None
+    hidden_reason = None
+    states: dict = {}  # (read only, like the two below: no digested shape has them)
+    permission = None
+    parent = None
+
+    def __init__(self, role: str, kind: str, source_id: str | None, ts: float | None,
+                 hidden: bool = False, blocks: list = (), model: str | None = None,
+                 usage: dict | None = None, message_id: str | None = None,
+                 running: list = (), spawns: dict | None = None):
+        self.role, self.kind, self.source_id, self.ts, self.hidden = role, kind, source_id, ts, hidden
+        self.blocks, self.model, self.usage, self.message_id = blocks, model, usage, message_id
+        self.running, self.spawns = running, spawns if spawns is not None else {}
+        self.meta = _NO_META
+
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks if b.kind == "text").strip()
+
+
+_NO_META: dict = {}

@@ -124,10 +124,11 @@ class ToolCallMap:
     def get(self, call_id: str) -> ToolCall | None:
         return self.call(call_id) or self.orphans.get(call_id)
 
-    def observe(self, ev: Event, seq: int, ts: float | None) -> set[str]:
-        """Feed one event; returns the ids of the calls whose state it changed."""
+    def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
+        """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
+        state it changed."""
         changed: set[str] = set()
-        where = (ev.ref.thread, seq)
+        where = (thread or ev.ref.thread, seq)
         for b in ev.blocks:
             kind = b.kind
             if kind == "tool_use":

@@ -22,7 +22,7 @@ import orjson
 
 from .. import files
 from .. import timestamps
-from ..model import Data, Event, Notice, Ref, Text
+from ..model import Data, Digest, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
 
 NAME = "claude-code"
@@ -96,6 +96,142 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = _noise(rec, ref, t)
     _common(ev, rec)
     return ev
+
+
+# --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
+
+_TEXT, _THOUGHT = Text("x"), Thinking("x")  # what the index reads of a block: its kind
+_DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"}
+
+
+def digest(rec: Any) -> Digest | None:
+    """What the index keeps of a plain assistant line, a line of tool results, or bookkeeping —
+    exactly what `event` would say of it; None for every other shape."""
+    if rec.__class__ is not dict:
+        return None
+    t = rec.get("type")
+    if t.__class__ is not str:
+        return None
+    if t == "assistant":
+        return _digest_assistant(rec)
+    if t == "user":
+        return _digest_results(rec)
+    if t == "system":
+        sub = rec.get("subtype")
+        if sub.__class__ is not str or sub not in _QUIET_SYSTEM or rec.get("level") == "error":
+            return None
+        uuid = rec.get("uuid")
+        return Digest("system", "system:" + sub, uuid if uuid.__class__ is str else None,
+                      timestamps.fast_epoch(rec.get("timestamp")), True)
+    if t in _DIGESTED_NOISE:
+        uuid = rec.get("uuid")
+        d = Digest("system", t, uuid if uuid.__class__ is str else None,
+                   timestamps.fast_epoch(rec.get("timestamp")), True)
+        if t == "progress":
+            data = rec.get("data")
+            data = data if data.__class__ is dict else {}
+            dt = data.get("type") or "progress"
+            if dt.__class__ is not str:
+                return None
+            d.kind = "progress:" + dt
+            parent = rec.get("parentToolUseID") or rec.get("toolUseID")
+            if parent.__class__ is str and dt != "hook_progress":
+                d.running = [parent]
+                if dt == "agent_progress":
+                    agent = data.get("agentId")
+                    if agent.__class__ is str:
+                        d.spawns = {parent: agent}
+        return d
+    return None
+
+
+def _digest_assistant(rec: dict) -> Digest | None:
+    msg = rec.get("message")
+    if msg.__class__ is not dict or rec.get("isApiErrorMessage") or rec.get("error"):
+        return None
+    content = msg.get("content")
+    model = msg.get("model")
+    if content.__class__ is not list or not content or model == "<synthetic>":
+        return None
+    blocks = []
+    for b in content:
+        if b.__class__ is not dict:
+            return None
+        t = b.get("type")
+        if t == "text":
+            text = b.get("text")
+            if text.__class__ is not str or not text.strip():
+                return None
+            blocks.append(_TEXT)
+        elif t == "thinking":
+            text = b.get("thinking")
+            if text.__class__ is not str or not text.strip():
+                return None
+            blocks.append(_THOUGHT)
+        elif t == "tool_use":
+            blocks.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), None))
+        else:
+            return None
+    uuid, usage, mid = rec.get("uuid"), msg.get("usage"), msg.get("id")
+    return Digest("assistant", "message", uuid if uuid.__class__ is str else None,
+                  timestamps.fast_epoch(rec.get("timestamp")), False, blocks,
+                  model if model.__class__ is str else None,
+                  usage if usage.__class__ is dict else None,
+                  mid if mid.__class__ is str else None)
+
+
+def _digest_results(rec: dict) -> Digest | None:
+    """A user line that holds only tool results, none an error nor a sub-agent's report; or a
+    prompt of plain words (no tags, not an interruption)."""
+    msg = rec.get("message")
+    if msg.__class__ is not dict or rec.get("isCompactSummary") or rec.get("isMeta") \
+            or rec.get("toolUseResult").__class__ is dict:
+        return None
+    content = msg.get("content")
+    if content.__class__ is str:
+        return _digest_prompt(rec, content)
+    if content.__class__ is not list or not content:
+        return None
+    blocks = []
+    for b in content:
+        if b.__class__ is not dict or b.get("type") != "tool_result" or b.get("is_error"):
+            return None
+        out = b.get("content")
+        if out.__class__ is str:
+            if _may_name_agent(out):
+                return None
+        elif out.__class__ is list:
+            for c in out:
+                if c.__class__ is not dict or c.get("type") != "text" or \
+                        c.get("text").__class__ is not str or _may_name_agent(c["text"]):
+                    return None
+        elif out is not None:
+            return None
+        err = b.get("is_error")
+        blocks.append(ToolResult(str(b.get("tool_use_id") or ""), (),
+                                 None if err is None else False))
+    uuid = rec.get("uuid")
+    return Digest("tool", "tool_result", uuid if uuid.__class__ is str else None,
+                  timestamps.fast_epoch(rec.get("timestamp")), False, blocks)
+
+
+def _digest_prompt(rec: dict, text: str) -> Digest | None:
+    if "<" in text or not text.strip() or text.startswith(_INTERRUPT):
+        return None
+    uuid = rec.get("uuid")
+    d = Digest("user", "message", uuid if uuid.__class__ is str else None,
+               timestamps.fast_epoch(rec.get("timestamp")), False, [Text(text)])
+    d.meta = rec  # (title_of asks whether it is a sub-agent's)
+    return d
+
+
+def _may_name_agent(text: str) -> bool:
+    """Whether `_agent_tail` could find a spawned agent in this result's text. It looks at the
+    last 500 characters of each text block once context tags are taken off the end: so only the
+    tail matters, unless the text ends with a tag (then all of it, to be sure)."""
+    if text.rstrip()[-1:] == ">":
+        return "agentId: " in text
+    return "agentId: " in text[-600:]
 
 
 def _common(ev: Event, rec: dict) -> None:

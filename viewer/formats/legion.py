@@ -32,13 +32,14 @@ from typing import Any
 
 import orjson
 
-from .. import files
+from .. import files, timestamps
 from ..model import (
     AWAITING,
     CANCELLED,
     DENIED,
     INTERRUPTED,
     Data,
+    Digest,
     Event,
     Notice,
     Ref,
@@ -120,6 +121,151 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.recipient = b.input.get("to_minion_name") or b.input.get("channel_name") or ev.recipient
     _display_states(ev, rec.get("display"))
     return ev
+
+
+# --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
+
+_TEXT, _THOUGHT = Text("x"), Thinking("x")  # what the index reads of a block: its kind
+
+
+def digest(rec: Any) -> Digest | None:
+    """What the index keeps of the common lines — an SDK assistant message or a message of tool
+    results, the backend's own assistant line or line of results — exactly what `event` would
+    say of it; None for every other shape."""
+    if rec.__class__ is not dict or "display" in rec:
+        return None
+    sdk = rec.get("_type")
+    if sdk is not None:
+        data = rec.get("data")
+        if data.__class__ is not dict:
+            return None
+        if sdk == "AssistantMessage":
+            d = _digest_sdk_assistant(data)
+        elif sdk == "UserMessage":
+            d = _digest_sdk_results(data)
+        else:
+            return None
+        if d is not None and d.source_id is None:
+            uuid = data.get("uuid")
+            d.source_id = uuid if uuid.__class__ is str else None
+    elif rec.get("type") in ("assistant", "user") and rec.get("subtype") is None:
+        d = _digest_own(rec)
+    else:
+        return None
+    if d is not None:
+        for key in ("message_id", "sdk_uuid", "uuid"):
+            sid = rec.get(key)
+            if sid.__class__ is str and sid:
+                d.source_id = sid
+                break
+        d.ts = timestamps.fast_epoch(rec.get("timestamp"))
+    return d
+
+
+def _digest_sdk_assistant(data: dict) -> Digest | None:
+    content = data.get("content")
+    if data.get("error") or content.__class__ is not list or not content:
+        return None
+    blocks = []
+    for b in content:
+        if b.__class__ is not dict:
+            return None
+        t = b.get("type")
+        if t is None:
+            if "tool_use_id" in b:
+                return None
+            t = "thinking" if "thinking" in b else "tool_use" if (
+                "name" in b and "input" in b and "id" in b) else "text" if "text" in b else None
+        if t == "text":
+            text = b.get("text")
+            if text.__class__ is not str or not text.strip():
+                return None
+            blocks.append(_TEXT)
+        elif t == "thinking":
+            text = b.get("thinking")
+            if text.__class__ is not str or not text.strip():
+                return None
+            blocks.append(_THOUGHT)
+        elif t == "tool_use":
+            blocks.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), None))
+        else:
+            return None
+    model, usage, mid = data.get("model"), data.get("usage"), data.get("message_id")
+    return Digest("assistant", "message", None, None, False, blocks,
+                  model if model.__class__ is str else None,
+                  usage if usage.__class__ is dict else None,
+                  mid if mid.__class__ is str else None)
+
+
+def _digest_sdk_results(data: dict) -> Digest | None:
+    content = data.get("content")
+    if content.__class__ is not list or not content:
+        return None
+    blocks = []
+    for b in content:
+        if b.__class__ is not dict or not _plain_result(b):
+            return None
+        t = b.get("type")
+        if not (t == "tool_result" or (t is None and "tool_use_id" in b)):
+            return None
+        blocks.append(ToolResult(str(b.get("tool_use_id") or ""), (),
+                                 None if b.get("is_error") is None else False))
+    return Digest("tool", "tool_result", None, None, False, blocks)
+
+
+def _plain_result(r: dict) -> bool:
+    """A result that is no error (nor names one)."""
+    out = r.get("content")
+    return not r.get("is_error") and (out is None or out.__class__ is str or out.__class__ is list)
+
+
+def _digest_own(rec: dict) -> Digest | None:
+    md = rec.get("metadata")
+    md = md if md.__class__ is dict else {}
+    content = rec.get("content")
+    if content.__class__ is not str or md.get("subtype") is not None:
+        return None
+    blocks = []
+    thinking = md.get("thinking_blocks")
+    if thinking.__class__ is list and thinking:
+        for tb in thinking:
+            text = tb.get("content") if tb.__class__ is dict else tb
+            if text.__class__ is not str or not text.strip():
+                return None
+            blocks.append(_THOUGHT)
+    elif md.get("thinking_content") or md.get("has_thinking"):
+        return None
+    uses = md.get("tool_uses")
+    uses = uses if uses.__class__ is list else []
+    results = md.get("tool_results")
+    results = results if results.__class__ is list else []
+    placeholder = content in _PLACEHOLDERS and (uses or blocks)
+    if content.strip() and not placeholder and not (results and content.startswith("Tool results:")):
+        blocks.append(_TEXT)
+    for u in uses:
+        if u.__class__ is dict:
+            blocks.append(ToolUse(str(u.get("id") or ""), str(u.get("name") or "?"), None,
+                                  started=u.get("timestamp")))
+        elif isinstance(u, dict):
+            return None
+    for r in results:
+        if r.__class__ is dict:
+            if not _plain_result(r):
+                return None
+            blocks.append(ToolResult(str(r.get("tool_use_id") or ""), (),
+                                     None if r.get("is_error") is None else False))
+        elif isinstance(r, dict):
+            return None
+    role = "assistant" if rec.get("type") == "assistant" else "user"
+    kind = "message"
+    if results and all(b.kind == "tool_result" for b in blocks):
+        role, kind = "tool", "tool_result"
+    if role == "user" or not blocks:
+        return None  # a prompt, a message from another agent, an empty line: the Event says
+    model, usage = md.get("model"), md.get("usage")
+    turn = rec.get("turn_id") or md.get("turn_id")
+    return Digest(role, kind, None, None, False, blocks, model if model.__class__ is str else None,
+                  usage if usage.__class__ is dict else None, turn if turn.__class__ is str else None)
 
 
 def _display_states(ev: Event, display: Any) -> None:
