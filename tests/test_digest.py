@@ -8,8 +8,9 @@ If this fails after a change to an adapter, the adapter's `digest` did not follo
 import json
 import math
 import random
+from contextlib import contextmanager
+from pathlib import Path
 
-import pytest
 
 from viewer import formats
 from viewer.formats import detect
@@ -79,41 +80,94 @@ def test_generated_sessions_are_mostly_digested(tmp_path):
     assert sum(check(adapter, rec) for rec in lines) >= 0.9 * len(lines)
 
 
-def index_both_ways(path, monkeypatch):
-    with_digest = SessionIndex(path).build()
-    with monkeypatch.context() as m:
-        for adapter in DIGESTING:
-            m.delattr(adapter, "digest")
-        without = SessionIndex(path).build()
-    return with_digest, without
+def every_session() -> list[Path]:
+    """Every session of the corpus and of test_data, in every format and mode."""
+    return [Path(ref.path) for base in (CORPUS, ROOT / "test_data") for ref in Store([base]).sessions()]
+
+
+@contextmanager
+def no_digests():
+    """The index pass as it was before digests: every record becomes an Event."""
+    saved = {a: a.digest for a in DIGESTING}
+    for adapter in saved:
+        del adapter.digest
+    try:
+        yield
+    finally:
+        for adapter, digest in saved.items():
+            adapter.digest = digest
+
+
+def cached(idx: SessionIndex) -> bytes:
+    """What the cache keeps of an index, less the random id of its build."""
+    idx.build_id = 0
+    return idx.dump()
 
 
 def columns(idx):
     out = {}
     for name, th in idx.threads.items():
-        out[name] = (th.ids, list(th.offsets), list(th.lines), th.roles, th.kinds, th.authors,
-                     bytes(th.content), th.ts.tobytes(), bytes(th.hidden), th.prompts, th.last_boundary)
+        out[name] = (th.ids, list(th.offsets), list(th.lengths), list(th.lines), th.roles,
+                     th.kinds, th.authors, bytes(th.content), th.ts.tobytes(), bytes(th.hidden),
+                     th.prompts, th.last_boundary, th.bad, th.meta)
     return out
 
 
-@pytest.mark.parametrize("fmt", [a.NAME for a in DIGESTING])
-def test_indexes_built_with_and_without_digests_are_the_same(fmt, tmp_path, monkeypatch):
-    paths = []
-    for base in (CORPUS, ROOT / "test_data"):
-        for ref in Store([base]).sessions():
-            found = detect.detect_file(ref.path)
-            if found.format == fmt and found.mode == "jsonl":
-                paths.append(ref.path)
-    if fmt == "claude-code":
-        write_claude_session(tmp_path / "gen.jsonl", 200_000)
-        paths.append(tmp_path / "gen.jsonl")
-    assert paths
+def same(a: SessionIndex, b: SessionIndex, what) -> None:
+    """The two indexes agree on everything (columns first: a readable failure), down to the bytes
+    the cache would keep."""
+    assert columns(a) == columns(b), what
+    assert a.calls.calls == b.calls.calls and a.calls.orphans == b.calls.orphans, what
+    assert a.summary == b.summary, what
+    assert a.usage.summary() == b.usage.summary(), what
+    assert cached(a) == cached(b), what
+
+
+def test_every_session_indexes_the_same_with_and_without_digests(tmp_path):
+    """The oracle: every corpus file and test_data session, and a generated big one, indexed with
+    the digests equals the index built from Events."""
+    paths = every_session()
+    write_claude_session(tmp_path / "gen.jsonl", 200_000)
+    paths.append(tmp_path / "gen.jsonl")
+    digesting = {a.NAME for a in DIGESTING}
+    formats_seen = set()
+    built = {}
     for path in paths:
-        a, b = index_both_ways(path, monkeypatch)
-        assert columns(a) == columns(b), path
-        assert a.calls.calls == b.calls.calls and a.calls.orphans == b.calls.orphans, path
-        assert a.summary == b.summary, path
-        assert a.usage.summary() == b.usage.summary(), path
+        built[path] = SessionIndex(path).build()
+        formats_seen.add(built[path].format)
+    with no_digests():
+        for path in paths:
+            same(built[path], SessionIndex(path).build(), path)
+    assert digesting <= formats_seen  # the digesting formats were among them
+    assert len(paths) > 40
+
+
+def test_a_session_grown_in_steps_indexes_the_same_with_and_without_digests(tmp_path):
+    """Refreshes read through the digests too: a transcript written in steps (a line cut halfway
+    included) gives the same index refreshed with digests, refreshed without, and built at once."""
+    path = tmp_path / "grow.jsonl"
+    lines = []
+    for rec in (json.loads(x) for f in every_session() if detect.detect_file(f).format
+                == "claude-code" and detect.detect_file(f).mode == "jsonl"
+                for x in f.read_text(encoding="utf-8").splitlines() if x.strip()):
+        lines.append(json.dumps(rec) + "\n")
+    assert len(lines) > 100
+    path.write_text("")
+    with_d = SessionIndex(path).build()
+    with no_digests():
+        without = SessionIndex(path).build()
+    step = len(lines) // 7 + 1
+    for i in range(0, len(lines), step):
+        chunk = "".join(lines[i:i + step])
+        cut = len(chunk) - 40 if i + step < len(lines) else len(chunk)
+        for part in (chunk[:cut], chunk[cut:]):  # the last line of a step arrives in two writes
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(part)
+            with_d.refresh()
+            with no_digests():
+                without.refresh()
+            same(with_d, without, (i, len(part)))
+    same(with_d, SessionIndex(path).build(), "refreshed vs built at once")
 
 
 def test_a_sink_gets_events_not_digests(tmp_path):
