@@ -91,6 +91,17 @@
       if (slot) slot.innerHTML = "";
       return;
     }
+    var pick = e.target.closest(".range-pick");
+    if (pick) {
+      var input = document.getElementById("export-" + pick.getAttribute("data-end"));
+      if (input) {
+        input.value = pick.getAttribute("data-id");
+        input.classList.add("picked");
+        pick.classList.add("picked");
+        setTimeout(function () { input.classList.remove("picked"); pick.classList.remove("picked"); }, 1200);
+      }
+      return;
+    }
   });
 
   function showTarget() {

@@ -16,7 +16,7 @@ from viewer.model import Ref
 from viewer.timeline import load_events
 from viewer.toolcalls import ToolCallMap
 from viewer.web import create_app
-from viewer.web.templating import state_badge
+from viewer.templating import state_badge
 
 from conftest import CORPUS, ROOT, quiet_copy
 

@@ -164,8 +164,10 @@ def test_hostile_content_is_inert(client):
     assert all(src and src.startswith("/static/") for src in scripts)  # only our own files
     assert not [(t, k) for t, a in tags for k in a if k.startswith("on")]  # no event handlers
     assert not [t for t, a in tags if t in ("iframe", "style", "object", "embed", "base")]
-    # the only forms are the page's own: the search box and the keyboard help's close button
-    assert [a.get("id") or a.get("method") for t, a in tags if t == "form"] == ["find", "dialog"]
+    # the only forms are the page's own: the search box, the Export menu's range and the
+    # keyboard help's close button
+    assert [a.get("id") or a.get("method") for t, a in tags if t == "form"] == \
+        ["find", "export-range", "dialog"]
     hrefs = [a["href"] for t, a in tags if a.get("href")]
     srcs = [a["src"] for t, a in tags if a.get("src")]
     assert not [u for u in hrefs + srcs if u.lower().lstrip().startswith(("javascript:", "vbscript:"))]

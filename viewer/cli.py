@@ -47,9 +47,11 @@ def main() -> None:
 @click.option("--no-watch", is_flag=True, help="Do not watch files for live updates.")
 @click.option("--follow-symlinks", is_flag=True,
               help="Follow symlinks to files outside the ROOTS (by default they are skipped).")
+@click.option("--redact", is_flag=True,
+              help="Replace secrets (keys, tokens, passwords) in everything served.")
 @click.option("-v", "--verbose", is_flag=True)
 def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_cache, no_watch,
-          follow_symlinks, verbose) -> None:
+          follow_symlinks, redact, verbose) -> None:
     """Serve ROOTS: folders of sessions, session folders or transcript files.
 
     With no ROOT, serves the sessions bundled with the viewer. A Claude Code projects folder
@@ -77,6 +79,7 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         "TOKEN": token,
         "WATCH": not no_watch,
         "FOLLOW_SYMLINKS": follow_symlinks,
+        "REDACT": redact,
     })
     from werkzeug.serving import make_server
 
@@ -91,6 +94,8 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     click.echo(f"session-viewer serving {', '.join(map(str, app.extensions['viewer'].store.roots))}")
     click.echo(f"  open {url}")
+    if redact:
+        click.echo("  secrets are redacted in every page, stream, raw view and download")
     if open_browser:
         webbrowser.open(url)
     # a terminated server still finishes its cache writes
@@ -194,14 +199,106 @@ def _fail(message: str, code: int = 2) -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="The file to write (default: named after the session, here; '-' for stdout).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["html", "md", "json"]),
+              help="html (one self-contained file), md (Markdown) or json (the canonical events). "
+                   "Default: from the output's extension, else html.")
+@click.option("--redact", is_flag=True, help="Replace secrets (keys, tokens, passwords).")
+@click.option("--from", "first", metavar="ID", help="Start at this message (its permalink id).")
+@click.option("--to", "last", metavar="ID", help="End at this message (included).")
+@click.option("--max-media", type=float, default=6.0, show_default=True, metavar="MB",
+              help="Images, audio and video larger than this are left out of an HTML export.")
+def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first: str | None,
+           last: str | None, max_media: float) -> None:
+    """Write a session (or a range of it) to one file a colleague can open anywhere."""
+    import gc
+    import os
+    import tempfile
+    import time
+
+    from .export import Export, ExportError
+
+    started = time.perf_counter()
+    try:
+        main_file = _main_file(path)
+    except _Unusable as e:
+        _fail(str(e), 1)
+    if fmt is None:
+        ext = output.suffix.lower().lstrip(".") if output and str(output) != "-" else ""
+        fmt = {"markdown": "md", "htm": "html"}.get(ext, ext) if ext in (
+            "html", "htm", "md", "markdown", "json") else "html"
+    try:
+        idx = SessionIndex(main_file).build()
+    except OSError as e:
+        _fail(f"cannot read {main_file}: {e.strerror or e}", 1)
+    except NotTranscript as e:
+        _fail(str(e), 1)
+    if idx.format == "unknown" and idx.summary.events:
+        _fail(f"{main_file}: unknown format (no adapter recognises its records)", 1)
+    gc.freeze()  # the index lives as long as the export: keep it out of every collection
+    redactor = None
+    if redact:
+        from .redact import Redactor
+
+        redactor = Redactor()
+    label = main_file.parent.name if main_file.name == "messages.jsonl" else main_file.stem
+    try:
+        x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
+                   media_limit=int(max_media * (1 << 20) * 4 / 3))
+    except ExportError as e:
+        _fail(f"cannot export: {e}", 1)
+    if output is not None and str(output) == "-":
+        x.write(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        _export_note(x, None, 0, started)
+        return
+    target = output or Path(x.filename)
+    if target.is_dir():
+        target = target / x.filename
+    # written beside the target and renamed: a failed export never leaves half a file
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            size = x.write(f)
+        os.replace(tmp, target)
+    except ExportError as e:
+        os.unlink(tmp)
+        _fail(f"cannot export: {e}", 1)
+    except OSError as e:
+        os.unlink(tmp)
+        _fail(f"cannot write {target}: {e.strerror or e}", 1)
+    _export_note(x, target, size, started)
+
+
+def _export_note(x, target: Path | None, size: int, started: float) -> None:
+    import time
+
+    from .render import human_size
+
+    where = f"wrote {target} ({human_size(size)}, " if target else "wrote "
+    click.echo(f"{where}{x.events} events, {time.perf_counter() - started:.1f} s)", err=True)
+    if x.redactor is not None:
+        rows = x.tally.rows()
+        if rows:
+            click.echo("redacted: " + ", ".join(f"{n} {k}" + (f" ({p} places)" if p != n else "")
+                                               for k, n, p in rows), err=True)
+        else:
+            click.echo("redacted: nothing looked like a secret", err=True)
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def check(path: Path, as_json: bool) -> None:
+@click.option("--redact-report", is_flag=True,
+              help="List what --redact would replace (kind and place, never the value).")
+def check(path: Path, as_json: bool, redact_report: bool) -> None:
     """Read one session without a server and report what the viewer makes of it.
 
     Exits non-zero when the path cannot be checked (missing, unreadable, not a transcript) or its
     format is unknown; with --json the object then has an "error" key."""
     try:
-        report = _report(_main_file(path), path)
+        report = _report(_main_file(path), path, redact_report)
     except _Unusable as e:
         report = {"path": str(path), "error": str(e)}
     if as_json:
@@ -239,7 +336,7 @@ def _main_file(path: Path) -> Path:
                     f"{found[0].path}")
 
 
-def _report(main_file: Path, given: Path) -> dict:
+def _report(main_file: Path, given: Path, redact_report: bool = False) -> dict:
     report: dict = {"path": str(given), "format": "unknown", "mode": None, "lines": 0, "events": 0,
                     "hidden": 0, "messages": 0, "tool_calls": {}, "orphans": [], "unanswered": [],
                     "unparsed": [], "threads": {}, "title": ""}
@@ -272,6 +369,11 @@ def _report(main_file: Path, given: Path) -> dict:
                 if name != "main":
                     entry["thread"] = name
                 report["unparsed"].append(entry)
+    if redact_report:
+        from .redact import Redactor, report as redact_report_of
+
+        report["redactions"] = redact_report_of(idx)
+        report["title"] = Redactor().text(report["title"])
     if s.events == 0:
         report["empty"] = True  # a session with no records yet: nothing to recognise
     elif s.format == "unknown":
@@ -307,6 +409,26 @@ def _print_report(r: dict) -> None:
         click.echo(f"    {where}line {u['line']}: {u['reason']}")
     if len(r["unparsed"]) > 50:
         click.echo(f"    … and {len(r['unparsed']) - 50} more")
+    if "redactions" in r:
+        _print_redactions(r["redactions"])
+
+
+def _print_redactions(found: list[dict]) -> None:
+    secrets = {(f["kind"], f["number"]) for f in found}
+    click.echo(f"  redact      {len(secrets)} secrets in {len(found)} places")
+    kinds: dict = {}
+    for f in found:
+        k = kinds.setdefault(f["kind"], [set(), 0])
+        k[0].add(f["number"])
+        k[1] += 1
+    for kind, (numbers, places) in sorted(kinds.items(), key=lambda kv: -kv[1][1]):
+        click.echo(f"    {kind:22s} {len(numbers):4d} secrets {places:5d} places")
+    for f in found[:200]:
+        where = f"{f['thread']} " if f.get("thread") else ""
+        click.echo(f"    {where}line {f['line']} ({f['event']}, {f['field']}): "
+                   f"[redacted: {f['kind']} #{f['number']}]  {f['hint']}")
+    if len(found) > 200:
+        click.echo(f"    … and {len(found) - 200} more (--json lists them all)")
 
 
 if __name__ == "__main__":  # pragma: no cover

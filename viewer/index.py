@@ -201,6 +201,7 @@ class SessionIndex:
         self.sink = None
         self.progress = None
         self.region: Region | None = None  # set when only a region was read (read_region)
+        self.redactor = None  # a redact.Redactor: every event read through the timeline is redacted
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:

@@ -80,13 +80,15 @@ class Skipped(NotFound):
 
 class Store:
     def __init__(self, roots: list[str | Path], cache: IndexCache | None = None, *,
-                 follow_symlinks: bool = False):
+                 follow_symlinks: bool = False, redact: bool = False):
         self.roots = [Path(r).expanduser().resolve() for r in roots]
         self.cache = cache
         self.confinement = files.Confinement.of_roots(self.roots, follow_symlinks)
         self._prefixes = keys.root_prefixes([r.name for r in self.roots],
                                             [str(r) for r in self.roots]) \
             if len(self.roots) > 1 else [""]
+        self.redact = redact  # every event, record and title leaves redacted (`serve --redact`)
+        self._redactors: dict[str, object] = {}  # session path → its redact.Redactor
         # guards the maps below and nothing else: no file is ever read while holding it
         self._lock = threading.RLock()
         self._scan_lock = threading.Lock()  # one discovery pass at a time
@@ -492,6 +494,35 @@ class Store:
             self._note(key, idx)
         return change
 
+    def redactor_for(self, path: str):
+        """The redactor of one session, kept for the server's life: a secret keeps its marker
+        number on every page, window, stream and download."""
+        from .redact import Redactor
+
+        with self._lock:
+            red = self._redactors.get(path)
+            if red is None:
+                red = self._redactors[path] = Redactor()
+            return red
+
+    def redacting(self, idx: SessionIndex) -> SessionIndex:
+        """Give an index (a session's, or a first screen's region of it) its session's redactor
+        when this store redacts."""
+        if self.redact and idx.redactor is None:
+            idx.redactor = self.redactor_for(idx.main)
+        return idx
+
+    def shown_summary(self, idx: SessionIndex) -> SessionSummary:
+        """A session's summary as a page shows it (its title redacted on a redacting server)."""
+        return self._shown(idx.summary, idx.main)
+
+    def _shown(self, s, path: str):
+        if not self.redact or not isinstance(s, SessionSummary) or not s.title:
+            return s
+        from dataclasses import replace
+
+        return replace(s, title=self.redactor_for(path).text(s.title))
+
     def _load_cached(self, ref: SessionRef) -> tuple[SessionIndex | None, bool]:
         """(the cached index brought up to date, whether it was current as stored). An index that
         would need a long pass to catch up is left to a background build."""
@@ -554,6 +585,7 @@ class Store:
         self._to_write.join()
 
     def _remember(self, key: str, idx: SessionIndex) -> None:
+        self.redacting(idx)
         with self._lock:
             self._memory[key] = idx
             self._memory.move_to_end(key)
@@ -592,6 +624,7 @@ class Store:
         if known is None:
             return None
         identities, summary = known
+        summary = self._shown(summary, identities[0][0])
         if stale:
             return summary
         if isinstance(summary, Exception):

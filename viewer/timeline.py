@@ -12,6 +12,7 @@ Counting a window in *visible* events keeps a screen useful when a session is mo
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import zlib
 from collections import OrderedDict
@@ -146,20 +147,27 @@ def _document_records(th: ThreadIndex) -> list:
     return records
 
 
-def load_events(idx: SessionIndex, thread: str, start: int, stop: int) -> list[Event]:
-    """The events [start, stop) of one thread, read from the file and given their index ids."""
+def load_events(idx: SessionIndex, thread: str, start: int, stop: int, *,
+                expand: int = 0) -> list[Event]:
+    """The events [start, stop) of one thread, read from the file and given their index ids.
+
+    This (with `load_picked`) is where every page, window, live message, search and export gets
+    its events, so it is where redaction happens: when the index carries a redactor (`serve
+    --redact`, `export --redact`), each event is redacted right after its adapter made it.
+    `expand` reads back the strings cut out of huge lines, up to that many bytes each (an export
+    shows everything)."""
     th = idx.threads[thread]
-    return load_picked(idx, thread, range(start, min(stop, len(th))))
+    return load_picked(idx, thread, range(start, min(stop, len(th))), expand=expand)
 
 
-def load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
+def load_picked(idx: SessionIndex, thread: str, seqs, *, expand: int = 0) -> list[Event]:
     """The events at the given seqs (ascending) of one thread, read with one open of the file:
     search reads its candidate lines, and filtered views their scattered events, this way."""
     with files.confined(idx.confinement):
-        return _load_picked(idx, thread, seqs)
+        return _load_picked(idx, thread, seqs, expand)
 
 
-def _load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
+def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int) -> list[Event]:
     th = idx.threads[thread]
     seqs = [s for s in seqs if 0 <= s < len(th)]
     if not seqs:
@@ -171,7 +179,7 @@ def _load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
         for seq in seqs:
             ref = Ref(thread, th.lines[seq], 0, th.lengths[seq], th.paths[seq] if th.paths else None)
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
-            out.append(_event(adapter, rec, ref, th.ids[seq], b""))
+            out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"")))
         return out
     with files.open_file(th.path) as f:
         i = 0
@@ -179,12 +187,14 @@ def _load_picked(idx: SessionIndex, thread: str, seqs) -> list[Event]:
             j = i + 1  # a run of consecutive seqs is read as one block when it is not huge
             while j < len(seqs) and seqs[j] == seqs[j - 1] + 1:
                 j += 1
-            out.extend(_read_run(f, adapter, th, thread, seqs[i], seqs[j - 1] + 1))
+            out.extend(_finish(idx, ev) for ev in
+                       _read_run(f, adapter, th, thread, seqs[i], seqs[j - 1] + 1, expand))
             i = j
     return out
 
 
-def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int) -> list[Event]:
+def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
+              expand: int = 0) -> list[Event]:
     out = []
     first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
     bulk = last - first <= 4 * reader.HUGE_LINE
@@ -205,8 +215,35 @@ def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int) -
         if isinstance(value, reader.BadLine) and th.cut_tail and seq == len(th) - 1 \
                 and seq not in th.bad:
             value = truncated(value)  # the unterminated last line
-        out.append(_event(adapter, value, ref, th.ids[seq], data, f))
+        ev = _event(adapter, value, ref, th.ids[seq], data, f)
+        if expand and data is None:
+            _expand(ev, f, expand)
+        out.append(ev)
     return out
+
+
+def _finish(idx: SessionIndex, ev: Event) -> Event:
+    redactor = idx.redactor
+    return ev if redactor is None else redactor.event(ev)
+
+
+def _expand(ev: Event, f, limit: int) -> None:
+    """Replace the cut strings of a skimmed event by their whole text (those up to `limit` bytes)."""
+
+    def whole(value):
+        if isinstance(value, reader.CutStr):
+            return reader.read_cut(f, value) if value.raw_length <= limit else value
+        if isinstance(value, dict):
+            return {k: whole(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [whole(v) for v in value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for fld in dataclasses.fields(value):
+                setattr(value, fld.name, whole(getattr(value, fld.name)))
+        return value
+
+    for b in ev.blocks:
+        whole(b)
 
 
 def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
@@ -233,7 +270,8 @@ def load_event(idx: SessionIndex, event_id: str) -> Event | None:
 
 def raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     """The source of one event: its line's bytes (JSONL) or its record as JSON (documents).
-    Returns (bytes, cut) — cut when only the head of a huge line is returned."""
+    Returns (bytes, cut) — cut when only the head of a huge line is returned. Redacted when the
+    index carries a redactor (the record is then written back as JSON)."""
     with files.confined(idx.confinement):
         return _raw_record(idx, event_id)
 
@@ -244,16 +282,22 @@ def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
         return None
     thread, seq = where
     th = idx.threads[thread]
+    redactor = idx.redactor
     if th.mode == "document":
         import orjson
 
         rec = _document_records(th)[seq][1]
+        if redactor is not None:
+            rec = redactor.value(rec)
         return orjson.dumps(rec, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
                             default=str), False
     limit = reader.HUGE_LINE
     with files.open_file(th.path) as f:
         data = reader.read_bytes(f, th.offsets[seq], th.lengths[seq], limit)
-    return data, th.lengths[seq] > limit
+    cut = th.lengths[seq] > limit
+    if redactor is not None:
+        data = redactor.text(data.decode("utf-8", "replace")).encode() if cut else redactor.raw(data)
+    return data, cut
 
 
 # --- windows -------------------------------------------------------------------------------------
@@ -323,8 +367,9 @@ def lane_of(author: str | None) -> int:
 class Timeline:
     """Builds windows of one session for the templates."""
 
-    def __init__(self, idx: SessionIndex, target: str | None = None):
+    def __init__(self, idx: SessionIndex, target: str | None = None, expand: int = 0):
         self.idx = idx
+        self.expand = expand  # see load_events
         self.started = idx.summary.started
         self.target = target
         self.target_view: EventView | None = None  # set once a window holds the target
@@ -350,14 +395,22 @@ class Timeline:
             where = {"around": self.anchors[thread]}
         start, stop = bounds(th, **where)
         start = min(max(start, floor), stop)
-        views = self.views(load_events(self.idx, thread, start, stop), start, before=[])
+        win = self.events(thread, start, stop, before=[])
         region = self.idx.region if thread == "main" else None
-        offsets = ()
         if region is not None:  # a first screen's links load from offsets, not seqs
-            offsets = (th.offsets[start] if start < len(th) else region.hi,
-                       th.offsets[stop] if stop < len(th) else region.hi)
-        return WindowView(thread, start, stop, len(th), views, region=region, offsets=offsets,
-                          floor=min(floor, start))
+            win.region = region
+            win.offsets = (th.offsets[start] if start < len(th) else region.hi,
+                           th.offsets[stop] if stop < len(th) else region.hi)
+        win.floor = min(floor, start)
+        return win
+
+    def events(self, thread: str, start: int, stop: int,
+               before: list[Event] | None = None) -> WindowView:
+        """The events [start, stop) of a thread as a window (an export walks a session this way);
+        `before` as for `views`."""
+        events = load_events(self.idx, thread, start, stop, expand=self.expand)
+        return WindowView(thread, start, stop, len(self.idx.threads[thread]),
+                          self.views(events, start, before))
 
     def views(self, events: list[Event], start: int, before: list[Event] | None = None) -> list:
         """Views of consecutive events of one thread (the first at seq `start`), their calls
@@ -479,7 +532,7 @@ class Timeline:
         if call is None or call.call is None:
             return None
         thread, seq = call.call
-        evs = load_events(self.idx, thread, seq, seq + 1)
+        evs = load_events(self.idx, thread, seq, seq + 1, expand=self.expand)
         if not evs:
             return None
         v = self.event_view(evs[0], seq)
@@ -523,7 +576,7 @@ class Timeline:
             v = loaded.get(where)
             if v is None:
                 thread, seq = where
-                evs = load_events(idx, thread, seq, seq + 1)
+                evs = load_events(idx, thread, seq, seq + 1, expand=self.expand)
                 if not evs:
                     continue
                 v = EventView(evs[0], seq)

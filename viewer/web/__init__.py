@@ -11,23 +11,14 @@ import gc
 import logging
 import os
 import threading
-from pathlib import Path
 
 from flask import Flask
 
 from ..cache import IndexCache
 from ..store import Store
+from ..templating import resource_dir
 
 log = logging.getLogger(__name__)
-
-_HERE = Path(__file__).resolve().parent.parent  # the viewer package
-
-
-def resource_dir(name: str) -> Path:
-    """templates/, static/ and test_data/sessions: inside the package in a wheel, at the top of the
-    source tree otherwise (editable installs import from the checkout)."""
-    inside = _HERE / name
-    return inside if inside.is_dir() else _HERE.parent / name
 
 
 def default_roots() -> list[str]:
@@ -65,7 +56,8 @@ def config_from_env() -> dict:
     """Settings for servers that build the app themselves (gunicorn): SESSION_VIEWER_ROOTS
     (paths joined by the OS path separator), _TOKEN, _CACHE_DIR, _ALLOWED_HOSTS (commas), _NO_CACHE,
     _FOLLOW_SYMLINKS=1, _BIND (the address the server listens on, as given to it), _ALLOW_ANONYMOUS=1
-    (serve other machines without a token: see security.py), _MAX_STREAMS, _STREAM_THREADS=1."""
+    (serve other machines without a token: see security.py), _MAX_STREAMS, _STREAM_THREADS=1,
+    _REDACT=1 (replace secrets in everything served)."""
     env = os.environ
     config: dict = {}
     if env.get("SESSION_VIEWER_ROOTS"):
@@ -88,6 +80,8 @@ def config_from_env() -> dict:
         config["MAX_STREAMS"] = int(env["SESSION_VIEWER_MAX_STREAMS"])
     if env.get("SESSION_VIEWER_STREAM_THREADS") == "1":
         config["STREAM_THREADS"] = True
+    if env.get("SESSION_VIEWER_REDACT") == "1":
+        config["REDACT"] = True
     return config
 
 
@@ -111,6 +105,7 @@ def create_app(config: dict | None = None) -> Flask:
         BIND=None,  # the address a WSGI server listens on, when the settings say it
         FOLLOW_SYMLINKS=False,  # follow symlinks to files outside the roots (see files.py)
         WATCH=True,  # start the file watcher for live updates
+        REDACT=False,  # replace secrets in everything served (`serve --redact`)
         HEARTBEAT=15.0,  # seconds between SSE heartbeats
         STREAM_LIFETIME=3600.0,  # seconds before a live stream is closed (the browser reconnects)
         MAX_STREAMS=500,  # open live streams allowed at once (beyond: "too many live viewers")
@@ -118,12 +113,13 @@ def create_app(config: dict | None = None) -> Flask:
         INDEX_ALL=True,  # index every session of the roots in the background (list, search)
     )
     app.config.update(config or {})
-    from . import archive, routes, security, templating, urls  # noqa: F401 (archive adds routes)
+    from . import archive, routes, security, templating  # noqa: F401 (archive adds routes)
 
     security.check_exposure(app.config)  # before anything starts: no watcher, no threads
     roots = app.config["ROOTS"] or default_roots()
     cache = None if app.config["NO_CACHE"] else IndexCache(app.config["CACHE_DIR"])
-    store = Store(roots, cache, follow_symlinks=app.config["FOLLOW_SYMLINKS"])
+    store = Store(roots, cache, follow_symlinks=app.config["FOLLOW_SYMLINKS"],
+                  redact=bool(app.config["REDACT"]))
     watcher = None
     if app.config["WATCH"]:
         from .live import start_watcher
@@ -143,11 +139,16 @@ def create_app(config: dict | None = None) -> Flask:
     if cache is not None:
         from ..fts import FullText
 
-        viewer.fts = FullText(store, cache.path)
+        if store.redact:  # what the full-text index keeps (and its snippets show) is redacted
+            from ..redact import Redactor
+
+            viewer.fts = FullText(store, cache.path, transform=Redactor(numbered=False).text,
+                                  transform_id="redact-1")
+        else:
+            viewer.fts = FullText(store, cache.path)
         store.indexer.listen(viewer.fts)  # fed by every index pass, caught up by the walker
 
     security.init_app(app)
-    urls.init_app(app)
     templating.init_app(app)
     app.register_blueprint(routes.bp)
     from . import find, live

@@ -138,7 +138,8 @@ def usage_panel(key: str):
     report = usage.report(idx)
     if htmx():
         return render_template("_usage.html", key=key, report=report, idx=idx)
-    return render_template("usage.html", key=key, report=report, idx=idx, ref=ref)
+    return render_template("usage.html", key=key, report=report, idx=idx, ref=ref,
+                           title=store().shown_summary(idx).title)
 
 
 @bp.get("/s/<key>/charts.json")

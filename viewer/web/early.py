@@ -45,12 +45,14 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
     permalink's event; `start`: the first events rather than the latest."""
     try:
         if around is not None:
-            return partial.around(ref.path, around[0], around[1], store.confinement)
-        if start:
-            return partial.head(ref.path, store.confinement)
-        return partial.tail(ref.path, store.confinement)
+            idx = partial.around(ref.path, around[0], around[1], store.confinement)
+        elif start:
+            idx = partial.head(ref.path, store.confinement)
+        else:
+            idx = partial.tail(ref.path, store.confinement)
     except ValueError:
         return None
+    return store.redacting(idx)
 
 
 def progress(store: Store, key: str) -> float | None:

@@ -35,7 +35,8 @@ from flask import Flask
 from ..index import SessionIndex
 from ..store import NotFound, Store
 from ..timeline import STREAM_BACK, Timeline, load_events
-from .templating import dom_id, render_event
+from ..templating import dom_id
+from .templating import render_event
 
 log = logging.getLogger(__name__)
 

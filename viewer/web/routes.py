@@ -11,19 +11,20 @@ from typing import Iterator
 
 import orjson
 from flask import (Blueprint, Response, abort, current_app, make_response, redirect,
-                   render_template, request, stream_template, url_for)
+                   render_template, request, stream_template, stream_with_context, url_for)
 
 from .. import files, partial, reader, usage
+from ..export import Export, ExportError, call_dict, event_dict
+from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..formats.detect import NotTranscript
 from ..store import NotFound, SessionRef, Skipped, Store
+from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
 from . import early
 from .find import Find, find_context, look_deeper, mark_fragment, window as find_window
 from .live import LIVE_WINDOW, cursor_of
-from .templating import dom_id
 
 log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
@@ -32,6 +33,8 @@ FULL_CAP = 2_000_000  # characters a "show all" puts in the page; the rest is a 
 _MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/mpeg",
                 "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4", "video/webm",
                 "video/ogg"}
+_TEXT_TYPES = {"application/json", "application/xml", "application/x-yaml", "application/yaml",
+               "application/javascript", "application/x-sh"}
 
 
 def store() -> Store:
@@ -181,7 +184,8 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     ctx = dict(ref=ref, idx=idx, win=win, key=key, target=target, lands=lands,
                show_hidden=show_hidden or bool(request.args.get("hidden")), thread=thread,
                follow=_live(ref) and not target and not win.has_after,
-               cursor=cursor_of(idx, main=None if thread else win.stop), find=find, **extra)
+               cursor=cursor_of(idx, main=None if thread else win.stop), find=find,
+               summary=store().shown_summary(idx), redacting=store().redact, **extra)
     if find is not None and find.matcher is not None:
         # the hits come in while the page streams: the first ones show before the scan is done
         return Response(_buffered(stream_template("session.html", **ctx)),
@@ -262,14 +266,9 @@ def message(key: str, event_id: str):
 def session_json(key: str):
     ref, idx = _session(key)
     win = Timeline(idx).window("main", **_where())
-    calls = {cid: {"name": c.name, "status": c.status, "state": c.state, "is_error": c.is_error,
-                   "duration": c.duration, "subthread": c.subthread,
-                   "unanswered": idx.unanswered(c),
-                   "call_event": idx.threads[c.call[0]].ids[c.call[1]] if c.call else None,
-                   "result_event": idx.threads[c.result[0]].ids[c.result[1]] if c.result else None}
-             for cid, c in idx.calls.calls.items()}
+    calls = {cid: call_dict(idx, c) for cid, c in idx.calls.calls.items()}
     return _json({
-        "key": key, "path": ref.path, "summary": summary_dump(idx.summary),
+        "key": key, "path": ref.path, "summary": summary_dump(store().shown_summary(idx)),
         "usage": usage.report(idx),
         "threads": {n: {"label": th.label, "events": len(th), "path": th.path, "format": th.format,
                         "parent_call": th.meta.get("parent_call")} for n, th in idx.threads.items()},
@@ -278,30 +277,6 @@ def session_json(key: str):
         "window": {"start": win.start, "stop": win.stop, "total": win.total},
         "events": [event_dict(v.ev) for v in win.events],
     })
-
-
-def event_dict(ev: Event) -> dict:
-    return {
-        "id": ev.id, "line": ev.line, "thread": ev.thread, "role": ev.role, "kind": ev.kind,
-        "author": ev.author, "recipient": ev.recipient,
-        "timestamp": ev.timestamp.isoformat() if ev.timestamp else None,
-        "timestamp_raw": ev.timestamp_raw if isinstance(ev.timestamp_raw, (str, int, float)) else None,
-        "hidden": ev.hidden, "hidden_reason": ev.hidden_reason, "model": ev.model,
-        "parent": ev.parent,
-        "blocks": [_block_dict(b) for b in ev.blocks],
-    }
-
-
-def _block_dict(b) -> dict:
-    d = {"kind": b.kind}
-    for f in b.__slots__:
-        v = getattr(b, f)
-        if f == "content" and isinstance(v, list):
-            v = [_block_dict(x) for x in v]
-        elif f == "data" and isinstance(v, str) and len(v) > 200:
-            v = f"<{len(v)} base64 chars>"
-        d[f] = v
-    return d
 
 
 def _json(obj) -> Response:
@@ -480,6 +455,8 @@ def full(key: str, event_id: str, path: str):
     ref, idx = _session(key)
     ev, node, parent = _block_in(idx, event_id, path)
     pieces = _text_of(idx, ev, node)
+    if idx.redactor is not None:
+        pieces = idx.redactor.stream(pieces)
     if request.args.get("raw") or not htmx():
         return Response(_utf8(pieces), content_type="text/plain; charset=utf-8")
     # beyond a few megabytes a browser tab struggles: show the head, link the whole as plain text
@@ -506,8 +483,10 @@ def media(key: str, event_id: str, path: str):
     if getattr(node, "kind", "") != "media" or not node.data:
         abort(404, description="No inline media here.")
     mt = (node.media_type or "").lower()
-    resp = Response(_base64_decoded(_text_of(idx, ev, node)),
-                    mimetype=mt if mt in _MEDIA_TYPES else "application/octet-stream")
+    body = _base64_decoded(_text_of(idx, ev, node))
+    if idx.redactor is not None and (mt.startswith("text/") or mt in _TEXT_TYPES):
+        body = [idx.redactor.text(b"".join(body).decode("utf-8", "replace")).encode()]
+    resp = Response(body, mimetype=mt if mt in _MEDIA_TYPES else "application/octet-stream")
     if mt not in _MEDIA_TYPES:
         resp.headers["Content-Disposition"] = "attachment"
     resp.headers["Cache-Control"] = "private, max-age=3600"
@@ -536,6 +515,22 @@ def _base64_decoded(pieces: Iterator[str]) -> Iterator[bytes]:
             yield binascii.a2b_base64(raw[:whole])
     if len(rest) > 1:  # an unpadded tail
         yield binascii.a2b_base64(rest + b"=" * (-len(rest) % 4))
+
+
+@bp.get("/s/<key>/export")
+def export(key: str):
+    """The session (or a range of it) as a downloaded file: HTML, Markdown or JSON, streamed as it
+    is written; redacted on a redacting server."""
+    ref, idx = _session(key)
+    fmt = request.args.get("format") or "html"
+    try:
+        x = Export(idx, fmt, first=request.args.get("from") or None,
+                   last=request.args.get("to") or None, label=ref.label, key=key)
+    except ExportError as e:
+        abort(400, description=f"Cannot export: {e}.")
+    return Response(stream_with_context(x.chunks()), mimetype=x.mimetype, headers={
+        "Content-Disposition": f'attachment; filename="{x.filename}"',
+        "Cache-Control": "no-store"})
 
 
 # --- errors --------------------------------------------------------------------------------------

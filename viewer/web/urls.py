@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from urllib.parse import quote
 
-from flask import Flask, request, url_for
+from flask import request, url_for
 
 
 class Urls:
@@ -87,6 +87,11 @@ class Urls:
         return url_for("pages.media", key=key, event_id=event_id, path=path)
 
     @staticmethod
+    def export(key: str, fmt: str | None = None, **args) -> str:
+        return url_for("pages.export", key=key, format=fmt,
+                       **{k: v for k, v in args.items() if v is not None})
+
+    @staticmethod
     def events(key: str, after: str | None = None, early: str | None = None) -> str:
         return url_for("live.session_events", key=key, after=after, early=early)
 
@@ -148,7 +153,3 @@ def _around(endpoint: str, key: str, root: str) -> tuple[str, str]:
 def _given(args: dict) -> dict:
     """URL arguments without the unset ones (None, empty strings, empty lists)."""
     return {k: v for k, v in args.items() if v is not None and v != "" and v != []}
-
-
-def init_app(app: Flask) -> None:
-    app.jinja_env.globals["u"] = Urls

@@ -1,0 +1,329 @@
+"""`session-viewer export`: one self-contained HTML file drawn by the page's own partials, Markdown
+for an issue, the canonical events as JSON; ranges, snapshots of live sessions, redaction."""
+
+import base64
+import hashlib
+import json
+import os
+import re
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from viewer.cli import main
+from viewer.export import Export, ExportError, event_dict, fence
+from viewer.index import SessionIndex
+from viewer.redact import Redactor
+from viewer.timeline import load_events
+
+import planted
+from conftest import ROOT, SESSIONS, quiet_copy
+
+TOUR = SESSIONS / "legion-feature-tour" / "messages.jsonl"
+CC = SESSIONS / "claude-project" / "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b.jsonl"
+HOSTILE = SESSIONS / "legion-hostile-content" / "messages.jsonl"
+
+
+def all_sessions() -> list[Path]:
+    """Every bundled session and every format fixture's main transcript."""
+    from viewer.store import Store
+
+    found = [Path(r.path) for r in Store([SESSIONS]).sessions()]
+    found += [Path(r.path) for r in Store([ROOT / "test_data" / "formats"]).sessions()]
+    return sorted(set(found))
+
+
+def export(path, fmt="html", **kw) -> tuple[str, Export]:
+    idx = SessionIndex(path).build()
+    x = Export(idx, fmt, **kw)
+    return "".join(x.chunks()), x
+
+
+class Tags(HTMLParser):
+    def __init__(self, html):
+        super().__init__()
+        self.tags, self.data = [], {"script": [], "style": []}
+        self._in = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        self._in = tag if tag in ("script", "style") else None
+
+    def handle_data(self, data):
+        if self._in:
+            self.data[self._in].append(data)
+
+    def handle_endtag(self, tag):
+        self._in = None
+
+
+def sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+@pytest.mark.parametrize("path", all_sessions(), ids=lambda p: p.parent.name + "/" + p.name)
+def test_html_has_every_event_as_an_anchor_and_loads_nothing(path):
+    html, x = export(path)
+    idx = x.idx
+    ids = set(re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', html))
+    wanted = {eid for th in idx.threads.values() for eid in th.ids}
+    assert wanted <= {i.replace("&#34;", '"') for i in ids} or wanted <= ids
+    t = Tags(html)
+    csp = next(a["content"] for tag, a in t.tags if tag == "meta" and a.get("http-equiv")
+               == "Content-Security-Policy")
+    assert "default-src 'none'" in csp and "unsafe-inline" not in csp
+    # the one script and the one stylesheet are inline and allowed by their hashes
+    assert [a for tag, a in t.tags if tag == "script"] == [{}]
+    assert sha256("".join(t.data["script"])) in csp and sha256("".join(t.data["style"])) in csp
+    assert not [a for tag, a in t.tags if tag == "link" and a.get("rel") != "icon"]
+    urls = [a.get(k) for tag, a in t.tags for k in ("src", "href", "action") if a.get(k)]
+    # nothing to fetch: anchors, data: URIs and links a reader may follow by hand
+    assert not [u for u in urls if not u.startswith(("#", "data:", "http://", "https://", "mailto:"))]
+    assert not [(tag, a) for tag, a in t.tags if tag in ("img", "audio", "video", "source")
+                and not a.get("src", "").startswith("data:")]
+    assert not [(tag, k) for tag, a in t.tags for k in a if k.startswith(("on", "hx-"))]
+    assert x.events == sum(len(th) for th in idx.threads.values())
+    assert "kind-broken" not in html  # every event drawn by the partial, none by the fallback
+
+
+def test_html_draws_events_with_the_pages_partials(client):
+    html, _ = export(TOUR)
+    page = client.get("/s/legion-feature-tour").get_data(as_text=True)
+    # the same card markup for a tool call with its state and duration
+    card = re.search(r'<div class="tool [^"]*" id="tc-toolu_bash_1".*?<div class="call-thread"', page,
+                     re.S)
+    assert card and card.group(0) in html and 'class="state error"' in card.group(0)
+    for piece in ('<span class="state error">error</span>', 'class="thinking"',
+                  '<details class="thinking">', "Interrupted before it returned", "orphan result"):
+        assert piece in html
+    assert "copy link" not in html and "raw-slot" not in html  # what needs the server is left out
+
+
+def test_a_sub_agent_is_nested_under_its_task_card():
+    html, x = export(CC)
+    sub = next(n for n in x.idx.threads if n != "main")
+    first = x.idx.threads[sub].ids[0]
+    card = re.search(r'class="tool [^"]*agent', html).start()
+    nested = html.index('<ol class="timeline nested"', card)
+    assert nested < html.index(f'id="m-{first}"') < html.index("</ol>", html.index(f'id="m-{first}"'))
+    # …inside the event holding the Task call, before the event that follows it
+    call = x.idx.calls.call(x.idx.threads[sub].meta["parent_call"])
+    main_ids = x.idx.threads["main"].ids
+    holder, after = main_ids[call.call[1]], main_ids[call.call[1] + 1]
+    assert html.index(f'id="m-{holder}"') < card < html.index(f'id="m-{after}"')
+    assert html.index(f'id="m-{first}"') < html.index(f'id="m-{after}"')
+
+
+def test_hostile_content_stays_inert():
+    html, _ = export(HOSTILE)
+    t = Tags(html)
+    assert [a for tag, a in t.tags if tag == "script"] == [{}]
+    assert not [(tag, k) for tag, a in t.tags for k in a if k.startswith("on")]
+    assert not [tag for tag, a in t.tags if tag in ("iframe", "form", "object", "embed", "base")]
+    assert len([1 for tag, a in t.tags if tag == "style"]) == 1
+    hrefs = [a.get("href", "") for tag, a in t.tags] + [a.get("src", "") for tag, a in t.tags]
+    assert not [h for h in hrefs if h.lower().lstrip().startswith(("javascript:", "vbscript:"))]
+    assert "alert('xss-script')" not in "".join(t.data["script"])
+
+
+def test_images_are_inlined_up_to_the_limit(tmp_path):
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + os.urandom(3000)).decode()
+    rec = {"type": "user", "uuid": "u1", "sessionId": "s", "timestamp": "2025-10-21T18:59:50Z",
+           "message": {"role": "user", "content": [
+               {"type": "text", "text": "look"},
+               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]}}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    html, _ = export(path)
+    assert f'src="data:image/png;base64,{png}"' in html
+    html, _ = export(path, media_limit=1000)
+    assert png not in html and "not included: larger than this export" in html
+
+
+def test_strings_cut_out_of_huge_lines_are_exported_whole(tmp_path):
+    text = "".join(f"{i:08d} a line of a long log\n" for i in range(250_000))  # 7.5 MB
+    path = tmp_path / "big.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u-1", "sessionId": "h", "message": {"role": "user", "content": "log:"}},
+        {"type": "user", "uuid": "u-2", "sessionId": "h", "message": {"role": "user", "content": text}},
+        {"type": "assistant", "uuid": "a-1", "sessionId": "h",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "A long log."}]}},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    for fmt in ("html", "md", "json"):
+        out, _ = export(path, fmt)
+        assert "00249999 a line of a long log" in out and "00000000 a line" in out
+
+
+def test_markdown_has_turns_fenced_tools_and_quoted_thinking():
+    md, _ = export(TOUR, "md")
+    assert md.startswith("# Refactor \\`timeline.py\\`")
+    assert re.search(r"^## Turn 1 · User · 2025-10-21 18:59:50 UTC$", md, re.M)
+    assert re.search(r"^### Assistant · claude-sonnet-4-5-20250929", md, re.M)
+    assert "> **Thinking**\n>\n> The user wants a refactor. First I need to **see**" in md
+    assert "**Tool: Bash** · error · 2.7s" in md
+    assert "```sh\n$ pytest -q tests/test_timeline.py\n```" in md
+    assert "Error:\n\n```\nFAILED tests/test_timeline.py::test_window - AssertionError" in md
+    assert "```diff\n" in md and "\n-" in md and "\n+" in md  # the Edit as a diff
+    assert "**Tool: Grep** · interrupted" in md and "*No result: interrupted.*" in md
+    assert "**Orphan result**" in md
+    assert "**Unparsed line 17**" in md
+    assert "Claude Code Launched" not in md  # hidden events are left out, and said so
+    assert "2 hidden events (progress, snapshots…) left out" in md
+
+
+def test_markdown_quotes_a_sub_agent_under_its_call():
+    md, x = export(CC, "md")
+    task = md.index("**Tool: Task**")
+    sub = md.index("**Sub-agent:", task)
+    assert re.search(r"^> #### ", md[sub:], re.M)
+
+
+def test_fences_are_longer_than_any_backtick_run_inside():
+    assert fence("a ``` b") == "````\na ``` b\n````\n"
+    assert fence("plain", "sh") == "```sh\nplain\n```\n"
+
+
+def test_json_is_the_twins_shape_with_every_event(client):
+    text, x = export(TOUR, "json")
+    data = json.loads(text)
+    twin = client.get("/s/legion-feature-tour.json").get_json()
+    assert set(twin) <= set(data) and {"exported", "redactions"} <= set(data)
+    assert [e["id"] for e in data["events"]] == x.idx.threads["main"].ids
+    by_id = {e["id"]: e for e in data["events"]}
+    for ev in twin["events"]:
+        assert by_id[ev["id"]] == ev
+    assert data["tool_calls"] == twin["tool_calls"]
+    assert data["redactions"] is None and data["path"] == "messages.jsonl"
+
+
+def test_a_range_holds_the_messages_from_one_to_another():
+    html, x = export(TOUR, first="tour-read", last="tour-bash-result")
+    ids = x.idx.threads["main"].ids
+    inside = ids[ids.index("tour-read"): ids.index("tour-bash-result") + 1]
+    got = re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', html)
+    assert got == inside
+    assert 'Messages <a href="#m-tour-read">tour-read</a> to' in html
+    data = json.loads(export(TOUR, "json", first="tour-bash")[0])
+    assert data["events"][0]["id"] == "tour-bash" and data["events"][-1]["id"] == ids[-1]
+    with pytest.raises(ExportError, match="no message “nope”"):
+        export(TOUR, first="nope")
+    with pytest.raises(ExportError, match="comes before"):
+        export(TOUR, first="tour-bash", last="tour-read")
+
+
+def test_an_export_of_a_live_session_is_a_snapshot(tmp_path):
+    """A line being written at the end is left out, not half included; results that arrive while
+    the export runs are not part of it."""
+    folder = quiet_copy(SESSIONS / "legion-feature-tour", tmp_path / "live")
+    path = folder / "messages.jsonl"
+    call = {"type": "assistant", "content": "one more", "timestamp": 1761073300.0, "session_id": "s",
+            "message_id": "late-call", "metadata": {"tool_uses": [
+                {"id": "late-t", "name": "Bash", "input": {"command": "sleep 1"}}]}}
+    with open(path, "a") as f:
+        f.write(json.dumps(call) + "\n")
+        f.write('{"type": "user", "content": "Tool results: 1 res')  # the writer is mid-line
+    idx = SessionIndex(path).build()
+    x = Export(idx, "html")
+    chunks = x.chunks()
+    head = next(chunks)
+    # the line is finished and the result arrives while the export is being written
+    result = {"type": "user", "content": "Tool results: 1 results", "timestamp": 1761073301.0,
+              "session_id": "s", "message_id": "late-result", "metadata": {"tool_results": [
+                  {"tool_use_id": "late-t", "content": "slept", "is_error": None}]}}
+    with open(path, "a") as f:
+        f.write('ults", "timestamp": 1761073300.5, "session_id": "s", "message_id": "late-mid"}\n')
+        f.write(json.dumps(result) + "\n")
+    idx.refresh()  # a server's live stream would do this meanwhile
+    html = head + "".join(chunks)
+    assert 'id="m-late-call"' in html
+    assert "late-mid" not in html and "late-result" not in html and "Tool results: 1 res" not in html
+    assert "unparsed" not in html.split('id="m-late-call"')[1]
+    card = html[html.index('id="tc-late-t"'):]
+    assert '<span class="state pending">pending</span>' in card[:2000] and "slept" not in html
+    assert x.events == 20
+
+
+def test_redacted_exports_hold_no_secret_and_count_them(tmp_path):
+    path = planted.write_session(tmp_path / "planted")
+    for fmt in ("html", "md", "json"):
+        out, x = export(path, fmt, redactor=Redactor())
+        for kind, secret in planted.secrets().items():
+            assert secret not in out, (fmt, kind)
+        assert planted.RAW_ONLY not in out
+        for keep in (planted.SHA, planted.SHORT_SHA, planted.UUID):
+            assert keep in out, (fmt, keep)
+        rows = {k: (n, p) for k, n, p in x.tally.rows()}
+        assert set(rows) == set(planted.secrets()), fmt
+        assert rows["aws-access-key"] == (1, 2)  # one key, in two places, one number
+        assert out.count("[redacted: aws-access-key #1]") >= 2
+    data = json.loads(out)
+    assert {r["kind"] for r in data["redactions"]} == set(planted.secrets())
+    assert data["summary"]["title"].startswith("Deploy with key [redacted: aws-access-key #1]")
+
+
+def test_redaction_table_ends_the_html(tmp_path):
+    path = planted.write_session(tmp_path / "planted")
+    html, _ = export(path, redactor=Redactor())
+    table = html[html.index('id="redactions"'):]
+    assert "<td>aws-access-key</td><td class=\"num\">1</td><td class=\"num\">2</td>" in table
+    assert html.index('id="redactions"') > html.rindex('class="ev ')
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def run(*args, cwd=None):
+    return CliRunner().invoke(main, ["export", *map(str, args)], catch_exceptions=False)
+
+
+def test_cli_writes_a_file_named_after_the_session(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run(SESSIONS / "legion-feature-tour")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "legion-feature-tour.html"
+    assert out.read_text().startswith("<!doctype html>")
+    assert "wrote legion-feature-tour.html" in r.stderr and "19 events" in r.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_cli_format_from_the_extension_and_stdout(tmp_path):
+    r = run(TOUR, "-o", tmp_path / "t.md")
+    assert r.exit_code == 0 and (tmp_path / "t.md").read_text().startswith("# Refactor")
+    r = run(TOUR, "-o", "-", "--format", "json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["events"]
+
+
+def test_cli_redacts_and_reports_kinds_never_values(tmp_path):
+    path = planted.write_session(tmp_path / "planted")
+    r = run(path, "--redact", "-o", tmp_path / "out.html")
+    assert r.exit_code == 0
+    assert "redacted: 1 aws-access-key (2 places)" in r.stderr
+    for secret in planted.secrets().values():
+        assert secret not in r.output and secret not in (tmp_path / "out.html").read_text()
+
+
+def test_cli_errors_are_one_plain_line(tmp_path):
+    r = run(TOUR, "--from", "nope", "-o", tmp_path / "x.html")
+    assert r.exit_code == 1 and "cannot export: no message “nope”" in r.stderr
+    assert not (tmp_path / "x.html").exists()
+    r = run(tmp_path / "missing")
+    assert r.exit_code != 0 and "no such file" in r.stderr
+
+
+def test_check_redact_report_lists_places_not_values(tmp_path):
+    path = planted.write_session(tmp_path / "planted")
+    r = CliRunner().invoke(main, ["check", str(path), "--redact-report"])
+    assert r.exit_code == 0
+    assert "redact      16 secrets in 17 places" in r.output
+    assert "line 1 (p-1, text b0): [redacted: aws-access-key #1]  AKIA… (20 chars)" in r.output
+    assert "line 3 (r-1, raw): [redacted: github-token #2]" in r.output
+    for secret in planted.secrets().values():
+        assert secret not in r.output.replace(planted.secrets()["aws-access-key"][:4] + "…", "")
+    data = json.loads(CliRunner().invoke(main, ["check", str(path), "--json",
+                                                "--redact-report"]).output)
+    assert {f["kind"] for f in data["redactions"]} == set(planted.secrets())

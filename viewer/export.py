@@ -1,0 +1,621 @@
+"""Exporting a session: one self-contained HTML file, Markdown for an issue, or the canonical events
+as JSON for other tools — the whole session or a range of it, redacted on request.
+
+* **HTML** is drawn by the same templates and partials as the page (`_message.html`, `_macros.html`,
+  `_tool_call.html`…) through a Jinja environment that needs no web request
+  (`viewer.templating.environment`): its URL builder turns permalinks into `#m-<id>` anchors, media
+  become data: URIs, nothing is cut behind a "show all". The stylesheet and a small script are
+  inlined and allowed by their hashes in a Content-Security-Policy `<meta>` (no `unsafe-inline`),
+  which also forbids every request: the file opens the same from a laptop or an attachment.
+* **Markdown** is written event by event here (headings per turn, fenced inputs and outputs,
+  thinking as quotes): it is text for a text box, not HTML, so it has its own small writer.
+* **JSON** is the `.json` twin's shape (`event_dict`) with every event of the selection, and the
+  media payloads kept.
+
+Memory stays bounded: events are read, rendered and written a window at a time, and a sub-agent's
+thread is streamed into the middle of its Task card (the card is split at a marker the template
+leaves for it) rather than rendered as one piece. An export is a snapshot: it covers the events the
+index held when it started, and tool calls whose result came later show as still running — a line
+being written at the end of a live session is left out, not half included (the index only takes
+complete lines).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from . import __version__, reader, render, timestamps, tools, usage
+from .index import SessionIndex, summary_dump
+from .model import EXECUTING, PENDING, Event, ToolCall
+from .redact import Redactor, Tally
+from .templating import environment, resource_dir, state_badge
+from .timeline import STREAM_BACK, CallView, EventView, Timeline
+
+FORMATS = {"html": ("html", "text/html; charset=utf-8"),
+           "md": ("md", "text/markdown; charset=utf-8"),
+           "json": ("json", "application/json")}
+WINDOW = 200  # events read and rendered at a time
+MEDIA_LIMIT = 8 << 20  # base64 characters of one image / audio / video inlined in an HTML export
+STRING_LIMIT = 64 << 20  # a string cut out of a huge line is read back whole up to this size
+_NO_CAP = 1 << 62
+_THREAD_MARK = re.compile(r"<!--sv-thread ([A-Za-z0-9_-]+)-->")
+
+
+class ExportError(ValueError):
+    """A request the export cannot satisfy (an unknown message id, a range across threads)."""
+
+
+class Urls:
+    """The export's URL builder: permalinks are anchors in the same file; what needs the server
+    (raw view, "show all", media routes, thread pages) has no URL here."""
+
+    @staticmethod
+    def message(key: str, event_id: str, **where) -> str:
+        return f"#m-{event_id}"
+
+    @staticmethod
+    def _none(*args, **kwargs) -> None:
+        return None
+
+    raw = full = media = thread = window = session = session_json = static = _none
+
+
+# --- what an export covers -----------------------------------------------------------------------
+
+
+@dataclass
+class Selection:
+    thread: str
+    start: int  # seq of the first event
+    stop: int  # seq past the last event
+    whole: bool  # the whole session (every thread, unlinked ones included)
+
+
+def select(idx: SessionIndex, first: str | None = None, last: str | None = None) -> Selection:
+    """The events from message `first` to message `last` (both included) of one thread; the whole
+    session when neither is given."""
+    if first is None and last is None:
+        return Selection("main", 0, len(idx.threads["main"]), True)
+    where = {}
+    for name, eid in (("from", first), ("to", last)):
+        if eid is not None:
+            got = idx.locate(eid)
+            if got is None:
+                raise ExportError(f"no message “{eid}” in this session")
+            where[name] = got
+    threads = {t for t, _ in where.values()}
+    if len(threads) > 1:
+        raise ExportError("--from and --to name messages of different threads "
+                          "(a sub-agent's messages are exported with the call that spawned it)")
+    thread = threads.pop()
+    ends = len(idx.threads[thread])
+    start = where["from"][1] if "from" in where else 0
+    stop = where["to"][1] + 1 if "to" in where else ends
+    if stop <= start:
+        raise ExportError("the --to message comes before the --from message")
+    return Selection(thread, start, stop, False)
+
+
+# --- the export ----------------------------------------------------------------------------------
+
+
+class Export:
+    """One export of one session. `chunks()` yields the file's text piece by piece."""
+
+    def __init__(self, idx: SessionIndex, fmt: str = "html", *, first: str | None = None,
+                 last: str | None = None, redactor: Redactor | None = None, label: str = "",
+                 key: str = "", media_limit: int = MEDIA_LIMIT, now: float | None = None):
+        if fmt not in FORMATS:
+            raise ExportError(f"unknown export format “{fmt}” (html, md or json)")
+        if redactor is not None and idx.redactor is not None and redactor is not idx.redactor:
+            raise ExportError("the index already redacts with another redactor")
+        self.idx, self.fmt, self.key = idx, fmt, key
+        self.redactor = redactor or idx.redactor
+        self.label = label or Path(idx.main).stem
+        self.media_limit = media_limit
+        self.now = time.time() if now is None else now
+        self.sel = select(idx, first, last)
+        # the snapshot: what the index holds now is what this export covers
+        self.ends = {name: len(th) for name, th in idx.threads.items()}
+        self.ends[self.sel.thread] = min(self.ends[self.sel.thread], self.sel.stop)
+        self.generation = idx.generation
+        self.tally = Tally()
+        self.threads = self._included()
+        self.events = 0
+
+    @property
+    def filename(self) -> str:
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", self.label).strip("._") or "session"
+        return f"{base}.{FORMATS[self.fmt][0]}"
+
+    @property
+    def mimetype(self) -> str:
+        return FORMATS[self.fmt][1]
+
+    def chunks(self) -> Iterator[str]:
+        idx = self.idx
+        old = idx.redactor
+        if self.redactor is not None:
+            idx.redactor = self.redactor
+        try:
+            yield from {"html": self._html, "md": self._markdown, "json": self._json}[self.fmt]()
+        finally:
+            idx.redactor = old
+
+    def write(self, out) -> int:
+        """Write the export to a binary file object; returns the bytes written."""
+        n = 0
+        for chunk in self.chunks():
+            data = chunk.encode("utf-8", "surrogatepass")
+            out.write(data)
+            n += len(data)
+        return n
+
+    # --- shared ------------------------------------------------------------------------------
+
+    def _included(self) -> list[str]:
+        """The threads this export holds: the selected one, the sub-agents spawned by its calls (and
+        theirs), and in a whole-session export the threads no call links to."""
+        idx, sel = self.idx, self.sel
+        spawned: dict[str, list[tuple[int, str]]] = {}
+        for call in list(idx.calls.calls.values()):
+            if call.subthread and call.subthread in idx.threads and call.call:
+                spawned.setdefault(call.call[0], []).append((call.call[1], call.subthread))
+        out, todo = [], [(sel.thread, sel.start, self.ends[sel.thread])]
+        while todo:
+            name, start, stop = todo.pop()
+            if name in out:
+                continue
+            out.append(name)
+            todo.extend((sub, 0, self.ends[sub]) for seq, sub in spawned.get(name, ())
+                        if start <= seq < stop)
+        if sel.whole:
+            out += [n for n in idx.threads if n not in out]
+        return out
+
+    def _range(self, name: str) -> tuple[int, int]:
+        if name == self.sel.thread:
+            return self.sel.start, self.ends[name]
+        return 0, self.ends[name]
+
+    def _linked(self, name: str) -> bool:
+        parent = self.idx.threads[name].meta.get("parent_call")
+        return bool(parent and self.idx.calls.call(parent))
+
+    def _windows(self, name: str, tl: Timeline) -> Iterator[EventView]:
+        """The events of one thread in the selection, as views, a window at a time."""
+        start, stop = self._range(name)
+        before = None  # the events just before the window (read back for a range's first one)
+        for a in range(start, stop, WINDOW):
+            if self.idx.generation != self.generation:
+                raise ExportError("the session file was replaced while it was being exported")
+            win = tl.events(name, a, min(a + WINDOW, stop), before)
+            for v in win.events:
+                self._as_of_snapshot(v)
+                self.events += 1
+                if self.redactor is not None:
+                    self.tally.add_event(v.ev)
+                yield v
+            before = [v.ev for v in win.events[-STREAM_BACK:]]
+
+    def _call(self, call: ToolCall) -> ToolCall:
+        """A call as it stood when the export started (a later result is not part of it)."""
+        if call.result is not None and call.result[1] >= self.ends.get(call.result[0], 0):
+            return replace(call, result=None, finished_at=None, is_error=False, named=None,
+                           status=EXECUTING if call.status == EXECUTING else PENDING)
+        return call
+
+    def _as_of_snapshot(self, v: EventView) -> None:
+        for cv in list(v.calls.values()) + list(v.refs.values()):
+            call = self._call(cv.call)
+            if call is not cv.call:
+                cv.call, cv.result, cv.result_event, cv.result_owner = call, None, None, None
+            if cv.thread is not None:
+                cv.thread.count = min(cv.thread.count, self.ends.get(cv.thread.name, 0))
+
+    def _summary(self):
+        s = self.idx.summary
+        if self.redactor is not None and s.title:
+            s = replace(s, title=self.redactor.text(s.title))
+        return s
+
+    def _hidden(self) -> int:
+        n = 0
+        for name in self.threads:
+            start, stop = self._range(name)
+            n += sum(self.idx.threads[name].hidden[start:stop])
+        return n
+
+    # --- HTML --------------------------------------------------------------------------------
+
+    def _html(self) -> Iterator[str]:
+        env = environment(Urls, caps=(_NO_CAP, _NO_CAP), media_limit=self.media_limit,
+                          exporting=True)
+        css = _asset("css")
+        script = _asset("js")
+        csp = "; ".join([
+            "default-src 'none'", f"style-src '{_sha256(css)}'", f"script-src '{_sha256(script)}'",
+            "img-src data:", "media-src data:", "base-uri 'none'", "form-action 'none'"])
+        page = env.get_template("export.html")
+        ctx = dict(s=self._summary(), idx=self.idx, ref=_Ref(self.label, self.idx), key=self.key,
+                   css=css, script=script, csp=csp, sel=self.sel, hidden=self._hidden(),
+                   shown_path=Path(self.idx.main).name, exported=timestamps.from_epoch(self.now),
+                   version=__version__, redacting=self.redactor is not None,
+                   range_ids=self._range_ids())
+        yield page.render(part="head", **ctx)
+        tl = Timeline(self.idx, expand=STRING_LIMIT)
+        render_event = env.globals["render_event"]
+        yield from self._html_thread(self.sel.thread, tl, env, render_event)
+        loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
+        if loose:
+            yield page.render(part="loose-head", **ctx)
+            for name in loose:
+                th = self.idx.threads[name]
+                yield (f'<li class="loose-thread"><h3>{_esc(th.label or name)} <span class="muted">'
+                       f'· {_esc(Path(th.path).name)}</span></h3><ol class="timeline nested">')
+                yield from self._html_thread(name, tl, env, render_event)
+                yield "</ol></li>"
+            yield "</ol></section>"
+        yield page.render(part="tail", tally=self.tally, events=self.events, loose=bool(loose),
+                          **ctx)
+
+    def _html_thread(self, name: str, tl: Timeline, env, render_event) -> Iterator[str]:
+        marks = {}
+        for sub in self.threads:
+            marks[_dom_key(sub)] = sub
+        for v in self._windows(name, tl):
+            html = str(render_event(env, v, self.key))
+            pos = 0
+            for m in _THREAD_MARK.finditer(html):
+                sub = marks.get(m.group(1))
+                yield html[pos:m.start()]
+                pos = m.end()
+                if sub is not None and sub != name:
+                    yield from self._html_thread(sub, tl, env, render_event)
+            yield html[pos:]
+
+    def _range_ids(self) -> tuple[str, str] | None:
+        if self.sel.whole:
+            return None
+        th = self.idx.threads[self.sel.thread]
+        return th.ids[self.sel.start], th.ids[self.ends[self.sel.thread] - 1]
+
+    # --- JSON --------------------------------------------------------------------------------
+
+    def _json(self) -> Iterator[str]:
+        idx = self.idx
+        wanted = set(self.threads)
+        calls = {}
+        for cid, c in list(idx.calls.calls.items()):
+            c = self._call(c)
+            if c.call is None or c.call[0] not in wanted or c.call[1] >= self.ends[c.call[0]]:
+                continue
+            if c.call[0] == self.sel.thread and not (self.sel.start <= c.call[1]):
+                continue
+            calls[cid] = call_dict(idx, c)
+        head = {
+            "key": self.key, "path": Path(idx.main).name,
+            "summary": summary_dump(self._summary()),
+            "threads": {n: {"label": th.label, "events": self.ends[n], "path": Path(th.path).name,
+                            "format": th.format, "parent_call": th.meta.get("parent_call")}
+                        for n, th in idx.threads.items() if n in wanted},
+            "usage": usage.report(idx),
+            "tool_calls": calls,
+            "orphans": sorted(list(idx.calls.orphans)),
+            "window": {"thread": self.sel.thread, "start": self.sel.start,
+                       "stop": self.ends[self.sel.thread], "total": len(idx.threads[self.sel.thread])},
+            "exported": {"by": f"session-viewer {__version__}",
+                         "at": timestamps.iso(timestamps.from_epoch(self.now)),
+                         "redacted": self.redactor is not None},
+        }
+        yield _dumps(head)[:-1] + ',"events":['
+        tl = Timeline(self.idx, expand=STRING_LIMIT)
+        first = True
+        for name in self.threads:
+            for v in self._windows(name, tl):
+                yield ("" if first else ",\n") + _dumps(event_dict(v.ev, full=True))
+                first = False
+        report = None if self.redactor is None else [
+            {"kind": k, "secrets": n, "places": p} for k, n, p in self.tally.rows()]
+        yield '],"redactions":' + orjson.dumps(report).decode() + "}\n"
+
+    # --- Markdown ----------------------------------------------------------------------------
+
+    def _markdown(self) -> Iterator[str]:
+        md = _Markdown(self)
+        yield from md.document()
+
+
+# --- JSON shape (shared with the web app's .json twin) --------------------------------------------
+
+
+def call_dict(idx: SessionIndex, c: ToolCall) -> dict:
+    """A tool call of the state map as plain JSON."""
+    return {"name": c.name, "status": c.status, "state": c.state, "is_error": c.is_error,
+            "duration": c.duration, "subthread": c.subthread, "unanswered": idx.unanswered(c),
+            "call_event": idx.threads[c.call[0]].ids[c.call[1]] if c.call else None,
+            "result_event": idx.threads[c.result[0]].ids[c.result[1]] if c.result else None}
+
+
+def event_dict(ev: Event, full: bool = False) -> dict:
+    """An event as plain JSON. Without `full`, inline media payloads are summarised by size."""
+    return {
+        "id": ev.id, "line": ev.line, "thread": ev.thread, "role": ev.role, "kind": ev.kind,
+        "author": ev.author, "recipient": ev.recipient,
+        "timestamp": ev.timestamp.isoformat() if ev.timestamp else None,
+        "timestamp_raw": ev.timestamp_raw if isinstance(ev.timestamp_raw, (str, int, float)) else None,
+        "hidden": ev.hidden, "hidden_reason": ev.hidden_reason, "model": ev.model,
+        "parent": ev.parent,
+        "blocks": [_block_dict(b, full) for b in ev.blocks],
+    }
+
+
+def _block_dict(b, full: bool = False) -> dict:
+    d = {"kind": b.kind}
+    for f in b.__slots__:
+        v = getattr(b, f)
+        if f == "content" and isinstance(v, list):
+            v = [_block_dict(x, full) if hasattr(x, "kind") else x for x in v]
+        elif f == "data" and isinstance(v, str) and len(v) > 200 and not full:
+            v = f"<{len(v)} base64 chars>"
+        d[f] = v
+    return d
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+class _Ref:
+    """What the page's header partial reads from a session reference."""
+
+    def __init__(self, label: str, idx: SessionIndex):
+        self.label = label
+        self.path = idx.main
+
+
+def _asset(kind: str) -> str:
+    """The stylesheet (Pygments' styles, the app's, the export's additions) or the script, as text
+    to inline. Read once per process."""
+    got = _ASSETS.get(kind)
+    if got is None:
+        static = resource_dir("static")
+        if kind == "css":
+            got = "\n".join((static / n).read_text() for n in ("pygments.css", "app.css"))
+        else:
+            got = (static / "export.js").read_text()
+        if "</" in got:
+            raise ValueError(f"static {kind} must not contain '</' (it is inlined in the export)")
+        _ASSETS[kind] = got
+    return got
+
+
+_ASSETS: dict[str, str] = {}
+
+
+def _dumps(value) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+    except TypeError:  # nested deeper than orjson writes: cut, with a note where (reader.DEEP)
+        return orjson.dumps(reader.cap_depth(value, 2 * reader.MAX_DEPTH),
+                            option=orjson.OPT_NON_STR_KEYS, default=str).decode()
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+def _esc(text: str) -> str:
+    from markupsafe import escape
+
+    return str(escape(text))
+
+
+def _dom_key(name: str) -> str:
+    from .templating import dom_id
+
+    return dom_id("", name)
+
+
+# --- Markdown ------------------------------------------------------------------------------------
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A fenced code block that no run of backticks inside the text can close."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}\n"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(("> " + line).rstrip() for line in text.rstrip("\n").split("\n")) + "\n"
+
+
+def _inline(text: str) -> str:
+    """One line of untrusted text for a heading or a list item."""
+    one = " ".join(str(text).split())
+    return re.sub(r"([\\`*_\[\]<>|])", r"\\\1", one)
+
+
+class _Markdown:
+    """Markdown for pasting into an issue: a heading per turn (a user prompt and what follows), a
+    smaller one per message, tool calls with their input and result fenced, thinking quoted,
+    sub-agents quoted under their call. Hidden events (progress lines, snapshots) are left out."""
+
+    def __init__(self, export: Export):
+        self.x = export
+        self.turn = 0
+
+    def document(self) -> Iterator[str]:
+        x = self.x
+        s = x._summary()
+        out = [f"# {_inline(s.title or x.label)}\n"]
+        facts = [("format", s.format)]
+        if s.started:
+            facts.append(("started", timestamps.human_utc(timestamps.from_epoch(s.started))))
+        if s.duration is not None:
+            facts.append(("duration", timestamps.span(s.duration)))
+        facts += [("messages", s.messages), ("tool calls", s.tool_calls)]
+        if s.errors:
+            facts.append(("errors", s.errors))
+        if s.models:
+            facts.append(("models", ", ".join(s.models)))
+        facts.append(("file", Path(x.idx.main).name))
+        ids = x._range_ids()
+        if ids:
+            facts.append(("range", f"messages {ids[0]} to {ids[1]}"))
+        out.append("\n".join(f"- **{k}**: {_inline(v)}" for k, v in facts) + "\n")
+        hidden = x._hidden()
+        out.append(f"\n*Exported by session-viewer {__version__} on "
+                   f"{timestamps.human_utc(timestamps.from_epoch(x.now))}"
+                   + (f"; {hidden} hidden events (progress, snapshots…) left out" if hidden else "")
+                   + (". Secrets are redacted." if x.redactor else ".") + "*\n")
+        yield "\n".join(out)
+        tl = Timeline(x.idx, expand=STRING_LIMIT)
+        yield from self._thread(x.sel.thread, tl, 0)
+        for name in x.threads:
+            if name != x.sel.thread and not x._linked(name):
+                th = x.idx.threads[name]
+                yield f"\n## Thread {_inline(th.label or name)} (not linked to a call)\n\n"
+                yield from self._thread(name, tl, 1)
+        if x.redactor is not None:
+            yield self._report()
+
+    def _report(self) -> str:
+        rows = self.x.tally.rows()
+        if not rows:
+            return "\n---\n\n**Redacted:** nothing was found to redact.\n"
+        lines = ["\n---\n", "## Redacted\n", "| kind | secrets | places |", "|---|---:|---:|"]
+        lines += [f"| {k} | {n} | {p} |" for k, n, p in rows]
+        return "\n".join(lines) + "\n"
+
+    def _thread(self, name: str, tl: Timeline, depth: int) -> Iterator[str]:
+        for v in self.x._windows(name, tl):
+            text = self._event(v, depth, tl)
+            if text:
+                yield _quote(text) if depth else text
+
+    def _event(self, v: EventView, depth: int, tl: Timeline) -> str:
+        ev = v.ev
+        if ev.hidden:
+            return ""
+        parts = []
+        anchor = f'<a id="m-{_esc(ev.id)}"></a>'
+        when = timestamps.human_utc(ev.timestamp)
+        who = ev.author or ("tool result" if ev.role == "tool" else ev.role)
+        if ev.recipient:
+            who = f"{who} → {ev.recipient}"
+        prompt = ev.role == "user" and ev.kind == "message" and any(
+            b.kind in ("text", "media") for b in ev.blocks)
+        if prompt and depth == 0:
+            self.turn += 1
+            parts.append(f"\n## Turn {self.turn} · {_inline(who.capitalize())}"
+                         + (f" · {when}" if when else "") + f"\n{anchor}\n")
+        elif not v.continued and not (v.refs and len(v.refs) == len(ev.blocks)):
+            level = "###" if depth == 0 else "####"
+            extra = " · ".join(x for x in (ev.model, when) if x)
+            kind = "" if ev.kind in ("message", "tool_result", "comm") else f" ({ev.kind})"
+            parts.append(f"\n{level} {_inline(who.capitalize())}{_inline(kind)}"
+                         + (f" · {_inline(extra)}" if extra else "") + f"\n{anchor}\n")
+        for b in ev.blocks:
+            got = self._block(b, v, depth, tl)
+            if got:
+                parts.append(got)
+        return "\n".join(parts)
+
+    def _block(self, b, v: EventView, depth: int, tl: Timeline) -> str:
+        kind = b.kind
+        if kind == "text":
+            return b.text.strip() + "\n" if b.markdown else fence(b.text)
+        if kind == "thinking":
+            if b.redacted or not b.text.strip():
+                return "> *Thinking not recorded.*\n"
+            return _quote("**Thinking**\n\n" + b.text.strip())
+        if kind == "tool_use":
+            cv = v.calls.get(b.id)
+            return self._call(cv, b, depth, tl) if cv else ""
+        if kind == "tool_result":
+            if b.tool_use_id in v.refs or b.tool_use_id in v.calls:
+                return ""  # shown with its call
+            return "**Orphan result** (no call with this id)\n\n" + self._content(b.content)
+        if kind == "media":
+            return f"*[{b.media}: {b.media_type or 'unknown type'}, {render.human_size(b.size)}" \
+                   f"{' ' + b.url if b.url and not b.data else ''}]*\n"
+        if kind == "cached":
+            return "*Cached history:*\n\n" + fence(b.text)
+        if kind == "unparsed":
+            return f"**Unparsed line {b.line}**: {_inline(b.reason)}\n\n" + fence(b.raw)
+        if kind == "notice":
+            detail = "" if b.detail is None or isinstance(b.detail, str) else "\n" + fence(
+                render.json_text(b.detail), "json")
+            return f"*{_inline(b.text)}*\n{detail}"
+        if kind == "data":
+            return (f"*{_inline(b.label)}*\n\n" if b.label else "") + fence(
+                render.json_text(b.value), "json")
+        return ""
+
+    def _call(self, cv: CallView, use, depth: int, tl: Timeline) -> str:
+        call = cv.call
+        state = "never answered" if call.state == PENDING and cv.unanswered else \
+            state_badge(call.state)[1]
+        head = f"**Tool: {_inline(call.name or 'tool')}** · {state}"
+        if cv.duration:
+            head += f" · {cv.duration}"
+        summary = tools.summary(call.name, use.input)
+        out = [head + (f" — `{summary.replace('`', '')}`" if summary else "") + "\n"]
+        inp, view = use.input, tools.view_of(call.name, use.input)
+        if use.input_raw:
+            out.append(fence(use.input_raw))
+        elif view == "shell":
+            out.append(fence("$ " + str(inp.get("command") or inp.get("cmd")), "sh"))
+        elif view in ("edit", "multiedit"):
+            edits = inp.get("edits") if view == "multiedit" else [inp]
+            for e in edits or ():
+                if isinstance(e, dict) and isinstance(e.get("old_string"), str) \
+                        and isinstance(e.get("new_string"), str):
+                    out.append(f"`{inp.get('file_path') or inp.get('path') or ''}`\n\n" + fence(
+                        "\n".join(_diff_line(d) for d in render.diff(e["old_string"],
+                                                                      e["new_string"])), "diff"))
+        elif view == "write":
+            out.append(f"`{inp.get('file_path') or inp.get('path') or ''}`\n\n" + fence(inp["content"]))
+        elif view == "agent":
+            out.append(_quote(str(inp.get("prompt"))))
+        elif view == "kv" and len(inp) == 1 and summary:
+            pass  # the one value is the summary already
+        elif inp not in (None, {}):
+            out.append(fence(render.json_text(inp), "json"))
+        if cv.result is not None:
+            label = "Error" if call.is_error else "Result"
+            out.append(f"{label}:\n\n" + self._content(cv.result.content))
+        elif call.named:
+            out.append(f"*No result: {state_badge(call.state)[1]}.*\n")
+        elif cv.unanswered:
+            out.append("*No result: the session moved on without one.*\n")
+        if cv.thread is not None and cv.thread.name in self.x.threads:
+            out.append(f"**Sub-agent: {_inline(cv.thread.label)}** ({cv.thread.count} events)\n")
+            out.append("".join(self._thread(cv.thread.name, tl, depth + 1)))
+        return "\n".join(out)
+
+    def _content(self, blocks) -> str:
+        parts = []
+        for c in blocks or ():
+            if getattr(c, "kind", "") == "text":
+                parts.append(fence(render.strip_ansi(c.text)) if c.text.strip() else "")
+            elif getattr(c, "kind", "") == "media":
+                parts.append(f"*[{c.media}: {c.media_type or 'unknown type'}, "
+                             f"{render.human_size(c.size)}]*\n")
+            elif hasattr(c, "kind"):
+                parts.append(self._block(c, None, 0, None) or "")
+        return "\n".join(p for p in parts if p) or "*(empty result)*\n"
+
+
+def _diff_line(d) -> str:
+    text = "".join(t for t, _ in d.parts)
+    return "…" if d.op == "…" else f"{d.op if d.op in '+-' else ' '}{text}"

@@ -1,0 +1,198 @@
+"""The templates' environment, without Flask: the filters and helpers every page, fragment, live
+message and exported file render with.
+
+One set of templates and partials (`_message.html`, `_macros.html`, `_tool_call.html`…) draws an
+event wherever it appears. The web app configures Flask's own Jinja environment with `configure()`;
+the exporter builds a plain one with `environment()`. What differs between the two is passed in, not
+branched on inside Python: the URL builder `u` (server routes, or `#m-<id>` anchors in an exported
+file), how much text is shown before a "show all" (`caps`), how large an image may be inlined, and
+`exporting`, which the templates read to leave out what needs the server (raw view, copy buttons).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, pass_environment, select_autoescape
+from markupsafe import Markup
+
+from . import catalog, render, timestamps, tools, usage
+from .index import epoch
+from .model import ROLES
+from .reader import CutStr
+from .timeline import lane_of
+
+log = logging.getLogger(__name__)
+_HERE = Path(__file__).resolve().parent  # the viewer package
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+_IMAGE_TYPES = {"image/png", "image/jpeg", "image/jpg", "image/gif", "image/webp", "image/bmp"}
+_PLAYABLE = {"audio/mpeg", "audio/wav", "audio/ogg", "audio/webm", "audio/mp4", "video/mp4",
+             "video/webm", "video/ogg"}
+INLINE_MEDIA = 2 << 20  # base64 chars inlined as data: URIs on a page; larger media load from /media
+_BASE64 = re.compile(r"[A-Za-z0-9+/\s]*=?=?\s*")
+_MEDIA_CLASSES = frozenset({"image", "audio", "video", "document"})
+
+
+def resource_dir(name: str) -> Path:
+    """templates/, static/ and test_data/sessions: inside the package in a wheel, at the top of the
+    source tree otherwise (editable installs import from the checkout)."""
+    inside = _HERE / name
+    return inside if inside.is_dir() else _HERE.parent / name
+
+
+def dom_id(prefix: str, value: str) -> str:
+    """An element id from untrusted text: kept when plain, hashed otherwise."""
+    value = str(value)
+    if _SAFE_ID.fullmatch(value):
+        return prefix + value
+    return prefix + "x" + hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def inline_media(limit: int, playable: bool = False):
+    """A `media_inline(block)` for templates: a data: URI for an inline payload of a safe type up to
+    `limit` base64 characters, else None. Pages inline small images only (the rest load from a
+    route); an exported file has no route, so it inlines audio and video too. Only base64 goes in:
+    the file's text never becomes part of a URL the browser parses."""
+    types = _IMAGE_TYPES | _PLAYABLE if playable else _IMAGE_TYPES
+
+    def media_inline(b) -> str | None:
+        mt = (b.media_type or "").lower()
+        if b.data and mt in types and not isinstance(b.data, CutStr) and len(b.data) <= limit \
+                and _BASE64.fullmatch(b.data):
+            return f"data:{mt};base64,{b.data}"
+        return None
+
+    return media_inline
+
+
+def media_class(media: str) -> str:
+    return media if media in _MEDIA_CLASSES else "other"
+
+
+def safe_image(b) -> bool:
+    """Whether a media block may be shown in an <img> (SVG and unknown types are only linked)."""
+    return (b.media_type or "").lower() in _IMAGE_TYPES
+
+
+@pass_environment
+def render_event(env: Environment, v, key: str) -> Markup:
+    """One event through `_message.html`. A record whose shape the template cannot draw becomes a
+    "could not be displayed" card with its raw link; it never takes the page down with it."""
+    try:
+        return Markup(env.get_template("_message.html").render(v=v, key=key))
+    except Exception:
+        log.exception("cannot render event %s", getattr(v.ev, "id", "?"))
+        return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
+
+
+# a state → (CSS class, words, what it means). Classes come from this table only: a word from a
+# transcript never reaches an attribute.
+_BADGES = {
+    "pending": ("pending", "pending", ""),
+    "executing": ("executing", "executing", ""),
+    "completed": ("completed", "completed", ""),
+    "error": ("error", "error", ""),
+    "awaiting_permission": ("awaiting", "awaiting permission",
+                            "the agent asked the user for permission to run this tool"),
+    "denied": ("denied", "denied by user", "the user refused this call: the tool did not run"),
+    "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
+    "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
+}
+
+
+def state_badge(state: str) -> tuple[str, str, str]:
+    """(class, words, title) of the badge for a call's or a reply's state."""
+    return _BADGES.get(state, ("other", str(state).replace("_", " "), ""))
+
+
+# Roles and kinds come from transcripts (a generic card's role is the record's own `type`): only
+# these reach a class attribute, anything else is `other`.
+_ROLE_CLASSES = frozenset(ROLES) | {"unparsed", "unknown", "exit"}
+_KIND_CLASSES = frozenset({
+    "message", "tool_result", "tool_output", "tool_state", "comm", "agent_call", "agent_response",
+    "unparsed", "unknown", "broken", "system", "status", "result", "error", "permission", "interrupt",
+    "progress", "snapshot", "summary", "compact_summary", "command_output", "hint", "control",
+    "exit", "session", "branch", "stream", "task", "sdk"})
+
+
+def role_class(role: str) -> str:
+    return role if role in _ROLE_CLASSES else "other"
+
+
+def kind_class(kind: str) -> str:
+    head = str(kind).split(":", 1)[0]
+    return head if head in _KIND_CLASSES else "other"
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
+              media_limit: int = INLINE_MEDIA, exporting: bool = False) -> Environment:
+    """Give `env` the filters and globals the templates use. `caps` = (Markdown, plain text)
+    characters shown before "show all"; `urls` is the URL builder templates reach as `u`."""
+    markdown_cap, text_cap = caps or (render.MARKDOWN_CAP, render.TEXT_CAP)
+    env.trim_blocks = True
+    env.lstrip_blocks = True
+    env.filters.update(
+        md=render.markdown,
+        hl=render.highlight,
+        pjson=render.pretty_json,
+        json_pretty=render.pretty_json_text,
+        first_key=tools.key_of,
+        jtext=render.json_text,
+        ansi=render.ansi_segments,
+        has_ansi=render.has_ansi,
+        cut=render.cut,
+        size=render.human_size,
+        span=timestamps.span,
+        iso=timestamps.iso,
+        utc=timestamps.human_utc,
+        words=words,
+        usd=usage.usd,
+        count=usage.count,
+    )
+    env.globals.update(
+        u=urls,
+        exporting=exporting,
+        dom_id=dom_id,
+        render_event=render_event,
+        diff=render.diff,
+        media_inline=inline_media(media_limit, playable=exporting),
+        media_limit=media_limit,
+        safe_image=safe_image,
+        media_class=media_class,
+        tool_view=tools.view_of,
+        tool_summary=tools.summary,
+        tool_path=tools.path_of,
+        tool_command=tools.command_of,
+        tool_content=tools.content_of,
+        tool_edits=tools.edits,
+        tool_prose=tools.prose_input,
+        tool_progress=tools.progress_of,
+        tool_side_fields=tools.SIDE_FIELDS,
+        todo_items=tools.todo_items,
+        result_view=tools.result_view,
+        from_epoch=timestamps.from_epoch,
+        epoch=epoch,
+        lane_of=lane_of,
+        state_badge=state_badge,
+        role_class=role_class,
+        kind_class=kind_class,
+        MARKDOWN_CAP=markdown_cap,
+        SORTS=catalog.SORTS,
+        TEXT_CAP=text_cap,
+    )
+    return env
+
+
+def environment(urls, **options) -> Environment:
+    """A Jinja environment over the templates folder, for rendering outside a web request."""
+    env = Environment(loader=FileSystemLoader(str(resource_dir("templates"))),
+                      autoescape=select_autoescape(["html", "xml"], default=True),
+                      auto_reload=False)
+    return configure(env, urls, **options)
