@@ -102,6 +102,8 @@
     }
     var notes = root.querySelectorAll(".hit-note");
     for (var j = 0; j < notes.length; j++) notes[j].remove();
+    var cards = root.querySelectorAll("li.ev[data-marked]");
+    for (var k = 0; k < cards.length; k++) cards[k].removeAttribute("data-marked");
   }
 
   function setError(text) {
@@ -224,24 +226,51 @@
     return htmx.ajax("GET", url, { target: target, swap: how });
   }
 
-  // show event `id`: in place when it is on the page, else with the window around it
+  // where event `id` is read on the page: a result drawn in the card of its call is read there
+  function shownResult(id) {
+    return document.querySelector('.tool-result[data-result-event="' + CSS.escape(id) + '"]');
+  }
+
+  // cards drawn with the search on screen carry its marks: stamped, they need no redraw
+  function stamp(root) {
+    if (!active) return;
+    var s = active.toString();
+    var evs = root.matches && root.matches("li.ev") ? [root] : root.querySelectorAll("li.ev");
+    for (var i = 0; i < evs.length; i++) evs[i].setAttribute("data-marked", s);
+  }
+
+  function stamped(card) { return active && card.getAttribute("data-marked") === active.toString(); }
+
+  // show event `id`: in place when it is on the page (redrawn with the search marked when it was
+  // drawn without), else with the window around it
   function jumpTo(id, opts) {
     opts = opts || {};
     var el = $("m-" + id);
     var marked = opts.search && active;
+    var elsewhere = el && el.classList.contains("refs-only");
+    var shown = elsewhere ? shownResult(id) : null;
+    var card = shown ? shown.closest("li.ev") : (elsewhere ? null : el);
     var done;
-    // a result drawn inside its call's card is marked with that card: redraw the window
-    var elsewhere = el && (el.classList.contains("folded") || el.classList.contains("refs-only"));
-    if (el && marked && !elsewhere) {
-      done = swap(messageUrl(id, "event", true), el, "outerHTML");
-    } else if (el && !(marked && elsewhere)) {
+    // (a card drawn with the search but without a mark holds the match where only the server
+    // looks when asked for this event: past the cut of a long block)
+    if (card && marked && !(stamped(card) && (shown || el).querySelector("mark.hit"))) {
+      // the server draws the card where the event is read: a result's is its call's card
+      done = swap(messageUrl(id, "event", true), card, "outerHTML").then(function () {
+        var again = shownResult(id);
+        var redrawn = elsewhere ? (again && again.closest("li.ev")) : $("m-" + id);
+        if (redrawn) stamp(redrawn);
+      });
+    } else if (card) {
       done = Promise.resolve();
     } else if (filterArgs().toString()) {
       // a filtered view: the event may not be in it; open it in the whole session
       location.assign(messageUrl(id, null, marked));
       return Promise.resolve();
     } else {
-      done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(afterWindowJump);
+      done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(function () {
+        afterWindowJump();
+        if (marked) stamp(timeline);
+      });
     }
     return done.then(function () {
       var target = $("m-" + id);
@@ -258,37 +287,63 @@
     if (follow && timeline.querySelector(":scope > li.more.after")) follow.checked = false;
   }
 
-  function reveal(el, id) {
+  function openAround(el) {
     for (var p = el.parentElement; p; p = p.parentElement) {
       if (p.tagName === "DETAILS") p.open = true;
     }
+  }
+
+  function reveal(el, id) {
+    // a result read in the card of its call is shown there; a message's match may sit in a result
+    // its card draws, too
+    var results = document.querySelectorAll('.tool-result[data-result-event="' + CSS.escape(id) + '"]');
+    var shown = results[0];
+    for (var r = 0; r < results.length; r++) {
+      if (results[r].querySelector("mark.hit, .hit-note")) {
+        shown = results[r];
+        break;
+      }
+    }
+    var home = el.classList.contains("refs-only") && shown ? shown : el;
+    var spot = home.querySelector("mark.hit");
+    if (!spot && shown && home !== shown) {
+      home = shown;
+      spot = shown.querySelector("mark.hit");
+    }
+    // a match only in the part of a long block not drawn: its note says so, by "show all"
+    spot = spot || home.querySelector(".hit-note") || home;
+    openAround(spot === home ? home : spot);
     if (el.classList.contains("is-hidden")) {
       var box = $("show-hidden");
       if (box && !box.checked) box.checked = true;
     }
-    var old = document.querySelectorAll(".ev.target");
-    for (var i = 0; i < old.length; i++) if (old[i] !== el) old[i].classList.remove("target");
+    var old = document.querySelectorAll(".ev.target, .tool-result.target");
+    for (var i = 0; i < old.length; i++) if (old[i] !== el && old[i] !== home) old[i].classList.remove("target");
     el.classList.add("target");
-    document.body.setAttribute("data-target", "m-" + id);
+    home.classList.add("target");
+    document.body.setAttribute("data-target", home.id || "m-" + id);
     document.body.setAttribute("data-target-id", id);
-    var spot = el.querySelector("mark.hit");
-    var shown = document.querySelector('.tool-result[data-result-event="' + CSS.escape(id) + '"]');
-    if (!spot && shown) {
-      // a tool result is read in the card of its call: go there
-      spot = shown.querySelector("mark.hit") || shown;
-      var olds = document.querySelectorAll(".tool-result.target");
-      for (var t = 0; t < olds.length; t++) olds[t].classList.remove("target");
-      shown.classList.add("target");
-    }
     var marks = document.querySelectorAll("mark.hit.current");
     for (var j = 0; j < marks.length; j++) marks[j].classList.remove("current");
-    if (spot && spot.tagName === "MARK") spot.classList.add("current");
-    if (spot && spot.closest(".tool-result")) document.body.classList.remove("outputs-folded");
-    if (el.getClientRects().length) setCurrentMessage(el, true);
-    (spot || el).scrollIntoView({ block: "center" });
-    el.classList.remove("flash");
-    void el.offsetWidth;  // restart the animation
-    el.classList.add("flash");
+    if (spot.tagName === "MARK") spot.classList.add("current");
+    if (home.closest(".tool-result")) document.body.classList.remove("outputs-folded");
+    var card = el.getClientRects().length ? el : home.closest("li.ev");
+    if (card && card.getClientRects().length) setCurrentMessage(card, true);
+    spot.scrollIntoView({ block: "center" });
+    clearOfResults(spot);
+    home.classList.remove("flash");
+    void home.offsetWidth;  // restart the animation
+    home.classList.add("flash");
+  }
+
+  // on a narrow screen the results sit over the lower part of the page: keep the spot above them
+  function clearOfResults(spot) {
+    if (!panel || panel.hidden) return;
+    var p = panel.getBoundingClientRect();
+    var r = spot.getBoundingClientRect();
+    if (p.left > r.left || p.top <= headerBottom() || r.bottom <= p.top) return;
+    var room = p.top - headerBottom();
+    window.scrollBy(0, r.top - headerBottom() - Math.max(8, (room - Math.min(r.height, room)) / 2));
   }
 
   // --- hits: n / N -----------------------------------------------------------------------------------
@@ -640,9 +695,10 @@
     for (var i = 0; i < shown.length; i++) shown[i].hidden = false;
     if (input.value.trim() && panel && !panel.hidden) {
       active = searchParams();
-      var target = document.body.getAttribute("data-target");
+      stamp(timeline);  // the server marked the search in what it drew
       var targetId = document.body.getAttribute("data-target-id");
-      if (target) {
+      var here = targetId && $("m-" + targetId);
+      if (here) {
         var items = hitItems();
         for (var k = 0; k < items.length; k++) {
           if (items[k].getAttribute("data-id") === targetId) {
@@ -650,12 +706,7 @@
             items[k].classList.add("current");
           }
         }
-        var here = $(target);
-        var mark = here && here.querySelector("mark.hit");
-        if (mark) {
-          mark.classList.add("current");
-          mark.scrollIntoView({ block: "center" });
-        }
+        reveal(here, targetId);
       }
       // the page carried the first hits; the rest stream in
       if (statusEl && statusEl.getAttribute("data-complete") === "0" && statusEl.getAttribute("data-next")) {

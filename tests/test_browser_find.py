@@ -315,3 +315,98 @@ def test_escape_leaves_the_search_field_without_clearing_it(big, serve, watched_
     expect(page.locator("#find-results")).to_be_visible()
     page.keyboard.press("n")
     expect(page.locator("#m-m300 mark.hit")).to_be_in_viewport()
+
+
+def test_n_marks_a_result_read_in_the_card_of_its_call(big, serve, watched_page):
+    """The call card is on the page, drawn before the search: `n` redraws it with the match marked
+    in the result folded into it."""
+    page = watched_page
+    open_big(serve, page, big, "/s/big/m/m101")
+    expect(page.locator("#m-r101")).to_have_class(re.compile(r"\bfolded\b"))
+    result = page.locator('.tool-result[data-result-event="r101"]')
+    expect(result).to_be_visible()
+    page.locator("#find-q").fill("step101 failed")
+    page.locator("#find-q").press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(1)
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    mark = result.locator("mark.hit.current")
+    expect(mark).to_have_text("step101 failed")
+    expect(mark).to_be_in_viewport()
+    expect(result).to_have_class(re.compile(r"\btarget\b"))
+    expect(page).to_have_url(re.compile(r"/s/big/m/r101\?q=step101\+failed$"))
+    assert page.problems == []
+
+
+def test_n_to_a_match_past_the_cut_of_a_long_result_shows_its_note(tmp_path, serve, watched_page):
+    records = [rec(0, "prompt 0: run the tests"),
+               rec(1, "running them", metadata={"tool_uses": [
+                   {"id": "t1", "name": "Bash", "input": {"command": "make test"}}]}),
+               {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "r1",
+                "timestamp": 1761073190.0 + 15, "metadata": {"tool_results": [
+                    {"tool_use_id": "t1", "content": "ok line\n" * 3000 + "one quokka failed\n"}]}}]
+    records += [rec(i, f"message number {i}") for i in range(2, 120)]
+    write(tmp_path / "sessions" / "cut", records)
+    page = watched_page
+    open_big(serve, page, tmp_path / "sessions", "/s/cut")
+    page.locator("#find-q").fill("quokka")
+    page.locator("#find-q").press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(1)
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    result = page.locator('.tool-result[data-result-event="r1"]')
+    expect(result).to_have_class(re.compile(r"\btarget\b"))
+    note = result.locator(".hit-note")
+    expect(note).to_have_text("The search matches in the part not shown.")
+    expect(note).to_be_in_viewport()
+    result.locator("a.show-all").click()  # show all: the match is there, marked
+    expect(result.locator("mark.hit")).to_have_text("quokka")
+    assert page.problems == []
+
+
+def cc(i, kind, content, agent=None, **extra):
+    r = {"type": kind, "uuid": f"00000000-0000-4000-8000-{i:012d}", "sessionId": "c0ffee",
+         "timestamp": f"2026-04-18T13:{i // 60:02d}:{i % 60:02d}.000Z", "isSidechain": bool(agent),
+         "message": {"role": kind, "content": content}, **extra}
+    if agent:
+        r["agentId"] = agent
+    return r
+
+
+def test_n_opens_a_thread_no_call_links_to(tmp_path, serve, watched_page):
+    """A compaction agent's transcript hangs from no call: a hit in it shows its window in the
+    page, said to be apart, with the way back."""
+    folder = tmp_path / "sessions" / "proj"
+    folder.mkdir(parents=True)
+    main = [cc(i, "user" if i % 2 == 0 else "assistant",
+               f"main message {i}" if i % 2 == 0 else [{"type": "text", "text": f"reply {i}"}])
+            for i in range(1, 120)]
+    (folder / "c0ffee.jsonl").write_text("".join(json.dumps(r) + "\n" for r in main))
+    sub = folder / "c0ffee" / "subagents"
+    sub.mkdir(parents=True)
+    comp = [cc(500 + i, "user" if i % 2 == 0 else "assistant",
+               f"summarise step {i}" + (" with the walrus detail" if i == 30 else ""), agent="acompact-1f2e")
+            for i in range(60)]
+    (sub / "agent-acompact-1f2e.jsonl").write_text("".join(json.dumps(r) + "\n" for r in comp))
+    old = time.time() - 3600
+    for p in (folder / "c0ffee.jsonl", sub / "agent-acompact-1f2e.jsonl"):
+        os.utime(p, (old, old))
+    page = watched_page
+    open_big(serve, page, tmp_path / "sessions", "/s/proj~c0ffee")
+    page.locator("#find-q").fill("walrus")
+    page.locator("#find-q").press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(1)
+    expect(page.locator("#hits .hit-thread")).to_contain_text("compaction")
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    mark = page.locator("#timeline mark.hit.current")
+    expect(mark).to_have_text("walrus")
+    expect(mark).to_be_in_viewport()
+    apart = page.locator("#thread-apart")
+    expect(apart).to_contain_text("compaction")
+    expect(apart).to_contain_text("not linked to a call")
+    expect(page.locator("#live")).to_have_count(0)  # the main thread's stream is not appended here
+    apart.locator("a", has_text="back to the main thread").click()
+    expect(page.locator("#thread-apart")).to_have_count(0)
+    expect(page.locator("#timeline li.ev").first).to_contain_text("reply 1")
+    assert page.problems == []

@@ -325,3 +325,45 @@ def test_the_stream_sends_hits_then_how_it_ended(client):
     assert len(hits) > 1 and all(x["html"].startswith("<li") for x in hits)
     assert all("progress" in x for x in lines[:-1] if "hit" not in x)  # how far a long scan got
     assert lines[-1]["done"]["complete"] is True and "find-status" in lines[-1]["html"]
+
+
+def test_a_result_read_in_its_call_card_is_redrawn_as_that_card(tmp_path):
+    root = tmp_path / "sessions"
+    write_session(root / "fold", [
+        legion_line(0, "run it"),
+        legion_line(1, "running", metadata={"tool_uses": [
+            {"id": "t1", "name": "Bash", "input": {"command": "make"}}]}),
+        {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "r1",
+         "timestamp": 1761073195.0, "metadata": {"tool_results": [
+             {"tool_use_id": "t1", "content": "the build broke"}]}}])
+    c = app_for(root, tmp_path)
+    frag = c.get("/s/fold/m/r1?q=broke&part=event").get_data(as_text=True)
+    assert 'id="m-m1"' in frag  # the card of the call…
+    result = re.search(r'<div class="tool-result[^"]*"[^>]*data-result-event="r1"', frag).group(0)
+    assert " target" in result  # …its result the target, the match marked in it
+    assert '<mark class="hit">broke</mark>' in frag
+
+
+def test_a_permalink_into_a_thread_no_call_links_to_shows_that_thread(tmp_path):
+    folder = tmp_path / "sessions" / "proj"
+    sub = folder / "c0ffee" / "subagents"
+    sub.mkdir(parents=True)
+
+    def rec(i, kind, text, agent=None):
+        return {"type": kind, "uuid": f"00000000-0000-4000-8000-{i:012d}", "sessionId": "c0ffee",
+                "timestamp": f"2026-04-18T13:00:{i % 60:02d}.000Z", "isSidechain": bool(agent),
+                "message": {"role": kind, "content": text}, **({"agentId": agent} if agent else {})}
+
+    (folder / "c0ffee.jsonl").write_text(
+        "".join(json.dumps(rec(i, "user", f"main {i}")) + "\n" for i in range(1, 5)))
+    (sub / "agent-acompact-9a.jsonl").write_text(
+        "".join(json.dumps(rec(100 + i, "user", f"summary {i} walrus", "acompact-9a")) + "\n"
+                for i in range(5)))
+    c = app_for(tmp_path / "sessions", tmp_path)
+    target = "00000000-0000-4000-8000-000000000102"
+    page = c.get(f"/s/proj~c0ffee/m/{target}?q=walrus").get_data(as_text=True)
+    assert f'id="m-{target}"' in page and 'id="thread-apart"' in page
+    assert "main 1" not in page.split('id="timeline"')[1].split("</ol>")[0]
+    assert 'id="live"' not in page  # the main thread's stream would append to another thread
+    frag = c.get(f"/s/proj~c0ffee/m/{target}?q=walrus&part=window").get_data(as_text=True)
+    assert 'id="thread-apart"' in frag and '<mark class="hit">walrus</mark>' in frag

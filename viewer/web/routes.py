@@ -184,8 +184,8 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     ctx = dict(ref=ref, idx=idx, win=win, key=key, target=target, lands=lands,
                show_hidden=show_hidden or bool(request.args.get("hidden")), thread=thread,
                follow=_live(ref) and not target and not win.has_after,
-               cursor=cursor_of(idx, main=None if thread else win.stop), find=find,
-               summary=store().shown_summary(idx), redacting=store().redact, **extra)
+               cursor=cursor_of(idx, main=None if thread or win.thread != "main" else win.stop),
+               find=find, summary=store().shown_summary(idx), redacting=store().redact, **extra)
     if find is not None and find.matcher is not None:
         # the hits come in while the page streams: the first ones show before the scan is done
         return Response(_buffered(stream_template("session.html", **ctx)),
@@ -243,8 +243,7 @@ def message(key: str, event_id: str):
     part = request.args.get("part")
     if part == "event":
         tl = Timeline(idx, target=event_id)
-        ev = load_event(idx, event_id)
-        return render_template("_event.html", v=tl.event_view(ev, seq), key=key)
+        return render_template("_event.html", v=_card_of(idx, tl, event_id, seq), key=key)
     flt = find.filter
     if flt:
         from ..filters import select
@@ -252,14 +251,36 @@ def message(key: str, event_id: str):
         if where not in select(idx, flt):
             flt = type(flt)()  # the event is not in the filtered view: show it in the whole one
     tl = Timeline(idx, target=event_id)
-    win = find_window(idx, flt, {}, timeline=tl)
+    # a thread no call links to (a compaction agent's, say) is read on its own, in the page
+    root = next(reversed(tl.anchors), "main")
+    apart = tl.thread_view(root) if root != "main" else None
+    win = find_window(idx, flt, {}, timeline=tl, thread=root)
     lands = _lands(tl, event_id)
     if part == "window":
-        return render_template("_window.html", win=win, key=key, idx=idx, direction=None)
+        return render_template("_window.html", win=win, key=key, idx=idx, direction=None,
+                               apart=apart)
     hidden = idx.threads[thread].hidden[seq]
     find.filter = flt
     return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, find=find,
-                         lands=lands)
+                         lands=lands, apart=apart)
+
+
+def _card_of(idx: SessionIndex, tl: Timeline, event_id: str, seq: int):
+    """The card where an event is read: its own, or — an event holding only results, each drawn
+    in the card of its call — the card of its first call, that result marked as the target (the
+    page's script redraws a search hit there)."""
+    v = tl.event_view(load_event(idx, event_id), seq)
+    if not v.refs_only:
+        return v
+    rc = next(iter(v.refs.values()))
+    thread, call_seq = rc.call.call
+    evs = load_events(idx, thread, call_seq, call_seq + 1)
+    host = tl.event_view(evs[0], call_seq) if evs else None
+    cv = host.calls.get(rc.call.id) if host else None
+    if cv is None or cv.result_event != event_id:
+        return v
+    cv.target = True
+    return host
 
 
 @bp.get("/s/<key>.json")
