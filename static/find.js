@@ -241,10 +241,21 @@
 
   function stamped(card) { return active && card.getAttribute("data-marked") === active.toString(); }
 
+  // one jump at a time, the latest asked for: keys pressed fast skip the jumps they overtook (two
+  // windows loading at once would land wherever the slower one left the page)
+  var jumps = 0, jumping = Promise.resolve();
+
+  function jumpTo(id, opts) {
+    var mine = ++jumps;
+    jumping = jumping.then(function () {
+      if (mine === jumps) return jumpNow(id, opts || {}, mine);
+    }).catch(function () {});
+    return jumping;
+  }
+
   // show event `id`: in place when it is on the page (redrawn with the search marked when it was
   // drawn without), else with the window around it
-  function jumpTo(id, opts) {
-    opts = opts || {};
+  function jumpNow(id, opts, mine) {
     var el = $("m-" + id);
     var marked = opts.search && active;
     var elsewhere = el && el.classList.contains("refs-only");
@@ -274,7 +285,7 @@
     }
     return done.then(function () {
       var target = $("m-" + id);
-      if (!target) return;
+      if (!target || mine !== jumps) return;
       reveal(target, id);
       var url = messageUrl(id, null, marked);
       history.replaceState(history.state, "", url);
