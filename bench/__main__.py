@@ -5,7 +5,7 @@ machines here are shared and noisy: compare ratios measured together, not figure
 
     python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
 
-Sections: index, screens, rss, list, peers, live, search, hardening. `--only` runs the named ones (write the
+Sections: index, screens, rss, list, peers, live, search, hardening, archive. `--only` runs the named ones (write the
 report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
 
 Measured:
@@ -21,7 +21,10 @@ Measured:
     100 streams + 200 concurrent page requests + 10 appends a second on the built-in server and
     under gunicorn, with threads and RSS (`--servers`, `--live-parts` pick among them);
   * search and filters in a 100 MB session (bench/search.py): full scan cold / warm beside grep,
-    first hit streamed and on screen, filtered first screens.
+    first hit streamed and on screen, filtered first screens;
+  * across sessions (bench/archive.py): full-text index build throughput beside the index pass,
+    memory while it builds, warm search queries and the list sorted by cost, on 2,000 and 10,000
+    sessions.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import orjson
 
 from . import generate
 from . import hardening as hardening_bench
+from . import archive as archive_bench
 from . import search as search_bench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,9 +64,11 @@ def prepare(out: Path, sizes: dict, many: int) -> dict:
     for label, size in sizes.items():
         root = out / f"claude-code-{label}"
         main = root / "session.jsonl"
-        if not main.exists():
+        made = root / f".generated-v{generate.VERSION}"
+        if not made.exists():
             shutil.rmtree(root, ignore_errors=True)
             generate.claude_code(root, size, seed=1, name="session")
+            made.write_text("ok")
         data[f"claude-code-{label}"] = (root, "session", main)
         root = out / f"legion-{label}"
         main = root / "session" / "messages.jsonl"
@@ -74,10 +80,10 @@ def prepare(out: Path, sizes: dict, many: int) -> dict:
         return data
     root = out / f"many-{many}"
     marker = root / ".complete"
-    if not marker.exists():
+    if not marker.exists() or marker.read_text() != f"v{generate.VERSION}":
         shutil.rmtree(root, ignore_errors=True)
         generate.many(root, many)
-        marker.write_text("ok")
+        marker.write_text(f"v{generate.VERSION}")
     data["many"] = (root, None, None)
     return data
 
@@ -362,6 +368,8 @@ def report(r: dict, args) -> str:
         lines += ["", "Cold = a new server process with an empty cache, timed until `/s/<key>` has fully "
                   "responded (the index is built inside that request). Warm = a new server process with "
                   "the cache of a previous run. Permalink = `/s/<key>/m/<middle event id>`, cold.", ""]
+    if r.get("archive"):
+        lines += archive_bench.report(r["archive"], ms, verdict)
     if r.get("list"):
         L = r["list"]
         lines += ["## Session list", "", f"A Claude Code projects folder of {L['sessions']} sessions "
@@ -400,7 +408,7 @@ def main(argv=None) -> int:
     ap.add_argument("--appends", type=int, default=50)
     ap.add_argument("--only", action="append", default=[], metavar="SECTION",
                     help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
-                         "search, hardening")
+                         "search, hardening, archive")
     ap.add_argument("--servers", default="serve,gunicorn",
                     help="servers for the live load section (serve, gunicorn)")
     ap.add_argument("--live-parts", default="latency,bursts,load",
@@ -421,7 +429,9 @@ def main(argv=None) -> int:
 
     if args.only and not (set(args.only) - {"search", "rss", "live"}):
         sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
-    if args.only and not (set(args.only) & {"list"}):
+    if args.only and not (set(args.only) - {"archive"}):
+        sizes = {}  # the archive section uses the many-session root only
+    if args.only and not (set(args.only) & {"list", "archive"}):
         many = 0
     if args.only and not (set(args.only) - {"hardening"}):
         sizes = {}  # makes its own files
@@ -450,6 +460,10 @@ def main(argv=None) -> int:
         if want("hardening"):
             print("hostile input …", flush=True)
             results["hardening"] = hardening_bench.run(args.runs, [12, 25, 50])
+        if want("archive") and "many" in data:
+            print("across sessions: full-text search, list by cost …", flush=True)
+            results["archive"] = archive_bench.run(data, args.runs, tmp, args.out, Server,
+                                                   (500,) if args.quick else (2000, 10000))
         if not args.skip_peers and want("peers"):
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from viewer import fts
 from viewer.cache import IndexCache
 from viewer.fts import FullText, QueryError
 from viewer.store import Store
@@ -230,3 +231,16 @@ def test_search_orders(client):
     assert counts == sorted(counts, reverse=True)
     ranked = client.get("/search.json?q=the").get_json()
     assert ranked["ranked"] is True and len(ranked["results"]) == len(by_hits)
+
+
+def test_a_word_in_too_many_events_is_counted_within_a_budget(client, monkeypatch):
+    # past the counting budget the sessions seen so far are a floor; the events are still exact
+    whole = client.get("/search.json?q=the").get_json()
+    monkeypatch.setattr(fts, "COUNT_BATCH", 1)
+    monkeypatch.setattr(fts, "COUNT_BUDGET", 0.0)
+    cut = client.get("/search.json?q=the").get_json()
+    assert whole["total_exact"] is True and cut["total_exact"] is False
+    assert 1 <= cut["total"] <= whole["total"] and cut["events"] == whole["events"]
+    assert cut["ranked"] is False and cut["results"] and all(r["hits"] for r in cut["results"])
+    html = client.get("/search?q=the").get_data(as_text=True)
+    assert re.search(r"of at least \d+ session", html)

@@ -116,3 +116,21 @@ def test_rows_fill_in_without_a_reload(root, tmp_path, watched_page):
         expect(page.locator("td.title a", has_text="Prompt")).to_have_count(30)
         expect(page.locator("#list-indexing")).to_be_hidden()
         assert not page.problems
+
+
+def test_the_list_says_how_far_the_search_index_is(root, tmp_path):
+    app, hold, indexer = held_app(root, tmp_path)
+    c = app.test_client()
+    html = c.get("/").get_data(as_text=True)
+    m = re.search(r"Search index: (\d+) of 30 sessions", html)
+    assert m and int(m.group(1)) < 30
+    assert c.get("/sessions.json?wait=0").get_json()["search_indexing"]["total"] == 30
+    hold.release.set()
+    fts = app.extensions["viewer"].fts
+    for _ in range(3):
+        assert indexer.idle(60) and fts.wait(60)
+    html = c.get("/").get_data(as_text=True)
+    assert "Search index:" not in html and 'id="search-indexing" hidden' in html
+    assert c.get("/sessions.json").get_json()["search_indexing"] is None
+    indexer.stop()
+    fts.close()

@@ -60,6 +60,15 @@ def indexing(st) -> dict | None:
     return {"done": ix.done, "total": ix.total}
 
 
+def search_indexing(st) -> dict | None:
+    """How far the full-text index is ({"done", "total", "complete"}), while it is behind."""
+    fts = current_app.extensions["viewer"].fts
+    if fts is None:
+        return None
+    progress = fts.coverage(st.sessions())
+    return None if progress["complete"] else progress
+
+
 def list_page(q: ListQuery) -> tuple[int, catalog.Page]:
     """(the indexer's version, one page of the list). A session with no summary yet is listed by
     its file; on a page in file-time order it is indexed before the page answers when small, else
@@ -82,7 +91,8 @@ def sessions():
     version, page = list_page(q)
     return render_template("sessions.html", p=page, q=q, roots=store().roots, now=time.time(),
                            live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version,
-                           indexing=indexing(store()), skipped=sorted(store().skipped.items()))
+                           indexing=indexing(store()), search_indexing=search_indexing(store()),
+                           skipped=sorted(store().skipped.items()))
 
 
 @bp.get("/sessions.json")
@@ -118,6 +128,7 @@ def sessions_json():
             "per_page": catalog.PAGE, "not_indexed": page.pending,
             "not_indexed_left_out": page.excluded_pending, "query": q.args(page=1),
             "sort": q.sort, "order": "desc" if q.desc else "asc", "indexing": indexing(store()),
+            "search_indexing": search_indexing(store()),
             "sessions": out,
             "skipped": [{"path": p, "reason": why} for p, why in sorted(store().skipped.items())]}
     if q.group:
@@ -244,5 +255,6 @@ def archive_search_json():
             "hits": [{"id": h.id, "snippet": h.plain, "match": h.first_match,
                       "url": urls.Urls.hit(ref.key, h.id, h.first_match)} for h in r.hits]})
     return _json({**body, "query_run": found.query, "literal": found.literal, "total": found.total,
+                  "total_exact": found.whole,
                   "events": found.events, "ranked": found.ranked, "page": q.page,
                   "pages": max(1, -(-found.total // SEARCH_PAGE)), "results": results})

@@ -324,7 +324,7 @@ def list_events():
     heartbeat = app.config["HEARTBEAT"]
     hub = viewer.watcher.hub if viewer.watcher else None
     from ..catalog import PAGE, BadQuery, ListQuery
-    from .archive import _summaries, indexing, list_page
+    from .archive import _summaries, indexing, list_page, search_indexing
 
     try:
         q = ListQuery.from_args(request.args)
@@ -351,10 +351,10 @@ def list_events():
             since = store.indexer.version
         seen = hub.version if hub else 0
         last_beat = time.monotonic()
-        progress = indexing(store)
+        progress = indexing(store), search_indexing(store)
         while True:
             # while the indexer works, rows fill in every fraction of a second
-            wait = 0.3 if store.indexer.busy else min(5.0, heartbeat)
+            wait = 0.3 if store.indexer.busy else 1.0 if progress[1] else min(5.0, heartbeat)
             if hub:
                 seen = hub.wait(seen, wait)
             else:
@@ -366,13 +366,14 @@ def list_events():
             changed = [r for r in refs if known.get(r.key) != now_sig[r.key]
                        or store.noted_since(r.key, since)]
             since = version
-            was, progress = progress, indexing(store)
+            was, progress = progress, (indexing(store), search_indexing(store))
             if changed or was != progress:
                 summaries = _summaries(changed)[1] if changed else {}
                 rows = [(r, summaries.get(r.key), follows_files and q.page == 1 and r.key not in known)
                         for r in changed]
                 yield sse(sse_data(render_template("_live_rows.html", rows=rows, now=time.time(),
-                                                   live_window=LIVE_WINDOW, indexing=progress)))
+                                                   live_window=LIVE_WINDOW, indexing=progress[0],
+                                                   search_indexing=progress[1])))
                 last_beat = time.monotonic()
             known = now_sig
             if time.monotonic() - last_beat >= heartbeat:
