@@ -70,6 +70,10 @@
     if (url) location.href = url + encodeURIComponent(eventId);
   }
 
+  function clip(text, max) {
+    return text.length > max ? text.slice(0, max - 1) + "…" : text;
+  }
+
   // --- the session timeline: one row per thread, model and tool calls as bars --------------------
   function timeline(canvas, data, p) {
     var tl = data.timeline;
@@ -104,7 +108,10 @@
         scales: {
           x: { type: "linear", min: 0, title: { display: true, text: "time since the session started" },
                ticks: { callback: function (v) { return span(v); } } },
-          y: { ticks: { autoSkip: false } }
+          // a thread's name is cut at its end to leave the bars most of a narrow screen
+          y: { ticks: { autoSkip: false, callback: function (v) {
+            return clip(this.getLabelForValue(v), Math.max(12, Math.floor(canvas.clientWidth / 26)));
+          } } }
         },
         plugins: {
           legend: { position: "bottom" },
@@ -174,7 +181,9 @@
               datasets: [{ label: canvas.getAttribute("aria-label"), data: data.map(function (d) { return d[field]; }),
                            backgroundColor: color }] },
       options: {
-        scales: { y: { beginAtZero: true, ticks: { callback: function (v) { return fmt(v); } } },
+        // whole numbers of sessions and tokens: no tick between two of them
+        scales: { y: { beginAtZero: true, ticks: { precision: field === "cost" ? undefined : 0,
+                                                   callback: function (v) { return fmt(v); } } },
                   x: { ticks: { maxRotation: 0, autoSkip: true } } },
         plugins: { legend: { display: false },
                    tooltip: { callbacks: { label: function (item) { return fmt(item.raw); } } } }

@@ -74,6 +74,19 @@ def test_filter_by_folder(client):
     assert {s["label"] for s in sessions} == {"legion/tool-use", "legion/feature-tour"}
 
 
+def test_filter_by_the_top_folder(tmp_path):
+    # sessions right in the root have a folder of their own in the filter, and "only" finds them
+    quiet_copy(SESSIONS / "legion-feature-tour", tmp_path / "root" / "tour")
+    quiet_copy(CORPUS / "legion" / "synthetic-fixture-tool_use", tmp_path / "root" / "legion" / "tool-use")
+    client = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                         "WATCH": False, "TESTING": True}).test_client()
+    body, sessions = rows(client, "?project=.")
+    assert [s["key"] for s in sessions] == ["tour"] and body["all"] == 2
+    html = client.get("/?group=project").get_data(as_text=True)
+    assert '<option value=".">(top folder)' in html and 'href="/?project=."' in html
+    assert '<option value="." selected' in client.get("/?project=.").get_data(as_text=True)
+
+
 def test_filter_by_model(client):
     body, sessions = rows(client, "?model=opus")
     assert body["total"] == 1 and "claude-p-subagent" in sessions[0]["key"]

@@ -38,6 +38,9 @@ class BadQuery(ValueError):
     """An argument the list cannot use; the message says which and why, for the page."""
 
 
+TOP_FOLDER = "."  # ?project= for the sessions right in a root (their project is "")
+
+
 @dataclass(frozen=True)
 class ListQuery:
     formats: tuple[str, ...] = ()
@@ -193,7 +196,7 @@ def _day(ts: float | None) -> date | None:
 
 def _matches(row: Row, q: ListQuery) -> bool:
     s = row.summary
-    if q.project and row.project != q.project:
+    if q.project and row.project != (q.project if q.project != TOP_FOLDER else ""):
         return False
     if q.live and not row.live:
         return False
