@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,32 @@ def test_a_restart_keeps_the_index_and_adds_what_grew(root, tmp_path):
         assert again.ids("zephyr") == ["m1"]
     finally:
         again.close()
+
+
+def test_the_index_cache_waits_for_its_turn_while_the_search_index_writes(root, tmp_path):
+    # both write to one database: a save that comes while the full-text index holds a write
+    # transaction open waits for it, rather than give up when SQLite's busy timeout runs out
+    a = Archive(root, tmp_path / "cache")
+    try:
+        a.store.flush()
+        cache = a.store.cache
+        cache._db.close()
+        cache._db, cache._open_timeout = None, 0.05  # reopened with a short busy timeout
+        ref = a.store.get("tour")
+        idx, files = cache.load(ref.path)
+        with a.fts._lock:
+            a.fts._begin()
+            a.fts._db.execute("INSERT OR REPLACE INTO fts_meta VALUES ('held', '1')")
+            saved = threading.Thread(target=cache.save, args=("/elsewhere", idx.dump(), files,
+                                                              idx.summary))
+            saved.start()
+            saved.join(0.5)
+            assert saved.is_alive()  # waiting for its turn
+            a.fts._commit(force=True)
+        saved.join(10)
+        assert not saved.is_alive() and cache.load("/elsewhere") is not None
+    finally:
+        a.close()
 
 
 def test_text_inside_a_huge_line_is_found(root, tmp_path):

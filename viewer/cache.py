@@ -45,6 +45,10 @@ class IndexCache:
         self._db: sqlite3.Connection | None = None
         self.enabled = True
         self._open_timeout = 2.0  # seconds to wait for another process's lock
+        # held by whoever else in this process writes to the database (the full-text index) for
+        # as long as its transaction is open: a save waits here for its turn, where SQLite's busy
+        # timeout would give up
+        self.write_lock = threading.Lock()
 
     def _conn(self) -> sqlite3.Connection | None:
         if not self.enabled:
@@ -150,7 +154,8 @@ class IndexCache:
                            (main, INDEX_VERSION, orjson.dumps(files),
                             orjson.dumps(summary_dump(summary)), blob))
 
-        self._run("save", q)
+        with self.write_lock:
+            self._run("save", q)
 
     def close(self) -> None:
         with self._lock:

@@ -156,6 +156,8 @@ class FullText:
         self._writer: threading.Thread | None = None
         self._busy = False
         self._since: float | None = None  # when the open write transaction began
+        cache = getattr(store, "cache", None)
+        self._wlock = getattr(cache, "write_lock", None)
         self._written = MERGE_AFTER  # rows since the segments were last merged (a restart merges)
         self._open()
 
@@ -196,20 +198,32 @@ class FullText:
 
     def _begin(self) -> None:
         if self._since is None:
-            # the index cache writes to the same database: let its pending writes in first (its
-            # writer gives up after a while, and SQLite's busy waits favour whoever holds the lock)
+            # the index cache writes to the same database: let its pending writes in first, then
+            # hold its write lock while the transaction is open (its saves wait for their turn
+            # instead of giving up when SQLite's busy timeout runs out)
             flush = getattr(self.store, "flush", None)
             if flush is not None:
                 flush()
+            if self._wlock is not None:
+                self._wlock.acquire()
             self._since = time.monotonic()
+
+    def _end(self) -> None:
+        """The transaction is over (committed or rolled back): the index cache may write."""
+        if self._since is not None:
+            self._since = None
+            if self._wlock is not None:
+                self._wlock.release()
 
     def _commit(self, force: bool = False) -> None:
         """Commit what is written once the transaction has been open long enough (or now)."""
         with self._lock:
             if self._since is not None and self._db is not None and (
                     force or time.monotonic() - self._since >= COMMIT_EVERY):
-                self._db.commit()
-                self._since = None
+                try:
+                    self._db.commit()
+                finally:
+                    self._end()
 
     def _reader(self) -> sqlite3.Connection:
         try:
@@ -224,6 +238,7 @@ class FullText:
         self.wait(30)
         with self._lock:
             if self._db is not None:
+                self._commit(force=True)
                 self._db.close()
                 self._db = None
         while True:
@@ -362,7 +377,7 @@ class FullText:
                     log.warning("merging the full-text index failed: %s", e)
                     return
                 finally:
-                    self._since = None
+                    self._end()
                 if db.total_changes - before < 2:
                     self._written = 0
                     return
@@ -406,7 +421,7 @@ class FullText:
             out = fn(db)
         except BaseException:
             db.rollback()
-            self._since = None
+            self._end()
             self._load_state()
             raise
         self._commit()
