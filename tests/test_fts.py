@@ -271,3 +271,15 @@ def test_a_word_in_too_many_events_is_counted_within_a_budget(client, monkeypatc
     assert cut["ranked"] is False and cut["results"] and all(r["hits"] for r in cut["results"])
     html = client.get("/search?q=the").get_data(as_text=True)
     assert re.search(r"of at least \d+ session", html)
+
+
+def test_a_page_of_results_costs_a_few_statements_whatever_its_size(archive):
+    # FTS5 expands a prefix into every matching row once per statement: snippets come in one
+    db = archive.fts._reader()
+    ran = []
+    db.set_trace_callback(ran.append)
+    archive.fts._give_back(db)
+    found = archive.fts.search("th*")
+    assert len(found.sessions) >= 3 and all(r.hits for r in found.sessions)
+    assert all("\x02" in h.snippet for r in found.sessions for h in r.hits)
+    assert len([s for s in ran if "MATCH" in s]) <= 3

@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 SCHEMA = 1
 SHIFT = 40  # rowid = sid << SHIFT | n
-RANK_LIMIT = 5_000  # matching events ranked by BM25; beyond, sessions are ordered by hit count
+RANK_LIMIT = 2_000  # matching events ranked by BM25 (some 20 µs each); beyond, by number of hits
 COUNT_BUDGET = 0.05  # seconds spent counting matches per session; beyond, the count is a floor
 COUNT_BATCH = 4096  # matching rows read at a time while counting
 SINK_CAP = 32 << 20  # characters a pass may hand over in memory; beyond, the writer reads the file
@@ -138,10 +138,6 @@ class FullText:
         self.transform_id = transform_id
         self._names = {"fts": name, "text": f"{name}_text", "sessions": f"{name}_sessions",
                        "meta": f"{name}_meta", "content": f"{name}_content"}
-        snippet = (f"SELECT eid, snippet({{fts}}, 0, '{MARK[0]}', '{MARK[1]}', '…', 24) FROM {{fts}} "
-                   "WHERE {fts} MATCH ? AND ")
-        self._first_snippets = self._sql(snippet + "rowid BETWEEN ? AND ? LIMIT ?")
-        self._snippet_of = self._sql(snippet + "rowid = ?")
         self.enabled = True
         self._lock = threading.RLock()  # one writer at a time (the writer thread or the walker)
         self._db: sqlite3.Connection | None = None
@@ -587,7 +583,7 @@ class FullText:
     def _search(self, db, query, paths, page, per_page, snippets, order) -> Found:
         by_sid = {st[0]: p for p, st in list(self._state.items())}
         counts: dict[int, int] = {}
-        events = 0
+        firsts: dict[int, list[int]] = {}  # a session's first matching rows
         whole = True
         # matching events in rowid order, so a session's come together: counted per session until
         # the budget is spent (a word in every event of 10,000 sessions is half a million rows)
@@ -596,7 +592,10 @@ class FullText:
         while rows := cur.fetchmany(COUNT_BATCH):
             for (rowid,) in rows:
                 sid = rowid >> SHIFT
-                counts[sid] = counts.get(sid, 0) + 1
+                n = counts.get(sid, 0)
+                counts[sid] = n + 1
+                if n < snippets:
+                    firsts.setdefault(sid, []).append(rowid)
             if len(rows) < COUNT_BATCH:
                 break
             if time.monotonic() > stop:
@@ -613,8 +612,8 @@ class FullText:
                                 (query,)).fetchone()[0]
         ranked = order == "relevance" and whole and events <= RANK_LIMIT
         best: dict[int, float] = {}
-        tops: dict[int, list[int]] = {}  # a session's best rows, when ranked
         if ranked and counts:
+            tops: dict[int, list[int]] = {}  # a session's best rows
             for rowid, rank in db.execute(self._sql("SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ? "
                                                     "ORDER BY rank"), (query,)):
                 sid = rowid >> SHIFT
@@ -624,6 +623,7 @@ class FullText:
                     top = tops.setdefault(sid, [])
                     if len(top) < snippets:
                         top.append(rowid)
+            firsts = tops
             order_key = lambda sid: (best.get(sid, 0.0), -counts[sid])  # noqa: E731
         elif order == "recent":
             mtime = {sid: _mtime(by_sid[sid]) for sid in counts}
@@ -632,17 +632,26 @@ class FullText:
             order_key = lambda sid: -counts[sid]  # noqa: E731
         sids = sorted(counts, key=order_key)
         start = (max(1, page) - 1) * per_page
-        results = []
-        for sid in sids[start : start + per_page]:
-            if sid in tops:  # its best matches, from the ranking just done
-                hits = [Hit(*db.execute(self._snippet_of, (query, rowid)).fetchone())
-                        for rowid in tops[sid]]
-            else:  # too many to rank (a common word): the session's first matches
-                lo, hi = sid << SHIFT, ((sid + 1) << SHIFT) - 1
-                hits = [Hit(eid, snip) for eid, snip in db.execute(
-                    self._first_snippets, (query, lo, hi, snippets))]
-            results.append(Result(by_sid[sid], counts[sid], best.get(sid), hits))
+        shown = sids[start : start + per_page]
+        snips = self._snippets(db, query, [r for sid in shown for r in firsts.get(sid, ())])
+        results = [Result(by_sid[sid], counts[sid], best.get(sid),
+                          [snips[r] for r in firsts.get(sid, ()) if r in snips]) for sid in shown]
         return Found(query, results, len(counts), events, ranked, whole=whole)
+
+    def _snippets(self, db, query: str, rowids: list[int]) -> dict[int, Hit]:
+        """The snippets of some matching rows, in one statement: FTS5 expands a prefix query into
+        one list of every matching row per statement, so a statement per row or per session
+        repeats that (a tenth of a second for a common prefix)."""
+        if not rowids:
+            return {}
+        wanted = ",".join(str(int(r)) for r in rowids)
+        # `+rowid` keeps the list away from FTS5 (which would run the query once per value); the
+        # range is what FTS5 sees
+        sql = self._sql(f"SELECT rowid, eid, snippet({{fts}}, 0, '{MARK[0]}', '{MARK[1]}', '…', 24) "
+                        "FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
+                        f"AND +rowid IN ({wanted})")
+        return {rowid: Hit(eid, snip)
+                for rowid, eid, snip in db.execute(sql, (query, min(rowids), max(rowids)))}
 
 
 def _mark(th, done: int) -> list:
