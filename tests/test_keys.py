@@ -106,6 +106,7 @@ def test_a_document_that_gave_way_to_its_namesake_keeps_its_old_link(tmp_path):
                     "WATCH": False}).test_client()
     rows = {s["path"]: s["key"] for s in c.get("/sessions.json").get_json()["sessions"]}
     assert rows[str(jsonl)] == "x"
+    assert "jsonl x" in c.get("/s/x").get_data(as_text=True)  # its index is in memory now
     doc_key = rows[str(root / "x.json")]
     assert doc_key.startswith("x~~")
     jsonl.unlink()

@@ -357,6 +357,10 @@ class Store:
         ref = self.get(key)
         with self._session_lock(key):
             idx = self._memory.get(key)
+            if idx is not None and idx.main != ref.path:
+                # the key names another file now (a namesake that held it went away)
+                del self._memory[key]
+                idx = None
             if idx is not None:
                 if self._pass(key, idx, SessionIndex.refresh):
                     self._save(key, idx)
