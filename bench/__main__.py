@@ -5,7 +5,7 @@ machines here are shared and noisy: compare ratios measured together, not figure
 
     python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
 
-Sections: index, screens, rss, list, peers, live, search, hardening, archive. `--only` runs the named ones (write the
+Sections: index, screens, rss, list, peers, live, search, hardening, archive, export. `--only` runs the named ones (write the
 report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
 
 Measured:
@@ -24,7 +24,9 @@ Measured:
     first hit streamed and on screen, filtered first screens;
   * across sessions (bench/archive.py): full-text index build throughput beside the index pass,
     memory while it builds, warm search queries and the list sorted by cost, on 2,000 and 10,000
-    sessions.
+    sessions;
+  * export of the 100 MB session to HTML (and Markdown, JSON, redacted HTML) beside claude-code-log
+    and claude-code-transcripts making their HTML from the same file (bench/export.py).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pathlib import Path
 import orjson
 
 from . import generate
+from . import export as export_bench
 from . import hardening as hardening_bench
 from . import archive as archive_bench
 from . import search as search_bench
@@ -270,15 +273,15 @@ def peers_venv(out: Path) -> Path:
     return venv
 
 
-def run_measured(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(seconds, peak RSS MB) of one child process."""
+def run_measured(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(seconds, peak RSS MB, CPU seconds) of one child process."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     dt = time.perf_counter() - t
     if status != 0:
         raise RuntimeError(f"{cmd[0]} failed with status {status}")
-    return dt, usage.ru_maxrss / 1024
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def bench_peers(data: dict, screens: list, index_rows: list, runs: int, out: Path, tmp: Path) -> list:
@@ -356,6 +359,8 @@ def report(r: dict, args) -> str:
         lines += search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
     if r.get("hardening"):
         lines += [*hardening_bench.report(r["hardening"]), ""]
+    if r.get("export"):
+        lines += export_bench.report(r["export"], ms, verdict)
     if scr and idx:
         lines += ["## First screen and index, every size", "",
                   "| session | size | cold first screen | warm first screen | permalink (cold) |"
@@ -408,7 +413,7 @@ def main(argv=None) -> int:
     ap.add_argument("--appends", type=int, default=50)
     ap.add_argument("--only", action="append", default=[], metavar="SECTION",
                     help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
-                         "search, hardening, archive")
+                         "search, hardening, archive, export")
     ap.add_argument("--servers", default="serve,gunicorn",
                     help="servers for the live load section (serve, gunicorn)")
     ap.add_argument("--live-parts", default="latency,bursts,load",
@@ -427,7 +432,7 @@ def main(argv=None) -> int:
     def want(section: str) -> bool:
         return not args.only or section in args.only
 
-    if args.only and not (set(args.only) - {"search", "rss", "live"}):
+    if args.only and not (set(args.only) - {"search", "rss", "live", "export"}):
         sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
     if args.only and not (set(args.only) - {"archive"}):
         sizes = {}  # the archive section uses the many-session root only
@@ -468,6 +473,10 @@ def main(argv=None) -> int:
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],
                                            max(1, min(args.runs, 3)), args.out, tmp)
+        if not args.skip_peers and want("export"):
+            print("export …", flush=True)
+            results["export"] = export_bench.run(data, max(1, min(args.runs, 3)), tmp, args.out,
+                                                 run_measured, peers_venv)
         if not args.skip_live and want("live"):
             from . import live
 

@@ -144,6 +144,25 @@ def test_images_are_inlined_up_to_the_limit(tmp_path):
     assert png not in html and "not included: larger than this export" in html
 
 
+def test_short_code_is_highlighted_and_long_code_shown_whole_and_plain(tmp_path):
+    def read(n, lines):
+        return [{"type": "assistant", "uuid": f"a{n}", "sessionId": "s", "message": {
+                    "role": "assistant", "content": [{"type": "tool_use", "id": f"t{n}", "name": "Read",
+                                                      "input": {"file_path": f"/app/mod{n}.py"}}]}},
+                {"type": "user", "uuid": f"r{n}", "sessionId": "s", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"t{n}",
+                     "content": "".join(f"{i + 1:6d}\tdef f{i}(): return {i}\n" for i in range(lines))}]}}]
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in read(1, 20) + read(2, 3000)))
+    html, _ = export(path)
+    short = html[html.index('id="m-a1"'):html.index('id="m-a2"')]  # a result shows in its call's card
+    long = html[html.index('id="m-a2"'):]
+    assert '<span class="k">def</span>' in short  # Pygments' keyword class
+    assert '<span class="ln">3000</span>def f2999(): return 2999' in long  # every line, numbered
+    assert '<span class="k">' not in long
+
+
 def test_strings_cut_out_of_huge_lines_are_exported_whole(tmp_path):
     text = "".join(f"{i:08d} a line of a long log\n" for i in range(250_000))  # 7.5 MB
     path = tmp_path / "big.jsonl"

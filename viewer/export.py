@@ -27,6 +27,7 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -44,6 +45,9 @@ FORMATS = {"html": ("html", "text/html; charset=utf-8"),
            "json": ("json", "application/json")}
 WINDOW = 200  # events read and rendered at a time
 MEDIA_LIMIT = 8 << 20  # base64 characters of one image / audio / video inlined in an HTML export
+# Code blocks up to this many characters are highlighted, longer ones shown plain: Pygments reads
+# about 0.2 MB/s, and a session's file reads would otherwise take most of an export's time.
+HIGHLIGHT_LIMIT = 4_000
 STRING_LIMIT = 64 << 20  # a string cut out of a huge line is read back whole up to this size
 _NO_CAP = 1 << 62
 _THREAD_MARK = re.compile(r"<!--sv-thread ([A-Za-z0-9_-]+)-->")
@@ -237,8 +241,7 @@ class Export:
     # --- HTML --------------------------------------------------------------------------------
 
     def _html(self) -> Iterator[str]:
-        env = environment(Urls, caps=(_NO_CAP, _NO_CAP), media_limit=self.media_limit,
-                          exporting=True)
+        env = _environment(self.media_limit)
         css = _asset("css")
         script = _asset("js")
         csp = "; ".join([
@@ -379,6 +382,14 @@ class _Ref:
     def __init__(self, label: str, idx: SessionIndex):
         self.label = label
         self.path = idx.main
+
+
+@lru_cache(maxsize=4)
+def _environment(media_limit: int):
+    """The export's template environment, kept: compiling the templates takes longer than
+    exporting a small session."""
+    return environment(Urls, caps=(_NO_CAP, _NO_CAP), media_limit=media_limit, exporting=True,
+                       highlight_cap=HIGHLIGHT_LIMIT)
 
 
 def _asset(kind: str) -> str:

@@ -92,12 +92,13 @@ def _lexer(lang: str | None, filename: str | None):
 
 
 def highlight(code: str, lang: str | None = None, filename: str | None = None,
-              numbers: list[int] | None = None) -> Markup:
-    """Code → one `<pre class="hl"><code>` box of Pygments spans (plain but escaped when too long).
+              numbers: list[int] | None = None, cap: int = HIGHLIGHT_CAP) -> Markup:
+    """Code → one `<pre class="hl"><code>` box of Pygments spans (plain but escaped when longer
+    than `cap`).
 
     `numbers` gives each line its number in a gutter the reader does not copy (a file read from
     line 120 on is numbered from 120)."""
-    lexer = _lexer(lang, filename) if len(code) <= HIGHLIGHT_CAP else TextLexer(stripnl=False)
+    lexer = _lexer(lang, filename) if len(code) <= cap else TextLexer(stripnl=False)
     return code_block(code, lexer, numbers)
 
 
@@ -114,18 +115,18 @@ def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
         " numbered" if numbers is not None else "", "\n".join(lines)))
 
 
-def pretty_json(value) -> Markup:
-    """Any JSON value, indented and highlighted."""
+def pretty_json(value, cap: int = HIGHLIGHT_CAP) -> Markup:
+    """Any JSON value, indented and highlighted (plain beyond `cap` characters)."""
     text = json_text(value)
-    if len(text) > HIGHLIGHT_CAP:
+    if len(text) > cap:
         return highlight(text, "text")
     return code_block(text, JsonLexer())
 
 
-def pretty_json_text(text: str) -> Markup:
+def pretty_json_text(text: str, cap: int = HIGHLIGHT_CAP) -> Markup:
     """JSON given as text, indented and highlighted (as written when it does not parse)."""
     try:
-        return pretty_json(orjson.loads(text))
+        return pretty_json(orjson.loads(text), cap)
     except orjson.JSONDecodeError:
         return highlight(text, "text")
 

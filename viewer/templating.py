@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from functools import partial
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, pass_environment, select_autoescape
@@ -132,17 +133,19 @@ def words(text: str) -> int:
 
 
 def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
-              media_limit: int = INLINE_MEDIA, exporting: bool = False) -> Environment:
+              media_limit: int = INLINE_MEDIA, exporting: bool = False,
+              highlight_cap: int = render.HIGHLIGHT_CAP) -> Environment:
     """Give `env` the filters and globals the templates use. `caps` = (Markdown, plain text)
-    characters shown before "show all"; `urls` is the URL builder templates reach as `u`."""
+    characters shown before "show all"; `urls` is the URL builder templates reach as `u`;
+    code longer than `highlight_cap` is shown plain."""
     markdown_cap, text_cap = caps or (render.MARKDOWN_CAP, render.TEXT_CAP)
     env.trim_blocks = True
     env.lstrip_blocks = True
     env.filters.update(
         md=render.markdown,
-        hl=render.highlight,
-        pjson=render.pretty_json,
-        json_pretty=render.pretty_json_text,
+        hl=partial(render.highlight, cap=highlight_cap),
+        pjson=partial(render.pretty_json, cap=highlight_cap),
+        json_pretty=partial(render.pretty_json_text, cap=highlight_cap),
         first_key=tools.key_of,
         jtext=render.json_text,
         ansi=render.ansi_segments,
