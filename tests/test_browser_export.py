@@ -68,6 +68,23 @@ def test_a_thinking_block_expands(tmp_path, offline):
     assert offline.problems == [] and offline.requests == []
 
 
+def test_an_export_reads_without_javascript(tmp_path, browser):
+    _, url = exported(TOUR, tmp_path / "tour.html")
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(url)
+    expect(page.locator("#m-tour-read")).to_contain_text("I'll start by reading the file.")
+    thinking = page.locator("#m-tour-read details.thinking")
+    thinking.locator("summary").click()
+    expect(thinking.locator(".md")).to_contain_text("The user wants a refactor")
+    expect(page.locator("#m-tour-edit")).to_contain_text("COMPLETED", ignore_case=True)
+    hidden = page.locator("li.ev.is-hidden").first
+    expect(hidden).to_be_hidden()
+    page.locator("label[for=show-hidden]").click()  # a checkbox and CSS, no script
+    expect(hidden).to_be_visible()
+    context.close()
+
+
 def test_a_link_into_a_sub_agent_opens_it(tmp_path, offline):
     idx, url = exported(CC, tmp_path / "cc.html")
     sub = next(n for n in idx.threads if n != "main")

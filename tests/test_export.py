@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from viewer.cli import main
 from viewer.export import Export, ExportError, event_dict, fence
@@ -161,6 +163,17 @@ def test_short_code_is_highlighted_and_long_code_shown_whole_and_plain(tmp_path)
     assert '<span class="k">def</span>' in short  # Pygments' keyword class
     assert '<span class="ln">3000</span>def f2999(): return 2999' in long  # every line, numbered
     assert '<span class="k">' not in long
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab <>&\"'\t\r\n\ufeff\x1bé")), max_size=60))
+def test_plain_code_is_what_pygments_would_write(code):
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer
+
+    from viewer.render import _plain
+
+    assert _plain(code) == highlight(code, TextLexer(stripnl=False), HtmlFormatter(nowrap=True))
 
 
 def test_strings_cut_out_of_huge_lines_are_exported_whole(tmp_path):
