@@ -109,8 +109,10 @@ class Server:
                "--cache-dir", str(cache)]
         if not watch:
             cmd.append("--no-watch")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE)
+        # the server's log goes to a file: a pipe nobody reads fills up under load and blocks
+        # every request thread on its next log line
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -118,7 +120,7 @@ class Server:
                 return
             except OSError:
                 time.sleep(0.05)
-        raise RuntimeError("server did not start: " + self.proc.stderr.read().decode()[-2000:])
+        raise RuntimeError("server did not start: " + self.tail())
 
     @property
     def url(self) -> str:
@@ -141,6 +143,11 @@ class Server:
                 if line.startswith("VmHWM:"):
                     return int(line.split()[1]) / 1024
         return float("nan")
+
+    def tail(self) -> str:
+        """The end of the server's log."""
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-2000:]
 
     def stop(self) -> None:
         self.proc.terminate()

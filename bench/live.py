@@ -25,6 +25,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -88,9 +89,10 @@ class Gunicorn(Server):
         env = {**os.environ, "SESSION_VIEWER_ROOTS": str(root), "SESSION_VIEWER_CACHE_DIR": str(cache),
                **(extra_env or {})}
         gunicorn = Path(sys.executable).with_name("gunicorn")
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([str(gunicorn), "-k", "gthread", "--threads", str(threads), "-w", "1",
                                       "-b", f"127.0.0.1:{self.port}", "viewer.web:create_app()"],
-                                     cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -98,7 +100,7 @@ class Gunicorn(Server):
                 return
             except OSError:
                 time.sleep(0.1)
-        raise RuntimeError("gunicorn did not start: " + self.proc.stderr.read().decode()[-2000:])
+        raise RuntimeError("gunicorn did not start: " + self.tail())
 
 
 def start_server(kind: str, root: Path, cache: Path) -> Server:
@@ -283,11 +285,15 @@ class Load:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 
-    async def get(self, path: str) -> tuple[int, float]:
+    async def get(self, path: str, timeout: float = 60.0) -> tuple[int, float]:
+        """(status, seconds); status 0 when no answer came within `timeout`."""
         t = time.perf_counter()
         r, w = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 22)
         w.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nConnection: close\r\n\r\n".encode())
-        data = await r.read()
+        try:
+            data = await asyncio.wait_for(r.read(), timeout)
+        except asyncio.TimeoutError:
+            data = b""
         w.close()
         return int(data[9:12] or 0), time.perf_counter() - t
 

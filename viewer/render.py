@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import groupby
@@ -67,8 +69,37 @@ def _markdown() -> MarkdownIt:
     return md
 
 
+MARKDOWN_KEPT = 16 << 20  # characters of Markdown and its HTML kept for the next page that shows it
+_md_kept: OrderedDict = OrderedDict()
+_md_size = 0
+_md_lock = threading.Lock()
+
+
 def markdown(text: str) -> Markup:
-    """Markdown prose → sanitised HTML."""
+    """Markdown prose → sanitised HTML. A third of drawing a page of messages is this, and the
+    same messages are drawn again and again (every page, window and permalink that shows them;
+    every append redraws a live session's pages): the latest results are kept, by their text."""
+    global _md_size
+    text = str(text)
+    with _md_lock:
+        html = _md_kept.get(text)
+        if html is not None:
+            _md_kept.move_to_end(text)
+            return html
+    html = _markdown_html(text)
+    size = 2 * len(text) + len(html)
+    if size <= MARKDOWN_KEPT // 64:
+        with _md_lock:
+            if text not in _md_kept:
+                _md_kept[text] = html
+                _md_size += size
+            while _md_size > MARKDOWN_KEPT:
+                old, old_html = _md_kept.popitem(last=False)
+                _md_size -= 2 * len(old) + len(old_html)
+    return html
+
+
+def _markdown_html(text: str) -> Markup:
     html = _markdown().render(text)
     clean = nh3.clean(
         html,

@@ -17,6 +17,7 @@ from flask import Flask
 from ..cache import IndexCache
 from ..store import Store
 from ..templating import resource_dir
+from .pagecache import PageCache
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,8 @@ def default_roots() -> list[str]:
 
 class Viewer:
     """What the app holds: the store of sessions, the watcher when live, the feeds the live streams
-    read, and a count of the open event streams (at most `max_streams`, when set)."""
+    read, the pages drawn this second (shared by the requests that ask for them, pagecache.py), and
+    a count of the open event streams (at most `max_streams`, when set)."""
 
     def __init__(self, store: Store, watcher=None, max_streams: int | None = None):
         self.store = store
@@ -36,6 +38,7 @@ class Viewer:
         self.pump = None  # writes the streams the server hands over (pump.py)
         self.max_streams = max_streams
         self.fts = None  # the full-text index (None when the cache is off)
+        self.pages = PageCache()
         self.streams = 0
         self._lock = threading.Lock()
 

@@ -129,8 +129,12 @@ def session(key: str):
                 return _early_page(ref, part, key, opening)
     idx = idx or _index(ref)
     find = find_context(idx)
-    win = find_window(idx, find.filter, _opening(ref, idx))
-    return _session_page(ref, idx, win, key, find=find)
+
+    def draw():
+        win = find_window(idx, find.filter, _opening(ref, idx))
+        return _session_page(ref, idx, win, key, find=find)
+
+    return _shared(ref, idx, draw, find)
 
 
 _PLAIN = {"from", "at", "hidden"}  # a page with no search, filter or window of its own
@@ -193,6 +197,16 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     return render_template("session.html", **ctx)
 
 
+def _shared(ref, idx, draw, find=None):
+    """A page drawn once for everyone who asks for it while the session and the second stay the
+    same (web/pagecache.py). A search's page is drawn for its own request: its marks run under a
+    time budget, and it streams."""
+    if find is not None and find.matcher is not None:
+        return draw()
+    key = (request.full_path, htmx(), cursor_of(idx), ref.mtime, ref.size)
+    return current_app.extensions["viewer"].pages.page(key, draw)
+
+
 def _buffered(chunks, size: int = 32 << 10, every: float = 0.05):
     """Template output in a few large writes, yet never held back long (a hit shows at once)."""
     buf, held, last = [], 0, time.monotonic()
@@ -241,28 +255,32 @@ def message(key: str, event_id: str):
     if find.matcher is not None:
         look_deeper(idx, event_id)
     part = request.args.get("part")
-    if part == "event":
-        tl = Timeline(idx, target=event_id)
-        return render_template("_event.html", v=_card_of(idx, tl, event_id, seq), key=key)
-    flt = find.filter
-    if flt:
-        from ..filters import select
 
-        if where not in select(idx, flt):
-            flt = type(flt)()  # the event is not in the filtered view: show it in the whole one
-    tl = Timeline(idx, target=event_id)
-    # a thread no call links to (a compaction agent's, say) is read on its own, in the page
-    root = next(reversed(tl.anchors), "main")
-    apart = tl.thread_view(root) if root != "main" else None
-    win = find_window(idx, flt, {}, timeline=tl, thread=root)
-    lands = _lands(tl, event_id)
-    if part == "window":
-        return render_template("_window.html", win=win, key=key, idx=idx, direction=None,
-                               apart=apart)
-    hidden = idx.threads[thread].hidden[seq]
-    find.filter = flt
-    return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, find=find,
-                         lands=lands, apart=apart)
+    def draw():
+        if part == "event":
+            tl = Timeline(idx, target=event_id)
+            return render_template("_event.html", v=_card_of(idx, tl, event_id, seq), key=key)
+        flt = find.filter
+        if flt:
+            from ..filters import select
+
+            if where not in select(idx, flt):
+                flt = type(flt)()  # the event is not in the filtered view: show it in the whole one
+        tl = Timeline(idx, target=event_id)
+        # a thread no call links to (a compaction agent's, say) is read on its own, in the page
+        root = next(reversed(tl.anchors), "main")
+        apart = tl.thread_view(root) if root != "main" else None
+        win = find_window(idx, flt, {}, timeline=tl, thread=root)
+        lands = _lands(tl, event_id)
+        if part == "window":
+            return render_template("_window.html", win=win, key=key, idx=idx, direction=None,
+                                   apart=apart)
+        hidden = idx.threads[thread].hidden[seq]
+        find.filter = flt
+        return _session_page(ref, idx, win, key, target=event_id, show_hidden=hidden, find=find,
+                             lands=lands, apart=apart)
+
+    return _shared(ref, idx, draw, find)
 
 
 def _card_of(idx: SessionIndex, tl: Timeline, event_id: str, seq: int):
@@ -286,9 +304,15 @@ def _card_of(idx: SessionIndex, tl: Timeline, event_id: str, seq: int):
 @bp.get("/s/<key>.json")
 def session_json(key: str):
     ref, idx = _session(key)
-    win = Timeline(idx).window("main", **_where())
+    where = _where()
+    return Response(_shared(ref, idx, lambda: _json_bytes(_session_dict(ref, idx, key, where))),
+                    mimetype="application/json")
+
+
+def _session_dict(ref, idx: SessionIndex, key: str, where: dict) -> dict:
+    win = Timeline(idx).window("main", **where)
     calls = {cid: call_dict(idx, c) for cid, c in idx.calls.calls.items()}
-    return _json({
+    return {
         "key": key, "path": ref.path, "summary": summary_dump(store().shown_summary(idx)),
         "usage": usage.report(idx),
         "threads": {n: {"label": th.label, "events": len(th), "path": th.path, "format": th.format,
@@ -297,16 +321,19 @@ def session_json(key: str):
         "orphans": sorted(idx.calls.orphans),
         "window": {"start": win.start, "stop": win.stop, "total": win.total},
         "events": [event_dict(v.ev) for v in win.events],
-    })
+    }
 
 
 def _json(obj) -> Response:
+    return Response(_json_bytes(obj), mimetype="application/json")
+
+
+def _json_bytes(obj) -> bytes:
     try:
-        data = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str)
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str)
     except TypeError:  # nested deeper than orjson writes: cut, with a note where (reader.DEEP)
-        data = orjson.dumps(reader.cap_depth(obj, 2 * reader.MAX_DEPTH),
+        return orjson.dumps(reader.cap_depth(obj, 2 * reader.MAX_DEPTH),
                             option=orjson.OPT_NON_STR_KEYS, default=str)
-    return Response(data, mimetype="application/json")
 
 
 @bp.get("/s/<key>/w/<thread>")
@@ -327,8 +354,9 @@ def window(key: str, thread: str):
         # the live page's events end there: the latest window comes in below a gap, and the
         # events between load above it, never reaching back into the page
         where["floor"] = _int("floor")
-    win = find_window(idx, find.filter, where, thread=thread)
-    return render_template("_window.html", win=win, key=key, idx=idx, direction=direction)
+    return _shared(ref, idx, lambda: render_template(
+        "_window.html", win=find_window(idx, find.filter, where, thread=thread), key=key, idx=idx,
+        direction=direction), find)
 
 
 @bp.get("/s/<key>/t/<thread>")
