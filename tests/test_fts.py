@@ -261,16 +261,16 @@ def test_search_orders(client):
 
 
 def test_a_word_in_too_many_events_is_counted_within_a_budget(client, monkeypatch):
-    # past the counting budget the sessions seen so far are a floor; the events are still exact
+    # past the counting budget the sessions and events seen so far are floors
     whole = client.get("/search.json?q=the").get_json()
     monkeypatch.setattr(fts, "COUNT_BATCH", 1)
     monkeypatch.setattr(fts, "COUNT_BUDGET", 0.0)
     cut = client.get("/search.json?q=the").get_json()
     assert whole["total_exact"] is True and cut["total_exact"] is False
-    assert 1 <= cut["total"] <= whole["total"] and cut["events"] == whole["events"]
+    assert 1 <= cut["total"] <= whole["total"] and 1 <= cut["events"] <= whole["events"]
     assert cut["ranked"] is False and cut["results"] and all(r["hits"] for r in cut["results"])
     html = client.get("/search?q=the").get_data(as_text=True)
-    assert re.search(r"of at least \d+ session", html)
+    assert re.search(r"of at least \d+ session", html) and re.search(r"at least \d+ matching event", html)
 
 
 def test_a_page_of_results_costs_a_few_statements_whatever_its_size(archive):

@@ -124,7 +124,7 @@ class Found:
     events: int  # matching events
     ranked: bool  # by relevance (else by number of hits)
     literal: bool = False  # the query did not parse and was run word by word
-    whole: bool = True  # every match was counted (else `total` is a floor: sessions seen so far)
+    whole: bool = True  # every match was counted (else `total` and `events` are floors)
 
 
 class FullText:
@@ -606,10 +606,8 @@ class FullText:
             path = by_sid.get(sid)
             if path is None or (paths is not None and path not in paths):
                 del counts[sid]
-        events = sum(counts.values())
-        if not whole:  # the exact number of matching events is cheap, the sessions' is not
-            events = db.execute(self._sql("SELECT count(*) FROM {fts} WHERE {fts} MATCH ?"),
-                                (query,)).fetchone()[0]
+        events = sum(counts.values())  # past the budget a floor too: counting every match of a
+        # word in every event of 10,000 sessions is a tenth of a second more
         ranked = order == "relevance" and whole and events <= RANK_LIMIT
         best: dict[int, float] = {}
         if ranked and counts:
