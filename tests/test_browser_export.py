@@ -1,5 +1,6 @@
 """Exported HTML in real Chromium with the network blocked, and the Export menu of the page."""
 
+import json
 import re
 from pathlib import Path
 
@@ -83,6 +84,24 @@ def test_an_export_reads_without_javascript(tmp_path, browser):
     page.locator("label[for=show-hidden]").click()  # a checkbox and CSS, no script
     expect(hidden).to_be_visible()
     context.close()
+
+
+def test_a_long_result_opens_from_its_fold(tmp_path, offline):
+    path = tmp_path / "s.jsonl"
+    log = "".join(f"step {i}: ok\n" for i in range(400))
+    path.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"type": "assistant", "uuid": "a1", "sessionId": "s", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}]}},
+        {"type": "user", "uuid": "r1", "sessionId": "s", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": log}]}}]))
+    _, url = exported(path, tmp_path / "fold.html")
+    offline.goto(url)
+    fold = offline.locator("#m-a1 details.result-fold")
+    expect(fold.locator("summary")).to_have_text(re.compile(r"Output · 400 lines, [\d.]+ KB"))
+    expect(fold.get_by_text("step 399: ok")).to_be_hidden()
+    fold.locator("summary").click()
+    expect(fold.get_by_text("step 399: ok")).to_be_visible()
+    assert offline.problems == [] and offline.requests == []
 
 
 def test_a_link_into_a_sub_agent_opens_it(tmp_path, offline):

@@ -163,6 +163,9 @@ def test_short_code_is_highlighted_and_long_code_shown_whole_and_plain(tmp_path)
     assert '<span class="k">def</span>' in short  # Pygments' keyword class
     assert '<span class="ln">3000</span>def f2999(): return 2999' in long  # every line, numbered
     assert '<span class="k">' not in long
+    # the long result is folded behind its size, the short one shown as it is
+    assert "result-fold" not in short
+    assert re.search(r'<details class="result-fold"><summary>Output · 3,000 lines, [\d.]+ KB</summary>', long)
 
 
 @given(st.text(alphabet=st.sampled_from(list("ab <>&\"'\t\r\n\ufeff\x1bé")), max_size=60))

@@ -132,6 +132,21 @@ def words(text: str) -> int:
     return len(text.split())
 
 
+FOLD_LINES = 25  # an exported result longer than this (or FOLD_CHARS) is folded behind its size
+FOLD_CHARS = 2_500
+
+
+def result_fold(content) -> str | None:
+    """What the fold of a long tool result says (`212 lines, 9.8 KB`), or None for a short one:
+    an exported file shows every result whole, so long ones are folded for the reader to open."""
+    texts = [b.text for b in content or () if getattr(b, "kind", "") == "text"]
+    chars = sum(len(t) for t in texts)
+    lines = sum(t.rstrip("\n").count("\n") + 1 for t in texts if t)
+    if lines <= FOLD_LINES and chars <= FOLD_CHARS:
+        return None
+    return f"{lines:,} line{'s' if lines != 1 else ''}, {render.human_size(chars)}"
+
+
 def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
               media_limit: int = INLINE_MEDIA, exporting: bool = False,
               highlight_cap: int = render.HIGHLIGHT_CAP) -> Environment:
@@ -180,6 +195,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         tool_side_fields=tools.SIDE_FIELDS,
         todo_items=tools.todo_items,
         result_view=tools.result_view,
+        result_fold=result_fold,
         from_epoch=timestamps.from_epoch,
         epoch=epoch,
         lane_of=lane_of,
