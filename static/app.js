@@ -104,6 +104,18 @@
     }
   });
 
+  // --- open menus, said on <body> as a class (`outline-menu-open`, `export-menu-open`) for the
+  // rules that make room for them. A `body:has(#menu[open])` rule did it without script, but made
+  // every insertion anywhere in the page restyle all of it: a live burst spent most of its time
+  // there.
+  var MENUS = ["outline-menu", "export-menu"];
+
+  function menuState(el) {
+    if (el && MENUS.indexOf(el.id) >= 0) document.body.classList.toggle(el.id + "-open", el.open);
+  }
+  document.addEventListener("toggle", function (e) { menuState(e.target); }, true);
+  MENUS.forEach(function (id) { menuState(document.getElementById(id)); });
+
   function showTarget() {
     var id = document.body.getAttribute("data-target");
     if (!id) return;

@@ -410,3 +410,21 @@ def test_n_opens_a_thread_no_call_links_to(tmp_path, serve, watched_page):
     expect(page.locator("#thread-apart")).to_have_count(0)
     expect(page.locator("#timeline li.ev").first).to_contain_text("reply 1")
     assert page.problems == []
+
+
+def test_the_open_outline_sits_beside_the_timeline_on_a_wide_screen(live_server, watched_page):
+    page = watched_page
+    page.set_viewport_size({"width": 1400, "height": 800})
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    main = page.locator("main")
+    left = main.bounding_box()["x"]
+    page.locator("#outline-menu summary").click()
+    body = page.locator("#outline-menu .menu-body")
+    expect(page.locator("#outline-menu a.turn").first).to_be_visible()
+    # the timeline moved over to make room: nothing of it is under the outline
+    expect(page.locator("body")).to_have_class(re.compile(r"\boutline-menu-open\b"))
+    assert main.bounding_box()["x"] >= body.bounding_box()["x"] + body.bounding_box()["width"] > left
+    page.locator("#outline-menu summary").click()
+    expect(body).to_be_hidden()
+    expect(page.locator("body")).not_to_have_class(re.compile(r"\boutline-menu-open\b"))
+    assert main.bounding_box()["x"] == left
