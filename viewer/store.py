@@ -648,6 +648,11 @@ class Store:
         out: dict[str, SessionSummary | Exception | None] = {}
         missing = []
         for ref in refs:
+            if stale and not inline and ref.key in self._summaries:
+                # the last one known will do: no look at every file of every session (the whole
+                # list, sorted or filtered, reads this for thousands of sessions per request)
+                out[ref.key] = self.summary_of(ref.key, stale=True)
+                continue
             out[ref.key] = self.summary_of(ref.key)
             if out[ref.key] is None:
                 missing.append(ref)
