@@ -124,7 +124,9 @@ WATCH_ARRIVALS = """() => { window.__arrivals = {}; window.__count = 0; window._
 def open_page(browser, url: str, follow: bool = True):
     context = browser.new_context(bypass_csp=True, viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.goto(url)
+    # at its end, following: a copied session keeps its files' old times, and a session not written
+    # lately opens at its start (a first screen there has no live tail)
+    page.goto(url + ("&" if "?" in url else "?") + "at=end")
     page.wait_for_function("document.getElementById('live-state').dataset.state == 'live'")
     page.evaluate(f"document.getElementById('follow').checked = {'true' if follow else 'false'}")
     page.evaluate(WATCH_ARRIVALS)
