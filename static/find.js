@@ -342,10 +342,33 @@
     if (card && card.getClientRects().length) setCurrentMessage(card, true);
     spot.scrollIntoView({ block: "center" });
     clearOfResults(spot);
+    holdInView(spot);
     home.classList.remove("flash");
     void home.offsetWidth;  // restart the animation
     home.classList.add("flash");
   }
+
+  // what loads late above a spot jumped to (lazy images, say) must not push it away: for a few
+  // seconds, until the reader scrolls or types, the timeline's growth is scrolled back
+  var held = null;
+
+  function holdInView(spot) {
+    held = { el: spot, top: spot.getBoundingClientRect().top, until: Date.now() + 5000 };
+  }
+
+  function keepHeld() {
+    if (!held) return;
+    if (Date.now() > held.until || !held.el.isConnected) {
+      held = null;
+      return;
+    }
+    var moved = held.el.getBoundingClientRect().top - held.top;
+    if (Math.abs(moved) > 1) window.scrollBy(0, moved);
+  }
+
+  ["wheel", "touchstart", "keydown", "mousedown"].forEach(function (name) {
+    window.addEventListener(name, function () { held = null; }, { passive: true, capture: true });
+  });
 
   // on a narrow screen the results sit over the lower part of the page: keep the spot above them
   function clearOfResults(spot) {
@@ -757,6 +780,7 @@
       if (box) box.addEventListener("change", function () { if (input.value.trim()) searchNow(); });
     });
     watchSentinels(document);
+    if ("ResizeObserver" in window) new ResizeObserver(keepHeld).observe(timeline);
     new MutationObserver(function (records) {
       for (var i = 0; i < records.length; i++) {
         var added = records[i].addedNodes;
