@@ -53,6 +53,9 @@ _BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:inte
 # what an event holds, one bit each in `ThreadIndex.content` (filters read these, not the file)
 TEXT, THINKING, PROMPT = 1, 2, 4
 _SPEAKERS = {"assistant", "agent_call", "agent_response"}
+# a message the summary counts: one of these roles with one of these kinds, not hidden
+_MESSAGE_ROLES = {"user", "assistant", "agent_call", "agent_response"}
+_MESSAGE_KINDS = {"message", "comm", "agent_call", "agent_response"}
 PROMPT_PREVIEW = 160  # characters of a user prompt kept for the outline
 
 
@@ -323,27 +326,35 @@ class SessionIndex:
         """Index the lines past th.offset. Returns True when the file no longer holds the last line
         as it was read (rewritten in place during the pass)."""
         adapter = formats.get(th.format)
-        scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode())
+        scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode(), views=True)
         told = th.offset
         mark = told + PROGRESS_STEP if self.progress else _NEVER
         raw = old = None  # the last line read, and the last that began inside the known size
         # a format's digest of plain records skips building their Events (not for a sink: the
         # full-text index reads the events)
         digest = getattr(adapter, "digest", None) if self.sink is None else None
+        put = self._putter(th, adapter)
+        loads, JSONError = orjson.loads, orjson.JSONDecodeError
         for raw in scanner:
-            if raw.offset < size:
+            offset = raw.offset
+            if offset < size:
                 old = raw
-            if raw.offset >= mark:
-                self.progress(raw.offset - told)
-                told, mark = raw.offset, raw.offset + PROGRESS_STEP
-            if raw.data is not None:
-                value = reader.decode(raw.data)
+            if offset >= mark:
+                self.progress(offset - told)
+                told, mark = offset, offset + PROGRESS_STEP
+            data = raw.data
+            if data is not None:
+                try:
+                    value = loads(data)
+                except JSONError:
+                    data = bytes(data)
+                    value = reader.decode(data)  # (its reason, or a lenient retry)
                 if digest is not None and (d := digested(digest, value)) is not None:
-                    self._put(th, adapter, d, d.ts, raw.line, raw.offset, raw.length)
+                    put(d, d.ts, raw.line, offset, raw.length)
                     continue
             else:
-                value = reader.skim(f, raw.offset, raw.length)
-            self._add(th, adapter, value, raw.line, raw.offset, raw.length, raw.data, f)
+                value = reader.skim(f, offset, raw.length)
+            self._add(put, th, adapter, value, raw.line, offset, raw.length, data, f)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
@@ -365,7 +376,7 @@ class SessionIndex:
                 if isinstance(value, reader.BadLine):
                     value = truncated(value)
                     th.cut_tail = True
-                self._add(th, adapter, value, th.line + 1, off, length, data, f)
+                self._add(put, th, adapter, value, th.line + 1, off, length, data, f)
                 th.line += 1
                 th.offset = off + length
             else:
@@ -377,15 +388,17 @@ class SessionIndex:
         doc = detect.read_document(th.path)
         size = f.seek(0, 2)
         if isinstance(doc, reader.BadLine):
-            self._add(th, adapter, doc, 1, 0, size, None, f)
+            self._add(self._putter(th, adapter), th, adapter, doc, 1, 0, size, None, f)
             return
         records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+        put = self._putter(th, adapter)
         for i, (path, rec) in enumerate(records, 1):
-            self._add(th, adapter, rec, i, 0, size, None, f, path)
+            self._add(put, th, adapter, rec, i, 0, size, None, f, path)
         th.offset, th.line = size, len(records)
 
-    def _add(self, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
+    def _add(self, put, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
              path: str | None = None) -> None:
+        """Index one record (or a BadLine) as an Event, through `put` (see `_putter`)."""
         ref = Ref(th.name, line, offset, length, path)
         if isinstance(value, reader.BadLine):
             if length > reader.HUGE_LINE and path is None:
@@ -395,43 +408,95 @@ class SessionIndex:
                                 value.reason, th.format)
         else:
             ev = safe_event(adapter, value, ref)
-        self._put(th, adapter, ev, epoch(ev.timestamp), line, offset, length, path)
+        put(ev, epoch(ev.timestamp), line, offset, length, path)
 
-    def _put(self, th, adapter, ev, ts: float | None, line: int, offset: int, length: int,
-             path: str | None = None) -> None:
-        """Index one event (or a format's Digest of one record: see model.Digest). This runs for
-        every line of every pass: it is written for speed (one lookup of each column, calls
-        observed only when the event names any)."""
-        ids = self._ids if self._ids is not None else self.ids
-        seq = len(th.ids)
-        sid = ev.source_id
-        if sid and sid not in ids and _ID_OK.fullmatch(sid) and not (
-                "L" in sid and _SYNTHETIC.fullmatch(sid)):
-            eid = sid
-        else:
-            eid = self._assign_id(th, ev, line, path, offset)
-        if ev.__class__ is not Digest:
-            ev.id = eid
-        th.ids.append(eid)
-        th.offsets.append(offset)
-        th.lengths.append(length)
-        th.lines.append(line)
-        th.roles.append(ev.role)
-        th.kinds.append(ev.kind)
-        th.authors.append(ev.author or "")
-        th.content.append(_content(adapter, th, seq, ev))
-        th.ts.append(NAN if ts is None else ts)
-        if path is not None:
-            th.paths.append(path)
-        th.hidden.append(1 if ev.hidden else 0)
-        ids[eid] = (th.name, seq)
-        if (ev.role == "user" and ev.kind == "message") or ev.kind in _BOUNDARY_KINDS:
-            th.last_boundary = seq
-        if ev.blocks or ev.running or ev.spawns or ev.states or ev.permission is not None:
-            self.calls.observe(ev, seq, ts, th.name)
-        self._observe(th, adapter, ev, ts)
-        if self.sink is not None:
-            self.sink(th.name, seq, ev)
+    def _putter(self, th: ThreadIndex, adapter):
+        """The function that indexes one event — or a format's Digest of one record (see
+        model.Digest) — into `th`: put(ev, ts, line, offset, length, path=None). It runs for every
+        line of every pass, so it is a closure over the columns' appends and the summary (one
+        lookup each per pass, not per line), and calls are observed only when the event names
+        some."""
+        ids = self.ids
+        name = th.name
+        main = name == "main"
+        calls, usage, s, sink = self.calls, self.usage, self.summary, self.sink
+        a_id, a_off, a_len, a_line = th.ids.append, th.offsets.append, th.lengths.append, th.lines.append
+        a_role, a_kind, a_author = th.roles.append, th.kinds.append, th.authors.append
+        a_content, a_ts, a_hidden, a_path = th.content.append, th.ts.append, th.hidden.append, th.paths.append
+        hidden_col = th.hidden
+        ok, synthetic, assign = _ID_OK.fullmatch, _SYNTHETIC.fullmatch, self._assign_id
+        speakers, boundary = _SPEAKERS, _BOUNDARY_KINDS
+        message_roles, message_kinds = _MESSAGE_ROLES, _MESSAGE_KINDS
+
+        def put(ev, ts: float | None, line: int, offset: int, length: int,
+                path: str | None = None) -> None:
+            seq = len(hidden_col)
+            sid = ev.source_id
+            if sid and sid not in ids and ok(sid) and not ("L" in sid and synthetic(sid)):
+                eid = sid
+            else:
+                eid = assign(th, ev, line, path, offset)
+            if ev.__class__ is not Digest:
+                ev.id = eid
+            role, kind, author, hidden = ev.role, ev.kind, ev.author, ev.hidden
+            a_id(eid)
+            a_off(offset)
+            a_len(length)
+            a_line(line)
+            a_role(role)
+            a_kind(kind)
+            a_author(author or "")
+            if role in speakers:
+                bits = 0
+                for b in ev.blocks:
+                    k = b.kind
+                    if k == "text":
+                        bits |= TEXT
+                    elif k == "thinking":
+                        bits |= THINKING
+                a_content(bits)
+            else:
+                a_content(_content(adapter, th, seq, ev))
+            a_ts(NAN if ts is None else ts)
+            if path is not None:
+                a_path(path)
+            # `hidden` is appended last: a reader of len(th) on another thread finds every column
+            a_hidden(1 if hidden else 0)
+            ids[eid] = (name, seq)
+            if (role == "user" and kind == "message") or kind in boundary:
+                th.last_boundary = seq
+            if ev.blocks or ev.running or ev.spawns or ev.states or ev.permission is not None:
+                calls.observe(ev, seq, ts, name)
+            # the summary
+            s.events += 1
+            if hidden:
+                s.hidden += 1
+            elif role in message_roles and kind in message_kinds:
+                s.messages += 1
+            if kind == "unparsed":
+                s.unparsed += 1
+            elif role == "error":
+                s.errors += 1
+            model = ev.model
+            if model and model not in s.models:
+                s.models.append(model)
+            if model or ev.usage is not None:
+                usage.observe(name, seq, ev, ts)
+            if author and main and author not in s.agents:
+                s.agents.append(author)
+            if ts is not None:
+                if main and s.started is None:
+                    s.started = ts
+                if s.ended is None or ts > s.ended:
+                    s.ended = ts
+            if main and not s.title:
+                title = hook(adapter, "title_of", ev)
+                if title:
+                    s.title = short_title(title)
+            if sink is not None:
+                sink(name, seq, ev)
+
+        return put
 
     def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None,
                    offset: int) -> str:
@@ -448,34 +513,6 @@ class SessionIndex:
             n += 1
             candidate = f"{base}~{n}"
         return candidate
-
-    def _observe(self, th: ThreadIndex, adapter, ev: Event, ts: float | None) -> None:
-        s = self.summary
-        s.events += 1
-        if ev.hidden:
-            s.hidden += 1
-        if ev.kind == "unparsed":
-            s.unparsed += 1
-        elif ev.role == "error":
-            s.errors += 1
-        if not ev.hidden and ev.role in ("user", "assistant", "agent_call", "agent_response") \
-                and ev.kind in ("message", "comm", "agent_call", "agent_response"):
-            s.messages += 1
-        if ev.model and ev.model not in s.models:
-            s.models.append(ev.model)
-        if ev.usage is not None or ev.model:
-            self.usage.observe(th.name, len(th) - 1, ev, ts)
-        if ev.author and ev.author not in s.agents and th.name == "main":
-            s.agents.append(ev.author)
-        if ts is not None:
-            if s.started is None and th.name == "main":
-                s.started = ts
-            if s.ended is None or ts > s.ended:
-                s.ended = ts
-        if not s.title and th.name == "main":
-            title = hook(adapter, "title_of", ev)
-            if title:
-                s.title = short_title(title)
 
     def _finish(self) -> None:
         """Derived figures and links that need the whole session."""
@@ -557,6 +594,7 @@ class SessionIndex:
                                  ino=ino, offset=lo, line=line, eol=found.eol)
                 self.threads = {"main": th}
                 adapter = formats.get(fmt)
+                put = self._putter(th, adapter)
                 scanner = reader.LineScanner(f, lo, line, eol=th.eol.encode())
                 for raw in scanner:
                     if raw.offset >= hi:
@@ -564,7 +602,7 @@ class SessionIndex:
                         break
                     value = reader.decode(raw.data) if raw.data is not None else reader.skim(
                         f, raw.offset, raw.length)
-                    self._add(th, adapter, value, raw.line if counted else 0, raw.offset,
+                    self._add(put, th, adapter, value, raw.line if counted else 0, raw.offset,
                               raw.length, raw.data, f)
                     th.line = raw.line if counted else 0
                 else:
@@ -701,11 +739,12 @@ def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
     idx.summary = SessionSummary(format=fmt)
     th = idx.threads["main"] = ThreadIndex("main", main, fmt, "jsonl", eol=eol)
     adapter = formats.get(fmt)
+    put = idx._putter(th, adapter)
     for raw in reader.LineScanner(f, 0, 0, eol=eol.encode()):
         if raw.offset >= limit or (idx.summary.title and idx.summary.started is not None):
             break
         if raw.data is not None:
-            idx._add(th, adapter, reader.decode(raw.data), raw.line, raw.offset, raw.length,
+            idx._add(put, th, adapter, reader.decode(raw.data), raw.line, raw.offset, raw.length,
                      raw.data, f)
     return idx.summary
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 # Roles an event may carry. Sources with other roles keep theirs (shown as-is); these are the ones
@@ -270,6 +271,9 @@ class SessionSummary:
         return max(0.0, self.ended - self.started)
 
 
+_EMPTY = MappingProxyType({})
+
+
 class Digest:
     """What the index pass keeps of one record, told by a format without building its Event.
 
@@ -282,25 +286,34 @@ class Digest:
     that a digest says exactly what the Event says.
     """
 
-    __slots__ = ("role", "kind", "source_id", "ts", "hidden", "model", "usage", "message_id",
-                 "blocks", "running", "spawns", "meta")
-    author = None
-    hidden_reason = None
-    states: dict = {}  # (read only, like the two below: no digested shape has them)
-    permission = None
-    parent = None
+    # What a plain record leaves at its default: class attributes, shared, never changed in place
+    # (a format sets its own on the instance). No __slots__ on purpose: an instance that stores
+    # only what differs is made several times faster, and one is made per line of a pass.
+    author = hidden_reason = permission = parent = None
+    model = usage = message_id = None
+    hidden = False
+    blocks: tuple | list = ()
+    running: tuple | list = ()
+    spawns = states = meta = _EMPTY
 
     def __init__(self, role: str, kind: str, source_id: str | None, ts: float | None,
                  hidden: bool = False, blocks: list = (), model: str | None = None,
-                 usage: dict | None = None, message_id: str | None = None,
-                 running: list = (), spawns: dict | None = None):
-        self.role, self.kind, self.source_id, self.ts, self.hidden = role, kind, source_id, ts, hidden
-        self.blocks, self.model, self.usage, self.message_id = blocks, model, usage, message_id
-        self.running, self.spawns = running, spawns if spawns is not None else {}
-        self.meta = _NO_META
+                 usage: dict | None = None, message_id: str | None = None):
+        self.role = role
+        self.kind = kind
+        self.source_id = source_id
+        self.ts = ts
+        if hidden:
+            self.hidden = True
+        if blocks:
+            self.blocks = blocks
+        if model is not None:
+            self.model = model
+        if usage is not None:
+            self.usage = usage
+        if message_id is not None:
+            self.message_id = message_id
 
     def text(self) -> str:
         return "\n".join(b.text for b in self.blocks if b.kind == "text").strip()
 
-
-_NO_META: dict = {}

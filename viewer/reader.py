@@ -41,6 +41,7 @@ TOKEN_MAX = 4 << 10  # a JSON number or literal longer than this is not one: the
 MAX_DEPTH = 100  # containers nested deeper than this are cut (see the module doc)
 DEEP = f"[nested deeper than {MAX_DEPTH} levels: cut here; the raw view shows the record as written]"
 BOM = b"\xef\xbb\xbf"
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.isspace counts as white space
 
 
 def skip_bom(f: BinaryIO) -> int:
@@ -73,7 +74,7 @@ class RawLine:
     line: int  # 1-based line number
     offset: int
     length: int  # without the newline (and without a trailing \r)
-    data: bytes | None  # None for a huge line: use skim()
+    data: bytes | None  # None for a huge line: use skim(); a memoryview from a scanner of views
 
 
 @dataclass(slots=True)
@@ -87,7 +88,7 @@ class LineScanner:
     `eol` is the line end: b"\n" (CRLF included), or b"\r" for a file with CR-only endings."""
 
     def __init__(self, f: BinaryIO, offset: int = 0, line: int = 0, *, chunk: int = CHUNK,
-                 eol: bytes = b"\n"):
+                 eol: bytes = b"\n", views: bool = False):
         self.f = f
         self.offset = offset
         self.line = line
@@ -95,6 +96,10 @@ class LineScanner:
         self._chunk = chunk
         self._eol = eol
         self._cr = 13 if eol == b"\n" else -1  # the byte dropped before a line end
+        # views: a line's data may be a memoryview into the chunk read, not a copy of its bytes
+        # (for a pass that only decodes each line once: orjson reads views, and a 100 MB pass
+        # then copies no line)
+        self._views = views
 
     def __iter__(self) -> Iterator[RawLine]:
         f = self.f
@@ -150,14 +155,16 @@ class LineScanner:
                 buf = chunk
             pos = 0 if chunk is not None else nl + 1
             find = buf.find
+            cut = memoryview(buf) if self._views else buf
             while True:
                 nl = find(eol, pos)
                 if nl < 0:
                     break
                 self.line += 1
                 end = nl - 1 if nl > pos and buf[nl - 1] == cr else nl
-                if end > pos and not buf[pos:end].isspace():
-                    yield RawLine(self.line, start + pos, end - pos, buf[pos:end])
+                # a line is blank when all of it is white space: a JSON line's first byte says no
+                if end > pos and (buf[pos] not in _SPACE or not buf[pos:end].isspace()):
+                    yield RawLine(self.line, start + pos, end - pos, cut[pos:end])
                 pos = nl + 1
             start += pos
             self.offset = start

@@ -129,33 +129,37 @@ class ToolCallMap:
         state it changed."""
         changed: set[str] = set()
         where = (thread or ev.ref.thread, seq)
+        calls = self.calls
         for b in ev.blocks:
             kind = b.kind
             if kind == "tool_use":
-                changed.add(b.id)
-                call = self.calls.get(b.id)
+                cid = b.id
+                changed.add(cid)
+                call = calls.get(cid)
                 if call is None:
-                    call = self.orphans.pop(b.id, None) or ToolCall(b.id)
-                    self.calls[b.id] = call
+                    call = self.orphans.pop(cid, None) or ToolCall(cid)
+                    calls[cid] = call
                 call.name = b.name
                 call.call = where
                 # a source that times the call itself (Wolo's ToolPart) is trusted over the event
-                started, ended = _at(b.started), _at(b.ended)
+                started, ended = b.started, b.ended
+                started = None if started is None else _at(started)
                 if started is not None:
                     call.called_at = started
                 elif call.called_at is None:
                     call.called_at = ts
-                if ended is not None:
+                if ended is not None and (ended := _at(ended)) is not None:
                     call.finished_at = ended
-                source = source_state(b.status)
+                source = b.status and source_state(b.status)
                 if source and call.result is None:
                     call.status, call.named = source
                     call.is_error = call.status == ERROR
             elif kind == "tool_result":
-                call = self.calls.get(b.tool_use_id)
+                cid = b.tool_use_id
+                call = calls.get(cid)
                 if call is None:
-                    call = self.orphans.setdefault(b.tool_use_id, ToolCall(b.tool_use_id))
-                changed.add(b.tool_use_id)
+                    call = self.orphans.setdefault(cid, ToolCall(cid))
+                changed.add(cid)
                 if call.result is None or call.result == where:
                     call.result = where
                     call.is_error = bool(b.is_error)
@@ -166,21 +170,22 @@ class ToolCallMap:
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it
         for call_id in ev.running:
-            call = self.calls.get(call_id)
+            call = calls.get(call_id)
             if call is not None and call.status == PENDING:
                 call.status, call.named = EXECUTING, None
                 changed.add(call_id)
-        for call_id, word in ev.states.items():
+        states, spawns = ev.states, ev.spawns
+        for call_id, word in states.items() if states else ():
             source = source_state(word)
             if source is not None:
-                targets = self._open() if call_id == "*" else [self.calls.get(call_id)]
+                targets = self._open() if call_id == "*" else [calls.get(call_id)]
                 changed.update(c.id for c in targets if c is not None and _move(c, *source))
         if ev.permission is not None:
             call = self._permission(ev.permission)
             if call is not None:
                 changed.add(call.id)
-        for call_id, thread in ev.spawns.items():
-            call = self.calls.get(call_id)
+        for call_id, thread in spawns.items() if spawns else ():
+            call = calls.get(call_id)
             if call is not None and call.subthread != thread:
                 call.subthread = thread
                 changed.add(call_id)
