@@ -227,6 +227,40 @@ def test_a_file_swapped_for_a_link_out_after_discovery_is_not_read(tmp_path, lin
     assert "outside the served folders" in r.get_data(as_text=True)
 
 
+def test_a_folder_swapped_for_a_link_out_while_its_real_path_is_remembered_is_not_read(tmp_path,
+                                                                                       linked_out):
+    """Discovery remembers folders' real paths for a moment (files.real_path): a folder replaced
+    by a symlink out of the roots within that moment is still refused, at open."""
+    c = app_for(linked_out, tmp_path).test_client()
+    assert c.get("/s/good").status_code == 200  # its folder's real path is now remembered
+    good = linked_out / "good"
+    good.rename(tmp_path / "good-away")
+    (tmp_path / "outside" / "messages.jsonl").write_bytes(
+        (tmp_path / "outside" / "secret.jsonl").read_bytes())
+    good.symlink_to(tmp_path / "outside")
+    r = c.get("/s/good")
+    assert r.status_code == 404 and "SECRET" not in r.get_data(as_text=True)
+    assert "outside the served folders" in r.get_data(as_text=True)
+
+
+def test_real_path_is_realpath(tmp_path, linked_out):
+    from viewer.files import real_path
+
+    paths = [linked_out / "good" / "messages.jsonl", linked_out / "inside.jsonl",
+             linked_out / "passwd.jsonl", linked_out / "good" / ".." / "inside.jsonl",
+             linked_out / "good" / ".", linked_out / "nowhere.jsonl"]
+    os.symlink(linked_out / "good", tmp_path / "good-link")
+    paths.append(tmp_path / "good-link" / "messages.jsonl")
+    for p in paths * 2:  # (the second time from what is remembered)
+        assert real_path(p) == os.path.realpath(p) and real_path(str(p)) == os.path.realpath(p)
+    old = os.getcwd()
+    os.chdir(linked_out)
+    try:
+        assert real_path("good/messages.jsonl") == os.path.realpath("good/messages.jsonl")
+    finally:
+        os.chdir(old)
+
+
 def test_a_huge_unparsable_line_is_read_once_per_file_version(tmp_path, monkeypatch):
     """Finding out that a line of many megabytes is not JSON costs a pass over it: the index does it
     once, and no page, permalink, JSON twin or restart does it again."""

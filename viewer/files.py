@@ -21,6 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -79,9 +80,32 @@ class Confinement:
         """Raise Refused when `path` resolves outside every area."""
         if self.follow_symlinks:
             return
-        if not self.inside(os.path.realpath(path)):
+        if not self.inside(real_path(path)):
             raise Refused(path, "a symlink to a file outside the served folders "
                                 "(serve --follow-symlinks follows it)")
+
+
+DIR_MEMO_TTL = 2.0  # seconds a folder's real path is remembered (see real_path)
+_real_dirs: dict[str, tuple[str, float]] = {}
+
+
+def real_path(path: str | os.PathLike) -> str:
+    """os.path.realpath(path), with the real paths of folders remembered for a moment: listing a
+    root checks thousands of files in the same few folders, and resolving each file's every
+    component again (an lstat each) was most of a cold list. A file that is itself a symlink is
+    always resolved whole; what a moment's memory could miss (a folder swapped for a symlink just
+    now) `open_file` still refuses, as it checks the path of what it actually opened."""
+    path = os.path.abspath(path)
+    head, tail = os.path.split(path)
+    if tail in ("", ".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    now = time.monotonic()
+    known = _real_dirs.get(head)
+    if known is None or now - known[1] > DIR_MEMO_TTL:
+        if len(_real_dirs) > 10_000:
+            _real_dirs.clear()
+        known = _real_dirs[head] = (os.path.realpath(head), now)
+    return os.path.join(known[0], tail)
 
 
 _current: ContextVar[Confinement | None] = ContextVar("session_viewer_confinement", default=None)
@@ -120,6 +144,28 @@ def refusal(path: str | os.PathLike, st: os.stat_result | None = None) -> str | 
 def open_file(path: str | os.PathLike) -> BinaryIO:
     """Open a regular file for reading, within the confinement in force. Raises Refused (an
     OSError) for anything else, and OSError when it cannot be read."""
+    return os.fdopen(_open_fd(path), "rb")
+
+
+def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of a small file (a `.meta.json`, a `state.json`), or its first `limit` bytes,
+    checked as `open_file` checks (discovery reads the head of thousands of files: no file
+    object is made for that)."""
+    fd = _open_fd(path)
+    try:
+        parts, left = [], limit if limit is not None else -1
+        while left:
+            part = os.read(fd, left if left > 0 else 1 << 20)
+            if not part:
+                break
+            parts.append(part)
+            left = max(0, left - len(part)) if left > 0 else left
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _open_fd(path: str | os.PathLike) -> int:
     reason = refusal(path)
     if reason:
         raise Refused(path, reason)
@@ -134,16 +180,10 @@ def open_file(path: str | os.PathLike) -> BinaryIO:
             if real is not None and not conf.inside(real):
                 raise Refused(path, "a symlink to a file outside the served folders "
                                     "(serve --follow-symlinks follows it)")
-        return os.fdopen(fd, "rb")
+        return fd
     except BaseException:
         os.close(fd)
         raise
-
-
-def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
-    """The bytes of a small file (a `.meta.json`, a `state.json`), through `open_file`."""
-    with open_file(path) as f:
-        return f.read() if limit is None else f.read(limit)
 
 
 def _opened_path(fd: int) -> str | None:

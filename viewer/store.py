@@ -269,8 +269,7 @@ class Store:
             why = None  # documents were recognised by their content already
         else:
             try:
-                with files.open_file(path) as f:
-                    why = detect.not_a_transcript(f.read(detect.SNIFF_BYTES))
+                why = detect.not_a_transcript(files.read_file(path, detect.SNIFF_BYTES))
             except OSError:
                 why = None  # listed; its page says why it cannot be read
             why = f"not a transcript ({why})" if why else None
@@ -639,12 +638,13 @@ class Store:
             return summary if identities[0][1] == ref.size else None
         return summary if identity_matches(identities) else None
 
-    def summaries(self, refs: list[SessionRef], inline: int = 0,
-                  stale: bool = False) -> dict[str, SessionSummary | Exception | None]:
+    def summaries(self, refs: list[SessionRef], inline: int = 0, stale: bool = False,
+                  inline_for: float = 0.05) -> dict[str, SessionSummary | Exception | None]:
         """Summaries for rows of the session list: what memory and the cache know (None for a
         session never indexed; with `stale`, the last summary known of one that changed since).
         With `inline`, sessions without one are indexed here, in order, while their files add up
-        to at most that many bytes: cheap rows need not wait for the walker."""
+        to at most that many bytes and for `inline_for` seconds at most: cheap rows need not wait
+        for the walker, and the page never waits long for them."""
         out: dict[str, SessionSummary | Exception | None] = {}
         missing = []
         for ref in refs:
@@ -663,15 +663,20 @@ class Store:
                 if hit is not None:
                     self._summaries[ref.key] = (hit[0], summary_load(hit[1]))
                     out[ref.key] = self.summary_of(ref.key)
+        spent = 0.0  # in passes made here
         for ref in refs:
-            if out[ref.key] is not None or ref.size > inline:
+            if out[ref.key] is not None or ref.size > inline or spent > inline_for:
                 continue
             inline -= ref.size
             try:
                 if b := self.running(ref.key):  # indexed elsewhere right now: a moment at most
                     self._wait(b, SHARE_WAIT)
                 else:
-                    self.bring_up_to_date(ref.key)
+                    t = time.monotonic()
+                    try:
+                        self.bring_up_to_date(ref.key)
+                    finally:
+                        spent += time.monotonic() - t
             except (OSError, NotFound):
                 pass
             except detect.NotTranscript as e:
