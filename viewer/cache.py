@@ -50,6 +50,12 @@ class IndexCache:
         # timeout would give up
         self.write_lock = threading.Lock()
 
+    def open(self) -> None:
+        """Open the database now: a server does it at start-up, so that its first page does not
+        pay for it (a busy or broken cache is dealt with as on any use)."""
+        with self._lock:
+            self._conn()
+
     def _conn(self) -> sqlite3.Connection | None:
         if not self.enabled:
             return None

@@ -165,15 +165,21 @@ def create_app(config: dict | None = None) -> Flask:
 
 
 def _warm_up(app: Flask) -> None:
-    """Compile every template and load the renderers now, so the first page a user opens does not
-    pay for it (compiling the templates alone takes a few hundred milliseconds)."""
+    """Compile every template, load the renderers and open the index cache now, so the first page
+    a user opens does not pay for it (compiling the templates alone takes a few hundred
+    milliseconds)."""
     from .. import render, usage
+
+    cache = app.extensions["viewer"].store.cache
+    if cache is not None:
+        cache.open()
 
     for name in app.jinja_env.list_templates(extensions=["html"]):
         app.jinja_env.get_template(name)
     render.markdown("*warm* `up`\n\n```python\nx = 1\n```")
     usage.PRICES.model("claude-sonnet-4-5")  # loads the price table (a fifth of a second)
     render.highlight("{}", "json")
+    render.highlight("x = 1", filename="warm.py")  # compiles Pygments' table of file names
     render.ansi_segments("\x1b[1mwarm\x1b[0m")
     # what exists now lives as long as the app: keep it out of every later garbage collection
     # (indexing a big session allocates millions of short-lived objects)
