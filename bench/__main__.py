@@ -5,7 +5,7 @@ machines here are shared and noisy: compare ratios measured together, not figure
 
     python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
 
-Sections: index, screens, rss, list, peers, live, search, hardening, archive, export. `--only` runs the named ones (write the
+Sections: index, screens, rss, list, peers, live, search, hardening, archive, export, firstscreen. `--only` runs the named ones (write the
 report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
 
 Measured:
@@ -26,7 +26,10 @@ Measured:
     memory while it builds, warm search queries and the list sorted by cost, on 2,000 and 10,000
     sessions;
   * export of the 100 MB session to HTML (and Markdown, JSON, redacted HTML) beside claude-code-log
-    and claude-code-transcripts making their HTML from the same file (bench/export.py).
+    and claude-code-transcripts making their HTML from the same file (bench/export.py);
+  * any size at once (bench/firstscreen.py): the cold first screen over 1 / 10 / 100 / 1,000 MB, cold
+    permalinks, the background index beside orjson-per-line, peak RSS while a 1 GB session is
+    indexed and pages are served, a warm process's first request beside its tenth, the cold list.
 """
 
 from __future__ import annotations
@@ -255,7 +258,7 @@ def bench_list(data: dict, runs: int, tmp: Path) -> dict:
         cache = tmp / f"cache-list-{i}"
         with Server(root, cache) as s:
             dt, status, body = s.get("/")
-            assert status == 200 and body.count(b"<tr id=") == 100, body[:300]
+            assert status == 200 and body.count(b"<tr id=") == 100, (status, body.count(b"<tr id="))
             cold.append(dt)
             t = time.perf_counter()
             for page in range(2, 21):
@@ -404,6 +407,10 @@ def report(r: dict, args) -> str:
                          f"{ms(x['our_index'])} | ×{x['ccl_s'] / x['our_first']:.0f} | "
                          f"×{x['cct_s'] / x['our_first']:.0f} |")
         lines.append("")
+    if r.get("firstscreen"):
+        from . import firstscreen
+
+        lines += firstscreen.report(r["firstscreen"], ms, verdict)
     if r.get("live"):
         from . import live
 
@@ -420,7 +427,7 @@ def main(argv=None) -> int:
     ap.add_argument("--appends", type=int, default=50)
     ap.add_argument("--only", action="append", default=[], metavar="SECTION",
                     help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
-                         "search, hardening, archive, export")
+                         "search, hardening, archive, export, firstscreen")
     ap.add_argument("--servers", default="serve,gunicorn",
                     help="servers for the live load section (serve, gunicorn)")
     ap.add_argument("--live-parts", default="latency,bursts,load",
@@ -443,10 +450,10 @@ def main(argv=None) -> int:
         sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
     if args.only and not (set(args.only) - {"archive"}):
         sizes = {}  # the archive section uses the many-session root only
-    if args.only and not (set(args.only) & {"list", "archive"}):
+    if args.only and not (set(args.only) & {"list", "archive", "firstscreen"}):
         many = 0
-    if args.only and not (set(args.only) - {"hardening"}):
-        sizes = {}  # makes its own files
+    if args.only and not (set(args.only) - {"hardening", "firstscreen"}):
+        sizes, many = {}, 0  # make their own files
     print("preparing data …", flush=True)
     data = prepare(args.out, sizes, many)
     results = {}
@@ -476,6 +483,11 @@ def main(argv=None) -> int:
             print("across sessions: full-text search, list by cost …", flush=True)
             results["archive"] = archive_bench.run(data, args.runs, tmp, args.out, Server,
                                                    (500,) if args.quick else (2000, 10000))
+        if want("firstscreen"):
+            from . import firstscreen
+
+            print("any size at once …", flush=True)
+            results["firstscreen"] = firstscreen.run(args.out, args.runs, tmp, args.quick)
         if not args.skip_peers and want("peers"):
             print("peers …", flush=True)
             results["peers"] = bench_peers(data, results["screens"], results["index"],
