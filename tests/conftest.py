@@ -175,6 +175,18 @@ def watched_page(page):
     return page
 
 
+def stream_open(page, element_id: str, timeout: float = 15.0) -> None:
+    """Wait until the htmx SSE stream of the element with this id is open. Polled with
+    page.evaluate, not page.wait_for_function: under the pages' Content-Security-Policy Playwright
+    may be refused when it evaluates a string predicate again (microsoft/playwright#7395)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(f"!!document.getElementById({element_id!r})?._htmx?.sse"):
+        assert time.monotonic() < deadline, f"the stream of #{element_id} never opened"
+        page.wait_for_timeout(50)
+
+
 def bounded(fn, timeout: float = 15.0):
     """`fn()` run on a daemon thread; the test fails (instead of hanging the suite) when it has not
     returned within `timeout` seconds. Exceptions are re-raised here."""

@@ -17,7 +17,7 @@ from viewer import partial
 from viewer.index import SessionIndex
 from viewer.web import create_app
 
-from conftest import LiveServer, write_claude_session
+from conftest import LiveServer, stream_open, write_claude_session
 
 SIZE = 50 << 20
 CALLS = ("toolu_slow_a", "toolu_slow_b", "toolu_slow_c")
@@ -237,7 +237,7 @@ def test_resolving_cards_complete_in_place_without_a_reload(app, watched_page):
             expect(page.locator(f"#tc-{call}-state")).to_contain_text("resolving")
         expect(page.locator("#index-progress")).to_be_visible()
         expect(page.locator("#session-facts .counting").first).to_be_visible()
-        page.wait_for_function("document.getElementById('early-stream')._htmx?.sse")
+        stream_open(page, "early-stream")
         page.evaluate("window.__kept = document.getElementById('m-h-2')")
         app.hold.release.set()
         for call in CALLS:
@@ -257,7 +257,7 @@ def test_the_latest_events_resolve_in_place(app, big, watched_page):
         page = watched_page
         page.goto(srv.url + "/s/big?at=end")
         expect(page.locator(".result-ref .state.resolving")).to_have_count(3)
-        page.wait_for_function("document.getElementById('live')._htmx?.sse")
+        stream_open(page, "live")
         app.hold.release.set()
         expect(page.locator(".result-ref .state.resolving")).to_have_count(0, timeout=60_000)
         for call in CALLS:

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 from viewer.web import create_app
 
-from conftest import LiveServer, write_claude_session
+from conftest import LiveServer, stream_open, write_claude_session
 
 
 class HoldWalker:
@@ -110,7 +110,7 @@ def test_rows_fill_in_without_a_reload(root, tmp_path, watched_page):
         page.goto(srv.url + "/")
         expect(page.locator("td.pending").first).to_be_visible()
         expect(page.locator("#list-indexing")).to_contain_text("of 30 sessions")
-        page.wait_for_function("document.getElementById('list-live')._htmx?.sse")
+        stream_open(page, "list-live")
         hold.release.set()
         expect(page.locator("td.pending")).to_have_count(0, timeout=30_000)
         expect(page.locator("td.title a", has_text="Prompt")).to_have_count(30)
