@@ -213,6 +213,28 @@ def test_locate_finds_what_the_index_names(big):
             assert got is not None and got[0] == th.offsets[seq], eid
 
 
+def test_locate_reads_the_file_in_chunks_and_finds_ids_across_their_edges(tmp_path, monkeypatch):
+    """The search for an id reads chunk by chunk (no mapping of the whole file: its pages would
+    count in the server's memory); an id cut by a chunk's edge, a line longer than a chunk and a
+    quoted id inside another record's text are all told right."""
+    path = tmp_path / "s.jsonl"
+    write_claude_session(path, 60_000, result_size=700)
+    with open(path, "a") as f:  # an id quoted in a result before the line that holds it
+        f.write(json.dumps({"type": "user", "uuid": "mention", "timestamp": "2025-10-21T09:00:00Z",
+                            "message": {"role": "user", "content": 'see "late-1" below'}}) + "\n")
+        f.write(json.dumps({"type": "user", "uuid": "late-1", "timestamp": "2025-10-21T09:00:01Z",
+                            "message": {"role": "user", "content": "x" * 5000}}) + "\n")
+    th = SessionIndex(path).build().threads["main"]
+    for step in (5, 64, 1000):  # chunks of 16 × step bytes
+        monkeypatch.setattr(partial, "STEP", step)
+        for seq in range(0, len(th), 7):
+            eid = th.ids[seq]
+            if not eid.startswith("L"):
+                assert partial.locate(str(path), eid) == (th.offsets[seq], 0), (step, eid)
+        assert partial.locate(str(path), "late-1") == (th.offsets[th.ids.index("late-1")], 0)
+        assert partial.locate(str(path), "nowhere") is None
+
+
 def test_region_ids_are_the_index_ids_where_they_can_be_known(big):
     root, path = big
     full = SessionIndex(path).build()

@@ -26,7 +26,6 @@ the event it was taken from, before and after indexing.
 
 from __future__ import annotations
 
-import mmap
 import re
 
 from . import files, formats
@@ -153,19 +152,62 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
             return None
         adapter = formats.get(found.format)
         needle = b'"' + event_id.encode() + b'"'
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            hit = mm.find(needle)
-            while hit >= 0:
-                start = mm.rfind(eol, 0, hit) + 1
-                end = mm.find(eol, hit)
-                end = size if end < 0 else end
-                if end - start <= HUGE_LINE:
-                    value = decode(mm[start:end].rstrip(b"\r"))
-                    ev = safe_event(adapter, value, Ref("main", 0, start, end - start))
-                    if ev.source_id == event_id:
-                        return start, 0  # the first line with that id is the one the index names so
-                hit = mm.find(needle, end)
+        end = 0
+        for hit in _hits(f, needle, size):
+            if hit < end:
+                continue  # in the line just looked at
+            start, end = _line_around(f, hit, size, eol)
+            if end - start <= HUGE_LINE:
+                f.seek(start)
+                value = decode(f.read(end - start).rstrip(b"\r"))
+                ev = safe_event(adapter, value, Ref("main", 0, start, end - start))
+                if ev.source_id == event_id:
+                    return start, 0  # the first line with that id is the one the index names so
         return None
+
+
+def _hits(f, needle: bytes, size: int):
+    """Offsets where `needle` occurs in the file, in order, read chunk by chunk (a mapping of the
+    whole file would count every page the search touched in the server's memory: half a gigabyte
+    for an event in the middle of a 1 GB session)."""
+    keep, pos, tail = len(needle) - 1, 0, b""
+    while pos < size:
+        f.seek(pos)
+        block = f.read(16 * STEP)
+        if not block:
+            return
+        data, base = tail + block, pos - len(tail)
+        i = data.find(needle)
+        while i >= 0:
+            yield base + i
+            i = data.find(needle, i + 1)
+        tail = data[max(0, len(data) - keep):] if keep else b""
+        pos += len(block)
+
+
+def _line_around(f, pos: int, size: int, eol: bytes) -> tuple[int, int]:
+    """(start, end) of the line holding byte `pos`, its line end excluded."""
+    start = pos
+    while start > 0:
+        lo = max(0, start - STEP)
+        f.seek(lo)
+        i = f.read(start - lo).rfind(eol)
+        if i >= 0:
+            start = lo + i + 1
+            break
+        start = lo
+    end = pos
+    while end < size:
+        f.seek(end)
+        block = f.read(STEP)
+        i = block.find(eol)
+        if i >= 0:
+            end += i
+            break
+        end += len(block)
+        if not block:
+            break
+    return start, min(end, size)
 
 
 def _line_offset(f, n: int, eol: bytes) -> int | None:
