@@ -283,15 +283,27 @@ def peers_venv(out: Path) -> Path:
     return venv
 
 
+# A forked child starts with its parent's peak RSS (Linux copies the high-water mark at fork), so a
+# child of this process, grown to hundreds of MB by earlier sections, would report at least that much.
+# A small interpreter starts the command and reads its rusage: the floor is that interpreter's ~10 MB.
+_MEASURE = ("import os, sys\n"
+            "devnull = os.open(os.devnull, os.O_WRONLY)\n"
+            "pid = os.posix_spawnp(sys.argv[1], sys.argv[1:], os.environ,\n"
+            "                      file_actions=[(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)])\n"
+            "_, status, u = os.wait4(pid, 0)\n"
+            "print(os.waitstatus_to_exitcode(status), u.ru_maxrss, u.ru_utime + u.ru_stime)\n")
+
+
 def run_measured(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
     """(seconds, peak RSS MB, CPU seconds) of one child process."""
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", _MEASURE, *cmd], cwd=cwd,
+                         capture_output=True, text=True, check=True).stdout
     dt = time.perf_counter() - t
-    if status != 0:
+    status, maxrss, cpu = out.split()
+    if status != "0":
         raise RuntimeError(f"{cmd[0]} failed with status {status}")
-    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    return dt, int(maxrss) / 1024, float(cpu)
 
 
 def bench_peers(data: dict, screens: list, index_rows: list, runs: int, out: Path, tmp: Path) -> list:
