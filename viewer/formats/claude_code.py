@@ -22,8 +22,9 @@ import orjson
 
 from .. import files
 from .. import timestamps
-from ..model import Data, Digest, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
+from ..model import Data, Digest, Event, Notice, Ref, Text
+from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
+    set_time, text_field
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -100,7 +101,6 @@ def event(rec: Any, ref: Ref) -> Event:
 
 # --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
 
-_TEXT, _THOUGHT = Text("x"), Thinking("x")  # what the index reads of a block: its kind
 _DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"}
 
 
@@ -157,21 +157,10 @@ def _digest_assistant(rec: dict) -> Digest | None:
     for b in content:
         if b.__class__ is not dict:
             return None
-        t = b.get("type")
-        if t == "text":
-            text = b.get("text")
-            if text.__class__ is not str or not text.strip():
-                return None
-            blocks.append(_TEXT)
-        elif t == "thinking":
-            text = b.get("thinking")
-            if text.__class__ is not str or not text.strip():
-                return None
-            blocks.append(_THOUGHT)
-        elif t == "tool_use":
-            blocks.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), None))
-        else:
+        d = digest_block(b, b.get("type"))
+        if d is None:
             return None
+        blocks.append(d)
     uuid, usage, mid = rec.get("uuid"), msg.get("usage"), msg.get("id")
     return Digest("assistant", "message", uuid if uuid.__class__ is str else None,
                   timestamps.fast_epoch(rec.get("timestamp")), False, blocks,
@@ -207,9 +196,7 @@ def _digest_results(rec: dict) -> Digest | None:
                     return None
         elif out is not None:
             return None
-        err = b.get("is_error")
-        blocks.append(ToolResult(str(b.get("tool_use_id") or ""), (),
-                                 None if err is None else False))
+        blocks.append(digest_result(b))
     uuid = rec.get("uuid")
     return Digest("tool", "tool_result", uuid if uuid.__class__ is str else None,
                   timestamps.fast_epoch(rec.get("timestamp")), False, blocks)

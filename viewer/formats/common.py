@@ -278,6 +278,30 @@ def openai_tool_calls(calls: Any) -> list:
     return out
 
 
+# --- what the index pass keeps of a plain block (see model.Digest) -----------------------------
+
+DIGEST_TEXT, DIGEST_THOUGHT = Text("x"), Thinking("x")  # what the index reads of a block: its kind
+
+
+def digest_block(b: dict, t: Any) -> Any:
+    """An Anthropic-shaped assistant block of type `t` as the index reads it — its kind, or the
+    call it makes — or None when only the full Event can say (empty text, another kind)."""
+    if t == "text" or t == "thinking":
+        text = b.get(t)
+        if text.__class__ is not str or not text.strip():
+            return None
+        return DIGEST_TEXT if t == "text" else DIGEST_THOUGHT
+    if t == "tool_use":
+        return ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), None)
+    return None
+
+
+def digest_result(b: dict) -> ToolResult:
+    """A tool result that is no error as the index reads it: the call it answers, and whether the
+    source said `is_error: false` or nothing at all."""
+    return ToolResult(str(b.get("tool_use_id") or ""), (), None if b.get("is_error") is None else False)
+
+
 def generic_event(rec: Any, ref: Ref, fmt: str, label: str | None = None) -> Event:
     """A record no adapter knows: shown as a quiet card with its JSON, never an error."""
     role = "unknown"

@@ -48,8 +48,8 @@ from ..model import (
     ToolResult,
     ToolUse,
 )
-from .common import anthropic_blocks, as_text, generic_event, model_and_usage, result_content, \
-    set_time, text_field
+from .common import DIGEST_TEXT, DIGEST_THOUGHT, anthropic_blocks, as_text, digest_block, digest_result, \
+    generic_event, model_and_usage, result_content, set_time, text_field
 
 NAME = "legion"
 MODE = "jsonl"
@@ -125,7 +125,6 @@ def event(rec: Any, ref: Ref) -> Event:
 
 # --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
 
-_TEXT, _THOUGHT = Text("x"), Thinking("x")  # what the index reads of a block: its kind
 
 
 def digest(rec: Any) -> Digest | None:
@@ -176,20 +175,10 @@ def _digest_sdk_assistant(data: dict) -> Digest | None:
                 return None
             t = "thinking" if "thinking" in b else "tool_use" if (
                 "name" in b and "input" in b and "id" in b) else "text" if "text" in b else None
-        if t == "text":
-            text = b.get("text")
-            if text.__class__ is not str or not text.strip():
-                return None
-            blocks.append(_TEXT)
-        elif t == "thinking":
-            text = b.get("thinking")
-            if text.__class__ is not str or not text.strip():
-                return None
-            blocks.append(_THOUGHT)
-        elif t == "tool_use":
-            blocks.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), None))
-        else:
+        d = digest_block(b, t)
+        if d is None:
             return None
+        blocks.append(d)
     model, usage, mid = data.get("model"), data.get("usage"), data.get("message_id")
     return Digest("assistant", "message", None, None, False, blocks,
                   model if model.__class__ is str else None,
@@ -208,8 +197,7 @@ def _digest_sdk_results(data: dict) -> Digest | None:
         t = b.get("type")
         if not (t == "tool_result" or (t is None and "tool_use_id" in b)):
             return None
-        blocks.append(ToolResult(str(b.get("tool_use_id") or ""), (),
-                                 None if b.get("is_error") is None else False))
+        blocks.append(digest_result(b))
     return Digest("tool", "tool_result", None, None, False, blocks)
 
 
@@ -232,7 +220,7 @@ def _digest_own(rec: dict) -> Digest | None:
             text = tb.get("content") if tb.__class__ is dict else tb
             if text.__class__ is not str or not text.strip():
                 return None
-            blocks.append(_THOUGHT)
+            blocks.append(DIGEST_THOUGHT)
     elif md.get("thinking_content") or md.get("has_thinking"):
         return None
     uses = md.get("tool_uses")
@@ -241,7 +229,7 @@ def _digest_own(rec: dict) -> Digest | None:
     results = results if results.__class__ is list else []
     placeholder = content in _PLACEHOLDERS and (uses or blocks)
     if content.strip() and not placeholder and not (results and content.startswith("Tool results:")):
-        blocks.append(_TEXT)
+        blocks.append(DIGEST_TEXT)
     for u in uses:
         if u.__class__ is dict:
             blocks.append(ToolUse(str(u.get("id") or ""), str(u.get("name") or "?"), None,
@@ -252,8 +240,7 @@ def _digest_own(rec: dict) -> Digest | None:
         if r.__class__ is dict:
             if not _plain_result(r):
                 return None
-            blocks.append(ToolResult(str(r.get("tool_use_id") or ""), (),
-                                     None if r.get("is_error") is None else False))
+            blocks.append(digest_result(r))
         elif isinstance(r, dict):
             return None
     role = "assistant" if rec.get("type") == "assistant" else "user"
