@@ -66,17 +66,6 @@ def _is_prompt(line: bytes) -> bool:
     return isinstance(content, str) and "Tool results" not in content
 
 
-def _get(port: int, path: str) -> tuple[float, int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    t = time.perf_counter()
-    conn.request("GET", path)
-    resp = conn.getresponse()
-    body = resp.read()
-    dt = time.perf_counter() - t
-    conn.close()
-    return dt, resp.status, body
-
-
 def _first_hit(port: int, path: str) -> float:
     """Seconds until the streamed search sent its first hit."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
@@ -125,12 +114,12 @@ def run(data: dict, runs: int, tmp: Path, out: Path, server_cls) -> list[dict]:
         for i in range(runs):
             cache = tmp / f"cache-search-{name}-{i}"
             with server_cls(sroot, cache) as s:
-                dt, status, body = _get(s.port, f"/s/{key}/search.json?q={q_end}")
+                dt, status, body = s.get(f"/s/{key}/search.json?q={q_end}")
                 got = json.loads(body)
                 assert status == 200 and got["total"] == 1 and got["complete"], got
                 cold.append(dt)
                 for _ in range(2):
-                    dt, status, body = _get(s.port, f"/s/{key}/search.json?q={q_end}")
+                    dt, status, body = s.get(f"/s/{key}/search.json?q={q_end}")
                     warm.append(dt)
                 first.append(_first_hit(s.port, f"/s/{key}/search?q={q_mid}"))
                 first_end.append(_first_hit(s.port, f"/s/{key}/search?q={q_end}"))
@@ -141,15 +130,15 @@ def run(data: dict, runs: int, tmp: Path, out: Path, server_cls) -> list[dict]:
         cache = tmp / f"cache-filter-{name}"
         base = sroot
         with server_cls(base, cache) as s:
-            _get(s.port, f"/s/{key}")
+            s.get(f"/s/{key}")
         errors, bash = [], []
         for _ in range(runs):
             with server_cls(base, cache) as s:
-                dt, status, body = _get(s.port, f"/s/{key}?only=errors")
+                dt, status, body = s.get(f"/s/{key}?only=errors")
                 assert status == 200 and b'class="timeline filtered"' in body
                 errors.append(dt)
             with server_cls(base, cache) as s:
-                dt, status, body = _get(s.port, f"/s/{key}?tool=Bash")
+                dt, status, body = s.get(f"/s/{key}?tool=Bash")
                 assert status == 200 and b'class="timeline filtered"' in body
                 bash.append(dt)
         shutil.rmtree(cache, ignore_errors=True)
@@ -166,7 +155,7 @@ def on_screen(data: dict, runs: int, tmp: Path, out: Path, server_cls, chromium:
     root, key, main = data[name]
     times, jumps = [], []
     with server_cls(out / f"search-{name}", tmp / "cache-search-screen") as s, sync_playwright() as p:
-        _get(s.port, f"/s/{key}")
+        s.get(f"/s/{key}")
         browser = p.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
