@@ -95,6 +95,14 @@ def sessions_copy(tmp_path) -> Path:
 
 
 @pytest.fixture
+def tour(tmp_path) -> tuple[Path, Path]:
+    """A writable copy of the legion feature tour alone: (the root holding it, its messages.jsonl)."""
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / "legion-feature-tour", root / "legion-feature-tour")
+    return root, root / "legion-feature-tour" / "messages.jsonl"
+
+
+@pytest.fixture
 def app(tmp_path):
     app = create_app({"ROOTS": [str(SESSIONS)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
                       "TESTING": True})

@@ -16,13 +16,6 @@ pytestmark = pytest.mark.browser
 KEY = "legion-feature-tour"
 
 
-@pytest.fixture
-def tour(tmp_path):
-    root = tmp_path / "sessions"
-    shutil.copytree(SESSIONS / KEY, root / KEY)
-    return root, root / KEY / "messages.jsonl"
-
-
 def append(path, record):
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")

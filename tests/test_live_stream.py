@@ -16,11 +16,9 @@ KEY = "legion-feature-tour"
 
 
 @pytest.fixture
-def setup(tmp_path):
-    root = tmp_path / "sessions"
-    shutil.copytree(SESSIONS / KEY, root / KEY)
-    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
-    return app, root / KEY / "messages.jsonl"
+def setup(tour, tmp_path):
+    root, path = tour
+    return create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}), path
 
 
 def append(path, *records):

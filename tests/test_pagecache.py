@@ -2,7 +2,6 @@
 a change to the file shows on the next request, whatever was drawn before."""
 
 import json
-import shutil
 import threading
 
 import pytest
@@ -10,17 +9,13 @@ import pytest
 from viewer import render
 from viewer.web import create_app
 
-from conftest import SESSIONS
-
 KEY = "legion-feature-tour"
 
 
 @pytest.fixture
-def setup(tmp_path):
-    root = tmp_path / "sessions"
-    shutil.copytree(SESSIONS / KEY, root / KEY)
-    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
-    return app, root / KEY / "messages.jsonl"
+def setup(tour, tmp_path):
+    root, path = tour
+    return create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}), path
 
 
 def append(path, i):
