@@ -348,6 +348,9 @@ def test_cli_errors_are_one_plain_line(tmp_path):
     assert not (tmp_path / "x.html").exists()
     r = run(tmp_path / "missing")
     assert r.exit_code != 0 and "no such file" in r.stderr
+    r = run(TOUR, "-o", tmp_path / "no-such-folder" / "x.html")  # nowhere to write: no traceback
+    assert r.exit_code == 1 and r.stderr.startswith("session-viewer: cannot write ")
+    assert "No such file or directory" in r.stderr and "Traceback" not in r.output
 
 
 def test_check_redact_report_lists_places_not_values(tmp_path):

@@ -257,7 +257,10 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     if target.is_dir():
         target = target / x.filename
     # written beside the target and renamed: a failed export never leaves half a file
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+    except OSError as e:  # a folder that is missing or not writable
+        _fail(f"cannot write {target}: {e.strerror or e}", 1)
     try:
         with os.fdopen(fd, "wb") as f:
             size = x.write(f)
