@@ -359,6 +359,7 @@ def test_check_json_names_the_format():
 def test_page_shows_calls_states_and_agent_lanes(tmp_path):
     app = create_app({"ROOTS": [str(FIXTURES)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     client = app.test_client()
+    client.get("/sessions.json")  # waits for the rows' summaries; the page itself never waits
     listing = client.get("/").get_data(as_text=True)
     assert "Planner, Researcher, user" in listing
     href = next(h for h in re.findall(r'href="(/s/[^"]+)"', listing)
