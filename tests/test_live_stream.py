@@ -425,13 +425,6 @@ def _read_until(sock, needle: bytes, limit=10.0) -> bytes:
     return got
 
 
-def _indexed(srv) -> None:
-    """Wait until the session is indexed (sessions.json waits for its rows): a stream opened before
-    that serves an early first screen's protocol (the rest of the file, then "indexed" and the
-    page reconnects), not the plain follow these tests are about."""
-    srv.app.test_client().get("/sessions.json")
-
-
 def _request_threads():
     import threading
 
@@ -446,7 +439,6 @@ def test_open_streams_hold_no_server_thread(tmp_path, serve):
     root = tmp_path / "sessions"
     shutil.copytree(SESSIONS / KEY, root / KEY)
     srv = serve(root)
-    _indexed(srv)
     viewer = srv.app.extensions["viewer"]
     socks = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 40)
     assert viewer.streams == 40
@@ -474,7 +466,6 @@ def test_streams_can_be_kept_on_threads(tmp_path, serve):
     root = tmp_path / "sessions"
     shutil.copytree(SESSIONS / KEY, root / KEY)
     srv = serve(root, STREAM_THREADS=True)
-    _indexed(srv)
     socks = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 5)
     assert len(_request_threads()) == 5
     assert "live-pump" not in [t.name for t in threading.enumerate()]
