@@ -473,3 +473,22 @@ def test_streams_can_be_kept_on_threads(tmp_path, serve):
     for s in socks:
         assert b'id="m-live-1"' in _read_until(s, b'id="m-live-1"')
         s.close()
+
+
+def test_a_client_on_a_descriptor_past_1023_is_still_there():
+    """A busy server's sockets get descriptors past select()'s limit of 1023: a stream there must
+    not read as hung up (it did, and a long test run ended streams that way)."""
+    import os
+    import socket
+
+    from viewer.web.live import _hung_up
+
+    server_end, client_end = socket.socketpair()
+    high = socket.socket(fileno=os.dup2(server_end.fileno(), 1500))
+    server_end.close()
+    try:
+        assert not _hung_up(high)  # open and silent
+        client_end.close()
+        assert _hung_up(high)  # gone
+    finally:
+        high.close()

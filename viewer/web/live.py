@@ -225,12 +225,18 @@ def _socket_of(environ: dict):
 def _hung_up(sock) -> bool:
     """Whether the client closed its end. A WSGI app learns it only when a write fails — up to a
     heartbeat later, with the stream's place held all that time — so look at the socket: readable
-    with nothing to read is a closed connection (an SSE client sends nothing after its request)."""
+    with nothing to read is a closed connection (an SSE client sends nothing after its request).
+    poll, not select: select refuses descriptors past 1023, and a busy server has such sockets."""
     if sock is None:
         return False
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
-        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        if not poller.poll(0):
+            return False
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
     except (OSError, ValueError):
         return True
 
