@@ -79,6 +79,43 @@ def test_a_file_that_turns_into_garbage_is_skipped_then(tmp_path):
     assert 'id="skipped"' in html and "/s/s\"" not in html
 
 
+def test_a_file_swapped_while_it_is_read_is_judged_on_what_it_holds(tmp_path, monkeypatch):
+    """Detection may see the file empty (just truncated by its writer) and the pass read what was
+    written since: a binary file must not become hundreds of "unparsed lines" that way."""
+    from viewer.formats import detect
+    from viewer.index import SessionIndex
+
+    path = tmp_path / "messages.jsonl"
+    path.write_bytes(b"")
+    real = detect.detect_file
+
+    def then_swapped(p):
+        found = real(p)
+        if not path.stat().st_size:
+            shutil.copyfile(BINARY, path)
+        return found
+
+    monkeypatch.setattr(detect, "detect_file", then_swapped)
+    with pytest.raises(detect.NotTranscript, match="binary"):
+        SessionIndex(str(path)).build()
+
+
+def test_a_page_asked_for_while_a_binary_file_is_indexed_says_it_is_skipped(tmp_path, monkeypatch):
+    """A page drawn from part of the file while its index is built (the early first screen) meets
+    the binary file first: the same plain 422, not a server error."""
+    from viewer.store import Store
+
+    root = tmp_path / "sessions"
+    (root / "s").mkdir(parents=True)
+    (root / "s" / "messages.jsonl").write_bytes(b"")
+    c = client_for(root, tmp_path)
+    assert c.get("/s/s").status_code == 200
+    shutil.copyfile(BINARY, root / "s" / "messages.jsonl")
+    monkeypatch.setattr(Store, "usable", lambda self, key: None)  # as while a build runs
+    r = c.get("/s/s")
+    assert r.status_code == 422 and "not a transcript (a binary file)" in r.get_data(as_text=True)
+
+
 def test_an_empty_session_says_so(tmp_path):
     root = tmp_path / "sessions"
     (root / "done").mkdir(parents=True)

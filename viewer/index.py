@@ -231,19 +231,37 @@ class SessionIndex:
             return self._build()
 
     def _build(self) -> "SessionIndex":
-        found = detect.detect_file(self.main)
-        fmt = self.forced_format or found.format
-        self.generation += 1
-        self.build_id = secrets.randbits(48) or 1
-        self.summary = SessionSummary(format=fmt)
-        self.calls = ToolCallMap()
-        self.usage = Tally()
-        self._ids = {}
-        self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
-        self._extend(self.threads["main"], Change())
+        try:
+            self._read_afresh()
+        except BaseException:
+            # a pass that failed half way holds lines that may not be this file's: nothing may
+            # keep them (a save queued before, a later refresh): the next pass builds afresh
+            if "main" in self.threads:
+                self.threads["main"].ino = -1
+            raise
         self._discover_companions(Change())
         self._finish()
         return self
+
+    def _read_afresh(self) -> None:
+        # Detection reads the file's head; a file written (or swapped for another) while it is
+        # read can show detection a short or empty head and the pass much more. A format left
+        # undecided by a head shorter than detection reads is decided again on what is there now.
+        for _ in range(3):
+            seen = reader.file_identity(self.main)[0]
+            found = detect.detect_file(self.main)
+            fmt = self.forced_format or found.format
+            self.generation += 1
+            self.build_id = secrets.randbits(48) or 1
+            self.summary = SessionSummary(format=fmt)
+            self.calls = ToolCallMap()
+            self.usage = Tally()
+            self._ids = {}
+            self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
+            self._extend(self.threads["main"], Change())
+            if fmt != formats.FALLBACK.NAME or seen >= detect.HEAD_BYTES \
+                    or self.threads["main"].offset <= seen:
+                return
 
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""

@@ -37,6 +37,8 @@ import logging
 import threading
 import time
 
+from .formats.detect import NotTranscript
+
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY = 30.0  # seconds between two walker passes over a big session that keeps growing
@@ -386,6 +388,9 @@ class Indexer:
                         return None
                 try:
                     catch_up(ref.key)
+                except (OSError, LookupError, NotTranscript) as e:
+                    # the file went, cannot be read or is not a transcript: the store says so
+                    log.debug("catching up %s failed: %s", ref.key, e)
                 except Exception:
                     log.exception("catching up %s failed", ref.key)
                 time.sleep(0)

@@ -409,7 +409,9 @@ class Store:
             with self._session_lock(key):
                 idx = self._memory.get(key)  # built meanwhile by a short pass
             if idx is not None:
-                self.refresh(key)
+                with self._session_lock(key):
+                    if self._pass(key, idx, SessionIndex.refresh):
+                        self._save(key, idx, quiet=True)
                 return idx
             ref = self.get(key)
             hit = self.cache.load(ref.path) if self.cache is not None else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 from flask import render_template
 
 from .. import partial
+from ..formats import detect
 from ..index import SessionIndex
 from ..store import Store, SessionRef
 from ..timeline import Timeline, load_events
@@ -42,7 +43,9 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
                  around: tuple[int, int] | None = None) -> SessionIndex | None:
     """A region index for the page of a session whose index is not ready, or None when this
     session cannot be shown in part (a single JSON document). `around`: (offset, line) of a
-    permalink's event; `start`: the first events rather than the latest."""
+    permalink's event; `start`: the first events rather than the latest. Also None when the file
+    cannot be read or is not a transcript (any more): the page then waits for the index, whose
+    pass says so plainly."""
     try:
         if around is not None:
             idx = partial.around(ref.path, around[0], around[1], store.confinement)
@@ -50,7 +53,7 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
             idx = partial.head(ref.path, store.confinement)
         else:
             idx = partial.tail(ref.path, store.confinement)
-    except ValueError:
+    except (ValueError, OSError, detect.NotTranscript):
         return None
     return store.redacting(idx)
 

@@ -71,6 +71,10 @@ def _index(ref: SessionRef, wait: bool = True) -> SessionIndex | None:
         abort(_status_of(e), description=f"Cannot read {ref.path}: {e.strerror or e}")
     except NotTranscript as e:
         _not_a_transcript(e.path, f"not a transcript ({e.reason})")
+    except Skipped as e:  # found not to be a transcript by another pass meanwhile
+        _not_a_transcript(e.path, e.reason)
+    except NotFound:  # gone meanwhile
+        abort(404, description=f"No session “{ref.key}” under the served folders.")
 
 
 def _status_of(e: OSError) -> int:
