@@ -137,6 +137,37 @@ def test_the_start_shows_calls_resolving_until_the_index_is_done(app):
     assert 'id="early-stream"' in html and "early=0-" in html  # a stream only to complete the page
 
 
+def test_background_passes_step_aside_while_a_first_screen_is_drawn(app, monkeypatch):
+    """The walker begins indexing a big session as the server starts; the first screen a user opens
+    meanwhile must not share the processor with that pass: passes wait (Store.let_pages_first)
+    while a page is being answered, and go on once it is sent."""
+    from viewer.web import early
+
+    store = app.extensions["viewer"].store
+    passes = []
+
+    def a_pass_step():  # what a background pass does between two steps of its reading
+        store.let_pages_first(60)
+        passes.append("stepped")
+
+    real = early.first_screen
+
+    def drawing(*args, **kwargs):
+        step = threading.Thread(target=a_pass_step)
+        step.start()
+        step.join(0.5)
+        assert step.is_alive() and not passes  # it waits for the page
+        passes.append(step)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(early, "first_screen", drawing)
+    page = get(app.test_client(), "/s/big")
+    assert page.status_code == 200 and 'id="m-h-2"' in page.get_data(as_text=True)
+    step = passes[0]
+    step.join(30)  # the page is sent: the pass goes on
+    assert not step.is_alive() and passes[1:] == ["stepped"]
+
+
 def test_two_pages_of_an_unindexed_session_share_one_background_pass(app):
     store = app.extensions["viewer"].store
     pages = [get(app.test_client(), "/s/big?at=end"), get(app.test_client(), "/s/big?from=0")]

@@ -4,6 +4,7 @@ both to a template; one partial (`_message.html`) renders an event everywhere it
 from __future__ import annotations
 
 import binascii
+import functools
 import logging
 import re
 import time
@@ -39,6 +40,24 @@ _TEXT_TYPES = {"application/json", "application/xml", "application/x-yaml", "app
 
 def store() -> Store:
     return current_app.extensions["viewer"].store
+
+
+def screen(view):
+    """A view drawing what a user waits to see (a session's page, a permalink, a window): while it
+    runs, background index passes step aside (`Store.let_pages_first`), so a cold first screen
+    does not share the processor with the pass the walker began when the server started. A view
+    that waits for an index stops counting while it waits (`Store._wait`)."""
+
+    @functools.wraps(view)
+    def answering(*args, **kwargs):
+        s = store()
+        s.page_begins()
+        try:
+            return view(*args, **kwargs)
+        finally:
+            s.page_ends()
+
+    return answering
 
 
 def htmx() -> bool:
@@ -122,6 +141,7 @@ def _where(idx: SessionIndex | None = None, thread: str = "main") -> dict:
 
 
 @bp.get("/s/<key>")
+@screen
 def session(key: str):
     ref = _ref(key)
     idx = _index(ref, wait=False)
@@ -225,6 +245,7 @@ def _buffered(chunks, size: int = 32 << 10, every: float = 0.05):
 
 
 @bp.get("/s/<key>/m/<event_id>")
+@screen
 def message(key: str, event_id: str):
     """A permalink: the session opened at one event, highlighted, what hides it opened; with a
     search (`?q=`), its matches marked. As a fragment (`?part=window` or `?part=event`) it gives
@@ -341,6 +362,7 @@ def _json_bytes(obj) -> bytes:
 
 
 @bp.get("/s/<key>/w/<thread>")
+@screen
 def window(key: str, thread: str):
     """The window before / after one already on the page (htmx loads it on reveal), of the whole
     thread or of a filtered view; `?at=start|end` gives a whole window with links both ways (the
@@ -364,6 +386,7 @@ def window(key: str, thread: str):
 
 
 @bp.get("/s/<key>/t/<thread>")
+@screen
 def thread(key: str, thread: str):
     """A sub-agent thread: inline under its Task card (htmx), or as a page of its own."""
     ref, idx = _session(key)
