@@ -167,22 +167,28 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
 
 
 def _hits(f, needle: bytes, size: int):
-    """Offsets where `needle` occurs in the file, in order, read chunk by chunk (a mapping of the
-    whole file would count every page the search touched in the server's memory: half a gigabyte
-    for an event in the middle of a 1 GB session)."""
-    keep, pos, tail = len(needle) - 1, 0, b""
+    """Offsets where `needle` occurs in the file, in order, read chunk by chunk into one buffer
+    used again for every chunk (a mapping of the whole file would count every page the search
+    touched in the server's memory: half a gigabyte for an event in the middle of a 1 GB session;
+    a fresh chunk for every read, joined to the end of the one before, costs a copy and a new
+    allocation each: five times the time of the search itself)."""
+    keep = len(needle) - 1
+    buf = bytearray(16 * STEP + keep)
+    view = memoryview(buf)
+    pos, held = 0, 0  # file offset of buf[held]; bytes carried over from the chunk before
     while pos < size:
         f.seek(pos)
-        block = f.read(16 * STEP)
-        if not block:
+        n = f.readinto(view[held:held + min(16 * STEP, size - pos)])
+        if not n:
             return
-        data, base = tail + block, pos - len(tail)
-        i = data.find(needle)
+        end, base = held + n, pos - held
+        i = buf.find(needle, 0, end)
         while i >= 0:
             yield base + i
-            i = data.find(needle, i + 1)
-        tail = data[max(0, len(data) - keep):] if keep else b""
-        pos += len(block)
+            i = buf.find(needle, i + 1, end)
+        pos += n
+        held = min(keep, end)
+        view[:held] = view[end - held:end]
 
 
 def _line_around(f, pos: int, size: int, eol: bytes) -> tuple[int, int]:
