@@ -77,6 +77,9 @@ class EventView:
     fold_into: list = field(default_factory=list)  # the call cards (CallViews) it folds into
     thread_label: str = ""  # set when shown outside its thread (a filtered view lists sub-agents')
     at: int | None = None  # on a first screen whose ids are not final: the offset links carry
+    # which build of the index the event was read from, and how (a drawn card is shared by views
+    # of the same source: web/cards.py); None when not shareable (a first screen's part)
+    source: tuple | None = None
 
 
 @dataclass
@@ -504,7 +507,9 @@ class Timeline:
                       thought=not ev.hidden and any(
                           b.kind == "thinking" and not b.redacted and not b.text.strip()
                           for b in ev.blocks),
-                      at=ev.ref.offset if self.idx.region and not self.idx.region.counted else None)
+                      at=ev.ref.offset if self.idx.region and not self.idx.region.counted else None,
+                      source=(self.idx.build_id, self.expand)
+                      if self.idx.region is None and self.idx.build_id else None)
         if v.target:
             self.target_view = v
         return v

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import time
 
-from flask import Flask, current_app, g, has_app_context
+from flask import Flask, current_app, g, has_app_context, has_request_context, request
 from jinja2 import pass_environment
 from markupsafe import Markup
 
 from .. import templating
 from ..marks import mark_html
+from .cards import Cards
 from .urls import Urls
 
 
@@ -22,10 +23,15 @@ def render_event(v, key: str) -> Markup:
 
 @pass_environment
 def _render_event(env, v, key: str) -> Markup:
-    """One event through the shared partial, its search matches marked when the page has a search."""
-    html = templating.render_event(env, v, key)
+    """One event through the shared partial — drawn once while it stays as it is (cards.py), unless
+    the page has a search: then its matches are marked in it."""
     marker = _marker()
-    if marker is not None and marker.wants_view(v):
+    if marker is None:
+        # (links are built under the app's root: part of what a card depends on)
+        root = request.script_root if has_request_context() else None
+        return env.cards.card(v, (key, root), lambda: templating.render_event(env, v, key))
+    html = templating.render_event(env, v, key)
+    if marker.wants_view(v):
         html = Markup(mark_html(str(html), marker.matcher, open_details=marker.shows_target(v),
                                 deadline=marker.deadline)[0])
     return html
@@ -73,6 +79,7 @@ def fresh_for(written: float) -> float:
 
 def init_app(app: Flask) -> None:
     templating.configure(app.jinja_env, Urls)
+    app.jinja_env.cards = Cards()
     app.jinja_env.globals.update(
         render_event=_render_event,
         fresh_for=fresh_for,
