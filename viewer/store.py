@@ -495,7 +495,9 @@ class Store:
             listeners.indexed(key, idx)
         elif change:
             listeners.extended(key, idx, change)
-        if change or generation == 0:
+        # noted once per change, not once per look: a note wakes the indexer and the list's streams
+        # (an index read from the cache has no rebuild to count: every request noted it again)
+        if change or (self._summaries.get(key) or (None, None))[1] is not idx.summary:
             self._note(key, idx)
         return change
 
