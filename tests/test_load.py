@@ -1,10 +1,51 @@
-"""Pages under load (issue 15): what a busy server does once per change rather than once per request."""
+"""Pages under load (issue 15): what a busy server does once per change rather than once per request,
+and a burst of connections that waits its turn instead of being dropped."""
 
 import json
+import select
+import socket
 
 from viewer.web import create_app
 
 from conftest import SESSIONS
+
+
+def _connected(port: int, n: int) -> int:
+    """Open n connections at once to a server that is not accepting yet: how many the kernel took."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", port))
+            socks.append(s)
+        poller = select.poll()
+        for s in socks:
+            poller.register(s, select.POLLOUT)
+        done: set = set()
+        for _ in range(20):  # a handshake on loopback takes microseconds; a dropped one, a second
+            done.update(fd for fd, ev in poller.poll(100) if ev & select.POLLOUT)
+            if len(done) == n:
+                break
+        return sum(1 for s in socks if s.fileno() in done
+                   and s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0)
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_a_burst_of_connections_waits_in_the_listen_queue(tmp_path):
+    """300 connections at once (beyond Werkzeug's own queue of 128) are all taken by the kernel
+    while the server is busy, none dropped to be retried a second later."""
+    from viewer.cli import make_server
+
+    app = create_app({"ROOTS": [str(SESSIONS)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    server = make_server("127.0.0.1", 0, app)
+    try:
+        assert _connected(server.server_port, 300) == 300
+    finally:
+        server.server_close()
 
 
 def test_looking_at_an_unchanged_session_notes_nothing(tmp_path, tour):
