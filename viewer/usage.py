@@ -47,6 +47,8 @@ MAX_COUNT = 1 << 50
 
 def _n(value: Any) -> int:
     """A token count: a non-negative number, anything else is 0."""
+    if value.__class__ is int:
+        return value if 0 <= value <= MAX_COUNT else 0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     if value != value or value < 0 or value > MAX_COUNT:
@@ -165,7 +167,10 @@ class Prices:
         return out
 
     def tier(self, name: str, total_input: int) -> int:
-        return sum(1 for t in self.tiers(name) if total_input > t)
+        tiers = self._tiers.get(name)
+        if tiers is None:
+            tiers = self.tiers(name)
+        return sum(1 for t in tiers if total_input > t) if tiers else 0
 
     def cost(self, name: str, hour: int | None, calls: int, inp: int, out: int, read: int,
              write: int, tier: int = 0) -> float | None:
@@ -243,9 +248,12 @@ class Tally:
         return code
 
     def observe(self, thread: str, seq: int, ev, ts: float | None) -> None:
-        """Feed one event that names a model or carries usage."""
-        if ev.model:
-            self.current[thread] = ev.model
+        """Feed one event that names a model or carries usage. It runs for every assistant line of
+        an index pass: the common case (a line repeating its message's usage, as Claude Code writes
+        one line per content block) costs a dict lookup and a comparison."""
+        model = ev.model
+        if model:
+            self.current[thread] = model
         u = ev.usage
         if u is None:
             return
@@ -256,7 +264,7 @@ class Tally:
         counts = counts or (0, 0, 0, 0)
         if not any(counts) and not paid:
             return  # a synthetic or failed message: no API call was billed
-        model = ev.model or self.current.get(thread, "")
+        model = model or self.current.get(thread, "")
         hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
         if ev.kind == "result":
             if any(counts):  # tier -1: a turn's total of several calls, priced at the base rate
@@ -265,22 +273,27 @@ class Tally:
                 turns = self.source_cost["turns"]
                 turns[thread] = turns.get(thread, 0.0) + paid
             return
-        calls = self.calls.setdefault(thread, _Calls())
-        recent = self._recent.setdefault(thread, OrderedDict())
+        calls = self.calls.get(thread)
+        if calls is None:
+            calls = self.calls[thread] = _Calls()
+        recent = self._recent.get(thread)
+        if recent is None:
+            recent = self._recent[thread] = OrderedDict()
         mid = ev.message_id
         if mid and mid in recent:
             i, old_paid = recent[mid]
-            old = tuple(getattr(calls, f)[i] for f in FIELDS)
-            counts = tuple(max(a, b) for a, b in zip(old, counts))
-            code, hour = calls.model[i], (None if calls.hour[i] < 0 else calls.hour[i])
-            name = self.models[code]
-            self._add(self.buckets, (thread, code, hour, PRICES.tier(name, old[0] + old[2] + old[3])),
-                      old, -1)
-            for f, v in zip(FIELDS, counts):
-                getattr(calls, f)[i] = v
+            old = (calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i])
             calls.last[i] = seq
-            self._add(self.buckets, (thread, code, hour, PRICES.tier(name, counts[0] + counts[2]
-                                                                     + counts[3])), counts)
+            if counts != old:
+                counts = tuple(max(a, b) for a, b in zip(old, counts))
+            if counts != old:
+                code, hour = calls.model[i], (None if calls.hour[i] < 0 else calls.hour[i])
+                name = self.models[code]
+                self._add(self.buckets, (thread, code, hour, PRICES.tier(name, old[0] + old[2] + old[3])),
+                          old, -1)
+                calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i] = counts
+                self._add(self.buckets, (thread, code, hour, PRICES.tier(name, counts[0] + counts[2]
+                                                                         + counts[3])), counts)
             if paid is not None and paid != old_paid:
                 src = self.source_cost["calls"]
                 src[thread] = src.get(thread, 0.0) + paid - (old_paid or 0.0)
@@ -291,8 +304,10 @@ class Tally:
         calls.last.append(seq)
         calls.model.append(code)
         calls.hour.append(-1 if hour is None else hour)
-        for f, v in zip(FIELDS, counts):
-            getattr(calls, f).append(v)
+        calls.input.append(counts[0])
+        calls.output.append(counts[1])
+        calls.cache_read.append(counts[2])
+        calls.cache_write.append(counts[3])
         self._add(self.buckets, (thread, code, hour, PRICES.tier(model, counts[0] + counts[2]
                                                                  + counts[3])), counts)
         if paid:
