@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import mmap
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path as _Path
 from typing import Iterator
 
 import regex
@@ -627,3 +629,157 @@ class Scan:
 def search(idx: SessionIndex, query: Query, **kw) -> Scan:
     """A scan of `idx` for `query` (raises QueryError for a query that cannot run)."""
     return Scan(idx, Matcher(query), **kw)
+
+
+# --- a search before the index exists -------------------------------------------------------------
+
+QUICK_LINES = 16  # candidate lines a search without the index reads; with more it waits for one
+
+
+class QuickScan(Scan):
+    """A whole-session search while the session has no index yet (a cold start of a big one): the
+    byte prefilter runs over the files themselves, and the few lines it keeps are read alone as
+    regions (`SessionIndex.read_region`, the code of the full index), so an answer costs one read
+    of the bytes instead of an index pass.
+
+    It answers only what it can answer exactly as the indexed scan would, and says so with `ok`:
+    a JSON document, a regular expression with no literal to look for, a candidate line in a
+    sub-agent's file (its place in reading order needs the index), more than QUICK_LINES candidate
+    lines, a last line with no end, or an event whose source id also appears earlier in the file
+    (the full index might name it otherwise) — in all these it gives up, and the caller waits for
+    the index. Ids are the full index's: lines are counted while the bytes are read, so an event
+    without a usable source id gets its `L<line>` id."""
+
+    def __init__(self, path: str, matcher: Matcher, *, confinement=None, limit: int | None = None):
+        super().__init__(None, matcher, limit=limit)
+        self.path = path
+        self.confinement = confinement
+        self.ok = False
+        self._hits: list[Hit] = []
+
+    def run(self) -> "QuickScan":
+        """Do the scan; afterwards `ok` says whether it answered (its hits are then iterated)."""
+        from . import formats
+        from .formats import detect
+
+        self.started = time.monotonic()
+        pre = self.matcher.prefilter
+        if pre is None:
+            return self
+        with files.confined(self.confinement):
+            try:
+                found = detect.detect_file(self.path)
+            except (OSError, detect.NotTranscript):
+                return self
+            if found.mode != "jsonl":
+                return self
+            adapter = formats.get(found.format)
+            for _agent, sub, _meta in formats.hook(adapter, "companions", _Path(self.path),
+                                                   default=[]):
+                try:
+                    with files.open_file(sub) as f:
+                        if self._file_has(f, pre, 0, f.seek(0, 2)):
+                            return self
+                except OSError:
+                    continue
+            with files.open_file(self.path) as f:
+                eol = found.eol.encode()
+                lines = raw_candidates(f, pre, eol, QUICK_LINES)
+                if lines is None:
+                    return self
+                self.scanned += f.seek(0, 2)
+                hits = []
+                expand = expander(f)
+                for lo, before in lines:
+                    self.candidates += 1
+                    idx = SessionIndex(self.path, confinement=self.confinement)
+                    # the file's first line may begin after a byte order mark
+                    idx.read_region(lo, lo + 1 if lo else 4, before, found=found)
+                    th = idx.threads["main"]
+                    if len(th) == 0:
+                        return self  # a last line with no end: the index decides what it is
+                    events = load_picked(idx, "main", range(len(th)))
+                    for ev in events:
+                        if ev.id == ev.source_id and _occurs_before(f, ev.id.encode(), lo):
+                            return self
+                    for seq, ev in enumerate(events):
+                        hit = self._match(ev, seq, expand, None)
+                        if hit is not None:
+                            hits.append(hit)
+                    self.idx = idx
+        if self.limit and len(hits) > self.limit:
+            return self
+        self._hits = hits
+        self.hits = len(hits)
+        self.matches = sum(h.matches for h in hits)
+        self.first_hit_after = time.monotonic() - self.started if hits else None
+        self.ok = True
+        return self
+
+    def steps(self) -> Iterator[Hit | None]:
+        yield from self._hits
+        self.progress = 1.0
+        self.complete = True
+
+
+def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int, int]] | None:
+    """(offset, lines before it) of each line of a file the prefilter keeps, in file order; None
+    when there are more than `most`, or when one is a last line with no end."""
+    out: list[tuple[int, int]] = []
+    size = f.seek(0, 2)
+    pos = 0  # file offset of the chunk
+    lines = 0  # line ends in [0, pos)
+    last = -1  # lines before the last candidate (a match on the same line is the same candidate)
+    while pos < size:
+        f.seek(pos)
+        chunk = f.read(min(CHUNK, size - pos))
+        if not chunk:
+            break
+        full = pos + len(chunk) >= size
+        hay = chunk.lower() if pre.lower else chunk
+        counted, seen = 0, lines  # line ends in [0, pos + counted), counted as matches come
+        i = pre.find(hay, 0)
+        while i >= 0:
+            seen += chunk.count(eol, counted, i)
+            counted = i
+            if seen > last:
+                nl = chunk.rfind(eol, 0, i)
+                out.append((pos + nl + 1 if nl >= 0 else _line_start(f, pos, eol), seen))
+                last = seen
+                if len(out) > most:
+                    return None
+            end = chunk.find(eol, i)
+            if end < 0:
+                if full:
+                    return None  # the match is on a last line with no end
+                break
+            i = pre.find(hay, end + 1)
+        if full:
+            break
+        keep = len(chunk) - pre.overlap
+        lines += chunk.count(eol, 0, keep)
+        pos += keep
+    return out
+
+
+def _line_start(f, at: int, eol: bytes) -> int:
+    """Where the line holding byte `at` begins (just after the last line end before it)."""
+    step = 1 << 16
+    end = at
+    while end > 0:
+        a = max(0, end - step)
+        f.seek(a)
+        nl = f.read(end - a).rfind(eol)
+        if nl >= 0:
+            return a + nl + 1
+        end = a
+    return 0
+
+
+def _occurs_before(f, needle: bytes, end: int) -> bool:
+    """Whether `needle` occurs in the file's bytes before offset `end` (one search over a map of
+    the file: no copy, and no chunk boundary to mind)."""
+    if end <= 0:
+        return False
+    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        return m.find(needle, 0, min(end, len(m))) >= 0

@@ -20,7 +20,7 @@ from ..filters import Filter, FilterError
 from ..index import SessionIndex
 from ..marks import Marker, mark_html
 from ..order import reading_order
-from ..search import Matcher, Query, QueryError, Scan
+from ..search import Matcher, Query, QueryError, QuickScan, Scan
 from ..text import expander
 from ..timeline import WINDOW, Timeline, WindowView, load_event
 from .urls import Urls
@@ -108,6 +108,35 @@ def _session(key: str):
     return _session(key)
 
 
+def _ref(key: str):
+    from .routes import _ref
+
+    return _ref(key)
+
+
+def _scan(key: str, matcher: Matcher, limit: int, budget: float):
+    """(ref, index, scan) for a search request. A session with no index yet (a cold start of a
+    big one) is searched without waiting for its index when `QuickScan` can answer exactly — its
+    background build starts all the same; otherwise the request waits for the index."""
+    from .routes import _index, store
+
+    ref = _ref(key)
+    cursor = request.args.get("cursor")
+    idx = _index(ref, wait=False)
+    if idx is None and not cursor and not store().redact:
+        store().page_begins()  # a background pass under way steps aside meanwhile
+        try:
+            quick = QuickScan(ref.path, matcher, confinement=store().confinement, limit=limit).run()
+        finally:
+            store().page_ends()
+        if quick.ok:
+            store().build(ref.key)
+            return ref, quick.idx, quick
+    if idx is None:
+        idx = _index(ref)
+    return ref, idx, Scan(idx, matcher, cursor=cursor, budget=budget, limit=limit)
+
+
 def _json(obj, status: int = 200) -> Response:
     return Response(orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS, default=str), status=status,
                     mimetype="application/json")
@@ -138,20 +167,20 @@ def search_json(key: str):
     """Every hit in file (reading) order: {query, total, complete, hits: [{id, thread, role,
     snippet, …}]}; `complete` is false when the hit limit or the time budget stopped the scan,
     and `next` then resumes it (`&cursor=`)."""
-    ref, idx = _session(key)
     query = Query.from_args(request.args)
     if query is None:
+        _ref(key)
         return _json({"error": "Give a search: ?q=…"}, 400)
     try:
         matcher = Matcher(query)
     except QueryError as e:
+        _ref(key)
         return _json({"query": query.text, "error": str(e)}, 400)
     try:
         limit = min(JSON_MAX_HITS, max(1, int(request.args.get("limit", JSON_HITS))))
     except ValueError:
         limit = JSON_HITS
-    scan = Scan(idx, matcher, cursor=request.args.get("cursor"),
-                budget=_budget("budget", JSON_BUDGET, 60.0), limit=limit)
+    ref, idx, scan = _scan(key, matcher, limit, _budget("budget", JSON_BUDGET, 60.0))
     hits = [h.as_dict() for h in scan]
     return _json({"query": query.text, "regex": query.regex, "case": query.case,
                   "total": len(hits), "matches": scan.matches, "complete": scan.complete,
@@ -163,16 +192,16 @@ def search_json(key: str):
 def search_stream(key: str):
     """The hits as they are found, for the page's script: one JSON object per line, each hit with
     its rendered list item, and a last line saying how the scan ended."""
-    ref, idx = _session(key)
     query = Query.from_args(request.args)
     if query is None:
+        _ref(key)
         return _json({"error": "Give a search: ?q=…"}, 400)
     try:
         matcher = Matcher(query)
     except QueryError as e:
+        _ref(key)
         return _json({"error": str(e)}, 400)
-    scan = Scan(idx, matcher, cursor=request.args.get("cursor"), budget=STREAM_BUDGET,
-                limit=STREAM_HITS)
+    ref, idx, scan = _scan(key, matcher, STREAM_HITS, STREAM_BUDGET)
     args = query.args()
 
     def lines():
