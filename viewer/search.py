@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import mmap
 import re
 import time
 from dataclasses import dataclass
@@ -777,9 +776,17 @@ def _line_start(f, at: int, eol: bytes) -> int:
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:
-    """Whether `needle` occurs in the file's bytes before offset `end` (one search over a map of
-    the file: no copy, and no chunk boundary to mind)."""
-    if end <= 0:
-        return False
-    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        return m.find(needle, 0, min(end, len(m))) >= 0
+    """Whether `needle` occurs in the file's bytes before offset `end`. (Read, not mapped: a map
+    of a file another program cuts short kills the process that reads past its new end.)"""
+    pos, overlap = 0, len(needle) - 1
+    while pos < end:
+        f.seek(pos)
+        chunk = f.read(min(CHUNK, end - pos))
+        if not chunk:
+            return False
+        if chunk.find(needle) >= 0:
+            return True
+        if pos + len(chunk) >= end:
+            return False
+        pos += len(chunk) - overlap
+    return False

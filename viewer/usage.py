@@ -249,8 +249,8 @@ class Tally:
 
     def observe(self, thread: str, seq: int, ev, ts: float | None) -> None:
         """Feed one event that names a model or carries usage. It runs for every assistant line of
-        an index pass: the common case (a line repeating its message's usage, as Claude Code writes
-        one line per content block) costs a dict lookup and a comparison."""
+        an index pass: the common case, another line of a message seen already (Claude Code writes
+        one per content block, its output count growing), updates the call's bucket in place."""
         model = ev.model
         if model:
             self.current[thread] = model
@@ -264,9 +264,9 @@ class Tally:
         counts = counts or (0, 0, 0, 0)
         if not any(counts) and not paid:
             return  # a synthetic or failed message: no API call was billed
-        model = model or self.current.get(thread, "")
-        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
         if ev.kind == "result":
+            model = model or self.current.get(thread, "")
+            hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
             if any(counts):  # tier -1: a turn's total of several calls, priced at the base rate
                 self._add(self.turns, (thread, self._model(model), hour, -1), counts)
             if paid:
@@ -281,24 +281,34 @@ class Tally:
             recent = self._recent[thread] = OrderedDict()
         mid = ev.message_id
         if mid and mid in recent:
+            # another line of a call seen already: it holds the largest count seen of each kind
             i, old_paid = recent[mid]
-            old = (calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i])
             calls.last[i] = seq
+            old = (calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i])
             if counts != old:
-                counts = tuple(max(a, b) for a, b in zip(old, counts))
+                counts = tuple(a if a > b else b for a, b in zip(old, counts))
             if counts != old:
-                code, hour = calls.model[i], (None if calls.hour[i] < 0 else calls.hour[i])
-                name = self.models[code]
-                self._add(self.buckets, (thread, code, hour, PRICES.tier(name, old[0] + old[2] + old[3])),
-                          old, -1)
+                code, h = calls.model[i], calls.hour[i]
+                key = (thread, code, None if h < 0 else h,
+                       PRICES.tier(self.models[code], old[0] + old[2] + old[3]))
+                bucket = self.buckets.get(key)
+                grown = (thread, code, key[2], key[3] if (counts[0], counts[2], counts[3]) == (
+                    old[0], old[2], old[3]) else PRICES.tier(self.models[code], counts[0] + counts[2]
+                                                             + counts[3]))
+                if grown == key and bucket is not None:  # the output grew: the same bucket
+                    for j in range(4):
+                        bucket[j + 1] += counts[j] - old[j]
+                else:
+                    self._add(self.buckets, key, old, -1)
+                    self._add(self.buckets, grown, counts)
                 calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i] = counts
-                self._add(self.buckets, (thread, code, hour, PRICES.tier(name, counts[0] + counts[2]
-                                                                         + counts[3])), counts)
             if paid is not None and paid != old_paid:
                 src = self.source_cost["calls"]
                 src[thread] = src.get(thread, 0.0) + paid - (old_paid or 0.0)
                 recent[mid] = (i, paid)
             return
+        model = model or self.current.get(thread, "")
+        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
         code = self._model(model)
         calls.first.append(seq)
         calls.last.append(seq)

@@ -114,13 +114,12 @@ def _ref(key: str):
     return _ref(key)
 
 
-def _scan(key: str, matcher: Matcher, limit: int, budget: float):
-    """(ref, index, scan) for a search request. A session with no index yet (a cold start of a
+def _scan(ref, matcher: Matcher, limit: int, budget: float):
+    """(index, scan) for a search request. A session with no index yet (a cold start of a
     big one) is searched without waiting for its index when `QuickScan` can answer exactly — its
     background build starts all the same; otherwise the request waits for the index."""
     from .routes import _index, store
 
-    ref = _ref(key)
     cursor = request.args.get("cursor")
     idx = _index(ref, wait=False)
     if idx is None and not cursor and not store().redact:
@@ -131,10 +130,10 @@ def _scan(key: str, matcher: Matcher, limit: int, budget: float):
             store().page_ends()
         if quick.ok:
             store().build(ref.key)
-            return ref, quick.idx, quick
+            return quick.idx, quick
     if idx is None:
         idx = _index(ref)
-    return ref, idx, Scan(idx, matcher, cursor=cursor, budget=budget, limit=limit)
+    return idx, Scan(idx, matcher, cursor=cursor, budget=budget, limit=limit)
 
 
 def _json(obj, status: int = 200) -> Response:
@@ -167,20 +166,19 @@ def search_json(key: str):
     """Every hit in file (reading) order: {query, total, complete, hits: [{id, thread, role,
     snippet, …}]}; `complete` is false when the hit limit or the time budget stopped the scan,
     and `next` then resumes it (`&cursor=`)."""
+    ref = _ref(key)
     query = Query.from_args(request.args)
     if query is None:
-        _ref(key)
         return _json({"error": "Give a search: ?q=…"}, 400)
     try:
         matcher = Matcher(query)
     except QueryError as e:
-        _ref(key)
         return _json({"query": query.text, "error": str(e)}, 400)
     try:
         limit = min(JSON_MAX_HITS, max(1, int(request.args.get("limit", JSON_HITS))))
     except ValueError:
         limit = JSON_HITS
-    ref, idx, scan = _scan(key, matcher, limit, _budget("budget", JSON_BUDGET, 60.0))
+    idx, scan = _scan(ref, matcher, limit, _budget("budget", JSON_BUDGET, 60.0))
     hits = [h.as_dict() for h in scan]
     return _json({"query": query.text, "regex": query.regex, "case": query.case,
                   "total": len(hits), "matches": scan.matches, "complete": scan.complete,
@@ -192,16 +190,15 @@ def search_json(key: str):
 def search_stream(key: str):
     """The hits as they are found, for the page's script: one JSON object per line, each hit with
     its rendered list item, and a last line saying how the scan ended."""
+    ref = _ref(key)
     query = Query.from_args(request.args)
     if query is None:
-        _ref(key)
         return _json({"error": "Give a search: ?q=…"}, 400)
     try:
         matcher = Matcher(query)
     except QueryError as e:
-        _ref(key)
         return _json({"error": str(e)}, 400)
-    ref, idx, scan = _scan(key, matcher, STREAM_HITS, STREAM_BUDGET)
+    idx, scan = _scan(ref, matcher, STREAM_HITS, STREAM_BUDGET)
     args = query.args()
 
     def lines():
