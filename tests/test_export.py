@@ -366,3 +366,28 @@ def test_check_redact_report_lists_places_not_values(tmp_path):
     data = json.loads(CliRunner().invoke(main, ["check", str(path), "--json",
                                                 "--redact-report"]).output)
     assert {f["kind"] for f in data["redactions"]} == set(planted.secrets())
+
+
+def test_the_exports_environment_draws_what_a_stock_jinja_environment_draws(monkeypatch):
+    """The export's environment keeps its globals in a plain dict (speed); every bundled session
+    must come out byte for byte as Jinja's own environment, with its ChainMap, draws it."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    from viewer import export as exporting
+    from viewer.templating import configure, resource_dir
+
+    def stock(media_limit):
+        env = Environment(loader=FileSystemLoader(str(resource_dir("templates"))),
+                          autoescape=select_autoescape(["html", "xml"], default=True),
+                          auto_reload=False)
+        return configure(env, exporting.Urls, caps=(exporting._NO_CAP, exporting._NO_CAP),
+                         media_limit=media_limit, exporting=True,
+                         highlight_cap=exporting.HIGHLIGHT_LIMIT)
+
+    for path in all_sessions():
+        fast, _ = export(path, now=0)
+        with monkeypatch.context() as m:
+            m.setattr(exporting, "_environment", stock)
+            slow, _ = export(path, now=0)
+        assert fast == slow, path
+        assert type(exporting._environment(exporting.MEDIA_LIMIT)) is not Environment

@@ -74,6 +74,8 @@ from viewer import tools  # noqa: E402
 from viewer.index import SessionIndex  # noqa: E402
 from viewer.timeline import load_events  # noqa: E402
 from viewer.web import create_app  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 
 from conftest import SESSIONS, quiet_copy  # noqa: E402
 
@@ -289,6 +291,41 @@ def test_numbered_lines_keep_what_surrounds_them():
     # a jump in the numbers ends the run: what follows is not made into code
     rv = tools.numbered("   1→a\n   2→b\n   9→c", None)
     assert rv.numbers == [1, 2] and rv.after == "9→c"
+
+
+def _numbered_line_by_line(text, filename):
+    """The definition `tools.numbered` follows (its first, line-by-line version, kept as the
+    reference: the regex-engine version must find the same run in any text)."""
+    one = re.compile(r"^ *(\d+)(?:→|\t)(.*)$")
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if one.match(ln)), None)
+    if start is None:
+        return None
+    numbers, code = [], []
+    for ln in lines[start:]:
+        m = one.match(ln)
+        if not m or (numbers and int(m.group(1)) != numbers[-1] + 1):
+            break
+        numbers.append(int(m.group(1)))
+        code.append(m.group(2))
+    end = start + len(numbers)
+    return ("\n".join(code), numbers, "\n".join(lines[:start]).strip(),
+            "\n".join(lines[end:]).strip())
+
+
+_NUMBERED_PARTS = st.lists(st.one_of(
+    st.builds(lambda n, sep, pad, rest: f"{' ' * pad}{n}{sep}{rest}", st.integers(0, 12),
+              st.sampled_from(["→", "\t", " ", ""]), st.integers(0, 6),
+              st.text(alphabet=" ab→\t\r1٣", max_size=6)),
+    st.text(alphabet=" xy1\t→\r", max_size=8)), max_size=12)
+
+
+@given(_NUMBERED_PARTS, st.booleans())
+def test_numbered_finds_the_same_run_as_reading_line_by_line(lines, newline_at_end):
+    text = "\n".join(lines) + ("\n" if newline_at_end else "")
+    rv = tools.numbered(text, "a.py")
+    want = _numbered_line_by_line(text, "a.py")
+    assert (None if rv is None else (rv.code, rv.numbers, rv.before, rv.after)) == want
 
 
 # --- 7. titles and IDE context ---------------------------------------------------------------------

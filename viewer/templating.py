@@ -211,7 +211,19 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
 
 def environment(urls, **options) -> Environment:
     """A Jinja environment over the templates folder, for rendering outside a web request."""
-    env = Environment(loader=FileSystemLoader(str(resource_dir("templates"))),
-                      autoescape=select_autoescape(["html", "xml"], default=True),
-                      auto_reload=False)
+    env = _Fixed(loader=FileSystemLoader(str(resource_dir("templates"))),
+                 autoescape=select_autoescape(["html", "xml"], default=True),
+                 auto_reload=False)
     return configure(env, urls, **options)
+
+
+class _Fixed(Environment):
+    """An environment whose globals are all set before its first template loads (`configure`).
+
+    Jinja gives each template a ChainMap over the environment's globals, and every render of
+    `_message.html` copies it into the new context key by key and compares its keys with the
+    imported `_macros.html` module's: about a tenth of exporting a session's events. A plain dict
+    holding the same names is copied and compared in C."""
+
+    def make_globals(self, d):
+        return {**self.globals, **(d or {})}

@@ -287,7 +287,8 @@ class ResultView:
 
 
 # `   42→text` (Claude Code's Read, cat -n with an arrow) or `    42\ttext` (cat -n)
-_NUMBERED = re.compile(r"^ *(\d+)(?:→|\t)(.*)$")
+_NUMBERED_LINE = re.compile(r"^ *(\d+)(?:→|\t)(.*)$", re.M)
+_NUMBERED_RUN = re.compile(r"(?:^ *\d+(?:→|\t).*(?:\n|\Z))+", re.M)
 _HEADING = re.compile(r"^#{1,6} \S", re.M)
 _MD_SIGNS = (re.compile(r"^\s*(?:[-*+]|\d+\.) \S", re.M), re.compile(r"\*\*\S.*?\S\*\*"),
              re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"), re.compile(r"^```", re.M),
@@ -349,20 +350,24 @@ def _url_escape(url: str) -> str:
 def numbered(text: str, filename: str | None) -> ResultView | None:
     """A run of numbered lines (`   42→…`, counting up by one) with what comes before and after it,
     or None when the text holds no such run."""
-    lines = text.split("\n")
-    start = next((i for i, ln in enumerate(lines) if _NUMBERED.match(ln)), None)
-    if start is None:
+    # A Read result is thousands of such lines: the run is found, and its lines split into numbers
+    # and code, by the regex engine in one pass each, not line by line in Python.
+    first = _NUMBERED_LINE.search(text)
+    if first is None:
         return None
-    numbers, code = [], []
-    for ln in lines[start:]:
-        m = _NUMBERED.match(ln)
-        if not m or (numbers and int(m.group(1)) != numbers[-1] + 1):
-            break
-        numbers.append(int(m.group(1)))
-        code.append(m.group(2))
-    end = start + len(numbers)
-    return ResultView("file", filename, "\n".join(code), numbers,
-                      "\n".join(lines[:start]).strip(), "\n".join(lines[end:]).strip())
+    at = first.start()
+    block = _NUMBERED_RUN.match(text, at).group()
+    pairs = _NUMBERED_LINE.findall(block)
+    numbers = list(map(int, (n for n, _ in pairs)))
+    k = len(numbers)
+    if numbers != list(range(numbers[0], numbers[0] + k)):
+        k = next(i for i in range(1, k) if numbers[i] != numbers[i - 1] + 1)
+        del numbers[k:]
+        rest = block.split("\n", k)[k] + text[at + len(block):]
+    else:
+        rest = text[at + len(block):]
+    return ResultView("file", filename, "\n".join(c for _, c in pairs[:k]), numbers,
+                      text[:at].strip(), rest.strip())
 
 
 def _is_json(text: str) -> bool:
