@@ -391,3 +391,42 @@ def test_the_exports_environment_draws_what_a_stock_jinja_environment_draws(monk
             slow, _ = export(path, now=0)
         assert fast == slow, path
         assert type(exporting._environment(exporting.MEDIA_LIMIT)) is not Environment
+
+
+def test_windows_drawn_by_forked_workers_make_the_same_file(monkeypatch):
+    """The command line draws a long session's windows in forked processes: with windows of three
+    events and no minimum length, every bundled session comes out byte for byte as one process
+    draws it, sub-agents nested under their calls and the event count the same; a redacting export
+    stays in one process (its markers are numbered in reading order)."""
+    from viewer import export as exporting
+
+    monkeypatch.setattr(exporting, "WINDOW", 3)
+    monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
+    drawn = 0
+    for path in all_sessions():
+        one, x1 = export(path, now=0)
+        two, x2 = export(path, now=0, workers=2)
+        assert one == two, path
+        assert x1.events == x2.events and not x1.parallel
+        drawn += x2.parallel
+    assert drawn == len(all_sessions())
+    _, x = export(TOUR, now=0, workers=2, redactor=Redactor())
+    assert not x.parallel
+
+
+def test_the_export_command_draws_in_several_processes(tmp_path, monkeypatch):
+    from viewer import export as exporting
+
+    monkeypatch.setattr(exporting, "WINDOW", 3)
+    monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
+    forks = []
+    real = exporting.multiprocessing.get_context
+    monkeypatch.setattr(exporting.multiprocessing, "get_context",
+                        lambda how: forks.append(how) or real(how))
+    one, two = tmp_path / "one.html", tmp_path / "two.html"
+    for out, jobs in ((one, "1"), (two, "2")):
+        got = CliRunner().invoke(main, ["export", str(TOUR), "-o", str(out), "-j", jobs])
+        assert got.exit_code == 0, got.output
+    assert forks == ["fork"]  # -j 1 drew in this process, -j 2 in forked ones
+    stamp = re.compile(r'<span class="muted export-stamp">.*?</span>', re.S)
+    assert stamp.sub("", one.read_text()) == stamp.sub("", two.read_text())

@@ -223,8 +223,11 @@ def _fail(message: str, code: int = 2) -> None:
 @click.option("--to", "last", metavar="ID", help="End at this message (included).")
 @click.option("--max-media", type=float, default=6.0, show_default=True, metavar="MB",
               help="Images, audio and video larger than this are left out of an HTML export.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), metavar="N",
+              help="Processes drawing a long session's HTML (default: one per CPU this process "
+                   "may use; a redacted export uses one).")
 def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first: str | None,
-           last: str | None, max_media: float) -> None:
+           last: str | None, max_media: float, jobs: int | None) -> None:
     """Write a session (or a range of it) to one file a colleague can open anywhere."""
     import gc
     import os
@@ -259,7 +262,8 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     label = main_file.parent.name if main_file.name == "messages.jsonl" else main_file.stem
     try:
         x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
-                   media_limit=int(max_media * (1 << 20) * 4 / 3))
+                   media_limit=int(max_media * (1 << 20) * 4 / 3),
+                   workers=jobs or len(os.sched_getaffinity(0)))
     except ExportError as e:
         _fail(f"cannot export: {e}", 1)
     if output is not None and str(output) == "-":

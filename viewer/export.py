@@ -14,16 +14,21 @@ as JSON for other tools — the whole session or a range of it, redacted on requ
 
 Memory stays bounded: events are read, rendered and written a window at a time, and a sub-agent's
 thread is streamed into the middle of its Task card (the card is split at a marker the template
-leaves for it) rather than rendered as one piece. An export is a snapshot: it covers the events the
-index held when it started, and tool calls whose result came later show as still running — a line
-being written at the end of a live session is left out, not half included (the index only takes
-complete lines).
+leaves for it) rather than rendered as one piece. Drawing the events is nearly all of an export's
+time, so the command line (`workers`) draws the windows of a long session in forked processes, in
+order, and writes them as they come; each window is drawn exactly as the single process draws it
+(a redacting export stays in one process: its markers are numbered in reading order).
+
+An export is a snapshot: it covers the events the index held when it started, and tool calls whose
+result came later show as still running — a line being written at the end of a live session is
+left out, not half included (the index only takes complete lines).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import multiprocessing
 import re
 import time
 from dataclasses import dataclass, replace
@@ -38,12 +43,13 @@ from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
 from .templating import environment, resource_dir, state_badge
-from .timeline import STREAM_BACK, CallView, EventView, Timeline
+from .timeline import STREAM_BACK, CallView, EventView, Timeline, load_events
 
 FORMATS = {"html": ("html", "text/html; charset=utf-8"),
            "md": ("md", "text/markdown; charset=utf-8"),
            "json": ("json", "application/json")}
 WINDOW = 200  # events read and rendered at a time
+PARALLEL_FROM = 2_000  # events of the selected thread from which `workers` processes draw them
 MEDIA_LIMIT = 8 << 20  # base64 characters of one image / audio / video inlined in an HTML export
 # Code blocks up to this many characters are highlighted, longer ones shown plain: Pygments reads
 # about 0.2 MB/s, and a session's file reads would otherwise take most of an export's time.
@@ -116,7 +122,8 @@ class Export:
 
     def __init__(self, idx: SessionIndex, fmt: str = "html", *, first: str | None = None,
                  last: str | None = None, redactor: Redactor | None = None, label: str = "",
-                 key: str = "", media_limit: int = MEDIA_LIMIT, now: float | None = None):
+                 key: str = "", media_limit: int = MEDIA_LIMIT, now: float | None = None,
+                 workers: int = 1):
         if fmt not in FORMATS:
             raise ExportError(f"unknown export format “{fmt}” (html, md or json)")
         if redactor is not None and idx.redactor is not None and redactor is not idx.redactor:
@@ -133,7 +140,12 @@ class Export:
         self.generation = idx.generation
         self.tally = Tally()
         self.threads = self._included()
+        self._marks = {_dom_key(sub): sub for sub in self.threads}  # a sub-agent's mark → thread
         self.events = 0
+        # processes drawing an HTML export's windows: only where forking is safe (the command
+        # line; a web server's threads may hold locks a child would wait on forever)
+        self.workers = workers
+        self.parallel = False  # whether this export's events were drawn by `workers` processes
 
     @property
     def filename(self) -> str:
@@ -199,16 +211,21 @@ class Export:
         start, stop = self._range(name)
         before = None  # the events just before the window (read back for a range's first one)
         for a in range(start, stop, WINDOW):
-            if self.idx.generation != self.generation:
-                raise ExportError("the session file was replaced while it was being exported")
-            win = tl.events(name, a, min(a + WINDOW, stop), before)
-            for v in win.events:
-                self._as_of_snapshot(v)
-                self.events += 1
-                if self.redactor is not None:
-                    self.tally.add_event(v.ev)
-                yield v
-            before = [v.ev for v in win.events[-STREAM_BACK:]]
+            views = self._window(name, tl, a, before)
+            yield from views
+            before = [v.ev for v in views[-STREAM_BACK:]]
+
+    def _window(self, name: str, tl: Timeline, a: int, before: list[Event] | None) -> list:
+        """The views of the window of a thread starting at seq `a`, as of the snapshot."""
+        if self.idx.generation != self.generation:
+            raise ExportError("the session file was replaced while it was being exported")
+        views = tl.events(name, a, min(a + WINDOW, self._range(name)[1]), before).events
+        for v in views:
+            self._as_of_snapshot(v)
+            self.events += 1
+            if self.redactor is not None:
+                self.tally.add_event(v.ev)
+        return views
 
     def _call(self, call: ToolCall) -> ToolCall:
         """A call as it stood when the export started (a later result is not part of it)."""
@@ -256,7 +273,7 @@ class Export:
         yield page.render(part="head", **ctx)
         tl = Timeline(self.idx, expand=STRING_LIMIT)
         render_event = env.globals["render_event"]
-        yield from self._html_thread(self.sel.thread, tl, env, render_event)
+        yield from self._html_selected(tl, env, render_event)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
             yield page.render(part="loose-head", **ctx)
@@ -271,19 +288,54 @@ class Export:
                           **ctx)
 
     def _html_thread(self, name: str, tl: Timeline, env, render_event) -> Iterator[str]:
-        marks = {}
-        for sub in self.threads:
-            marks[_dom_key(sub)] = sub
         for v in self._windows(name, tl):
-            html = str(render_event(env, v, self.key))
-            pos = 0
-            for m in _THREAD_MARK.finditer(html):
-                sub = marks.get(m.group(1))
-                yield html[pos:m.start()]
-                pos = m.end()
-                if sub is not None and sub != name:
-                    yield from self._html_thread(sub, tl, env, render_event)
-            yield html[pos:]
+            yield from self._html_event(v, name, tl, env, render_event)
+
+    def _html_event(self, v: EventView, name: str, tl: Timeline, env,
+                    render_event) -> Iterator[str]:
+        """One event's card, with the sub-agent threads its calls spawned drawn at their marks."""
+        html = str(render_event(env, v, self.key))
+        pos = 0
+        for m in _THREAD_MARK.finditer(html):
+            sub = self._marks.get(m.group(1))
+            yield html[pos:m.start()]
+            pos = m.end()
+            if sub is not None and sub != name:
+                yield from self._html_thread(sub, tl, env, render_event)
+        yield html[pos:]
+
+    def _html_selected(self, tl: Timeline, env, render_event) -> Iterator[str]:
+        """The selected thread's events (with their sub-agents): in this process, or window by
+        window in `workers` forked ones, which inherit the index and return each window's HTML."""
+        global _FORKED
+        name = self.sel.thread
+        start, stop = self._range(name)
+        if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM:
+            yield from self._html_thread(name, tl, env, render_event)
+            return
+        self.parallel = True
+        _FORKED = (self, tl, env, render_event)
+        try:
+            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
+                for html, events in pool.imap(_draw_window, range(start, stop, WINDOW)):
+                    if self.idx.generation != self.generation:
+                        raise ExportError("the session file was replaced while it was exported")
+                    self.events += events
+                    yield html
+        finally:
+            _FORKED = None
+
+    def _html_window(self, a: int, tl: Timeline, env, render_event) -> tuple[str, int]:
+        """The HTML of the selected thread's window at seq `a` and its number of events (sub-agents
+        included), drawn as `_html_thread` draws it: the events just before it are read back."""
+        name = self.sel.thread
+        back = min(WINDOW, STREAM_BACK)
+        before = None if a == self._range(name)[0] else load_events(
+            self.idx, name, a - back, a, expand=tl.expand)
+        counted = self.events
+        html = "".join(chunk for v in self._window(name, tl, a, before)
+                       for chunk in self._html_event(v, name, tl, env, render_event))
+        return html, self.events - counted
 
     def _range_ids(self) -> tuple[str, str] | None:
         if self.sel.whole:
@@ -335,6 +387,14 @@ class Export:
     def _markdown(self) -> Iterator[str]:
         md = _Markdown(self)
         yield from md.document()
+
+
+_FORKED = None  # (export, timeline, environment, render_event) that forked workers draw windows of
+
+
+def _draw_window(a: int) -> tuple[str, int]:
+    x, tl, env, render_event = _FORKED
+    return x._html_window(a, tl, env, render_event)
 
 
 # --- JSON shape (shared with the web app's .json twin) --------------------------------------------
