@@ -112,3 +112,39 @@ def test_live_ends_when_the_writing_stops(tmp_path, serve, watched_page):
     expect(badge).to_be_hidden(timeout=20_000)  # nothing written for a minute: no longer live
     assert time.time() - written >= 59
     assert page.problems == []
+
+
+def test_a_long_read_result_is_highlighted_when_the_reader_reaches_it(tmp_path, serve, watched_page):
+    """A long file read comes plain with the page and turns highlighted once it is in view (the
+    first screen does not wait for Pygments); one further down waits until it is scrolled to."""
+    from test_reading import call_and_result, cc_line, write_session
+
+    def code(name):
+        return "".join(f"{i:>6}→def {name}{i}(): return '<b>{i}</b>'\n" for i in range(1, 400))
+
+    records = [cc_line(1, "user", "Read both."),
+               *call_and_result("Read", {"file_path": "/w/a.py"}, code("f"), n=2)]
+    records += [cc_line(n, "user" if n % 2 else "assistant", [{"type": "text", "text": f"step {n}"}])
+                for n in range(4, 34)]  # a screen or two further down, in the same window
+    records += call_and_result("Read", {"file_path": "/w/b.py"}, code("g"), n=34)
+    path = write_session(tmp_path / "root" / "s", records)
+    os.utime(path, (time.time() - 3600,) * 2)  # finished: it opens at its start
+    srv = serve(tmp_path / "root")
+    page = watched_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{srv.url}/s/s")
+    first = page.locator("#tc-toolu_Read_2-result")
+    expect(first.locator("pre.hl .k").first).to_have_text("def")  # highlighted, in place
+    expect(first.locator(".hl-later")).to_have_count(0)
+    expect(first.locator("pre.hl .ln").first).to_have_text("1")
+    assert first.locator("b").count() == 0  # the file's markup is text, never elements
+    expect(first).to_contain_text("return '<b>1</b>'")
+    second = page.locator("#tc-toolu_Read_34-result")
+    expect(second.locator(".hl-later")).to_have_count(1)  # not reached yet: plain
+    second.scroll_into_view_if_needed()
+    expect(second.locator("pre.hl .k").first).to_have_text("def")
+    expect(second.locator(".hl-later")).to_have_count(0)
+    second.locator("a.show-all").click()  # "show all" of it: every line, highlighted
+    expect(second.locator("pre.hl .ln").last).to_have_text("399")
+    expect(second.locator("pre.hl .nf").last).to_have_text("g399")
+    assert page.problems == []

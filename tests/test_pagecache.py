@@ -78,14 +78,12 @@ def test_a_search_page_is_drawn_for_its_own_request(setup):
 
 
 def test_kept_markdown_stays_within_its_budget(monkeypatch):
-    monkeypatch.setattr(render, "MARKDOWN_KEPT", 64 << 10)
-    monkeypatch.setattr(render, "_md_kept", type(render._md_kept)())
-    monkeypatch.setattr(render, "_md_size", 0)
+    monkeypatch.setattr(render, "_md_kept", type(render._md_kept)(64 << 10))
     first = render.markdown("**bold** and `code`")
     assert render.markdown("**bold** and `code`") == first == render._markdown_html("**bold** and `code`")
     for i in range(2000):
         render.markdown(f"message {i} with *emphasis*")
-    assert 0 < render._md_size <= 64 << 10
+    assert 0 < render._md_kept.size <= 64 << 10
     assert render.markdown("message 1999 with *emphasis*") == "<p>message 1999 with <em>emphasis</em></p>\n"
 
 

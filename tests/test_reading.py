@@ -281,6 +281,55 @@ def test_a_read_result_is_numbered_highlighted_code(tmp_path):
     assert ">system reminder</summary>" in read
 
 
+def long_read(tmp_path, lines: int = 400):
+    """A session whose Read result is a long Python file with a script tag in it."""
+    code = "".join(f"{i:>6}→def f{i}(): return '<script>alert({i})</script>'\n" for i in range(1, lines + 1))
+    root = tmp_path / "root"
+    write_session(root / "s", [cc_line(1, "user", "Read it."), *call_and_result(
+        "Read", {"file_path": "/w/big.py"}, code, n=2)])
+    return root
+
+
+def test_a_long_read_result_is_sent_plain_and_highlighted_when_reached(tmp_path):
+    from html import unescape
+
+    root = long_read(tmp_path)
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "TESTING": True})
+    client = app.test_client()
+    read = card(client.get("/s/s").get_data(as_text=True), "toolu_Read_2")
+    # the page: the file plain (numbered, escaped), with where its highlighted card comes from
+    later = re.search(r'<div class="hl-later" hx-get="([^"]+)" hx-trigger="intersect once" '
+                      r'hx-target="closest .cuttable" hx-swap="outerHTML"><pre class="hl numbered">'
+                      r"<code><span class=\"ln\">1</span>def f1\(\): return '&lt;script&gt;", read)
+    assert later, read[:2000]
+    assert '<span class="k">' not in read and "<script>" not in read
+    assert "Show all" in read  # 10,000 characters shown, the rest behind "show all"
+    # the fragment: the same card, highlighted, still escaped, with the same "show all"
+    r = client.get(unescape(later.group(1)), headers={"HX-Request": "true"})
+    assert r.status_code == 200
+    frag = r.get_data(as_text=True)
+    assert frag.lstrip().startswith('<div class="cuttable out file">')
+    assert '<span class="ln">1</span><span class="k">def</span>' in frag and '<span class="nf">f1</span>' in frag
+    assert "<script>" not in frag and "&lt;script&gt;" in frag
+    assert "hl-later" not in frag and "Show all" in frag
+    shown = re.findall(r'<span class="ln">(\d+)</span>', frag)
+    assert shown == re.findall(r'<span class="ln">(\d+)</span>', read)  # the same lines
+    # highlighted once, it is drawn highlighted at once in the pages that show it next
+    again = card(client.get("/s/s?from=0").get_data(as_text=True), "toolu_Read_2")
+    assert "hl-later" not in again and '<span class="k">def</span>' in again
+
+
+def test_only_long_code_that_would_be_highlighted_waits():
+    code = "def f(): pass\n" * 400
+    assert render.highlights_later(code, filename="a.py")
+    assert not render.highlights_later(code[: render.HIGHLIGHT_NOW], filename="a.py")  # short: now
+    assert not render.highlights_later(code, filename="notes.unknown-ext")  # plain anyway
+    assert not render.highlights_later("x" * (render.HIGHLIGHT_CAP + 1), filename="a.py")
+    render.highlight(code, filename="b.py")
+    assert not render.highlights_later(code, filename="a.py")  # highlighted a moment ago
+
+
 def test_numbered_lines_keep_what_surrounds_them():
     text = ("The file /w/a.py has been updated. Here's the result of running `cat -n`:\n"
             "     7→x = 1\n     8→y = 2\n     9→\n")

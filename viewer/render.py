@@ -29,7 +29,8 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 from pygments import highlight as _pygments
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import JsonLexer, TextLexer, get_lexer_by_name, get_lexer_for_filename
+from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
+                             find_lexer_class_for_filename)
 from pygments.util import ClassNotFound
 
 from . import reader
@@ -37,11 +38,13 @@ from . import reader
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
 TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"
 HIGHLIGHT_CAP = 200_000  # longer code is shown plain: Pygments is slow on megabytes
+HIGHLIGHT_NOW = 2_000  # longer code on a page is highlighted once it is in view (a fragment)
 DIFF_CAP = 4_000  # lines per side of an Edit diff
 
 # Token spans only: `code_block` draws the one box around them (a Pygments `<div><pre>` inside
 # Markdown's own `<pre><code>` was two boxes, invalid nesting and an empty last line).
 _SPANS = HtmlFormatter(nowrap=True)
+_JSON = JsonLexer()
 
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5",
@@ -70,33 +73,54 @@ def _markdown() -> MarkdownIt:
     return md
 
 
-MARKDOWN_KEPT = 16 << 20  # characters of Markdown and its HTML kept for the next page that shows it
-_md_kept: OrderedDict = OrderedDict()
-_md_size = 0
-_md_lock = threading.Lock()
+class _Kept:
+    """The latest results of a costly rendering, by what they were made from, within a budget of
+    characters (keys and results). The same texts are drawn again and again: every page, window,
+    permalink and fragment that shows them; every append redraws a live session's pages."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.size = 0
+        self._kept: OrderedDict = OrderedDict()  # key → (result, its size)
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            self._kept.move_to_end(key)
+            return found[0]
+
+    def __contains__(self, key) -> bool:
+        with self._lock:
+            return key in self._kept
+
+    def put(self, key, size: int, value) -> None:
+        """Keep `value` (made from `size` characters): a result larger than a 64th of the budget
+        is not kept, so one megabyte-long text never pushes out all the rest."""
+        size += len(value)
+        if size > self.budget // 64:
+            return
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = (value, size)
+                self.size += size
+            while self.size > self.budget:
+                self.size -= self._kept.popitem(last=False)[1][1]
+
+
+_md_kept = _Kept(16 << 20)  # Markdown text → its HTML
+_hl_kept = _Kept(16 << 20)  # (lexer, code) → Pygments' spans
 
 
 def markdown(text: str) -> Markup:
-    """Markdown prose → sanitised HTML. A third of drawing a page of messages is this, and the
-    same messages are drawn again and again (every page, window and permalink that shows them;
-    every append redraws a live session's pages): the latest results are kept, by their text."""
-    global _md_size
+    """Markdown prose → sanitised HTML (a third of drawing a page of messages: kept by text)."""
     text = str(text)
-    with _md_lock:
-        html = _md_kept.get(text)
-        if html is not None:
-            _md_kept.move_to_end(text)
-            return html
-    html = _markdown_html(text)
-    size = 2 * len(text) + len(html)
-    if size <= MARKDOWN_KEPT // 64:
-        with _md_lock:
-            if text not in _md_kept:
-                _md_kept[text] = html
-                _md_size += size
-            while _md_size > MARKDOWN_KEPT:
-                old, old_html = _md_kept.popitem(last=False)
-                _md_size -= 2 * len(old) + len(old_html)
+    html = _md_kept.get(text)
+    if html is None:
+        html = _markdown_html(text)
+        _md_kept.put(text, len(text), html)
     return html
 
 
@@ -117,20 +141,27 @@ def _lexer(lang: str | None, filename: str | None):
         return _lexer_for(lang.strip().split()[0].lower(), None)
     if isinstance(filename, str) and filename:
         return _lexer_for(None, os.path.basename(filename) or filename)
-    return TextLexer(stripnl=False)
+    return _made(TextLexer)
 
 
 @lru_cache(maxsize=512)
 def _lexer_for(name: str | None, basename: str | None):
-    """The lexer of a language name or a file's name, made once: Pygments finds a file's lexer by
-    matching its name against every lexer's patterns (a millisecond a time, after half a second
-    compiling them the first time). A lexer keeps no state between texts."""
+    """The lexer of a language name or a file's name: Pygments finds a file's lexer by matching its
+    name against every lexer's patterns (a millisecond a time, after half a second compiling them
+    the first time)."""
     try:
-        if name is not None:
-            return get_lexer_by_name(name, stripnl=False)
-        return get_lexer_for_filename(basename, stripnl=False)
+        cls = find_lexer_class_by_name(name) if name is not None \
+            else find_lexer_class_for_filename(basename)
     except (ClassNotFound, IndexError):
-        return TextLexer(stripnl=False)
+        cls = None
+    return _made(cls or TextLexer)
+
+
+@lru_cache(maxsize=None)
+def _made(cls):
+    """One lexer of each kind, shared (a lexer keeps no state between texts): highlighted code is
+    kept by its lexer and text."""
+    return cls(stripnl=False)
 
 
 def highlight(code: str, lang: str | None = None, filename: str | None = None,
@@ -144,10 +175,20 @@ def highlight(code: str, lang: str | None = None, filename: str | None = None,
     return code_block(code, None if type(lexer) is TextLexer else lexer, numbers)
 
 
+def highlights_later(code: str, lang: str | None = None, filename: str | None = None) -> bool:
+    """Whether highlighting `code` should wait until the reader reaches it: it is long (Pygments
+    takes 10–25 ms per 10,000 characters, and a first screen shows a dozen file reads), it would be
+    highlighted at all, and it was not highlighted a moment ago."""
+    if not HIGHLIGHT_NOW < len(code) <= HIGHLIGHT_CAP:
+        return False
+    lexer = _lexer(lang, filename)
+    return type(lexer) is not TextLexer and (lexer, code) not in _hl_kept
+
+
 def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
     """`code` as highlighted by `lexer`, or plain (escaped) when the lexer is None."""
     # Pygments closes its spans at every line end, so each output line is balanced HTML on its own
-    lines = (_pygments(code, lexer, _SPANS) if lexer is not None else _plain(code)).split("\n")
+    lines = (_spans(code, lexer) if lexer is not None else _plain(code)).split("\n")
     # as many lines as the source has: numbered lines each count, and elsewhere the newline that
     # ends the last line does not start another (Pygments adds one where it was missing)
     want = len(numbers) if numbers is not None else len(code.removesuffix("\n").split("\n"))
@@ -156,6 +197,15 @@ def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
         lines = [f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)]
     return Markup('<pre class="hl%s"><code>%s</code></pre>' % (
         " numbered" if numbers is not None else "", "\n".join(lines)))
+
+
+def _spans(code: str, lexer) -> str:
+    key = (lexer, code)  # lexers are made once each (`_lexer_for`, `_JSON`)
+    spans = _hl_kept.get(key)
+    if spans is None:
+        spans = _pygments(code, lexer, _SPANS)
+        _hl_kept.put(key, len(code), spans)
+    return spans
 
 
 def _plain(code: str) -> str:
@@ -171,7 +221,7 @@ def pretty_json(value, cap: int = HIGHLIGHT_CAP) -> Markup:
     text = json_text(value)
     if len(text) > cap:
         return highlight(text, "text")
-    return code_block(text, JsonLexer())
+    return code_block(text, _JSON)
 
 
 def pretty_json_text(text: str, cap: int = HIGHLIGHT_CAP) -> Markup:

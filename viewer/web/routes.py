@@ -527,9 +527,18 @@ def _utf8(pieces: Iterator[str]) -> Iterator[bytes]:
 @bp.get("/s/<key>/e/<event_id>/full/<path>")
 def full(key: str, event_id: str, path: str):
     """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1), which
-    streams however big the block is."""
+    streams however big the block is. With `?cap=N`, a tool result's text as its card shows it
+    (the first N characters and its "show all"), highlighted: what a page sends plain until the
+    reader reaches it."""
     ref, idx = _session(key)
     ev, node, parent = _block_in(idx, event_id, path)
+    cap = _int("cap")
+    result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
+    if cap and result_of and htmx():  # the text the card had (loaded and redacted as for the page)
+        find_context(idx, target=event_id)
+        return mark_fragment(render_template("_full.html", text=node.text, cap=cap,
+                                             result_of=result_of, key=key, event_id=event_id,
+                                             path=path, rest=0))
     pieces = _text_of(idx, ev, node)
     if idx.redactor is not None:
         pieces = idx.redactor.stream(pieces)
@@ -543,7 +552,6 @@ def full(key: str, event_id: str, path: str):
         total += len(text)
     shown = "".join(head)
     markdown = getattr(node, "markdown", False) and getattr(node, "kind", "") == "text"
-    result_of = _result_call(idx, parent) if getattr(node, "kind", "") == "text" else None
     find_context(idx, target=event_id)  # a search the page was opened with is marked here too
     return mark_fragment(render_template(
         "_full.html", text=shown, markdown=markdown and len(shown) == total, result_of=result_of,
