@@ -89,6 +89,8 @@ def run(out: Path, runs: int, tmp: Path, quick: bool = False) -> dict:
 
 
 def _big(Server, root, key, main, runs, tmp, name, median, middle_id) -> dict:
+    from .__main__ import wait_indexed
+
     mb = main.stat().st_size / 2**20
     print(f"  {name}: the index pass …", flush=True)
     floor_s, pass_s = index_pass(main, runs)
@@ -111,11 +113,7 @@ def _big(Server, root, key, main, runs, tmp, name, median, middle_id) -> dict:
             s.get(f"/s/{key}")
             s.get("/")  # pages served while the index is built
             s.get(f"/s/{key}/m/{mid}")
-            while True:  # the list's JSON waits (30 s at most) for the rows it lists: this one
-                _, status, body = s.get("/sessions.json?wait=30")
-                assert status == 200, body[:300]
-                if not any(r.get("pending") for r in orjson.loads(body)["sessions"]):
-                    break
+            wait_indexed(s)
             passes.append(time.perf_counter() - t)
             s.get(f"/s/{key}")
             for before in (15000, 5000, 100):
