@@ -111,3 +111,34 @@ def test_a_locked_cache_is_skipped_never_deleted(tmp_path):
         other.rollback()
         other.close()
     assert cache.load(str(main)) is not None  # the data survived, and the cache works again
+
+
+def test_a_new_server_reads_its_cache_at_start_up(tmp_path, monkeypatch):
+    """Warm start: the sessions, their cached summaries and the newest session's index are read
+    while the server starts, so its first list and session pages read nothing from the cache."""
+    import os
+    import time
+
+    from viewer.web import create_app
+
+    root, main = copy_tour(tmp_path)
+    other = shutil.copytree(main.parent, root / "older")
+    os.utime(other / "messages.jsonl", (time.time() - 3600,) * 2)
+    indexed(root, tmp_path / "cache")
+    indexed(root, tmp_path / "cache", "older")
+    config = {"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+              "INDEX_ALL": False}
+    store = create_app(config).extensions["viewer"].store
+    assert store.summary_of("tour") is not None and store.summary_of("older") is not None
+    app = create_app(config)
+    reads = []
+    for name in ("load", "summaries"):
+        real = getattr(IndexCache, name)
+        monkeypatch.setattr(IndexCache, name, lambda self, *a, _r=real, _n=name: reads.append(_n) or _r(self, *a))
+    client = app.test_client()
+    assert client.get("/").status_code == 200
+    r = client.get("/s/tour")
+    assert r.status_code == 200 and b"tour" in r.data
+    assert reads == []  # the newest session: in memory since start-up
+    assert client.get("/s/older").status_code == 200
+    assert reads == ["load"]  # an older one is read when it is asked for

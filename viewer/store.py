@@ -548,6 +548,23 @@ class Store:
         self._pass(ref.key, idx, SessionIndex.refresh)  # extends grown files, rebuilds replaced ones
         return idx, False
 
+    def warm_up(self, newest: int = 1) -> None:
+        """At start-up: discover the sessions, read every cached summary (the list's rows) and the
+        cached index of the `newest` most recently written sessions (the one being worked in is the
+        one a restarted server is asked for first), so the first list and session pages cost what
+        the tenth do. Nothing is indexed here: a session not cached as it is waits for its page."""
+        refs = self.sessions()
+        self.summaries(refs, stale=True)
+        for ref in refs[:newest] if self.cache is not None else ():
+            with self._session_lock(ref.key):
+                if ref.key in self._memory:
+                    continue
+                hit = self.cache.load(ref.path)
+                if hit is not None and identity_matches(hit[1]):
+                    hit[0].confinement = self.confinement
+                    self._note(ref.key, hit[0])
+                    self._remember(ref.key, hit[0])
+
     def _save(self, key: str, idx: SessionIndex, quiet: bool = False) -> None:
         """Queue the index for the disk cache: one writer thread writes them in turn, so a page
         never waits for it and the walker's thousands of small sessions cost no thread each."""

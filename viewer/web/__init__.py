@@ -165,14 +165,15 @@ def create_app(config: dict | None = None) -> Flask:
 
 
 def _warm_up(app: Flask) -> None:
-    """Compile every template, load the renderers and open the index cache now, so the first page
-    a user opens does not pay for it (compiling the templates alone takes a few hundred
-    milliseconds)."""
+    """Compile every template, load the renderers, open the index cache and read what it holds of
+    the sessions now (Store.warm_up), so the first page a user opens does not pay for it
+    (compiling the templates alone takes a few hundred milliseconds)."""
     from .. import render, usage
 
-    cache = app.extensions["viewer"].store.cache
-    if cache is not None:
-        cache.open()
+    store = app.extensions["viewer"].store
+    if store.cache is not None:
+        store.cache.open()
+    store.warm_up()
 
     for name in app.jinja_env.list_templates(extensions=["html"]):
         app.jinja_env.get_template(name)
