@@ -525,6 +525,7 @@ def _utf8(pieces: Iterator[str]) -> Iterator[bytes]:
 
 
 @bp.get("/s/<key>/e/<event_id>/full/<path>")
+@screen
 def full(key: str, event_id: str, path: str):
     """"Show all" of a cut block: the whole text, rendered (htmx) or as plain text (?raw=1), which
     streams however big the block is. With `?cap=N`, a tool result's text as its card shows it
