@@ -151,6 +151,32 @@ def test_a_restart_keeps_the_index_and_adds_what_grew(root, tmp_path):
         again.close()
 
 
+def test_a_writer_behind_the_walker_holds_keys_not_indexes(root, tmp_path, monkeypatch):
+    # the walker indexes faster than FTS5 writes: past a few sessions the queue keeps only keys
+    # (the writer loads each index and reads its texts back when it gets there), or a big archive
+    # held every index and all its text in memory meanwhile
+    monkeypatch.setattr(fts, "HOLD", 1)
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    full = FullText(store, store.cache.path)
+    store.indexer.listen(full)
+    try:
+        with full._lock:  # the writer is busy with the first session
+            for ref in store.sessions():
+                store.index(ref.key)
+            queued = list(full._queue.values())
+            assert len(queued) >= 2
+            assert sum(1 for _, idx, _ in queued if idx is not None) <= 1
+            assert not [k for k, idx, _ in queued if idx is None and full._buffers.get(k)]
+        assert full.wait(60)
+        by_path = {r.path: r.key for r in store.sessions()}
+        for word, key in (("zephyr", "growing"), ('"window logic"', "tour"),
+                          ("cachemanager", "cc~claude-p-subagent")):
+            assert [by_path[r.path] for r in full.search(word).sessions] == [key]
+        assert full.coverage(store.sessions())["complete"]
+    finally:
+        full.close()
+
+
 def test_the_index_cache_waits_for_its_turn_while_the_search_index_writes(root, tmp_path):
     # both write to one database: a save that comes while the full-text index holds a write
     # transaction open waits for it, rather than give up when SQLite's busy timeout runs out
