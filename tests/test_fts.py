@@ -309,3 +309,32 @@ def test_a_page_of_results_costs_a_few_statements_whatever_its_size(archive):
     assert len(found.sessions) >= 3 and all(r.hits for r in found.sessions)
     assert all("\x02" in h.snippet for r in found.sessions for h in r.hits)
     assert len([s for s in ran if "MATCH" in s]) <= 3
+
+
+def test_snippets_of_sessions_far_apart_come_from_statements_of_their_own(archive, monkeypatch):
+    # a statement reads every matching row of its rowid range: sessions with many matching rows
+    # between them get one each when that is cheaper than FTS5 setting the query up again
+    db = archive.fts._reader()
+    ran = []
+    db.set_trace_callback(ran.append)
+    try:
+        rows = [r for (r,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH 'the'")]
+        every = {}
+        for r in rows:
+            every[r >> fts.SHIFT] = every.get(r >> fts.SHIFT, 0) + 1
+        sids = sorted(every)
+        assert len(sids) >= 3
+        shown = [[r for r in rows if r >> fts.SHIFT == sid][:2] for sid in (sids[0], sids[-1])]
+        ran.clear()
+        near = archive.fts._snippets(db, "the", shown, every, gap=1e9)
+        assert len([s for s in ran if "MATCH" in s]) == 1
+        ran.clear()
+        monkeypatch.setattr(fts, "SNIPPET_GAP", 0)
+        far = archive.fts._snippets(db, "the", shown, every, gap=0)
+        assert len([s for s in ran if "MATCH" in s]) == 2  # the session between is not read
+        assert {r: h.snippet for r, h in far.items()} == {r: h.snippet for r, h in near.items()}
+        assert sorted(far) == sorted(r for rs in shown for r in rs)
+        assert all("\x02" in h.snippet for h in far.values())
+    finally:
+        db.set_trace_callback(None)
+        archive.fts._give_back(db)

@@ -32,7 +32,8 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections import OrderedDict
+from bisect import bisect_left
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 import orjson
@@ -46,8 +47,9 @@ log = logging.getLogger(__name__)
 SCHEMA = 1
 SHIFT = 40  # rowid = sid << SHIFT | n
 RANK_LIMIT = 2_000  # matching events ranked by BM25 (some 20 µs each); beyond, by number of hits
-COUNT_BUDGET = 0.05  # seconds spent counting matches per session; beyond, the count is a floor
+COUNT_BUDGET = 0.03  # seconds spent counting matches per session; beyond, the count is a floor
 COUNT_BATCH = 4096  # matching rows read at a time while counting
+SNIPPET_GAP = 1_000  # matching rows between two shown sessions read rather than start a statement
 SINK_CAP = 16 << 20  # characters a pass may hand over in memory; beyond, the writer reads the file
 CHUNK = 500  # events read back from a file at a time
 BACKLOG = 4  # sessions the walker may queue for the writer before it waits
@@ -147,6 +149,8 @@ class FullText:
         self._db: sqlite3.Connection | None = None
         self._readers: queue.SimpleQueue = queue.SimpleQueue()
         self._state: dict[str, tuple[int, int, dict]] = {}  # path → (sid, next, threads' state)
+        self._changes = 0  # bumped whenever `_state` changes: `_views` are made again
+        self._seen: tuple = (-1, {}, {})  # (changes, path by sid, main file's size by path)
         self._buffers: dict[str, dict] = {}  # key → {(thread, seq): (eid, text)} from sinks
         self._buffered = 0
         self._overflow: set[str] = set()
@@ -195,6 +199,22 @@ class FullText:
     def _load_state(self) -> None:
         self._state = {p: (sid, nxt, orjson.loads(st)) for sid, p, nxt, st in self._db.execute(
             self._sql("SELECT sid, path, next, state FROM {sessions}"))}
+        self._changes += 1
+
+    def _views(self) -> tuple[dict[int, str], dict[str, int]]:
+        """(path by sid, size of the main file indexed by path), made again only after `_state`
+        changed: every query and progress check reads them for every session of the archive."""
+        changes, by_sid, sizes = self._seen
+        if changes != self._changes:
+            changes = self._changes
+            by_sid, sizes = {}, {}
+            for path, (sid, _, threads) in list(self._state.items()):
+                by_sid[sid] = path
+                main = threads.get("main")
+                if main is not None:
+                    sizes[path] = main[5]
+            self._seen = (changes, by_sid, sizes)
+        return by_sid, sizes
 
     def _begin(self) -> None:
         if self._since is None:
@@ -416,6 +436,7 @@ class FullText:
     def _drop(self, path: str) -> None:
         with self._lock:
             st = self._state.pop(path, None)
+            self._changes += 1
             if st is None or self._db is None:
                 return
             self._writing(lambda db: (self._delete_rows(db, st[0]), db.execute(
@@ -491,6 +512,7 @@ class FullText:
             db.execute(self._sql("UPDATE {sessions} SET next = ?, state = ? WHERE sid = ?"),
                        (nxt, orjson.dumps(threads), sid))
             self._state[path] = (sid, nxt, dict(threads))
+            self._changes += 1
             pending, size = [], 0
             self._commit()
 
@@ -527,6 +549,7 @@ class FullText:
             db.execute(self._sql("UPDATE {sessions} SET next = ?, state = ? WHERE sid = ?"),
                        (nxt, orjson.dumps(threads), sid))
             self._state[path] = (sid, nxt, dict(threads))
+            self._changes += 1
 
     def _read(self, idx, thread: str, start: int, stop: int) -> dict[int, tuple[str, str]]:
         """Events [start, stop) of a thread read back from its file, as (id, text) by seq."""
@@ -548,12 +571,8 @@ class FullText:
 
     def coverage(self, refs) -> dict:
         """{"done", "total", "complete"}: sessions whose rows are current, of those served."""
-        done = 0
-        for r in refs:
-            st = self._state.get(r.path)
-            main = st[2].get("main") if st else None
-            if main is not None and main[5] == r.size:
-                done += 1
+        sizes = self._views()[1]
+        done = sum(1 for r in refs if sizes.get(r.path) == r.size)
         with self._qlock:
             idle = not self._queue and self._writer is None
         return {"done": done, "total": len(refs), "complete": done == len(refs) and idle}
@@ -593,27 +612,35 @@ class FullText:
             self._give_back(db)
 
     def _search(self, db, query, paths, page, per_page, snippets, order) -> Found:
-        by_sid = {st[0]: p for p, st in list(self._state.items())}
+        by_sid = self._views()[0]
         counts: dict[int, int] = {}
         firsts: dict[int, list[int]] = {}  # a session's first matching rows
         whole = True
         # matching events in rowid order, so a session's come together: counted per session until
         # the budget is spent (a word in every event of 10,000 sessions is half a million rows)
-        stop = time.monotonic() + COUNT_BUDGET
+        began = time.monotonic()
+        stop = began + COUNT_BUDGET
         cur = db.execute(self._sql("SELECT rowid FROM {fts} WHERE {fts} MATCH ?"), (query,))
+        setup = time.monotonic() - began  # FTS5 set the query up and found the first row
         while rows := cur.fetchmany(COUNT_BATCH):
-            for (rowid,) in rows:
-                sid = rowid >> SHIFT
-                n = counts.get(sid, 0)
-                counts[sid] = n + 1
-                if n < snippets:
-                    firsts.setdefault(sid, []).append(rowid)
+            ids = [r for (r,) in rows]
+            sids = [r >> SHIFT for r in ids]  # ascending: a session's rows come together
+            for sid, n in Counter(sids).items():
+                had = counts.get(sid, 0)
+                counts[sid] = had + n
+                if had < snippets:
+                    i = bisect_left(sids, sid)
+                    firsts.setdefault(sid, []).extend(ids[i : i + min(n, snippets - had)])
             if len(rows) < COUNT_BATCH:
                 break
             if time.monotonic() > stop:
                 whole = cur.fetchone() is None
                 break
         cur.close()
+        # what one more statement costs (FTS5 setting the query up), in matching rows read
+        per_row = (time.monotonic() - began - setup) / max(1, sum(counts.values()))
+        setup_rows = setup / max(per_row, 1e-9)
+        every = dict(counts)  # matching rows per session, shown or not (the snippets' gaps)
         for sid in list(counts):
             path = by_sid.get(sid)
             if path is None or (paths is not None and path not in paths):
@@ -643,25 +670,46 @@ class FullText:
         sids = sorted(counts, key=order_key)
         start = (max(1, page) - 1) * per_page
         shown = sids[start : start + per_page]
-        snips = self._snippets(db, query, [r for sid in shown for r in firsts.get(sid, ())])
+        snips = self._snippets(db, query, [firsts.get(sid, []) for sid in shown], every,
+                               setup_rows)
         results = [Result(by_sid[sid], counts[sid], best.get(sid),
                           [snips[r] for r in firsts.get(sid, ()) if r in snips]) for sid in shown]
         return Found(query, results, len(counts), events, ranked, whole=whole)
 
-    def _snippets(self, db, query: str, rowids: list[int]) -> dict[int, Hit]:
-        """The snippets of some matching rows, in one statement: FTS5 expands a prefix query into
-        one list of every matching row per statement, so a statement per row or per session
-        repeats that (a tenth of a second for a common prefix)."""
-        if not rowids:
+    def _snippets(self, db, query: str, shown: list[list[int]], every: dict[int, int],
+                  gap: float) -> dict[int, Hit]:
+        """The snippets of the shown sessions' rows. A statement reads every matching row of a
+        rowid range, so sessions whose rows are near one another share one, and a statement of its
+        own starts only where more than `gap` matching rows (what setting up a statement costs, in
+        rows: FTS5 expands a prefix query into the list of every matching row per statement, a
+        tenth of a second for a common prefix) lie between two shown sessions."""
+        rows = sorted(r for rs in shown for r in rs)
+        if not rows:
             return {}
-        wanted = ",".join(str(int(r)) for r in rowids)
-        # `+rowid` keeps the list away from FTS5 (which would run the query once per value); the
-        # range is what FTS5 sees
-        sql = self._sql(f"SELECT rowid, eid, snippet({{fts}}, 0, '{MARK[0]}', '{MARK[1]}', '…', 24) "
-                        "FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
-                        f"AND +rowid IN ({wanted})")
-        return {rowid: Hit(eid, snip)
-                for rowid, eid, snip in db.execute(sql, (query, min(rowids), max(rowids)))}
+        sids = sorted(every)
+        before, n = {}, 0  # matching rows in the sessions before each
+        for sid in sids:
+            before[sid] = n
+            n += every[sid]
+        gap = max(gap, SNIPPET_GAP)
+        runs = [[rows[0]]]
+        for r in rows[1:]:
+            a, b = runs[-1][-1] >> SHIFT, r >> SHIFT
+            if b != a and before[b] - before[a] - every[a] > gap:
+                runs.append([r])
+            else:
+                runs[-1].append(r)
+        out = {}
+        for run in runs:
+            wanted = ",".join(str(int(r)) for r in run)
+            # `+rowid` keeps the list away from FTS5 (which would run the query once per value);
+            # the range is what FTS5 sees
+            sql = self._sql(f"SELECT rowid, eid, snippet({{fts}}, 0, '{MARK[0]}', '{MARK[1]}', '…', "
+                            "24) FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ? "
+                            f"AND +rowid IN ({wanted})")
+            out.update((rowid, Hit(eid, snip))
+                       for rowid, eid, snip in db.execute(sql, (query, run[0], run[-1])))
+        return out
 
 
 def _mark(th, done: int) -> list:
