@@ -142,3 +142,36 @@ def test_a_new_server_reads_its_cache_at_start_up(tmp_path, monkeypatch):
     assert reads == []  # the newest session: in memory since start-up
     assert client.get("/s/older").status_code == 200
     assert reads == ["load"]  # an older one is read when it is asked for
+
+
+def test_ids_of_any_kind_come_back_from_the_cache_written_in_parts(tmp_path, monkeypatch):
+    """Event and call ids travel as blobs beside the JSON header (orjson reserves ten times a long
+    string's size while writing it: the peak memory of a 1 GB session's pass), and the cache writes
+    the index's parts one after the other: call ids with a newline, quotes or non-ASCII
+    characters come back as they were, and no id is left in the header."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    odd = ["toolu_plain", 'toolu_"quoted"', "toolu_ünï\u2028code", "toolu_new\nline"]
+    lines = [{"type": "user", "uuid": "u-1", "sessionId": "s", "timestamp": "2025-10-21T09:00:00Z",
+              "message": {"role": "user", "content": "Run them"}},
+             {"type": "assistant", "uuid": "a-1", "sessionId": "s", "timestamp": "2025-10-21T09:00:01Z",
+              "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-6", "content": [
+                  {"type": "tool_use", "id": cid, "name": "Bash", "input": {"command": "true"}}
+                  for cid in odd]}},
+             {"type": "user", "uuid": "u-2", "sessionId": "s", "timestamp": "2025-10-21T09:00:02Z",
+              "message": {"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": cid, "content": "ok"} for cid in odd]}}]
+    (root / "odd.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    joined = []
+    monkeypatch.setattr(SessionIndex, "dump", lambda self: joined.append(1) or b"")
+    first = indexed(root, tmp_path / "cache", key="odd")
+    assert joined == []  # the store hands the cache the parts, never one joined copy
+    parts = first.dump_parts()
+    header = parts[1].decode("utf-8", "surrogatepass")
+    assert "toolu_plain" not in header and "u-1" not in header
+    again = Store([root], IndexCache(tmp_path / "cache")).index("odd")
+    assert again.threads["main"].ids == first.threads["main"].ids
+    for cid in odd:
+        assert cid in first.calls.calls
+        assert again.calls.call(cid) == first.calls.call(cid)
+        assert again.calls.call(cid).result is not None

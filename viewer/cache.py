@@ -151,14 +151,22 @@ class IndexCache:
 
         return self._run("list", q) or {}
 
-    def save(self, main: str, blob: bytes, files: list, summary) -> None:
-        """Store a session's dumped index (`SessionIndex.dump()`) with its files' identities."""
+    def save(self, main: str, blob: bytes | list[bytes], files: list, summary) -> None:
+        """Store a session's dumped index (`SessionIndex.dump()`, or the parts of
+        `SessionIndex.dump_parts()`) with its files' identities. Parts are written one after the
+        other into the row (SQLite's incremental blob I/O): a big session's index is never held
+        twice more, joined and then copied by SQLite as a bound value."""
+        parts = [blob] if isinstance(blob, (bytes, bytearray)) else blob
 
         def q(db):
             with db:
-                db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, ?)",
-                           (main, INDEX_VERSION, orjson.dumps(files),
-                            orjson.dumps(summary_dump(summary)), blob))
+                row = db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, zeroblob(?))",
+                                 (main, INDEX_VERSION, orjson.dumps(files),
+                                  orjson.dumps(summary_dump(summary)),
+                                  sum(map(len, parts)))).lastrowid
+                with db.blobopen("sessions", "data", row) as out:
+                    for part in parts:
+                        out.write(part)
 
         with self.write_lock:
             self._run("save", q)

@@ -40,7 +40,7 @@ from .usage import Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 7
+INDEX_VERSION = 8
 NAN = float("nan")
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -115,7 +115,10 @@ class ThreadIndex:
         """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
         a 100 MB session's index must take milliseconds, not a JSON parse of a million numbers)."""
         d = {k: getattr(self, k) for k in self._SCALARS}
-        d["ids"] = "\n".join(self.ids)
+        # the ids as a blob, not a JSON string: orjson reserves some ten times a long string's
+        # size while it writes it (60 MB at the end of a 1 GB session's pass: its peak memory)
+        d["ids"] = len(self.ids)
+        blobs.append("\n".join(self.ids).encode("utf-8", "surrogatepass"))
         d["paths"] = self.paths
         d["bad"] = sorted(self.bad.items())
         d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
@@ -133,7 +136,8 @@ class ThreadIndex:
     @classmethod
     def load(cls, d: dict, blobs) -> "ThreadIndex":
         th = cls(**{k: d[k] for k in cls._SCALARS})
-        th.ids = d["ids"].split("\n") if d["ids"] else []
+        ids = next(blobs)
+        th.ids = bytes(ids).decode("utf-8", "surrogatepass").split("\n") if d["ids"] else []
         th.paths = d["paths"]
         th.bad = {seq: reason for seq, reason in d["bad"]}
         th.prompts = {seq: text for seq, text in d["prompts"]}
@@ -652,7 +656,12 @@ class SessionIndex:
         return [(th.path, th.size, th.mtime_ns, th.ino, th.pending) for th in self.threads.values()]
 
     def dump(self) -> bytes:
-        """The index as bytes for the cache: a JSON header, then the raw numeric columns."""
+        """The index as bytes for the cache: a JSON header, then the raw columns."""
+        return b"".join(self.dump_parts())
+
+    def dump_parts(self) -> list[bytes]:
+        """`dump()` in the pieces it joins: the cache writes them one after the other, so the index
+        of a big session is never copied whole into one more buffer to be saved."""
         blobs: list[bytes] = []
         header = {
             "version": INDEX_VERSION,
@@ -667,7 +676,7 @@ class SessionIndex:
             "blobs": [len(b) for b in blobs],
         }
         head = orjson.dumps(header)
-        return b"".join([len(head).to_bytes(8, "little"), head, *blobs])
+        return [len(head).to_bytes(8, "little"), head, *blobs]
 
     @classmethod
     def load(cls, data: bytes) -> "SessionIndex":

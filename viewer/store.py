@@ -596,7 +596,7 @@ class Store:
                     idx = self._unsaved.pop(key, None)
                 if idx is not None:
                     with self._session_lock(key):  # the index must not grow while it is dumped
-                        blob = idx.dump()
+                        blob = idx.dump_parts()
                         identities, summary = idx.files(), idx.summary
                     self.cache.save(idx.main, blob, identities, summary)
             except Exception:

@@ -270,9 +270,7 @@ class _Packed:
              "named")
 
     def __init__(self, head: dict, blobs) -> None:
-        self.ids: list[str] = head["ids"]
         self.tables: list[str] = head["tables"]
-        self.pos = {cid: i for i, cid in enumerate(self.ids)}
         self.cols = {}
         for name in self._INTS:
             a = array("q")
@@ -283,6 +281,16 @@ class _Packed:
             a.frombytes(next(blobs))
             self.cols[name] = a
         self.cols["is_error"] = next(blobs)
+        sizes, at = array("q"), 0
+        sizes.frombytes(next(blobs))
+        text = bytes(next(blobs))
+        self.ids: list[str] = []
+        for n in sizes:
+            self.ids.append(text[at:at + n].decode("utf-8", "surrogatepass"))
+            at += n
+        if len(self.ids) != head["ids"] or at != len(text):
+            raise ValueError("tool-call ids disagree")
+        self.pos = {cid: i for i, cid in enumerate(self.ids)}
         if any(len(c) != len(self.ids) for c in self.cols.values()):
             raise ValueError("tool-call columns disagree")
 
@@ -322,7 +330,11 @@ class _Packed:
             finished.append(_NAN if call.finished_at is None else call.finished_at)
         blobs.extend(cols[name].tobytes() for name in cls._INTS)
         blobs += [called.tobytes(), finished.tobytes(), bytes(bool(c.is_error) for c in calls)]
-        return {"ids": [c.id for c in calls], "tables": list(tables)}
+        # the ids as a blob (their UTF-8 bytes end to end, and their lengths), not as JSON:
+        # orjson reserves many times the size of what it writes (see ThreadIndex.dump)
+        ids = [c.id.encode("utf-8", "surrogatepass") for c in calls]
+        blobs += [array("q", map(len, ids)).tobytes(), b"".join(ids)]
+        return {"ids": len(ids), "tables": list(tables)}
 
 
 def _at(raw) -> float | None:
