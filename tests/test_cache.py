@@ -122,6 +122,7 @@ def test_a_new_server_reads_its_cache_at_start_up(tmp_path, monkeypatch):
     from viewer.web import create_app
 
     root, main = copy_tour(tmp_path)
+    os.utime(main)  # the newest (copied, it keeps the checkout's time: maybe older than an hour)
     other = shutil.copytree(main.parent, root / "older")
     os.utime(other / "messages.jsonl", (time.time() - 3600,) * 2)
     indexed(root, tmp_path / "cache")
