@@ -65,6 +65,19 @@ def test_a_skipped_file_has_one_clear_message_in_the_page(root, tmp_path):
     assert "unparsed" not in html.lower()
 
 
+def test_a_first_record_longer_than_what_discovery_reads_is_listed(tmp_path):
+    """Discovery reads 16 KB of a file: a stray line, then a first record longer than that (a big
+    pasted prompt), is a session, not "text that is not JSON records"."""
+    root = tmp_path / "sessions"
+    (root / "s").mkdir(parents=True)
+    big = {"role": "user", "content": "x" * (40 << 10)}
+    (root / "s" / "messages.jsonl").write_text(
+        "starting agent…\n" + json.dumps(big) + "\n" + json.dumps({"role": "assistant",
+                                                                    "content": "ok"}) + "\n")
+    store = Store([root])
+    assert [r.key for r in store.sessions()] == ["s"] and store.skipped == {}
+
+
 def test_a_file_that_turns_into_garbage_is_skipped_then(tmp_path):
     root = tmp_path / "sessions"
     (root / "s").mkdir(parents=True)

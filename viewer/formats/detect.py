@@ -57,11 +57,13 @@ def not_a_transcript(head: bytes) -> str | None:
     if not binary and stripped[:1] in (b"{", b"["):
         return None
     seen = 0
-    for line in body.split(b"\n"):
+    lines = body.split(b"\n")
+    for n, line in enumerate(lines):
         line = line.strip()
         if not line:
             continue
-        if line[:1] in (b"{", b"[") and isinstance(reader.decode(line), (dict, list)):
+        if line[:1] in (b"{", b"[") and (n == len(lines) - 1  # a record longer than the head
+                                        or isinstance(reader.decode(line), (dict, list))):
             return None
         seen += 1
         if seen >= HEAD_RECORDS:
