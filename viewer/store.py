@@ -354,6 +354,10 @@ class Store:
         background build is needed or running (`build(key)`). Raises NotFound, OSError if it
         cannot be read, or detect.NotTranscript if it is not a transcript (skipped from then on)."""
         ref = self.get(key)
+        if ref.size <= EARLY_ABOVE and self.running(key) is not None:
+            # a short pass (the walker's) is under way: its index, not a page drawn from part of
+            # the file, which knows no sub-agents and no later results
+            return self._wait(self.build(key))
         with self._session_lock(key):
             idx = self._memory.get(key)
             if idx is not None and idx.main != ref.path:
