@@ -191,17 +191,22 @@ def _hits(f, needle: bytes, size: int):
         view[:held] = view[end - held:end]
 
 
-def _line_around(f, pos: int, size: int, eol: bytes) -> tuple[int, int]:
-    """(start, end) of the line holding byte `pos`, its line end excluded."""
+def start_of_line(f, pos: int, eol: bytes, step: int = STEP) -> int:
+    """Where the line holding byte `pos` begins (just after the last line end before it)."""
     start = pos
     while start > 0:
-        lo = max(0, start - STEP)
+        lo = max(0, start - step)
         f.seek(lo)
         i = f.read(start - lo).rfind(eol)
         if i >= 0:
-            start = lo + i + 1
-            break
+            return lo + i + 1
         start = lo
+    return 0
+
+
+def _line_around(f, pos: int, size: int, eol: bytes) -> tuple[int, int]:
+    """(start, end) of the line holding byte `pos`, its line end excluded."""
+    start = start_of_line(f, pos, eol)
     end = pos
     while end < size:
         f.seek(end)

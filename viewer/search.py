@@ -40,6 +40,7 @@ import regex
 from . import files, timestamps
 from .index import SessionIndex, ThreadIndex, epoch
 from .order import reading_order
+from .partial import start_of_line
 from .render import strip_ansi
 from .text import Piece, expander, pieces
 from .timeline import load_picked
@@ -743,7 +744,7 @@ def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int
             counted = i
             if seen > last:
                 nl = chunk.rfind(eol, 0, i)
-                out.append((pos + nl + 1 if nl >= 0 else _line_start(f, pos, eol), seen))
+                out.append((pos + nl + 1 if nl >= 0 else start_of_line(f, pos, eol, 1 << 16), seen))
                 last = seen
                 if len(out) > most:
                     return None
@@ -759,20 +760,6 @@ def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int
         lines += chunk.count(eol, 0, keep)
         pos += keep
     return out
-
-
-def _line_start(f, at: int, eol: bytes) -> int:
-    """Where the line holding byte `at` begins (just after the last line end before it)."""
-    step = 1 << 16
-    end = at
-    while end > 0:
-        a = max(0, end - step)
-        f.seek(a)
-        nl = f.read(end - a).rfind(eol)
-        if nl >= 0:
-            return a + nl + 1
-        end = a
-    return 0
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:
