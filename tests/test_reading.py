@@ -315,6 +315,9 @@ def test_a_long_read_result_is_sent_plain_and_highlighted_when_reached(tmp_path)
     assert "hl-later" not in frag and "Show all" in frag
     shown = re.findall(r'<span class="ln">(\d+)</span>', frag)
     assert shown == re.findall(r'<span class="ln">(\d+)</span>', read)  # the same lines
+    # highlighted once, it is drawn highlighted at once in the pages that show it next
+    again = card(client.get("/s/s?from=0").get_data(as_text=True), "toolu_Read_2")
+    assert "hl-later" not in again and '<span class="k">def</span>' in again
 
 
 def test_only_long_code_that_would_be_highlighted_waits():

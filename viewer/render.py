@@ -182,7 +182,19 @@ def highlights_later(code: str, lang: str | None = None, filename: str | None = 
     if not HIGHLIGHT_NOW < len(code) <= HIGHLIGHT_CAP:
         return False
     lexer = _lexer(lang, filename)
-    return type(lexer) is not TextLexer and (lexer, code) not in _hl_kept
+    later = type(lexer) is not TextLexer and (lexer, code) not in _hl_kept
+    if later:
+        _waiting.count = deferred_highlights() + 1
+    return later
+
+
+_waiting = threading.local()
+
+
+def deferred_highlights() -> int:
+    """How many highlights this thread has left for later so far: what is drawn meanwhile is not
+    to be kept as final (web/cards.py), it will be drawn highlighted once they are done."""
+    return getattr(_waiting, "count", 0)
 
 
 def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:

@@ -14,13 +14,16 @@ build of the index the event was read from (a build reads a file's bytes once; a
 a new build) and how it was read, the event's place, every flag of the view, and for each tool call
 it shows its state in the call map, its result's place, the sub-agent thread it spawned and how long
 that thread is. A view that holds a whole window of a sub-agent (a permalink into one) is drawn
-each time.
+each time, and so is a card whose long code waits for its highlighting (render.highlights_later):
+once highlighted, it is drawn with the highlighting and kept.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+
+from .. import render
 
 
 def _call(cv) -> tuple:
@@ -71,8 +74,11 @@ class Cards:
             if html is not None:
                 self._cards.move_to_end(k)
                 return html
+        waiting = render.deferred_highlights()
         html = draw()
         self.draws += 1
+        if render.deferred_highlights() != waiting:
+            return html  # plain code that waits for its highlighting: drawn highlighted next time
         with self._lock:
             if k not in self._cards:
                 self._cards[k] = html
