@@ -50,6 +50,18 @@ def test_hidden_events_toggle_says_what_a_click_will_do(live_server, browser, ja
     context.close()
 
 
+def test_a_session_with_nothing_hidden_has_no_hidden_events_toggle(tmp_path, serve, watched_page):
+    root = tmp_path / "sessions"
+    (root / "plain").mkdir(parents=True)
+    (root / "plain" / "messages.jsonl").write_text(
+        '{"role": "user", "content": "hello"}\n{"role": "assistant", "content": "hi"}\n')
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/plain")
+    expect(page.locator("#timeline li.ev")).to_have_count(2)
+    expect(page.locator("label.hidden-toggle")).to_be_hidden()  # no "Show 0 hidden events"
+    assert page.problems == []
+
+
 def test_a_continued_card_joins_the_one_above_without_a_blank_head(live_server, watched_page):
     page = watched_page
     page.goto(f"{live_server.url}/s/{CC}")
