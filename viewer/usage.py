@@ -45,6 +45,11 @@ MAX_COUNT = 1 << 50
 # --- reading what a source recorded ------------------------------------------------------------
 
 
+def _hour(ts: float | None) -> int | None:
+    """The hour (since the epoch) a call was made in, which picks its price; None when unknown."""
+    return None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
+
+
 def _n(value: Any) -> int:
     """A token count: a non-negative number, anything else is 0."""
     if value.__class__ is int:
@@ -266,7 +271,7 @@ class Tally:
             return  # a synthetic or failed message: no API call was billed
         if ev.kind == "result":
             model = model or self.current.get(thread, "")
-            hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
+            hour = _hour(ts)
             if any(counts):  # tier -1: a turn's total of several calls, priced at the base rate
                 self._add(self.turns, (thread, self._model(model), hour, -1), counts)
             if paid:
@@ -289,18 +294,17 @@ class Tally:
                 counts = tuple(a if a > b else b for a, b in zip(old, counts))
             if counts != old:
                 code, h = calls.model[i], calls.hour[i]
-                key = (thread, code, None if h < 0 else h,
-                       PRICES.tier(self.models[code], old[0] + old[2] + old[3]))
+                name, hour = self.models[code], None if h < 0 else h
+                priced, now = old[0] + old[2] + old[3], counts[0] + counts[2] + counts[3]
+                tier = PRICES.tier(name, priced)
+                key = (thread, code, hour, tier)
                 bucket = self.buckets.get(key)
-                grown = (thread, code, key[2], key[3] if (counts[0], counts[2], counts[3]) == (
-                    old[0], old[2], old[3]) else PRICES.tier(self.models[code], counts[0] + counts[2]
-                                                             + counts[3]))
-                if grown == key and bucket is not None:  # the output grew: the same bucket
-                    for j in range(4):
+                if bucket is not None and (now == priced or PRICES.tier(name, now) == tier):
+                    for j in range(4):  # the same bucket (mostly the output grew): counts in place
                         bucket[j + 1] += counts[j] - old[j]
                 else:
                     self._add(self.buckets, key, old, -1)
-                    self._add(self.buckets, grown, counts)
+                    self._add(self.buckets, (thread, code, hour, PRICES.tier(name, now)), counts)
                 calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i] = counts
             if paid is not None and paid != old_paid:
                 src = self.source_cost["calls"]
@@ -308,7 +312,7 @@ class Tally:
                 recent[mid] = (i, paid)
             return
         model = model or self.current.get(thread, "")
-        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
+        hour = _hour(ts)
         code = self._model(model)
         calls.first.append(seq)
         calls.last.append(seq)
