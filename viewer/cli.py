@@ -110,6 +110,12 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
         viewer.store.flush()
 
 
+def _cpus() -> int:
+    """The processors this process may use (all of the machine's where the system cannot say)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
 LISTEN_QUEUE = 1024  # connections the kernel holds for the server to accept (capped by somaxconn)
 
 
@@ -263,7 +269,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     try:
         x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
                    media_limit=int(max_media * (1 << 20) * 4 / 3),
-                   workers=jobs or len(os.sched_getaffinity(0)))
+                   workers=jobs or _cpus())
     except ExportError as e:
         _fail(f"cannot export: {e}", 1)
     if output is not None and str(output) == "-":

@@ -310,7 +310,8 @@ class Export:
         global _FORKED
         name = self.sel.thread
         start, stop = self._range(name)
-        if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM:
+        if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
+                or "fork" not in multiprocessing.get_all_start_methods():
             yield from self._html_thread(name, tl, env, render_event)
             return
         self.parallel = True
