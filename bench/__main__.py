@@ -219,13 +219,27 @@ def middle_id(main: Path) -> str:
     return th.ids[len(th) // 2]
 
 
+def cold_gets(root: Path, url: str, caches: str, runs: int, must: bytes = b"") -> list[float]:
+    """The times of `url` (a 200 holding `must`), each from a new server on an empty cache
+    (`caches`-0, -1…, removed after)."""
+    times = []
+    for i in range(runs):
+        cache = Path(f"{caches}-{i}")
+        with Server(root, cache) as s:
+            dt, status, body = s.get(url)
+            assert status == 200 and must in body, body[:300]
+            times.append(dt)
+        shutil.rmtree(cache, ignore_errors=True)
+    return times
+
+
 def bench_screens(data: dict, runs: int, tmp: Path) -> list[dict]:
     rows = []
     for name, (root, key, main) in data.items():
         if main is None:
             continue
         mid = middle_id(main)
-        cold, warm, perma = [], [], []
+        cold, warm = [], []
         for i in range(runs):
             cache = tmp / f"cache-{name}-{i}"
             with Server(root, cache) as s:
@@ -236,12 +250,9 @@ def bench_screens(data: dict, runs: int, tmp: Path) -> list[dict]:
             with Server(root, cache) as s:
                 dt, status, _ = s.get(f"/s/{key}")
                 warm.append(dt)
-            with Server(root, tmp / f"cache-perma-{name}-{i}") as s:
-                dt, status, body = s.get(f"/s/{key}/m/{mid}")
-                assert status == 200 and f'id="m-{mid}"'.encode() in body
-                perma.append(dt)
             shutil.rmtree(cache, ignore_errors=True)
-            shutil.rmtree(tmp / f"cache-perma-{name}-{i}", ignore_errors=True)
+        perma = cold_gets(root, f"/s/{key}/m/{mid}", tmp / f"cache-perma-{name}", runs,
+                          f'id="m-{mid}"'.encode())
         rows.append({"name": name, "mb": main.stat().st_size / 2**20, "cold": median(cold),
                      "warm": median(warm), "permalink": median(perma)})
     return rows

@@ -59,7 +59,7 @@ def index_pass(main: Path, runs: int) -> tuple[float, float]:
 
 
 def run(out: Path, runs: int, tmp: Path, quick: bool = False) -> dict:
-    from .__main__ import Server, bench_list, median, middle_id, prepare
+    from .__main__ import bench_list, cold_gets, median, middle_id, prepare
 
     sizes = {k: v for k, v in SIZES.items() if not (quick and k == "1000mb")}
     print("  preparing the sessions (the 1 GB ones once: a few minutes) …", flush=True)
@@ -71,39 +71,26 @@ def run(out: Path, runs: int, tmp: Path, quick: bool = False) -> dict:
             root, key, main = data[name]
             mb = main.stat().st_size / 2**20
             print(f"  {name}: cold first screens …", flush=True)
-            cold = []
-            for i in range(runs):
-                cache = tmp / f"fs-{name}-{i}"
-                with Server(root, cache) as s:
-                    dt, status, body = s.get(f"/s/{key}")
-                    assert status == 200, body[:300]
-                    cold.append(dt)
-                shutil.rmtree(cache, ignore_errors=True)
+            cold = cold_gets(root, f"/s/{key}", tmp / f"fs-{name}", runs)
             row = {"name": name, "mb": mb, "cold": median(cold)}
             if label in BIG:
-                row.update(_big(Server, root, key, main, runs, tmp, name, median, middle_id))
+                row.update(_big(root, key, main, runs, tmp, name))
             rows.append(row)
     print("  session list …", flush=True)
     listing = bench_list(data, runs, tmp)
     return {"rows": rows, "list": listing}
 
 
-def _big(Server, root, key, main, runs, tmp, name, median, middle_id) -> dict:
-    from .__main__ import wait_indexed
+def _big(root, key, main, runs, tmp, name) -> dict:
+    from .__main__ import Server, cold_gets, median, middle_id, wait_indexed
 
     mb = main.stat().st_size / 2**20
     print(f"  {name}: the index pass …", flush=True)
     floor_s, pass_s = index_pass(main, runs)
     mid = middle_id(main)
     print(f"  {name}: cold permalinks …", flush=True)
-    perma = []
-    for i in range(runs):
-        cache = tmp / f"fs-perma-{name}-{i}"
-        with Server(root, cache) as s:
-            dt, status, body = s.get(f"/s/{key}/m/{mid}")
-            assert status == 200 and f'id="m-{mid}"'.encode() in body, body[:300]
-            perma.append(dt)
-        shutil.rmtree(cache, ignore_errors=True)
+    perma = cold_gets(root, f"/s/{key}/m/{mid}", tmp / f"fs-perma-{name}", runs,
+                      f'id="m-{mid}"'.encode())
     print(f"  {name}: background index, RSS, warm start …", flush=True)
     passes, first, tenth, rss = [], [], [], []
     for i in range(1 if mb > 500 else max(1, min(runs, 3))):  # (a 1 GB pass: once)
