@@ -90,3 +90,13 @@ def test_unix_round_trips_in_every_unit(dt, per_second):
 def test_never_raises_and_is_utc_when_read(value):
     got = parse(value)
     assert got.utc is None or got.utc.tzinfo == UTC
+
+
+@given(st.one_of(st.floats(min_value=1e8, max_value=1e11), st.integers(min_value=10**8, max_value=10**11),
+                 st.integers(min_value=1_600_000_000_000, max_value=1_900_000_000_000).map(lambda us: us / 1000),
+                 st.integers(min_value=1_600_000_000_000_000, max_value=1_900_000_000_000_000).map(
+                     lambda us: us / 1_000_000 + 5e-7)))
+def test_the_index_pass_reads_unix_seconds_as_the_parser_does(value):
+    """fast_epoch (one per line of an index pass) skips the datetime for unix seconds: it must
+    still give the very float the general parser gives, ties between microseconds included."""
+    assert timestamps.fast_epoch(value) == timestamps.to_epoch(value)

@@ -298,3 +298,13 @@ def test_token_shapes_of_every_source():
     assert t({"total_tokens": 12}) is None
     assert t({"input_tokens": "lots", "output_tokens": -4, "cache_read_input_tokens": 1e300}) == (0, 0, 0, 0)
     assert t("nope") is None
+    # Anthropic's shape is read without the general path when every count is a plain int: the
+    # edges still take it (no cache write, a bool, a negative or huge count, OpenAI's details)
+    assert t({"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": 5,
+              "cache_creation_input_tokens": 0, "cache_creation": {"e": 2}}) == (3, 4, 5, 2)
+    assert t({"input_tokens": True, "output_tokens": 4, "cache_read_input_tokens": 5,
+              "cache_creation_input_tokens": 6}) == (0, 4, 5, 6)
+    assert t({"input_tokens": 3, "output_tokens": -4, "cache_read_input_tokens": 1 << 60,
+              "cache_creation_input_tokens": 6}) == (3, 0, 0, 6)
+    assert t({"input_tokens": 100, "output_tokens": 9, "cache_read_input_tokens": 5,
+              "cache_creation_input_tokens": 6, "input_tokens_details": {"cached_tokens": 60}}) == (40, 9, 60, 0)

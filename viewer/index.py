@@ -468,17 +468,23 @@ class SessionIndex:
             a_role(role)
             a_kind(kind)
             a_author(author or "")
+            # one look at the blocks: the kinds the filters read, and whether the call map has anything
+            # to see (a line of text or thinking alone does not)
+            bits, tools = 0, False
+            for b in ev.blocks:
+                k = b.kind
+                if k == "text":
+                    bits |= TEXT
+                elif k == "thinking":
+                    bits |= THINKING
+                elif k == "tool_use" or k == "tool_result":
+                    tools = True
             if role in speakers:
-                bits = 0
-                for b in ev.blocks:
-                    k = b.kind
-                    if k == "text":
-                        bits |= TEXT
-                    elif k == "thinking":
-                        bits |= THINKING
                 a_content(bits)
-            else:
+            elif role == "user" and kind == "message":
                 a_content(_content(adapter, th, seq, ev))
+            else:
+                a_content(0)
             a_ts(NAN if ts is None else ts)
             if path is not None:
                 a_path(path)
@@ -487,7 +493,7 @@ class SessionIndex:
             ids[eid] = (name, seq)
             if (role == "user" and kind == "message") or kind in boundary:
                 th.last_boundary = seq
-            if ev.blocks or ev.running or ev.spawns or ev.states or ev.permission is not None:
+            if tools or ev.running or ev.spawns or ev.states or ev.permission is not None:
                 calls.observe(ev, seq, ts, name)
             # the summary
             s.events += 1

@@ -71,8 +71,8 @@ def parse(value: Any) -> Stamp:
 
 
 def fast_epoch(value: Any) -> float | None:
-    """`to_epoch`, without the general parser for the shape nearly every transcript writes
-    ("2025-10-21T20:59:02.123Z"): the index pass reads one per line."""
+    """`to_epoch`, without the general parser for the shapes nearly every transcript writes
+    ("2025-10-21T20:59:02.123Z", unix seconds): the index pass reads one per line."""
     cls = value.__class__
     if cls is str and 20 <= len(value) <= 64 and value[-1] == "Z" and value[4] == "-" \
             and value[10] == "T":
@@ -81,7 +81,10 @@ def fast_epoch(value: Any) -> float | None:
         except ValueError:
             pass
     elif (cls is float or cls is int) and 1e8 <= value < 1e11:  # unix seconds
-        return datetime.fromtimestamp(value / 1.0, UTC).timestamp()
+        # datetime.fromtimestamp(value, UTC).timestamp(), without the datetime: whole microseconds
+        # (the fraction rounded half to even, as fromtimestamp does) over 10**6
+        frac, whole = math.modf(value)
+        return (int(whole) * 1000000 + round(frac * 1e6)) / 1000000
     return to_epoch(value)
 
 

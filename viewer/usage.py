@@ -30,6 +30,7 @@ import logging
 import statistics
 import threading
 from array import array
+from bisect import bisect_left
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any
@@ -76,6 +77,12 @@ def tokens_of(u: Any) -> tuple[int, int, int, int] | None:
         prompt = _n(u.get("prompt_tokens"))
         return max(0, prompt - read - write), _n(u.get("completion_tokens")), read, write
     if "input_tokens" in u or "output_tokens" in u:
+        inp, out, read, write = (u.get("input_tokens"), u.get("output_tokens"),
+                                 u.get("cache_read_input_tokens"), u.get("cache_creation_input_tokens"))
+        if inp.__class__ is int and out.__class__ is int and read.__class__ is int and \
+                write.__class__ is int and 0 <= inp <= MAX_COUNT and 0 <= out <= MAX_COUNT and \
+                0 <= read <= MAX_COUNT and 0 < write <= MAX_COUNT and "input_tokens_details" not in u:
+            return inp, out, read, write  # Anthropic's usage as it nearly always is (a line each)
         if isinstance(u.get("input_tokens_details"), dict):  # OpenAI Responses: input includes cached
             read = _n(u["input_tokens_details"].get("cached_tokens"))
             return max(0, _n(u.get("input_tokens")) - read), _n(u.get("output_tokens")), read, 0
@@ -97,11 +104,14 @@ def tokens_of(u: Any) -> tuple[int, int, int, int] | None:
     return None
 
 
+_COST_KEYS = ("cost", "total_cost_usd", "cost_usd", "costUSD")
+
+
 def cost_of(u: Any) -> float | None:
     """What the source itself says the call or turn cost, in USD (not our estimate)."""
-    if not isinstance(u, dict):
+    if not isinstance(u, dict) or u.keys().isdisjoint(_COST_KEYS):
         return None
-    for key in ("cost", "total_cost_usd", "cost_usd", "costUSD"):
+    for key in _COST_KEYS:
         v = u.get(key)
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and v >= 0:
             return float(v)
@@ -175,7 +185,7 @@ class Prices:
         tiers = self._tiers.get(name)
         if tiers is None:
             tiers = self.tiers(name)
-        return sum(1 for t in tiers if total_input > t) if tiers else 0
+        return bisect_left(tiers, total_input) if tiers else 0  # (how many thresholds it is above)
 
     def cost(self, name: str, hour: int | None, calls: int, inp: int, out: int, read: int,
              write: int, tier: int = 0) -> float | None:
@@ -289,19 +299,25 @@ class Tally:
             # another line of a call seen already: it holds the largest count seen of each kind
             i, old_paid = recent[mid]
             calls.last[i] = seq
-            old = (calls.input[i], calls.output[i], calls.cache_read[i], calls.cache_write[i])
-            if counts != old:
-                counts = tuple(a if a > b else b for a, b in zip(old, counts))
+            i0, o0, r0, w0 = old = (calls.input[i], calls.output[i], calls.cache_read[i],
+                                    calls.cache_write[i])
+            i1, o1, r1, w1 = counts
+            # what the call holds now: the largest count seen of each kind
+            i1, o1, r1, w1 = counts = (i0 if i0 > i1 else i1, o0 if o0 > o1 else o1,
+                                       r0 if r0 > r1 else r1, w0 if w0 > w1 else w1)
             if counts != old:
                 code, h = calls.model[i], calls.hour[i]
                 name, hour = self.models[code], None if h < 0 else h
-                priced, now = old[0] + old[2] + old[3], counts[0] + counts[2] + counts[3]
+                priced, now = i0 + r0 + w0, i1 + r1 + w1
                 tier = PRICES.tier(name, priced)
                 key = (thread, code, hour, tier)
                 bucket = self.buckets.get(key)
                 if bucket is not None and (now == priced or PRICES.tier(name, now) == tier):
-                    for j in range(4):  # the same bucket (mostly the output grew): counts in place
-                        bucket[j + 1] += counts[j] - old[j]
+                    # the same bucket (mostly the output grew): counts in place
+                    bucket[1] += i1 - i0
+                    bucket[2] += o1 - o0
+                    bucket[3] += r1 - r0
+                    bucket[4] += w1 - w0
                 else:
                     self._add(self.buckets, key, old, -1)
                     self._add(self.buckets, (thread, code, hour, PRICES.tier(name, now)), counts)
