@@ -179,3 +179,21 @@ def test_a_sink_gets_events_not_digests(tmp_path):
     idx.build()
     assert got and not any(isinstance(ev, Digest) for ev in got)
     assert [ev.id for ev in got] == idx.threads["main"].ids
+
+
+def test_legion_turn_records_are_digested():
+    """Every legion turn begins with the SDK's init and a prompt and ends with the turn's result:
+    those are digested too (a third of a long session's lines), and say what their Events say."""
+    adapter = formats.get("legion")
+    ids = {"session_id": "s1", "message_id": "m1", "timestamp": 1761073218.6987162}
+    assert check(adapter, {"_type": "SystemMessage", **ids,
+                           "data": {"subtype": "init", "data": {"model": "claude-sonnet-4-5"}}})
+    assert check(adapter, {"_type": "ResultMessage", **ids, "data": {
+        "subtype": "success", "duration_ms": 30000, "is_error": False, "num_turns": 3,
+        "usage": {"input_tokens": 10, "output_tokens": 20}, "total_cost_usd": 0.25}})
+    assert check(adapter, {"type": "user", "content": "Fix the window cache.", **ids,
+                           "timestamp": "2025-10-21T19:00:18.487Z"})
+    # what only the Event can say stays with it: a message from another minion, a failed turn
+    assert not check(adapter, {"type": "user", **ids,
+                               "content": "**📨 Direct message from Minion #scout:** hi"})
+    assert not check(adapter, {"_type": "ResultMessage", **ids, "data": {"is_error": True}})

@@ -550,8 +550,7 @@ class SessionIndex:
                 self.threads[call.subthread].meta.setdefault("parent_call", call.id)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
-        s.errors = sum(1 for th in self.threads.values() for r in th.roles if r == "error") \
-            + self.calls.errors()
+        s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
         s.usage = self.usage.summary()
         s.tools = compact_tools(self.calls.calls.values())
         s.tool_time = round(sum(t[2] for t in s.tools.values()), 3)

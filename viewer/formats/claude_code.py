@@ -203,7 +203,7 @@ def _digest_results(rec: dict) -> Digest | None:
 
 
 def _digest_prompt(rec: dict, text: str) -> Digest | None:
-    if "<" in text or not text.strip() or text.startswith(_INTERRUPT):
+    if "<" in text or not text or text.isspace() or text.startswith(_INTERRUPT):
         return None
     uuid = rec.get("uuid")
     d = Digest("user", "message", uuid if uuid.__class__ is str else None,
@@ -216,9 +216,10 @@ def _may_name_agent(text: str) -> bool:
     """Whether `_agent_tail` could find a spawned agent in this result's text. It looks at the
     last 500 characters of each text block once context tags are taken off the end: so only the
     tail matters, unless the text ends with a tag (then all of it, to be sure)."""
-    if text.rstrip()[-1:] == ">":
+    tail = text[-600:]
+    if (tail.rstrip() or text.rstrip())[-1:] == ">":  # (its last visible character, not copying it)
         return "agentId: " in text
-    return "agentId: " in text[-600:]
+    return "agentId: " in tail
 
 
 def _common(ev: Event, rec: dict) -> None:

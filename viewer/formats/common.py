@@ -288,7 +288,7 @@ def digest_block(b: dict, t: Any) -> Any:
     call it makes — or None when only the full Event can say (empty text, another kind)."""
     if t == "text" or t == "thinking":
         text = b.get(t)
-        if text.__class__ is not str or not text.strip():
+        if text.__class__ is not str or not text or text.isspace():  # (blank, not stripping it)
             return None
         return DIGEST_TEXT if t == "text" else DIGEST_THOUGHT
     if t == "tool_use":

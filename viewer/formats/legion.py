@@ -61,6 +61,7 @@ _QUIET = {"status", "thinking_tokens", "hook_started", "hook_response", "task_pr
 _OWN_TYPES = {"system", "user", "assistant", "result", "permission_request", "permission_response",
               "tool_call", "tool_use", "tool_result", "thinking", "error", "unknown"}
 _PLACEHOLDERS = {"Assistant response", "Conversation success"}
+_PLACEHOLDER_LEN = max(map(len, _PLACEHOLDERS))
 _INBOUND = re.compile(
     r"^\*\*(?P<emoji>\S+)\s+(?P<type>[\w ]+?) from Minion #(?P<sender>.+?)(?: in channel #\S+)?:\*\*")
 _TERMINAL = {"completed": False, "failed": True, "denied": True, "interrupted": True, "error": True,
@@ -129,8 +130,8 @@ def event(rec: Any, ref: Ref) -> Event:
 
 def digest(rec: Any) -> Digest | None:
     """What the index keeps of the common lines — an SDK assistant message or a message of tool
-    results, the backend's own assistant line or line of results — exactly what `event` would
-    say of it; None for every other shape."""
+    results, the SDK's init and a turn's result, the backend's own assistant line, line of results
+    or plain prompt — exactly what `event` would say of it; None for every other shape."""
     if rec.__class__ is not dict or "display" in rec:
         return None
     sdk = rec.get("_type")
@@ -142,6 +143,14 @@ def digest(rec: Any) -> Digest | None:
             d = _digest_sdk_assistant(data)
         elif sdk == "UserMessage":
             d = _digest_sdk_results(data)
+        elif sdk == "SystemMessage" and data.get("subtype") == "init":
+            inner = data.get("data")
+            model = inner.get("model") if inner.__class__ is dict else None
+            d = Digest("system", "system:init", None, None, True,
+                       model=model if model.__class__ is str else None)
+        elif sdk == "ResultMessage" and not data.get("is_error"):
+            d = Digest("status", "result", None, None)
+            model_and_usage(d, None, data.get("usage"), data.get("total_cost_usd"))
         else:
             return None
         if d is not None and d.source_id is None:
@@ -227,8 +236,11 @@ def _digest_own(rec: dict) -> Digest | None:
     uses = uses if uses.__class__ is list else []
     results = md.get("tool_results")
     results = results if results.__class__ is list else []
-    placeholder = content in _PLACEHOLDERS and (uses or blocks)
-    if content.strip() and not placeholder and not (results and content.startswith("Tool results:")):
+    # (what the Event asks, without hashing or stripping a long content: a line of results holds
+    # megabytes there)
+    placeholder = len(content) <= _PLACEHOLDER_LEN and content in _PLACEHOLDERS and (uses or blocks)
+    if content and not content.isspace() and not placeholder and not (
+            results and content.startswith("Tool results:")):
         blocks.append(DIGEST_TEXT)
     for u in uses:
         if u.__class__ is dict:
@@ -247,8 +259,13 @@ def _digest_own(rec: dict) -> Digest | None:
     kind = "message"
     if results and all(b.kind == "tool_result" for b in blocks):
         role, kind = "tool", "tool_result"
-    if role == "user" or not blocks:
-        return None  # a prompt, a message from another agent, an empty line: the Event says
+    if role == "user":
+        # a prompt of plain words; a message from another agent, anything more: the Event says
+        if len(blocks) != 1 or blocks[0] is not DIGEST_TEXT or "comm" in md or _INBOUND.match(content):
+            return None
+        blocks = [Text(content)]  # (the outline and the title read its words)
+    elif not blocks:
+        return None  # an empty line: the Event says
     model, usage = md.get("model"), md.get("usage")
     turn = rec.get("turn_id") or md.get("turn_id")
     return Digest(role, kind, None, None, False, blocks, model if model.__class__ is str else None,
