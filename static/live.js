@@ -36,14 +36,24 @@
     if (m.data) queue.push(m.data);
     if (!scheduled) {
       scheduled = true;
+      var wait = calmUntil - performance.now();
       // a background tab draws no frames (and its stream pauses): do not wait for one
-      if (document.hidden) setTimeout(flush, 0); else requestAnimationFrame(flush);
+      if (document.hidden) setTimeout(flush, 0);
+      else if (wait > 0) setTimeout(function () { requestAnimationFrame(flush); }, wait);
+      else requestAnimationFrame(flush);
     }
   });
+
+  // After a large batch the next one waits a little: part of drawing a frame grows with the whole
+  // timeline (layout, paint), so a burst goes in as a few large batches, not one per frame. A
+  // single new message still goes in on the next frame.
+  var BIG = 100, CALM = 150;
+  var calmUntil = 0;
 
   function flush() {
     scheduled = false;
     if (!queue.length) return;
+    if (queue.length >= BIG) calmUntil = performance.now() + CALM;
     var tpl = document.createElement("template");
     tpl.innerHTML = queue.join("\n");
     queue = [];
@@ -127,9 +137,11 @@
     htmx.process(li);
   }
 
-  function wireSome() {
-    var part = unwired.splice(0, 200);
-    for (var i = 0; i < part.length; i++) wire(part[i]);
+  function wireSome(deadline) {
+    // while the browser has time to spare: during a burst that is little, after it the rest
+    var spare = deadline && deadline.timeRemaining ? deadline : {timeRemaining: function () { return 8; }};
+    var n = 0;
+    while (unwired.length && (n++ < 20 || spare.timeRemaining() > 2)) wire(unwired.shift());
     wiring = unwired.length ? idle(wireSome) : 0;
   }
 

@@ -218,13 +218,17 @@ def environment(urls, **options) -> Environment:
     return configure(env, urls, **options)
 
 
-class _Fixed(Environment):
-    """An environment whose globals are all set before its first template loads (`configure`).
+class FlatGlobals:
+    """For an environment whose globals are all set before its first template loads (`configure`).
 
     Jinja gives each template a ChainMap over the environment's globals, and every render of
     `_message.html` copies it into the new context key by key and compares its keys with the
-    imported `_macros.html` module's: about a tenth of exporting a session's events. A plain dict
-    holding the same names is copied and compared in C."""
+    imported `_macros.html` module's: about a tenth of exporting a session's events, or of drawing
+    a live event. A plain dict holding the same names is copied and compared in C."""
 
     def make_globals(self, d):
         return {**self.globals, **(d or {})}
+
+
+class _Fixed(FlatGlobals, Environment):
+    pass

@@ -118,6 +118,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.update(config or {})
     from . import archive, routes, security, templating  # noqa: F401 (archive adds routes)
 
+    app.jinja_environment = templating.Environment  # (before anything makes app.jinja_env)
+
     security.check_exposure(app.config)  # before anything starts: no watcher, no threads
     roots = app.config["ROOTS"] or default_roots()
     cache = None if app.config["NO_CACHE"] else IndexCache(app.config["CACHE_DIR"])

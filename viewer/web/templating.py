@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from flask import Flask, current_app, g, has_app_context, has_request_context, request
+from flask.templating import Environment as FlaskEnvironment
 from jinja2 import pass_environment
 from markupsafe import Markup
 
@@ -14,6 +15,11 @@ from .. import templating
 from ..marks import mark_html
 from .cards import Cards
 from .urls import Urls
+
+
+class Environment(templating.FlatGlobals, FlaskEnvironment):
+    """Flask's environment with flat globals (`templating.FlatGlobals`): `init_app` and start-up
+    set them all before the first template loads."""
 
 
 def render_event(v, key: str) -> Markup:
