@@ -33,7 +33,7 @@ from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
                              find_lexer_class_for_filename)
 from pygments.util import ClassNotFound
 
-from . import reader
+from . import lexing, reader
 
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
 TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"
@@ -44,7 +44,7 @@ DIFF_CAP = 4_000  # lines per side of an Edit diff
 # Token spans only: `code_block` draws the one box around them (a Pygments `<div><pre>` inside
 # Markdown's own `<pre><code>` was two boxes, invalid nesting and an empty last line).
 _SPANS = HtmlFormatter(nowrap=True)
-_JSON = JsonLexer()
+_JSON = lexing.speed_up(JsonLexer())
 
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5",
@@ -161,7 +161,7 @@ def _lexer_for(name: str | None, basename: str | None):
 def _made(cls):
     """One lexer of each kind, shared (a lexer keeps no state between texts): highlighted code is
     kept by its lexer and text."""
-    return cls(stripnl=False)
+    return lexing.speed_up(cls(stripnl=False))
 
 
 def highlight(code: str, lang: str | None = None, filename: str | None = None,

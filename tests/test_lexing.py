@@ -1,0 +1,64 @@
+"""viewer/lexing.py finds exactly the tokens Pygments' own RegexLexer loop finds: for the lexers a
+transcript's code blocks and file reads pick, on real source files, on the hostile strings, and on
+random text (unbalanced quotes, stray brackets, mixed scripts)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments.lexer import RegexLexer
+from pygments.lexers import PythonLexer, get_lexer_by_name
+
+from viewer import lexing, render
+
+ROOT = Path(__file__).resolve().parent.parent
+LEXERS = ["python", "javascript", "typescript", "bash", "diff", "rust", "go", "c", "cpp", "java",
+          "html", "css", "markdown", "toml", "yaml", "sql", "ruby", "ini", "xml", "php"]
+SOURCES = sorted([*ROOT.glob("viewer/*.py"), *ROOT.glob("static/*.js"), *ROOT.glob("static/*.css"),
+                  *ROOT.glob("templates/*.html"), ROOT / "README.md", ROOT / "Makefile",
+                  ROOT / "pyproject.toml"])[::3]  # a third of them: enough kinds of text, quick
+TRICKY = ['f"{x!r:>{width}}" rb\'\\x00\' """unterminated', "<script>alert(1)</script>\n\t\x1b[31m",
+          "if (a) { b = `${c}` } else /* open", "def f(:\n  return 'é漢字😀'\r\n", "", "\n\n", "\\"]
+
+
+def pairs(name: str):
+    plain = get_lexer_by_name(name, stripnl=False)
+    fast = lexing.speed_up(get_lexer_by_name(name, stripnl=False))
+    return plain, fast
+
+
+@pytest.mark.parametrize("name", LEXERS)
+def test_the_tokens_are_pygments_own_on_source_files(name):
+    plain, fast = pairs(name)
+    for path in SOURCES:
+        text = path.read_text(errors="replace")
+        assert list(fast.get_tokens(text)) == list(plain.get_tokens(text)), (name, path)
+    for text in TRICKY:
+        assert list(fast.get_tokens(text)) == list(plain.get_tokens(text)), (name, text)
+
+
+def test_the_lexers_the_export_uses_are_sped_up_and_states_are_joined():
+    lexer = lexing.speed_up(PythonLexer(stripnl=False))
+    assert lexer.get_tokens_unprocessed.__func__ is lexing.tokens
+    list(lexer.get_tokens("x = f'{a}' # c\n"))
+    assert lexing._join(PythonLexer, "root", PythonLexer._tokens["root"]) is not None
+    # the highlighter's lexers go through it (a file read's lexer is picked by its name)
+    assert render._lexer(None, "a.py").get_tokens_unprocessed.__func__ is lexing.tokens
+
+
+def test_a_lexer_with_its_own_loop_is_left_alone():
+    json = get_lexer_by_name("json")
+    assert type(json).get_tokens_unprocessed is not RegexLexer.get_tokens_unprocessed
+    assert "get_tokens_unprocessed" not in vars(lexing.speed_up(json))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1 \t\n\"'`#/*\\{}()[]<>$@%:;=,.-+rfbu\r漢é")),
+               max_size=200),
+       st.sampled_from(["python", "javascript", "bash", "rust", "markdown", "css", "toml"]))
+def test_the_tokens_are_pygments_own_on_random_text(text, name):
+    plain, fast = pairs(name)
+    assert list(fast.get_tokens(text)) == list(plain.get_tokens(text))
