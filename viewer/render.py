@@ -124,7 +124,17 @@ def markdown(text: str) -> Markup:
     return html
 
 
+# Prose in which Markdown can mark nothing: lines that start with a letter, hold only letters,
+# digits, spaces and plain punctuation (no `*_[]<>&#|~=+-`, backquotes or backslashes) and do not
+# end with a space. A transcript's short sentences ("Let me read the tests first.") are mostly
+# such; markdown-it and nh3 make `<p>` + the text + `</p>` of them (tests/test_render_fast.py).
+_PLAIN_LINE = r"[^\W\d_](?:[\w ,.;:?!'\"()]*[\w.;:?!'\"()])?"  # and no "_" (see below)
+_PLAIN_PROSE = re.compile(rf"{_PLAIN_LINE}(?:\n{_PLAIN_LINE})*")
+
+
 def _markdown_html(text: str) -> Markup:
+    if "_" not in text and _PLAIN_PROSE.fullmatch(text):
+        return Markup(f"<p>{text}</p>\n")
     html = _markdown().render(text)
     clean = nh3.clean(
         html,
