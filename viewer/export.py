@@ -207,12 +207,17 @@ class Export:
         return bool(parent and self.idx.calls.call(parent))
 
     def _windows(self, name: str, tl: Timeline) -> Iterator[EventView]:
+        """The events of one thread in the selection, as views."""
+        for views in self._window_lists(name, tl):
+            yield from views
+
+    def _window_lists(self, name: str, tl: Timeline) -> Iterator[list]:
         """The events of one thread in the selection, as views, a window at a time."""
         start, stop = self._range(name)
         before = None  # the events just before the window (read back for a range's first one)
         for a in range(start, stop, WINDOW):
             views = self._window(name, tl, a, before)
-            yield from views
+            yield views
             before = [v.ev for v in views[-STREAM_BACK:]]
 
     def _window(self, name: str, tl: Timeline, a: int, before: list[Event] | None) -> list:
@@ -272,8 +277,8 @@ class Export:
                    range_ids=self._range_ids())
         yield page.render(part="head", **ctx)
         tl = Timeline(self.idx, expand=STRING_LIMIT)
-        render_event = env.globals["render_event"]
-        yield from self._html_selected(tl, env, render_event)
+        draw = env.globals["render_events"]
+        yield from self._html_selected(tl, env, draw)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
             yield page.render(part="loose-head", **ctx)
@@ -281,30 +286,30 @@ class Export:
                 th = self.idx.threads[name]
                 yield (f'<li class="loose-thread"><h3>{_esc(th.label or name)} <span class="muted">'
                        f'· {_esc(Path(th.path).name)}</span></h3><ol class="timeline nested">')
-                yield from self._html_thread(name, tl, env, render_event)
+                yield from self._html_thread(name, tl, env, draw)
                 yield "</ol></li>"
             yield "</ol></section>"
         yield page.render(part="tail", tally=self.tally, events=self.events, loose=bool(loose),
                           **ctx)
 
-    def _html_thread(self, name: str, tl: Timeline, env, render_event) -> Iterator[str]:
-        for v in self._windows(name, tl):
-            yield from self._html_event(v, name, tl, env, render_event)
+    def _html_thread(self, name: str, tl: Timeline, env, draw) -> Iterator[str]:
+        for views in self._window_lists(name, tl):
+            yield from self._html_events(views, name, tl, env, draw)
 
-    def _html_event(self, v: EventView, name: str, tl: Timeline, env,
-                    render_event) -> Iterator[str]:
-        """One event's card, with the sub-agent threads its calls spawned drawn at their marks."""
-        html = str(render_event(env, v, self.key))
+    def _html_events(self, views: list, name: str, tl: Timeline, env, draw) -> Iterator[str]:
+        """A window's cards (drawn in one template call), with the sub-agent threads their calls
+        spawned drawn at their marks."""
+        html = str(draw(env, views, self.key))
         pos = 0
         for m in _THREAD_MARK.finditer(html):
             sub = self._marks.get(m.group(1))
             yield html[pos:m.start()]
             pos = m.end()
             if sub is not None and sub != name:
-                yield from self._html_thread(sub, tl, env, render_event)
+                yield from self._html_thread(sub, tl, env, draw)
         yield html[pos:]
 
-    def _html_selected(self, tl: Timeline, env, render_event) -> Iterator[str]:
+    def _html_selected(self, tl: Timeline, env, draw) -> Iterator[str]:
         """The selected thread's events (with their sub-agents): in this process, or window by
         window in `workers` forked ones, which inherit the index and return each window's HTML."""
         global _FORKED
@@ -312,10 +317,10 @@ class Export:
         start, stop = self._range(name)
         if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
                 or "fork" not in multiprocessing.get_all_start_methods():
-            yield from self._html_thread(name, tl, env, render_event)
+            yield from self._html_thread(name, tl, env, draw)
             return
         self.parallel = True
-        _FORKED = (self, tl, env, render_event)
+        _FORKED = (self, tl, env, draw)
         try:
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
                 for html, events in pool.imap(_draw_window, range(start, stop, WINDOW)):
@@ -326,7 +331,7 @@ class Export:
         finally:
             _FORKED = None
 
-    def _html_window(self, a: int, tl: Timeline, env, render_event) -> tuple[str, int]:
+    def _html_window(self, a: int, tl: Timeline, env, draw) -> tuple[str, int]:
         """The HTML of the selected thread's window at seq `a` and its number of events (sub-agents
         included), drawn as `_html_thread` draws it: the events just before it are read back."""
         name = self.sel.thread
@@ -334,8 +339,7 @@ class Export:
         before = None if a == self._range(name)[0] else load_events(
             self.idx, name, a - back, a, expand=tl.expand)
         counted = self.events
-        html = "".join(chunk for v in self._window(name, tl, a, before)
-                       for chunk in self._html_event(v, name, tl, env, render_event))
+        html = "".join(self._html_events(self._window(name, tl, a, before), name, tl, env, draw))
         return html, self.events - counted
 
     def _range_ids(self) -> tuple[str, str] | None:
@@ -390,12 +394,12 @@ class Export:
         yield from md.document()
 
 
-_FORKED = None  # (export, timeline, environment, render_event) that forked workers draw windows of
+_FORKED = None  # (export, timeline, environment, render_events) that forked workers draw windows of
 
 
 def _draw_window(a: int) -> tuple[str, int]:
-    x, tl, env, render_event = _FORKED
-    return x._html_window(a, tl, env, render_event)
+    x, tl, env, draw = _FORKED
+    return x._html_window(a, tl, env, draw)
 
 
 # --- JSON shape (shared with the web app's .json twin) --------------------------------------------

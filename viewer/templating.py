@@ -89,6 +89,16 @@ def render_event(env: Environment, v, key: str) -> Markup:
         return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
 
 
+@pass_environment
+def render_events(env: Environment, views, key: str) -> Markup:
+    """A window of events through `_events.html`, in one template call (the same HTML as each
+    through `render_event`, which draws them again one by one if one of them cannot be drawn)."""
+    try:
+        return Markup(env.get_template("_events.html").render(views=views, key=key))
+    except Exception:
+        return Markup("".join(render_event(env, v, key) for v in views))
+
+
 # a state → (CSS class, words, what it means). Classes come from this table only: a word from a
 # transcript never reaches an attribute.
 _BADGES = {
@@ -179,6 +189,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         exporting=exporting,
         dom_id=dom_id,
         render_event=render_event,
+        render_events=render_events,
         diff=render.diff,
         media_inline=inline_media(media_limit, playable=exporting),
         media_limit=media_limit,
