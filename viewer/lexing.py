@@ -1,23 +1,28 @@
-"""Pygments' RegexLexer, with each state's rules tried in one regular expression.
+"""Pygments' RegexLexer, finding each token's rule with one regular expression match.
 
 A RegexLexer tries the rules of its current state one after the other, a Python call to
 `pattern.match` each, until one matches: Pygments' Python lexer makes some forty calls per token,
-and that loop was a quarter of exporting a session with its file reads. Python's regex alternation
-is ordered (at one position, `a|b` tries `a` first, then `b`), so one pattern `(?:r0)|(?:r1)|…`
-per state finds, in C, the same rule the loop finds: the first one that matches where the lexer
-stands. The rest is RegexLexer's own loop (actions, state changes, the error and newline
+and that loop was a quarter of exporting a session with its file reads. Here each state's rules are
+joined into one pattern `(r0)|(r1)|…`: Python's alternation is ordered (at one position, `a|b`
+tries `a` first, then `b`), so it finds in C the rule the loop finds, the first one that matches
+where the lexer stands. And a rule that cannot start with the character there is left out of the
+pattern tried (each state has one joined pattern per ASCII character, one for the end of the text
+and one for anything else; what a rule can start with is read from its parsed pattern, and where in
+doubt it is kept). The rest is RegexLexer's own loop (actions, state changes, the error and newline
 fallbacks), unchanged; the tokens are the same, which tests/test_lexing.py checks against Pygments
 on many lexers and texts.
 
-A rule compiled with other flags than the state's first keeps them (`(?i-m:…)`). A state whose rules
-cannot be joined (a backreference whose number would shift, a
-pattern Python will not compile inside an alternation) is tried rule by rule, as Pygments does.
-Lexers that define their own `get_tokens_unprocessed` are left alone.
+A rule compiled with other flags than the state's first keeps them (`(?i-m:…)`). A state whose
+rules cannot be joined (a backreference whose number would shift, a pattern Python will not
+compile inside an alternation) is tried rule by rule, as Pygments does. Lexers that define their
+own `get_tokens_unprocessed` are left alone.
 """
 
 from __future__ import annotations
 
 import re
+import re._constants as sre
+import re._parser as sre_parse
 import threading
 from typing import Iterator
 
@@ -50,8 +55,10 @@ def _scoped(p: re.Pattern, base: int) -> str:
     return f"(?{on}-{off}:{text})".replace("-:", ":") if on or off else text
 
 
-def _join(cls: type, state: str, rules: list) -> tuple | None:
-    """(`match` of the joined pattern, {group number: rule}) for one state, or None."""
+def _join(cls: type, state: str, rules: list) -> dict | None:
+    """For one state: {character: (`match` of the pattern joining the rules that can start with
+    it, {group number: rule}) or None}, with "" for the end of the text and `_OTHER` for any
+    character beyond ASCII; None when the state's rules cannot be joined."""
     key = (cls, state)
     if key in _joined:
         return _joined[key]
@@ -60,21 +67,118 @@ def _join(cls: type, state: str, rules: list) -> tuple | None:
     base = patterns[0].flags if patterns else 0
     if len(rules) > 1 and not any(_BACKREF.search(p.pattern) or (p.flags ^ base) & ~_SCOPED
                                   for p in patterns):
-        parts, groups, n = [], {}, 0
-        for i, p in enumerate(patterns):
-            n += 1  # the group wrapping rule i
-            groups[n] = rules[i]
-            parts.append(f"({_scoped(p, base)})")
-            n += p.groups
-        try:
-            joined = re.compile("|".join(parts), base)
-        except (re.error, OverflowError, RecursionError):
-            joined = None
-        if joined is not None and joined.groups == n:
-            got = (joined.match, groups)
+        parts = [_scoped(p, base) for p in patterns]
+        starts = [_first(p) for p in patterns]
+        made: dict[tuple, tuple | None] = {}
+        got = {}
+        for c in (*_ASCII, "", _OTHER):
+            picked = tuple(i for i, (chars, other, empty) in enumerate(starts)
+                           if empty or (other if c == _OTHER else c in chars))
+            if picked not in made:
+                made[picked] = _compile(picked, parts, patterns, rules, base)
+            got[c] = made[picked]
+        if any(v is False for v in made.values()):
+            got = None
     with _lock:
         _joined[key] = got
     return got
+
+
+def _compile(picked: tuple, parts: list, patterns: list, rules: list, base: int):
+    """The joined pattern of the rules `picked` (None when there are none, False when Python will
+    not compile it)."""
+    if not picked:
+        return None
+    groups, n = {}, 0
+    for i in picked:
+        n += 1  # the group wrapping rule i
+        groups[n] = rules[i]
+        n += patterns[i].groups
+    try:
+        joined = re.compile("|".join(f"({parts[i]})" for i in picked), base)
+    except (re.error, OverflowError, RecursionError):
+        return False
+    return (joined.match, groups) if joined.groups == n else False
+
+
+# --- which characters a pattern can start with ----------------------------------------------------
+
+_ASCII = tuple(chr(i) for i in range(128))
+_OTHER = "\x80"  # stands for every character beyond ASCII
+_ANY = (frozenset(_ASCII), True, True)  # (ASCII first characters, others too, may match empty)
+_CATEGORIES = {sre.CATEGORY_DIGIT: r"\d", sre.CATEGORY_NOT_DIGIT: r"\D", sre.CATEGORY_SPACE: r"\s",
+               sre.CATEGORY_NOT_SPACE: r"\S", sre.CATEGORY_WORD: r"\w",
+               sre.CATEGORY_NOT_WORD: r"\W"}
+
+
+def _first(p: re.Pattern) -> tuple:
+    """What `p` can match first: (the ASCII characters, whether any other, whether nothing) — a
+    superset: where in doubt, everything."""
+    try:
+        return _seq(sre_parse.parse(p.pattern, p.flags & ~re.U), bool(p.flags & re.I))
+    except Exception:  # a construct this reading does not know
+        return _ANY
+
+
+def _seq(items, icase: bool) -> tuple:
+    chars, other = set(), False
+    for op, av in items:
+        one = _one(op, av, icase)
+        if one is not None:  # consumes one character
+            return frozenset(chars | one[0]), other or one[1], False
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue  # zero width: what follows decides (lookarounds only narrow it)
+        if op is sre.SUBPATTERN:
+            _, add, drop, sub = av
+            got = _seq(sub, (icase or bool(add & re.I)) and not drop & re.I)
+        elif op is sre.ATOMIC_GROUP:
+            got = _seq(av, icase)
+        elif op is sre.BRANCH:
+            alts = [_seq(b, icase) for b in av[1]]
+            got = (frozenset().union(*(a[0] for a in alts)), any(a[1] for a in alts),
+                   any(a[2] for a in alts))
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            got = _seq(av[2], icase)
+            got = (got[0], got[1], got[2] or av[0] == 0)
+        else:
+            return _ANY
+        chars |= got[0]
+        other = other or got[1]
+        if not got[2]:
+            return frozenset(chars), other, False
+    return frozenset(chars), other, True
+
+
+def _one(op, av, icase: bool) -> tuple | None:
+    """(ASCII characters, any other) that an op consuming one character matches; None for an op
+    that does not consume exactly one."""
+    if op is sre.LITERAL:
+        if av >= 128:
+            return _ANY[:2] if icase else (frozenset(), True)  # 'ſ' matches 's' ignoring case
+        c = chr(av)
+        return (frozenset({c, c.lower(), c.upper()}), True) if icase else (frozenset({c}), False)
+    if op in (sre.NOT_LITERAL, sre.ANY):
+        return _ANY[:2]
+    if op is not sre.IN:
+        return None
+    chars, other = set(), icase  # ignoring case, 'k' also matches the Kelvin sign
+    for iop, iav in av:
+        if iop is sre.LITERAL and iav < 128:
+            chars.add(chr(iav))
+        elif iop is sre.LITERAL and not icase:
+            other = True
+        elif iop is sre.RANGE and not (icase and iav[1] >= 128):
+            chars.update(map(chr, range(iav[0], min(iav[1], 127) + 1)))
+            other = other or iav[1] >= 128
+        elif iop is sre.CATEGORY and iav in _CATEGORIES:
+            rx = re.compile(_CATEGORIES[iav])
+            chars.update(c for c in _ASCII if rx.match(c))
+            other = True
+        else:  # a negated set, a category of lines, beyond ASCII ignoring case
+            return _ANY[:2]
+    if icase:
+        chars |= {c.swapcase() for c in chars}
+    return frozenset(chars), other
 
 
 def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
@@ -88,11 +192,13 @@ def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
     statetokens = tokendefs[state]
     while 1:
         if joined is not None:
-            found = joined[0](text, pos)
+            pick = joined.get(text[pos:pos + 1]) if text[pos:pos + 1] < _OTHER else \
+                joined[_OTHER]
+            found = pick[0](text, pos) if pick is not None else None
             if found is None:
                 rule = None
             else:
-                rexmatch, action, new_state = joined[1][found.lastindex]
+                rexmatch, action, new_state = pick[1][found.lastindex]
                 if type(action) is _TokenType:
                     m = found  # the wrapping group is the rule's whole match
                     yield pos, action, found.group(found.lastindex)
