@@ -24,6 +24,13 @@ TRICKY = ['f"{x!r:>{width}}" rb\'\\x00\' """unterminated', "<script>alert(1)</sc
           "if (a) { b = `${c}` } else /* open", "def f(:\n  return 'é漢字😀'\r\n", "", "\n\n", "\\"]
 
 
+@pytest.fixture(autouse=True)
+def warm(monkeypatch):
+    """The joined patterns from the first character on (a process otherwise first reads
+    `lexing.WARM` characters per lexer the plain way)."""
+    monkeypatch.setattr(lexing, "WARM", 0)
+
+
 def pairs(name: str):
     plain = get_lexer_by_name(name, stripnl=False)
     fast = lexing.speed_up(get_lexer_by_name(name, stripnl=False))
@@ -66,3 +73,18 @@ def test_a_lexer_with_its_own_loop_is_left_alone():
 def test_the_tokens_are_pygments_own_on_random_text(text, name):
     plain, fast = pairs(name)
     assert list(fast.get_tokens(text)) == list(plain.get_tokens(text))
+
+
+def test_a_process_reads_its_first_characters_the_plain_way(monkeypatch):
+    """A server's first page does not wait for the joined patterns to compile."""
+    monkeypatch.setattr(lexing, "WARM", 1_000)
+    monkeypatch.setattr(lexing, "_read", {})
+    monkeypatch.setattr(lexing, "_joined", {})
+    lexer = lexing.speed_up(PythonLexer(stripnl=False))
+    code = "def main(x):\n    return f'{x}'  # done\n"
+    plain = list(PythonLexer(stripnl=False).get_tokens(code))
+    assert list(lexer.get_tokens(code)) == plain
+    assert lexing._joined == {}  # nothing compiled yet
+    assert list(lexer.get_tokens(code * 40)) == list(PythonLexer(stripnl=False).get_tokens(code * 40))
+    assert list(lexer.get_tokens(code)) == plain
+    assert (PythonLexer, "root") in lexing._joined  # warm now: the joined patterns are used

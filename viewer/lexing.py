@@ -7,10 +7,11 @@ joined into one pattern `(r0)|(r1)|…`: Python's alternation is ordered (at one
 tries `a` first, then `b`), so it finds in C the rule the loop finds, the first one that matches
 where the lexer stands. And a rule that cannot start with the character there is left out of the
 pattern tried (each state has one joined pattern per ASCII character, one for the end of the text
-and one for anything else; what a rule can start with is read from its parsed pattern, and where in
-doubt it is kept). The rest is RegexLexer's own loop (actions, state changes, the error and newline
-fallbacks), unchanged; the tokens are the same, which tests/test_lexing.py checks against Pygments
-on many lexers and texts.
+and one for anything else, compiled when first needed; what a rule can start with is read from its
+parsed pattern, and where in doubt it is kept). A process reads its first `WARM` characters per
+lexer the plain way: compiling costs more than a few short blocks gain. The rest is RegexLexer's
+own loop (actions, state changes, the error and newline fallbacks), unchanged; the tokens are the
+same, which tests/test_lexing.py checks against Pygments on many lexers and texts.
 
 A rule compiled with other flags than the state's first keeps them (`(?i-m:…)`). A state whose
 rules cannot be joined (a backreference whose number would shift, a pattern Python will not
@@ -55,10 +56,9 @@ def _scoped(p: re.Pattern, base: int) -> str:
     return f"(?{on}-{off}:{text})".replace("-:", ":") if on or off else text
 
 
-def _join(cls: type, state: str, rules: list) -> dict | None:
-    """For one state: {character: (`match` of the pattern joining the rules that can start with
-    it, {group number: rule}) or None}, with "" for the end of the text and `_OTHER` for any
-    character beyond ASCII; None when the state's rules cannot be joined."""
+def _join(cls: type, state: str, rules: list) -> _Table | None:
+    """For one state, the joined patterns by the character where the lexer stands (`_Table`), or
+    None when the state's rules cannot be joined."""
     key = (cls, state)
     if key in _joined:
         return _joined[key]
@@ -67,38 +67,51 @@ def _join(cls: type, state: str, rules: list) -> dict | None:
     base = patterns[0].flags if patterns else 0
     if len(rules) > 1 and not any(_BACKREF.search(p.pattern) or (p.flags ^ base) & ~_SCOPED
                                   for p in patterns):
-        parts = [_scoped(p, base) for p in patterns]
-        starts = [_first(p) for p in patterns]
-        made: dict[tuple, tuple | None] = {}
-        got = {}
-        for c in (*_ASCII, "", _OTHER):
-            picked = tuple(i for i, (chars, other, empty) in enumerate(starts)
-                           if empty or (other if c == _OTHER else c in chars))
-            if picked not in made:
-                made[picked] = _compile(picked, parts, patterns, rules, base)
-            got[c] = made[picked]
-        if any(v is False for v in made.values()):
-            got = None
+        got = _Table(rules, patterns, base)
     with _lock:
         _joined[key] = got
     return got
 
 
-def _compile(picked: tuple, parts: list, patterns: list, rules: list, base: int):
-    """The joined pattern of the rules `picked` (None when there are none, False when Python will
-    not compile it)."""
-    if not picked:
-        return None
-    groups, n = {}, 0
-    for i in picked:
-        n += 1  # the group wrapping rule i
-        groups[n] = rules[i]
-        n += patterns[i].groups
-    try:
-        joined = re.compile("|".join(f"({parts[i]})" for i in picked), base)
-    except (re.error, OverflowError, RecursionError):
-        return False
-    return (joined.match, groups) if joined.groups == n else False
+class _Table(dict):
+    """One state's joined patterns: {character: (`match` of the pattern joining the rules that can
+    start with it, {group number: rule}), or (None, those rules) when Python will not compile it,
+    or None when there are none}, "" standing for the end of the text and `_OTHER` for any
+    character beyond ASCII. Each is compiled when the lexer first meets its character in this state
+    (compiling them all at once took a second for Pygments' Python lexer)."""
+
+    def __init__(self, rules: list, patterns: list, base: int):
+        super().__init__()
+        self.rules, self.patterns, self.base = rules, patterns, base
+        self.parts = [_scoped(p, base) for p in patterns]
+        self.starts = [_first(p) for p in patterns]
+        self.made: dict[tuple, tuple | None] = {}
+
+    def __missing__(self, c: str):
+        picked = tuple(i for i, (chars, other, empty) in enumerate(self.starts)
+                       if empty or (other if c == _OTHER else c in chars))
+        got = self[c] = self.make(picked)
+        return got
+
+    def make(self, picked: tuple):
+        """The joined pattern of the rules `picked` (see the class)."""
+        if picked in self.made:
+            return self.made[picked]
+        got, groups, n = None, {}, 0
+        if picked:
+            for i in picked:
+                n += 1  # the group wrapping rule i
+                groups[n] = self.rules[i]
+                n += self.patterns[i].groups
+            try:
+                joined = re.compile("|".join(f"({self.parts[i]})" for i in picked), self.base)
+                got = (joined.match, groups) if joined.groups == n else None
+            except (re.error, OverflowError, RecursionError):
+                got = None
+            if got is None:  # tried one by one
+                got = (None, [self.rules[i] for i in picked])
+        self.made[picked] = got
+        return got
 
 
 # --- which characters a pattern can start with ----------------------------------------------------
@@ -181,10 +194,22 @@ def _one(op, av, icase: bool) -> tuple | None:
     return frozenset(chars), other
 
 
+WARM = 50_000  # characters a lexer first reads the plain way in a process (see `tokens`)
+_read: dict[type, int] = {}
+
+
 def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
-    """RegexLexer.get_tokens_unprocessed, finding each token's rule with one match per state."""
-    pos = 0
+    """RegexLexer.get_tokens_unprocessed, finding each token's rule with one match per state.
+
+    The joined patterns take a while to compile (a quarter of a second for the Python lexer's
+    usual ones): a process uses them for a lexer once it has read `WARM` characters with it the
+    plain way, so a server's first page does not wait for them and an export soon has them."""
     cls = type(self)
+    if _read.get(cls, 0) < WARM:
+        _read[cls] = _read.get(cls, 0) + len(text)
+        yield from RegexLexer.get_tokens_unprocessed(self, text, stack)
+        return
+    pos = 0
     tokendefs = self._tokens
     statestack = list(stack)
     state = statestack[-1]
@@ -192,11 +217,12 @@ def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
     statetokens = tokendefs[state]
     while 1:
         if joined is not None:
-            pick = joined.get(text[pos:pos + 1]) if text[pos:pos + 1] < _OTHER else \
-                joined[_OTHER]
-            found = pick[0](text, pos) if pick is not None else None
+            c = text[pos:pos + 1]
+            pick = joined[c if c < _OTHER else _OTHER]
+            found = pick[0](text, pos) if pick is not None and pick[0] is not None else None
             if found is None:
                 rule = None
+                candidates = pick[1] if pick is not None and pick[0] is None else ()
             else:
                 rexmatch, action, new_state = pick[1][found.lastindex]
                 if type(action) is _TokenType:
@@ -210,8 +236,9 @@ def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
                     pos = m.end()
                 rule = True
         else:
-            rule = None
-            for rexmatch, action, new_state in statetokens:
+            rule, candidates = None, statetokens
+        if rule is None:
+            for rexmatch, action, new_state in candidates:
                 m = rexmatch(text, pos)
                 if m:
                     if action is not None:
