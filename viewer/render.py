@@ -44,7 +44,7 @@ DIFF_CAP = 4_000  # lines per side of an Edit diff
 # Token spans only: `code_block` draws the one box around them (a Pygments `<div><pre>` inside
 # Markdown's own `<pre><code>` was two boxes, invalid nesting and an empty last line).
 _SPANS = HtmlFormatter(nowrap=True)
-_JSON = lexing.speed_up(JsonLexer())
+_JSON = JsonLexer()  # (its own loop: lexing.speed_up would leave it as it is)
 
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "div", "em", "h1", "h2", "h3", "h4", "h5",
