@@ -3,7 +3,9 @@ a change to the file shows on the next request, whatever was drawn before."""
 
 import json
 import os
+import re
 import threading
+import types
 
 import pytest
 
@@ -186,3 +188,75 @@ def test_every_bundled_session_draws_the_same_with_shared_cards(tmp_path):
             _fresh(app)
             r = client.get(u)
             assert (r.status_code, r.data) == (shared[u].status_code, shared[u].data), u
+
+
+# --- the session list, drawn once while its rows stay the same -----------------------------------
+
+
+def _row(page: bytes, key: str) -> str:
+    from viewer.templating import dom_id
+
+    m = re.search(rf'<tr id="{dom_id("row-", key)}".*?</tr>', page.decode(), re.S)
+    return m.group(0) if m else ""
+
+
+def _cell(row: str, label: str) -> int:
+    return int(re.search(rf'data-label="{label}">(\d+)<', row).group(1))
+
+
+CLAUDE = "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
+
+
+def test_the_list_is_drawn_once_and_shows_a_change_on_the_next_request(tmp_path, monkeypatch):
+    """Many requests for the list share one drawing; a session whose summary changed (a sub-agent
+    wrote: the session's own file did not change), a file the watcher saw written, and a new
+    session all show on the very next request — within the same second of the page cache's clock,
+    which is frozen here."""
+    import shutil
+    from conftest import SESSIONS
+    from viewer.web import pagecache
+
+    root = tmp_path / "root"
+    shutil.copytree(SESSIONS / "claude-project", root / "claude-project")
+    main = root / "claude-project" / f"{CLAUDE}.jsonl"
+    agent = root / "claude-project" / CLAUDE / "subagents" / "agent-a7c4e2f91b3d5a6c8.jsonl"
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    pages, store = app.extensions["viewer"].pages, app.extensions["viewer"].store
+    monkeypatch.setattr(pagecache, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))
+    client.get("/")  # the session is indexed for its row: that page is its request's own
+    key = store.sessions()[0].key
+    draws = pages.draws
+    first = client.get("/").data
+    for _ in range(5):
+        assert client.get("/").data == first
+    assert pages.draws == draws + 1  # drawn with every row known, then shared
+    calls = _cell(_row(first, key), "tool calls")
+
+    line = json.loads(agent.read_text().splitlines()[-1])
+    line["uuid"], line["message"]["id"] = "00000000-0000-4000-8000-000000000199", "msg_s9"
+    line["message"]["content"] = [{"type": "tool_use", "id": "toolu_sub_x", "name": "Bash",
+                                   "input": {"command": "ls"}}]
+    with open(agent, "a") as f:
+        f.write(json.dumps(line) + "\n")
+    assert client.get(f"/s/{key}?at=end").status_code == 200  # indexes it: the summary changes
+    assert _cell(_row(client.get("/").data, key), "tool calls") == calls + 1
+
+    with open(main, "a") as f:  # a write the watcher reports: the row's time follows at once
+        f.write("\n")
+    store.note_change(str(main), "modified")
+    assert f'data-mtime="{os.path.getmtime(main)}"' in _row(client.get("/").data, key)
+
+    shutil.copytree(SESSIONS / "legion-feature-tour", root / "another")  # a new session, reported
+    store.invalidate()
+    assert _row(client.get("/").data, "another")
+    (root / "notes.jsonl").write_text("not a transcript\n")  # a file listed as skipped
+    store.invalidate()
+    assert b"notes.jsonl" in client.get("/").data
+    # a sorted list is its own page, shared the same way
+    draws = pages.draws
+    sorted_ = {client.get("/?sort=messages&order=asc").data for _ in range(3)}
+    assert len(sorted_) == 1 and pages.draws - draws == 1
+    page = sorted_.pop()
+    assert page.index(_row(page, "another").encode()) > page.index(_row(page, key).encode())

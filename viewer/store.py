@@ -164,6 +164,11 @@ class Store:
             raise NotFound(key)
         return ref
 
+    @property
+    def scanned(self) -> float:
+        """When the sessions were last discovered (a monotonic time): a new scan, new refs."""
+        return self._scanned
+
     def _discover(self) -> None:
         """Rescan when the last scan is out of date. The scan reads the file system without the
         store lock; while one runs, other callers use the previous result (only the very first

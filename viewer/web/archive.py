@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from flask import abort, current_app, render_template, request
+from flask import abort, current_app, make_response, render_template, request
 
 from .. import catalog, usage
 from ..catalog import BadQuery, ListQuery
@@ -87,12 +87,37 @@ def list_page(q: ListQuery) -> tuple[int, catalog.Page]:
 
 @bp.get("/")
 def sessions():
+    """The list. Drawn once for everyone who asks for it while nothing it shows changes (a team's
+    tabs and dashboards reload it): its key is what the rows show, see `_list_key`."""
     q = list_query()
-    version, page = list_page(q)
-    return render_template("sessions.html", p=page, q=q, roots=store().roots, now=time.time(),
-                           live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version,
-                           indexing=indexing(store()), search_indexing=search_indexing(store()),
-                           skipped=sorted(store().skipped.items()))
+    st = store()
+    progress = indexing(st), search_indexing(st)
+
+    def draw():
+        version, page = list_page(q)
+        html = render_template("sessions.html", p=page, q=q, roots=st.roots, now=time.time(),
+                               live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version,
+                               indexing=progress[0], search_indexing=progress[1],
+                               skipped=sorted(st.skipped.items()))
+        if page.pending or any(r.summary is None for r in page.rows):
+            # rows the indexer has yet to fill in (and the summaries this page read from the cache
+            # on its way, which no version counts): this page is its request's own
+            return make_response(html)
+        return html
+
+    key = ("list", request.full_path, htmx(), *_list_key(st),
+           *(d and tuple(d.items()) for d in progress))
+    return current_app.extensions["viewer"].pages.page(key, draw)
+
+
+def _list_key(st) -> tuple:
+    """What the list's rows are drawn from, as a key: the sessions discovered (the scan), each
+    one's file time and size (a write changes them in place), and the indexer's version, which
+    moves whenever a session's summary becomes known or changes. (The clock — how long ago, live or
+    not — is the page cache's second.)"""
+    version = st.indexer.version  # first: a page drawn after its key was taken is newer, never older
+    refs = st.sessions()
+    return version, st.scanned, tuple((r.key, r.mtime, r.size) for r in refs)
 
 
 @bp.get("/sessions.json")
