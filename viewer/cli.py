@@ -59,6 +59,7 @@ def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_ca
     """
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("werkzeug").setLevel(logging.INFO)  # the access log (web/security.py)
     for r in roots:
         if not r.expanduser().exists():
             _fail(f"no such file or folder: {r}")
@@ -116,20 +117,12 @@ def _cpus() -> int:
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
-LISTEN_QUEUE = 1024  # connections the kernel holds for the server to accept (capped by somaxconn)
-
-
 def make_server(host: str, port: int, app):
-    """The built-in server: a thread per request, and a listen queue deep enough for a burst of
-    connections — a team's tabs, a dashboard, a load test. Werkzeug listens with 128: past that,
-    the kernel drops a new connection's first packet and the client tries again only a second
-    later (the slowest tenth of 200 concurrent page requests took over a second for that alone)."""
-    from werkzeug.serving import ThreadedWSGIServer
-
+    """The built-in server: a thread per request at a time (kept for the next one), and a listen
+    queue deep enough for a burst of connections — a team's tabs, a dashboard, a load test (see
+    web/serving.py)."""
     from .web.security import RequestHandler
-
-    class Server(ThreadedWSGIServer):
-        request_queue_size = LISTEN_QUEUE
+    from .web.serving import Server
 
     return Server(host, port, app, RequestHandler)
 

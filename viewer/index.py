@@ -267,6 +267,15 @@ class SessionIndex:
                     or self.threads["main"].offset <= seen:
                 return
 
+    def unchanged(self) -> bool:
+        """Whether a refresh would find nothing to do, told by a look at the files alone (a stat
+        each): none grew, was replaced, or holds a partial last line past its grace — and the
+        format has no companion files a refresh lists (Claude Code's sub-agents: a new one is
+        found only by listing their folders)."""
+        if getattr(self.adapter(), "companions", None) is not None:
+            return False
+        return identity_matches(self.files())
+
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
         with files.confined(self.confinement):

@@ -363,7 +363,14 @@ class Store:
             # a short pass (the walker's) is under way: its index, not a page drawn from part of
             # the file, which knows no sub-agents and no later results
             return self._wait(self.build(key))
-        with self._session_lock(key):
+        lock = self._session_lock(key)
+        idx = self._memory.get(key)
+        if idx is not None and idx.main == ref.path and not lock.locked() and idx.unchanged():
+            # nothing to refresh: no queue behind the session's lock (every request for a session
+            # read by many took it in turn, only to find the files as they were)
+            self._remember(key, idx)
+            return idx
+        with lock:
             idx = self._memory.get(key)
             if idx is not None and idx.main != ref.path:
                 # the key names another file now (a namesake that held it went away)
