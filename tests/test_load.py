@@ -73,3 +73,58 @@ def test_looking_at_an_unchanged_session_notes_nothing(tmp_path, tour):
     client.get("/s/legion-feature-tour?at=end")
     client.get("/sessions.json")
     assert indexer.version == seen
+
+
+def test_the_built_in_server_keeps_its_threads_and_never_makes_a_request_wait_for_another(tmp_path):
+    """Request threads are kept for the next connection (not one started per request), yet a
+    request that holds its thread — the list's live stream — never keeps a page waiting."""
+    import http.client
+    import threading
+    import time
+
+    from viewer.cli import make_server
+
+    app = create_app({"ROOTS": [str(SESSIONS)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    server = make_server("127.0.0.1", 0, app)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_port
+
+    def get(path: str) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", path)
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        return r.status
+
+    try:
+        assert get("/") == 200
+        started = threading.Thread.start
+        starts = []
+
+        def counting(self):
+            if self._target == server._answer:
+                starts.append(self.name)
+            started(self)
+
+        threading.Thread.start = counting
+        try:
+            for _ in range(30):
+                assert get("/sessions.json") == 200
+        finally:
+            threading.Thread.start = started
+        # thirty requests one after the other: a few threads (each lingers 10 ms after its
+        # response, as Werkzeug waits for anything more the client sends), not thirty
+        assert 1 <= len(starts) <= 10
+
+        stream = socket.create_connection(("127.0.0.1", port), timeout=10)
+        stream.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        assert b"200" in stream.recv(200)  # the stream holds a thread as long as it is open
+        t = time.monotonic()
+        assert get("/") == 200 and get("/sessions.json") == 200
+        assert time.monotonic() - t < 5
+        stream.close()
+    finally:
+        server.shutdown()
+        server.server_close()
