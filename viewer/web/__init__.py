@@ -12,7 +12,8 @@ import logging
 import os
 import threading
 
-from flask import Flask
+from flask import Flask, Request
+from werkzeug.datastructures import ImmutableMultiDict
 
 from ..cache import IndexCache
 from ..store import Store
@@ -88,6 +89,21 @@ def config_from_env() -> dict:
     return config
 
 
+class _Args(ImmutableMultiDict):
+    """Query arguments whose `get` of an argument not given returns the default without raising
+    and catching an exception inside (Werkzeug's does: a page reads a dozen arguments it was not
+    given, and each exception built cost more than the rest of the lookup)."""
+
+    def get(self, key, default=None, type=None):
+        if key not in self:
+            return default
+        return super().get(key, default, type)
+
+
+class _Request(Request):
+    parameter_storage_class = _Args
+
+
 def create_app(config: dict | None = None) -> Flask:
     """The app. With no config (as `gunicorn 'viewer.web:create_app()'` calls it), settings come
     from SESSION_VIEWER_* environment variables."""
@@ -98,6 +114,7 @@ def create_app(config: dict | None = None) -> Flask:
         template_folder=str(resource_dir("templates")),
         static_folder=str(resource_dir("static")),
     )
+    app.request_class = _Request
     app.config.from_mapping(
         ROOTS=None,  # folders / files to serve; None → the bundled test_data/sessions
         CACHE_DIR=None,  # None → the user cache directory

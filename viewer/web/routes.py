@@ -61,7 +61,7 @@ def screen(view):
 
 
 def htmx() -> bool:
-    return request.headers.get("HX-Request") == "true"
+    return request.environ.get("HTTP_HX_REQUEST") == "true"  # (headers.get raises inside when absent)
 
 
 def _session(key: str) -> tuple[SessionRef, SessionIndex]:

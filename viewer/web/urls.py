@@ -12,124 +12,124 @@ class Urls:
     @staticmethod
     def sessions(**args) -> str:
         """The list; `args` are a list query's arguments (`ListQuery.args()`)."""
-        return url_for("pages.sessions", **_given(args))
+        return _url("pages.sessions", **_given(args))
 
     @staticmethod
     def sessions_json(**args) -> str:
-        return url_for("pages.sessions_json", **_given(args))
+        return _url("pages.sessions_json", **_given(args))
 
     @staticmethod
     def archive_search(q: str | None = None, **args) -> str:
         """Full-text search across every session; `args` narrow it like the list's filters."""
-        return url_for("pages.archive_search", q=q, **_given(args))
+        return _url("pages.archive_search", q=q, **_given(args))
 
     @staticmethod
     def archive_search_json(q: str | None = None, **args) -> str:
-        return url_for("pages.archive_search_json", q=q, **_given(args))
+        return _url("pages.archive_search_json", q=q, **_given(args))
 
     @staticmethod
     def hit(key: str, event_id: str, q: str | None = None) -> str:
         """A search hit: the session opened at the event, the words searched for marked."""
-        return url_for("pages.message", key=key, event_id=event_id, **_given({"q": q}))
+        return _url("pages.message", key=key, event_id=event_id, **_given({"q": q}))
 
     @staticmethod
     def stats(**args) -> str:
-        return url_for("pages.stats", **_given(args))
+        return _url("pages.stats", **_given(args))
 
     @staticmethod
     def usage(key: str) -> str:
-        return url_for("pages.usage", key=key)
+        return _url("pages.usage", key=key)
 
     @staticmethod
     def charts(key: str) -> str:
-        return url_for("pages.charts", key=key)
+        return _url("pages.charts", key=key)
 
     @staticmethod
     def session(key: str, **args) -> str:
-        return url_for("pages.session", key=key, **_given(args))
+        return _url("pages.session", key=key, **_given(args))
 
     @staticmethod
     def session_json(key: str) -> str:
-        return url_for("pages.session_json", key=key)
+        return _url("pages.session_json", key=key)
 
     @staticmethod
     def message(key: str, event_id: str, **args) -> str:
         if args:
-            return url_for("pages.message", key=key, event_id=event_id, **_given(args))
+            return _url("pages.message", key=key, event_id=event_id, **_given(args))
         return _per_event("pages.message", key, event_id)
 
     @staticmethod
     def message_prefix(key: str) -> str:
         """A permalink without its event id (scripts append one)."""
-        return url_for("pages.message", key=key, event_id="x")[:-1]
+        return _url("pages.message", key=key, event_id="x")[:-1]
 
     @staticmethod
     def window(key: str, thread: str = "main", **args) -> str:
-        return url_for("pages.window", key=key, thread=thread, **_given(args))
+        return _url("pages.window", key=key, thread=thread, **_given(args))
 
     @staticmethod
     def thread(key: str, thread: str) -> str:
-        return url_for("pages.thread", key=key, thread=thread)
+        return _url("pages.thread", key=key, thread=thread)
 
     @staticmethod
     def raw(key: str, event_id: str, download: bool = False) -> str:
         if download:
-            return url_for("pages.raw", key=key, event_id=event_id, download=1)
+            return _url("pages.raw", key=key, event_id=event_id, download=1)
         return _per_event("pages.raw", key, event_id)
 
     @staticmethod
     def full(key: str, event_id: str, path: str, raw: bool = False, **args) -> str:
-        return url_for("pages.full", key=key, event_id=event_id, path=path, raw=1 if raw else None,
+        return _url("pages.full", key=key, event_id=event_id, path=path, raw=1 if raw else None,
                        **_given(args))
 
     @staticmethod
     def media(key: str, event_id: str, path: str) -> str:
-        return url_for("pages.media", key=key, event_id=event_id, path=path)
+        return _url("pages.media", key=key, event_id=event_id, path=path)
 
     @staticmethod
     def export(key: str, fmt: str | None = None, **args) -> str:
-        return url_for("pages.export", key=key, format=fmt,
+        return _url("pages.export", key=key, format=fmt,
                        **{k: v for k, v in args.items() if v is not None})
 
     @staticmethod
     def events(key: str, after: str | None = None, early: str | None = None) -> str:
-        return url_for("live.session_events", key=key, after=after, early=early)
+        return _url("live.session_events", key=key, after=after, early=early)
 
     @staticmethod
     def list_events(**args) -> str:
         """The list's stream: a list query's arguments (`ListQuery.args()`) and `v`, the indexer's
         version the page was drawn at."""
-        return url_for("live.list_events", **_given(args))
+        return _url("live.list_events", **_given(args))
 
     # --- finding: search, steps, outline, minimap, filters ---
 
     @staticmethod
     def search_json(key: str, **args) -> str:
-        return url_for("find.search_json", key=key, **_given(args))
+        return _url("find.search_json", key=key, **_given(args))
 
     @staticmethod
     def search_stream(key: str) -> str:
-        return url_for("find.search_stream", key=key)
+        return _url("find.search_stream", key=key)
 
     @staticmethod
     def step(key: str) -> str:
-        return url_for("find.step", key=key)
+        return _url("find.step", key=key)
 
     @staticmethod
     def outline(key: str) -> str:
-        return url_for("find.outline_view", key=key)
+        return _url("find.outline_view", key=key)
 
     @staticmethod
     def minimap(key: str) -> str:
-        return url_for("find.minimap", key=key)
+        return _url("find.minimap", key=key)
 
     @staticmethod
     def filters(key: str, **args) -> str:
-        return url_for("find.filter_menu", key=key, **_given(args))
+        return _url("find.filter_menu", key=key, **_given(args))
 
     @staticmethod
     def static(name: str) -> str:
-        return url_for("static", filename=name)
+        return _url("static", filename=name)
 
 
 _MARK = "\x00"  # in no event id: where the id goes in a URL built once per session
@@ -148,6 +148,21 @@ def _per_event(endpoint: str, key: str, event_id: str) -> str:
 def _around(endpoint: str, key: str, root: str) -> tuple[str, str]:
     head, _, tail = url_for(endpoint, key=key, event_id=_MARK).partition(quote(_MARK))
     return head, tail
+
+
+def _url(endpoint: str, **args) -> str:
+    """url_for, remembered: a page links to the same few dozen URLs every time it is drawn (its
+    session's, the static files'), and Werkzeug's building of each cost a tenth of drawing a page
+    again. A URL depends only on its endpoint, its arguments and where the app is mounted."""
+    try:  # (each value's type too: 1 and True are equal keys, and differ in a URL)
+        return _built(endpoint, tuple((k, type(v), v) for k, v in args.items()), request.script_root)
+    except TypeError:  # an argument that is a list (several formats): built each time
+        return url_for(endpoint, **args)
+
+
+@lru_cache(maxsize=4096)
+def _built(endpoint: str, args: tuple, root: str) -> str:
+    return url_for(endpoint, **{k: v for k, _, v in args})
 
 
 def _given(args: dict) -> dict:
