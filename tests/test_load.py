@@ -128,3 +128,48 @@ def test_the_built_in_server_keeps_its_threads_and_never_makes_a_request_wait_fo
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_built_in_server_works_on_a_few_requests_at_once_and_streams_outside_that():
+    """Turns: at most N requests inside the app at a time (the others wait their turn instead of
+    sharing the interpreter with two hundred threads); a body still being sent — a live stream —
+    holds no turn."""
+    import threading
+    import time
+
+    from viewer.web.serving import Turns
+
+    inside, most, release = [0], [0], threading.Event()
+    lock = threading.Lock()
+
+    def app(environ, start_response):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        release.wait(10)
+        with lock:
+            inside[0] -= 1
+        if environ.get("stream"):
+            def body():  # sent after the app answered: no turn held
+                yield b"a"
+                release.wait(10)
+                yield b"b"
+            return body()
+        return [b"page"]
+
+    turns = Turns(app, at_once=2)
+    release.set()  # the streams' apps answer at once; their bodies then wait
+    streams = [turns({"stream": True}, None) for _ in range(2)]
+    release.clear()
+    assert [next(s) for s in streams] == [b"a", b"a"]  # two streams open, neither holds a turn
+    done = []
+    threads = [threading.Thread(target=lambda: done.append(turns({}, None))) for _ in range(5)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    assert inside[0] == 2 and most[0] == 2  # two at a time, the others waiting their turn
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert len(done) == 5 and most[0] == 2
+    assert [b"".join(s) for s in streams] == [b"b", b"b"]
