@@ -225,6 +225,28 @@ def test_a_burst_reaches_a_following_page_in_order_each_once(tour, serve, watche
     assert page.problems == []
 
 
+@pytest.mark.parametrize("idle_callbacks", [True, False], ids=["requestIdleCallback", "without"])
+def test_the_links_of_burst_cards_work_once_the_browser_has_time(tour, serve, watched_page,
+                                                                  idle_callbacks):
+    """A burst's cards are wired by htmx in the browser's spare time, with or without
+    requestIdleCallback: in the end every card is, and its raw view opens on a click alone."""
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    if not idle_callbacks:
+        page.add_init_script("delete window.requestIdleCallback")
+    open_live(page, srv)
+    page.locator("#follow").check()
+    burst(path, 500)
+    expect(page.locator("#timeline > li.ev[id^='m-b-']")).to_have_count(500, timeout=120_000)
+    expect(page.locator("#timeline [data-wire]")).to_have_count(0, timeout=30_000)
+    # a click from script: no pointer went over the card to wire it on the way
+    page.evaluate("document.querySelector('#m-b-5 .raw-link').click()")
+    expect(page.locator("#m-b-5 .raw-json")).to_contain_text("burst line 5")
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
+
+
 def test_a_burst_while_scrolled_up_waits_behind_n_new_and_loads_on_demand(tour, serve, watched_page):
     root, path = tour
     srv = serve(root)
