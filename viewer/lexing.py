@@ -225,8 +225,7 @@ def tokens(self, text: str, stack=("root",)) -> Iterator[tuple]:
                 candidates = pick[1] if pick is not None and pick[0] is None else ()
             else:
                 rexmatch, action, new_state = pick[1][found.lastindex]
-                if type(action) is _TokenType:
-                    m = found  # the wrapping group is the rule's whole match
+                if type(action) is _TokenType:  # the wrapping group is the rule's whole match
                     yield pos, action, found.group(found.lastindex)
                     pos = found.end()
                 else:
