@@ -82,7 +82,9 @@ def tokens_of(u: Any) -> tuple[int, int, int, int] | None:
         if inp.__class__ is int and out.__class__ is int and read.__class__ is int and \
                 write.__class__ is int and 0 <= inp <= MAX_COUNT and 0 <= out <= MAX_COUNT and \
                 0 <= read <= MAX_COUNT and 0 < write <= MAX_COUNT and "input_tokens_details" not in u:
-            return inp, out, read, write  # Anthropic's usage as it nearly always is (a line each)
+            # Anthropic's usage as it nearly always is (a line each); a write of 0 may be told by
+            # `cache_creation` instead, below
+            return inp, out, read, write
         if isinstance(u.get("input_tokens_details"), dict):  # OpenAI Responses: input includes cached
             read = _n(u["input_tokens_details"].get("cached_tokens"))
             return max(0, _n(u.get("input_tokens")) - read), _n(u.get("output_tokens")), read, 0
