@@ -12,8 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
 
+from viewer.cli import make_server as serve_app
 from viewer.web import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +117,7 @@ def client(app):
 class LiveServer:
     def __init__(self, app):
         self.app = app
-        self.server = make_server("127.0.0.1", 0, app, threaded=True)
+        self.server = serve_app("127.0.0.1", 0, app)  # the built-in server, as `serve` runs it
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 

@@ -173,3 +173,131 @@ def test_the_built_in_server_works_on_a_few_requests_at_once_and_streams_outside
         t.join(10)
     assert len(done) == 5 and most[0] == 2
     assert [b"".join(s) for s in streams] == [b"b", b"b"]
+
+
+def test_requests_waiting_for_a_turn_are_let_in_in_the_order_they_came():
+    """A request that ends hands its turn to the one that has waited longest: neither a newcomer
+    nor the same thread's next request (a kept-alive connection) gets in before requests already
+    waiting — under load, that left the slowest pages waiting a second for nothing."""
+    import threading
+    import time
+
+    from viewer.web.serving import Turns
+
+    order, hold = [], threading.Event()
+
+    def app(environ, start_response):
+        order.append(environ["name"])
+        if environ["name"] == "a":
+            hold.wait(10)
+        return [b""]
+
+    turns = Turns(app, at_once=1)
+
+    def first_then_next():
+        turns({"name": "a"}, None)
+        turns({"name": "a again"}, None)  # at once, on the same thread
+
+    def wait_for(cond):
+        deadline = time.monotonic() + 10
+        while not cond() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert cond()
+
+    threads = [threading.Thread(target=first_then_next)]
+    threads[0].start()
+    wait_for(lambda: order == ["a"])
+    for n, name in enumerate(["b", "c", "d"], 1):
+        threads.append(threading.Thread(target=turns, args=({"name": name}, None)))
+        threads[-1].start()
+        wait_for(lambda: len(turns._queue) == n)  # waiting, in this order
+    hold.set()
+    for t in threads:
+        t.join(10)
+    assert order == ["a", "b", "c", "d", "a again"]
+
+
+def test_a_page_ends_for_its_client_as_soon_as_it_is_sent():
+    """A client reading a response until the connection ends (a script, a proxy) gets that end
+    when the last byte is sent, not once the server is done with the connection: here the server
+    is held after the body until the client has seen the end — with Werkzeug's own close (after a
+    10 ms wait for more from the client, on every request), the client would never see it."""
+    import threading
+
+    from viewer.web.security import RequestHandler
+    from viewer.web.serving import Server
+
+    seen_end = threading.Event()
+
+    class Body:
+        def __iter__(self):
+            yield b"a page"
+
+        def close(self):  # called after the body is sent, before the connection is closed
+            seen_end.wait(10)
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "6")])
+        return Body()
+
+    server = Server("127.0.0.1", 0, app, RequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for _ in range(3):  # and again, on the threads kept for the next connection
+            with socket.create_connection(("127.0.0.1", server.server_port), timeout=5) as s:
+                s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                got = b""
+                while chunk := s.recv(1 << 16):
+                    got += chunk
+                seen_end.set()
+            assert got.startswith(b"HTTP/1.1 200") and got.endswith(b"\r\n\r\na page")
+            seen_end.clear()
+    finally:
+        seen_end.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_built_in_server_sends_what_the_app_answers(tmp_path, tour):
+    """Through the built-in server's buffered writes and early ends, a response arrives as the app
+    made it: a small page, a page larger than the write buffer, a search's streamed page, and a
+    request with a body of its own."""
+    import http.client
+    import threading
+
+    from viewer.cli import make_server
+    from viewer.web.security import WRITE_BUFFER
+
+    root, path = tour
+    big = "x" * (WRITE_BUFFER + 12345)
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "assistant", "content": big, "message_id": "big",
+                            "session_id": "s", "timestamp": 1700000000.0}) + "\n")
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    server = make_server("127.0.0.1", 0, app)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def get(url, method="GET", body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
+        conn.request(method, url, body=body)
+        resp = conn.getresponse()
+        got = resp.status, resp.read()
+        conn.close()
+        return got
+
+    try:
+        key = "legion-feature-tour"
+        for url in ("/", f"/s/{key}.json", f"/s/{key}/raw/big?download=1"):
+            status, body = get(url)
+            assert status == 200 and body == client.get(url).data
+        assert big.encode() in get(f"/s/{key}/raw/big?download=1")[1]
+        status, body = get(f"/s/{key}?q=live+append&at=start")  # streamed as the hits come
+        assert status == 200 and body.rstrip().endswith(b"</html>")
+        status, body = get(f"/s/{key}", method="POST", body=b"x" * 1000)
+        assert status == 405
+    finally:
+        server.shutdown()
+        server.server_close()
+

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -92,12 +93,21 @@ def test_serve_never_logs_the_token(tmp_path):
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         with opener.open(f"http://127.0.0.1:{port}/?token=s3cret-t0ken", timeout=30) as r:
             assert r.status == 200
+        try:
+            opener.open(f"http://127.0.0.1:{port}/s/caf%C3%A9%20au%20lait?x=1", timeout=30)
+        except urllib.error.HTTPError as e:
+            assert e.code == 404
     finally:
         proc.terminate()
         out, err = proc.communicate(timeout=30)
     log = err.decode()
     assert "GET /?token=" in log  # the request was logged, the token was not
     assert "s3cret-t0ken" not in log
+    # each request in a line as Werkzeug words it (its path readable), after the page was answered
+    stamp = r"\[\d\d/\w{3}/\d{4} \d\d:\d\d:\d\d\]"
+    assert re.search(rf'^127\.0\.0\.1 - - {stamp} "GET /\?token=… HTTP/1\.1" 302 -$', log, re.M)
+    assert re.search(rf'^127\.0\.0\.1 - - {stamp} "GET / HTTP/1\.1" 200 -$', log, re.M)
+    assert re.search(rf'^127\.0\.0\.1 - - {stamp} "GET /s/café%20au%20lait\?x=1 HTTP/1\.1" 404 -$', log, re.M)
     assert "s3cret-t0ken" in out.decode()  # the URL to open is printed once, for the user
 
 
