@@ -301,3 +301,60 @@ def test_the_built_in_server_sends_what_the_app_answers(tmp_path, tour):
         server.shutdown()
         server.server_close()
 
+
+def test_a_claude_code_session_lists_its_sub_agent_folders_only_when_they_change(tmp_path, monkeypatch):
+    """Requests for a Claude Code session whose files and folders are as they were do not list its
+    folders for new sub-agents (a projects folder holds every session's files); a sub-agent file
+    added later is still in the next answer — also one added right after a listing."""
+    import os
+    import shutil
+    import time
+
+    from viewer.formats import claude_code
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / "claude-project", root / "claude-project")
+    main = next((root / "claude-project").glob("*.jsonl"))
+    sid = main.stem
+    sub = main.with_suffix("") / "subagents"
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    url = f"/s/claude-project~{sid}.json"
+
+    def threads():
+        r = client.get(url)
+        assert r.status_code == 200
+        return set(r.get_json()["threads"])
+
+    def settle():  # the folders as they are after a while
+        old = time.time_ns() - 10_000_000_000
+        for folder in claude_code.companion_folders(main):
+            if folder.exists():
+                os.utime(folder, ns=(old, old))
+
+    def add_agent(name):
+        (sub / f"agent-{name}.jsonl").write_text(json.dumps({
+            "type": "user", "uuid": f"{name}-1", "isSidechain": True, "agentId": name,
+            "sessionId": sid, "message": {"role": "user", "content": "Look."}}) + "\n")
+
+    listings = []
+    listed = claude_code.companions
+    monkeypatch.setattr(claude_code, "companions", lambda main: listings.append(1) or listed(main))
+    settle()
+    before = threads()
+    for _ in range(3):
+        assert threads() == before
+    assert len(listings) <= 1  # (the first answer's refresh lists them once)
+    listings.clear()
+    for _ in range(3):
+        assert threads() == before
+    assert listings == []
+    add_agent("late")
+    assert threads() == before | {"late"}
+    add_agent("later")  # at once, in the same folder: its time may read as the listing saw it
+    assert threads() == before | {"late", "later"}
+    settle()
+    listings.clear()
+    assert threads() == before | {"late", "later"} and listings == [1]  # (a change: listed once)
+    assert threads() == before | {"late", "later"} and listings == [1]

@@ -209,6 +209,9 @@ class SessionIndex:
         self.progress = None
         self.region: Region | None = None  # set when only a region was read (read_region)
         self.redactor = None  # a redact.Redactor: every event read through the timeline is redacted
+        # the times of the folders companion files appear in, as the last listing found them, and
+        # when it was made (a format with companions: see `_companions_settled`)
+        self._companions_seen: tuple | None = None
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -270,11 +273,38 @@ class SessionIndex:
     def unchanged(self) -> bool:
         """Whether a refresh would find nothing to do, told by a look at the files alone (a stat
         each): none grew, was replaced, or holds a partial last line past its grace — and the
-        format has no companion files a refresh lists (Claude Code's sub-agents: a new one is
-        found only by listing their folders)."""
-        if getattr(self.adapter(), "companions", None) is not None:
+        format's companion files (Claude Code's sub-agents, found by listing their folders) may
+        have new ones: the folders' times changed since they were listed."""
+        if getattr(self.adapter(), "companions", None) is not None and not self._companions_settled():
             return False
         return identity_matches(self.files())
+
+    def _companion_folders(self) -> tuple | None:
+        """The modification times (None: absent) of the folders a new companion file would change
+        (adding or removing a file changes its folder's time; appending to one does not)."""
+        folders = hook(self.adapter(), "companion_folders", Path(self.main), default=None)
+        if folders is None:
+            return None
+        times = []
+        for folder in folders:
+            try:
+                times.append(os.stat(folder).st_mtime_ns)
+            except OSError:
+                times.append(None)
+        return tuple(times)
+
+    def _companions_settled(self) -> bool:
+        """Whether listing the companions again would find what the last listing found: their
+        folders' times are as they were then, and the newest is older than RACY_NS before that
+        listing (a file added within the same tick of the clock as a listing made just before it
+        leaves its folder's time as the listing saw it)."""
+        seen = self._companions_seen
+        if seen is None:
+            return False
+        times, listed_ns = seen
+        if listed_ns - max((t for t in times if t is not None), default=0) < RACY_NS:
+            return False
+        return self._companion_folders() == times
 
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
@@ -314,6 +344,10 @@ class SessionIndex:
         return change
 
     def _discover_companions(self, change: Change) -> None:
+        if self._companions_settled():
+            return  # (a listing of a big projects folder, on every request for the session)
+        times, listed_ns = self._companion_folders(), time.time_ns()
+        self._companions_seen = None if times is None else (times, listed_ns)
         for agent, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
             name = keys.thread_key(str(agent))  # the id from a file name: made safe for URLs
             if name in self.threads:
@@ -719,6 +753,7 @@ class SessionIndex:
         return idx
 
 
+RACY_NS = 2_000_000_000  # a folder changed this close before it was listed is listed again
 QUIET_FINISHED = 600.0  # a transcript untouched this long is taken as finished
 
 

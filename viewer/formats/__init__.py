@@ -9,6 +9,8 @@ An adapter module has:
 and may have:
   records(doc)       for document formats: the message records inside a parsed document
   companions(path)   sub-agent / companion files of a session: [(thread id, path, meta)]
+  companion_folders(path)  the folders a new companion file would change (their times tell a
+                     refresh whether to list them again); without it, they are listed every time
   is_companion(path) whether a file (path as a string) belongs to another session and is
                      never listed alone
 

@@ -463,6 +463,14 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     return [(agent, p, meta) for agent, (p, meta) in found.items()]
 
 
+def companion_folders(main: Path) -> list[Path]:
+    """The folders whose listing `companions` reads, and the session's folder in which a
+    `subagents` folder would appear: while none of their times changes, there is no new one."""
+    folder = main.parent
+    session_dir = main.with_suffix("") if main.name != "messages.jsonl" else folder
+    return list(dict.fromkeys((folder, session_dir, session_dir / "subagents", folder / "subagents")))
+
+
 META_LIMIT = 1 << 20  # a .meta.json is a few hundred bytes
 
 
