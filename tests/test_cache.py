@@ -176,3 +176,25 @@ def test_ids_of_any_kind_come_back_from_the_cache_written_in_parts(tmp_path, mon
         assert cid in first.calls.calls
         assert again.calls.call(cid) == first.calls.call(cid)
         assert again.calls.call(cid).result is not None
+
+
+def test_a_session_read_after_every_line_is_written_to_the_cache_every_few_seconds(tmp_path,
+                                                                                  monkeypatch):
+    """A page of a live session asks for its index after every line written: the cache is written
+    at most every few seconds (not ten times a second), and a new server started meanwhile shows
+    every line (it extends the index it finds in the cache)."""
+    root, main = copy_tour(tmp_path)
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    n = len(store.index("tour").threads["main"])
+    store.flush()
+    saves = []
+    real = IndexCache.save
+    monkeypatch.setattr(IndexCache, "save", lambda self, *a: saves.append(1) or real(self, *a))
+    for i in range(10):
+        with open(main, "a") as f:
+            f.write(json.dumps({"type": "user", "content": f"line {i}", "message_id": f"l{i}"}) + "\n")
+        assert store.index("tour").locate(f"l{i}") == ("main", n + i)
+    store.flush()
+    assert len(saves) <= 1
+    again = Store([root], IndexCache(tmp_path / "cache")).index("tour")
+    assert [again.locate(f"l{i}") for i in range(10)] == [("main", n + i) for i in range(10)]

@@ -378,7 +378,9 @@ class Store:
                 idx = None
             if idx is not None:
                 if self._pass(key, idx, SessionIndex.refresh):
-                    self._save(key, idx)
+                    # (a page of a live session asks after every line written, as the live tail
+                    # does: the cache is written at most every few seconds, not ten times one)
+                    self._save(key, idx, quiet=True)
                 self._remember(key, idx)
                 return idx
             with self._lock:
