@@ -260,3 +260,40 @@ def test_the_list_is_drawn_once_and_shows_a_change_on_the_next_request(tmp_path,
     assert len(sorted_) == 1 and pages.draws - draws == 1
     page = sorted_.pop()
     assert page.index(_row(page, "another").encode()) > page.index(_row(page, key).encode())
+
+
+def test_events_read_again_are_shared_and_a_rewritten_file_is_read_anew(tmp_path, tour, monkeypatch):
+    """A page drawn again (another URL, or after a line was written) takes the events it read
+    before instead of decoding their lines again, and shows exactly what a new server shows; a
+    file rewritten (to the same size) shows its new text, never the events kept."""
+    from viewer import reader
+
+    root, path = tour
+    key = "legion-feature-tour"
+    config = {"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+              "INDEX_ALL": False}
+    client = create_app(config).test_client()
+    decoded = []
+    real = reader.decode
+    monkeypatch.setattr(reader, "decode", lambda data: decoded.append(data) or real(data))
+    first = client.get(f"/s/{key}.json").get_json()
+    decoded.clear()
+    assert client.get(f"/s/{key}.json?again=1").get_json() == first
+    parsed = lambda: [d for d in decoded if not isinstance(real(d), reader.BadLine)]  # noqa: E731
+    assert parsed() == []  # every event of the window was shared (an unparsable line is read again)
+    with open(path, "a") as f:
+        f.write(json.dumps({"type": "assistant", "content": "one more line", "message_id": "more",
+                            "session_id": "s", "timestamp": 1761073999.0}) + "\n")
+    page = client.get(f"/s/{key}?at=end").data
+    assert b"one more line" in page
+    assert len(parsed()) < 5  # the new line (and the few a page looks back at), not the window
+    fresh = create_app({**config, "CACHE_DIR": str(tmp_path / "c2")}).test_client()
+    assert client.get(f"/s/{key}.json").get_json() == fresh.get(f"/s/{key}.json").get_json()
+
+    text = path.read_bytes()
+    assert text.count(b"I'll start by reading the file.") == 1
+    new = path.with_name("rewritten")  # rewritten as editors and log rotation do: a new file
+    new.write_bytes(text.replace(b"I'll start by reading the file.", b"I'LL START BY READING THE FILE."))
+    os.replace(new, path)
+    page = client.get(f"/s/{key}?at=start").data
+    assert b"LL START BY READING THE FILE." in page and b"start by reading" not in page

@@ -27,6 +27,7 @@ from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
 WINDOW = 40  # visible events per window: a few screens, not the session
 LOOK_BACK = 200  # events a turn result looks back for the text it may repeat
+KEEP_READS = 256  # reads of at most this many events keep them to share (_Events)
 STREAM_BACK = 4  # lines back a streamed message's card looks for the start of its message
 LANES = 8
 
@@ -151,26 +152,30 @@ def _document_records(th: ThreadIndex) -> list:
 
 
 def load_events(idx: SessionIndex, thread: str, start: int, stop: int, *,
-                expand: int = 0) -> list[Event]:
+                expand: int = 0, share: bool = False) -> list[Event]:
     """The events [start, stop) of one thread, read from the file and given their index ids.
 
     This (with `load_picked`) is where every page, window, live message, search and export gets
     its events, so it is where redaction happens: when the index carries a redactor (`serve
     --redact`, `export --redact`), each event is redacted right after its adapter made it.
     `expand` reads back the strings cut out of huge lines, up to that many bytes each (an export
-    shows everything)."""
+    shows everything). `share`: events read before are taken as they are, and those read now are
+    kept for the next page (`_Events`: the pages' windows; a search or an index pass reads each
+    line once and would only push those out)."""
     th = idx.threads[thread]
-    return load_picked(idx, thread, range(start, min(stop, len(th))), expand=expand)
+    return load_picked(idx, thread, range(start, min(stop, len(th))), expand=expand, share=share)
 
 
-def load_picked(idx: SessionIndex, thread: str, seqs, *, expand: int = 0) -> list[Event]:
+def load_picked(idx: SessionIndex, thread: str, seqs, *, expand: int = 0,
+                share: bool = False) -> list[Event]:
     """The events at the given seqs (ascending) of one thread, read with one open of the file:
     search reads its candidate lines, and filtered views their scattered events, this way."""
     with files.confined(idx.confinement):
-        return _load_picked(idx, thread, seqs, expand)
+        return _load_picked(idx, thread, seqs, expand, share)
 
 
-def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int) -> list[Event]:
+def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
+                 share: bool = False) -> list[Event]:
     th = idx.threads[thread]
     seqs = [s for s in seqs if 0 <= s < len(th)]
     if not seqs:
@@ -184,20 +189,80 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int) -> list[Even
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
             out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"")))
         return out
-    with files.open_file(th.path) as f:
-        i = 0
-        while i < len(seqs):
-            j = i + 1  # a run of consecutive seqs is read as one block when it is not huge
-            while j < len(seqs) and seqs[j] == seqs[j - 1] + 1:
-                j += 1
-            out.extend(_finish(idx, ev) for ev in
-                       _read_run(f, adapter, th, thread, seqs[i], seqs[j - 1] + 1, expand))
-            i = j
-    return out
+    # events read before are shared (see _events), unless they are redacted or expanded here
+    kept = _kept(idx, th, thread) if share and not expand and idx.redactor is None \
+        and len(seqs) <= KEEP_READS else None
+    hits = _events.get_all(kept, th, seqs) if kept is not None else {}
+    wanted = [s for s in seqs if s not in hits] if hits else seqs
+    if wanted:
+        with files.open_file(th.path) as f:
+            i = 0
+            while i < len(wanted):
+                j = i + 1  # a run of consecutive seqs is read as one block when it is not huge
+                while j < len(wanted) and wanted[j] == wanted[j - 1] + 1:
+                    j += 1
+                out.extend(_finish(idx, ev) for ev in _read_run(
+                    f, adapter, th, thread, wanted[i], wanted[j - 1] + 1, expand, kept))
+                i = j
+    if not hits:
+        return out
+    read = iter(out)
+    return [hits[s] if s in hits else next(read) for s in seqs]
+
+
+def _kept(idx: SessionIndex, th: ThreadIndex, thread: str) -> tuple:
+    """What the events of a thread read now share with those read before: the build of the index
+    (a rewritten file is a new build), the file and the format that read it."""
+    return (idx.build_id, th.path, th.ino, th.format, thread)
+
+
+class _Events:
+    """Events parsed from a file's lines, kept while their lines' bytes stay under `max_bytes`
+    (the most recently used): a page, its permalinks, its JSON and its windows are drawn again
+    for every line a live session gains, and decoding and mapping the same lines again each time
+    was a quarter of drawing them. A line's event is the same while the build of the index that
+    placed it is (offset, length, line number and id are in the key); unparsable, huge and
+    skimmed lines are read each time, and so are reads of many events at once (a search's scan,
+    an export: they would only push out what pages share)."""
+
+    def __init__(self, max_bytes: int = 4 << 20):
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._events: OrderedDict = OrderedDict()
+        self._bytes = 0
+
+    @staticmethod
+    def key(kept: tuple, th: ThreadIndex, seq: int) -> tuple:
+        return (*kept, seq, th.offsets[seq], th.lengths[seq], th.lines[seq], th.ids[seq])
+
+    def get_all(self, kept: tuple, th: ThreadIndex, seqs) -> dict[int, Event]:
+        """The events kept of those at `seqs`, by seq."""
+        out = {}
+        with self._lock:
+            for seq in seqs:
+                key = self.key(kept, th, seq)
+                ev = self._events.get(key)
+                if ev is not None:
+                    self._events.move_to_end(key)
+                    out[seq] = ev
+        return out
+
+    def put(self, key: tuple, ev: Event, size: int) -> None:
+        with self._lock:
+            if key in self._events:
+                return
+            self._events[key] = ev
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._events:
+                old_key, _ = self._events.popitem(last=False)
+                self._bytes -= old_key[-3]  # (the line's length)
+
+
+_events = _Events()
 
 
 def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
-              expand: int = 0) -> list[Event]:
+              expand: int = 0, kept: tuple | None = None) -> list[Event]:
     out = []
     first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
     bulk = last - first <= 4 * reader.HUGE_LINE
@@ -221,6 +286,8 @@ def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
         ev = _event(adapter, value, ref, th.ids[seq], data, f)
         if expand and data is None:
             _expand(ev, f, expand)
+        elif kept is not None and data is not None and not isinstance(value, reader.BadLine):
+            _events.put(_Events.key(kept, th, seq), ev, length)
         out.append(ev)
     return out
 
@@ -411,7 +478,7 @@ class Timeline:
                before: list[Event] | None = None) -> WindowView:
         """The events [start, stop) of a thread as a window (an export walks a session this way);
         `before` as for `views`."""
-        events = load_events(self.idx, thread, start, stop, expand=self.expand)
+        events = load_events(self.idx, thread, start, stop, expand=self.expand, share=True)
         return WindowView(thread, start, stop, len(self.idx.threads[thread]),
                           self.views(events, start, before))
 
@@ -423,8 +490,8 @@ class Timeline:
         self._resolve(views)
         self._repeats(views)
         if before is None:
-            before = load_events(self.idx, events[0].thread, max(0, start - STREAM_BACK), start) \
-                if events and start > 0 and events[0].message_id else []
+            before = load_events(self.idx, events[0].thread, max(0, start - STREAM_BACK), start,
+                                 share=True) if events and start > 0 and events[0].message_id else []
         evs = list(before[-STREAM_BACK:]) + [v.ev for v in views]
         first = len(evs) - len(views)
         for i, v in enumerate(views):
