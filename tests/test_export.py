@@ -3,6 +3,7 @@ for an issue, the canonical events as JSON; ranges, snapshots of live sessions, 
 
 import base64
 import hashlib
+import io
 import json
 import os
 import re
@@ -409,6 +410,10 @@ def test_windows_drawn_by_forked_workers_make_the_same_file(monkeypatch):
         assert one == two, path
         assert x1.events == x2.events and not x1.parallel
         drawn += x2.parallel
+        # written to a file, the workers' bytes go out as they were sent: the same file
+        written = io.BytesIO()
+        Export(SessionIndex(path).build(), now=0, workers=2).write(written)
+        assert written.getvalue() == one.encode("utf-8", "surrogatepass"), path
     assert drawn == len(all_sessions())
     _, x = export(TOUR, now=0, workers=2, redactor=Redactor())
     assert not x.parallel

@@ -157,6 +157,21 @@ class Export:
         return FORMATS[self.fmt][1]
 
     def chunks(self) -> Iterator[str]:
+        for piece in self._pieces():
+            yield piece if type(piece) is str else piece.decode("utf-8", "surrogatepass")
+
+    def write(self, out) -> int:
+        """Write the export to a binary file object; returns the bytes written."""
+        n = 0
+        for piece in self._pieces():
+            data = piece if type(piece) is bytes else piece.encode("utf-8", "surrogatepass")
+            out.write(data)
+            n += len(data)
+        return n
+
+    def _pieces(self) -> Iterator[str | bytes]:
+        """The file piece by piece: text, or the bytes forked workers sent (encoded where they
+        were drawn: this process only passes them on)."""
         idx = self.idx
         old = idx.redactor
         if self.redactor is not None:
@@ -165,15 +180,6 @@ class Export:
             yield from {"html": self._html, "md": self._markdown, "json": self._json}[self.fmt]()
         finally:
             idx.redactor = old
-
-    def write(self, out) -> int:
-        """Write the export to a binary file object; returns the bytes written."""
-        n = 0
-        for chunk in self.chunks():
-            data = chunk.encode("utf-8", "surrogatepass")
-            out.write(data)
-            n += len(data)
-        return n
 
     # --- shared ------------------------------------------------------------------------------
 
@@ -262,7 +268,7 @@ class Export:
 
     # --- HTML --------------------------------------------------------------------------------
 
-    def _html(self) -> Iterator[str]:
+    def _html(self) -> Iterator[str | bytes]:
         env = _environment(self.media_limit)
         css = _asset("css")
         script = _asset("js")
@@ -309,9 +315,10 @@ class Export:
                 yield from self._html_thread(sub, tl, env, draw)
         yield html[pos:]
 
-    def _html_selected(self, tl: Timeline, env, draw) -> Iterator[str]:
+    def _html_selected(self, tl: Timeline, env, draw) -> Iterator[str | bytes]:
         """The selected thread's events (with their sub-agents): in this process, or window by
-        window in `workers` forked ones, which inherit the index and return each window's HTML."""
+        window in `workers` forked ones, which inherit the index and return each window's HTML as
+        the bytes written (sending text would decode and encode it again here)."""
         global _FORKED
         name = self.sel.thread
         start, stop = self._range(name)
@@ -397,9 +404,10 @@ class Export:
 _FORKED = None  # (export, timeline, environment, render_events) that forked workers draw windows of
 
 
-def _draw_window(a: int) -> tuple[str, int]:
+def _draw_window(a: int) -> tuple[bytes, int]:
     x, tl, env, draw = _FORKED
-    return x._html_window(a, tl, env, draw)
+    html, events = x._html_window(a, tl, env, draw)
+    return html.encode("utf-8", "surrogatepass"), events
 
 
 # --- JSON shape (shared with the web app's .json twin) --------------------------------------------
