@@ -435,3 +435,30 @@ def test_the_export_command_draws_in_several_processes(tmp_path, monkeypatch):
     assert forks == ["fork"]  # -j 1 drew in this process, -j 2 in forked ones
     stamp = re.compile(r'<span class="muted export-stamp">.*?</span>', re.S)
     assert stamp.sub("", one.read_text()) == stamp.sub("", two.read_text())
+
+
+def test_an_event_that_cannot_be_drawn_leaves_the_rest_of_its_window(monkeypatch):
+    """A window is drawn in one template call; when one of its events cannot be drawn, the window
+    is drawn again event by event: that one says it could not be displayed (its anchor kept), the
+    others are drawn as always."""
+    from viewer import export as exporting
+    from viewer import templating
+
+    whole, _ = export(TOUR, now=0)
+    env = templating.environment(exporting.Urls, caps=(exporting._NO_CAP, exporting._NO_CAP),
+                                 media_limit=exporting.MEDIA_LIMIT, exporting=True,
+                                 highlight_cap=exporting.HIGHLIGHT_LIMIT)
+
+    def role_class(role):
+        if role == "user":
+            raise ValueError("a shape the template cannot draw")
+        return templating.role_class(role)
+
+    env.globals["role_class"] = role_class
+    monkeypatch.setattr(exporting, "_environment", lambda media_limit: env)
+    broken, _ = export(TOUR, now=0)
+    users = whole.count('<li class="ev role-user ')
+    assert users and broken.count("could not be displayed") == users
+    assert '<li class="ev role-user ' not in broken
+    assert broken.count('<li class="ev role-assistant ') == whole.count('<li class="ev role-assistant ')
+    assert set(re.findall(r'id="(m-[^"]+)"', broken)) == set(re.findall(r'id="(m-[^"]+)"', whole))

@@ -42,7 +42,7 @@ from . import __version__, reader, render, timestamps, tools, usage
 from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
-from .templating import environment, resource_dir, state_badge
+from .templating import environment, events_html, resource_dir, state_badge
 from .timeline import STREAM_BACK, CallView, EventView, Timeline, load_events
 
 FORMATS = {"html": ("html", "text/html; charset=utf-8"),
@@ -283,7 +283,7 @@ class Export:
                    range_ids=self._range_ids())
         yield page.render(part="head", **ctx)
         tl = Timeline(self.idx, expand=STRING_LIMIT)
-        draw = env.globals["render_events"]
+        draw = events_html
         yield from self._html_selected(tl, env, draw)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
@@ -305,7 +305,7 @@ class Export:
     def _html_events(self, views: list, name: str, tl: Timeline, env, draw) -> Iterator[str]:
         """A window's cards (drawn in one template call), with the sub-agent threads their calls
         spawned drawn at their marks."""
-        html = str(draw(env, views, self.key))
+        html = draw(env, views, self.key)
         pos = 0
         for m in _THREAD_MARK.finditer(html):
             sub = self._marks.get(m.group(1))
@@ -401,7 +401,7 @@ class Export:
         yield from md.document()
 
 
-_FORKED = None  # (export, timeline, environment, render_events) that forked workers draw windows of
+_FORKED = None  # (export, timeline, environment, events_html) that forked workers draw windows of
 
 
 def _draw_window(a: int) -> tuple[bytes, int]:

@@ -93,10 +93,16 @@ def render_event(env: Environment, v, key: str) -> Markup:
 def render_events(env: Environment, views, key: str) -> Markup:
     """A window of events through `_events.html`, in one template call (the same HTML as each
     through `render_event`, which draws them again one by one if one of them cannot be drawn)."""
+    return Markup(events_html(env, views, key))
+
+
+def events_html(env: Environment, views, key: str) -> str:
+    """`render_events` as the text an export writes (wrapping a window's megabytes in Markup and
+    taking them out again copied them twice)."""
     try:
-        return Markup(env.get_template("_events.html").render(views=views, key=key))
+        return env.get_template("_events.html").render(views=views, key=key)
     except Exception:
-        return Markup("".join(render_event(env, v, key) for v in views))
+        return "".join(render_event(env, v, key) for v in views)
 
 
 # a state → (CSS class, words, what it means). Classes come from this table only: a word from a
