@@ -5,6 +5,7 @@ import json
 import os
 import re
 import threading
+import time
 import types
 
 import pytest
@@ -207,6 +208,23 @@ def _cell(row: str, label: str) -> int:
 CLAUDE = "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
 
 
+def _search_index_settled(app) -> None:
+    """The full-text index catches up in the background, and a list drawn while it is behind says
+    how far it is (drawn again, rightly, when that moves on). Wait until it stops moving (done, or
+    with nothing more it was asked to index), so that a sharing test's requests ask for one page."""
+    viewer = app.extensions["viewer"]
+    if viewer.fts is None:
+        return
+    deadline = time.monotonic() + 30
+    seen = None
+    while (now := viewer.fts.coverage(viewer.store.sessions())) != seen or not now["complete"]:
+        if now == seen:  # still for 0.3 s without being complete: nothing more is coming
+            return
+        assert time.monotonic() < deadline, "the search index kept moving for 30 s"
+        seen = now
+        time.sleep(0.3)
+
+
 def test_the_list_is_drawn_once_and_shows_a_change_on_the_next_request(tmp_path, monkeypatch):
     """Many requests for the list share one drawing; a session whose summary changed (a sub-agent
     wrote: the session's own file did not change), a file the watcher saw written, and a new
@@ -227,6 +245,7 @@ def test_the_list_is_drawn_once_and_shows_a_change_on_the_next_request(tmp_path,
     monkeypatch.setattr(pagecache, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))
     client.get("/")  # the session is indexed for its row: that page is its request's own
     key = store.sessions()[0].key
+    _search_index_settled(app)
     draws = pages.draws
     first = client.get("/").data
     for _ in range(5):
@@ -255,6 +274,7 @@ def test_the_list_is_drawn_once_and_shows_a_change_on_the_next_request(tmp_path,
     store.invalidate()
     assert b"notes.jsonl" in client.get("/").data
     # a sorted list is its own page, shared the same way
+    _search_index_settled(app)
     draws = pages.draws
     sorted_ = {client.get("/?sort=messages&order=asc").data for _ in range(3)}
     assert len(sorted_) == 1 and pages.draws - draws == 1
