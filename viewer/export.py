@@ -283,8 +283,7 @@ class Export:
                    range_ids=self._range_ids())
         yield page.render(part="head", **ctx)
         tl = Timeline(self.idx, expand=STRING_LIMIT)
-        draw = events_html
-        yield from self._html_selected(tl, env, draw)
+        yield from self._html_selected(tl, env)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
             yield page.render(part="loose-head", **ctx)
@@ -292,30 +291,30 @@ class Export:
                 th = self.idx.threads[name]
                 yield (f'<li class="loose-thread"><h3>{_esc(th.label or name)} <span class="muted">'
                        f'· {_esc(Path(th.path).name)}</span></h3><ol class="timeline nested">')
-                yield from self._html_thread(name, tl, env, draw)
+                yield from self._html_thread(name, tl, env)
                 yield "</ol></li>"
             yield "</ol></section>"
         yield page.render(part="tail", tally=self.tally, events=self.events, loose=bool(loose),
                           **ctx)
 
-    def _html_thread(self, name: str, tl: Timeline, env, draw) -> Iterator[str]:
+    def _html_thread(self, name: str, tl: Timeline, env) -> Iterator[str]:
         for views in self._window_lists(name, tl):
-            yield from self._html_events(views, name, tl, env, draw)
+            yield from self._html_events(views, name, tl, env)
 
-    def _html_events(self, views: list, name: str, tl: Timeline, env, draw) -> Iterator[str]:
+    def _html_events(self, views: list, name: str, tl: Timeline, env) -> Iterator[str]:
         """A window's cards (drawn in one template call), with the sub-agent threads their calls
         spawned drawn at their marks."""
-        html = draw(env, views, self.key)
+        html = events_html(env, views, self.key)
         pos = 0
         for m in _THREAD_MARK.finditer(html):
             sub = self._marks.get(m.group(1))
             yield html[pos:m.start()]
             pos = m.end()
             if sub is not None and sub != name:
-                yield from self._html_thread(sub, tl, env, draw)
+                yield from self._html_thread(sub, tl, env)
         yield html[pos:]
 
-    def _html_selected(self, tl: Timeline, env, draw) -> Iterator[str | bytes]:
+    def _html_selected(self, tl: Timeline, env) -> Iterator[str | bytes]:
         """The selected thread's events (with their sub-agents): in this process, or window by
         window in `workers` forked ones, which inherit the index and return each window's HTML as
         the bytes written (sending text would decode and encode it again here)."""
@@ -324,10 +323,10 @@ class Export:
         start, stop = self._range(name)
         if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
                 or "fork" not in multiprocessing.get_all_start_methods():
-            yield from self._html_thread(name, tl, env, draw)
+            yield from self._html_thread(name, tl, env)
             return
         self.parallel = True
-        _FORKED = (self, tl, env, draw)
+        _FORKED = (self, tl, env)
         try:
             with multiprocessing.get_context("fork").Pool(self.workers) as pool:
                 for html, events in pool.imap(_draw_window, range(start, stop, WINDOW)):
@@ -338,7 +337,7 @@ class Export:
         finally:
             _FORKED = None
 
-    def _html_window(self, a: int, tl: Timeline, env, draw) -> tuple[str, int]:
+    def _html_window(self, a: int, tl: Timeline, env) -> tuple[str, int]:
         """The HTML of the selected thread's window at seq `a` and its number of events (sub-agents
         included), drawn as `_html_thread` draws it: the events just before it are read back."""
         name = self.sel.thread
@@ -346,7 +345,7 @@ class Export:
         before = None if a == self._range(name)[0] else load_events(
             self.idx, name, a - back, a, expand=tl.expand)
         counted = self.events
-        html = "".join(self._html_events(self._window(name, tl, a, before), name, tl, env, draw))
+        html = "".join(self._html_events(self._window(name, tl, a, before), name, tl, env))
         return html, self.events - counted
 
     def _range_ids(self) -> tuple[str, str] | None:
@@ -401,12 +400,12 @@ class Export:
         yield from md.document()
 
 
-_FORKED = None  # (export, timeline, environment, events_html) that forked workers draw windows of
+_FORKED = None  # (export, timeline, environment) that forked workers draw windows of
 
 
 def _draw_window(a: int) -> tuple[bytes, int]:
-    x, tl, env, draw = _FORKED
-    html, events = x._html_window(a, tl, env, draw)
+    x, tl, env = _FORKED
+    html, events = x._html_window(a, tl, env)
     return html.encode("utf-8", "surrogatepass"), events
 
 

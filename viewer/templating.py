@@ -89,16 +89,11 @@ def render_event(env: Environment, v, key: str) -> Markup:
         return Markup(env.get_template("_message_broken.html").render(v=v, key=key))
 
 
-@pass_environment
-def render_events(env: Environment, views, key: str) -> Markup:
-    """A window of events through `_events.html`, in one template call (the same HTML as each
-    through `render_event`, which draws them again one by one if one of them cannot be drawn)."""
-    return Markup(events_html(env, views, key))
-
-
 def events_html(env: Environment, views, key: str) -> str:
-    """`render_events` as the text an export writes (wrapping a window's megabytes in Markup and
-    taking them out again copied them twice)."""
+    """A window of events through `_events.html`, in one template call (the same HTML as each
+    through `render_event`, which draws them again one by one if one of them cannot be drawn).
+    Plain text, as an export writes it: a window's megabytes wrapped in Markup and taken out again
+    were copied twice."""
     try:
         return env.get_template("_events.html").render(views=views, key=key)
     except Exception:
@@ -195,7 +190,6 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         exporting=exporting,
         dom_id=dom_id,
         render_event=render_event,
-        render_events=render_events,
         diff=render.diff,
         media_inline=inline_media(media_limit, playable=exporting),
         media_limit=media_limit,
