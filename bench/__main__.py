@@ -188,25 +188,14 @@ def ms(x: float) -> str:
 
 
 def bench_index(data: dict, runs: int) -> list[dict]:
-    from viewer.index import SessionIndex
+    from .firstscreen import index_pass
 
     rows = []
     for name, (root, key, main) in data.items():
         if main is None:
             continue
         size = main.stat().st_size
-        plain, ours = [], []
-        for _ in range(runs):
-            t = time.perf_counter()
-            with open(main, "rb") as f:
-                for line in f:
-                    if line.strip():
-                        orjson.loads(line)
-            plain.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            SessionIndex(main).build()
-            ours.append(time.perf_counter() - t)
-        p, o = median(plain), median(ours)
+        p, o = index_pass(main, runs)
         rows.append({"name": name, "mb": size / 2**20, "orjson_s": p, "index_s": o,
                      "orjson_mbs": size / 2**20 / p, "index_mbs": size / 2**20 / o, "ratio": p / o})
     return rows

@@ -45,10 +45,19 @@ def orjson_per_line(main: Path) -> float:
     return time.perf_counter() - t
 
 
+MEASURED_BYTES = 500 << 20  # a small file is read this much in all (at most 100 runs a side)
+
+
 def index_pass(main: Path, runs: int) -> tuple[float, float]:
-    """(median seconds of orjson per line, of the index pass), interleaved in this process."""
+    """(median seconds of orjson per line, of the index pass), interleaved in this process, after
+    one untimed pass of each (the page cache, the adapters' imports). A small file gets more runs:
+    three runs of 10 ms each are a coin toss on a shared machine (a 10 MB row once read 80 % where
+    every other size read 54 %: its orjson runs were slow, not the index fast)."""
     from viewer.index import SessionIndex
 
+    orjson_per_line(main)
+    SessionIndex(main).build()
+    runs = max(runs, min(100, MEASURED_BYTES // max(1, main.stat().st_size)))
     plain, ours = [], []
     for _ in range(runs):
         plain.append(orjson_per_line(main))

@@ -41,6 +41,27 @@ def test_chunk_boundaries_do_not_matter(chunk):
     assert got == list(range(40))
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
+def test_lines_as_tuples_are_the_raw_lines_and_the_scanner_knows_where_it_stopped(chunk, monkeypatch):
+    """`lines()` (the index pass's plain tuples) yields what iterating yields — blank lines, CRLF,
+    a huge line, a partial last line — and a consumer that stops at a line finds the scanner's
+    line count there; one that reads on finds where the next scan starts."""
+    monkeypatch.setattr(reader, "HUGE_LINE", 100)
+    data = b'{"a":1}\r\n\n  \n' + orjson.dumps({"t": "y" * 300}) + b'\n{"b":2}\n\n{"c":3}\n{"par'
+    as_raw, s = lines_of(data, chunk=chunk, views=True)
+    t = reader.LineScanner(io.BytesIO(data), chunk=chunk, views=True)
+    as_tuples = [(line, offset, length, None if d is None else bytes(d)) for line, offset, length, d in t.lines()]
+    assert as_tuples == [(a, b, c, None if d is None else bytes(d)) for a, b, c, d in as_raw]
+    assert [x[0] for x in as_tuples] == [1, 4, 5, 7]
+    assert (t.offset, t.line, t.tail) == (s.offset, s.line, s.tail) == (len(data) - 5, 7, (len(data) - 5, 5))
+    for stop in (1, 4, 5, 7):
+        u = reader.LineScanner(io.BytesIO(data), chunk=chunk)
+        for line, *_ in u.lines():
+            if line == stop:
+                break
+        assert u.line == stop
+
+
 def test_huge_line_is_measured_not_held(monkeypatch):
     monkeypatch.setattr(reader, "HUGE_LINE", 100)
     big = orjson.dumps({"type": "user", "content": "y" * 1000})

@@ -400,30 +400,37 @@ class SessionIndex:
         digest = getattr(adapter, "digest", None) if self.sink is None else None
         put = self._putter(th, adapter)
         loads, JSONError = orjson.loads, orjson.JSONDecodeError
-        for raw in scanner:
-            offset = raw.offset
+        for raw in scanner.lines():
+            line, offset, length, data = raw
             if offset < size:
                 old = raw
             if offset >= mark:
                 self.progress(offset - told)
                 told, mark = offset, offset + PROGRESS_STEP
-            data = raw.data
             if data is not None:
                 try:
                     value = loads(data)
                 except JSONError:
                     data = bytes(data)
                     value = reader.decode(data)  # (its reason, or a lenient retry)
-                if digest is not None and (d := digested(digest, value)) is not None:
-                    put(d, d.ts, raw.line, offset, raw.length)
-                    continue
+                if digest is not None:  # (`digested`, inlined: it runs for every line)
+                    try:
+                        d = digest(value)
+                    except Exception:
+                        d = None
+                    if d is not None:
+                        if d.spawns:
+                            d.spawns = _thread_keys(d.spawns)
+                        put(d, d.ts, line, offset, length)
+                        continue
             else:
-                value = reader.skim(f, offset, raw.length)
-            self._add(put, th, adapter, value, raw.line, offset, raw.length, data, f)
+                value = reader.skim(f, offset, length)
+            self._add(put, th, adapter, value, line, offset, length, data, f)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
-        torn = any(r is not None and r.data is not None and not _still_there(f, r) for r in (old, raw))
+        torn = any(r is not None and r[3] is not None and not _still_there(f, reader.RawLine(*r))
+                   for r in (old, raw))
         th.pending = False
         if scanner.tail is not None:
             off, length = scanner.tail

@@ -102,6 +102,12 @@ class LineScanner:
         self._views = views
 
     def __iter__(self) -> Iterator[RawLine]:
+        for line in self.lines():
+            yield RawLine(*line)
+
+    def lines(self) -> Iterator[tuple[int, int, int, bytes | None]]:
+        """The lines as plain (line, offset, length, data) tuples, RawLine's fields: for the index
+        pass, which reads every line of a file (making a RawLine each was a twentieth of it)."""
         f = self.f
         if self.offset == 0:
             self.offset = skip_bom(f)
@@ -126,7 +132,7 @@ class LineScanner:
                 length = end - huge_from
                 if cr >= 0:
                     length = _strip_cr_len(f, huge_from, end)
-                yield RawLine(self.line, huge_from, length, None)
+                yield self.line, huge_from, length, None
                 huge_from = None
                 start = end + 1
                 self.offset = start
@@ -146,7 +152,7 @@ class LineScanner:
                 self.line += 1
                 end = len(whole) - 1 if cr >= 0 and whole.endswith(b"\r") else len(whole)
                 if end and not whole[:end].isspace():
-                    yield RawLine(self.line, start, end, whole[:end])
+                    yield self.line, start, end, whole[:end]
                 start += len(buf)  # now the offset of chunk[0]
                 buf = chunk
                 self.offset = start + nl + 1
@@ -156,16 +162,19 @@ class LineScanner:
             pos = 0 if chunk is not None else nl + 1
             find = buf.find
             cut = memoryview(buf) if self._views else buf
+            line = self.line  # (kept in self.line at every yield: a consumer may stop at any line)
             while True:
                 nl = find(eol, pos)
                 if nl < 0:
                     break
-                self.line += 1
+                line += 1
                 end = nl - 1 if nl > pos and buf[nl - 1] == cr else nl
                 # a line is blank when all of it is white space: a JSON line's first byte says no
                 if end > pos and (buf[pos] not in _SPACE or not buf[pos:end].isspace()):
-                    yield RawLine(self.line, start + pos, end - pos, cut[pos:end])
+                    self.line = line
+                    yield line, start + pos, end - pos, cut[pos:end]
                 pos = nl + 1
+            self.line = line
             start += pos
             self.offset = start
             buf = buf[pos:]

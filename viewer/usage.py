@@ -275,7 +275,8 @@ class Tally:
         if u is None:
             return
         counts = tokens_of(u)
-        paid = cost_of(u)
+        # (most usage records name no cost: told without a call)
+        paid = None if u.__class__ is dict and u.keys().isdisjoint(_COST_KEYS) else cost_of(u)
         if counts is None and paid is None:
             return
         counts = counts or (0, 0, 0, 0)
@@ -297,9 +298,10 @@ class Tally:
         if recent is None:
             recent = self._recent[thread] = OrderedDict()
         mid = ev.message_id
-        if mid and mid in recent:
+        seen = recent.get(mid) if mid else None
+        if seen is not None:
             # another line of a call seen already: it holds the largest count seen of each kind
-            i, old_paid = recent[mid]
+            i, old_paid = seen
             calls.last[i] = seq
             i0, o0, r0, w0 = old = (calls.input[i], calls.output[i], calls.cache_read[i],
                                     calls.cache_write[i])
@@ -330,18 +332,29 @@ class Tally:
                 recent[mid] = (i, paid)
             return
         model = model or self.current.get(thread, "")
-        hour = _hour(ts)
-        code = self._model(model)
+        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)  # (_hour)
+        code = self._code.get(model)
+        if code is None:
+            code = self._model(model)
+        i0, o0, r0, w0 = counts
         calls.first.append(seq)
         calls.last.append(seq)
         calls.model.append(code)
         calls.hour.append(-1 if hour is None else hour)
-        calls.input.append(counts[0])
-        calls.output.append(counts[1])
-        calls.cache_read.append(counts[2])
-        calls.cache_write.append(counts[3])
-        self._add(self.buckets, (thread, code, hour, PRICES.tier(model, counts[0] + counts[2]
-                                                                 + counts[3])), counts)
+        calls.input.append(i0)
+        calls.output.append(o0)
+        calls.cache_read.append(r0)
+        calls.cache_write.append(w0)
+        key = (thread, code, hour, PRICES.tier(model, i0 + r0 + w0))
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [1, i0, o0, r0, w0]
+        else:  # (_add, unrolled: a call of every model line)
+            bucket[0] += 1
+            bucket[1] += i0
+            bucket[2] += o0
+            bucket[3] += r0
+            bucket[4] += w0
         if paid:
             src = self.source_cost["calls"]
             src[thread] = src.get(thread, 0.0) + paid

@@ -161,11 +161,14 @@ def digest(rec: Any) -> Digest | None:
     else:
         return None
     if d is not None:
-        for key in ("message_id", "sdk_uuid", "uuid"):
-            sid = rec.get(key)
-            if sid.__class__ is str and sid:
-                d.source_id = sid
-                break
+        # the first of message_id, sdk_uuid, uuid that is a non-empty string (unrolled: every line)
+        sid = rec.get("message_id")
+        if sid.__class__ is not str or not sid:
+            sid = rec.get("sdk_uuid")
+            if sid.__class__ is not str or not sid:
+                sid = rec.get("uuid")
+        if sid.__class__ is str and sid:
+            d.source_id = sid
         d.ts = timestamps.fast_epoch(rec.get("timestamp"))
     return d
 
