@@ -363,3 +363,46 @@ def test_a_claude_code_session_lists_its_sub_agent_folders_only_when_they_change
     listings.clear()
     assert threads() == before | {"late", "later"} and listings == [1]  # (a change: listed once)
     assert threads() == before | {"late", "later"} and listings == [1]
+
+
+def test_a_client_gone_before_its_answer_is_sent_is_not_reported_as_a_server_error(tmp_path, capsys):
+    """A client that goes away while its page is still being written (a tab closed, a reload) ends
+    that request quietly: no traceback on the server's terminal, and the next request is answered."""
+    import http.client
+    import threading
+    import time
+
+    from viewer.web.security import RequestHandler, WRITE_BUFFER
+    from viewer.web.serving import Server
+
+    gone = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain"),
+                                  ("Content-Length", str(4 * WRITE_BUFFER))])
+        if environ["PATH_INFO"] == "/big":
+            gone.wait(10)  # the client has closed its end by now
+            for _ in range(4):
+                yield b"x" * WRITE_BUFFER
+        else:
+            yield b"x" * (4 * WRITE_BUFFER)
+
+    server = Server("127.0.0.1", 0, app, RequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        s = socket.create_connection(("127.0.0.1", server.server_port), timeout=5)
+        s.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")  # a reset
+        s.close()
+        gone.set()
+        deadline = time.monotonic() + 5
+        while server.answering and time.monotonic() < deadline:
+            time.sleep(0.01)
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=5)
+        conn.request("GET", "/")
+        assert len(conn.getresponse().read()) == 4 * WRITE_BUFFER
+        conn.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in capsys.readouterr().err

@@ -208,6 +208,12 @@ class RequestHandler(WSGIRequestHandler):
 
     wbufsize = WRITE_BUFFER
 
+    def finish(self) -> None:
+        try:
+            super().finish()
+        except OSError:  # the client went away with part of the answer still buffered: as before,
+            self.rfile.close()  # nothing to say about it (a traceback on the server's terminal)
+
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """The access log's line for a request, as Werkzeug words it, written to stderr in one
         piece by the request's thread. Through the logging module, every request thread took the
