@@ -332,10 +332,8 @@ class Tally:
                 recent[mid] = (i, paid)
             return
         model = model or self.current.get(thread, "")
-        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)  # (_hour)
-        code = self._code.get(model)
-        if code is None:
-            code = self._model(model)
+        hour = _hour(ts)
+        code = self._model(model)
         i0, o0, r0, w0 = counts
         calls.first.append(seq)
         calls.last.append(seq)
@@ -345,16 +343,7 @@ class Tally:
         calls.output.append(o0)
         calls.cache_read.append(r0)
         calls.cache_write.append(w0)
-        key = (thread, code, hour, PRICES.tier(model, i0 + r0 + w0))
-        bucket = self.buckets.get(key)
-        if bucket is None:
-            self.buckets[key] = [1, i0, o0, r0, w0]
-        else:  # (_add, unrolled: a call of every model line)
-            bucket[0] += 1
-            bucket[1] += i0
-            bucket[2] += o0
-            bucket[3] += r0
-            bucket[4] += w0
+        self._add(self.buckets, (thread, code, hour, PRICES.tier(model, i0 + r0 + w0)), counts)
         if paid:
             src = self.source_cost["calls"]
             src[thread] = src.get(thread, 0.0) + paid
@@ -366,11 +355,17 @@ class Tally:
     @staticmethod
     def _add(buckets: dict, key: tuple, counts, sign: int = 1) -> None:
         b = buckets.get(key)
+        i, o, r, w = counts
         if b is None:
+            if sign > 0:  # (a new call's bucket, the common case: made in one go)
+                buckets[key] = [sign, i, o, r, w]
+                return
             b = buckets[key] = [0, 0, 0, 0, 0]
         b[0] += sign
-        for i, v in enumerate(counts, 1):
-            b[i] += sign * v
+        b[1] += sign * i
+        b[2] += sign * o
+        b[3] += sign * r
+        b[4] += sign * w
         if b[0] <= 0:
             del buckets[key]
 
