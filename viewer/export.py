@@ -270,20 +270,31 @@ class Export:
 
     def _html(self) -> Iterator[str | bytes]:
         env = _environment(self.media_limit)
-        css = _asset("css")
-        script = _asset("js")
-        csp = "; ".join([
-            "default-src 'none'", f"style-src '{_sha256(css)}'", f"script-src '{_sha256(script)}'",
-            "img-src data:", "media-src data:", "base-uri 'none'", "form-action 'none'"])
-        page = env.get_template("export.html")
-        ctx = dict(s=self._summary(), idx=self.idx, ref=_Ref(self.label, self.idx), key=self.key,
-                   css=css, script=script, csp=csp, sel=self.sel, hidden=self._hidden(),
-                   shown_path=Path(self.idx.main).name, exported=timestamps.from_epoch(self.now),
-                   version=__version__, redacting=self.redactor is not None,
-                   range_ids=self._range_ids())
-        yield page.render(part="head", **ctx)
         tl = Timeline(self.idx, expand=STRING_LIMIT)
-        yield from self._html_selected(tl, env)
+        # forked workers start on the events while this process draws the head
+        drawing = self._html_workers(tl, env)
+        try:
+            css = _asset("css")
+            script = _asset("js")
+            csp = "; ".join([
+                "default-src 'none'", f"style-src '{_sha256(css)}'",
+                f"script-src '{_sha256(script)}'", "img-src data:", "media-src data:",
+                "base-uri 'none'", "form-action 'none'"])
+            page = env.get_template("export.html")
+            ctx = dict(s=self._summary(), idx=self.idx, ref=_Ref(self.label, self.idx),
+                       key=self.key, css=css, script=script, csp=csp, sel=self.sel,
+                       hidden=self._hidden(), shown_path=Path(self.idx.main).name,
+                       exported=timestamps.from_epoch(self.now), version=__version__,
+                       redacting=self.redactor is not None, range_ids=self._range_ids())
+            yield page.render(part="head", **ctx)
+            if drawing is None:
+                yield from self._html_thread(self.sel.thread, tl, env)
+            else:
+                yield from self._html_drawn(drawing)
+        finally:
+            if drawing is not None:
+                drawing[0].terminate()
+                _forked(None)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
             yield page.render(part="loose-head", **ctx)
@@ -314,28 +325,30 @@ class Export:
                 yield from self._html_thread(sub, tl, env)
         yield html[pos:]
 
-    def _html_selected(self, tl: Timeline, env) -> Iterator[str | bytes]:
-        """The selected thread's events (with their sub-agents): in this process, or window by
-        window in `workers` forked ones, which inherit the index and return each window's HTML as
-        the bytes written (sending text would decode and encode it again here)."""
-        global _FORKED
-        name = self.sel.thread
-        start, stop = self._range(name)
+    def _html_workers(self, tl: Timeline, env):
+        """`workers` forked processes drawing the selected thread's windows (with their
+        sub-agents), started now: (the pool, its results in order), or None where the events are
+        drawn in this process. The workers inherit the index, and the templates and file-name
+        patterns this process compiles for them first (each would compile its own); they return
+        each window's HTML as the bytes written (sending text would decode and encode it again)."""
+        start, stop = self._range(self.sel.thread)
         if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
                 or "fork" not in multiprocessing.get_all_start_methods():
-            yield from self._html_thread(name, tl, env)
-            return
+            return None
         self.parallel = True
-        _FORKED = (self, tl, env)
-        try:
-            with multiprocessing.get_context("fork").Pool(self.workers) as pool:
-                for html, events in pool.imap(_draw_window, range(start, stop, WINDOW)):
-                    if self.idx.generation != self.generation:
-                        raise ExportError("the session file was replaced while it was exported")
-                    self.events += events
-                    yield html
-        finally:
-            _FORKED = None
+        _warm(env)
+        _forked((self, tl, env))
+        pool = multiprocessing.get_context("fork").Pool(self.workers)
+        return pool, pool.imap(_draw_window, range(start, stop, WINDOW))
+
+    def _html_drawn(self, drawing) -> Iterator[bytes]:
+        pool, results = drawing
+        for html, events in results:
+            if self.idx.generation != self.generation:
+                raise ExportError("the session file was replaced while it was exported")
+            self.events += events
+            yield html
+        pool.close()
 
     def _html_window(self, a: int, tl: Timeline, env) -> tuple[str, int]:
         """The HTML of the selected thread's window at seq `a` and its number of events (sub-agents
@@ -403,10 +416,28 @@ class Export:
 _FORKED = None  # (export, timeline, environment) that forked workers draw windows of
 
 
+def _forked(what) -> None:
+    global _FORKED
+    _FORKED = what
+
+
 def _draw_window(a: int) -> tuple[bytes, int]:
     x, tl, env = _FORKED
     html, events = x._html_window(a, tl, env)
     return html.encode("utf-8", "surrogatepass"), events
+
+
+# what drawing a window compiles on first use (the templates of an event, Pygments' file-name
+# patterns): a fifth of a second per process
+_PARTIALS = ("_events.html", "_message.html", "_macros.html", "_tool_call.html", "_call_state.html",
+             "_call_result.html", "_call_thread.html", "_diff.html", "_result_ref.html",
+             "_message_broken.html")
+
+
+def _warm(env) -> None:
+    for name in _PARTIALS:
+        env.get_template(name)
+    render.warm_file_names()
 
 
 # --- JSON shape (shared with the web app's .json twin) --------------------------------------------

@@ -167,6 +167,12 @@ def _lexer_for(name: str | None, basename: str | None):
     return _made(cls or TextLexer)
 
 
+def warm_file_names() -> None:
+    """Compile Pygments' file-name patterns now (they are compiled on the first name looked up):
+    a process about to fork workers that highlight files does it once for them all."""
+    _lexer_for(None, "_")
+
+
 @lru_cache(maxsize=None)
 def _made(cls):
     """One lexer of each kind, shared (a lexer keeps no state between texts): highlighted code is
