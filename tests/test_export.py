@@ -437,6 +437,25 @@ def test_the_export_command_draws_in_several_processes(tmp_path, monkeypatch):
     assert stamp.sub("", one.read_text()) == stamp.sub("", two.read_text())
 
 
+def test_an_export_stopped_midway_leaves_no_drawing_processes(monkeypatch):
+    """The forked processes drawing an export start with it and end with it: a write that stops
+    partway (a full disk, a download cancelled) leaves none of them running."""
+    import multiprocessing
+
+    from viewer import export as exporting
+
+    monkeypatch.setattr(exporting, "WINDOW", 3)
+    monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
+    before = set(multiprocessing.active_children())
+    x = Export(SessionIndex(TOUR).build(), now=0, workers=2)
+    pieces = x.chunks()
+    assert next(pieces).startswith("<!doctype html>")
+    assert '<li class="ev ' in next(pieces)
+    assert x.parallel and len(set(multiprocessing.active_children()) - before) == 2
+    pieces.close()
+    assert not set(multiprocessing.active_children()) - before
+
+
 def test_an_event_that_cannot_be_drawn_leaves_the_rest_of_its_window(monkeypatch):
     """A window is drawn in one template call; when one of its events cannot be drawn, the window
     is drawn again event by event: that one says it could not be displayed (its anchor kept), the
