@@ -308,3 +308,49 @@ def test_token_shapes_of_every_source():
               "cache_creation_input_tokens": 6}) == (3, 0, 0, 6)
     assert t({"input_tokens": 100, "output_tokens": 9, "cache_read_input_tokens": 5,
               "cache_creation_input_tokens": 6, "input_tokens_details": {"cached_tokens": 60}}) == (40, 9, 60, 0)
+
+
+def test_a_refresh_prices_only_the_buckets_its_lines_changed(tmp_path, monkeypatch):
+    """A live session of many hours: each line written is priced on its own, not the whole session
+    again (the price table takes a fraction of a millisecond per bucket, a 1 GB session has
+    hundreds of buckets); a session loaded from the cache prices nothing it had priced before.
+    The costs stay those a new build of the grown file finds."""
+    from viewer.cache import IndexCache
+
+    f = tmp_path / "s.jsonl"
+
+    def line(hour, out):
+        return json.dumps({"type": "assistant", "uuid": f"a{hour}-{out}", "sessionId": "s",
+                           "timestamp": f"2026-01-0{1 + hour // 24}T{hour % 24:02d}:00:00Z",
+                           "message": {"id": f"msg_{hour}", "role": "assistant",
+                                       "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "x"}],
+                                       "usage": {"input_tokens": 100 + hour, "output_tokens": out}}}) + "\n"
+
+    f.write_text("".join(line(h, 10) for h in range(40)))
+    folder = tmp_path
+    first = Store([folder], IndexCache(tmp_path / "c"))
+    (ref,) = first.sessions()
+    idx = first.index(ref.key)
+    assert len(idx.summary.usage["buckets"]) == 40
+    first.flush()
+    priced = []
+    real = usage.PRICES.cost
+    monkeypatch.setattr(usage.PRICES, "cost", lambda *a: priced.append(a) or real(*a))
+
+    with open(f, "a") as fh:
+        fh.write(line(40, 10))  # a new call in a new hour: one new bucket
+    idx.refresh()
+    assert len(priced) == 1
+    with open(f, "a") as fh:
+        fh.write(line(40, 90))  # the same message streamed further: its bucket changed
+    idx.refresh()
+    assert len(priced) == 2
+    fresh = SessionIndex(f).build()
+    assert idx.summary.usage == fresh.summary.usage
+    assert idx.summary.cost > 0
+
+    del priced[:]
+    again = Store([folder], IndexCache(tmp_path / "c")).index(ref.key)  # from the cache, then grown
+    assert again.summary.usage["calls"] == 41
+    assert again.summary.usage == fresh.summary.usage
+    assert len(priced) <= 1  # (the bucket the cache did not have yet, at most)

@@ -754,6 +754,7 @@ class SessionIndex:
         idx.calls = ToolCallMap.load(d["calls"], blobs)
         idx.usage = Tally.load(d["usage"], blobs)
         idx.summary = summary_load(d["summary"])
+        idx.usage.remember_costs(idx.summary.usage)
         idx.info = d.get("info") or {}
         idx.build_id = d.get("build_id", 0)
         idx.built_at = time.time()
