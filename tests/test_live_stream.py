@@ -492,3 +492,111 @@ def test_a_client_on_a_descriptor_past_1023_is_still_there():
         assert _hung_up(high)  # gone
     finally:
         high.close()
+
+
+def test_a_viewer_slower_than_a_burst_gets_every_event_once_and_in_order(tmp_path, serve):
+    """A burst far bigger than the connection holds, to a tab that is not reading (busy, or on a
+    slow link): the pump writes what the socket takes and the rest as it drains — it never blocks
+    on that tab, and when the tab reads on it gets every line once, in order, none cut."""
+    import socket
+    import time
+
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root)
+    viewer = srv.app.extensions["viewer"]
+    slow = socket.socket()
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window: the writes stall
+    slow.settimeout(10)
+    slow.connect(("127.0.0.1", srv.server.server_port))
+    slow.sendall(f"GET /s/{KEY}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    assert b"retry:" in _read_until(slow, b"retry:")
+    (fast,) = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 1)
+    for stream in list(viewer.pump._streams):  # small buffers on the server's side too
+        stream.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    words = " ".join(f"word{j}" for j in range(600))  # ~5 KB a line: 2 MB in all
+    n = 400
+    append(root / KEY / "messages.jsonl", *({**msg(i), "content": f"live {i} {words}"}
+                                            for i in range(1, n + 1)))
+    last = f'id="m-live-{n}"'.encode()
+    # the other stream is not held up by the stalled one
+    assert last in _read_until(fast, last, limit=60)
+    time.sleep(0.5)  # the slow one still is not reading
+    got = _read_until(slow, last, limit=60)
+    got += _read_until(slow, b"\n\n", limit=5) if not got.endswith(b"\n\n") else b""
+    ids = re.findall(rb'<li class="ev [^"]*" id="m-(live-\d+)"', got)
+    assert ids == [f"live-{i}".encode() for i in range(1, n + 1)]
+    assert got.count(words.encode()) == n  # every line whole
+    for s in (slow, fast):
+        s.close()
+    deadline = time.monotonic() + 10
+    while viewer.streams and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert viewer.streams == 0
+
+
+def test_reading_a_session_is_no_change_to_the_watcher(tmp_path, monkeypatch):
+    """Every page, window and download opens and reads the session's files: the watcher is not
+    told of those at all, only of writes and files coming and going. (It was told of every open
+    and close and dropped them: under 200 concurrent pages, thousands a second kept its threads on
+    a third of the interpreter, and an appended line's own event waited behind them.)"""
+    import time
+
+    from viewer.store import Store
+    from viewer.web import live
+
+    seen: list[str] = []
+    handle = live._Handler.on_any_event
+    monkeypatch.setattr(live._Handler, "on_any_event",
+                        lambda self, event: (seen.append(event.event_type), handle(self, event)))
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    path = root / KEY / "messages.jsonl"
+    watcher = live.start_watcher(Store([root]))
+    try:
+        assert watcher.mode == "inotify"
+        for _ in range(20):
+            path.read_bytes()
+        append(path, msg(1))  # after the reads: once its event is here, theirs would be too
+        deadline = time.monotonic() + 10
+        while "modified" not in seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert "modified" in seen
+        assert not {"opened", "closed_no_write"} & set(seen), seen
+    finally:
+        watcher.stop()
+
+
+def test_page_drawing_gives_way_to_the_pump_only_while_streams_are_open(tmp_path, serve, monkeypatch):
+    """While the pump has streams the interpreter switches threads every few milliseconds less
+    (pump.SWITCH: the pump, woken by an appended line, waits that long at most behind a page being
+    drawn); once the last stream has gone and the pump's thread ended, pages have the interpreter's
+    own interval back."""
+    import sys
+    import threading
+    import time
+
+    from viewer.web import pump
+
+    def no_pump_left():
+        deadline = time.monotonic() + 15
+        while "live-pump" in [t.name for t in threading.enumerate()] and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    monkeypatch.setattr(pump, "IDLE_EXIT", 0.2)
+    no_pump_left()  # (earlier tests' servers)
+    before = sys.getswitchinterval()
+    assert before > pump.SWITCH
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    srv = serve(root)
+    (s,) = _open_streams(srv.server.server_port, f"/s/{KEY}/events", 1)
+    try:
+        assert sys.getswitchinterval() == pump.SWITCH
+        append(root / KEY / "messages.jsonl", msg(1))
+        assert b'id="m-live-1"' in _read_until(s, b'id="m-live-1"')
+    finally:
+        s.close()
+    no_pump_left()
+    assert sys.getswitchinterval() == before

@@ -85,6 +85,25 @@ def _lock_holding_send():
 
 _send = _lock_holding_send() or (lambda sock, data: sock.send(data))
 
+_pumps = 0  # pump threads running (one per app; a new one may start while the last one ends)
+_interval = 0.005  # the interpreter's switch interval before the first of them
+_pumps_lock = threading.Lock()
+
+
+def _first(running: bool) -> None:
+    """The interval is SWITCH while any pump thread runs, the interpreter's own once none does."""
+    global _pumps, _interval
+    with _pumps_lock:
+        if running:
+            if _pumps == 0:
+                _interval = sys.getswitchinterval()
+                sys.setswitchinterval(min(_interval, SWITCH))
+            _pumps += 1
+        else:
+            _pumps -= 1
+            if _pumps == 0:
+                sys.setswitchinterval(_interval)
+
 
 class Handover(BrokenPipeError):
     """Raised out of the WSGI app once the pump has the connection: for the server, a client gone."""
@@ -170,8 +189,7 @@ class Pump:
     def _run(self) -> None:
         sel = self._sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ)
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(min(switch, SWITCH))
+        _first(True)
         self._streams: set[_Stream] = set()
         idle_since = time.monotonic()
         timeout = 0.0
@@ -214,7 +232,7 @@ class Pump:
             for s in list(self._streams):
                 self._close(s)
         finally:
-            sys.setswitchinterval(switch)
+            _first(False)
             sel.close()
 
     def _drain_wake(self) -> None:
