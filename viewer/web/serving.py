@@ -98,10 +98,16 @@ class EndAtOnce:
 
 
 class _Ending:
-    __slots__ = ("body", "sock", "sized")
+    """The body, closed as soon as its last piece is sent (and the client told it ended): Werkzeug closes it only after reading
+    what the client may still send, and that read raises first for a client that reset the
+    connection meanwhile (a tab closed as an icon or a download arrived) — the file the answer was
+    sent from stayed open until the garbage collector found it."""
+
+    __slots__ = ("body", "sock", "sized", "closed")
 
     def __init__(self, body, sock, sized):
         self.body, self.sock, self.sized = body, sock, sized
+        self.closed = False
 
     def __iter__(self):
         sent = False
@@ -113,8 +119,12 @@ class _Ending:
                 self.sock.shutdown(socket.SHUT_WR)
             except OSError:  # gone meanwhile
                 pass
+        self.close()
 
     def close(self):
+        if self.closed:
+            return
+        self.closed = True
         close = getattr(self.body, "close", None)
         if close is not None:
             close()
