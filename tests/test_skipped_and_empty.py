@@ -4,6 +4,7 @@ empty session says so, and while it may still be written it waits for its first 
 import json
 import os
 import shutil
+import threading
 
 import pytest
 from playwright.sync_api import expect
@@ -90,6 +91,48 @@ def test_a_file_that_turns_into_garbage_is_skipped_then(tmp_path):
     assert r.status_code == 422 and "not a transcript (a binary file)" in r.get_data(as_text=True)
     html = c.get("/").get_data(as_text=True)
     assert 'id="skipped"' in html and "/s/s\"" not in html
+
+
+def test_a_file_changed_as_a_background_build_ends_is_judged_on_what_it_holds(tmp_path,
+                                                                               monkeypatch):
+    """A build (the walker's) that has read the file and found it as it read it is still listed
+    as running while it hands its index over: a page asked for after the file was overwritten
+    with a binary file joins that build, and must not show what the build read before (the
+    empty session, with a 200) but what the file holds now."""
+    root = tmp_path / "sessions"
+    (root / "s").mkdir(parents=True)
+    path = root / "s" / "messages.jsonl"
+    path.write_bytes(b"")
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    store = app.extensions["viewer"].store
+    store.flush()
+    store.forget("s")  # what start-up kept of the empty session: the build reads it itself
+    read, go = threading.Event(), threading.Event()
+    save, build = store._save, store.build
+
+    def held_save(key, idx, quiet=False):  # the build, done reading, stops before it ends
+        if threading.current_thread().name == "index s":
+            read.set()
+            assert go.wait(30)
+        save(key, idx, quiet)
+
+    def joined(key, **kw):  # the page joins the held build: it may end now
+        b = build(key, **kw)
+        if threading.current_thread() is me:
+            go.set()
+        return b
+
+    me = threading.current_thread()  # (the test client answers on it)
+    monkeypatch.setattr(store, "_save", held_save)
+    monkeypatch.setattr(store, "build", joined)
+    running = build("s", keep=False)  # as the walker's pass over the session
+    assert read.wait(30) and store.running("s") is running
+    shutil.copyfile(BINARY, path)
+    r = app.test_client().get("/s/s")
+    assert go.is_set()  # (the page did join the build)
+    assert r.status_code == 422 and "not a transcript (a binary file)" in r.get_data(as_text=True)
+    assert running.wait(30).summary.events == 0  # what the build itself read: the empty file
 
 
 def test_a_file_swapped_while_it_is_read_is_judged_on_what_it_holds(tmp_path, monkeypatch):

@@ -362,7 +362,7 @@ class Store:
         if ref.size <= EARLY_ABOVE and self.running(key) is not None:
             # a short pass (the walker's) is under way: its index, not a page drawn from part of
             # the file, which knows no sub-agents and no later results
-            return self._wait(self.build(key))
+            return self._join(key, self.build(key))
         lock = self._session_lock(key)
         idx = self._memory.get(key)
         if idx is not None and idx.main == ref.path and not lock.locked() and idx.unchanged():
@@ -400,7 +400,20 @@ class Store:
     def index(self, key: str) -> SessionIndex:
         """The current index of a session, waiting for its build if it needs one. Raises NotFound,
         or OSError if it cannot be read."""
-        return self.usable(key) or self._wait(self.build(key))
+        return self.usable(key) or self._join(key, self.build(key))
+
+    def _join(self, key: str, build: Build) -> SessionIndex:
+        """The index of a build, current with the files. A build is listed as running until it
+        has handed its index over, after its last look at the files: one who joins it then gets
+        what it read before a change made since (a file overwritten with a binary one would
+        still show as the empty session it was), so that index is brought up to date here."""
+        idx = self._wait(build)
+        if not idx.unchanged():
+            with self._session_lock(key):
+                change = self._pass(key, idx, SessionIndex.refresh)
+                if change and not change.removed:
+                    self._save(key, idx, quiet=True)
+        return idx
 
     def build(self, key: str, *, start: bool = True, keep: bool = True) -> Build:
         """The background build of a session: the one running, or a new one. `keep`: the index
