@@ -569,10 +569,10 @@ def test_reading_a_session_is_no_change_to_the_watcher(tmp_path, monkeypatch):
 
 
 def test_page_drawing_gives_way_to_the_pump_only_while_streams_are_open(tmp_path, serve, monkeypatch):
-    """While the pump has streams the interpreter switches threads every few milliseconds less
-    (pump.SWITCH: the pump, woken by an appended line, waits that long at most behind a page being
-    drawn); once the last stream has gone and the pump's thread ended, pages have the interpreter's
-    own interval back."""
+    """While the pump has streams the interpreter switches threads every pump.SWITCH seconds, not
+    every 5 ms (the pump, woken by an appended line, waits about that long behind each page thread
+    drawing); once the last stream has gone and the pump's thread ended, page drawing has the
+    interpreter's own interval back."""
     import sys
     import threading
     import time

@@ -90,7 +90,7 @@ _interval = 0.005  # the interpreter's switch interval before the first of them
 _pumps_lock = threading.Lock()
 
 
-def _first(running: bool) -> None:
+def _pump_running(running: bool) -> None:
     """The interval is SWITCH while any pump thread runs, the interpreter's own once none does."""
     global _pumps, _interval
     with _pumps_lock:
@@ -189,7 +189,7 @@ class Pump:
     def _run(self) -> None:
         sel = self._sel = selectors.DefaultSelector()
         sel.register(self._wake_r, selectors.EVENT_READ)
-        _first(True)
+        _pump_running(True)
         self._streams: set[_Stream] = set()
         idle_since = time.monotonic()
         timeout = 0.0
@@ -232,7 +232,7 @@ class Pump:
             for s in list(self._streams):
                 self._close(s)
         finally:
-            _first(False)
+            _pump_running(False)
             sel.close()
 
     def _drain_wake(self) -> None:

@@ -98,10 +98,10 @@ class EndAtOnce:
 
 
 class _Ending:
-    """The body, closed as soon as its last piece is sent (and the client told it ended): Werkzeug closes it only after reading
-    what the client may still send, and that read raises first for a client that reset the
-    connection meanwhile (a tab closed as an icon or a download arrived) — the file the answer was
-    sent from stayed open until the garbage collector found it."""
+    """The body, closed as soon as its last piece is sent (and the client told it ended). Werkzeug
+    closes it only after reading what the client may still send, and that read raises first for a
+    client that reset the connection meanwhile (a tab closed as an icon or a download arrived): the
+    file the answer was sent from stayed open until the garbage collector found it."""
 
     __slots__ = ("body", "sock", "sized", "closed")
 
