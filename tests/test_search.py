@@ -271,6 +271,15 @@ def test_json_twin_reports_bad_regex_and_limits(client):
     assert data["total"] == 2 and data["complete"] is False and data["next"]
 
 
+def test_the_search_and_its_stream_say_the_same_about_a_bad_or_missing_query(client):
+    for path in ("search.json", "search"):
+        r = client.get(f"/s/legion-feature-tour/{path}?q=(ab&regex=1")
+        assert r.status_code == 400
+        assert r.get_json()["query"] == "(ab" and "missing )" in r.get_json()["error"]
+        r = client.get(f"/s/legion-feature-tour/{path}")
+        assert r.status_code == 400 and r.get_json()["error"] == "Give a search: ?q=…"
+
+
 def test_the_search_page_works_without_javascript(client):
     html = client.get("/s/legion-feature-tour?q=AssertionError").get_data(as_text=True)
     assert 'class="find-results"' in html and 'value="AssertionError"' in html

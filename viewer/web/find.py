@@ -141,14 +141,15 @@ def _json(obj, status: int = 200) -> Response:
                     mimetype="application/json")
 
 
-def _query_or_400() -> tuple[Query, Matcher]:
+def _query_or_error() -> tuple[Query, Matcher] | Response:
+    """The request's search, or the JSON 400 that says what is wrong with it."""
     query = Query.from_args(request.args)
     if query is None:
-        abort(400, description="Give a search: ?q=…")
+        return _json({"error": "Give a search: ?q=…"}, 400)
     try:
         return query, Matcher(query)
     except QueryError as e:
-        abort(400, description=str(e))
+        return _json({"query": query.text, "error": str(e)}, 400)
 
 
 def _budget(name: str, default: float, most: float) -> float:
@@ -167,13 +168,10 @@ def search_json(key: str):
     snippet, …}]}; `complete` is false when the hit limit or the time budget stopped the scan,
     and `next` then resumes it (`&cursor=`)."""
     ref = _ref(key)
-    query = Query.from_args(request.args)
-    if query is None:
-        return _json({"error": "Give a search: ?q=…"}, 400)
-    try:
-        matcher = Matcher(query)
-    except QueryError as e:
-        return _json({"query": query.text, "error": str(e)}, 400)
+    asked = _query_or_error()
+    if isinstance(asked, Response):
+        return asked
+    query, matcher = asked
     try:
         limit = min(JSON_MAX_HITS, max(1, int(request.args.get("limit", JSON_HITS))))
     except ValueError:
@@ -191,13 +189,10 @@ def search_stream(key: str):
     """The hits as they are found, for the page's script: one JSON object per line, each hit with
     its rendered list item, and a last line saying how the scan ended."""
     ref = _ref(key)
-    query = Query.from_args(request.args)
-    if query is None:
-        return _json({"error": "Give a search: ?q=…"}, 400)
-    try:
-        matcher = Matcher(query)
-    except QueryError as e:
-        return _json({"error": str(e)}, 400)
+    asked = _query_or_error()
+    if isinstance(asked, Response):
+        return asked
+    query, matcher = asked
     idx, scan = _scan(ref, matcher, STREAM_HITS, STREAM_BUDGET)
     args = query.args()
 
