@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import threading
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -93,21 +94,19 @@ def test_a_file_that_turns_into_garbage_is_skipped_then(tmp_path):
     assert 'id="skipped"' in html and "/s/s\"" not in html
 
 
-def test_a_file_changed_as_a_background_build_ends_is_judged_on_what_it_holds(tmp_path,
-                                                                               monkeypatch):
-    """A build (the walker's) that has read the file and found it as it read it is still listed
-    as running while it hands its index over: a page asked for after the file was overwritten
-    with a binary file joins that build, and must not show what the build read before (the
-    empty session, with a 200) but what the file holds now."""
+def _page_joining_a_held_build(tmp_path, monkeypatch, first: bytes, change):
+    """A build (the walker's) of a session holding `first` reads it and is held before it hands
+    its index over, still listed as running; `change(path)` changes the file; then the session's
+    page is asked for and joins that build. (the page's answer, the build's own index)"""
     root = tmp_path / "sessions"
     (root / "s").mkdir(parents=True)
     path = root / "s" / "messages.jsonl"
-    path.write_bytes(b"")
+    path.write_bytes(first)
     app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
                       "INDEX_ALL": False})
     store = app.extensions["viewer"].store
     store.flush()
-    store.forget("s")  # what start-up kept of the empty session: the build reads it itself
+    store.forget("s")  # what start-up kept of the session: the build reads it itself
     read, go = threading.Event(), threading.Event()
     save, build = store._save, store.build
 
@@ -128,11 +127,30 @@ def test_a_file_changed_as_a_background_build_ends_is_judged_on_what_it_holds(tm
     monkeypatch.setattr(store, "build", joined)
     running = build("s", keep=False)  # as the walker's pass over the session
     assert read.wait(30) and store.running("s") is running
-    shutil.copyfile(BINARY, path)
+    change(path)
     r = app.test_client().get("/s/s")
     assert go.is_set()  # (the page did join the build)
+    return r, running.wait(30)
+
+
+def test_a_file_changed_as_a_background_build_ends_is_judged_on_what_it_holds(tmp_path,
+                                                                               monkeypatch):
+    """A build that has read the file and found it as it read it is still listed as running
+    while it hands its index over: a page asked for after the file was overwritten with a binary
+    file joins that build, and must not show what the build read before (the empty session, with
+    a 200) but what the file holds now."""
+    r, idx = _page_joining_a_held_build(tmp_path, monkeypatch, b"",
+                                        lambda path: shutil.copyfile(BINARY, path))
     assert r.status_code == 422 and "not a transcript (a binary file)" in r.get_data(as_text=True)
-    assert running.wait(30).summary.events == 0  # what the build itself read: the empty file
+    assert idx.summary.events == 0  # what the build itself read: the empty file
+
+
+def test_a_file_deleted_as_a_background_build_ends_is_not_found(tmp_path, monkeypatch):
+    """The same, for a file deleted meanwhile: the page says it is gone (it was a server error)."""
+    r, idx = _page_joining_a_held_build(tmp_path, monkeypatch,
+                                        b'{"role": "user", "content": "hello"}\n', Path.unlink)
+    assert r.status_code == 404 and "messages.jsonl" in r.get_data(as_text=True)
+    assert idx.summary.events == 1
 
 
 def test_a_file_swapped_while_it_is_read_is_judged_on_what_it_holds(tmp_path, monkeypatch):

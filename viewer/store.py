@@ -377,10 +377,7 @@ class Store:
                 del self._memory[key]
                 idx = None
             if idx is not None:
-                if self._pass(key, idx, SessionIndex.refresh):
-                    # (a page of a live session asks after every line written, as the live tail
-                    # does: the cache is written at most every few seconds, not ten times one)
-                    self._save(key, idx, quiet=True)
+                self._catch_up(key, idx)
                 self._remember(key, idx)
                 return idx
             with self._lock:
@@ -410,10 +407,18 @@ class Store:
         idx = self._wait(build)
         if not idx.unchanged():
             with self._session_lock(key):
-                change = self._pass(key, idx, SessionIndex.refresh)
-                if change and not change.removed:
-                    self._save(key, idx, quiet=True)
+                if self._catch_up(key, idx).removed:
+                    raise FileNotFoundError(2, "No such file", idx.main)
         return idx
+
+    def _catch_up(self, key: str, idx: SessionIndex) -> Change:
+        """Refresh an index held under its session's lock. The cache is written quietly, at most
+        every few seconds: a page of a live session asks after every line written, as the live
+        tail does."""
+        change = self._pass(key, idx, SessionIndex.refresh)
+        if change and not change.removed:
+            self._save(key, idx, quiet=True)
+        return change
 
     def build(self, key: str, *, start: bool = True, keep: bool = True) -> Build:
         """The background build of a session: the one running, or a new one. `keep`: the index
@@ -490,11 +495,9 @@ class Store:
             idx = self._memory.get(key)
             if idx is not None:
                 try:
-                    change = self._pass(key, idx, SessionIndex.refresh)
+                    change = self._catch_up(key, idx)
                 except detect.NotTranscript as e:
                     raise NotFound(key) from e
-                if change and not change.removed:
-                    self._save(key, idx, quiet=True)
                 return idx, change
         return self.index(key), None
 
