@@ -429,7 +429,7 @@ class SessionIndex:
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
-        torn = any(r is not None and r[3] is not None and not _still_there(f, reader.RawLine(*r))
+        torn = any(r is not None and r[3] is not None and not _still_there(f, *r[1:])
                    for r in (old, raw))
         th.pending = False
         if scanner.tail is not None:
@@ -833,15 +833,15 @@ def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
     return idx.summary
 
 
-def _still_there(f, raw: reader.RawLine) -> bool:
-    """Whether the file still holds the line `raw` where it was read (its ends, when it is long)."""
-    data, n = raw.data, 4096
-    f.seek(raw.offset)
-    if raw.length <= 2 * n:
-        return f.read(raw.length) == data
+def _still_there(f, offset: int, length: int, data) -> bool:
+    """Whether the file still holds the line `data` read at `offset` (its ends, when it is long)."""
+    n = 4096
+    f.seek(offset)
+    if length <= 2 * n:
+        return f.read(length) == data
     if f.read(n) != data[:n]:
         return False
-    f.seek(raw.offset + raw.length - n)
+    f.seek(offset + length - n)
     return f.read(n) == data[-n:]
 
 

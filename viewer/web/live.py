@@ -81,12 +81,9 @@ class _Handler(FileSystemEventHandler):
         self.store, self.hub = store, hub
 
     def on_any_event(self, event) -> None:
-        kind = event.event_type
-        if kind in ("opened", "closed_no_write"):  # (not asked for: see WATCHED)
-            return
+        kind = event.event_type  # (only what WATCHED asks for: no opens, no folder "modified")
         if event.is_directory:
-            if kind != "modified":
-                self.store.invalidate()
+            self.store.invalidate()
         else:
             self.store.note_change(os.fsdecode(event.src_path), "modified" if kind in (
                 "modified", "closed") else kind)
