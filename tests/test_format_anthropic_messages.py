@@ -174,3 +174,100 @@ def test_page_shows_paired_calls_and_quiet_environment(tmp_path):
     assert '<details class="data"><summary>environment details</summary>' in html
     assert "↳ result of" in html  # the text results are shown with their calls
     assert "claude-sonnet-4-5-20250929" in html
+
+
+# Server tools, documents and search results as the Messages API returns them today; the shapes
+# come from anthropics/anthropic-sdk-python src/anthropic/types/beta/ (beta_web_search_result_block,
+# beta_bash_code_execution_result_block, beta_code_execution_result_block,
+# beta_text_editor_code_execution_view_result_block, beta_web_fetch_block, beta_search_result_block_param,
+# beta_plain_text_source, beta_advisor_result_block; commits d688e03, 887ee67, 0c20cf4).
+SERVER_TOOLS = [
+    {"role": "user", "content": "When was Claude Shannon born? Run the numbers too."},
+    {"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+         "input": {"query": "claude shannon birth date"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": [
+            {"type": "web_search_result", "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+             "title": "Claude Shannon - Wikipedia", "page_age": "April 30, 2025",
+             "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y"}]},
+        {"type": "server_tool_use", "id": "srvtoolu_02", "name": "bash_code_execution",
+         "input": {"command": "python -c 'print(2001-1916)'"}},
+        {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_02", "content": {
+            "type": "bash_code_execution_result", "stdout": "85\n", "stderr": "", "return_code": 0,
+            "content": []}},
+        {"type": "server_tool_use", "id": "srvtoolu_03", "name": "code_execution",
+         "input": {"code": "print(1/0)"}},
+        {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_03", "content": {
+            "type": "code_execution_result", "stdout": "", "return_code": 1, "content": [],
+            "stderr": "ZeroDivisionError: division by zero"}},
+        {"type": "server_tool_use", "id": "srvtoolu_04", "name": "text_editor_code_execution",
+         "input": {"command": "view", "path": "/tmp/notes.py"}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_04", "content": {
+            "type": "text_editor_code_execution_view_result", "file_type": "text",
+            "content": "print('shannon')\n", "num_lines": 1, "start_line": 1, "total_lines": 1}},
+        {"type": "server_tool_use", "id": "srvtoolu_05", "name": "web_fetch",
+         "input": {"url": "https://example.com"}},
+        {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_05", "content": {
+            "type": "web_fetch_result", "url": "https://example.com",
+            "retrieved_at": "2025-08-25T10:30:00Z", "content": {
+                "type": "document", "title": "Example Domain",
+                "source": {"type": "text", "media_type": "text/plain", "data": "Example Domain body"}}}},
+        {"type": "server_tool_use", "id": "srvtoolu_06", "name": "web_search", "input": {"query": "x"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_06",
+         "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}},
+        {"type": "text", "text": "He was born on April 30, 1916.", "citations": [
+            {"type": "web_search_result_location", "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+             "title": "Claude Shannon - Wikipedia", "encrypted_index": "Eo8BCioIAhgBIiQy",
+             "cited_text": "Claude Elwood Shannon (April 30, 1916 – February 24, 2001)"}]}]},
+    {"role": "user", "content": [
+        {"type": "search_result", "source": "https://docs.example/api", "title": "API Reference",
+         "content": [{"type": "text", "text": "Use the auth endpoint."}], "citations": {"enabled": True}},
+        {"type": "document", "title": "notes.txt",
+         "source": {"type": "text", "media_type": "text/plain", "data": "Plain document text here"}},
+        {"type": "text", "text": "Use these too."}]},
+]
+
+
+def test_server_tool_results_documents_and_search_results_read_as_text(tmp_path):
+    path = tmp_path / "server" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(SERVER_TOOLS), encoding="utf-8")
+    assert detect.detect_file(path) == detect.Detected("anthropic-messages", "document")
+    idx = SessionIndex(path).build()
+    calls = idx.calls.calls
+    assert {k: c.status for k, c in calls.items()} == {
+        "srvtoolu_01": "completed", "srvtoolu_02": "completed", "srvtoolu_03": "error",
+        "srvtoolu_04": "completed", "srvtoolu_05": "completed", "srvtoolu_06": "error"}
+    evs = events(idx)
+    results = {b.tool_use_id: b for b in evs[1].blocks if b.kind == "tool_result"}
+
+    def texts(cid):
+        return [b.text for b in results[cid].content if b.kind in ("text", "notice")]
+
+    assert texts("srvtoolu_01") == [
+        "Claude Shannon - Wikipedia — https://en.wikipedia.org/wiki/Claude_Shannon (April 30, 2025)"]
+    assert texts("srvtoolu_02") == ["stdout", "85\n", "exit code 0"]
+    assert texts("srvtoolu_03") == ["stderr", "ZeroDivisionError: division by zero", "exit code 1"]
+    assert texts("srvtoolu_04") == ["print('shannon')\n"]
+    assert texts("srvtoolu_05") == ["fetched https://example.com", "document “Example Domain”",
+                                    "Example Domain body"]
+    assert texts("srvtoolu_06") == ["error: max_uses_exceeded"]
+    # a plain-text document is its text, not a "document" download of base64 that is none
+    assert [(b.kind, b.text) for b in evs[2].blocks] == [
+        ("notice", "search result: API Reference · https://docs.example/api"),
+        ("text", "Use the auth endpoint."), ("notice", "document “notes.txt”"),
+        ("text", "Plain document text here"), ("text", "Use these too.")]
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert "ZeroDivisionError: division by zero" in html and "Use the auth endpoint." in html
+    assert "EqgfCioIARgBIiQ3" not in html  # the encrypted content is for the model only
+    assert '<span class="state error">error</span>' in html
+
+
+def test_a_result_object_without_a_type_string_never_raises():
+    ev = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "x", "input": {}},
+        {"type": "tool_result", "tool_use_id": "t1", "content": {"type": None}}]}, R)
+    assert [b.kind for b in ev.blocks] == ["tool_use", "tool_result"]

@@ -184,9 +184,15 @@ def result_content(content: Any) -> list:
                 t = item.get("type")
                 if t == "text" and isinstance(item.get("text"), str):
                     out.append(Text(item["text"], markdown=False))
-                elif t in ("image", "image_url", "audio", "video", "document"):
+                elif t == "document":
+                    out += document_blocks(item)
+                elif t in ("image", "image_url", "audio", "video"):
                     kind = "image" if t == "image_url" else t
                     out.append(media_block(item, kind))
+                elif t == "search_result":
+                    out += search_result_blocks(item)
+                elif t == "web_search_result":
+                    out.append(web_search_text([item]))
                 elif t == "tool_reference":
                     out.append(Notice(f"tool reference: {item.get('tool_name', '?')}", item))
                 else:
@@ -232,18 +238,98 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
         elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
             err = b.get("is_error")
             content_ = b.get("content")
-            if isinstance(content_, dict) and content_.get("type", "").endswith("_error"):
-                err = True
-            out.append(ToolResult(str(b.get("tool_use_id") or ""), result_content(content_),
+            if isinstance(content_, dict):
+                blocks, failed = server_result(content_)
+                err = True if failed else err
+            else:
+                blocks = result_content(content_)
+            out.append(ToolResult(str(b.get("tool_use_id") or ""), blocks,
                                   None if err is None else bool(err),
                                   state=refused_state(content_) if err else None))
-        elif t in ("image", "document", "audio", "video"):
+        elif t == "document":
+            out += document_blocks(b)
+        elif t == "search_result":
+            out += search_result_blocks(b)
+        elif t in ("image", "audio", "video"):
             out.append(media_block(b, t))
         elif t == "cached":
             out.append(Cached(as_text(b.get("text"))))
         else:
             out.append(Data(b, str(t)))
     return out
+
+
+# --- Anthropic server tools, documents and search results -----------------------------------------
+# Shapes from anthropics/anthropic-sdk-python src/anthropic/types (beta): *_tool_result blocks whose
+# `content` is one object (a result, or `{type: …_error, error_code}`), `document` blocks whose source
+# is base64 / url / file (media) or plain text / content blocks (text), `search_result` blocks.
+
+
+def server_result(content: dict) -> tuple[list, bool]:
+    """The object a server tool's result holds (code execution, bash, text editor, web fetch,
+    web search errors) as readable blocks, and whether it reports a failure: an `…_error` type, or
+    a command that exited non-zero."""
+    t = text_field(content, "type") or ""
+    if t.endswith("_error"):
+        code = content.get("error_code") or content.get("error_message") or t
+        return [Notice(f"error: {as_text(code)}", content)], True
+    out: list = []
+    rc = content.get("return_code")
+    failed = isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
+    for key in ("stdout", "stderr"):
+        if isinstance(content.get(key), str) and content[key]:
+            out += [Notice(key), Text(content[key], markdown=False)]
+    if isinstance(rc, int) and not isinstance(rc, bool):
+        out.append(Notice(f"exit code {rc}"))
+    if isinstance(content.get("url"), str) and isinstance(content.get("content"), dict):
+        out.append(Notice(f"fetched {content['url']}"))  # web_fetch_result: a document
+        out += document_blocks(content["content"])
+    elif isinstance(content.get("content"), str):
+        out.append(Text(content["content"], markdown=False))  # text editor: a viewed file
+    elif isinstance(content.get("text"), str):
+        out.append(Text(content["text"]))  # an advisor's answer
+    elif isinstance(content.get("content"), list) and content["content"]:
+        out += result_content(content["content"])  # files a code execution wrote
+    if not out:
+        out.append(Data(content, t or None))
+    return out, failed
+
+
+def document_blocks(b: dict) -> list:
+    """A `document` block: a PDF or file is media; a plain-text or content source is its text."""
+    src = b.get("source") if isinstance(b.get("source"), dict) else {}
+    kind = text_field(src, "type")
+    title = b.get("title") if isinstance(b.get("title"), str) else None
+    if kind == "text" and isinstance(src.get("data"), str):
+        body = [Text(src["data"], markdown=False)]
+    elif kind == "content":
+        body = result_content(src.get("content") if isinstance(src.get("content"), list)
+                              else [src.get("content")])
+    else:
+        return [media_block(b, "document")]
+    return [Notice(f"document “{title}”" if title else "document"), *body]
+
+
+def search_result_blocks(b: dict) -> list:
+    """A `search_result` block (RAG results a client passed in): its title and source, its text."""
+    head = " · ".join(str(b[k]) for k in ("title", "source") if isinstance(b.get(k), str) and b[k])
+    content = b.get("content")
+    return [Notice(f"search result: {head}" if head else "search result", None),
+            *result_content(content if isinstance(content, list) else [content])]
+
+
+def web_search_text(results: list) -> Text:
+    """Web search results as one line each: title, address, age (their encrypted content is for
+    the model only)."""
+    lines = []
+    for r in results:
+        if not isinstance(r, dict):
+            continue
+        line = " — ".join(str(r[k]) for k in ("title", "url") if isinstance(r.get(k), str) and r[k])
+        if isinstance(r.get("page_age"), str) and r["page_age"]:
+            line += f" ({r['page_age']})"
+        lines.append(line or as_text(r))
+    return Text("\n".join(lines), markdown=False)
 
 
 def _guess_type(b: dict) -> str | None:
@@ -261,7 +347,9 @@ def _guess_type(b: dict) -> str | None:
 
 
 def openai_tool_calls(calls: Any) -> list:
-    """OpenAI `tool_calls` (and the legacy single `function_call`) → ToolUse blocks."""
+    """OpenAI `tool_calls` (and the legacy single `function_call`) → ToolUse blocks. A call of
+    `type: custom` (openai-python types/chat/chat_completion_message_custom_tool_call.py) holds
+    `custom: {name, input}`, its input a free-form string."""
     out = []
     if isinstance(calls, dict):
         calls = [calls]
