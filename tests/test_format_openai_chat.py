@@ -250,3 +250,70 @@ def test_an_explicit_flag_wins_over_the_content():
            "content": json.dumps({"role": "tool", "tool_call_id": "c1", "content": '{"error": "x"}'}),
            "metadata": {"result": {"success": True}}}
     assert not agentpress.event(row, R).tool_results()[0].is_error
+
+
+# A Responses API conversation as an app keeps it (the Agents SDK's `to_input_list()`, or `input` +
+# `output` items appended): messages mixed with role-less items. Shapes from openai/openai-python
+# src/openai/types/responses/ (response_function_tool_call.py, response_input_item_param.py,
+# response_reasoning_item.py, response_custom_tool_call.py, response_custom_tool_call_output.py,
+# response_function_web_search.py, response_code_interpreter_tool_call.py; commits 49a85c4,
+# 3e19420, c0f4ff0) and types/chat/chat_completion_message_custom_tool_call.py.
+RESPONSES = [
+    {"role": "user", "content": "What's the weather in Paris, and patch the README?"},
+    {"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAAB",
+     "summary": [{"type": "summary_text", "text": "I need the weather tool first."}]},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_w", "name": "get_weather",
+     "arguments": "{\"city\": \"Paris\"}", "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_w", "output": "{\"temp\": 21}"},
+    {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
+     "input": "*** Begin Patch\n*** Update File: README.md\n*** End Patch"},
+    {"type": "custom_tool_call_output", "call_id": "call_p",
+     "output": [{"type": "input_text", "text": "patch applied"}]},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed",
+     "action": {"type": "search", "query": "paris weather tomorrow"}},
+    {"type": "code_interpreter_call", "id": "ci_1", "code": "print(21 * 9 / 5 + 32)",
+     "container_id": "cntr_1", "status": "completed", "outputs": [{"type": "logs", "logs": "69.8\n"}]},
+    {"type": "shell_call", "id": "sh_1", "call_id": "call_s", "status": "completed",
+     "action": {"commands": ["cat MISSING.md"], "timeout_ms": 10000}},
+    {"type": "shell_call_output", "call_id": "call_s", "output": [
+        {"stdout": "", "stderr": "cat: MISSING.md: No such file or directory",
+         "outcome": {"type": "exit", "exit_code": 1}}]},
+    {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "21 °C (69.8 °F); README patched.", "annotations": []}]},
+]
+
+
+def test_responses_items_are_calls_results_and_thinking(tmp_path):
+    path = tmp_path / "responses" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(RESPONSES), encoding="utf-8")
+    assert detect.detect_file(path) == detect.Detected("openai-chat", "document")
+    idx = SessionIndex(path).build()
+    assert "unknown" not in idx.threads["main"].kinds
+    assert {k: (c.name, c.status) for k, c in idx.calls.calls.items()} == {
+        "call_w": ("get_weather", "completed"), "call_p": ("apply_patch", "completed"),
+        "ws_1": ("web_search", "completed"), "ci_1": ("code_interpreter", "completed"),
+        "call_s": ("shell", "error")}
+    assert not idx.calls.orphans
+    evs = events(idx)
+    assert [b.text for b in evs[1].blocks] == ["I need the weather tool first."]
+    (patch,) = evs[4].blocks
+    assert patch.input == "*** Begin Patch\n*** Update File: README.md\n*** End Patch"
+    assert patch.input_raw is None  # free-form input by design, not "arguments that did not parse"
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert "cat: MISSING.md: No such file or directory" in html and "69.8" in html
+    assert '"type": "function_call"' not in html  # no item shown as raw JSON
+
+
+def test_custom_tool_calls_and_reasoning_details_in_chat_messages():
+    ev = openai_chat.event({"role": "assistant", "content": None, "reasoning_details": [
+        {"type": "reasoning.text", "text": "Patch the file.", "format": "anthropic-claude-v1"}],
+        "tool_calls": [{"id": "call_c1", "type": "custom",
+                        "custom": {"name": "apply_patch", "input": "*** Begin Patch"}}]}, R)
+    assert [(b.kind, getattr(b, "text", None)) for b in ev.blocks] == [
+        ("thinking", "Patch the file."), ("tool_use", None)]
+    assert (ev.blocks[1].id, ev.blocks[1].name, ev.blocks[1].input) == (
+        "call_c1", "apply_patch", "*** Begin Patch")

@@ -359,10 +359,14 @@ def openai_tool_calls(calls: Any) -> list:
         if not isinstance(c, dict):
             out.append(Data(c, "tool call"))
             continue
+        cid = str(c.get("id") or c.get("call_id") or f"call-{i}")
+        custom = c.get("custom")
+        if isinstance(custom, dict):  # `type: custom`: free-form text input, never JSON
+            out.append(ToolUse(cid, str(custom.get("name") or "?"), custom.get("input")))
+            continue
         fn = c.get("function") if isinstance(c.get("function"), dict) else c
         args, raw = parse_arguments(fn.get("arguments", fn.get("input")))
-        out.append(ToolUse(str(c.get("id") or c.get("call_id") or f"call-{i}"),
-                           str(fn.get("name") or "?"), args, raw))
+        out.append(ToolUse(cid, str(fn.get("name") or "?"), args, raw))
     return out
 
 

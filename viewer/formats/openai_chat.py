@@ -20,8 +20,13 @@ Shapes read:
   output and a mini-swe-agent command with a non-zero `returncode` or an `exception_info` are errors;
   so is, the format having no error flag, a result that is itself an error report (`{"error": …}`
   as JSON or a Python dict's str(): `common.error_content`).
-* `reasoning_content` (DeepSeek, vLLM), `reasoning` (OpenRouter) and LiteLLM `thinking_blocks` →
-  Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice and its text.
+* Responses API items mixed with messages (a conversation kept as `input` / `output` items):
+  `function_call` / `custom_tool_call` / `shell_call` / … answered by their `…_output` items,
+  `reasoning` (its summary) → Thinking, hosted calls (`web_search_call`, `code_interpreter_call`,
+  `mcp_call`, …) → a call holding its own outcome, `compaction` → a notice.
+* `tool_calls` of `type: custom` (`custom: {name, input}`, the input free-form text).
+* `reasoning_content` (DeepSeek, vLLM), `reasoning` / `reasoning_details` (OpenRouter) and LiteLLM
+  `thinking_blocks` → Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice and its text.
 * mini-swe-agent's `extra`: the raw completion (`extra.response`: model, usage), `cost` (added to the
   usage), unix `timestamp`; tool messages' `extra.returncode` / `raw_output`. Other `timestamp` /
   `created_at` fields are read too.
@@ -70,6 +75,8 @@ class Linked(dict):
 
 
 def sniff(rec: Any) -> int:
+    if isinstance(rec, dict) and rec.get("role") is None and _item_type(rec):
+        return 2
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
         return 0
     if "content" not in rec and not ({"tool_calls", "function_call"} & rec.keys()):
@@ -99,7 +106,7 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
             if isinstance(doc.get(key), list):
                 found = [(f"{key}[{i}]", r) for i, r in enumerate(doc[key])]
                 break
-    if not found or not any(isinstance(r, dict) and "role" in r for _, r in found):
+    if not found or not any(isinstance(r, dict) and ("role" in r or _item_type(r)) for _, r in found):
         return None
     return _link_exit(found)
 
@@ -129,6 +136,10 @@ def _link_exit(found: list) -> list:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if isinstance(rec, dict) and rec.get("role") is None and (t := _item_type(rec)):
+        ev = _item(t, rec, ref)
+        _common(ev, rec)
+        return ev
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
         return generic_event(rec, ref, NAME)
     role = rec["role"]
@@ -183,6 +194,10 @@ def content_blocks(content: Any, *, markdown: bool = True) -> list:
             fmt = audio.get("format")
             data = audio.get("data") if isinstance(audio.get("data"), str) else None
             out.append(Media("audio", f"audio/{fmt}" if fmt else None, data))
+        elif t == "input_file":  # Responses: {file_data | file_url | file_id, filename}
+            m = media_block({"image_url": part.get("file_data") or part.get("file_url")}, "document")
+            m.name = part.get("filename") or part.get("file_id")
+            out.append(m)
         elif t == "file":
             f = part.get("file") if isinstance(part.get("file"), dict) else {}
             data = f.get("file_data") if isinstance(f.get("file_data"), str) else None
@@ -197,7 +212,8 @@ def content_blocks(content: Any, *, markdown: bool = True) -> list:
 
 
 def thinking_blocks(rec: dict) -> list:
-    """`thinking_blocks` (LiteLLM), else `reasoning_content` / `reasoning` → Thinking."""
+    """`thinking_blocks` (LiteLLM), else `reasoning_content` / `reasoning`, else `reasoning_details`
+    (OpenRouter) → Thinking."""
     out = []
     blocks = rec.get("thinking_blocks")
     if isinstance(blocks, list) and blocks:
@@ -211,6 +227,15 @@ def thinking_blocks(rec: dict) -> list:
         text = rec.get(key)
         if isinstance(text, str) and text.strip():
             return [Thinking(text)]
+    # OpenRouter's `reasoning_details`: reasoning.text / reasoning.summary / reasoning.encrypted
+    for d in rec.get("reasoning_details") if isinstance(rec.get("reasoning_details"), list) else ():
+        if not isinstance(d, dict):
+            continue
+        text = d.get("text") if isinstance(d.get("text"), str) else d.get("summary")
+        if isinstance(text, str) and text.strip():
+            out.append(Thinking(text))
+        elif d.get("type") == "reasoning.encrypted":
+            out.append(Thinking("", True, None))
     return out
 
 
@@ -244,6 +269,109 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
     ev.blocks = [ToolResult(call, blocks, error)]
 
 
+# --- Responses API items -------------------------------------------------------------------------
+# A Responses conversation (`input` / `output` item lists, the Agents SDK's `to_input_list()`) mixes
+# messages `{type: message, role, content}` with items that have no role. Shapes from
+# openai/openai-python src/openai/types/responses/ (response_function_tool_call.py,
+# response_input_item_param.py FunctionCallOutput, response_custom_tool_call*.py,
+# response_reasoning_item.py, response_output_item.py, response_compaction_item.py).
+
+# calls the client runs and answers with a `…_output` item (their `status` is the item's, not the run's)
+_CLIENT_CALLS = {"function_call", "custom_tool_call", "computer_call", "local_shell_call",
+                 "shell_call", "apply_patch_call"}
+# tools the API runs itself: `status` is the run's, and the outcome (if any) sits in the item
+_HOSTED_CALLS = {"web_search_call", "file_search_call", "code_interpreter_call",
+                 "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
+                 "tool_search_call"}
+_OUTPUTS = {f"{c}_output" for c in _CLIENT_CALLS} | {"tool_search_output"}
+_ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | {"reasoning", "compaction", "item_reference"}
+_BOOKKEEPING = {"type", "id", "call_id", "status", "name", "arguments", "input", "output",
+                "outputs", "results", "result", "error"}
+
+
+def _item_type(rec: dict) -> str | None:
+    t = rec.get("type")
+    return t if isinstance(t, str) and t in _ITEMS else None
+
+
+def _item(t: str, rec: dict, ref: Ref) -> Event:
+    if t == "reasoning":
+        texts = [p.get("text") for key in ("summary", "content") if isinstance(rec.get(key), list)
+                 for p in rec[key] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        blocks = [Thinking(x) for x in texts if x.strip()] or (
+            [Thinking("", True, None)] if rec.get("encrypted_content") else [])
+        return Event(ref, "assistant", blocks=blocks)
+    if t in _OUTPUTS:
+        call = str(rec.get("call_id") or rec.get("id") or "")  # local_shell_call_output: `id`
+        blocks, failed = _item_output(rec.get("output"))
+        error = True if failed or rec.get("status") == "failed" else None
+        if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
+            error = True
+        return Event(ref, "tool", "tool_result", blocks=[ToolResult(call, blocks, error)])
+    if t in _CLIENT_CALLS or t in _HOSTED_CALLS:
+        cid = str(rec.get("call_id") or rec.get("id") or f"{t}@{ref.line}")
+        name = str(rec.get("name") or t.removesuffix("_call"))
+        raw = None
+        if "arguments" in rec:
+            args, raw = parse_arguments(rec["arguments"])
+        elif t == "custom_tool_call":
+            args = rec.get("input")
+        else:  # the action / operation / code / queries the call carries
+            args = {k: v for k, v in rec.items() if k not in _BOOKKEEPING}
+        hosted = t in _HOSTED_CALLS
+        use = ToolUse(cid, name, args, raw, status=rec.get("status") if hosted else None)
+        ev = Event(ref, "assistant", blocks=[use])
+        outcome = [rec[k] for k in ("output", "outputs", "results", "result") if rec.get(k)]
+        if hosted and (outcome or rec.get("error")):
+            blocks: list = []
+            for value in outcome:
+                if t == "image_generation_call" and isinstance(value, str):
+                    blocks.append(Media("image", "image/png", value))
+                else:
+                    blocks += _item_output(value)[0]
+            if rec.get("error"):
+                blocks.append(Text(as_text(rec["error"]), markdown=False))
+            ev.blocks.append(ToolResult(cid, blocks, True if rec.get("error") else None))
+        return ev
+    label = "context compacted" if t == "compaction" else f"reference to item {rec.get('id')}"
+    return Event(ref, "system", kind=t, blocks=[Notice(label, rec)])
+
+
+def _item_output(output: Any) -> tuple[list, bool]:
+    """An item's output: text, content parts (input_text / input_image / input_file), a
+    screenshot, shell outputs `{stdout, stderr, outcome}`, or tool outputs (code interpreter
+    logs, file search results); and whether it reports a failure (a non-zero exit)."""
+    if output is None or isinstance(output, str):
+        return result_content(output), False
+    items = output if isinstance(output, list) else [output]
+    out: list = []
+    failed = False
+    for item in items:
+        if not isinstance(item, dict):
+            out += result_content([item])
+        elif "stdout" in item or "stderr" in item:
+            outcome = item.get("outcome") if isinstance(item.get("outcome"), dict) else {}
+            code = outcome.get("exit_code")
+            for key in ("stdout", "stderr"):
+                if isinstance(item.get(key), str) and item[key]:
+                    out += [Notice(key), Text(item[key], markdown=False)]
+            if outcome.get("type") == "timeout" or (isinstance(code, int) and code != 0):
+                failed = True
+                out.append(Notice("timed out" if outcome.get("type") == "timeout"
+                                  else f"exit code {code}"))
+        elif item.get("type") == "computer_screenshot" or item.get("type") == "image":
+            out.append(media_block(item, "image"))
+        elif isinstance(item.get("logs"), str):
+            out.append(Text(item["logs"], markdown=False))
+        elif isinstance(item.get("text"), str) and item.get("type") not in (
+                "input_text", "output_text", "text"):
+            head = " · ".join(str(item[k]) for k in ("filename", "file_id") if item.get(k))
+            out += [Notice(head or "result"), Text(item["text"], markdown=False)]
+        else:
+            out += content_blocks([item], markdown=False)
+    return out, failed
+
+
 def _exit(ev: Event, rec: dict) -> None:
     extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
     status = extra.get("exit_status")
@@ -270,7 +398,7 @@ def _common(ev: Event, rec: dict) -> None:
             ev.source_id = rec[key]
             break
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "role")}
-    if rec["role"] != ev.role:
+    if rec.get("role", ev.role) != ev.role:
         ev.meta["role"] = rec["role"]
 
 
