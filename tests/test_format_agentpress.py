@@ -178,3 +178,71 @@ def test_page_shows_calls_states_cached_block_and_hidden_statuses(tmp_path):
     assert '<details class="cached"><summary>Cached history' in html
     assert re.search(r'</span> <span id="hidden-count" data-n="12">12</span> hidden events', html)
     assert "compressed for the model" in html
+
+
+def _row(n, t, content, metadata=None, llm=False):
+    return {"message_id": f"5b2d0c1e-0000-4000-8000-{n:012d}", "thread_id": "9f0e8d7c-6b5a-4938-8271-605f4e3d2c1b",
+            "type": t, "is_llm_message": llm, "content": json.dumps(content),
+            "metadata": json.dumps(metadata or {"thread_run_id": "run-1"}),
+            "created_at": f"2025-11-03T10:00:{n:02d}.000000+00:00"}
+
+
+# One model call as kortix-ai/suna backend/core/agentpress/response_processor.py (commit 790c95c)
+# saves it: an llm_response_start row per call; a native tool's result row is `{role: tool,
+# tool_call_id, name, content: str(result.output)}` with no success flag, and the failure is only
+# said by the `tool_failed` status row saved after it.
+CURRENT_WRITER = [
+    _row(1, "user", {"role": "user", "content": "Check the disk usage"}, llm=True),
+    _row(2, "status", {"status_type": "thread_run_start", "thread_run_id": "run-1"}),
+    _row(3, "llm_response_start", {"llm_response_id": "resp-1", "auto_continue_count": 0,
+                                   "model": "anthropic/claude-sonnet-4-5",
+                                   "timestamp": "2025-11-03T10:00:03+00:00"},
+         {"thread_run_id": "run-1", "llm_response_id": "resp-1"}),
+    _row(4, "assistant", {"role": "assistant", "content": "Let me check.", "tool_calls": [
+        {"id": "toolu_01Disk", "type": "function",
+         "function": {"name": "execute_command", "arguments": "{\"command\": \"df -h /workspace\"}"}},
+        {"id": "toolu_02Ok", "type": "function",
+         "function": {"name": "list_files", "arguments": "{\"path\": \"/workspace\"}"}}]}, llm=True),
+    _row(5, "status", {"role": "assistant", "status_type": "tool_started",
+                       "function_name": "execute_command", "xml_tag_name": None,
+                       "message": "Starting execution of execute_command", "tool_index": 0,
+                       "tool_call_id": "toolu_01Disk", "arguments": "{\"command\": \"df -h /workspace\"}"}),
+    _row(6, "tool", {"role": "tool", "tool_call_id": "toolu_01Disk", "name": "execute_command",
+                     "content": "Error executing command: sandbox is not running"},
+         {"assistant_message_id": "5b2d0c1e-0000-4000-8000-000000000004"}, llm=True),
+    _row(7, "status", {"role": "assistant", "status_type": "tool_failed",
+                       "function_name": "execute_command", "xml_tag_name": None,
+                       "message": "Tool execute_command failed", "tool_index": 0,
+                       "tool_call_id": "toolu_01Disk"}),
+    _row(8, "tool", {"role": "tool", "tool_call_id": "toolu_02Ok", "name": "list_files",
+                     "content": "README.md\nsrc/"},
+         {"assistant_message_id": "5b2d0c1e-0000-4000-8000-000000000004"}, llm=True),
+    _row(9, "status", {"role": "assistant", "status_type": "tool_completed",
+                       "function_name": "list_files", "xml_tag_name": None,
+                       "message": "Tool list_files completed successfully", "tool_index": 1,
+                       "tool_call_id": "toolu_02Ok"},
+         {"thread_run_id": "run-1", "linked_tool_result_message_id": "5b2d0c1e-0000-4000-8000-000000000008"}),
+    _row(10, "status", {"status_type": "finish", "finish_reason": "tool_calls", "tools_executed": True}),
+]
+
+
+def test_current_writer_start_rows_are_quiet_and_a_failed_status_fails_its_call(tmp_path):
+    path = tmp_path / "run" / "messages.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in CURRENT_WRITER), encoding="utf-8")
+    assert detect.detect_file(path) == detect.Detected("agentpress", "jsonl")
+    idx = SessionIndex(path).build()
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {
+        "toolu_01Disk": "error", "toolu_02Ok": "completed"}
+    evs = events(idx)
+    start = evs[2]
+    assert (start.kind, start.hidden, start.blocks[0].text) == (
+        "llm_response_start", True, "model call started · anthropic/claude-sonnet-4-5")
+    assert [e.kind for e in evs if not e.hidden] == ["message", "message", "tool_result", "tool_result"]
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert '<span class="state error">error</span>' in html
+    # the start row is a hidden status line (shown by the toggle), not a visible JSON card
+    assert 'kind-other is-hidden" id="m-5b2d0c1e-0000-4000-8000-000000000003"' in html

@@ -251,12 +251,16 @@ class ToolCallMap:
 def _move(call: ToolCall, status: str, named: str | None) -> bool:
     """Put a call in a state its source reports without a result; whether it changed. A result
     stands, except that an error result may be named for what it was (legion reports `denied`
-    or `interrupted` after the result that says so)."""
-    if call.result is not None and not (named in ENDED and call.status == ERROR):
+    or `interrupted` after the result that says so), and that a result with no error of its own
+    turns out to be one when the source reports the call failed after it (agentpress saves a
+    native tool's output, which has no success flag, then a `tool_failed` status row)."""
+    if call.result is not None and not (named in ENDED and call.status == ERROR) and not (
+            status == ERROR and named is None and call.status == COMPLETED):
         return False
     if (call.status, call.named) == (status, named):
         return False
     call.status, call.named = status, named
+    call.is_error = status == ERROR
     return True
 
 

@@ -30,8 +30,11 @@ Rows by `type`:
   so, where no `success` is recorded, is a result that is an error report (`common.error_content`).
 * `status`: `{status_type: thread_run_start | thread_run_end | assistant_response_start | finish |
   tool_started | tool_completed | tool_failed | tool_error | error, …}` → hidden status events with a
-  readable notice; `tool_started` with a `tool_call_id` marks that call running. `error` stays visible.
-* `llm_response_end` / `assistant_response_end`: the serialised model response → hidden, with its
+  readable notice; `tool_started` with a `tool_call_id` marks that call running, `tool_failed` /
+  `tool_error` marks it failed (the native result row before it, `{role: tool, content:
+  str(output)}`, records no success). `error` stays visible.
+* `llm_response_start` (one per model call: its id, model, auto-continue count) → hidden.
+  `llm_response_end` / `assistant_response_end`: the serialised model response → hidden, with its
   model and usage.
 * `summary` → a visible system summary; `browser_state`, `image_context`, `cost` and stream chunk
   rows (`metadata.stream_status` chunk / tool_call_chunk) → hidden; any other type → a quiet card.
@@ -136,6 +139,11 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = _status(content, md, ref)
     elif t in _RESPONSE_END:
         ev = _response_end(t, content, ref)
+    elif t == "llm_response_start":
+        c = content if isinstance(content, dict) else {}
+        model = c.get("model") if isinstance(c.get("model"), str) else None
+        ev = Event(ref, "status", kind=t, hidden=True, hidden_reason="model response",
+                   blocks=[Notice(f"model call started{' · ' + model if model else ''}", content)])
     elif t == "summary":
         msg = content if isinstance(content, dict) else {"content": content}
         ev = Event(ref, "system", kind="summary",
@@ -299,6 +307,8 @@ def _status(content: Any, md: dict, ref: Ref) -> Event:
     call = c.get("tool_call_id")
     if st == "tool_started" and isinstance(call, str) and call:
         ev.running.append(call)
+    elif st in ("tool_failed", "tool_error") and isinstance(call, str) and call:
+        ev.states[call] = "failed"  # a native result row has no success flag: this says it
     return ev
 
 
