@@ -165,3 +165,56 @@ def test_bundled_session_nests_its_subagent():
     task = next(v for v in win.events if "toolu_task_explore" in v.calls)
     cv = task.calls["toolu_task_explore"]
     assert cv.thread.count == 4 and cv.result is not None and cv.call.status == "completed"
+
+
+# Lines of Claude Code 2.1.32–2.1.183 as chrisguillory/claude-session-mcp models them
+# (src/schemas/session/models.py, commit 8c77ad1, schema v0.2.45): newer sidecar records, api_error
+# lines, agents_killed, and the `fallback` content block of a model fallback.
+NEWER_LINES = [
+    {"type": "saved-hook-context", "sessionId": "s1", "hookEvent": "SessionStart", "context": "x"},
+    {"type": "bridge-session", "sessionId": "s1", "bridgeSessionId": "b1", "lastSequenceNum": 7},
+    {"type": "fork-context-ref", "agentId": "a1b2c3", "parentSessionId": "s0",
+     "parentLastUuid": "u9", "contextLength": 42},
+    {"type": "isolation-latch", "side": "normal", "sessionId": "s1"},
+    {"type": "system", "subtype": "api_error", "level": "error", "uuid": "e1", "parentUuid": "p1",
+     "sessionId": "s1", "timestamp": "2026-05-01T10:00:00.000Z", "cwd": "/w", "retryInMs": 5123.4,
+     "retryAttempt": 3, "maxRetries": 10, "error": {
+         "status": 529, "headers": {"retry-after": "5"}, "requestID": "req_011", "type": "overloaded_error",
+         "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}}},
+    {"type": "system", "subtype": "api_error", "level": "error", "uuid": "e2", "parentUuid": "p1",
+     "sessionId": "s1", "timestamp": "2026-05-01T10:00:01.000Z", "cwd": "/w", "retryInMs": 1000,
+     "retryAttempt": 1, "maxRetries": 10,
+     "error": {"cause": {"code": "ECONNRESET", "path": "https://api.anthropic.com/v1/messages", "errno": 0}}},
+    {"type": "system", "subtype": "agents_killed", "uuid": "k1", "parentUuid": "p1", "sessionId": "s1",
+     "timestamp": "2026-05-01T10:00:02.000Z", "cwd": "/w", "isMeta": False},
+    {"type": "assistant", "uuid": "a1", "parentUuid": "p1", "sessionId": "s1",
+     "timestamp": "2026-05-01T10:00:03.000Z", "message": {
+         "id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-6", "content": [
+             {"type": "fallback", "from": {"model": "claude-fable-5"}, "to": {"model": "claude-sonnet-4-6"}},
+             {"type": "text", "text": "Here is the answer."}]}},
+]
+
+
+def test_newer_lines_read_as_state_errors_and_notices():
+    evs = [claude_code.event(rec, Ref("main", i, 0, 1)) for i, rec in enumerate(NEWER_LINES, 1)]
+    assert [(e.kind, e.hidden) for e in evs[:4]] == [
+        ("saved-hook-context", True), ("bridge-session", True), ("fork-context-ref", True),
+        ("isolation-latch", True)]
+    overloaded, reset, killed, answer = evs[4:]
+    assert overloaded.role == reset.role == "error"
+    assert overloaded.blocks[0].text == "API error 529: Overloaded · retry 3 of 10 in 5.1s"
+    assert reset.blocks[0].text == "API error: ECONNRESET · retry 1 of 10 in 1.0s"
+    assert killed.blocks[0].text == "running sub-agents stopped"
+    assert [(b.kind, getattr(b, "text", "")) for b in answer.blocks] == [
+        ("notice", "model fallback: claude-fable-5 → claude-sonnet-4-6"), ("text", "Here is the answer.")]
+
+
+def test_newer_sidecars_in_a_session_are_hidden_state(tmp_path):
+    path = tmp_path / "s1.jsonl"
+    prompt = {"type": "user", "uuid": "p1", "parentUuid": None, "sessionId": "s1",
+              "timestamp": "2026-05-01T09:59:59.000Z", "message": {"role": "user", "content": "Hi"}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [prompt, *NEWER_LINES]), encoding="utf-8")
+    assert detect.detect_file(path).format == "claude-code"
+    idx = SessionIndex(path).build()
+    assert "unknown" not in idx.threads["main"].kinds
+    assert idx.summary.hidden == 4

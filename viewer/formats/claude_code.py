@@ -51,6 +51,15 @@ _NOISE = {
     "marble-origami-commit": "state",
     "marble-origami-snapshot": "state",
     "speculation-accept": "state",
+    # sidecars of newer CLIs (2.1.32–2.1.163; chrisguillory/claude-session-mcp
+    # src/schemas/session/models.py, schema v0.2.45): hook context, remote-control bridge,
+    # a forked sub-agent's pointer to its parent, coordinator isolation, attribution
+    "saved-hook-context": "state",
+    "bridge-session": "state",
+    "fork-context-ref": "state",
+    "isolation-latch": "state",
+    "attribution-snapshot": "state",
+    "marble-origami-reset": "state",
 }
 _KNOWN = {"user", "assistant", "system", *_NOISE}
 _QUIET_SYSTEM = {"stop_hook_summary", "turn_duration", "hook_progress", "init", "bridge_status"}
@@ -369,9 +378,16 @@ def _system(rec: dict, ref: Ref) -> Event:
             words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
         ev.kind = "compaction"
         ev.blocks = [Notice(words, md or None)]
-    elif sub == "api_error" or rec.get("level") == "error":
+    elif sub == "api_error":
+        ev.role = "error"
+        ev.blocks = [Notice(_api_error_words(rec), rec.get("error") or None)]
+        if isinstance(content, str) and content.strip():
+            ev.blocks.append(Text(content, markdown=False))
+    elif rec.get("level") == "error":
         ev.role = "error"
         ev.blocks = [Text(as_text(content or rec.get("error") or sub), markdown=False)]
+    elif sub == "agents_killed":
+        ev.blocks = [Notice("running sub-agents stopped")]
     elif sub == "local_command":
         ev.kind = "command_output"
         text = as_text(content)
@@ -392,6 +408,32 @@ def _system(rec: dict, ref: Ref) -> Event:
     if sub in _QUIET_SYSTEM:
         ev.hidden, ev.hidden_reason = True, "bookkeeping"
     return ev
+
+
+def _api_error_words(rec: dict) -> str:
+    """An api_error line in one sentence: what failed and the retry the CLI scheduled. The error
+    is an HTTP error `{status, error: {error: {type, message}}, type}`, a network one `{cause:
+    {code}}` / `{connection: {code}, formatted}`, or empty (claude-session-mcp models.py:
+    ApiError, NetworkError, NetworkDownError, RetryableHttpError, EmptyError)."""
+    err = rec.get("error") if isinstance(rec.get("error"), dict) else {}
+    parts = ["API error"]
+    if isinstance(err.get("status"), int):
+        parts[0] += f" {err['status']}"
+    body = err.get("error") if isinstance(err.get("error"), dict) else {}
+    detail = body.get("error") if isinstance(body.get("error"), dict) else body
+    cause = next((c for c in (err.get("cause"), err.get("connection"), rec.get("cause"))
+                  if isinstance(c, dict)), {})
+    what = detail.get("message") or detail.get("type") or err.get("type") or cause.get("code") \
+        or err.get("formatted") or err.get("message")
+    if isinstance(what, str) and what:
+        parts[0] += f": {what}"
+    attempt, most, wait = rec.get("retryAttempt"), rec.get("maxRetries"), rec.get("retryInMs")
+    if isinstance(attempt, int) and isinstance(most, int):
+        retry = f"retry {attempt} of {most}"
+        if isinstance(wait, (int, float)) and not isinstance(wait, bool):
+            retry += f" in {wait / 1000:.1f}s"
+        parts.append(retry)
+    return " · ".join(parts)
 
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:

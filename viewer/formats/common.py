@@ -254,6 +254,10 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(media_block(b, t))
         elif t == "cached":
             out.append(Cached(as_text(b.get("text"))))
+        elif t == "fallback":  # the API answered with another model (Claude Code 2.1.170+)
+            src, dst = b.get("from"), b.get("to")
+            names = [m.get("model") if isinstance(m, dict) else None for m in (src, dst)]
+            out.append(Notice(f"model fallback: {names[0] or '?'} → {names[1] or '?'}", b))
         else:
             out.append(Data(b, str(t)))
     return out
