@@ -105,8 +105,8 @@ def test_sdk_blocks_without_type_keys():
         "model": "m", "message_id": "msg_1", "uuid": "u-1"}}, R)
     assert [b.kind for b in ev.blocks] == ["text", "thinking", "tool_use"]
     assert ev.message_id == "msg_1" and ev.source_id == "u-1"
-    unknown = legion.event({"_type": "RateLimitEvent", "data": {"x": 1}}, R)
-    assert unknown.kind == "sdk:RateLimitEvent" and unknown.role == "system"
+    unknown = legion.event({"_type": "MirrorErrorMessage", "data": {"x": 1}}, R)
+    assert unknown.kind == "sdk:MirrorErrorMessage" and unknown.role == "system"
 
 
 def test_subagent_frames_render_under_the_task():
@@ -114,3 +114,21 @@ def test_subagent_frames_render_under_the_task():
     win = Timeline(idx).window("main")
     sub = [v for v in win.events if v.ev.parent == "toolu_task_1"]
     assert sub and all(v.ev.parent for v in sub)
+
+
+# The Agent SDK's RateLimitEvent as legion saves raw SDK records (`_type` = the class name);
+# fields from anthropics/claude-agent-sdk-python src/claude_agent_sdk/types.py (RateLimitEvent,
+# RateLimitInfo; commit ae8f4d8) and its documentation.
+@pytest.mark.parametrize("status, role, hidden, words", [
+    ("allowed", "system", True, "rate limit allowed (five hour)"),
+    ("allowed_warning", "system", False, "rate limit allowed warning (five hour) · 91% used"),
+    ("rejected", "error", False, "rate limit rejected (five hour) · 100% used"),
+])
+def test_rate_limit_events_are_readable(status, role, hidden, words):
+    info = {"status": status, "resets_at": 1767225600, "rate_limit_type": "five_hour"}
+    if status != "allowed":
+        info["utilization"] = 0.91 if status == "allowed_warning" else 1.0
+    ev = legion.event({"_type": "RateLimitEvent", "data": {
+        "rate_limit_info": info, "uuid": "r1", "session_id": "s1"}}, R)
+    assert (ev.role, ev.kind, ev.hidden) == (role, "rate_limit", hidden)
+    assert ev.blocks[0].text == words + " · resets 2026-01-01 00:00 UTC"

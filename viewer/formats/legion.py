@@ -433,6 +433,8 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         ev = _permission("permission_request" if "Request" in cls else "permission_response", d, d, ref)
     elif cls.startswith("Task") and cls.endswith("Message"):
         ev = _task(cls, d, ref)
+    elif cls == "RateLimitEvent":
+        ev = _rate_limit(d, ref)
     elif cls == "StreamEvent":
         ev = Event(ref, "system", kind="stream", hidden=True, hidden_reason="stream event",
                    blocks=[Data(d, "stream event")])
@@ -445,6 +447,30 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         ev.parent = parent
     if isinstance(d.get("uuid"), str) and ev.source_id is None:
         ev.source_id = d["uuid"]
+    return ev
+
+
+def _rate_limit(d: dict, ref: Ref) -> Event:
+    """The SDK's RateLimitEvent `{rate_limit_info: {status, resets_at, rate_limit_type,
+    utilization, …}}` (claude-agent-sdk-python types.py): a warning or a refusal is shown, an
+    "allowed" status change is bookkeeping."""
+    info = d.get("rate_limit_info") if isinstance(d.get("rate_limit_info"), dict) else {}
+    status = str(info.get("status") or "changed")
+    words = f"rate limit {status.replace('_', ' ')}"
+    if isinstance(info.get("rate_limit_type"), str):
+        words += f" ({info['rate_limit_type'].replace('_', ' ')})"
+    use = info.get("utilization")
+    if isinstance(use, (int, float)) and not isinstance(use, bool):
+        words += f" · {use:.0%} used"
+    resets = info.get("resets_at")
+    if isinstance(resets, (int, float)) and not isinstance(resets, bool):
+        when = timestamps.parse(resets).utc
+        if when is not None:
+            words += f" · resets {when:%Y-%m-%d %H:%M} UTC"
+    ev = Event(ref, "error" if status == "rejected" else "system", kind="rate_limit",
+               blocks=[Notice(words, d)])
+    if status == "allowed":
+        ev.hidden, ev.hidden_reason = True, "bookkeeping"
     return ev
 
 
