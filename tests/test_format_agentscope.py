@@ -382,3 +382,24 @@ def test_page_shows_calls_states_and_agent_lanes(tmp_path):
     html = client.get(java).get_data(as_text=True)
     assert '<span class="state executing">' in html
     assert "Analyst" in html and "Writer" in html
+
+
+# A 2.x reply waiting on the user's permission: its ToolCallBlock has `state: "asking"`
+# (agentscope-ai/agentscope src/agentscope/message/_block.py, ToolCallState; commit 0cce223).
+def test_a_tool_call_asking_for_permission_awaits_it(tmp_path):
+    path = tmp_path / "asking" / "memory_messages.jsonl"
+    path.parent.mkdir()
+    msgs = [
+        {"id": "m0", "name": "user", "role": "user", "created_at": "2026-03-01T09:59:59.000Z",
+         "content": [{"type": "text", "text": "Clean the build folder"}]},
+        {"id": "m1", "name": "Friday", "role": "assistant", "created_at": "2026-03-01T10:00:00.000Z",
+         "finished_at": None, "content": [
+             {"type": "thinking", "thinking": "", "redacted_thinking_data": "EncRypt", "id": "b1"},
+             {"type": "tool_call", "id": "tc1", "name": "execute_shell_command",
+              "input": "{\"command\": \"rm -rf build\"}", "state": "asking", "suggested_rules": []}]},
+    ]
+    path.write_text("".join(json.dumps(m) + "\n" for m in msgs), encoding="utf-8")
+    assert detect.detect_file(path).format == "agentscope"
+    idx = SessionIndex(path).build()
+    call = idx.calls.calls["tc1"]
+    assert (call.status, call.named) == ("pending", "awaiting_permission")

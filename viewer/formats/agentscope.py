@@ -62,7 +62,9 @@ _TOOLKIT_ERRORS = ("Error: ", "Error occurred when calling MCP tool: ", "Error d
 _INTERRUPTED = ("<system-info>The tool call has been interrupted",
                 "<system-info>The tool call has been cancelled")
 _NAMED = {"interrupted": INTERRUPTED, "denied": DENIED, "cancelled": CANCELLED}
-_CALL_STATUS = {"pending": "pending", "asking": "pending", "allowed": "pending",
+# 2.x ToolCallState (agentscope src/agentscope/message/_block.py): `asking` waits for the user's
+# permission, which the map shows as its own named state
+_CALL_STATUS = {"pending": "pending", "asking": "asking", "allowed": "pending",
                 "submitted": "running", "parse_failed": "failed"}
 _MAX_DEPTH = 8
 
