@@ -306,6 +306,9 @@ def test_responses_items_are_calls_results_and_thinking(tmp_path):
     html = client.get(link).get_data(as_text=True)
     assert "cat: MISSING.md: No such file or directory" in html and "69.8" in html
     assert '"type": "function_call"' not in html  # no item shown as raw JSON
+    # a free-form input is shown as written, not as a quoted JSON string with \n escapes
+    assert "*** Begin Patch\n*** Update File: README.md" in html
+    assert "<dt>query</dt><dd>paris weather tomorrow</dd>" in html  # the search action, unwrapped
 
 
 def test_custom_tool_calls_and_reasoning_details_in_chat_messages():

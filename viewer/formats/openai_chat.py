@@ -318,6 +318,8 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
             args = rec.get("input")
         else:  # the action / operation / code / queries the call carries
             args = {k: v for k, v in rec.items() if k not in _BOOKKEEPING}
+            if len(args) == 1 and isinstance(next(iter(args.values())), dict):
+                args = next(iter(args.values()))  # `{action: {…}}`: the action's own fields
         hosted = t in _HOSTED_CALLS
         use = ToolUse(cid, name, args, raw, status=rec.get("status") if hosted else None)
         ev = Event(ref, "assistant", blocks=[use])
