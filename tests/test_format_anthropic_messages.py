@@ -271,3 +271,27 @@ def test_a_result_object_without_a_type_string_never_raises():
         {"type": "tool_use", "id": "t1", "name": "x", "input": {}},
         {"type": "tool_result", "tool_use_id": "t1", "content": {"type": None}}]}, R)
     assert [b.kind for b in ev.blocks] == ["tool_use", "tool_result"]
+
+
+def test_an_answer_cut_at_its_citations_reads_as_one_text_with_its_sources():
+    # the Messages API returns a cited answer as text blocks cut where each citation starts and
+    # ends (anthropic-sdk-python types/beta: beta_text_block, beta_citation_web_search_result_location,
+    # beta_citation_char_location)
+    ev = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "text", "text": "Based on the search, "},
+        {"type": "text", "text": "Claude Shannon was born on April 30, 1916", "citations": [
+            {"type": "web_search_result_location", "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+             "title": "Claude Shannon - Wikipedia", "encrypted_index": "Eo8B",
+             "cited_text": "Claude Elwood Shannon (April 30, 1916 – February 24, 2001)"}]},
+        {"type": "text", "text": " in Petoskey, "},
+        {"type": "text", "text": "Michigan.", "citations": [
+            {"type": "web_search_result_location", "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+             "title": "Claude Shannon - Wikipedia", "encrypted_index": "x", "cited_text": "Petoskey"},
+            {"type": "char_location", "document_title": "bio.txt", "cited_text": "Michigan",
+             "document_index": 0, "start_char_index": 0, "end_char_index": 8}]}]}, R)
+    assert [(b.kind, b.text) for b in ev.blocks] == [
+        ("text", "Based on the search, Claude Shannon was born on April 30, 1916 in Petoskey, Michigan."),
+        ("notice", "sources: Claude Shannon - Wikipedia — https://en.wikipedia.org/wiki/Claude_Shannon; bio.txt")]
+    plain = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}, R)
+    assert [b.text for b in plain.blocks] == ["one", "two"]  # no citations: blocks stay as written

@@ -215,6 +215,8 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
     if not isinstance(content, list):
         return [Data(content)]
     out = []
+    cited: list = []  # the citations of the message's text, named once after it
+    runs: list = []  # [first, last, cited] of each run of text blocks in `out`
     for b in content:
         if isinstance(b, str):
             out.append(Text(b, markdown))
@@ -227,7 +229,14 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             t = _guess_type(b)
         if t == "text":
             text = b.get("text")
+            cites = b.get("citations") if isinstance(b.get("citations"), list) else []
+            cited += cites
+            if runs and runs[-1][1] == len(out) - 1:
+                runs[-1][1:] = [len(out), runs[-1][2] or bool(cites)]
+            else:
+                runs.append([len(out), len(out), bool(cites)])
             out.append(Text(text if isinstance(text, str) else as_text(text), markdown))
+            continue
         elif t == "thinking":
             text = b.get("thinking")
             out.append(Thinking(text if isinstance(text, str) else "", False, b.get("signature")))
@@ -260,7 +269,29 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(Notice(f"model fallback: {names[0] or '?'} → {names[1] or '?'}", b))
         else:
             out.append(Data(b, str(t)))
+    if cited:
+        # an answer with citations comes as text blocks cut where each citation starts and
+        # ends: each such run is one text, read as written
+        for first, last, has in reversed(runs):
+            if has and last > first:
+                out[first:last + 1] = [Text("".join(x.text for x in out[first:last + 1]), markdown)]
+        out.append(Notice(citation_words(cited), cited))
     return out
+
+
+def citation_words(cites: list) -> str:
+    """The sources a message's text cites, each once: a web page's title and address, a
+    document's title, a search result's title and source."""
+    seen: dict = {}
+    for c in cites:
+        if not isinstance(c, dict):
+            continue
+        title = c.get("title") or c.get("document_title")
+        where = c.get("url") or c.get("source")
+        parts = [str(x) for x in (title, where) if isinstance(x, str) and x]
+        if parts:
+            seen.setdefault(" — ".join(parts), None)
+    return ("sources: " + "; ".join(seen)) if seen else f"{len(cites)} citation(s)"
 
 
 # --- Anthropic server tools, documents and search results -----------------------------------------
