@@ -320,3 +320,20 @@ def test_custom_tool_calls_and_reasoning_details_in_chat_messages():
         ("thinking", "Patch the file."), ("tool_use", None)]
     assert (ev.blocks[1].id, ev.blocks[1].name, ev.blocks[1].input) == (
         "call_c1", "apply_patch", "*** Begin Patch")
+
+
+def test_the_sources_an_answer_cites_are_named():
+    # chat: message.annotations url_citation (openai-python types/chat/chat_completion_message.py);
+    # Responses: output_text annotations (types/responses/response_output_text.py)
+    chat = openai_chat.event({"role": "assistant", "content": "Paris is 21 °C today.", "annotations": [
+        {"type": "url_citation", "url_citation": {"url": "https://weather.example/paris",
+                                                  "title": "Paris weather", "start_index": 0, "end_index": 5}}]}, R)
+    item = openai_chat.event({"type": "message", "role": "assistant", "content": [
+        {"type": "output_text", "text": "It is 21 °C.", "annotations": [
+            {"type": "url_citation", "url": "https://weather.example/paris", "title": "Paris weather",
+             "start_index": 0, "end_index": 3},
+            {"type": "file_citation", "file_id": "file_1", "filename": "notes.pdf", "index": 2}]}]}, R)
+    assert [b.text for b in chat.blocks] == [
+        "Paris is 21 °C today.", "sources: Paris weather — https://weather.example/paris"]
+    assert [b.text for b in item.blocks] == [
+        "It is 21 °C.", "sources: Paris weather — https://weather.example/paris; notes.pdf"]

@@ -47,8 +47,8 @@ import re
 from typing import Any
 
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, error_content, first_time, generic_event, media_block, \
-    model_and_usage, openai_tool_calls, parse_arguments, result_content, text_field
+from .common import as_text, citation_words, error_content, first_time, generic_event, \
+    media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, text_field
 
 NAME = "openai-chat"
 MODE = "document"
@@ -151,6 +151,8 @@ def event(rec: Any, ref: Ref) -> Event:
         _exit(ev, rec)
     else:
         ev.blocks = thinking_blocks(rec) + content_blocks(content, markdown=role != "system")
+        if sources := _cited(rec.get("annotations"), content):
+            ev.blocks.append(Notice(citation_words(sources), sources))
         if isinstance(rec.get("refusal"), str) and rec["refusal"]:
             ev.blocks += [Notice("the model refused"), Text(rec["refusal"])]
         if isinstance(rec.get("audio"), dict):
@@ -208,6 +210,23 @@ def content_blocks(content: Any, *, markdown: bool = True) -> list:
             out += [Notice("the model refused"), Text(as_text(part.get("refusal")), markdown)]
         else:
             out.append(Data(part, str(t)))
+    return out
+
+
+def _cited(annotations: Any, content: Any) -> list:
+    """The web pages / files an answer cites: chat `annotations: [{type: url_citation,
+    url_citation: {url, title}}]`, or Responses output_text parts' `annotations: [{type:
+    url_citation, url, title} | {type: file_citation, filename}]` (openai-python
+    types/chat/chat_completion_message.py, types/responses/response_output_text.py)."""
+    found = list(annotations) if isinstance(annotations, list) else []
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and isinstance(part.get("annotations"), list):
+            found += part["annotations"]
+    out = []
+    for a in found:
+        if isinstance(a, dict):
+            inner = a.get(a.get("type")) if isinstance(a.get(a.get("type")), dict) else a
+            out.append({"title": inner.get("title") or inner.get("filename"), "url": inner.get("url")})
     return out
 
 
