@@ -218,3 +218,38 @@ def test_newer_sidecars_in_a_session_are_hidden_state(tmp_path):
     idx = SessionIndex(path).build()
     assert "unknown" not in idx.threads["main"].kinds
     assert idx.summary.hidden == 4
+
+
+def test_a_message_sent_mid_turn_is_shown_as_the_users(tmp_path):
+    # Claude Code 2.1.90+ takes a message typed while the agent works into the running turn and
+    # records it only as a `queued_command` attachment plus queue-operation lines, no user line
+    # (claude-session-mcp models.py QueuedCommandAttachment / QueueOperationRecord).
+    base = {"sessionId": "s1", "cwd": "/w", "userType": "external", "version": "2.1.120"}
+    lines = [
+        {**base, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-05-01T10:00:00.000Z",
+         "message": {"role": "user", "content": "Refactor the parser"}},
+        {**base, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2026-05-01T10:00:05.000Z",
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-opus-4-7", "content": [
+             {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest -q"}}]}},
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-05-01T10:00:07.000Z",
+         "sessionId": "s1", "content": "also keep the old API working"},
+        {**base, "type": "attachment", "uuid": "q1", "parentUuid": "a1", "timestamp": "2026-05-01T10:00:07.000Z",
+         "attachment": {"type": "queued_command", "prompt": "also keep the old API working",
+                        "commandMode": "prompt", "origin": {"kind": "human"}}},
+        {"type": "queue-operation", "operation": "remove", "reason": "absorbed_mid_turn",
+         "timestamp": "2026-05-01T10:00:08.000Z", "sessionId": "s1"},
+        {**base, "type": "attachment", "uuid": "q2", "parentUuid": "q1", "timestamp": "2026-05-01T10:00:09.000Z",
+         "attachment": {"type": "queued_command", "commandMode": "task-notification",
+                        "prompt": "<task-notification><task-id>b1</task-id></task-notification>"}},
+        {**base, "type": "user", "uuid": "r1", "parentUuid": "q2", "timestamp": "2026-05-01T10:00:10.000Z",
+         "message": {"role": "user", "content": [
+             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "12 passed"}]}},
+    ]
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    visible = [(e.role, e.text()) for e in evs if not e.hidden]
+    assert ("user", "also keep the old API working") in visible
+    assert idx.summary.title == "Refactor the parser"
+    assert [e.hidden for e in evs] == [False, False, True, False, True, True, False]

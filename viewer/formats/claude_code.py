@@ -102,6 +102,8 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = _user(rec, ref)
     elif t == "system":
         ev = _system(rec, ref)
+    elif t == "attachment" and (queued := _queued_prompt(rec, ref)) is not None:
+        ev = queued
     else:
         ev = _noise(rec, ref, t)
     _common(ev, rec)
@@ -434,6 +436,28 @@ def _api_error_words(rec: dict) -> str:
             retry += f" in {wait / 1000:.1f}s"
         parts.append(retry)
     return " · ".join(parts)
+
+
+def _queued_prompt(rec: dict, ref: Ref) -> Event | None:
+    """A message the person (or a peer agent) sent while the agent was working, which the agent
+    took in mid-turn: the CLI records it only as a `queued_command` attachment (and hidden
+    queue-operation lines), never as a user line, so it is shown as the user's message. Task
+    notifications queued the same way stay bookkeeping. (claude-session-mcp models.py:
+    QueuedCommandAttachment {prompt: str | blocks, commandMode, origin: {kind}}.)"""
+    att = rec.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != "queued_command" \
+            or att.get("commandMode") not in (None, "prompt", "plan"):
+        return None
+    prompt = att.get("prompt")
+    blocks = context_blocks(prompt) if isinstance(prompt, str) else anthropic_blocks(prompt)
+    if not blocks:
+        return None
+    origin = att.get("origin") if isinstance(att.get("origin"), dict) else {}
+    kind = origin.get("kind") if isinstance(origin.get("kind"), str) else None
+    note = "sent while the agent was working"
+    if kind and kind != "human":
+        note += f" (from {kind.replace('-', ' ')})"
+    return Event(ref, "user", blocks=[Notice(note, att), *blocks])
 
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:
