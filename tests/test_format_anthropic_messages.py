@@ -295,3 +295,21 @@ def test_an_answer_cut_at_its_citations_reads_as_one_text_with_its_sources():
     plain = anthropic_messages.event({"role": "assistant", "content": [
         {"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}, R)
     assert [b.text for b in plain.blocks] == ["one", "two"]  # no citations: blocks stay as written
+
+
+def test_container_uploads_and_output_files_are_named():
+    # anthropic-sdk-python types/beta: beta_container_upload_block_param,
+    # beta_bash_code_execution_output_block ({type, file_id})
+    ev = anthropic_messages.event({"role": "user", "content": [
+        {"type": "container_upload", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"},
+        {"type": "text", "text": "Plot this CSV."}]}, R)
+    assert [b.text for b in ev.blocks] == [
+        "file file_011CNha8iCJcU1wXNR6q4V8w uploaded to the code execution container", "Plot this CSV."]
+    reply = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_9", "name": "bash_code_execution",
+         "input": {"command": "python plot.py"}},
+        {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_9", "content": {
+            "type": "bash_code_execution_result", "stdout": "saved", "stderr": "", "return_code": 0,
+            "content": [{"type": "bash_code_execution_output", "file_id": "file_013plot"}]}}]}, R)
+    (result,) = reply.tool_results()
+    assert [b.text for b in result.content] == ["stdout", "saved", "exit code 0", "output file file_013plot"]

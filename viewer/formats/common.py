@@ -193,6 +193,8 @@ def result_content(content: Any) -> list:
                     out += search_result_blocks(item)
                 elif t == "web_search_result":
                     out.append(web_search_text([item]))
+                elif isinstance(t, str) and t.endswith("_output") and isinstance(item.get("file_id"), str):
+                    out.append(Notice(f"output file {item['file_id']}", item))  # code execution's
                 elif t == "tool_reference":
                     out.append(Notice(f"tool reference: {item.get('tool_name', '?')}", item))
                 else:
@@ -263,6 +265,8 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(media_block(b, t))
         elif t == "cached":
             out.append(Cached(as_text(b.get("text"))))
+        elif t == "container_upload" and isinstance(b.get("file_id"), str):
+            out.append(Notice(f"file {b['file_id']} uploaded to the code execution container", b))
         elif t == "fallback":  # the API answered with another model (Claude Code 2.1.170+)
             src, dst = b.get("from"), b.get("to")
             names = [m.get("model") if isinstance(m, dict) else None for m in (src, dst)]
