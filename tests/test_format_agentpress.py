@@ -176,7 +176,7 @@ def test_page_shows_calls_states_cached_block_and_hidden_statuses(tmp_path):
         assert f'<span class="state {state}">{state}</span>' in html
     assert "arguments are not valid JSON" in html
     assert '<details class="cached"><summary>Cached history' in html
-    assert re.search(r'</span> <span id="hidden-count" data-n="12">12</span> hidden events', html)
+    assert re.search(r'</span> <span id="hidden-count" data-n="12">12 hidden events</span>', html)
     assert "compressed for the model" in html
 
 

@@ -43,7 +43,7 @@ def test_session_page_renders_timeline_with_calls_and_states(client):
     assert "orphan result" in html and "toolu_ghost_9" in html
     assert "Unparsed line 17" in html
     assert 'class="ev role-system kind-system is-hidden' in html
-    assert re.search(r'</span> <span id="hidden-count" data-n="2">2</span> hidden events', html)
+    assert re.search(r'</span> <span id="hidden-count" data-n="2">2 hidden events</span>', html)
     assert '<table class="diff-lines">' in html  # the Edit call as a diff
     assert 'class="a-f1"' in html  # ANSI red in the Bash output
     assert "<details class=\"thinking\"" in html

@@ -589,7 +589,7 @@ class _Markdown:
         hidden = x._hidden()
         out.append(f"\n*Exported by session-viewer {__version__} on "
                    f"{timestamps.human_utc(timestamps.from_epoch(x.now))}"
-                   + (f"; {hidden} hidden events (progress, snapshots…) left out" if hidden else "")
+                   + (f"; {hidden} hidden event{'' if hidden == 1 else 's'} (progress, snapshots…) left out" if hidden else "")
                    + (". Secrets are redacted." if x.redactor else ".") + "*\n")
         yield "\n".join(out)
         tl = Timeline(x.idx, expand=STRING_LIMIT)
