@@ -75,6 +75,28 @@ def test_unreadable_file_fails_plainly(tmp_path, monkeypatch):
     assert r.exit_code != 0
     assert "cannot read" in r.output and "Permission denied" in r.output
     assert "Traceback" not in r.output
+    assert "format" not in r.output and "events" not in r.output  # no report of zeros before it
+    data = json.loads(check(p, "--json").output)
+    assert set(data) == {"path", "error"} and "Permission denied" in data["error"]
+
+
+def test_export_of_a_folder_of_sessions_asks_which_one_to_export(tmp_path):
+    r = CliRunner().invoke(main, ["export", str(SESSIONS), "-o", str(tmp_path / "x.html")])
+    assert r.exit_code == 1
+    assert "holds 5 sessions; name the one to export, e.g." in r.output
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_help_names_each_command_in_a_whole_sentence_and_explains_port_and_verbose():
+    r = CliRunner().invoke(main, ["--help"])
+    assert r.exit_code == 0
+    commands = r.output.split("Commands:")[1]
+    for name in ("check", "export", "serve"):
+        assert name in commands
+    assert "..." not in commands  # Click cuts a long first line of a docstring with "..."
+    serve = CliRunner().invoke(main, ["serve", "--help"]).output
+    assert "--port INTEGER     Port to listen on." in serve  # every option says what it does
+    assert "-v, --verbose      Log more" in serve
 
 
 def test_check_names_the_session_in_a_folder_or_asks(tmp_path):

@@ -33,10 +33,10 @@ def main() -> None:
     """Open AI-agent session transcripts in a browser."""
 
 
-@main.command()
+@main.command(short_help="Serve folders of sessions in the browser.")
 @click.argument("roots", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--port", default=5000, show_default=True, type=int, help="Port to listen on.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the browser at the list page.")
 @click.option("--token", envvar="SESSION_VIEWER_TOKEN",
               help="Access token (required, and generated if absent, off loopback).")
@@ -49,7 +49,7 @@ def main() -> None:
               help="Follow symlinks to files outside the ROOTS (by default they are skipped).")
 @click.option("--redact", is_flag=True,
               help="Replace secrets (keys, tokens, passwords) in everything served.")
-@click.option("-v", "--verbose", is_flag=True)
+@click.option("-v", "--verbose", is_flag=True, help="Log more (INFO messages, e.g. how files are watched).")
 def serve(roots, host, port, open_browser, token, allow_remote, cache_dir, no_cache, no_watch,
           follow_symlinks, redact, verbose) -> None:
     """Serve ROOTS: folders of sessions, session folders or transcript files.
@@ -210,7 +210,7 @@ def _fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-@main.command()
+@main.command(short_help="Write one session to an HTML, Markdown or JSON file.")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="The file to write (default: named after the session, here; '-' for stdout).")
@@ -237,7 +237,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
 
     started = time.perf_counter()
     try:
-        main_file = _main_file(path)
+        main_file = _main_file(path, "export")
     except _Unusable as e:
         _fail(str(e), 1)
     if fmt is None:
@@ -307,7 +307,7 @@ def _export_note(x, target: Path | None, size: int, started: float) -> None:
             click.echo("redacted: nothing looked like a secret", err=True)
 
 
-@main.command()
+@main.command(short_help="Report a session's format, events, tool calls and unparsed lines.")
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--redact-report", is_flag=True,
@@ -335,7 +335,7 @@ class _Unusable(Exception):
     """A path `check` cannot report on: one line says why."""
 
 
-def _main_file(path: Path) -> Path:
+def _main_file(path: Path, verb: str = "check") -> Path:
     """The transcript to check: the file itself, or the one session the server would find in the
     folder (its messages.jsonl, its one transcript, a Wolo session.json…)."""
     if not path.exists():
@@ -352,7 +352,7 @@ def _main_file(path: Path) -> Path:
     if not found:
         raise _Unusable(f"{path} holds no transcript (messages.jsonl, *.jsonl, or a known .json "
                         "document)")
-    raise _Unusable(f"{path} holds {len(found)} sessions; name the one to check, e.g. "
+    raise _Unusable(f"{path} holds {len(found)} sessions; name the one to {verb}, e.g. "
                     f"{found[0].path}")
 
 
@@ -362,9 +362,8 @@ def _report(main_file: Path, given: Path, redact_report: bool = False) -> dict:
                     "unparsed": [], "threads": {}, "title": ""}
     try:
         idx = SessionIndex(main_file).build()
-    except OSError as e:
-        report["error"] = f"cannot read {main_file}: {e.strerror or e}"
-        return report
+    except OSError as e:  # nothing was read: a report of zeros would only mislead
+        raise _Unusable(f"cannot read {main_file}: {e.strerror or e}") from e
     except NotTranscript as e:
         raise _Unusable(str(e)) from e
     s = idx.summary
