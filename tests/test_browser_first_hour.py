@@ -64,3 +64,51 @@ def test_the_no_more_errors_note_is_not_drawn_over_the_live_bar_on_a_phone(live_
              or t["x"] + t["width"] <= b["x"] or b["x"] + b["width"] <= t["x"])
     assert apart, f"the note {t} covers the live bar {b}"
     context.close()
+
+
+def test_a_phone_shows_each_message_s_links_without_a_hover(live_server, browser):
+    for touch, shown in ((False, "0.35"), (True, "1")):  # a mouse brings them up on hover
+        context = browser.new_context(viewport={"width": 420, "height": 900}, has_touch=touch)
+        page = context.new_page()
+        page.goto(f"{live_server.url}/s/legion-feature-tour")
+        links = page.locator("#m-tour-prompt-1 .ev-head .actions")
+        expect(links.get_by_text("copy link")).to_be_visible()
+        assert links.evaluate("e => getComputedStyle(e).opacity") == shown
+        context.close()
+
+
+def test_a_whole_prompt_as_a_title_does_not_fill_the_usage_page(serve, browser):
+    root = CORPUS / "claude-code" / "worktrees-subagents"
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{serve(root).url}/s/worktrees-subagents/usage")
+    title = page.locator("h1.page-title")
+    expect(title).to_contain_text("Usage and cost")
+    assert "research how" in title.get_attribute("title")  # the whole prompt, on hover
+    line = title.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)")
+    assert title.bounding_box()["height"] <= 3.2 * line, "the title runs on for more than 3 lines"
+    context.close()
+
+
+def test_a_file_the_server_cannot_read_says_so_in_words_on_the_list(tmp_path, serve, browser,
+                                                                   monkeypatch):
+    from viewer import files
+
+    root = tmp_path / "root"
+    (root / "locked").mkdir(parents=True)
+    locked = root / "locked" / "messages.jsonl"
+    locked.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
+    real_open = files.open_file
+
+    def no_access(file):  # tests run as root, where chmod 000 still reads
+        if str(file) == str(locked):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file)
+
+    monkeypatch.setattr(files, "open_file", no_access)
+    page = browser.new_page()
+    page.goto(serve(root).url + "/")
+    row = page.locator("#sessions tr.row")
+    expect(row).to_contain_text("locked cannot be read: Permission denied")
+    expect(row).not_to_contain_text("Errno")
+    page.close()
