@@ -202,10 +202,10 @@ def test_legion_turn_records_are_digested():
 def test_newer_claude_code_and_sdk_lines_digest_as_their_events():
     """The lines of newer writers that the adapters learnt (sidecar records, api errors, fallback
     blocks; the SDK's rate-limit events): whatever the digest says of them, the Event says too."""
-    from test_format_claude_code import NEWER_LINES
+    from test_format_claude_code import LINES_2_1_331, NEWER_LINES
 
     by_name = {a.NAME: a for a in DIGESTING}
-    digested_any = [check(by_name["claude-code"], rec) for rec in NEWER_LINES]
+    digested_any = [check(by_name["claude-code"], rec) for rec in NEWER_LINES + LINES_2_1_331]
     assert any(digested_any)  # the hidden sidecars are digested
     rate = {"_type": "RateLimitEvent", "data": {"rate_limit_info": {"status": "allowed"}, "uuid": "r1"}}
     check(by_name["legion"], rate)

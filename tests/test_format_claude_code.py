@@ -1,6 +1,7 @@
 """Claude Code adapter, on every real session of the corpus and on the bundled one."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,7 @@ def test_progress_lines_mark_a_call_executing_until_its_result(tmp_path):
 
 
 def test_unknown_line_types_are_quiet_generic_cards():
-    ev = claude_code.event({"type": "atis-latch", "atis": "", "sessionId": "s"}, Ref("main", 1, 0, 10))
+    ev = claude_code.event({"type": "zeta-latch", "zeta": "", "sessionId": "s"}, Ref("main", 1, 0, 10))
     ev2 = claude_code.event({"type": "brand-new-thing", "uuid": "x1", "foo": 1}, Ref("main", 2, 0, 10))
     assert ev.kind == "unknown" and not ev.role == "error"
     assert ev2.kind == "unknown" and ev2.blocks[0].kind == "data" and ev2.source_id == "x1"
@@ -253,3 +254,115 @@ def test_a_message_sent_mid_turn_is_shown_as_the_users(tmp_path):
     assert ("user", "also keep the old API working") in visible
     assert idx.summary.title == "Refactor the parser"
     assert [e.hidden for e in evs] == [False, False, True, False, True, True, False]
+
+
+# Lines of Claude Code 2.1.331 (npm @anthropic-ai/claude-code-linux-x64@2.1.331, the JS bundled in
+# its binary): entry types from the transcript writer's table of entry types (file-history-delta,
+# api-request / api-request-blob, tools-used, cost-state, memory-mode, repl-mode, relocated,
+# derived-from, ended-by-model, continued-in), the attachments `queued_command` (a prompt typed
+# while the agent worked; origin {kind}) and the hook ones as the hook runner builds them, and the
+# system lines memory_saved ({writtenPaths}) and file_snapshot (isMeta).
+_ENV = {"sessionId": "s1", "cwd": "/w", "version": "2.1.331", "gitBranch": "main",
+        "isSidechain": False, "userType": "external", "entrypoint": "cli"}
+LINES_2_1_331 = [
+    {**_ENV, "type": "attachment", "uuid": "q1", "parentUuid": "p1", "timestamp": "2026-11-20T10:00:04.000Z",
+     "attachment": {"type": "queued_command", "prompt": "also keep the old API working",
+                    "source_uuid": "x1", "commandMode": "prompt", "origin": {"kind": "human"}}},
+    {**_ENV, "type": "attachment", "uuid": "q2", "parentUuid": "q1", "timestamp": "2026-11-20T10:00:04.100Z",
+     "attachment": {"type": "queued_command", "prompt": [{"type": "text", "text": "status?"}],
+                    "origin": {"kind": "peer", "from": "team-lead"}}},
+    {**_ENV, "type": "attachment", "uuid": "q3", "parentUuid": "q2", "timestamp": "2026-11-20T10:00:04.200Z",
+     "attachment": {"type": "queued_command", "prompt": "carried over", "isMeta": True,
+                    "origin": {"kind": "unclassified"}}},
+    {**_ENV, "type": "attachment", "uuid": "h1", "parentUuid": "q3", "timestamp": "2026-11-20T10:00:05.000Z",
+     "attachment": {"type": "hook_blocking_error", "hookName": "PreToolUse:Bash", "toolUseID": "toolu_1",
+                    "hookEvent": "PreToolUse", "blockingError": {
+                        "blockingError": "make is not allowed here; use just", "command": "guard.sh"}}},
+    {**_ENV, "type": "attachment", "uuid": "h2", "parentUuid": "h1", "timestamp": "2026-11-20T10:00:05.100Z",
+     "attachment": {"type": "hook_stopped_continuation", "message": "Tests must pass before stopping",
+                    "hookName": "Stop", "toolUseID": "t-stop", "hookEvent": "Stop"}},
+    {**_ENV, "type": "attachment", "uuid": "h3", "parentUuid": "h2", "timestamp": "2026-11-20T10:00:05.200Z",
+     "attachment": {"type": "hook_non_blocking_error", "hookName": "PostToolUse:Edit", "toolUseID": "toolu_9",
+                    "hookEvent": "PostToolUse", "stderr": "prettier: not found", "stdout": "",
+                    "exitCode": 1, "command": "prettier --write"}},
+    {**_ENV, "type": "attachment", "uuid": "h4", "parentUuid": "h3", "timestamp": "2026-11-20T10:00:05.300Z",
+     "attachment": {"type": "hook_system_message", "content": "The staging DB is read-only today.",
+                    "hookName": "SessionStart", "toolUseID": "t-ss", "hookEvent": "SessionStart"}},
+    {**_ENV, "type": "attachment", "uuid": "h5", "parentUuid": "h4", "timestamp": "2026-11-20T10:00:05.400Z",
+     "attachment": {"type": "hook_success", "hookName": "PostToolUse:Edit", "toolUseID": "toolu_9",
+                    "hookEvent": "PostToolUse", "content": "", "stdout": "ok", "exitCode": 0}},
+    {**_ENV, "type": "system", "subtype": "memory_saved", "uuid": "m1", "parentUuid": "h5",
+     "timestamp": "2026-11-20T10:00:06.000Z", "writtenPaths": ["/home/u/.claude/memory/parser.md"],
+     "isMeta": False},
+    {**_ENV, "type": "system", "subtype": "file_snapshot", "uuid": "f1", "parentUuid": "m1",
+     "timestamp": "2026-11-20T10:00:06.100Z", "content": "File snapshot", "level": "info", "isMeta": True,
+     "snapshotFiles": [{"key": "plan", "path": "/w/plan.md", "content": "# plan"}]},
+    {"type": "file-history-delta", "messageId": "p1", "snapshotMessageId": "p1", "trackingPath": "a.py",
+     "backup": {"backupFileName": "x@v2", "version": 2, "backupTime": "2026-11-20T10:00:07.000Z"},
+     "timestamp": "2026-11-20T10:00:07.000Z"},
+    {"type": "tools-used", "tools": ["Bash", "Edit"], "sessionId": "s1"},
+    {"type": "cost-state", "sessionId": "s1", "totalCostUSD": 0.42, "totalAPIDuration": 1200},
+    {"type": "api-request", "sessionId": "s1", "id": "r1", "timestamp": "2026-11-20T10:00:07.000Z",
+     "querySource": "repl_main_thread", "shapeHash": "h", "params": {"model": "claude-opus-4-7"},
+     "keep": 0, "tail": []},
+    {"type": "api-request-blob", "sessionId": "s1", "hash": "h",
+     "message": {"role": "user", "content": "Refactor the parser."}},
+    {"type": "memory-mode", "mode": "on", "afterUuid": "p1", "timestamp": "2026-11-20T10:00:07.000Z",
+     "sessionId": "s1"},
+    {"type": "repl-mode", "replMode": "default", "sessionId": "s1"},
+    {"type": "relocated", "relocatedCwd": "/w2", "sessionId": "s1"},
+    {"type": "derived-from", "v": 1, "sessionId": "s1", "sessions": ["s0"]},
+    {"type": "ended-by-model", "timestamp": "2026-11-20T10:00:08.000Z", "sessionId": "s1"},
+    {"type": "atis-latch", "atis": "", "sessionId": "s1"},
+    {"type": "continued-in", "timestamp": "2026-11-20T10:00:09.000Z", "sessionId": "s1",
+     "continuedInSessionId": "s2"},
+]
+
+
+def test_lines_of_2_1_331_read_as_prompts_hooks_notices_and_state():
+    evs = [claude_code.event(rec, Ref("main", i, 0, 1)) for i, rec in enumerate(LINES_2_1_331, 1)]
+    typed, peer, carried, blocked, stopped, failed, says, ok, memory, snap = evs[:10]
+    # a prompt sent while the agent worked is the user's message; one carried over (isMeta) is not
+    assert (typed.role, typed.kind, typed.hidden) == ("user", "message", False)
+    assert typed.text() == "also keep the old API working"
+    assert (peer.role, peer.hidden, peer.text()) == ("user", False, "status?")
+    assert peer.blocks[0].text == "sent while the agent was working (from peer)"
+    assert carried.hidden and carried.hidden_reason == "meta"
+    # what hooks blocked, stopped, failed at or said is shown; a hook that just ran is not
+    assert [(e.kind, e.hidden, e.blocks[0].text, e.blocks[1].text) for e in (blocked, stopped, failed, says)] == [
+        ("hook", False, "hook PreToolUse:Bash blocked", "make is not allowed here; use just"),
+        ("hook", False, "hook Stop stopped the agent", "Tests must pass before stopping"),
+        ("hook", False, "hook PostToolUse:Edit failed (exit 1)", "prettier: not found"),
+        ("hook", False, "hook SessionStart says", "The staging DB is read-only today.")]
+    assert ok.hidden and ok.kind == "attachment"
+    assert memory.blocks[0].text == "memory saved: /home/u/.claude/memory/parser.md"
+    assert snap.hidden and snap.hidden_reason == "meta"
+    *state, moved = evs[10:]
+    assert all(e.hidden and e.kind != "unknown" for e in state), [e.kind for e in state]
+    assert (moved.hidden, moved.blocks[0].text) == (False, "continued in session s2")
+
+
+def test_a_session_of_2_1_331_through_the_index_and_page(tmp_path):
+    path = tmp_path / "s1.jsonl"
+    prompt = {**_ENV, "type": "user", "uuid": "p1", "parentUuid": None,
+              "timestamp": "2026-11-20T09:59:59.000Z", "message": {"role": "user", "content": "Refactor it"}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [prompt, *LINES_2_1_331]), encoding="utf-8")
+    assert detect.detect_file(path).format == "claude-code"
+    idx = SessionIndex(path).build()
+    th = idx.threads["main"]
+    assert "unknown" not in th.kinds
+    assert idx.summary.hidden == 2 + 1 + 11  # meta (queued, snapshot), hook_success, state lines
+    assert th.roles.count("user") == 4 and th.kinds.count("hook") == 4
+    evs = load_events(idx, "main", 0, len(th))
+    assert [e.text() for e in evs if e.role == "user" and not e.hidden] == [
+        "Refactor it", "also keep the old API working", "status?"]
+    from viewer.web import create_app
+
+    app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    for words in ("also keep the old API working", "from peer", "hook PreToolUse:Bash blocked",
+                  "make is not allowed here; use just", "hook Stop stopped the agent",
+                  "prettier: not found", "continued in session s2"):
+        assert words in html, words

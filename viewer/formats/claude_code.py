@@ -60,8 +60,38 @@ _NOISE = {
     "isolation-latch": "state",
     "attribution-snapshot": "state",
     "marble-origami-reset": "state",
+    # the entry types of Claude Code 2.1.331 (the transcript writer's table of entry types and
+    # how a resume keeps each, in the linux-x64 binary's bundled JS): backups, API request
+    # records and their message blobs, cost / tool / mode / owner state written beside the chat
+    "file-history-delta": "snapshot",
+    "resume-head-vouch": "state",
+    "data-flow-records": "state",
+    "data-flow-incomplete": "state",
+    "derived-from": "state",
+    "api-request-shape": "state",
+    "api-request-blob": "state",
+    "api-request": "state",
+    "api-request-resumed": "state",
+    "frame-link": "state",
+    "ended-by-model": "state",
+    "relocated": "state",
+    "artifact-comment-monitor": "state",
+    "artifact-autoreact-ledger": "state",
+    "history-suppression": "state",
+    "session-owner": "state",
+    "dev-mods": "state",
+    "memory-mode": "state",
+    "atis-latch": "state",
+    "tools-used": "state",
+    "cost-state": "state",
+    "observer-ref": "state",
+    "host-row": "state",
+    "repl-mode": "state",
+    "hybrid-organization": "state",
 }
-_KNOWN = {"user", "assistant", "system", *_NOISE}
+# lines a reader wants to see, though the CLI writes them beside the chat: where the session went
+_SHOWN = {"continued-in"}
+_KNOWN = {"user", "assistant", "system", *_NOISE, *_SHOWN}
 _QUIET_SYSTEM = {"stop_hook_summary", "turn_duration", "hook_progress", "init", "bridge_status"}
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -102,8 +132,12 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = _user(rec, ref)
     elif t == "system":
         ev = _system(rec, ref)
-    elif t == "attachment" and (queued := _queued_prompt(rec, ref)) is not None:
-        ev = queued
+    elif t == "attachment":
+        ev = _attachment(rec, ref)
+    elif t == "continued-in":
+        other = rec.get("continuedInSessionId")
+        ev = Event(ref, "system", kind=t, blocks=[Notice(
+            f"continued in session {other}" if isinstance(other, str) else "continued in another session")])
     else:
         ev = _noise(rec, ref, t)
     _common(ev, rec)
@@ -388,6 +422,9 @@ def _system(rec: dict, ref: Ref) -> Event:
     elif rec.get("level") == "error":
         ev.role = "error"
         ev.blocks = [Text(as_text(content or rec.get("error") or sub), markdown=False)]
+    elif sub == "memory_saved":  # 2.1.331: {writtenPaths} and no content
+        paths = rec.get("writtenPaths") if isinstance(rec.get("writtenPaths"), list) else []
+        ev.blocks = [Notice("memory saved" + (": " + ", ".join(map(str, paths)) if paths else ""))]
     elif sub == "agents_killed":
         ev.blocks = [Notice("running sub-agents stopped")]
     elif sub == "local_command":
@@ -409,6 +446,8 @@ def _system(rec: dict, ref: Ref) -> Event:
         ev.blocks = [Notice(sub or "system event")]
     if sub in _QUIET_SYSTEM:
         ev.hidden, ev.hidden_reason = True, "bookkeeping"
+    elif rec.get("isMeta") is True and ev.role != "error":  # file_snapshot, voice_call_talk (2.1.331)
+        ev.hidden, ev.hidden_reason = True, "meta"
     return ev
 
 
@@ -457,7 +496,45 @@ def _queued_prompt(rec: dict, ref: Ref) -> Event | None:
     note = "sent while the agent was working"
     if kind and kind != "human":
         note += f" (from {kind.replace('-', ' ')})"
-    return Event(ref, "user", blocks=[Notice(note, att), *blocks])
+    ev = Event(ref, "user", blocks=[Notice(note, att), *blocks])
+    if att.get("isMeta") is True:  # a forwarded or carried-over prompt (2.1.331), not sent now
+        ev.hidden, ev.hidden_reason = True, "meta"
+    return ev
+
+
+def _attachment(rec: dict, ref: Ref) -> Event:
+    """What the CLI attached to the conversation. Most are context for the model (hidden), but a
+    prompt sent while the agent worked is the user's message (`_queued_prompt`), and what a hook
+    blocked, stopped, failed at or said to the user is shown as the CLI shows it (Claude Code
+    2.1.331: the attachment types hook_blocking_error, hook_stopped_continuation,
+    hook_non_blocking_error and hook_system_message as its hook runner builds them;
+    claude-code-log 1.7.0 factories/attachment_factory.py shows the first three too)."""
+    if (queued := _queued_prompt(rec, ref)) is not None:
+        return queued
+    att = rec.get("attachment") if isinstance(rec.get("attachment"), dict) else {}
+    kind = att.get("type")
+    hook = att.get("hookName") or att.get("hookEvent") or "hook"
+    if kind in _HOOK_SHOWN:
+        body = att.get("blockingError") if kind == "hook_blocking_error" else att.get("message") \
+            if kind == "hook_stopped_continuation" else att.get("content") \
+            if kind == "hook_system_message" else att.get("stderr") or att.get("stdout")
+        if isinstance(body, dict):  # {blockingError, command}
+            body = body.get("blockingError") or body.get("command")
+        words = f"hook {hook} {_HOOK_SHOWN[kind]}"
+        code = att.get("exitCode")
+        if kind == "hook_non_blocking_error" and isinstance(code, int):
+            words += f" (exit {code})"
+        ev = Event(ref, "system", kind="hook", blocks=[Notice(words, att)])
+        if body:
+            ev.blocks.append(Text(as_text(body), markdown=False))
+        return ev
+    ev = Event(ref, "system", kind="attachment", hidden=True, hidden_reason="attachment")
+    ev.blocks = [Notice(f"attachment: {kind or '?'}"), Data(att, "attachment")]
+    return ev
+
+
+_HOOK_SHOWN = {"hook_blocking_error": "blocked", "hook_stopped_continuation": "stopped the agent",
+               "hook_non_blocking_error": "failed", "hook_system_message": "says"}
 
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:
@@ -482,9 +559,6 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
         words = f"queue {rec.get('operation', '')}".strip()
         ev.blocks = [Notice(words), *_with_context(anthropic_blocks(content))] if content else [
             Notice(words)]
-    elif t == "attachment":
-        att = rec.get("attachment") if isinstance(rec.get("attachment"), dict) else {}
-        ev.blocks = [Notice(f"attachment: {att.get('type', '?')}"), Data(att, "attachment")]
     elif t == "file-history-snapshot":
         snap = rec.get("snapshot") if isinstance(rec.get("snapshot"), dict) else {}
         files = snap.get("trackedFileBackups") if isinstance(snap, dict) else None
