@@ -340,6 +340,9 @@ def test_lines_of_2_1_331_read_as_prompts_hooks_notices_and_state():
     *state, moved = evs[10:]
     assert all(e.hidden and e.kind != "unknown" for e in state), [e.kind for e in state]
     assert (moved.hidden, moved.blocks[0].text) == (False, "continued in session s2")
+    odd = claude_code.event({"type": "attachment", "attachment": {"type": ["hook_blocking_error"]}},
+                            Ref("main", 99, 0, 1))  # a type that is not a string does not raise
+    assert odd.hidden and odd.kind == "attachment"
 
 
 def test_a_session_of_2_1_331_through_the_index_and_page(tmp_path):
@@ -366,3 +369,49 @@ def test_a_session_of_2_1_331_through_the_index_and_page(tmp_path):
                   "make is not allowed here; use just", "hook Stop stopped the agent",
                   "prettier: not found", "continued in session s2"):
         assert words in html, words
+
+
+def test_a_workflows_agents_in_nested_folders_are_its_threads(tmp_path):
+    import os
+    import time
+
+    # Claude Code 2.1.331 writes the agents a Workflow runs to
+    # <session>/subagents/workflows/<run id>/agent-<id>.jsonl (+ .meta.json with agentType,
+    # description, workflowPhase): they were neither listed (agent files) nor read as threads.
+    main = tmp_path / "s1.jsonl"
+    env = {**_ENV, "timestamp": "2026-11-20T10:00:00.000Z"}
+    main.write_text("".join(json.dumps(r) + "\n" for r in [
+        {**env, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "Run the review"}},
+        {**env, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
+            "id": "m1", "role": "assistant", "model": "claude-opus-4-7", "content": [
+                {"type": "tool_use", "id": "toolu_wf", "name": "Workflow", "input": {"name": "review"}}]}},
+    ]), encoding="utf-8")
+
+    def agent(run, agent_id, words):
+        folder = tmp_path / "s1" / "subagents" / "workflows" / run
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"agent-{agent_id}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+            {**env, "type": "user", "uuid": f"{agent_id}-1", "parentUuid": None, "isSidechain": True,
+             "agentId": agent_id, "message": {"role": "user", "content": words}},
+            {**env, "type": "assistant", "uuid": f"{agent_id}-2", "parentUuid": f"{agent_id}-1",
+             "isSidechain": True, "agentId": agent_id, "message": {
+                 "id": f"m-{agent_id}", "role": "assistant", "model": "claude-sonnet-4-6",
+                 "content": [{"type": "text", "text": "Looked at it."}]}},
+        ]), encoding="utf-8")
+        (folder / f"agent-{agent_id}.meta.json").write_text(json.dumps(
+            {"agentType": "general-purpose", "description": words, "workflowPhase": "review"}))
+
+    agent("wf_1", "a0123456789abcdef", "Review the parser")
+    old = time.time() - 10  # folders settled before the listing (a listing trusts them then)
+    for d in (tmp_path, tmp_path / "s1", *(tmp_path / "s1" / "subagents").rglob("*")):
+        if d.is_dir():
+            os.utime(d, (old, old))
+    assert claude_code.is_companion(str(tmp_path / "s1/subagents/workflows/wf_1/agent-a0123456789abcdef.jsonl"))
+    idx = SessionIndex(main).build()
+    assert {n: th.label for n, th in idx.threads.items() if n != "main"} == {
+        "a0123456789abcdef": "general-purpose · Review the parser"}
+    assert len(idx.threads["a0123456789abcdef"]) == 2
+    # a run started later (only the workflows folder's time changes) is found by a refresh
+    agent("wf_2", "afedcba9876543210", "Review the tests")
+    idx.refresh()
+    assert "afedcba9876543210" in idx.threads

@@ -512,7 +512,7 @@ def _attachment(rec: dict, ref: Ref) -> Event:
     if (queued := _queued_prompt(rec, ref)) is not None:
         return queued
     att = rec.get("attachment") if isinstance(rec.get("attachment"), dict) else {}
-    kind = att.get("type")
+    kind = att.get("type") if isinstance(att.get("type"), str) else None
     hook = att.get("hookName") or att.get("hookEvent") or "hook"
     if kind in _HOOK_SHOWN:
         body = att.get("blockingError") if kind == "hook_blocking_error" else att.get("message") \
@@ -591,8 +591,9 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     session_dir = main.with_suffix("") if main.name != "messages.jsonl" else folder
     for sub in (session_dir / "subagents", folder / "subagents"):
         if sub.is_dir():
-            for p in sorted(sub.glob("agent-*.jsonl")):
-                found.setdefault(p.stem[len("agent-"):], (p, _meta(p)))
+            for d in (sub, *_nested(sub)):
+                for p in sorted(d.glob("agent-*.jsonl")):
+                    found.setdefault(p.stem[len("agent-"):], (p, _meta(p)))
     session_id = None if main.name == "messages.jsonl" else main.stem
     for p in sorted(folder.glob("agent-*.jsonl")):
         agent = p.stem[len("agent-"):]
@@ -608,7 +609,27 @@ def companion_folders(main: Path) -> list[Path]:
     `subagents` folder would appear: while none of their times changes, there is no new one."""
     folder = main.parent
     session_dir = main.with_suffix("") if main.name != "messages.jsonl" else folder
-    return list(dict.fromkeys((folder, session_dir, session_dir / "subagents", folder / "subagents")))
+    subs = (session_dir / "subagents", folder / "subagents")
+    return list(dict.fromkeys((folder, session_dir, *subs, *(d for sub in subs for d in _nested(sub)))))
+
+
+def _nested(sub: Path, depth: int = 3) -> list[Path]:
+    """The folders below a `subagents` folder, where newer CLIs keep the agents a workflow ran:
+    `subagents/workflows/<run id>/agent-<id>.jsonl` (Claude Code 2.1.331: an agent's transcript
+    path is subagents/ + its transcript subdir, `workflows/<run id>` for a Workflow's agents).
+    Symbolic links are not followed."""
+    out, level = [], [sub]
+    for _ in range(depth):
+        below = []
+        for d in level:
+            try:
+                with os.scandir(d) as it:
+                    below += sorted(Path(e.path) for e in it if e.is_dir(follow_symlinks=False))
+            except OSError:
+                pass
+        out += below
+        level = below
+    return out
 
 
 META_LIMIT = 1 << 20  # a .meta.json is a few hundred bytes
