@@ -340,6 +340,14 @@ def test_lines_of_2_1_331_read_as_prompts_hooks_notices_and_state():
     *state, moved = evs[10:]
     assert all(e.hidden and e.kind != "unknown" for e in state), [e.kind for e in state]
     assert (moved.hidden, moved.blocks[0].text) == (False, "continued in session s2")
+    refused = claude_code.event({**_ENV, "type": "system", "subtype": "model_refusal_no_fallback",
+                                 "content": "", "level": "warning", "originalModel": "claude-opus-4-7",
+                                 "requestId": "req_1", "apiRefusalCategory": "cyber",
+                                 "apiRefusalExplanation": "Declined to write malware",
+                                 "refusedUserMessageUuid": "p1", "isMeta": False, "uuid": "r9",
+                                 "timestamp": "2026-11-20T10:00:09.000Z"}, Ref("main", 98, 0, 1))
+    assert (refused.hidden, refused.blocks[0].text) == (
+        False, "claude-opus-4-7 refused: cyber — Declined to write malware")
     odd = claude_code.event({"type": "attachment", "attachment": {"type": ["hook_blocking_error"]}},
                             Ref("main", 99, 0, 1))  # a type that is not a string does not raise
     assert odd.hidden and odd.kind == "attachment"

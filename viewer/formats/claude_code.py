@@ -422,6 +422,14 @@ def _system(rec: dict, ref: Ref) -> Event:
     elif rec.get("level") == "error":
         ev.role = "error"
         ev.blocks = [Text(as_text(content or rec.get("error") or sub), markdown=False)]
+    elif sub.startswith("model_refusal") and not (isinstance(content, str) and content.strip()):
+        # 2.1.331 writes model_refusal_no_fallback with an empty content and the refusal in
+        # apiRefusalCategory / apiRefusalExplanation
+        why = [x for x in (rec.get("apiRefusalCategory"), rec.get("apiRefusalExplanation"))
+               if isinstance(x, str) and x]
+        model = rec.get("originalModel")
+        ev.blocks = [Notice(f"{model if isinstance(model, str) and model else 'the model'} refused"
+                            + (": " + " — ".join(why) if why else ""))]
     elif sub == "memory_saved":  # 2.1.331: {writtenPaths} and no content
         paths = rec.get("writtenPaths") if isinstance(rec.get("writtenPaths"), list) else []
         ev.blocks = [Notice("memory saved" + (": " + ", ".join(map(str, paths)) if paths else ""))]
