@@ -5,6 +5,7 @@ import shutil
 from html.parser import HTMLParser
 
 import orjson
+import pytest
 from viewer.web import create_app
 
 from conftest import CORPUS, SESSIONS
@@ -216,3 +217,17 @@ def test_a_claude_code_projects_folder_works_as_a_root(tmp_path):
     new_s = c.get(f"/s/{keys[1]}.json").get_json()
     assert len(new_s["threads"]) == 7
     assert all(t["parent_call"] for n, t in new_s["threads"].items() if n != "main")
+
+
+@pytest.mark.parametrize("fmt, media", [("html", "text/html"), ("md", "text/markdown"),
+                                        ("json", "application/json")])
+def test_a_download_names_its_charset_once(client, fmt, media):
+    r = client.get(f"/s/legion-feature-tour/export?format={fmt}")
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] in (f"{media}; charset=utf-8", media)
+
+
+def test_a_session_page_opened_with_a_search_names_its_charset_once(client):
+    r = client.get("/s/legion-feature-tour?q=window")
+    assert r.status_code == 200 and "window" in r.get_data(as_text=True)
+    assert r.headers["Content-Type"] == "text/html; charset=utf-8"

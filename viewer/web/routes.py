@@ -217,7 +217,7 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     if find is not None and find.matcher is not None:
         # the hits come in while the page streams: the first ones show before the scan is done
         return Response(_buffered(stream_template("session.html", **ctx)),
-                        mimetype="text/html; charset=utf-8")
+                        content_type="text/html; charset=utf-8")
     return render_template("session.html", **ctx)
 
 
@@ -613,7 +613,7 @@ def export(key: str):
                    last=request.args.get("to") or None, label=ref.label, key=key)
     except ExportError as e:
         abort(400, description=f"Cannot export: {e}.")
-    return Response(stream_with_context(x.chunks()), mimetype=x.mimetype, headers={
+    return Response(stream_with_context(x.chunks()), content_type=x.mimetype, headers={
         "Content-Disposition": f'attachment; filename="{x.filename}"',
         "Cache-Control": "no-store"})
 
