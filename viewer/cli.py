@@ -36,7 +36,8 @@ def main() -> None:
 @main.command(short_help="Serve folders of sessions in the browser.")
 @click.argument("roots", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=5000, show_default=True, type=int, help="Port to listen on.")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535),
+              help="Port to listen on.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the browser at the list page.")
 @click.option("--token", envvar="SESSION_VIEWER_TOKEN",
               help="Access token (required, and generated if absent, off loopback).")
