@@ -112,3 +112,32 @@ def test_a_file_the_server_cannot_read_says_so_in_words_on_the_list(tmp_path, se
     expect(row).to_contain_text("locked cannot be read: Permission denied")
     expect(row).not_to_contain_text("Errno")
     page.close()
+
+
+@pytest.mark.parametrize("width", [420, 360])
+def test_a_long_mcp_tool_name_and_a_written_file_s_path_fit_a_phone(tmp_path, serve, browser, width):
+    import json
+
+    name = "mcp__plugin_playwright_playwright__browser_take_screenshot"
+    path = "/home/USER/projects/spotter-worktrees/spotter-dov/lib/spotter_web/components/x.ex"
+    lines = [{"role": "user", "content": "Look at the page, then write the component."},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": name, "arguments": "{}"}},
+                 {"id": "c2", "type": "function", "function": {
+                     "name": "Write", "arguments": json.dumps({"file_path": path, "content": "ok"})}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "saved"},
+             {"role": "tool", "tool_call_id": "c2", "content": "written"}]
+    root = tmp_path / "root"
+    (root / "phone").mkdir(parents=True)
+    (root / "phone" / "messages.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(f"{serve(root).url}/s/phone")
+    card = page.locator(".tool").first
+    expect(card.locator(".tool-name")).to_have_text(name)
+    state = card.locator(".state")
+    expect(state).to_be_visible()
+    assert state.bounding_box()["x"] + state.bounding_box()["width"] <= width  # on screen
+    expect(page.locator(".tool").nth(1)).to_contain_text("spotter_web/components")
+    assert sideways(page) == 0
+    context.close()
