@@ -211,8 +211,7 @@ class FullText:
             for path, (sid, _, threads) in list(self._state.items()):
                 by_sid[sid] = path
                 main = threads.get("main")
-                if main is not None:
-                    sizes[path] = main[5]
+                sizes[path] = main[5] if main is not None else 0  # an empty file has no thread yet
             self._seen = (changes, by_sid, sizes)
         return by_sid, sizes
 

@@ -65,7 +65,9 @@ def search_indexing(st) -> dict | None:
     fts = current_app.extensions["viewer"].fts
     if fts is None:
         return None
-    progress = fts.coverage(st.sessions())
+    # a file that cannot be read never gets rows: waiting for it would keep the note up for good
+    refs = [r for r in st.sessions() if not isinstance(st.summary_of(r.key, stale=True), OSError)]
+    progress = fts.coverage(refs)
     return None if progress["complete"] else progress
 
 
