@@ -141,3 +141,19 @@ def test_a_long_mcp_tool_name_and_a_written_file_s_path_fit_a_phone(tmp_path, se
     expect(page.locator(".tool").nth(1)).to_contain_text("spotter_web/components")
     assert sideways(page) == 0
     context.close()
+
+
+def test_a_file_in_no_known_format_says_so_above_its_cards(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    (root / "odd").mkdir(parents=True)
+    (root / "odd" / "messages.jsonl").write_text('{"foo": 1, "bar": [2]}\n')
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/odd")
+    note = page.get_by_role("note")
+    expect(note).to_contain_text("Format not recognised.")
+    expect(note).to_contain_text("Claude Code")
+    expect(page.locator("#timeline li.ev")).to_have_count(1)  # the record is still shown
+    page.goto(f"{serve(SESSIONS).url}/s/legion-feature-tour")
+    expect(page.locator("#timeline li.ev").first).to_be_attached()
+    expect(page.locator(".format-unknown")).to_have_count(0)
+    assert page.problems == []
