@@ -121,3 +121,15 @@ def test_serve_refuses_a_port_that_cannot_exist_before_printing_a_url():
     assert r.exit_code == 2
     assert "Invalid value for '--port'" in r.output and "99999" in r.output
     assert "open http" not in r.output  # it listened on 34463 (99999 mod 65536) and said 99999
+
+
+def test_an_exported_file_is_readable_as_any_file_written_here(tmp_path):
+    import os
+
+    out = tmp_path / "tour.html"
+    r = CliRunner().invoke(main, ["export", str(SESSIONS / "legion-feature-tour"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask  # not the temporary file's 0600
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # nothing left beside it

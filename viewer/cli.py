@@ -282,6 +282,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     try:
         with os.fdopen(fd, "wb") as f:
             size = x.write(f)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would keep the colleague out
         os.replace(tmp, target)
     except ExportError as e:
         os.unlink(tmp)
@@ -290,6 +291,12 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
         os.unlink(tmp)
         _fail(f"cannot write {target}: {e.strerror or e}", 1)
     _export_note(x, target, size, started)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _export_note(x, target: Path | None, size: int, started: float) -> None:
