@@ -199,6 +199,18 @@
     }
   }
 
+  // --- "/" on the list, the search and the stats pages goes to the box that searches them all, as
+  // it goes to the session's own search on a session page (find.js) ----------------------------
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "/" || e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    var box = document.getElementById("search-q");
+    var el = e.target;
+    if (!box || (el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)))) return;
+    e.preventDefault();
+    box.focus();
+    box.select();
+  });
+
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {

@@ -3,6 +3,8 @@ phone or a laptop, words that disagree with their number, a message hidden under
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -156,4 +158,23 @@ def test_a_file_in_no_known_format_says_so_above_its_cards(tmp_path, serve, watc
     page.goto(f"{serve(SESSIONS).url}/s/legion-feature-tour")
     expect(page.locator("#timeline li.ev").first).to_be_attached()
     expect(page.locator(".format-unknown")).to_have_count(0)
+    assert page.problems == []
+
+
+def test_slash_on_the_list_goes_to_the_search_of_every_session(live_server, watched_page):
+    page = watched_page
+    page.goto(live_server.url + "/")
+    box = page.get_by_role("searchbox", name="Search every session")
+    expect(box).not_to_be_focused()
+    page.keyboard.press("/")
+    expect(box).to_be_focused()
+    page.keyboard.type("window")
+    expect(box).to_have_value("window")  # the "/" itself is not typed into the box
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"/search\?q=window"))
+    expect(page.locator("main")).to_contain_text("Find out how the window function is used")
+    model = page.locator("input[name=model]")
+    model.fill("claude")
+    model.press("/")  # a "/" typed in another field stays there
+    expect(model).to_have_value("claude/")
     assert page.problems == []
