@@ -116,7 +116,13 @@ def test_serve_reports_a_missing_root(tmp_path):
     assert r.exit_code != 0 and "no such file or folder" in r.output
 
 
-def test_serve_refuses_a_port_that_cannot_exist_before_printing_a_url():
+def test_serve_refuses_a_port_that_cannot_exist_before_printing_a_url(monkeypatch):
+    from viewer import cli
+
+    def never(*args):  # had the port been taken, the test would serve for ever instead of failing
+        raise AssertionError("serve went on to listen")
+
+    monkeypatch.setattr(cli, "make_server", never)
     r = CliRunner().invoke(main, ["serve", "--port", "99999", "--no-watch"])
     assert r.exit_code == 2
     assert "Invalid value for '--port'" in r.output and "99999" in r.output
