@@ -41,11 +41,17 @@ def test_a_long_path_in_an_edit_does_not_widen_a_phone_page(serve, browser):
     context.close()
 
 
-def test_the_session_list_fits_a_laptop_window_with_long_model_names(serve, browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_the_session_list_fits_a_laptop_window_with_long_model_names(serve, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.goto(serve(SESSIONS, ROOT / "test_data" / "formats", CORPUS).url + "/")  # every bundled format
-    expect(page.locator("table.sessions td.models").first).to_contain_text("claude-")
+    name = page.locator("table.sessions td.models .model", has_text="claude-sonnet-4-5-20250929").first
+    size = name.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    assert name.bounding_box()["height"] < 2 * size, "a model name is broken over two lines"
+    day = page.locator("table.sessions td.when").first
+    expect(day).to_contain_text(re.compile(r"^\d{4}-\d\d-\d\d\s"))
+    assert day.bounding_box()["width"] >= 90, "the date is broken at its hyphens"
     assert sideways(page) == 0
     context.close()
 
@@ -140,6 +146,10 @@ def test_a_long_mcp_tool_name_and_a_written_file_s_path_fit_a_phone(tmp_path, se
     state = card.locator(".state")
     expect(state).to_be_visible()
     assert state.bounding_box()["x"] + state.bounding_box()["width"] <= width  # on screen
+    short = page.locator(".tool").nth(1).locator(".tool-name")
+    expect(short).to_have_text("Write")
+    size = short.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+    assert short.bounding_box()["height"] < 2 * size, "a short tool name is broken over two lines"
     expect(page.locator(".tool").nth(1)).to_contain_text("spotter_web/components")
     assert sideways(page) == 0
     context.close()
