@@ -11,7 +11,9 @@ optional `system` (a string or text blocks) beside it, shown first. `system` bes
 the Anthropic request shape and worth a detection bonus, so plain messages with it are not read as
 openai-chat. Content goes through `common.anthropic_blocks`: text, thinking (with signature),
 redacted_thinking, tool_use / tool_result, image / document, server tool blocks (`server_tool_use`,
-`*_tool_result`).
+`*_tool_result`: code execution's stdout / stderr / exit code, web search results, fetched and
+plain-text documents, search_result blocks, all as text), and an answer cut at its citations read
+as one text followed by the sources it cites.
 
 Cline's `api_conversation_history.json` (and its forks') quirks:
 * assistant messages carry `modelInfo` (`modelId`, `providerId`, `mode`) and `metrics`

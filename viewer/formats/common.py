@@ -193,7 +193,7 @@ def result_content(content: Any) -> list:
                     out += search_result_blocks(item)
                 elif t == "web_search_result":
                     out.append(web_search_text([item]))
-                elif isinstance(t, str) and t.endswith("_output") and isinstance(item.get("file_id"), str):
+                elif str(t).endswith("_output") and isinstance(item.get("file_id"), str):
                     out.append(Notice(f"output file {item['file_id']}", item))  # code execution's
                 elif t == "tool_reference":
                     out.append(Notice(f"tool reference: {item.get('tool_name', '?')}", item))

@@ -26,7 +26,8 @@ Shapes read:
   `mcp_call`, …) → a call holding its own outcome, `compaction` → a notice.
 * `tool_calls` of `type: custom` (`custom: {name, input}`, the input free-form text).
 * `reasoning_content` (DeepSeek, vLLM), `reasoning` / `reasoning_details` (OpenRouter) and LiteLLM
-  `thinking_blocks` → Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice and its text.
+  `thinking_blocks` → Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice
+  and its text; the sources an answer cites (`annotations`) → one notice after it.
 * mini-swe-agent's `extra`: the raw completion (`extra.response`: model, usage), `cost` (added to the
   usage), unix `timestamp`; tool messages' `extra.returncode` / `raw_output`. Other `timestamp` /
   `created_at` fields are read too.
@@ -295,7 +296,8 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
 # response_input_item_param.py FunctionCallOutput, response_custom_tool_call*.py,
 # response_reasoning_item.py, response_output_item.py, response_compaction_item.py).
 
-# calls the client runs and answers with a `…_output` item (their `status` is the item's, not the run's)
+# calls the client runs and answers with a `…_output` item (their `status` is the item's, not
+# the run's)
 _CLIENT_CALLS = {"function_call", "custom_tool_call", "computer_call", "local_shell_call",
                  "shell_call", "apply_patch_call"}
 # tools the API runs itself: `status` is the run's, and the outcome (if any) sits in the item
