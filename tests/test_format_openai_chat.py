@@ -337,3 +337,19 @@ def test_the_sources_an_answer_cites_are_named():
         "Paris is 21 °C today.", "sources: Paris weather — https://weather.example/paris"]
     assert [b.text for b in item.blocks] == [
         "It is 21 °C.", "sources: Paris weather — https://weather.example/paris; notes.pdf"]
+
+
+def test_a_saved_responses_request_and_response_is_one_conversation(tmp_path):
+    # `client.responses.create(input=[…])` and its Response (`object: "response"`, `output`
+    # items) saved together (openai-python types/responses/response.py, response_create_params.py)
+    doc = {"model": "gpt-5", "input": RESPONSES[:4],
+           "response": {"id": "resp_1", "object": "response"},
+           "output": RESPONSES[4:6] + [RESPONSES[-1]]}
+    path = tmp_path / "call" / "response.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert detect.detect_file(path) == detect.Detected("openai-chat", "document")
+    idx = SessionIndex(path).build()
+    assert idx.threads["main"].paths[:1] == ["input[0]"] and idx.threads["main"].paths[-1] == "output[2]"
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {"call_w": "completed", "call_p": "completed"}
+    assert idx.summary.title == "What's the weather in Paris, and patch the README?"

@@ -98,7 +98,9 @@ def sniff(rec: Any) -> int:
 
 
 def records(doc: Any) -> list[tuple[str, Any]] | None:
-    """The message list of a bare array or of a document holding one (mini-swe-agent, AgentPress)."""
+    """The message list of a bare array or of a document holding one (mini-swe-agent, AgentPress);
+    else a Responses request and / or response kept as one document (`input` items, then the
+    `output` items the model answered with: a saved `Response` object has only `output`)."""
     found = None
     if isinstance(doc, list):
         found = [(f"[{i}]", r) for i, r in enumerate(doc)]
@@ -107,6 +109,9 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
             if isinstance(doc.get(key), list):
                 found = [(f"{key}[{i}]", r) for i, r in enumerate(doc[key])]
                 break
+        else:
+            found = [(f"{key}[{i}]", r) for key in ("input", "output")
+                     if isinstance(doc.get(key), list) for i, r in enumerate(doc[key])]
     if not found or not any(isinstance(r, dict) and ("role" in r or _item_type(r)) for _, r in found):
         return None
     return _link_exit(found)
