@@ -75,7 +75,8 @@ def test_unreadable_file_fails_plainly(tmp_path, monkeypatch):
     assert r.exit_code != 0
     assert "cannot read" in r.output and "Permission denied" in r.output
     assert "Traceback" not in r.output
-    assert "format" not in r.output and "events" not in r.output  # no report of zeros before it
+    said = r.output.replace(str(p), "PATH")  # (the temp folder's own name may hold any word)
+    assert "format" not in said and "events" not in said  # no report of zeros before it
     data = json.loads(check(p, "--json").output)
     assert set(data) == {"path", "error"} and "Permission denied" in data["error"]
 
