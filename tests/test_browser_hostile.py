@@ -34,7 +34,12 @@ def test_hostile_sessions_in_every_format_run_nothing_and_fetch_nothing(tmp_path
         page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
         for link in page.locator("a.show-all").all()[:5]:
             link.click()
-        page.locator(".ev").first.hover(force=True)  # whatever hovering a message triggers
+        # whatever hovering a message triggers: the mouse is moved onto the first message where
+        # it is now (a locator's hover scrolls first and fails if what was opened moves it away)
+        box = page.evaluate("""() => { const ev = document.querySelector('.ev');
+            ev.scrollIntoView({block: 'center'}); const r = ev.getBoundingClientRect();
+            return [r.left + Math.min(r.width, 40) / 2, r.top + Math.min(r.height, 20) / 2]; }""")
+        page.mouse.move(*box)
         page.wait_for_timeout(300)  # what the opened parts load (the page's live stream never idles)
         violations += [f"{key}: {v}" for v in page.evaluate("window.__csp")]
         assert page.evaluate("typeof window.alert") == "function"
