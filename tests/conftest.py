@@ -217,6 +217,24 @@ def bounded(fn, timeout: float = 15.0):
 
 
 @pytest.fixture
+def unreadable(monkeypatch):
+    """`unreadable(path)` makes the viewer's every open of that transcript fail with "Permission
+    denied", as chmod 000 would for another user (tests run as root, where it still reads)."""
+    from viewer import files
+
+    denied: set[str] = set()
+    real_open = files.open_file
+
+    def no_access(path):
+        if str(path) in denied:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path)
+
+    monkeypatch.setattr(files, "open_file", no_access)  # every transcript is opened there
+    return lambda path: denied.add(str(path))
+
+
+@pytest.fixture
 def fifo():
     """`fifo(path)` makes a named pipe; at the end every reader still blocked on one is released
     (a writer opens and closes it), so a failing test leaves no thread stuck."""

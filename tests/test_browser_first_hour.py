@@ -99,21 +99,12 @@ def test_a_whole_prompt_as_a_title_does_not_fill_the_usage_page(serve, browser):
 
 
 def test_a_file_the_server_cannot_read_says_so_in_words_on_the_list(tmp_path, serve, browser,
-                                                                   monkeypatch):
-    from viewer import files
-
+                                                                   unreadable):
     root = tmp_path / "root"
     (root / "locked").mkdir(parents=True)
     locked = root / "locked" / "messages.jsonl"
     locked.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
-    real_open = files.open_file
-
-    def no_access(file):  # tests run as root, where chmod 000 still reads
-        if str(file) == str(locked):
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file)
-
-    monkeypatch.setattr(files, "open_file", no_access)
+    unreadable(locked)
     page = browser.new_page()
     page.goto(serve(root).url + "/")
     row = page.locator("#sessions tr.row")

@@ -58,19 +58,10 @@ def test_unknown_format_prints_the_object_and_fails(tmp_path):
     assert data["format"] == "unknown" and data["events"] == 2
 
 
-def test_unreadable_file_fails_plainly(tmp_path, monkeypatch):
+def test_unreadable_file_fails_plainly(tmp_path, unreadable):
     p = tmp_path / "messages.jsonl"
     p.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
-    from viewer import files
-
-    real_open = files.open_file
-
-    def no_access(file):  # tests run as root in CI, where chmod 000 still reads
-        if str(file) == str(p):
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file)
-
-    monkeypatch.setattr(files, "open_file", no_access)  # every transcript is opened there
+    unreadable(p)
     r = check(p)
     assert r.exit_code != 0
     assert "cannot read" in r.output and "Permission denied" in r.output

@@ -150,21 +150,12 @@ def test_a_file_that_changes_while_its_background_index_runs_is_indexed_right(tm
     assert columns(again) == columns(idx)
 
 
-def test_an_unreadable_session_fails_every_waiter_plainly(tmp_path, small_steps, monkeypatch):
-    from viewer import files
-
+def test_an_unreadable_session_fails_every_waiter_plainly(tmp_path, small_steps, unreadable):
     root = tmp_path / "root"
     broken = root / "broken" / "messages.jsonl"
     broken.parent.mkdir(parents=True)
     broken.write_text('{"type": "user", "content": "hi", "session_id": "s"}\n')
-    real_open = files.open_file
-
-    def no_access(path):  # tests run as root, where chmod 000 still reads
-        if str(path) == str(broken):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path)
-
-    monkeypatch.setattr(files, "open_file", no_access)
+    unreadable(broken)
     store = Store([root])
     with pytest.raises(OSError):
         store.index("broken")

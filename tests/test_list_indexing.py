@@ -136,11 +136,9 @@ def test_the_list_says_how_far_the_search_index_is(root, tmp_path):
     fts.close()
 
 
-def test_the_search_index_note_goes_once_all_that_can_be_read_is_in(tmp_path, monkeypatch):
+def test_the_search_index_note_goes_once_all_that_can_be_read_is_in(tmp_path, unreadable):
     """An empty session has no rows to index and a file the server cannot read never will: the
     note saying a search finds only part of the archive must not stay up for good because of them."""
-    from viewer import files
-
     root = tmp_path / "root"
     for name in ("empty", "locked", "plain"):
         (root / name).mkdir(parents=True)
@@ -148,14 +146,7 @@ def test_the_search_index_note_goes_once_all_that_can_be_read_is_in(tmp_path, mo
     locked = root / "locked" / "messages.jsonl"
     for p in (locked, root / "plain" / "messages.jsonl"):
         p.write_text('{"role": "user", "content": "hello"}\n{"role": "assistant", "content": "hi"}\n')
-    real_open = files.open_file
-
-    def no_access(file):  # tests run as root, where chmod 000 still reads
-        if str(file) == str(locked):
-            raise PermissionError(13, "Permission denied", str(file))
-        return real_open(file)
-
-    monkeypatch.setattr(files, "open_file", no_access)
+    unreadable(locked)
     app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False})
     c = app.test_client()
     c.get("/")

@@ -420,10 +420,9 @@ def test_block_addresses_are_only_those_the_page_links_to(tmp_path, small_huge):
 
 
 def test_a_root_full_of_odd_files_never_hangs_never_fails_and_never_stops_the_others(
-        tmp_path, fifo, monkeypatch):
+        tmp_path, fifo, unreadable):
     """The standing suite's odd files, all in one root beside an ordinary session: every listed
     session answers every page without a 500, every skipped path says why, the ordinary one works."""
-    from viewer import files
 
     root = tmp_path / "root"
     write_session(root / "good" / "messages.jsonl", 5)
@@ -451,15 +450,7 @@ def test_a_root_full_of_odd_files_never_hangs_never_fails_and_never_stops_the_ot
     (tmp_path / "outside.jsonl").write_text("\n".join(lines) + "\n")
     (root / "out.jsonl").symlink_to(tmp_path / "outside.jsonl")
     (root / "folder" / "messages.jsonl").mkdir(parents=True)
-    unreadable = str(root / "unreadable" / "messages.jsonl")
-    real_open = files.open_file
-
-    def no_access(path):  # tests run as root, where chmod 000 still reads
-        if str(path) == unreadable:
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path)
-
-    monkeypatch.setattr(files, "open_file", no_access)
+    unreadable(root / "unreadable" / "messages.jsonl")
     c = app_for(root, tmp_path).test_client()
     listing = bounded(lambda: c.get("/sessions.json")).get_json()
     keys = {s["key"] for s in listing["sessions"]}
