@@ -523,12 +523,11 @@ def _attachment(rec: dict, ref: Ref) -> Event:
     kind = att.get("type") if isinstance(att.get("type"), str) else None
     hook = att.get("hookName") or att.get("hookEvent") or "hook"
     if kind in _HOOK_SHOWN:
-        body = att.get("blockingError") if kind == "hook_blocking_error" else att.get("message") \
-            if kind == "hook_stopped_continuation" else att.get("content") \
-            if kind == "hook_system_message" else att.get("stderr") or att.get("stdout")
+        what, fields = _HOOK_SHOWN[kind]
+        body = next((att[f] for f in fields if att.get(f)), None)
         if isinstance(body, dict):  # {blockingError, command}
             body = body.get("blockingError") or body.get("command")
-        words = f"hook {hook} {_HOOK_SHOWN[kind]}"
+        words = f"hook {hook} {what}"
         code = att.get("exitCode")
         if kind == "hook_non_blocking_error" and isinstance(code, int):
             words += f" (exit {code})"
@@ -541,8 +540,11 @@ def _attachment(rec: dict, ref: Ref) -> Event:
     return ev
 
 
-_HOOK_SHOWN = {"hook_blocking_error": "blocked", "hook_stopped_continuation": "stopped the agent",
-               "hook_non_blocking_error": "failed", "hook_system_message": "says"}
+# the hook attachments shown: what the hook did, and the fields that hold what it said
+_HOOK_SHOWN = {"hook_blocking_error": ("blocked", ("blockingError",)),
+               "hook_stopped_continuation": ("stopped the agent", ("message",)),
+               "hook_non_blocking_error": ("failed", ("stderr", "stdout")),
+               "hook_system_message": ("says", ("content",))}
 
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:

@@ -315,9 +315,7 @@ def server_result(content: dict) -> tuple[list, bool]:
     out: list = []
     rc = content.get("return_code")
     failed = isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
-    for key in ("stdout", "stderr"):
-        if isinstance(content.get(key), str) and content[key]:
-            out += [Notice(key), Text(content[key], markdown=False)]
+    out += std_streams(content)
     if isinstance(rc, int) and not isinstance(rc, bool):
         out.append(Notice(f"exit code {rc}"))
     if isinstance(content.get("url"), str) and isinstance(content.get("content"), dict):
@@ -332,6 +330,13 @@ def server_result(content: dict) -> tuple[list, bool]:
     if not out:
         out.append(Data(content, t or None))
     return out, failed
+
+
+def std_streams(d: dict) -> list:
+    """A command's `stdout` and `stderr` (an Anthropic server tool's result, an OpenAI shell
+    call's output), each under its name; empty ones left out."""
+    return [x for key in ("stdout", "stderr") if isinstance(d.get(key), str) and d[key]
+            for x in (Notice(key), Text(d[key], markdown=False))]
 
 
 def document_blocks(b: dict) -> list:

@@ -49,7 +49,8 @@ from typing import Any
 
 from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
-    media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, text_field
+    media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
+    text_field
 
 NAME = "openai-chat"
 MODE = "document"
@@ -380,9 +381,7 @@ def _item_output(output: Any) -> tuple[list, bool]:
         elif "stdout" in item or "stderr" in item:
             outcome = item.get("outcome") if isinstance(item.get("outcome"), dict) else {}
             code = outcome.get("exit_code")
-            for key in ("stdout", "stderr"):
-                if isinstance(item.get(key), str) and item[key]:
-                    out += [Notice(key), Text(item[key], markdown=False)]
+            out += std_streams(item)
             if outcome.get("type") == "timeout" or (isinstance(code, int) and code != 0):
                 failed = True
                 out.append(Notice("timed out" if outcome.get("type") == "timeout"
