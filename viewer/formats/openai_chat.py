@@ -23,7 +23,12 @@ Shapes read:
 * Responses API items mixed with messages (a conversation kept as `input` / `output` items):
   `function_call` / `custom_tool_call` / `shell_call` / … answered by their `…_output` items,
   `reasoning` (its summary) → Thinking, hosted calls (`web_search_call`, `code_interpreter_call`,
-  `mcp_call`, …) → a call holding its own outcome, `compaction` → a notice.
+  `mcp_call`, …) → a call holding its own outcome, `compaction` → a notice; an
+  `mcp_approval_request` is a call awaiting permission until its `mcp_approval_response` answers it
+  (approved, or denied with the reason); `mcp_list_tools` lists the server's tools as its result.
+  The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
+  execution was not approved.") are errors (the last one denied).
+* Responses streaming event logs: the `response.*` events one per line (see the section below).
 * `tool_calls` of `type: custom` (`custom: {name, input}`, the input free-form text).
 * `reasoning_content` (DeepSeek, vLLM), `reasoning` / `reasoning_details` (OpenRouter) and LiteLLM
   `thinking_blocks` → Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice
@@ -47,7 +52,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
     text_field
@@ -79,6 +84,8 @@ class Linked(dict):
 def sniff(rec: Any) -> int:
     if isinstance(rec, dict) and rec.get("role") is None and _item_type(rec):
         return 2
+    if _stream_type(rec):
+        return 3
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
         return 0
     if "content" not in rec and not ({"tool_calls", "function_call"} & rec.keys()):
@@ -143,6 +150,8 @@ def _link_exit(found: list) -> list:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if t := _stream_type(rec):
+        return _stream_event(t, rec, ref)
     if isinstance(rec, dict) and rec.get("role") is None and (t := _item_type(rec)):
         ev = _item(t, rec, ref)
         _common(ev, rec)
@@ -292,7 +301,8 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
         error = True
     if error is None and "returncode" not in extra and error_content(content):
         error = True  # no flag in the format: a result that is an error report is one
-    ev.blocks = [ToolResult(call, blocks, error)]
+    state = _sdk_failure(content)
+    ev.blocks = [ToolResult(call, blocks, True if state else error, state=_NAMED.get(state))]
 
 
 # --- Responses API items -------------------------------------------------------------------------
@@ -311,9 +321,25 @@ _HOSTED_CALLS = {"web_search_call", "file_search_call", "code_interpreter_call",
                  "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
                  "tool_search_call"}
 _OUTPUTS = {f"{c}_output" for c in _CLIENT_CALLS} | {"tool_search_output"}
-_ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | {"reasoning", "compaction", "item_reference"}
+_ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | {"reasoning", "compaction", "item_reference",
+                                                     "mcp_approval_response"}
 _BOOKKEEPING = {"type", "id", "call_id", "status", "name", "arguments", "input", "output",
-                "outputs", "results", "result", "error"}
+                "outputs", "results", "result", "error", "tools"}
+# what the Agents SDK (openai-agents, src/agents/tool.py) answers for a function call that did not
+# give a result: the exception (`default_tool_error_function`; before 0.1x followed by "Error: …"),
+# a timeout, or the user's refusal (DEFAULT_APPROVAL_REJECTION_MESSAGE)
+_SDK_FAILED = re.compile(r"An error occurred while running the tool\.|Tool '[^'\n]*' timed out after ")
+_SDK_REFUSED = "Tool execution was not approved."
+_NAMED = {"denied": DENIED}
+
+
+def _sdk_failure(content: Any) -> str | None:
+    """"failed" / "denied" when a call's output is the Agents SDK's own failure text."""
+    if not isinstance(content, str):
+        return None
+    if content.strip() == _SDK_REFUSED:
+        return "denied"
+    return "failed" if _SDK_FAILED.match(content) else None
 
 
 def _item_type(rec: dict) -> str | None:
@@ -334,7 +360,15 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         error = True if failed or rec.get("status") == "failed" else None
         if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
             error = True
-        return Event(ref, "tool", "tool_result", blocks=[ToolResult(call, blocks, error)])
+        state = _sdk_failure(rec.get("output"))
+        return Event(ref, "tool", "tool_result", blocks=[
+            ToolResult(call, blocks, True if state else error, state=_NAMED.get(state))])
+    if t == "mcp_approval_response":  # the app's answer to an `mcp_approval_request`
+        call = str(rec.get("approval_request_id") or "")
+        reason = [Text(rec["reason"], markdown=False)] if isinstance(rec.get("reason"), str) else []
+        result = ToolResult(call, [Notice("approved")] + reason) if rec.get("approve") is True else \
+            ToolResult(call, [Notice("not approved")] + reason, True, state=DENIED)
+        return Event(ref, "tool", "tool_result", blocks=[result])
     if t in _CLIENT_CALLS or t in _HOSTED_CALLS:
         cid = str(rec.get("call_id") or rec.get("id") or f"{t}@{ref.line}")
         name = str(rec.get("name") or t.removesuffix("_call"))
@@ -350,20 +384,49 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         hosted = t in _HOSTED_CALLS
         use = ToolUse(cid, name, args, raw, status=rec.get("status") if hosted else None)
         ev = Event(ref, "assistant", blocks=[use])
+        if t == "mcp_approval_request":  # the call waits until an `mcp_approval_response` answers
+            ev.states[cid] = "awaiting_permission"
+            server = rec.get("server_label")
+            ev.blocks.insert(0, Notice(f"asks to run a tool of MCP server {server}" if server
+                                       else "asks to run an MCP tool"))
         outcome = [rec[k] for k in ("output", "outputs", "results", "result") if rec.get(k)]
-        if hosted and (outcome or rec.get("error")):
+        if hosted and (outcome or rec.get("error") or t == "mcp_list_tools"):
             blocks: list = []
             for value in outcome:
                 if t == "image_generation_call" and isinstance(value, str):
                     blocks.append(Media("image", "image/png", value))
                 else:
                     blocks += _item_output(value)[0]
+            if t == "mcp_list_tools" and isinstance(rec.get("tools"), list):
+                blocks.append(_mcp_tools(rec["tools"]))
             if rec.get("error"):
-                blocks.append(Text(as_text(rec["error"]), markdown=False))
+                blocks += _hosted_error(rec["error"])
             ev.blocks.append(ToolResult(cid, blocks, True if rec.get("error") else None))
         return ev
     label = "context compacted" if t == "compaction" else f"reference to item {rec.get('id')}"
     return Event(ref, "system", kind=t, blocks=[Notice(label, rec)])
+
+
+def _mcp_tools(tools: list) -> Text:
+    """The tools an MCP server listed, one per line with its description's first line."""
+    lines = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            desc = tool.get("description") if isinstance(tool.get("description"), str) else ""
+            first = desc.strip().splitlines()[0] if desc.strip() else ""
+            lines.append(f"{as_text(tool.get('name'))}" + (f" — {first}" if first else ""))
+    return Text("\n".join(lines) or "(no tools)", markdown=False)
+
+
+def _hosted_error(error: Any) -> list:
+    """A hosted call's error: a string, or (MCP calls) `{type: http_error | mcp_protocol_error,
+    code, message}` / `{type: mcp_tool_execution_error, content}`."""
+    if isinstance(error, dict) and ("message" in error or "content" in error):
+        head = " ".join(str(error[k]) for k in ("type", "code") if error.get(k) not in (None, ""))
+        body = result_content(error["content"]) if "content" in error else \
+            [Text(as_text(error.get("message")), markdown=False)]
+        return ([Notice(head.replace("_", " "))] if head else []) + body
+    return [Text(as_text(error), markdown=False)]
 
 
 def _item_output(output: Any) -> tuple[list, bool]:
@@ -427,6 +490,62 @@ def _common(ev: Event, rec: dict) -> None:
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "role")}
     if rec.get("role", ev.role) != ev.role:
         ev.meta["role"] = rec["role"]
+
+
+# --- Responses API streaming event logs --------------------------------------------------------
+# The `response.*` server-sent events written one per line (`event.model_dump_json()` of a stream
+# from openai-python or the Agents SDK's raw_response_event; openai-python
+# src/openai/types/responses/response_stream_event.py). Each finished output item arrives whole in
+# `response.output_item.done` and is read like the same item in a saved conversation; the deltas
+# before it only spell it out piece by piece, so they are kept hidden (raw view). The client's own
+# input and its tool outputs are not part of a stream, so a function call stays pending in it.
+_STREAM_END = {"response.completed", "response.incomplete", "response.failed"}
+
+
+def _stream_type(rec: Any) -> str | None:
+    if not isinstance(rec, dict) or "role" in rec:
+        return None
+    t = rec.get("type")
+    if not isinstance(t, str):
+        return None
+    if t.startswith("response.") or (t == "error" and "sequence_number" in rec):
+        return t
+    return None
+
+
+def _stream_event(t: str, rec: dict, ref: Ref) -> Event:
+    item = rec.get("item")
+    if t == "response.output_item.done" and isinstance(item, dict) and not _stream_type(item):
+        ev = event(item, ref)
+        ev.meta = {"stream_event": t, **ev.meta}
+        request = item.get("approval_request_id")
+        if item.get("type") == "mcp_call" and isinstance(request, str) and request:
+            # the approval itself is the client's input, never streamed: the call it let run says it
+            ev.blocks.append(ToolResult(request, [Notice("approved")]))
+        return ev
+    response = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+    ev = Event(ref, "system", kind="progress", hidden=True, hidden_reason="stream event",
+               blocks=[Notice(t)], format=NAME)
+    if t == "response.created" or t in _STREAM_END:
+        ev.kind = "response"
+        model_and_usage(ev, response.get("model"), response.get("usage"))
+        first_time(ev, response.get("completed_at") if t in _STREAM_END else None,
+                   response.get("created_at"))
+    if t in ("response.failed", "response.incomplete", "error"):
+        error = response.get("error") if t == "response.failed" else rec
+        details = response.get("incomplete_details")
+        why = details.get("reason") if isinstance(details, dict) else None
+        ev.hidden, ev.hidden_reason, ev.kind = False, None, "error"
+        ev.blocks = [Notice(f"response incomplete: {why}" if why else
+                            "response incomplete" if t == "response.incomplete" else
+                            "response failed" if t == "response.failed" else "stream error")]
+        if isinstance(error, dict) and error.get("message"):
+            code = f"{error['code']}: " if error.get("code") else ""
+            ev.blocks.append(Text(f"{code}{as_text(error['message'])}", markdown=False))
+    if isinstance(response.get("id"), str):
+        ev.message_id = response["id"]
+    ev.meta = rec
+    return ev
 
 
 def title_of(ev: Event) -> str | None:

@@ -1,0 +1,148 @@
+"""Real recordings of the OpenAI Responses API: written by openai-agents / openai-python's own
+objects against a fake model (tests/recorded/README.md says how), read as a user would see them."""
+
+import json
+import re
+
+import orjson
+import pytest
+
+from viewer.formats import detect, openai_chat
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import load_events
+from viewer.web import create_app
+
+from conftest import ROOT
+
+REC = ROOT / "tests" / "recorded" / "openai-agents"
+
+
+def events(idx):
+    return load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def lines(name):
+    return [json.loads(x) for x in (REC / name).read_text().splitlines()]
+
+
+def page(tmp_path, name):
+    app = create_app({"ROOTS": [str(REC)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    home = client.get("/").get_data(as_text=True)
+    href = next(h for h in re.findall(r'href="(/s/[^"?]+)"', home) if h.endswith("/" + name.split(".")[0]))
+    return client.get(href).get_data(as_text=True)
+
+
+def test_function_tools_sdk_failures_are_errors(tmp_path):
+    doc = json.loads((REC / "agents-function-tools.json").read_text())
+    outputs = {i["call_id"]: i["output"] for i in doc if i.get("type") == "function_call_output"}
+    failed = {c for c, o in outputs.items() if o.startswith("An error occurred while running the tool")}
+    assert len(outputs) == 4 and len(failed) == 2  # the recording: /etc/shadow and Atlantis raised
+    idx = SessionIndex(REC / "agents-function-tools.json").build()
+    assert detect.detect_file(REC / "agents-function-tools.json").format == "openai-chat"
+    assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
+    assert {c: idx.calls.calls[c].status for c in outputs} == {
+        c: "error" if c in failed else "completed" for c in outputs}
+    evs = events(idx)
+    thinking = [b.text for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert thinking == [i["summary"][0]["text"] for i in doc if i.get("type") == "reasoning"]
+    assert idx.summary.title == doc[0]["content"]
+    html = page(tmp_path, "agents-function-tools")
+    assert html.count('<span class="state error">error</span>') >= len(failed)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+
+
+def test_sdk_failure_texts():
+    assert openai_chat._sdk_failure("An error occurred while running the tool. Please try again. "
+                                    "Error: boom") == "failed"
+    assert openai_chat._sdk_failure("Tool 'get_weather' timed out after 5 seconds.") == "failed"
+    assert openai_chat._sdk_failure("Tool execution was not approved.") == "denied"
+    assert openai_chat._sdk_failure("sunny, 21 °C") is None and openai_chat._sdk_failure(None) is None
+    # the same texts as a chat-completions tool message (the Agents SDK's chat model path)
+    ev = openai_chat.event({"role": "tool", "tool_call_id": "c1",
+                            "content": "Tool execution was not approved."}, Ref("main", 1, 0, 1))
+    (result,) = ev.tool_results()
+    assert result.is_error and result.state == "denied"
+
+
+def test_mcp_approval_pairs(tmp_path):
+    doc = json.loads((REC / "agents-mcp-approval.json").read_text())
+    requests = {i["id"]: i for i in doc if i.get("type") == "mcp_approval_request"}
+    answers = {i["approval_request_id"]: i for i in doc if i.get("type") == "mcp_approval_response"}
+    assert set(requests) == set(answers) and len(requests) == 2
+    idx = SessionIndex(REC / "agents-mcp-approval.json").build()
+    assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
+    for rid, answer in answers.items():
+        call = idx.calls.calls[rid]
+        assert call.name == requests[rid]["name"]
+        assert call.state == ("completed" if answer["approve"] else "denied")
+    mcp_calls = [i for i in doc if i.get("type") == "mcp_call"]
+    for c in mcp_calls:
+        assert idx.calls.calls[c["id"]].status == ("error" if c["error"] else "completed")
+    (listing,) = [i for i in doc if i.get("type") == "mcp_list_tools"]
+    assert idx.calls.calls[listing["id"]].status == "completed"
+    html = page(tmp_path, "agents-mcp-approval")
+    assert "denied" in html and "deleting is not allowed" in html
+    assert "asks to run a tool of MCP server deepwiki" in html
+    for tool in listing["tools"]:
+        assert f"{tool['name']} — {tool['description']}" in html
+    failed = next(c for c in mcp_calls if c["error"])
+    assert failed["error"]["message"] in html and "http error 404" in html
+    assert '"type": "http_error"' not in html.split('class="raw')[0]  # not shown as raw JSON
+
+
+@pytest.mark.parametrize("name", ["stream-events.jsonl", "stream-events-mcp.jsonl"])
+def test_stream_event_logs(name):
+    recs = lines(name)
+    assert all(r["type"].startswith("response.") for r in recs)
+    found = detect.detect_file(REC / name)
+    assert (found.format, found.mode) == ("openai-chat", "jsonl")
+    idx = SessionIndex(REC / name).build()
+    evs = events(idx)
+    assert len(evs) == len(recs) and "unparsed" not in idx.threads["main"].kinds
+    done = [r["item"] for r in recs if r["type"] == "response.output_item.done"]
+    shown = [e for e in evs if not e.hidden]
+    assert len(shown) == len(done)  # one card per finished item; every delta is hidden
+    texts = [r["text"] for r in recs if r["type"] == "response.output_text.done"]
+    assert texts and [e.text() for e in shown if e.role == "assistant" and e.kind == "message"
+                      and not e.tool_uses() and e.blocks[0].kind == "text"] == texts
+    assert sum(1 for e in shown for b in e.blocks if b.kind == "thinking") == sum(
+        1 for i in done if i["type"] == "reasoning")
+    calls = [i for i in done if i["type"] in ("function_call", "mcp_call", "mcp_approval_request")]
+    assert set(idx.calls.calls) >= {i.get("call_id") or i["id"] for i in calls}
+    completed = [r["response"] for r in recs if r["type"] == "response.completed"]
+    assert idx.summary.models == ["gpt-5-mini"]
+    assert sum(e.usage["total_tokens"] for e in evs if e.usage) == sum(
+        r["usage"]["total_tokens"] for r in completed)
+
+
+def test_stream_mcp_call_answers_its_approval_request():
+    recs = lines("stream-events-mcp.jsonl")
+    done = [r["item"] for r in recs if r["type"] == "response.output_item.done"]
+    approved = {i["approval_request_id"] for i in done if i["type"] == "mcp_call" and i.get("approval_request_id")}
+    asked = {i["id"] for i in done if i["type"] == "mcp_approval_request"}
+    assert approved and approved < asked
+    idx = SessionIndex(REC / "stream-events-mcp.jsonl").build()
+    for rid in asked:
+        # the client's answer is not in a stream: only a call that ran says it was approved
+        assert idx.calls.calls[rid].state == ("completed" if rid in approved else "awaiting_permission")
+
+
+def test_stream_failures_are_shown():
+    r = Ref("main", 1, 0, 1)
+    failed = openai_chat.event({"type": "response.failed", "sequence_number": 9, "response": {
+        "id": "resp_1", "model": "gpt-5", "status": "failed", "output": [],
+        "error": {"code": "server_error", "message": "The model crashed"}}}, r)
+    words = lambda ev: [b.text for b in ev.blocks]  # noqa: E731
+    assert not failed.hidden and words(failed) == ["response failed", "server_error: The model crashed"]
+    incomplete = openai_chat.event({"type": "response.incomplete", "sequence_number": 3, "response": {
+        "id": "resp_2", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}}, r)
+    assert not incomplete.hidden and words(incomplete) == ["response incomplete: max_output_tokens"]
+    error = openai_chat.event({"type": "error", "sequence_number": 1, "code": "rate_limit_exceeded",
+                               "message": "Slow down", "param": None}, r)
+    assert not error.hidden and words(error) == ["stream error", "rate_limit_exceeded: Slow down"]
+    delta = openai_chat.event({"type": "response.output_text.delta", "sequence_number": 5,
+                               "item_id": "m", "output_index": 0, "content_index": 0, "delta": "Hi"}, r)
+    assert delta.hidden and openai_chat.sniff(orjson.loads(b'{"type": "response.created", '
+                                                           b'"sequence_number": 0, "response": {}}')) == 3
