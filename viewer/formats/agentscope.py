@@ -29,7 +29,9 @@ or "system" for tool results), `content` a string or a list of typed blocks. The
 
 Mapping: every Msg is one event with `author` = `name` (this drives agent colours and lanes); tool
 result Msgs (system / TOOL holding only results) become role "tool", kind "tool_result", with no
-author. For documents, `records` finds every message list wherever it sits (keeping each Msg's JSON
+author. A user Msg sent under the name of one of the document's agents (the A2UI example writes its
+user's input as `name: "Friday"`, its agent's name; a real UserAgent writes its own) is shown as the
+user's. A 2.x hint's `source` is a name or a JSON string `{label, sublabel}`, shown in words. For documents, `records` finds every message list wherever it sits (keeping each Msg's JSON
 path), puts each agent's system prompt and compressed summary first, and merges several agents'
 memories by time. A message broadcast to several agents sits in each memory with the same id: the
 copy in its author's own memory (else the first) is shown, the others are hidden as copies.
@@ -41,6 +43,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+import orjson
 
 from .. import timestamps
 from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Event, Media, Notice, Ref, Text, \
@@ -70,14 +74,16 @@ _MAX_DEPTH = 8
 
 
 class _Copy(dict):
-    """A Msg whose id already appeared in another agent's memory (`primary` is that JSON path).
-    Serialises as the plain record, so the raw view shows the source unchanged."""
+    """A record plus what only the rest of the document says about it; serialises as the plain
+    record, so the raw view shows the source unchanged. `primary`: the JSON path of the copy shown
+    when this Msg's id already appeared in another agent's memory; `by_user`: a user Msg written
+    under an agent's own name (the A2UI example records its user's input as `name: "Friday"`)."""
 
-    __slots__ = ("primary",)
+    __slots__ = ("primary", "by_user")
 
 
 class _CopyPair(list):
-    __slots__ = ("primary",)
+    __slots__ = ("primary", "by_user")
 
 
 # --- recognising records ----------------------------------------------------------------------
@@ -156,8 +162,26 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
         return None
     if len(sources) == 1:
         path, items, _ = sources[0]
-        return extras + [(f"{path}[{i}]", r) for i, r in enumerate(items)]
-    return extras + _merge(sources)
+        return extras + _by_user(sources, [(f"{path}[{i}]", r) for i, r in enumerate(items)])
+    return extras + _by_user(sources, _merge(sources))
+
+
+def _by_user(sources: list, found: list) -> list:
+    """Marks the user Msgs sent under the name of one of the document's agents (an agent state's
+    owner, or a name that speaks as assistant): their speaker is the user, not that agent."""
+    agents = {owner for _, _, owner in sources if owner}
+    agents |= {m["name"] for _, items, _ in sources for m in map(_msg, items)
+               if m is not None and m["role"] == "assistant" and isinstance(m.get("name"), str)}
+    out = []
+    for path, rec in found:
+        m = _msg(rec)
+        if m is not None and m["role"] == "user" and isinstance(m.get("name"), str) and m["name"] in agents:
+            if not isinstance(rec, (_Copy, _CopyPair)):
+                rec = _CopyPair(rec) if isinstance(rec, list) else _Copy(rec)
+                rec.primary = None
+            rec.by_user = True
+        out.append((path, rec))
+    return out
 
 
 def _join(path: str, key: str) -> str:
@@ -277,7 +301,8 @@ def _event(rec: Any, ref: Ref) -> Event:
         ev.role, ev.kind = "tool", "tool_result"  # the system / TOOL Msg a ReAct agent records
     elif role == "control":
         ev.role, ev.kind = "status", "control"
-    if ev.kind != "tool_result" and not (role == "system" and name in (None, "system")):
+    if ev.kind != "tool_result" and not (role == "system" and name in (None, "system")) \
+            and not getattr(rec, "by_user", False):
         ev.author = name
     if isinstance(m.get("id"), (str, int)) and not isinstance(m.get("id"), bool):
         ev.source_id = str(m["id"])
@@ -385,10 +410,26 @@ def _block(b: dict, ev: Event | None, ends: dict) -> list:
     if t == "data":
         return [_data_block(b)]
     if t == "hint":
-        source = b.get("source")
-        words = f"hint from {source}" if isinstance(source, str) and source else "hint"
+        source = _hint_source(b.get("source"))
+        words = f"hint from {source}" if source else "hint"
         return [Notice(words), *_blocks(b.get("hint"), None)]
     return [Data(b, str(t))]
+
+
+def _hint_source(source: Any) -> str | None:
+    """Who a hint is from: a display name, or (2.x runtime-state hints) a JSON object
+    `{"label": "System", "sublabel": "Runtime State"}`, shown as "System · Runtime State"."""
+    if not isinstance(source, str) or not source.strip():
+        return None
+    if source.lstrip().startswith("{"):
+        try:
+            value = orjson.loads(source)
+        except orjson.JSONDecodeError:
+            return source
+        if isinstance(value, dict) and isinstance(value.get("label"), str):
+            return " · ".join(str(value[k]) for k in ("label", "sublabel")
+                              if isinstance(value.get(k), str) and value[k])
+    return source
 
 
 def _tool_use(b: dict) -> ToolUse:
