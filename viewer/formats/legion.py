@@ -11,6 +11,9 @@ Three writer generations, mixed freely inside one file, are read record by recor
   Task*Message | HookEventMessage | ToolCallUpdate | …, data}`, `data` being the SDK dataclass as a
   dict, with content blocks that usually have no `type` key (`{text}`, `{id, name, input}`, …).
   `ToolCallUpdate` snapshots a call's state (pending, running, completed, failed, denied, …).
+  The same messages dumped flat, `{_type, **dataclasses.asdict(message)}` (other SDK wrappers), are
+  read alike. A ResultMessage's `permission_denials` name the calls the permission callback refused
+  (their results only echo what it said): they are shown denied. `api_retry` says why and which try.
 * G3, one canonical shape `{type, message_id, content, turn_id, sdk_uuid, subtype, metadata}` with
   flat `type: "tool_call"` state records.
 
@@ -57,7 +60,11 @@ MODE = "jsonl"
 COMM_TOOLS = ("mcp__legion__send_comm", "mcp__legion__send_comm_to_channel")
 _LAUNCH = {"init", "client_launched"}
 _QUIET = {"status", "thinking_tokens", "hook_started", "hook_response", "task_progress", "stderr",
-          "agent_notification", "task_updated"}
+          "agent_notification", "task_updated", "background_tasks_changed"}
+# fields only the SDK message itself has at its top level: a record holding one of them besides
+# `_type` is the flat dump `{_type, **dataclasses.asdict(message)}` (no legion `data` wrapper; a
+# SystemMessage's own `data` is its raw payload then)
+_FLAT = ("content", "subtype", "rate_limit_info", "event")
 _OWN_TYPES = {"system", "user", "assistant", "result", "permission_request", "permission_response",
               "tool_call", "tool_use", "tool_result", "thinking", "error", "unknown"}
 _PLACEHOLDERS = {"Assistant response", "Conversation success"}
@@ -75,10 +82,18 @@ _ALLOW = {"allow", "allowed", "approve", "approved", "accept", "accepted", "gran
 _DENY = {"deny", "denied", "reject", "rejected", "refuse", "refused"}
 
 
+def _payload(rec: dict) -> Any:
+    """An SDK record's message fields: legion's `data`, or the flat dump's own top level."""
+    for key in _FLAT:
+        if key in rec:
+            return {k: v for k, v in rec.items() if k != "_type"}
+    return rec.get("data")
+
+
 def sniff(rec: Any) -> int:
     if not isinstance(rec, dict):
         return 0
-    if isinstance(rec.get("_type"), str) and "data" in rec:
+    if isinstance(rec.get("_type"), str) and ("data" in rec or any(k in rec for k in _FLAT)):
         return 3
     t = text_field(rec, "type")
     if t in ("permission_request", "permission_response", "tool_call") and "session_id" in rec:
@@ -99,7 +114,7 @@ def event(rec: Any, ref: Ref) -> Event:
     sdk = text_field(rec, "_type")
     t = text_field(rec, "type")
     if isinstance(sdk, str):
-        ev = _sdk(sdk, rec.get("data"), ref)
+        ev = _sdk(sdk, _payload(rec), ref)
     elif t in ("system", "user", "assistant", "result", "error", "thinking", "tool_use",
                "tool_result", "unknown"):
         ev = _own(t, rec, ref)
@@ -136,7 +151,7 @@ def digest(rec: Any) -> Digest | None:
         return None
     sdk = rec.get("_type")
     if sdk is not None:
-        data = rec.get("data")
+        data = _payload(rec)
         if data.__class__ is not dict:
             return None
         if sdk == "AssistantMessage":
@@ -148,7 +163,7 @@ def digest(rec: Any) -> Digest | None:
             model = inner.get("model") if inner.__class__ is dict else None
             d = Digest("system", "system:init", None, None, True,
                        model=model if model.__class__ is str else None)
-        elif sdk == "ResultMessage" and not data.get("is_error"):
+        elif sdk == "ResultMessage" and not data.get("is_error") and not data.get("permission_denials"):
             d = Digest("status", "result", None, None)
             model_and_usage(d, None, data.get("usage"), data.get("total_cost_usd"))
         else:
@@ -414,6 +429,8 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         sub = text_field(d, "subtype") or ""
         inner = d.get("data") if isinstance(d.get("data"), dict) else {}
         ev = _system(sub, None, {}, ref)
+        if sub == "api_retry":  # the CLI retries a failed API call: say why and which attempt
+            ev.blocks = [Notice(_retry_words(inner or d))]
         if sub == "init":
             tools = inner.get("tools")
             ev.model = inner.get("model") if isinstance(inner.get("model"), str) else None
@@ -427,6 +444,10 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         model_and_usage(ev, None, d.get("usage"), d.get("total_cost_usd"))
         if isinstance(d.get("result"), str) and d["result"].strip():
             ev.blocks.append(Text(d["result"]))
+        # calls the permission callback refused (their results only say what the callback said)
+        for denial in d.get("permission_denials") if isinstance(d.get("permission_denials"), list) else ():
+            if isinstance(denial, dict) and isinstance(denial.get("tool_use_id"), str):
+                ev.states[denial["tool_use_id"]] = "denied"
     elif cls == "ToolCallUpdate":
         ev = _tool_state(d, ref)
     elif cls in ("PermissionRequestMessage", "PermissionResponseMessage"):
@@ -516,6 +537,19 @@ def _tool_state(d: dict, ref: Ref) -> Event:
     if isinstance(parent, str) and parent:
         ev.parent = parent
     return ev
+
+
+def _retry_words(d: dict) -> str:
+    """A SystemMessage `api_retry`: `{attempt, max_retries, retry_delay_ms, error_status, error}`."""
+    status = d.get("error_status")
+    error = d.get("error") if isinstance(d.get("error"), str) else ""
+    why = " ".join(str(x) for x in (status, error.replace("_", " ")) if x)
+    words = f"API error{' (' + why + ')' if why else ''}, retrying"
+    if isinstance(d.get("attempt"), int):
+        words += f": attempt {d['attempt']}"
+        if isinstance(d.get("max_retries"), int):
+            words += f" of {d['max_retries']}"
+    return words
 
 
 def _result_words(d: dict) -> str:
