@@ -1,0 +1,71 @@
+"""Real MARSYS and Wolo recordings: MARSYS 0.2.1's own auto_run (Coordinator invokes Researcher, which
+runs two tools, one raising) saved by Agent.save_state; Wolo (mbos-wolo 0.13.3) run from its CLI,
+its session folder as it wrote it. Both against a fake chat-completions model (tests/recorded/README.md)."""
+
+import json
+
+import pytest
+
+from viewer.formats import detect
+from viewer.index import SessionIndex
+from viewer.timeline import load_events
+
+from conftest import ROOT
+
+REC = ROOT / "tests" / "recorded"
+MARSYS = REC / "marsys-0.2.1"
+WOLO = REC / "mbos-wolo-0.13.3" / "880e8235"
+
+
+def events(idx):
+    return load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def test_marsys_agents_memories():
+    coord = json.loads((MARSYS / "coordinator.memory.json").read_text())["messages"]
+    res = json.loads((MARSYS / "researcher.memory.json").read_text())["messages"]
+    idx = SessionIndex(MARSYS / "coordinator.memory.json").build()
+    assert detect.detect_file(MARSYS / "coordinator.memory.json").format == "marsys"
+    evs = events(idx)
+    call = evs[-1]  # the Coordinator's action JSON: an agent call, not raw JSON text
+    assert (call.author, call.recipient) == ("Coordinator", "Researcher")
+    assert "next_action" not in call.text() and "Find weather in Lyon" in call.text()
+    assert [b.text for b in call.blocks if b.kind == "thinking"] == ["Ask the Researcher."]
+    idx = SessionIndex(MARSYS / "researcher.memory.json").build()
+    evs = events(idx)
+    assert len(evs) == len(res) and "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
+    # the request arrives from the Coordinator (MARSYS prefixes "[Request from <caller>]")
+    assert evs[0].author == "Coordinator" and not evs[0].text().startswith("[Request from")
+    tools = {m["tool_call_id"]: m for m in res if m["role"] == "tool"}
+    assert {c: idx.calls.calls[c].status for c in tools} == {
+        c: "error" if str(m["content"]).startswith("{'error'") else "completed" for c, m in tools.items()}
+    assert sorted(idx.calls.by_state().items()) == sorted(
+        {"pending": 0, "executing": 0, "completed": 1, "error": 1}.items())
+    final = evs[-1]
+    assert final.author == "Researcher" and final.text().startswith("Weather lookup failed")
+    assert len(coord) == 2
+
+
+def test_wolo_session_folder():
+    parts = []
+    msgs = sorted((json.loads(p.read_text()) for p in (WOLO / "messages").glob("*.json")),
+                  key=lambda m: m["timestamp"])
+    for m in msgs:
+        parts += [p for p in m["parts"] if p["type"] == "tool"]
+    found = detect.detect_file(WOLO / "session.json")
+    assert found.format == "wolo"
+    idx = SessionIndex(WOLO / "session.json").build()
+    evs = events(idx)
+    assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
+    assert idx.summary.title == msgs[0]["parts"][0]["text"]
+    # Wolo writes a failed read and a non-zero exit as "completed" (the output says what went wrong,
+    # the exit code is not saved): shown as written, with the output visible
+    assert {p["id"]: idx.calls.calls[p["id"]].status for p in parts} == {p["id"]: p["status"] for p in parts}
+    outputs = [b for e in evs for b in e.blocks if b.kind == "tool_result"]
+    assert [o.content[0].text for o in outputs] == [p["output"] for p in parts]
+    # the times Wolo puts on each part are the call's own
+    for p in parts:
+        assert idx.calls.calls[p["id"]].duration == pytest.approx(p["end_time"] - p["start_time"], abs=1e-3)
+    thinking = [b.text for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert thinking == [m["reasoning_content"] for m in msgs if m.get("reasoning_content")]
+    assert not any(b.kind == "text" and not b.text.strip() for e in evs for b in e.blocks)  # empty parts
