@@ -53,7 +53,8 @@ def test_sdk_streams_read_whole(name):
         assert idx.calls.calls[u["id"]].state == want, u["name"]
     # every thinking and text block the model wrote is on the page, in the order written
     shown = [b for e in evs if not e.hidden for b in e.blocks]
-    assert [b.text for b in shown if b.kind == "thinking"] == [b["thinking"] for b in blocks(recs, "thinking")]
+    thinking = [b["thinking"] for b in blocks(recs, "thinking")]
+    assert [b.text for b in shown if b.kind == "thinking"] == thinking
     texts = [b.text for b in shown if b.kind == "text"]
     assert all(b["text"] in texts for b in blocks(recs, "text") if "tool_use_id" not in b)
     # the sub-agent's frames hang under the Agent call that started it
@@ -74,8 +75,8 @@ def test_flat_dump_is_digested_like_its_events():
     flat = next(r for r in raw if r["_type"] == "SystemMessage")
     assert legion.sniff(flat) == 3 and legion.sniff({"_type": "AssistantMessage", "content": []}) == 3
     # a legion line's SystemMessage keeps its own `data`; the flat one is its own payload
-    ev = legion.event({"_type": "SystemMessage", "subtype": "init", "data": {"tools": ["Bash"],
-                                                                          "model": "m"}}, Ref("main", 1, 0, 1))
+    init = {"_type": "SystemMessage", "subtype": "init", "data": {"tools": ["Bash"], "model": "m"}}
+    ev = legion.event(init, Ref("main", 1, 0, 1))
     assert ev.hidden and ev.model == "m"
 
 

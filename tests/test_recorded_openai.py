@@ -120,7 +120,8 @@ def test_stream_event_logs(name):
 def test_stream_mcp_call_answers_its_approval_request():
     recs = lines("stream-events-mcp.jsonl")
     done = [r["item"] for r in recs if r["type"] == "response.output_item.done"]
-    approved = {i["approval_request_id"] for i in done if i["type"] == "mcp_call" and i.get("approval_request_id")}
+    approved = {i["approval_request_id"] for i in done
+                if i["type"] == "mcp_call" and i.get("approval_request_id")}
     asked = {i["id"] for i in done if i["type"] == "mcp_approval_request"}
     assert approved and approved < asked
     idx = SessionIndex(REC / "stream-events-mcp.jsonl").build()

@@ -31,9 +31,10 @@ Mapping: every Msg is one event with `author` = `name` (this drives agent colour
 result Msgs (system / TOOL holding only results) become role "tool", kind "tool_result", with no
 author. A user Msg sent under the name of one of the document's agents (the A2UI example writes its
 user's input as `name: "Friday"`, its agent's name; a real UserAgent writes its own) is shown as the
-user's. A 2.x hint's `source` is a name or a JSON string `{label, sublabel}`, shown in words. For documents, `records` finds every message list wherever it sits (keeping each Msg's JSON
-path), puts each agent's system prompt and compressed summary first, and merges several agents'
-memories by time. A message broadcast to several agents sits in each memory with the same id: the
+user's. A 2.x hint's `source` is a name or a JSON string `{label, sublabel}`, shown in words. For
+documents, `records` finds every message list wherever it sits (keeping each Msg's JSON path), puts
+each agent's system prompt and compressed summary first, and merges several agents' memories by
+time. A message broadcast to several agents sits in each memory with the same id: the
 copy in its author's own memory (else the first) is shown, the others are hidden as copies.
 Kept only in the raw view: block ids and times, `suggested_rules`, Java `title` / `executionDetails`,
 the agent state's toolkit / permission / task contexts.

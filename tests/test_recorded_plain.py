@@ -1,0 +1,41 @@
+"""Plain message lists kept the way the official SDKs hand them back (anthropic 2.13.0 Messages API
+and openai 3.57.0 chat completions tool loops against a fake model; tests/recorded/README.md)."""
+
+import json
+
+from viewer.formats import detect
+from viewer.index import SessionIndex
+from viewer.timeline import load_events
+
+from conftest import ROOT
+
+REC = ROOT / "tests" / "recorded" / "plain-sdk-lists"
+
+
+def test_anthropic_tool_loop():
+    path = REC / "anthropic-messages.json"
+    msgs = json.loads(path.read_text())
+    assert detect.detect_file(path).format == "anthropic-messages"
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
+    results = [b for m in msgs for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert {r["tool_use_id"]: idx.calls.calls[r["tool_use_id"]].status for r in results} == {
+        r["tool_use_id"]: "error" if r["is_error"] else "completed" for r in results}
+    thinking = [b for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert [t.redacted for t in thinking] == [False, True]
+    assert thinking[0].text == msgs[1]["content"][0]["thinking"]
+    assert evs[-1].text() == msgs[-1]["content"][-1]["text"]
+
+
+def test_openai_chat_tool_loop():
+    path = REC / "openai-chat-messages.json"
+    msgs = json.loads(path.read_text())
+    assert detect.detect_file(path).format == "openai-chat"
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [e.role for e in evs] == [m["role"] for m in msgs]
+    calls = [c["id"] for m in msgs for c in m.get("tool_calls") or []]
+    assert sorted(idx.calls.calls) == sorted(calls) and not idx.calls.orphans
+    assert all(idx.calls.calls[c].status == "completed" for c in calls)  # chat lists carry no error flag
+    assert idx.summary.title == msgs[1]["content"]
