@@ -19,7 +19,8 @@ def test_anthropic_tool_loop():
     idx = SessionIndex(path).build()
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
-    results = [b for m in msgs for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    results = [b for m in msgs for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert {r["tool_use_id"]: idx.calls.calls[r["tool_use_id"]].status for r in results} == {
         r["tool_use_id"]: "error" if r["is_error"] else "completed" for r in results}
     thinking = [b for e in evs for b in e.blocks if b.kind == "thinking"]
