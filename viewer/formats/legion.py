@@ -606,7 +606,7 @@ def session_info(main: Path) -> dict:
     if not isinstance(data, dict):
         return {}
     state = data.get("state")
-    return {
-        "agent": data.get("name") or data.get("slug"),
+    return {  # a name that is not text (a list, a number) names no one: it keys chips and lanes
+        "agent": text_field(data, "name") or text_field(data, "slug"),
         "finished": state in ("terminated", "error", "paused") or data.get("is_processing") is False,
     }

@@ -1,0 +1,54 @@
+"""What the mutation fuzzer (tests/fuzzer.py) found, each as the smallest file that showed it: the
+session reads, every page of it answers, and nothing is logged at ERROR (the safety nets' log)."""
+
+import json
+import logging
+
+import pytest
+
+from viewer.index import SessionIndex
+from viewer.web import create_app
+
+from test_fuzz import Errors
+
+
+@pytest.fixture
+def errors():
+    handler = Errors()
+    logging.getLogger().addHandler(handler)
+    yield handler.records
+    logging.getLogger().removeHandler(handler)
+
+
+def pages(root, tmp_path, key: str) -> dict[str, int]:
+    """The status of the session's page, its twin, its first window, the list and each event's
+    permalink and raw view."""
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    out = {u: c.get(u).status_code for u in ("/", f"/s/{key}", f"/s/{key}.json", f"/s/{key}/w/main?after=0")}
+    for ev in (c.get(f"/s/{key}.json?hidden=1").get_json() or {}).get("events", []):
+        for u in (f"/s/{key}/m/{ev['id']}", f"/s/{key}/raw/{ev['id']}"):
+            out[u] = c.get(u).status_code
+    for fmt in ("html", "md", "json"):
+        out[f"export {fmt}"] = c.get(f"/s/{key}/export?format={fmt}").status_code
+    app.extensions["viewer"].fts.close()
+    return out
+
+
+def legion(folder, *records) -> None:
+    folder.mkdir(parents=True)
+    (folder / "messages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+LEGION_USER = {"type": "user", "content": "hi", "timestamp": "2025-10-21T10:00:00Z", "session_id": "s"}
+
+
+@pytest.mark.parametrize("name", [["a", "b"], 7, True, {"x": 1}])
+def test_a_legion_state_name_that_is_not_text_names_no_agent(name, tmp_path, errors):
+    legion(tmp_path / "root" / "s", LEGION_USER)
+    (tmp_path / "root" / "s" / "state.json").write_text(json.dumps({"name": name, "slug": "minion"}))
+    assert SessionIndex(tmp_path / "root" / "s" / "messages.jsonl").build().summary.agents == ["minion"]
+    assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
+    assert [e.getMessage() for e in errors] == []
+
