@@ -52,3 +52,19 @@ def test_a_legion_state_name_that_is_not_text_names_no_agent(name, tmp_path, err
     assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
     assert [e.getMessage() for e in errors] == []
 
+
+@pytest.mark.parametrize("field", ["contents", "file_text", "text"])
+def test_markdown_export_of_a_write_whose_text_is_not_called_content(field, tmp_path, errors):
+    # Wolo's `write` says `contents` (the bundled hello-world.jsonl): the page drew it, the
+    # Markdown export raised KeyError: 'content'
+    from viewer.export import Export
+
+    line = {"id": "m1", "role": "assistant", "timestamp": 1704067201.5, "parts": [
+        {"type": "tool", "id": "t1", "tool": "write", "input": {"path": "hello.py", field: "print(1)"},
+         "output": "ok", "status": "completed", "start_time": 1704067202.0, "end_time": 1704067202.4}]}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    idx = SessionIndex(path, "wolo").build()
+    md = "".join(Export(idx, "md", label="s").chunks())
+    assert "`hello.py`\n\n```\nprint(1)\n```" in md
+    assert [e.getMessage() for e in errors] == []

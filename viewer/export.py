@@ -688,17 +688,18 @@ class _Markdown:
         if use.input_raw:
             out.append(fence(use.input_raw))
         elif view == "shell":
-            out.append(fence("$ " + str(inp.get("command") or inp.get("cmd")), "sh"))
+            out.append(fence("$ " + tools.command_of(inp), "sh"))
         elif view in ("edit", "multiedit"):
             edits = inp.get("edits") if view == "multiedit" else [inp]
             for e in edits or ():
                 if isinstance(e, dict) and isinstance(e.get("old_string"), str) \
                         and isinstance(e.get("new_string"), str):
-                    out.append(f"`{inp.get('file_path') or inp.get('path') or ''}`\n\n" + fence(
+                    out.append(f"`{tools.path_of(inp) or ''}`\n\n" + fence(
                         "\n".join(_diff_line(d) for d in render.diff(e["old_string"],
                                                                       e["new_string"])), "diff"))
         elif view == "write":
-            out.append(f"`{inp.get('file_path') or inp.get('path') or ''}`\n\n" + fence(inp["content"]))
+            # the fields the page reads (tools.py): a writer may call them `path`, `text`…
+            out.append(f"`{tools.path_of(inp) or ''}`\n\n" + fence(tools.content_of(inp)))
         elif view == "agent":
             out.append(_quote(str(inp.get("prompt"))))
         elif view == "kv" and len(inp) == 1 and summary:
