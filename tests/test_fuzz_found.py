@@ -68,3 +68,25 @@ def test_markdown_export_of_a_write_whose_text_is_not_called_content(field, tmp_
     md = "".join(Export(idx, "md", label="s").chunks())
     assert "`hello.py`\n\n```\nprint(1)\n```" in md
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_lone_surrogate_escape_costs_one_character_not_the_record(tmp_path, errors):
+    # JSON allows "\ud83d" alone (a JavaScript string cut inside an emoji is written so); orjson
+    # refuses it, and the whole record was an unparsed line (a whole document: an unknown format)
+    from viewer import reader
+    from viewer.formats import detect
+
+    assert reader.decode(rb'{"a": "cut \ud83d", "b": "\\ud800 \ud83d\ude00"}') == {
+        "a": "cut \ufffd", "b": "\\ud800 \U0001f600"}  # an escaped backslash and a pair stay
+    line = {"type": "assistant", "content": "cut \ud83d emoji", "timestamp": 1761073200.0,
+            "session_id": "s", "message_id": "m1"}
+    legion(tmp_path / "root" / "s", LEGION_USER, line)
+    idx = SessionIndex(tmp_path / "root" / "s" / "messages.jsonl").build()
+    assert idx.summary.unparsed == 0 and idx.summary.messages == 2
+    doc = tmp_path / "conversation.json"
+    doc.write_text(json.dumps([{"role": "user", "content": "hi \udfff"},
+                               {"role": "assistant", "content": "hello"}]))
+    assert detect.detect_file(doc).format == "openai-chat"
+    assert SessionIndex(doc).build().summary.unparsed == 0
+    assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
+    assert [e.getMessage() for e in errors] == []

@@ -195,17 +195,37 @@ def _strip_cr_len(f: BinaryIO, begin: int, end: int) -> int:
 
 
 def decode(data: bytes) -> Any:
-    """One JSON line → value, or BadLine. Invalid UTF-8 is retried with replacement characters."""
+    """One JSON line → value, or BadLine. Invalid UTF-8 and lone surrogate escapes are retried
+    with replacement characters."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as e:
         reason = str(e)
     if "utf-8" in reason.lower() or "surrogate" in reason.lower():
         try:
-            return orjson.loads(data.decode("utf-8", "replace"))
+            return orjson.loads(mend_surrogates(data.decode("utf-8", "replace")))
         except orjson.JSONDecodeError as e:
             reason = str(e)
     return BadLine(_plain(reason, data))
+
+
+# \uXXXX escapes of a surrogate: a pair (kept) or a lone half, after an odd run of backslashes (an
+# even run is escaped backslashes followed by the letters "ud…")
+_SURROGATE_ESCAPE = re.compile(r"(\\+)u(d[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|d[89a-f][0-9a-f]{2})",
+                               re.IGNORECASE)
+
+
+def mend_surrogates(text: str) -> str:
+    """JSON text with every escaped lone surrogate (`"\\ud83d"`: JSON allows it, and a JavaScript
+    string cut in the middle of an emoji is written so) turned into U+FFFD. orjson refuses such a
+    string, and so a whole record would become an unparsed line for one cut emoji."""
+    def one(m: re.Match) -> str:
+        slashes = m.group(1)
+        if len(slashes) % 2 == 0 or len(m.group(2)) > 4:
+            return m.group(0)
+        return slashes[:-1] + "\\ufffd"
+
+    return _SURROGATE_ESCAPE.sub(one, text)
 
 
 def shallow(value: Any, data: bytes | None = None) -> Any:

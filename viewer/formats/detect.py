@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .. import files, reader
 from . import ADAPTERS, FALLBACK, hook
 
@@ -223,7 +221,7 @@ def read_document(path: str | Path) -> Any:
             return reader.skim(f, start, size)
         f.seek(start)
         data = f.read()
-    try:
-        return reader.shallow(orjson.loads(data), data)
-    except orjson.JSONDecodeError as e:
-        return reader.BadLine(f"malformed JSON document: {e}")
+    doc = reader.decode(data)
+    if isinstance(doc, reader.BadLine):
+        return reader.BadLine(f"malformed JSON document: {doc.reason.split(': ', 1)[-1]}")
+    return reader.shallow(doc, data)
