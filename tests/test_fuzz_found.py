@@ -90,3 +90,26 @@ def test_a_lone_surrogate_escape_costs_one_character_not_the_record(tmp_path, er
     assert SessionIndex(doc).build().summary.unparsed == 0
     assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_sub_agent_meta_nested_deep_still_lets_the_index_be_cached(tmp_path, errors):
+    # a .meta.json whose description was nested 300 levels deep went into the index's header:
+    # "writing the index … to the cache failed" (orjson: Recursion limit reached) on every visit
+    folder = tmp_path / "root" / "s"
+    (folder / "subagents").mkdir(parents=True)
+    (folder / "messages.jsonl").write_text(json.dumps(
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+         "timestamp": "2025-10-21T10:00:00Z", "message": {"role": "user", "content": "hi"}}) + "\n")
+    (folder / "subagents" / "agent-a1.jsonl").write_text(json.dumps(
+        {"type": "user", "uuid": "u2", "parentUuid": None, "sessionId": "s", "isSidechain": True,
+         "timestamp": "2025-10-21T10:00:01Z", "message": {"role": "user", "content": "task"}}) + "\n")
+    deep = "x"
+    for _ in range(300):
+        deep = [deep]
+    (folder / "subagents" / "agent-a1.meta.json").write_text(json.dumps(
+        {"agentType": "Explore", "description": deep}))
+    idx = SessionIndex(folder / "messages.jsonl").build()
+    assert idx.threads["a1"].label == "Explore"
+    assert SessionIndex.load(idx.dump()).threads["a1"].label == "Explore"
+    assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
+    assert [e.getMessage() for e in errors] == []

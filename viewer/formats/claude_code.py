@@ -646,12 +646,17 @@ META_LIMIT = 1 << 20  # a .meta.json is a few hundred bytes
 
 
 def _meta(p: Path) -> dict:
+    """A sub-agent's .meta.json: its flat fields (agentType, description, toolUseId…). A nested
+    value means nothing here, and the thread's meta goes into the index's cached header, which
+    orjson cannot write 255 levels down."""
     m = p.with_suffix(".meta.json")
     try:
         data = orjson.loads(files.read_file(m, META_LIMIT))
-        return data if isinstance(data, dict) else {}
     except (OSError, orjson.JSONDecodeError):
         return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if v is None or isinstance(v, (str, int, float, bool))}
 
 
 def _first_session_id(p: Path) -> str | None:
