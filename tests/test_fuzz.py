@@ -1,9 +1,14 @@
 """Hostile shapes: real records of every format with values swapped for the wrong types (lists where
 text was, objects where numbers were…). Every page must still render, and no adapter or template may
-fail on them — a failure is logged at ERROR, which this test watches for."""
+fail on them — a failure is logged at ERROR, which this test watches for.
+
+And the mutation fuzzer (tests/fuzzer.py) over every seed session, a fixed number of cases each
+(FUZZ_CASES, default 1; the script runs it for as long as one likes): no exception, no 5xx, no hang,
+nothing logged at ERROR, every line of a JSONL file an event, hidden bookkeeping or an unparsed card."""
 
 import json
 import logging
+import os
 import random
 from collections import defaultdict
 
@@ -16,6 +21,7 @@ from viewer.store import Store
 from viewer.web import create_app
 
 from conftest import CORPUS, ROOT
+from fuzzer import FIXTURES, Errors, Run, seeds
 
 WEIRD = [None, True, 0, -1, 1.5, 10**30, "", "x", "<b>", [], {}, [1, "a"], {"a": [None]}, "\x1b[1m",
          "2025-01-01T00:00:00Z", "text", "tool_use", float("nan")]
@@ -63,15 +69,6 @@ def mutate(value, r: random.Random, p: float):
     return value
 
 
-class Errors(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.records = []
-
-    def emit(self, record):
-        self.records.append(record)
-
-
 @pytest.fixture(scope="module")
 def corpus_records():
     return samples()
@@ -101,3 +98,28 @@ def test_wrong_types_everywhere_never_break_a_page(seed, corpus_records, tmp_pat
     finally:
         logging.getLogger().removeHandler(errors)
     assert [e.getMessage() for e in errors.records] == []
+
+
+FUZZ_CASES = int(os.environ.get("FUZZ_CASES", "1"))
+_SEED_NAMES = [s.name for s in seeds()] + [f"fixture/{m}-{n}{d}" for m, n, doc in FIXTURES
+                                          for d in (("", "-doc") if doc else ("",))]
+
+
+@pytest.fixture(scope="module")
+def fuzz_run(tmp_path_factory):
+    run = Run(seeds(tmp_path_factory.mktemp("fixtures")), FUZZ_CASES, 0,
+              tmp_path_factory.mktemp("fuzz"))
+    yield run
+    run.close()
+
+
+@pytest.mark.parametrize("name", _SEED_NAMES)
+def test_mutated_sessions_never_crash_nor_lose_a_line(name, fuzz_run):
+    found = []
+    ran = fuzz_run.drive(name, lambda case, problem: found.append(f"{case.describe()}\n{problem}"))
+    assert ran == FUZZ_CASES
+    assert found == []
+
+
+def test_mutated_sessions_together_make_a_list_and_a_search(fuzz_run):
+    assert fuzz_run.archive() == []

@@ -1,0 +1,690 @@
+"""A seeded, deterministic mutation fuzzer for "nothing is lost, nothing crashes".
+
+Seeds are the sessions of the shared corpus and of test_data (every format, Claude Code sub-agent
+folders included). A case is one seed session copied with its companion files (a window of each
+file's records) and mutated: values swapped for other types at any depth, keys dropped, lines
+duplicated, swapped or dropped (a result before its call, a result with no call), ids made to
+collide, lines cut at a byte, invalid UTF-8, lone surrogates, BOM, CRLF, NUL, deep nesting, ANSI and
+HTML, huge strings. Each case is driven through what a user touches, in-process: detection, the
+index (as detected and as the seed's format), the line invariant, the live path (a file written
+in two parts, the second after the page was drawn, read by the event stream and a refresh), the
+first-screen partial reads, every page of the web layer (session page, windows, threads,
+permalinks, raw, search, outline, usage, exports with and without redaction, the full-text
+search), usage figures, the exports' writer and `check`.
+
+A finding is an exception, a 5xx, a hang (SIGALRM), a message logged at ERROR (the adapters' and
+the web layer's safety nets log there: they keep the page alive but are bugs to fix at the root),
+or a line of the file that is neither an event, hidden bookkeeping nor an unparsed-line card.
+
+The bounded run is tests/test_fuzz.py; the long run is this script:
+    .venv/bin/python tests/fuzzer.py --cases 40 --seed 1 [--minutes 30] [--only claude-code]
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import random
+import shutil
+import signal
+import sys
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+WINDOW = 24  # records of a file a case keeps
+MAX_FILES = 6  # files of a session folder a case keeps
+CASE_SECONDS = 60  # a case that takes longer is a hang
+
+LONG = "long " * 20_000
+WEIRD = [None, True, False, 0, -1, 10**30, -(10**40), 1.5e308, -0.0, "", "x", LONG, [], {},
+         [None, 1, "a", {}], {"a": [None], "": {}}, "<script>alert(1)</script><b>x",
+         "\x1b[31mred\x1b[0m\x1b]8;;http://e/\x07l\x1b]8;;\x07", "\ud800", "a\x00b", "\ufeffbom",
+         "2025-13-45T99:99:99Z", "NaN", "tool_use", "tool_result", "user", "assistant", "text",
+         "L1", "main", "../../etc/passwd", "toolu_dup", "\u202eevil"]
+ID_KEYS = ("id", "uuid", "parentUuid", "tool_use_id", "tool_call_id", "call_id", "message_id",
+           "toolUseID", "agentId", "sourceToolUseID", "leafUuid", "promptId")
+
+
+@dataclass
+class Seed:
+    fmt: str
+    mode: str
+    main: Path
+    base: Path  # the folder the session's files are copied from (relative paths kept)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        for base in (CORPUS.parent, ROOT):
+            if self.main.is_relative_to(base):
+                return str(self.main.relative_to(base))
+        return "fixture/" + self.main.parent.name
+
+
+# records the tests write inline, for shapes no file holds (module, constant, as a document too)
+FIXTURES = [("test_format_openai_chat", "RESPONSES", True), ("test_format_claude_code", "LINES_2_1_331", False),
+            ("test_format_claude_code", "NEWER_LINES", False), ("test_format_agentpress", "CURRENT_WRITER", False),
+            ("test_format_anthropic_messages", "SERVER_TOOLS", True)]
+
+
+def fixture_files(folder: Path) -> None:
+    """The tests' inline records (FIXTURES) written under `folder`, one session each."""
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    for module, name, doc in FIXTURES:
+        records = getattr(importlib.import_module(module), name)
+        (folder / f"{module}-{name}").mkdir(parents=True, exist_ok=True)
+        (folder / f"{module}-{name}" / "messages.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in records))
+        if doc:
+            (folder / f"{module}-{name}-doc").mkdir(parents=True, exist_ok=True)
+            (folder / f"{module}-{name}-doc" / "conversation.json").write_text(json.dumps(records))
+
+
+def seeds(fixtures: Path | None = None) -> list[Seed]:
+    """Every session of the corpus and of test_data (and of the tests' inline records, written
+    under `fixtures`), with the files that belong to it."""
+    from viewer.formats import detect
+    from viewer.store import Store
+
+    out = []
+    bases = [CORPUS, ROOT / "test_data"]
+    if fixtures is not None:
+        fixture_files(fixtures)
+        bases.append(fixtures)
+    for base in bases:
+        for ref in sorted(Store([base]).sessions(), key=lambda r: r.path):
+            main = Path(ref.path)
+            found = detect.detect_file(main)
+            if main.name in ("messages.jsonl", "session.json"):
+                folder = main.parent  # the session's folder: sub-agents, messages/, sidecars
+                files = [main] + sorted(
+                    p for p in folder.rglob("*")
+                    if p.is_file() and p != main and p.suffix in (".json", ".jsonl"))[:MAX_FILES - 1]
+            else:
+                folder = main.parent
+                companions = main.with_suffix("")  # a Claude Code <session>/subagents/ folder
+                files = [main] + (sorted(p for p in companions.rglob("*") if p.is_file())[:MAX_FILES - 1]
+                                  if companions.is_dir() else [])
+            out.append(Seed(found.format, found.mode, main, folder, files))
+    return out
+
+
+# --- mutations -----------------------------------------------------------------------------------
+
+
+def _paths(value, prefix=()):
+    """Every (path) to a value inside a record, containers included."""
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, prefix + (i,))
+
+
+def _get(value, path):
+    for p in path:
+        value = value[p]
+    return value
+
+
+def _set(value, path, new):
+    if not path:
+        return new
+    _get(value, path[:-1])[path[-1]] = new
+    return value
+
+
+def _deep(n: int):
+    out = "leaf"
+    for _ in range(n):
+        out = [out]
+    return out
+
+
+def mutate_value(rec, r: random.Random, ids: list[str]):
+    """One structural mutation of one record (a JSON value); returns the new record and its name."""
+    paths = list(_paths(rec))
+    path = r.choice(paths)
+    op = r.random()
+    if op < 0.45:
+        new = r.choice(WEIRD)
+        return _set(rec, path, new), f"set {path!r} to {type(new).__name__}"
+    if op < 0.6:
+        dicts = [p for p in paths if isinstance(_get(rec, p), dict) and _get(rec, p)]
+        if dicts:
+            p = r.choice(dicts)
+            k = r.choice(sorted(_get(rec, p), key=str))
+            del _get(rec, p)[k]
+            return rec, f"drop {p + (k,)!r}"
+    if op < 0.75:
+        idp = [p for p in paths if p and p[-1] in ID_KEYS]
+        if idp and ids:
+            p = r.choice(idp)
+            return _set(rec, p, r.choice(ids)), f"collide id {p!r}"
+    if op < 0.85:
+        strs = [p for p in paths if isinstance(_get(rec, p), str)]
+        if strs:
+            p = r.choice(strs)
+            s = _get(rec, p)
+            i = r.randrange(len(s) + 1)
+            bad = r.choice(["\x1b[1;31m", "<img src=x onerror=alert(1)>", "\ud800", "\udfff", "\x00",
+                            "\ufeff", "\r\n", "\u2028", "```", "{{ 7*7 }}", "\\u0000"])
+            return _set(rec, p, s[:i] + bad + s[i:]), f"insert {bad!r} into {p!r}"
+    if op < 0.92:
+        return _set(rec, path, _deep(r.choice([50, 99, 101, 150, 400]))), f"deep nesting at {path!r}"
+    if isinstance(rec, dict):
+        return {r.choice(["type", "role", "content", "_type", "message"]): r.choice(WEIRD)}, "tiny record"
+    return r.choice(WEIRD), "record replaced"
+
+
+def _dumps(rec, r: random.Random) -> bytes:
+    try:
+        text = json.dumps(rec, ensure_ascii=r.random() < 0.5, allow_nan=True)
+    except (ValueError, RecursionError):
+        text = json.dumps(str(rec)[:1000])
+    return text.encode("utf-8", "surrogatepass")
+
+
+def mutate_bytes(line: bytes, r: random.Random) -> tuple[bytes, str]:
+    op = r.randrange(9)
+    if op == 0 and line:
+        i = r.randrange(len(line))
+        return line[:i], f"cut at byte {i}"
+    if op == 1:
+        i = r.randrange(len(line) + 1)
+        bad = r.choice([b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x80", b"\xf4\x90\x80\x80"])
+        return line[:i] + bad + line[i:], f"invalid UTF-8 {bad!r} at {i}"
+    if op == 2:
+        return b"\xef\xbb\xbf" + line, "BOM"
+    if op == 3:
+        i = r.randrange(len(line) + 1)
+        return line[:i] + b"\x00" + line[i:], f"NUL at {i}"
+    if op == 4:
+        return r.choice([b"", b"   ", b"null", b"42", b"[]", b"{}", b'"str"', b"garbage {",
+                         b"[" * 5000 + b"]" * 5000, b'{"a":' * 3000 + b"1" + b"}" * 3000,
+                         b"NaN", b"Infinity", b'{"type": "user"}{"type": "user"}']), "line replaced"
+    if op == 5:
+        return line + b"\r", "CR"
+    if op == 6:
+        return line.replace(b'"', b"'", 1), "quote"
+    if op == 7:
+        i = r.randrange(len(line) + 1)
+        return line[:i] + b"\x1b[2J<script>" + line[i:], f"raw ANSI/HTML at {i}"
+    return line + b" " * r.randrange(3) + b"\t", "trailing blanks"
+
+
+def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[bytes], list[str]]:
+    """`n` mutations over a JSONL file's lines: structural ones on parsed records, byte ones on the
+    serialised line, and line-level ones (duplicate, swap, drop, huge)."""
+    done = []
+    ids = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        for p in _paths(rec):
+            if p and p[-1] in ID_KEYS and isinstance(_get(rec, p), str):
+                ids.append(_get(rec, p))
+    for _ in range(n):
+        if not lines:
+            lines.append(b"{}")
+        i = r.randrange(len(lines))
+        op = r.random()
+        if op < 0.5:
+            try:
+                rec = json.loads(lines[i])
+            except ValueError:
+                continue
+            rec, what = mutate_value(rec, r, ids)
+            lines[i] = _dumps(rec, r)
+        elif op < 0.75:
+            lines[i], what = mutate_bytes(lines[i], r)
+        elif op < 0.83:
+            lines.insert(r.randrange(len(lines) + 1), lines[i])
+            what = "duplicate"
+        elif op < 0.9:
+            j = r.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+            what = f"swap with {j + 1}"
+        elif op < 0.96:
+            del lines[i]
+            what = "drop"
+        elif op < 0.99:
+            what = "long string"
+            try:
+                rec = json.loads(lines[i])
+                strs = [p for p in _paths(rec) if isinstance(_get(rec, p), str)]
+                if strs:
+                    p = r.choice(strs)
+                    rec = _set(rec, p, r.choice(["A" * 300_000, "QUJD" * 100_000, "é" * 100_000]))
+                    lines[i] = _dumps(rec, r)
+            except ValueError:
+                pass
+        else:
+            what = "huge line"
+            try:
+                rec = json.loads(lines[i])
+                strs = [p for p in _paths(rec) if isinstance(_get(rec, p), str)]
+                if strs:
+                    rec = _set(rec, r.choice(strs), r.choice(["x", "\ud83d", "é", "<\x1b"]) * (5 << 20))
+                    lines[i] = _dumps(rec, r)
+            except ValueError:
+                pass
+        done.append(f"line {i + 1}: {what}")
+    return lines, done
+
+
+def _window(items: list, r: random.Random) -> list:
+    if len(items) <= WINDOW:
+        return list(items)
+    start = r.choice([0, 0, r.randrange(len(items) - WINDOW)])
+    return items[start:start + WINDOW]
+
+
+def _trim(value, r: random.Random, depth: int = 0):
+    """A document with every long list cut to a window (a case stays small)."""
+    if isinstance(value, dict):
+        return {k: _trim(v, r, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trim(v, r, depth + 1) for v in _window(value, r)]
+    return value
+
+
+def mutate_file(data: bytes, jsonl: bool, r: random.Random, n: int) -> tuple[bytes, list[str]]:
+    if jsonl:
+        lines = _window(data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n"), r)
+        lines = [ln.rstrip(b"\r") for ln in lines]
+        lines, done = mutate_lines(lines, r, n)
+        eol = b"\r\n" if r.random() < 0.1 else b"\n"
+        out = eol.join(lines) + (eol if r.random() < 0.9 else b"")  # sometimes a partial last line
+    else:
+        try:
+            doc = _trim(json.loads(data.decode("utf-8-sig")), r)
+        except ValueError:
+            return data, ["not JSON: kept"]
+        done = []
+        ids = [v for p in _paths(doc) if p and p[-1] in ID_KEYS
+               for v in [_get(doc, p)] if isinstance(v, str)]
+        for _ in range(n):
+            if r.random() < 0.85:
+                doc, what = mutate_value(doc, r, ids)
+                done.append(what)
+        out = _dumps(doc, r)
+        if r.random() < 0.3:
+            out, what = mutate_bytes(out, r)
+            done.append(what)
+    if r.random() < 0.05:
+        out = b"\xef\xbb\xbf" + out
+        done.append("BOM on the file")
+    return out, done
+
+
+@dataclass
+class Case:
+    seed: Seed
+    index: int
+    folder: Path
+    main: Path
+    mutations: dict[str, list[str]]
+
+    def describe(self) -> str:
+        return f"{self.seed.name} case {self.index}: " + "; ".join(
+            f"{k}: {', '.join(v)}" for k, v in self.mutations.items())[:1500]
+
+
+def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
+    """The seed's files copied under `folder` (relative paths kept), each mutated."""
+    muts = {}
+    main = None
+    for src in seed.files:
+        rel = src.relative_to(seed.base)
+        dst = folder / seed.base.name / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        data = src.read_bytes()
+        jsonl = src.suffix == ".jsonl"
+        n = r.choice([1, 1, 2, 3, 5, 8]) if src == seed.main or r.random() < 0.5 else 0
+        if n:
+            data, done = mutate_file(data, jsonl, r, n)
+            muts[str(rel)] = done
+        elif jsonl:
+            data = b"\n".join(_window(data.split(b"\n"), r)) + b"\n"
+        dst.write_bytes(data)
+        os.utime(dst, (time.time() - 3600,) * 2)  # quiet for an hour: a partial last line is shown
+        if src == seed.main:
+            main = dst
+    return Case(seed, index, folder, main, muts)
+
+
+# --- driving -------------------------------------------------------------------------------------
+
+
+class Errors(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+class Hang(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: int):
+    def ring(*_):
+        raise Hang(f"no answer in {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def invariant(idx, path: Path) -> list[str]:
+    """Every non-blank line of a JSONL main file is an event of the main thread (shown, hidden
+    bookkeeping, or an unparsed-line card), and every unparsed card says why."""
+    th = idx.threads.get("main")
+    if th is None or idx.summary is None:
+        return []
+    if not th.paths:  # a JSONL thread (documents index records by JSON path)
+        data = path.read_bytes()
+        eol = b"\r\n" if b"\r\n" in data else b"\n"
+        lines = data.split(b"\n")
+        want = {i for i, ln in enumerate(lines, 1) if ln.strip(b" \t\r\n\x00\xef\xbb\xbf")}
+        got = set(th.lines)
+        missing = sorted(want - got)
+        if missing:
+            return [f"lines neither event, hidden nor unparsed: {missing[:10]} ({eol!r})"]
+    return []
+
+
+def _events(c, key: str, r: random.Random) -> list[str]:
+    """Ids to open: first, last, some at random, every unparsed card's."""
+    data = c.get(f"/s/{key}.json?hidden=1").get_json() or {}
+    evs = data.get("events") or []
+    ids = [e["id"] for e in evs if e.get("kind") == "unparsed"][:2]
+    if evs:
+        ids += [evs[-1]["id"], r.choice(evs)["id"]]
+    return list(dict.fromkeys(ids)), data
+
+
+def read_stream(resp, seconds: float = 1.0) -> str:
+    out, end = "", time.monotonic() + seconds
+    chunks = iter(resp.response)
+    try:
+        while time.monotonic() < end and "data:" not in out:
+            chunk = next(chunks, None)
+            if chunk is None:
+                break
+            out += chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else chunk
+    finally:
+        resp.close()
+    return out
+
+
+def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) -> None:
+    c = app.test_client()
+
+    def get(url):
+        resp = c.get(url)
+        if resp.status_code >= 500:
+            problems.append(f"{resp.status_code} on {url}")
+        resp.get_data()
+        return resp
+
+    get(f"/s/{key}" + r.choice(["", "?hidden=1"]))
+    ids, data = _events(c, key, r)
+    total = (data.get("window") or {}).get("total") or 0
+    for start in range(0, min(total, 120), 40):
+        get(f"/s/{key}/w/main?after={start}")
+    for name in list(data.get("threads") or [])[:4]:
+        get(f"/s/{key}/t/{name}")
+    for eid in ids:
+        get(f"/s/{key}/m/{eid}")
+        get(f"/s/{key}/raw/{eid}")
+    words = [w for w in "the error tool user a".split()]
+    q = r.choice(words + ["\"", "(", "*", "<script>", "\x00", "é", "ab|cd", "[", "\\"])
+    for url in (f"/s/{key}/search?q={q}", f"/s/{key}/search.json?q={q}",
+                f"/s/{key}/search.json?q={q}&regex=1", f"/s/{key}/outline", f"/s/{key}/outline.json",
+                f"/s/{key}/minimap", f"/s/{key}/filters", f"/s/{key}/usage", f"/s/{key}/charts.json",
+                f"/s/{key}/export?format=html", f"/s/{key}/export?format=md",
+                f"/s/{key}/export?format=json"):
+        get(url)
+    if ids:
+        get(f"/s/{key}/export?format=md&from={ids[0]}&to={ids[-1]}")
+
+
+def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from viewer import partial, usage
+    from viewer.cli import main as cli
+    from viewer.export import Export
+    from viewer.formats import detect
+    from viewer.index import SessionIndex
+    from viewer.redact import Redactor
+
+    path = case.main
+    try:
+        found = detect.detect_file(path)
+    except detect.NotTranscript:  # said plainly by the page and by `check`
+        found = None
+    if found is None or found.format == "unknown":
+        fmts = [case.seed.fmt]
+    elif found.format == case.seed.fmt:
+        fmts = [None]
+    else:
+        fmts = [None, case.seed.fmt]
+    for fmt in fmts:
+        try:
+            idx = SessionIndex(path, fmt).build()
+        except detect.NotTranscript:
+            continue
+        if case.seed.mode == "jsonl":
+            problems.extend(invariant(idx, path))
+        elif path.stat().st_size and not idx.summary.events:
+            problems.append("a document with no event at all")
+        usage.report(idx)
+        usage.timeline(idx)
+        usage.turns(idx)
+        # (the web layer exports each format as the server does; here: with redaction)
+        Export(idx, r.choice(["html", "md", "json"]), label="fuzz", redactor=Redactor(),
+               workers=1).write(io.BytesIO())
+        if idx.threads.get("main") is not None and len(idx.threads["main"]):
+            th = idx.threads["main"]
+            eid = th.ids[r.randrange(len(th.ids))]
+            where = idx.locate(eid)
+            if where and not th.paths:
+                partial.around(str(path), th.offsets[where[1]], th.lines[where[1]])
+                partial.locate(str(path), eid)
+    if found is not None and found.mode == "jsonl":
+        partial.head(str(path))
+        partial.tail(str(path))
+    for args in (r.choice([["check", str(path)], ["check", str(path), "--json", "--redact-report"]]),):
+        res = CliRunner().invoke(cli, args)
+        if res.exception is not None and not isinstance(res.exception, SystemExit):
+            problems.append(f"check {args[2:]}: {''.join(traceback.format_exception(res.exception))}")
+        elif "Traceback" in (res.output or ""):
+            problems.append(f"check {args[2:]} printed a traceback")
+
+
+def drive_live(app, key: str, case: Case, full: bytes, r: random.Random, problems: list[str]) -> None:
+    """The page drawn on the first part of the file, the rest appended: the stream and a refresh."""
+    from viewer.web.live import cursor_of
+
+    viewer = app.extensions["viewer"]
+    c = app.test_client()
+    idx = viewer.store.index(key)
+    cursor = cursor_of(idx)
+    with open(case.main, "ab") as f:
+        f.write(full)
+    for url in (f"/s/{key}/events?after={cursor}",):
+        resp = c.get(url)
+        if resp.status_code >= 500:
+            problems.append(f"{resp.status_code} on {url}")
+        read_stream(resp)
+    c.get(f"/s/{key}").get_data()
+
+
+class Run:
+    """One round: `cases` cases of every seed written under `work`, one app serving them all (an
+    app compiles every template when made: one per seed would cost more than the cases)."""
+
+    def __init__(self, seeds: list[Seed], cases: int, rng_seed: int, work: Path, live: bool = True):
+        from viewer.web import create_app
+
+        shutil.rmtree(work, ignore_errors=True)
+        self.cases: dict[str, list[Case]] = {}
+        self.tails: dict[Path, bytes] = {}
+        self.rngs = {}
+        for n, seed in enumerate(seeds):
+            r = self.rngs[seed.name] = random.Random(f"{rng_seed}:{seed.name}")
+            made = self.cases[seed.name] = []
+            for i in range(cases):
+                case = make_case(seed, i, work / "root" / f"s{n}" / f"c{i}", r)
+                if live and seed.mode == "jsonl" and i % 2 == 0:
+                    data = case.main.read_bytes()
+                    cut = r.randrange(len(data) + 1)
+                    case.main.write_bytes(data[:cut])  # the rest is written after the first page
+                    os.utime(case.main, (time.time() - 3600,) * 2)
+                    self.tails[case.main] = data[cut:]
+                made.append(case)
+        self.errors = Errors()
+        logging.getLogger().addHandler(self.errors)
+        self.app = create_app({"ROOTS": [str(work / "root")], "CACHE_DIR": str(work / "cache"),
+                               "WATCH": False, "INDEX_ALL": False, "HEARTBEAT": 0.2})
+        self.viewer = self.app.extensions["viewer"]
+        self.keys = {Path(ref.path): ref.key for ref in self.viewer.store.sessions()}
+
+    def drive(self, seed_name: str, log_problem) -> int:
+        """Drive the cases of one seed; returns how many ran."""
+        r = self.rngs[seed_name]
+        ran = 0
+        for case in self.cases[seed_name]:
+            problems: list[str] = []
+            self.errors.records.clear()
+            key = self.keys.get(case.main)
+            try:
+                with deadline(CASE_SECONDS):
+                    if key is not None:
+                        drive_web(self.app, key, case, r, problems)
+                        if case.main in self.tails:
+                            drive_live(self.app, key, case, self.tails[case.main], r, problems)
+                            # quiet since: a partial last line is then a card, not a write under way
+                            os.utime(case.main, (time.time() - 3600,) * 2)
+                    drive_core(case, r, problems)
+            except Exception:
+                problems.append(traceback.format_exc())
+            ran += 1
+            if self.errors.records:  # the traceback logged says more than its 500s
+                problems = [p for p in problems if " on /" not in p[:12]]
+            problems += [f"logged: {e.getMessage()}\n" + (
+                "".join(traceback.format_exception(*e.exc_info)) if e.exc_info else "")
+                for e in self.errors.records]
+            for p in problems:
+                log_problem(case, p)
+        return ran
+
+    def archive(self) -> list[str]:
+        """The list, the stats and the full-text search over every case at once."""
+        self.errors.records.clear()
+        problems = []
+        c = self.app.test_client()
+        fts = getattr(self.viewer, "fts", None)
+        if fts is not None:
+            fts.wait(60)
+        for url in ("/", "/sessions.json", "/search?q=the", "/search.json?q=error*", "/search?q=tool",
+                    "/search?q=%22unbalanced", "/search?q=NOT", "/stats", "/stats.json"):
+            resp = c.get(url)
+            resp.get_data()
+            if resp.status_code >= 500:
+                problems.append(f"{resp.status_code} on {url}")
+        return problems + [f"logged: {e.getMessage()}" for e in self.errors.records]
+
+    def close(self) -> None:
+        logging.getLogger().removeHandler(self.errors)
+        self.viewer.store.indexer.stop()
+        if getattr(self.viewer, "fts", None) is not None:
+            self.viewer.fts.close()
+
+
+def signature(problem: str) -> str:
+    """What tells two problems apart: the exception and the last frame of ours it came from."""
+    lines = [ln for ln in problem.strip().splitlines() if ln.strip()]
+    if not lines:
+        return problem
+    frames = [ln.strip() for ln in lines if ln.strip().startswith('File "') and "/viewer/" in ln]
+    last = [ln for ln in lines if not ln.strip().startswith(("^", "~"))][-1]
+    return (frames[-1] + " " if frames else "") + last[:200]
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=20, help="cases per seed per round")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--minutes", type=float, default=0, help="go on with the next seeds until then")
+    ap.add_argument("--only", default="", help="seeds whose path holds this")
+    ap.add_argument("--work", default=None)
+    args = ap.parse_args(argv)
+    import tempfile
+
+    work = Path(args.work or tempfile.mkdtemp(prefix="fuzz-"))
+    all_seeds = [s for s in seeds(work / "fixtures") if args.only in s.name]
+    started = time.monotonic()
+    total, found = 0, 0
+    seen = set()
+
+    def report(case, problem):
+        nonlocal found
+        found += 1
+        sig = signature(problem)
+        if sig not in seen:
+            seen.add(sig)
+            keep = work / "found" / f"{len(seen)}"
+            shutil.copytree(case.folder, keep, dirs_exist_ok=True)
+            print(f"\n=== [{len(seen)}] {sig}\n{case.describe()}\nkept in {keep}\n{problem}", flush=True)
+
+    rng_seed = args.seed
+    while True:
+        t = time.monotonic()
+        run = Run(all_seeds, args.cases, rng_seed, work / "w")
+        try:
+            for seed in all_seeds:
+                total += run.drive(seed.name, report)
+            for p in run.archive():
+                report(run.cases[all_seeds[0].name][0], p)
+        finally:
+            run.close()
+        print(f"round {rng_seed}: {args.cases} cases of {len(all_seeds)} seeds in "
+              f"{time.monotonic() - t:.0f} s (total {total}, problems {found}, distinct {len(seen)})",
+              flush=True)
+        rng_seed += 1
+        if not args.minutes or time.monotonic() - started > args.minutes * 60:
+            break
+    shutil.rmtree(work / "w", ignore_errors=True)
+    print(f"{total} cases in {time.monotonic() - started:.0f} s; {found} problems, {len(seen)} distinct")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
