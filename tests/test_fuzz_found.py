@@ -1,6 +1,7 @@
 """What the mutation fuzzer (tests/fuzzer.py) found, each as the smallest file that showed it: the
 session reads, every page of it answers, and nothing is logged at ERROR (the safety nets' log)."""
 
+import io
 import json
 import logging
 
@@ -111,5 +112,32 @@ def test_a_sub_agent_meta_nested_deep_still_lets_the_index_be_cached(tmp_path, e
     idx = SessionIndex(folder / "messages.jsonl").build()
     assert idx.threads["a1"].label == "Explore"
     assert SessionIndex.load(idx.dump()).threads["a1"].label == "Explore"
+    assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
+    assert [e.getMessage() for e in errors] == []
+
+
+def test_lone_surrogates_in_a_huge_line_are_replaced_in_its_strings_cut_or_not(tmp_path, errors):
+    # A line above reader.HUGE_LINE is skimmed: a short string with a lone surrogate escape made
+    # the whole line unparsed, and a cut string's full text (read back for search, export and
+    # redaction) kept the surrogates, which no encoder takes: the export and the full-text index
+    # failed with UnicodeEncodeError
+    from viewer import reader
+    from viewer.export import Export
+    from viewer.redact import Redactor
+
+    big = "\ud83d" + "ab" * (reader.HUGE_LINE // 2) + "\udfff"
+    line = {"type": "assistant", "content": big, "timestamp": 1761073200.0, "session_id": "s",
+            "message_id": "m1", "metadata": {"note": "cut \ud800"}}
+    legion(tmp_path / "root" / "s", LEGION_USER, line)
+    path = tmp_path / "root" / "s" / "messages.jsonl"
+    idx = SessionIndex(path).build()
+    assert idx.summary.unparsed == 0
+    with open(path, "rb") as f:
+        rec = reader.read_line(f, idx.threads["main"].offsets[1], idx.threads["main"].lengths[1])
+        assert rec["metadata"]["note"] == "cut \ufffd"
+        whole = reader.read_cut(f, rec["content"])
+    assert whole == "\ufffd" + "ab" * (reader.HUGE_LINE // 2) + "\ufffd"
+    for fmt in ("html", "md", "json"):
+        Export(idx, fmt, label="s", redactor=Redactor()).write(io.BytesIO())
     assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
     assert [e.getMessage() for e in errors] == []

@@ -353,8 +353,8 @@ def _opens_escape(text: str, i: int) -> bool:
 
 
 def _unescape(body: str) -> str:
-    try:
-        return scanstring('"' + body + '"', 1, False)[0]
+    try:  # (scanstring would keep a lone surrogate, which no encoder then takes)
+        return scanstring('"' + mend_surrogates(body) + '"', 1, False)[0]
     except ValueError:  # a bad escape: the text as written
         return body
 
@@ -530,17 +530,29 @@ def _string(w: _Window) -> str:
         raw_length = w.pos - 1 - body_start
         if preview is None and kept_len + len(piece) <= STRING_CAP:
             kept.append(piece)
-            return orjson.loads(b'"' + b"".join(kept) + b'"')
+            return _json_string(b"".join(kept))
         if preview is None:
             preview = (b"".join(kept) + piece[:PREVIEW])[:PREVIEW]
         return CutStr(_decode_prefix(preview), body_start, raw_length)
+
+
+def _json_string(body: bytes) -> str:
+    """A JSON string's body decoded as `decode` decodes a line (a lone surrogate escape, invalid
+    UTF-8: replaced); a body that is not JSON raises JSONDecodeError."""
+    try:
+        return orjson.loads(b'"' + body + b'"')
+    except orjson.JSONDecodeError:
+        value = decode(b'"' + body + b'"')
+        if isinstance(value, str):
+            return value
+        raise
 
 
 def _decode_prefix(raw: bytes) -> str:
     """Decode a raw JSON string prefix that may end inside an escape or a UTF-8 sequence."""
     for cut in range(0, 13):
         try:
-            return orjson.loads(b'"' + raw[: len(raw) - cut] + b'"')
+            return _json_string(raw[: len(raw) - cut])
         except orjson.JSONDecodeError:
             continue
     return raw.decode("utf-8", "replace")
