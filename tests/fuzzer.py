@@ -415,6 +415,15 @@ def invariant(idx, path: Path) -> list[str]:
     return []
 
 
+def _holds_something(data: bytes) -> bool:
+    """Whether a document has something to show: not JSON (an unparsed card) or a non-empty value."""
+    try:
+        value = json.loads(data.decode("utf-8-sig", "replace"))
+    except (ValueError, RecursionError):
+        return bool(data.strip())
+    return value not in (None, [], {}, "")
+
+
 def _events(c, key: str, r: random.Random) -> list[str]:
     """Ids to open: first, last, some at random, every unparsed card's."""
     data = c.get(f"/s/{key}.json?hidden=1").get_json() or {}
@@ -499,7 +508,7 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
             continue
         if case.seed.mode == "jsonl":
             problems.extend(invariant(idx, path))
-        elif path.stat().st_size and not idx.summary.events:
+        elif not idx.summary.events and _holds_something(path.read_bytes()):
             problems.append("a document with no event at all")
         usage.report(idx)
         usage.timeline(idx)
