@@ -98,6 +98,9 @@ def test_v2_agent_with_permissions_and_failures(tmp_path):
         assert [e.author for e in evs if not e.hidden] == [m["name"] for m in lines]
         thinking = [b.text for e in evs for b in e.blocks if b.kind == "thinking"]
         assert thinking == [b["thinking"] for m in lines for b in m["content"] if b["type"] == "thinking"]
+        hints = [b for e in evs for b in e.blocks if b.kind == "context"]
+        assert len(hints) == 1 and hints[0].source == "system-reminder"
+        assert hints[0].text.startswith("Treat the following as the ground truth")
     html = page(tmp_path, V2, "coder.agent_state")
     # the runtime-state hint names its source in words, not as the JSON string the file holds
     assert "hint from System · Runtime State" in html and "hint from {" not in html

@@ -50,7 +50,8 @@ import orjson
 from .. import timestamps
 from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Event, Media, Notice, Ref, Text, \
     Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, media_block, parse_arguments, set_time, text_field
+from .common import as_text, context_blocks, generic_event, media_block, parse_arguments, set_time, \
+    text_field
 
 NAME = "agentscope"
 MODE = "jsonl"  # JSONL of Msgs, or a JSON document (a list, a session / agent state) via `records`
@@ -413,7 +414,10 @@ def _block(b: dict, ev: Event | None, ends: dict) -> list:
     if t == "hint":
         source = _hint_source(b.get("source"))
         words = f"hint from {source}" if source else "hint"
-        return [Notice(words), *_blocks(b.get("hint"), None)]
+        hint = b.get("hint")
+        # 2.x's runtime-state hints wrap what they inject in <system-reminder>: a context chip
+        body = context_blocks(hint) if isinstance(hint, str) else _blocks(hint, None)
+        return [Notice(words), *body]
     return [Data(b, str(t))]
 
 
