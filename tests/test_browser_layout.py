@@ -1,0 +1,54 @@
+"""What a user sees at the window widths people really use (1400, 1024, 768, 420 px), in real
+Chromium: pages that never scroll sideways, tables that read on a phone, an empty archive that says
+what to do, a keyboard focus ring on every control."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import CORPUS, quiet_copy
+
+pytestmark = pytest.mark.browser
+
+LONG_MODEL = "accounts/fireworks/models/llama-v3p1-405b-instruct-long-context-preview"
+LONG_FOLDER = "a-project-folder-with-a-really-long-name-that-has-no-spaces-in-it-at-all-2025"
+
+
+def sideways(page) -> int:
+    """How far the page scrolls sideways (0 when everything fits the window)."""
+    return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+def long_names(root):
+    """A Claude Code session whose model name, title and folder are each longer than a column."""
+    folder = root / LONG_FOLDER
+    folder.mkdir(parents=True)
+    base = {"sessionId": "s1", "isSidechain": False, "timestamp": "2025-10-21T10:00:00.000Z"}
+    lines = [
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content":
+            "Rename_every_occurrence_of_the_old_configuration_key_in_the_whole_repository_please"}},
+        {**base, "type": "assistant", "uuid": "u2", "message": {
+            "id": "m1", "role": "assistant", "model": LONG_MODEL,
+            "content": [{"type": "text", "text": "Done."}],
+            "usage": {"input_tokens": 1200, "output_tokens": 80}}},
+    ]
+    (folder / "session-one.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    quiet_copy(CORPUS / "claude-code" / "worktrees-subagents", root / "worktrees-subagents")
+    return root
+
+
+@pytest.mark.parametrize("width", [1400, 1250, 1024, 768, 420])
+def test_the_session_list_never_scrolls_sideways_with_long_names(tmp_path, serve, browser, width):
+    root = long_names(tmp_path / "root")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(serve(root).url + "/")
+    model = page.locator("table.sessions .model:visible", has_text=LONG_MODEL)
+    expect(model).to_have_count(1)  # shown, in its column or under the title
+    box = model.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the model name runs out: {box}"
+    assert sideways(page) == 0
+    context.close()
