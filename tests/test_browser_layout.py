@@ -52,3 +52,31 @@ def test_the_session_list_never_scrolls_sideways_with_long_names(tmp_path, serve
     assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the model name runs out: {box}"
     assert sideways(page) == 0
     context.close()
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_an_empty_archive_says_what_to_point_the_viewer_at_instead_of_offering_search(
+        tmp_path, serve, browser, width):
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    (empty / "notes.jsonl").write_text("just some words, not a transcript\n")
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(serve(empty).url + "/")
+    state = page.locator("#empty-archive")
+    expect(state).to_contain_text("No sessions here yet")
+    expect(state).to_contain_text("1 file looked like a transcript but is not")
+    expect(state.locator("pre.cmd")).to_contain_text("session-viewer serve ~/.claude/projects")
+    for name in ("Claude Code", "legion", "agentpress", "MARSYS", "Wolo", "AgentScope", "OpenAI chat",
+                 "Anthropic Messages"):
+        expect(state.locator("dl.formats dt", has_text=name)).to_be_visible()
+    # a search box and filters over nothing can do nothing
+    expect(page.locator("#search-q")).to_have_count(0)
+    expect(page.locator("form#filters")).to_have_count(0)
+    expect(page.locator("#skipped")).to_contain_text("notes.jsonl")  # why the one file is not one
+    assert sideways(page) == 0
+    page.goto(serve(empty).url + "/stats")
+    expect(page.locator("form#filters")).to_have_count(0)
+    page.get_by_role("link", name="the session list").click()
+    expect(page.locator("#empty-archive")).to_be_visible()
+    context.close()
