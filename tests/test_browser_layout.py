@@ -80,3 +80,30 @@ def test_an_empty_archive_says_what_to_point_the_viewer_at_instead_of_offering_s
     page.get_by_role("link", name="the session list").click()
     expect(page.locator("#empty-archive")).to_be_visible()
     context.close()
+
+
+@pytest.mark.parametrize("path", ["/s/worktrees-subagents/usage", "/stats"])
+def test_usage_and_cost_tables_read_down_a_phone_instead_of_scrolling_in_their_boxes(
+        serve, browser, path):
+    context = browser.new_context(viewport={"width": 420, "height": 900})
+    page = context.new_page()
+    srv = serve(CORPUS / "claude-code" / "worktrees-subagents", WATCH=False)
+    st = srv.app.extensions["viewer"].store
+    for ref in st.sessions():
+        st.index(ref.key)  # the stats count indexed sessions only
+    page.goto(srv.url + path)
+    for d in page.locator("details.table-details").all():
+        d.evaluate("e => { e.open = true; }")
+    boxes = page.locator(".table-scroll")
+    assert boxes.count() >= 2
+    for box in boxes.all():
+        inner = box.evaluate("e => e.scrollWidth - e.clientWidth")
+        assert inner <= 0, f"a table scrolls {inner} px sideways inside its box"
+    # every figure is on screen, under its own label
+    cost = page.locator("table.figures td[data-label='cost']").first
+    expect(cost).to_be_visible()
+    assert cost.evaluate("e => getComputedStyle(e, '::before').content") == '"cost"'
+    b = cost.bounding_box()
+    assert b["x"] >= 0 and b["x"] + b["width"] <= 420
+    assert sideways(page) == 0
+    context.close()
