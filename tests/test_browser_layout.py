@@ -107,3 +107,35 @@ def test_usage_and_cost_tables_read_down_a_phone_instead_of_scrolling_in_their_b
     assert b["x"] >= 0 and b["x"] + b["width"] <= 420
     assert sideways(page) == 0
     context.close()
+
+
+CONTRAST = r"""e => {
+  const rgb = s => s.match(/[\d.]+/g).map(Number);
+  const lum = c => { const a = c.slice(0, 3).map(v => { v /= 255; return v <= .03928 ? v / 12.92 : ((v + .055) / 1.055) ** 2.4; });
+                     return .2126 * a[0] + .7152 * a[1] + .0722 * a[2]; };
+  let b = e, bg;
+  while (b) { const c = rgb(getComputedStyle(b).backgroundColor); if (c.length < 4 || c[3] > .5) { bg = c; break; } b = b.parentElement; }
+  const f = lum(rgb(getComputedStyle(e).color)), k = lum(bg || [255, 255, 255]);
+  return (Math.max(f, k) + .05) / (Math.min(f, k) + .05);
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_filled_buttons_agent_names_and_terminal_colours_are_readable_in_both_themes(
+        live_server, browser, scheme):
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    page.locator("#filter-menu > summary").click()  # an open menu's button is filled
+    words = {
+        "the Search button": page.locator("button.find-go"),
+        "an open menu's button": page.locator("#filter-menu[open] > summary"),
+        "an agent's name": page.locator(".agent-chip").first,
+        "red terminal output": page.locator(".ansi .a-f1, .a-f1").first,
+        "green terminal output": page.locator(".ansi .a-f2, .a-f2").first,
+    }
+    for what, el in words.items():
+        expect(el).to_be_visible()
+        ratio = el.evaluate(CONTRAST)
+        assert ratio >= 4.5, f"{what} reads at {ratio:.2f}:1 in the {scheme} theme"
+    context.close()
