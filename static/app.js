@@ -124,7 +124,11 @@
     for (var p = el.parentElement; p; p = p.parentElement) {
       if (p.tagName === "DETAILS") p.open = true;
     }
-    el.scrollIntoView({ block: "center" });
+    // in the middle of the window; a message taller than the window opens at its head (centred,
+    // its first lines, who wrote it and when, were above the window, under the sticky bar)
+    var bar = document.querySelector("header.top");
+    var room = window.innerHeight - (bar ? bar.getBoundingClientRect().bottom : 0);
+    el.scrollIntoView({ block: el.getBoundingClientRect().height > room - 32 ? "start" : "center" });
     el.classList.add("flash");
   }
 

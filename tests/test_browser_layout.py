@@ -5,6 +5,7 @@ what to do, a keyboard focus ring on every control."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -138,4 +139,21 @@ def test_filled_buttons_agent_names_and_terminal_colours_are_readable_in_both_th
         expect(el).to_be_visible()
         ratio = el.evaluate(CONTRAST)
         assert ratio >= 4.5, f"{what} reads at {ratio:.2f}:1 in the {scheme} theme"
+    context.close()
+
+
+@pytest.mark.parametrize("width", [1400, 768, 420])
+def test_a_link_to_a_message_taller_than_the_window_opens_at_its_head_below_the_bars(
+        live_server, browser, width):
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/legion-hostile-content/m/h-big")
+    target = page.locator("#m-h-big")
+    expect(target).to_have_class(re.compile(r"\btarget\b"))
+    assert target.bounding_box()["height"] > 800  # the case: it cannot be centred whole
+    page.wait_for_function("() => scrollY > 0")
+    bar = page.locator("header.top").bounding_box()
+    head = target.locator(".ev-head").first.bounding_box()
+    assert head["y"] >= bar["y"] + bar["height"], f"the message's head {head} is under the bar {bar}"
+    assert head["y"] + head["height"] <= 800
     context.close()
