@@ -41,7 +41,7 @@ def long_names(root):
     return root
 
 
-@pytest.mark.parametrize("width", [1400, 1250, 1024, 768, 420])
+@pytest.mark.parametrize("width", [1400, 1250, 1024, 960, 768, 420])
 def test_the_session_list_never_scrolls_sideways_with_long_names(tmp_path, serve, browser, width):
     root = long_names(tmp_path / "root")
     context = browser.new_context(viewport={"width": width, "height": 900})
