@@ -1,6 +1,7 @@
-"""What a user sees at the window widths people really use (1400, 1024, 768, 420 px), in real
-Chromium: pages that never scroll sideways, tables that read on a phone, an empty archive that says
-what to do, a keyboard focus ring on every control."""
+"""What a user sees at the window widths people really use (1400, 1024, 768, 420 px), light and
+dark, in real Chromium: pages that never scroll sideways, tables that read on a phone, an empty
+archive that says what to do, words readable in both themes, a linked message not under the bar,
+a keyboard focus ring on every control."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_an_empty_archive_says_what_to_point_the_viewer_at_instead_of_offering_s
     (empty / "notes.jsonl").write_text("just some words, not a transcript\n")
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
-    page.goto(serve(empty).url + "/")
+    srv = serve(empty)
+    page.goto(srv.url + "/")
     state = page.locator("#empty-archive")
     expect(state).to_contain_text("No sessions here yet")
     expect(state).to_contain_text("1 file looked like a transcript but is not")
@@ -76,7 +78,7 @@ def test_an_empty_archive_says_what_to_point_the_viewer_at_instead_of_offering_s
     expect(page.locator("form#filters")).to_have_count(0)
     expect(page.locator("#skipped")).to_contain_text("notes.jsonl")  # why the one file is not one
     assert sideways(page) == 0
-    page.goto(serve(empty).url + "/stats")
+    page.goto(srv.url + "/stats")
     expect(page.locator("form#filters")).to_have_count(0)
     page.get_by_role("link", name="the session list").click()
     expect(page.locator("#empty-archive")).to_be_visible()
@@ -156,4 +158,30 @@ def test_a_link_to_a_message_taller_than_the_window_opens_at_its_head_below_the_
     head = target.locator(".ev-head").first.bounding_box()
     assert head["y"] >= bar["y"] + bar["height"], f"the message's head {head} is under the bar {bar}"
     assert head["y"] + head["height"] <= 800
+    context.close()
+
+
+FOCUS_SHOWN = """() => {
+  const e = document.activeElement;
+  const ring = x => { const c = getComputedStyle(x); return c.outlineStyle !== 'none' && parseFloat(c.outlineWidth) > 0; };
+  if (getComputedStyle(e).opacity !== '0') return ring(e);
+  // a visually hidden checkbox shows its focus on what stands for it: its label or the box after it
+  const label = e.id && document.querySelector(`label[for="${e.id}"]`);
+  return [label, e.nextElementSibling].some(x => x && ring(x));
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["dark", "light"])
+def test_every_control_a_tab_reaches_shows_where_the_focus_is(live_server, browser, scheme):
+    context = browser.new_context(viewport={"width": 1024, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    for path in ("/", "/s/legion-feature-tour", "/s/legion-feature-tour/usage"):
+        page.goto(live_server.url + path)
+        page.locator("header.top").wait_for()
+        for _ in range(30):
+            page.keyboard.press("Tab")
+            what = page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)")
+            if page.evaluate("() => document.activeElement === document.body"):
+                break
+            assert page.evaluate(FOCUS_SHOWN), f"no focus ring on {what} ({path}, {scheme})"
     context.close()
