@@ -232,7 +232,7 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
     for line in lines:
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         for p in _paths(rec):
             if p and p[-1] in ID_KEYS and isinstance(_get(rec, p), str):
@@ -245,9 +245,12 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
         if op < 0.5:
             try:
                 rec = json.loads(lines[i])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
-            rec, what = mutate_value(rec, r, ids)
+            try:
+                rec, what = mutate_value(rec, r, ids)
+            except RecursionError:  # nested past what this walk can go (a deep line before)
+                continue
             lines[i] = _dumps(rec, r)
         elif op < 0.75:
             lines[i], what = mutate_bytes(lines[i], r)
@@ -270,7 +273,7 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
                     p = r.choice(strs)
                     rec = _set(rec, p, r.choice(["A" * 300_000, "QUJD" * 100_000, "é" * 100_000]))
                     lines[i] = _dumps(rec, r)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         else:
             what = "huge line"
@@ -280,7 +283,7 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
                 if strs:
                     rec = _set(rec, r.choice(strs), r.choice(["x", "\ud83d", "é", "<\x1b"]) * (5 << 20))
                     lines[i] = _dumps(rec, r)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         done.append(f"line {i + 1}: {what}")
     return lines, done
@@ -312,14 +315,17 @@ def mutate_file(data: bytes, jsonl: bool, r: random.Random, n: int) -> tuple[byt
     else:
         try:
             doc = _trim(json.loads(data.decode("utf-8-sig")), r)
-        except ValueError:
+        except (ValueError, RecursionError):
             return data, ["not JSON: kept"]
         done = []
         ids = [v for p in _paths(doc) if p and p[-1] in ID_KEYS
                for v in [_get(doc, p)] if isinstance(v, str)]
         for _ in range(n):
             if r.random() < 0.85:
-                doc, what = mutate_value(doc, r, ids)
+                try:
+                    doc, what = mutate_value(doc, r, ids)
+                except RecursionError:
+                    continue
                 done.append(what)
         out = _dumps(doc, r)
         if r.random() < 0.3:
@@ -397,22 +403,20 @@ def deadline(seconds: int):
         signal.signal(signal.SIGALRM, old)
 
 
-def invariant(idx, path: Path) -> list[str]:
-    """Every non-blank line of a JSONL main file is an event of the main thread (shown, hidden
-    bookkeeping, or an unparsed-line card), and every unparsed card says why."""
-    th = idx.threads.get("main")
-    if th is None or idx.summary is None:
-        return []
-    if not th.paths:  # a JSONL thread (documents index records by JSON path)
-        data = path.read_bytes()
-        eol = b"\r\n" if b"\r\n" in data else b"\n"
+def invariant(idx) -> list[str]:
+    """Every non-blank line of a JSONL thread's file (the main one, each sub-agent's) is an event
+    of that thread: shown, hidden bookkeeping, or an unparsed-line card."""
+    out = []
+    for name, th in idx.threads.items():
+        if th.paths or th.mode != "jsonl":  # documents index records by JSON path
+            continue
+        data = Path(th.path).read_bytes()
         lines = data.split(b"\n")
         want = {i for i, ln in enumerate(lines, 1) if ln.strip(b" \t\r\n\x00\xef\xbb\xbf")}
-        got = set(th.lines)
-        missing = sorted(want - got)
+        missing = sorted(want - set(th.lines))
         if missing:
-            return [f"lines neither event, hidden nor unparsed: {missing[:10]} ({eol!r})"]
-    return []
+            out.append(f"lines of {name} neither event, hidden nor unparsed: {missing[:10]}")
+    return out
 
 
 def _holds_something(data: bytes) -> bool:
@@ -478,6 +482,15 @@ def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) 
         get(url)
     if ids:
         get(f"/s/{key}/export?format=md&from={ids[0]}&to={ids[-1]}")
+        get(f"/s/{key}/step?from={ids[-1]}&dir=" + r.choice(["prev", "next"]))
+    # filtered views: by kind, by a tool / agent / thread named in the file, by state
+    tools = [t for t in (data.get("tools") or {})][:1] if isinstance(data.get("tools"), dict) else []
+    flt = r.choice(["only=errors", "only=tools,thinking", "only=prompts", "state=error,unanswered",
+                    "state=executing"] + [f"tool={t}" for t in tools]
+                   + [f"thread={t}" for t in list(data.get("threads") or [])[:2]])
+    get(f"/s/{key}?{flt}")
+    get(f"/s/{key}/search.json?q={q}&{flt}")
+    get(f"/s/{key}/step")
 
 
 def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
@@ -507,7 +520,7 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
         except detect.NotTranscript:
             continue
         if case.seed.mode == "jsonl":
-            problems.extend(invariant(idx, path))
+            problems.extend(invariant(idx))
         elif not idx.summary.events and _holds_something(path.read_bytes()):
             problems.append("a document with no event at all")
         usage.report(idx)
