@@ -181,11 +181,24 @@ def mutate_value(rec, r: random.Random, ids: list[str]):
             bad = r.choice(["\x1b[1;31m", "<img src=x onerror=alert(1)>", "\ud800", "\udfff", "\x00",
                             "\ufeff", "\r\n", "\u2028", "```", "{{ 7*7 }}", "\\u0000"])
             return _set(rec, p, s[:i] + bad + s[i:]), f"insert {bad!r} into {p!r}"
-    if op < 0.92:
+    if op < 0.9:
         return _set(rec, path, _deep(r.choice([50, 99, 101, 150, 400]))), f"deep nesting at {path!r}"
+    if op < 0.96:  # many at once: each value of the record swapped with some chance
+        p = r.choice([0.1, 0.3])
+        return _spray(rec, r, p), f"spray {p}"
     if isinstance(rec, dict):
         return {r.choice(["type", "role", "content", "_type", "message"]): r.choice(WEIRD)}, "tiny record"
     return r.choice(WEIRD), "record replaced"
+
+
+def _spray(value, r: random.Random, p: float):
+    if r.random() < p:
+        return r.choice(WEIRD)
+    if isinstance(value, dict):
+        return {k: _spray(v, r, p) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_spray(v, r, p) for v in value]
+    return value
 
 
 def _dumps(rec, r: random.Random) -> bytes:
@@ -360,7 +373,7 @@ def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
         dst.parent.mkdir(parents=True, exist_ok=True)
         data = src.read_bytes()
         jsonl = src.suffix == ".jsonl"
-        n = r.choice([1, 1, 2, 3, 5, 8]) if src == seed.main or r.random() < 0.5 else 0
+        n = r.choice([1, 1, 2, 3, 5, 8, 13]) if src == seed.main or r.random() < 0.5 else 0
         if n:
             data, done = mutate_file(data, jsonl, r, n)
             muts[str(rel)] = done
