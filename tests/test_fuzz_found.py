@@ -141,3 +141,23 @@ def test_lone_surrogates_in_a_huge_line_are_replaced_in_its_strings_cut_or_not(t
         Export(idx, fmt, label="s", redactor=Redactor()).write(io.BytesIO())
     assert set(pages(tmp_path / "root", tmp_path, "s").values()) == {200}
     assert [e.getMessage() for e in errors] == []
+
+
+
+def test_a_model_name_cut_out_of_a_huge_line_is_text_the_cache_can_save(errors):
+    # A line above reader.HUGE_LINE keeps long strings as CutStr (a str subclass): such a model
+    # name passed the index's "names are text" check and keyed the usage table, which orjson
+    # would not write ("Dict key must be str"): the index of the session was never cached
+    from viewer.formats import claude_code
+    from viewer.index import safe_event
+    from viewer.model import Ref
+    from viewer.reader import CutStr
+
+    model = CutStr("claude-" + "x" * 100, 10, 5 << 20)
+    rec = {"type": "assistant", "uuid": "a1", "parentUuid": None, "sessionId": "s",
+           "timestamp": "2025-10-21T10:00:00Z",
+           "message": {"role": "assistant", "model": model, "content": [{"type": "text", "text": "hi"}],
+                       "usage": {"input_tokens": 5, "output_tokens": 2}}}
+    ev = safe_event(claude_code, rec, Ref("main", 1, 0, 5 << 20))
+    assert type(ev.model) is str and ev.model == model
+    assert [e.getMessage() for e in errors] == []

@@ -895,8 +895,8 @@ def _checked(ev: Event) -> Event:
             ev.hidden_reason is None or type(ev.hidden_reason) is str):
         for name in _TEXT_FIELDS:
             value = getattr(ev, name)
-            if value is not None and not isinstance(value, str):
-                setattr(ev, name, str(value))
+            if value is not None and type(value) is not str:  # a CutStr too: its preview, as text
+                setattr(ev, name, str(value))  # (a model name keys the usage table orjson saves)
     if type(ev.role) is not str or type(ev.kind) is not str:
         ev.role, ev.kind = str(ev.role), str(ev.kind)
     if ev.source_id is not None and type(ev.source_id) is not str:
