@@ -161,3 +161,22 @@ def test_a_model_name_cut_out_of_a_huge_line_is_text_the_cache_can_save(errors):
     ev = safe_event(claude_code, rec, Ref("main", 1, 0, 5 << 20))
     assert type(ev.model) is str and ev.model == model
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_stream_asked_for_a_file_that_became_binary_says_so(tmp_path, errors):
+    # A page drawn, then a write that makes the file binary (NUL bytes at its start): the page's
+    # event stream re-detected the file and failed with NotTranscript (a 500, logged)
+    from viewer.web.live import cursor_of
+
+    legion(tmp_path / "root" / "s", LEGION_USER)
+    path = tmp_path / "root" / "s" / "messages.jsonl"
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "INDEX_ALL": False})
+    c = app.test_client()
+    assert c.get("/s/s").status_code == 200
+    cursor = cursor_of(app.extensions["viewer"].store.index("s"))
+    path.write_bytes(b"\x00" * 4096 + b"\n")
+    resp = c.get(f"/s/s/events?after={cursor}")
+    assert resp.status_code == 422 and "not a transcript" in resp.get_data(as_text=True)
+    app.extensions["viewer"].fts.close()
+    assert [e.getMessage() for e in errors] == []

@@ -31,8 +31,9 @@ from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, Fi
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
+from ..formats.detect import NotTranscript
 from ..index import SessionIndex
-from ..store import NotFound, Store
+from ..store import NotFound, Skipped, Store
 from .feed import POLL, encode_cursor, parse_cursor, positions, sse, sse_data
 from .pump import PING, Handover, take_over
 from . import early
@@ -178,6 +179,14 @@ def session_events(key: str):
             idx = None
     except NotFound:
         return Response("no such session\n", status=404, mimetype="text/plain")
+    except (NotTranscript, Skipped) as e:  # (what was appended made it so: a binary file…)
+        return Response(f"not a transcript: {getattr(e, 'reason', e)}\n", status=422,
+                        mimetype="text/plain")
+    except OSError as e:
+        from .routes import _status_of
+
+        return Response(f"cannot read the session: {e.strerror or e}\n", status=_status_of(e),
+                        mimetype="text/plain")
     cursor = resumed or parse_cursor(request.args.get("after")) or (
         {} if region else positions(idx))
     if not viewer.stream_opened():
