@@ -137,7 +137,14 @@ def test_filled_buttons_agent_names_and_terminal_colours_are_readable_in_both_th
         "red terminal output": page.locator(".ansi .a-f1, .a-f1").first,
         "green terminal output": page.locator(".ansi .a-f2, .a-f2").first,
     }
+    words["a quiet word on a grey chip"] = page.locator(".hidden-toggle .muted")
     for what, el in words.items():
+        expect(el).to_be_visible()
+        ratio = el.evaluate(CONTRAST)
+        assert ratio >= 4.5, f"{what} reads at {ratio:.2f}:1 in the {scheme} theme"
+    page.goto(f"{live_server.url}/s/legion-feature-tour/m/tour-prompt-1")  # a highlighted message
+    for what, el in {"the linked message's time": page.locator(".ev.target > .ev-head .when"),
+                     "the linked message's links": page.locator(".ev.target > .ev-head .copy-link")}.items():
         expect(el).to_be_visible()
         ratio = el.evaluate(CONTRAST)
         assert ratio >= 4.5, f"{what} reads at {ratio:.2f}:1 in the {scheme} theme"
