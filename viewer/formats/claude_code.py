@@ -22,7 +22,7 @@ import orjson
 
 from .. import files
 from .. import timestamps
-from ..model import Data, Digest, Event, Notice, Ref, Text
+from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
     set_time, text_field
 
@@ -248,7 +248,7 @@ def _digest_results(rec: dict) -> Digest | None:
 
 
 def _digest_prompt(rec: dict, text: str) -> Digest | None:
-    if "<" in text or not text or text.isspace() or text.startswith(_INTERRUPT):
+    if "<" in text or not text or text.isspace() or text.startswith(_INTERRUPT) or "origin" in rec:
         return None
     uuid = rec.get("uuid")
     d = Digest("user", "message", uuid if uuid.__class__ is str else None,
@@ -307,6 +307,11 @@ def _user(rec: dict, ref: Ref) -> Event:
         structured = rec.get("toolUseResult")
         if len(results) == 1 and structured is not None:
             results[0].structured = structured
+        denial = _DENIALS.get(rec.get("toolDenialKind")) if isinstance(rec.get("toolDenialKind"), str) else None
+        if denial and len(results) == 1 and results[0].is_error:
+            results[0].state = denial
+        if isinstance(structured, dict) and structured.get("status") == "async_launched":
+            results[0].content = [_launched(structured, results[0].content)]
         if isinstance(structured, dict) and isinstance(structured.get("agentId"), str):
             ev.spawns[results[0].tool_use_id] = structured["agentId"]
         for r in results:  # nested spawns say it only in the text tail: "agentId: a1b2c3 (…)"
@@ -320,6 +325,8 @@ def _user(rec: dict, ref: Ref) -> Event:
                          else b for b in r.content]
         if len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
+    if not results and (who := _sender(rec)):
+        ev.author = who
     if rec.get("isCompactSummary"):
         ev.kind = "compact_summary"
         ev.role = "system"
@@ -329,6 +336,46 @@ def _user(rec: dict, ref: Ref) -> Event:
         if isinstance(rec.get("sourceToolUseID"), str):
             ev.parent = rec["sourceToolUseID"]
     return ev
+
+
+# how 2.1.331 says a call never ran (`toolDenialKind` on the line of its result): a permission
+# rule, the person or auto mode refused it, or the person interrupted it / the CLI cancelled it
+_DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED, "automode-blocked": DENIED,
+            "automode-unavailable": DENIED, "automode-parsing-error": DENIED,
+            "interrupted": INTERRUPTED, "cancelled": CANCELLED}
+
+# who sent a user line that the person did not type (2.1.331 `origin.kind`; "human" and "person"
+# are the person)
+_SENDERS = {"task-notification": "task notification", "auto-continuation": "auto-continuation",
+            "peer": "peer agent", "coordinator": "coordinator", "plugin": "plugin",
+            "channel": "channel", "observer-activity": "observer", "suggestion": "suggestion",
+            "remote": "remote caller", "composer": "composer", "voice-call": "user (voice call)"}
+
+
+def _sender(rec: dict) -> str | None:
+    """Who sent a prompt line the person did not type, from its `origin` (else None: the user)."""
+    origin = rec.get("origin")
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if not isinstance(kind, str) or kind in ("human", "person"):
+        return None
+    who = _SENDERS.get(kind, kind.replace("-", " "))
+    name = origin.get("from") or origin.get("plugin") or origin.get("name")
+    return f"{who} {name}" if isinstance(name, str) and name else who
+
+
+def _launched(structured: dict, content: list) -> Notice:
+    """An Agent or Workflow call that only started work in the background: the CLI's long note to
+    the model (ids, where the output goes, what not to do) as one line; the note in its details."""
+    what = structured.get("workflowName") or structured.get("description")
+    words = ["started in the background"]
+    if isinstance(what, str) and what:
+        words.append(what)
+    for key, label in (("agentId", "agent"), ("runId", "run"), ("taskId", "task")):
+        if isinstance(structured.get(key), str):
+            words.append(f"{label} {structured[key]}")
+            break
+    text = "\n".join(b.text for b in content if b.kind == "text")
+    return Notice(" · ".join(words), {**structured, "text": text})
 
 
 def _with_context(blocks: list) -> list:
@@ -583,7 +630,7 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
 
 def title_of(ev: Event) -> str | None:
     """The first real user prompt makes the title; commands, meta and results do not."""
-    if ev.role == "user" and ev.kind == "message" and not ev.hidden and not (
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden and ev.author is None and not (
         ev.meta.get("isSidechain")):
         text = ev.text()
         if text and not text.startswith("<"):

@@ -122,11 +122,12 @@ def error_content(content: Any) -> bool:
 # what Claude Code (and so the Agent SDK under legion) answers for a call that did not run
 _REFUSED = "The user doesn't want to proceed with this tool use."
 _SIBLING_FAILED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+_NOT_GRANTED = ("Claude requested permissions to use ", "but you haven't granted it yet.")
 
 
 def refused_state(content: Any) -> str | None:
     """The named state of a Claude Code error result that says the call never ran: the user
-    rejected it (`denied`), or a parallel call failed first and the CLI cancelled the rest."""
+    or the permission mode rejected it (`denied`), or a parallel call failed first and the CLI cancelled the rest."""
     if isinstance(content, list):
         content = next((b.get("text") for b in content if isinstance(b, dict)
                         and b.get("type", "text") == "text"), None)
@@ -134,6 +135,8 @@ def refused_state(content: Any) -> str | None:
         return None
     if content.startswith(_REFUSED) or content.startswith("Error: " + _REFUSED):
         return DENIED
+    if content.startswith(_NOT_GRANTED[0]) and _NOT_GRANTED[1] in content[:300]:
+        return DENIED  # a non-interactive run (-p) refuses what its permission mode does not allow
     if content.strip() == _SIBLING_FAILED:
         return CANCELLED
     return None

@@ -1,0 +1,150 @@
+"""Sessions the real Claude Code CLI (2.1.331 from npm) wrote, read as a user reads them.
+
+The recordings in test_data/sessions/claude-code-2.1.331 (SOURCES.md there says how they were
+made) exercise its tools, a background sub-agent, a workflow's agents, a permission refusal, an
+overloaded API answered by a retry, a resumed session and an interrupted call.
+"""
+
+import json
+import re
+from html import unescape
+from pathlib import Path
+
+from viewer.formats import detect
+from viewer.index import SessionIndex
+from viewer.text import event_text
+from viewer.timeline import load_events
+
+from conftest import SESSIONS
+
+PROJECT = SESSIONS / "claude-code-2.1.331" / "-home-user-demo"
+TOUR = PROJECT / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
+WORKFLOW = PROJECT / "ab33391c-226f-4b4a-97f0-5a426bf7c8e4.jsonl"
+INTERRUPTED = PROJECT / "dea71ba1-2aab-4102-9e87-8ee591c107b9.jsonl"
+
+
+def lines(path: Path) -> int:
+    return sum(1 for x in path.read_text(encoding="utf-8").splitlines() if x.strip())
+
+
+def visible(idx, thread="main"):
+    th = idx.threads[thread]
+    return [e for e in load_events(idx, thread, 0, len(th)) if not e.hidden]
+
+
+def calls_by_input(idx) -> dict:
+    """Each call as (name, its main input) → (state, named state, thread of the call)."""
+    out = {}
+    for c in idx.calls.calls.values():
+        thread, seq = c.call
+        (ev,) = load_events(idx, thread, seq, seq + 1)
+        use = next(b for b in ev.tool_uses() if b.id == c.id)
+        first = next(use.input[k] for k in ("command", "file_path", "pattern", "url", "description",
+                                            "todos") if k in use.input)
+        out[(c.name, str(first))] = (c.status, c.named, thread)
+    return out
+
+
+def test_every_line_of_every_recording_is_read():
+    for path in (TOUR, WORKFLOW, INTERRUPTED):
+        assert detect.detect_file(path).format == "claude-code"
+        idx = SessionIndex(path).build()
+        for name, th in idx.threads.items():
+            assert len(th) >= lines(Path(th.path)), (path.name, name)
+            assert "unparsed" not in th.kinds and "unknown" not in th.kinds, (path.name, name)
+        # the CLI's request bookkeeping (api-request*, prompt snapshots, listings, cost-state…) is
+        # hidden state, never a visible card
+        for name in idx.threads:
+            for ev in visible(idx, name):
+                assert ev.kind not in ("attachment", "api-request", "api-request-blob",
+                                       "api-request-shape", "cost-state", "tools-used"), ev.kind
+                assert ev.role in ("user", "assistant", "tool", "system", "error"), ev.role
+
+
+def test_the_tour_reads_as_it_happened():
+    idx = SessionIndex(TOUR).build()
+    assert idx.summary.title == "Give me a tour of your tools: shell, files, search, a sub-agent."
+    assert idx.summary.models == ["claude-sonnet-4-5"]
+    assert idx.summary.usage and idx.summary.usage["cost"] > 0
+    calls = calls_by_input(idx)
+    assert calls == {
+        ("TodoWrite", str([{"content": "Run shell commands", "status": "in_progress",
+                            "activeForm": "Running shell commands"},
+                           {"content": "Write, read and edit a file", "status": "pending",
+                            "activeForm": "Working on a file"},
+                           {"content": "Ask a sub-agent", "status": "pending",
+                            "activeForm": "Asking a sub-agent"}])): ("error", None, "main"),
+        ("Bash", "echo hello from bash && printf 'a\\nb\\n' | wc -l"): ("completed", None, "main"),
+        ("Bash", "ls /definitely/not/here"): ("error", None, "main"),
+        ("Write", "/home/user/demo/notes.md"): ("completed", None, "main"),
+        ("Read", "/home/user/demo/notes.md"): ("completed", None, "main"),
+        ("Grep", "TODO"): ("completed", None, "main"),
+        ("Glob", "**/*.md"): ("completed", None, "main"),
+        ("Edit", "/home/user/demo/notes.md"): ("completed", None, "main"),
+        ("Agent", "Check the working directory"): ("completed", None, "main"),
+        # -p refuses what --allowedTools does not allow: the call never ran
+        ("WebFetch", "https://example.com/"): ("error", "denied", "main"),
+        ("Read", "/home/user/demo/missing.txt"): ("error", None, "main"),
+        ("Bash", "pwd"): ("completed", None, "ae4ec7844d73bdd8f"),
+    }
+    # the background sub-agent is nested under the Agent call that started it
+    agent = next(c for c in idx.calls.calls.values() if c.name == "Agent")
+    assert agent.subthread == "ae4ec7844d73bdd8f"
+    assert idx.threads["ae4ec7844d73bdd8f"].label == "general-purpose · Check the working directory"
+    sub = [e.text() for e in visible(idx, "ae4ec7844d73bdd8f")]
+    assert sub[0] == "Find out which directory you are in and report it in one sentence."
+    assert sub[-1] == "The working directory is `/home/user/demo`."
+
+    evs = visible(idx)
+    said = [(e.author or e.role, e.text()) for e in evs if e.role != "tool"]
+    assert said[0] == ("user", "Give me a tour of your tools: shell, files, search, a sub-agent.")
+    assert ("user", "Is the notes file still there?") in said  # the --continue turn
+    # the retried 529 says what failed and that it was retried, in one line
+    (err,) = [e for e in evs if e.role == "error"]
+    assert event_text(err).startswith("API error 529") and "retry 1 of 10" in event_text(err)
+    # the background agent's completion is a task notification, not the person speaking
+    (note,) = [e for e in evs if e.kind == "task_notification"]
+    assert note.author == "task notification"
+    assert event_text(note).startswith('Agent "Check the working directory" finished\n<task-notification>')
+    # thinking came through, in the main thread and the sub-agent's
+    assert sum(b.kind == "thinking" for e in evs for b in e.blocks) == 3
+    # the Agent call's result is one line saying it started in the background, not the CLI's
+    # long note to the model
+    (res,) = [b for e in evs for b in e.blocks if b.kind == "tool_result" and b.tool_use_id == agent.id]
+    assert [b.kind for b in res.content] == ["notice"]
+    assert res.content[0].text == ("started in the background · Check the working directory"
+                                   " · agent ae4ec7844d73bdd8f")
+
+
+def test_the_tour_page_shows_what_a_user_reads(client):
+    html = client.get("/s/claude-code-2.1.331~-home-user-demo~253a41fe-30bb-43c5-b249-7990744c4070"
+                      ).get_data(as_text=True)
+    text = unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
+    for words in ("Give me a tour of your tools", "hello from bash",
+                  "ls: cannot access '/definitely/not/here': No such file or directory",
+                  "Fixed: nothing left to do.", "Sub-agent: general-purpose · Check the working directory",
+                  "Claude requested permissions to use WebFetch", "API error 529",
+                  "started in the background", "Is the notes file still there?",
+                  "File does not exist."):
+        assert words in text, words
+    # the task notification's sender is named where the role goes
+    assert re.search(r'<span class="who">task notification</span>', html)
+    assert 'class="state denied"' in html or ">denied<" in html.lower()
+
+
+def test_an_interrupted_call_reads_as_refused_then_interrupted():
+    idx = SessionIndex(INTERRUPTED).build()
+    ((name, state, named),) = [(c.name, c.status, c.named) for c in idx.calls.calls.values()]
+    assert (name, state, named) == ("Bash", "error", "denied")
+    evs = visible(idx)
+    assert [e.kind for e in evs][-1] == "interrupt"
+    assert event_text(evs[-1]) == "Request interrupted by user for tool use"
+
+
+def test_sources_say_how_the_recordings_were_made():
+    words = (SESSIONS / "claude-code-2.1.331" / "SOURCES.md").read_text(encoding="utf-8")
+    assert "2.1.331" in words and "fake_anthropic_api.py" in words
+    for path in (TOUR, WORKFLOW, INTERRUPTED):
+        assert path.name in words
+        first = json.loads(path.read_text(encoding="utf-8").splitlines()[2])
+        assert first.get("version") == "2.1.331"
