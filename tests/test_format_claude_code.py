@@ -423,3 +423,43 @@ def test_a_workflows_agents_in_nested_folders_are_its_threads(tmp_path):
     agent("wf_2", "afedcba9876543210", "Review the tests")
     idx.refresh()
     assert "afedcba9876543210" in idx.threads
+
+
+def test_user_lines_the_person_did_not_type_name_their_sender():
+    # 2.1.331 marks who a prompt line came from (`origin.kind`, the sender's name in `from`);
+    # they all read as "User" before
+    def line(n, origin, content="carry on", **extra):
+        return {**_ENV, "type": "user", "uuid": f"u{n}", "parentUuid": None, "promptId": "p",
+                "timestamp": "2026-11-20T10:00:00.000Z", **({"origin": origin} if origin else {}),
+                "message": {"role": "user", "content": content}, **extra}
+
+    recs = [line(1, {"kind": "auto-continuation"}), line(2, {"kind": "peer", "from": "team-lead"}, "status?"),
+            line(3, {"kind": "human"}, "typed"), line(4, None, "typed too"),
+            line(5, {"kind": "coordinator"}), line(6, {"kind": "brand-new-kind"})]
+    evs = [claude_code.event(r, Ref("main", i, 0, 1)) for i, r in enumerate(recs, 1)]
+    assert [(e.role, e.author) for e in evs] == [
+        ("user", "auto-continuation"), ("user", "peer agent team-lead"), ("user", None),
+        ("user", None), ("user", "coordinator"), ("user", "brand new kind")]
+    # none of them is the session's title, and the index pass agrees with the events
+    assert [claude_code.title_of(e) for e in evs] == [None, None, "typed", "typed too", None, None]
+    assert all(claude_code.digest(r) is None for r in recs[:2])
+    # a queued prompt from a peer names it too
+    (peer,) = [claude_code.event(LINES_2_1_331[1], Ref("main", 1, 0, 1))]
+    assert peer.author == "peer agent team-lead"
+
+
+def test_a_result_line_says_why_its_call_never_ran():
+    # 2.1.331 writes toolDenialKind on the line of a refused / interrupted / cancelled call's result
+    def result(kind, text):
+        return {**_ENV, "type": "user", "uuid": "r", "parentUuid": "a", "timestamp": "2026-11-20T10:00:00.000Z",
+                "toolDenialKind": kind, "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "is_error": True, "content": text}]}}
+
+    states = [claude_code.event(result(k, "Permission to use Bash has been denied."), Ref("main", 1, 0, 1)
+                                ).blocks[0].state
+              for k in ("permission-rule", "automode-blocked", "interrupted", "cancelled", "future-kind")]
+    assert states == ["denied", "denied", "interrupted", "cancelled", None]
+    # older -p runs say it only in words
+    old = result(None, "Claude requested permissions to use WebFetch, but you haven't granted it yet.")
+    del old["toolDenialKind"]
+    assert claude_code.event(old, Ref("main", 1, 0, 1)).blocks[0].state == "denied"

@@ -552,6 +552,7 @@ def _queued_prompt(rec: dict, ref: Ref) -> Event | None:
     if kind and kind != "human":
         note += f" (from {kind.replace('-', ' ')})"
     ev = Event(ref, "user", blocks=[Notice(note, att), *blocks])
+    ev.author = _sender(att)
     if att.get("isMeta") is True:  # a forwarded or carried-over prompt (2.1.331), not sent now
         ev.hidden, ev.hidden_reason = True, "meta"
     return ev
