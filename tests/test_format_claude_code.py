@@ -463,3 +463,10 @@ def test_a_result_line_says_why_its_call_never_ran():
     old = result(None, "Claude requested permissions to use WebFetch, but you haven't granted it yet.")
     del old["toolDenialKind"]
     assert claude_code.event(old, Ref("main", 1, 0, 1)).blocks[0].state == "denied"
+
+
+def test_a_bookkeeping_line_with_an_integer_past_64_bits_is_read():
+    # valid JSON that orjson will not write back: as_text raised and the line was lost
+    rec = json.loads('{"type": "cost-state", "sessionId": "s1", "totalCostUSD": 123456789012345678901234567890}')
+    ev = claude_code.event(rec, Ref("main", 1, 0, 1))
+    assert ev.hidden and "123456789012345678901234567890" in ev.blocks[0].text

@@ -7,6 +7,7 @@ Kept here so each format module holds only what is particular to its source.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import Any
 
@@ -78,8 +79,11 @@ def as_text(value: Any) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except TypeError:  # not JSON, or nested deeper than orjson writes (str() would recurse)
-        return orjson.dumps(reader.cap_depth(value), option=orjson.OPT_INDENT_2,
-                            default=str).decode()
+        try:
+            return orjson.dumps(reader.cap_depth(value), option=orjson.OPT_INDENT_2,
+                                default=str).decode()
+        except TypeError:  # an integer past 64 bits (valid JSON; orjson will not write it)
+            return json.dumps(reader.cap_depth(value), indent=2, ensure_ascii=False, default=str)
 
 
 def parse_arguments(args: Any) -> tuple[Any, str | None]:
