@@ -1,6 +1,6 @@
 """Sessions the real Claude Code CLI (2.1.331 from npm) wrote, read as a user reads them.
 
-The recordings in test_data/sessions/claude-code-2.1.331 (SOURCES.md there says how they were
+The recordings in test_data/formats/claude-code/2.1.331 (README.md there says how they were
 made) exercise its tools, a background sub-agent, a workflow's agents, a permission refusal, an
 overloaded API answered by a retry, a resumed session and an interrupted call.
 """
@@ -15,9 +15,10 @@ from viewer.index import SessionIndex
 from viewer.text import event_text
 from viewer.timeline import load_events
 
-from conftest import SESSIONS
+from conftest import ROOT
 
-PROJECT = SESSIONS / "claude-code-2.1.331" / "-home-user-demo"
+FIXTURES = ROOT / "test_data" / "formats" / "claude-code"
+PROJECT = FIXTURES / "2.1.331" / "-home-user-demo"
 TOUR = PROJECT / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
 WORKFLOW = PROJECT / "ab33391c-226f-4b4a-97f0-5a426bf7c8e4.jsonl"
 INTERRUPTED = PROJECT / "dea71ba1-2aab-4102-9e87-8ee591c107b9.jsonl"
@@ -116,9 +117,15 @@ def test_the_tour_reads_as_it_happened():
                                    " · agent ae4ec7844d73bdd8f")
 
 
-def test_the_tour_page_shows_what_a_user_reads(client):
-    html = client.get("/s/claude-code-2.1.331~-home-user-demo~253a41fe-30bb-43c5-b249-7990744c4070"
-                      ).get_data(as_text=True)
+def page(tmp_path, path) -> str:
+    from viewer.web import create_app
+
+    app = create_app({"ROOTS": [str(PROJECT)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    return app.test_client().get("/s/" + path.stem).get_data(as_text=True)
+
+
+def test_the_tour_page_shows_what_a_user_reads(tmp_path):
+    html = page(tmp_path, TOUR)
     text = unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)))
     for words in ("Give me a tour of your tools", "hello from bash",
                   "ls: cannot access '/definitely/not/here': No such file or directory",
@@ -142,9 +149,38 @@ def test_an_interrupted_call_reads_as_refused_then_interrupted():
 
 
 def test_sources_say_how_the_recordings_were_made():
-    words = (SESSIONS / "claude-code-2.1.331" / "SOURCES.md").read_text(encoding="utf-8")
+    words = (FIXTURES / "README.md").read_text(encoding="utf-8")
     assert "2.1.331" in words and "fake_anthropic_api.py" in words
     for path in (TOUR, WORKFLOW, INTERRUPTED):
         assert path.name in words
         first = json.loads(path.read_text(encoding="utf-8").splitlines()[2])
         assert first.get("version") == "2.1.331"
+
+
+def test_a_workflows_agents_are_nested_under_its_call(tmp_path):
+    # 2.1.331 writes the agents of a Workflow run to subagents/workflows/<run id>/ and names the
+    # run in the Workflow call's result (toolUseResult.runId): the files say which call ran them
+    idx = SessionIndex(WORKFLOW).build()
+    (call,) = [c for c in idx.calls.calls.values() if c.name == "Workflow"]
+    agents = {"a53cc8ce9bbc87972": "workflow agent · check:files",
+              "a1d20c282a9f360fe": "workflow agent · check:date"}
+    assert sorted(idx.subthreads(call)) == sorted(agents)
+    for name, label in agents.items():
+        assert idx.threads[name].label == label
+        assert idx.threads[name].meta["parent_call"] == call.id
+    said = {name: [event_text(e) for e in visible(idx, name) if e.role == "assistant"] for name in agents}
+    assert said == {"a53cc8ce9bbc87972": ["Bash\nls\nList files", "Files: README.md, notes.md."],
+                    "a1d20c282a9f360fe": ["It is a fine day."]}
+    (res,) = [b for e in visible(idx) for b in e.blocks if b.kind == "tool_result"]
+    assert res.content[0].text == "started in the background · two-checks · run wf_0c4c9834-9c0"
+    # on the page both agents open inside the Workflow call's card, not as loose threads
+    html = page(tmp_path, WORKFLOW)
+    thread_div = re.search(r'<div class="call-thread"[^>]*>(.*?)</div>\s*(?:</div>|<)', html, re.S)
+    assert thread_div and thread_div.group(1).count('<details class="subthread"') == 2
+    assert "Sub-agent: workflow agent · check:files" in html and "Sub-agent: workflow agent · check:date" in html
+    # and the Markdown export nests both under the call
+    from viewer.export import Export
+
+    md = "".join(Export(idx, "md").chunks())
+    assert md.count("**Sub-agent: workflow agent · check:") == 2
+    assert md.index("**Tool: Workflow**") < md.index("**Sub-agent: workflow agent")

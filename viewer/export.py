@@ -189,8 +189,9 @@ class Export:
         idx, sel = self.idx, self.sel
         spawned: dict[str, list[tuple[int, str]]] = {}
         for call in list(idx.calls.calls.values()):
-            if call.subthread and call.subthread in idx.threads and call.call:
-                spawned.setdefault(call.call[0], []).append((call.call[1], call.subthread))
+            if call.subthread and call.call:
+                for sub in idx.subthreads(call):
+                    spawned.setdefault(call.call[0], []).append((call.call[1], sub))
         out, todo = [], [(sel.thread, sel.start, self.ends[sel.thread])]
         while todo:
             name, start, stop = todo.pop()
@@ -250,8 +251,8 @@ class Export:
             call = self._call(cv.call)
             if call is not cv.call:
                 cv.call, cv.result, cv.result_event, cv.result_owner = call, None, None, None
-            if cv.thread is not None:
-                cv.thread.count = min(cv.thread.count, self.ends.get(cv.thread.name, 0))
+            for th in cv.threads:
+                th.count = min(th.count, self.ends.get(th.name, 0))
 
     def _summary(self):
         s = self.idx.summary
@@ -713,9 +714,10 @@ class _Markdown:
             out.append(f"*No result: {state_badge(call.state)[1]}.*\n")
         elif cv.unanswered:
             out.append("*No result: the session moved on without one.*\n")
-        if cv.thread is not None and cv.thread.name in self.x.threads:
-            out.append(f"**Sub-agent: {_inline(cv.thread.label)}** ({cv.thread.count} events)\n")
-            out.append("".join(self._thread(cv.thread.name, tl, depth + 1)))
+        for th in cv.threads:
+            if th.name in self.x.threads:
+                out.append(f"**Sub-agent: {_inline(th.label)}** ({th.count} events)\n")
+                out.append("".join(self._thread(th.name, tl, depth + 1)))
         return "\n".join(out)
 
     def _content(self, blocks) -> str:

@@ -595,9 +595,13 @@ class SessionIndex:
     def _finish(self) -> None:
         """Derived figures and links that need the whole session."""
         s = self.summary
+        runs = self._runs()
         for call in self.calls.calls.values():
             if call.subthread and call.subthread in self.threads:
                 self.threads[call.subthread].meta.setdefault("parent_call", call.id)
+            elif call.subthread in runs:
+                for name in runs[call.subthread]:
+                    self.threads[name].meta.setdefault("parent_call", call.id)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
         s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
@@ -623,6 +627,25 @@ class SessionIndex:
         and nothing has been written for a minute (a stale "terminated" must not end a live run)."""
         quiet = time.time() - max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
         return quiet > QUIET_FINISHED or (bool(self.info.get("finished")) and quiet > 60.0)
+
+    def subthreads(self, call) -> list[str]:
+        """The threads a call spawned: its sub-agent, or the agents of the run it started (a
+        Claude Code Workflow: its `subthread` is the run, and each agent's metadata names the run)."""
+        sub = call.subthread
+        if not sub:
+            return []
+        if sub in self.threads:
+            return [sub]
+        return self._runs().get(sub, [])
+
+    def _runs(self) -> dict[str, list[str]]:
+        """Run key → the threads of that run, in the order they were found."""
+        runs: dict[str, list[str]] = {}
+        for name, th in self.threads.items():
+            run = th.meta.get("workflowRun") if isinstance(th.meta, dict) else None
+            if isinstance(run, str):
+                runs.setdefault(keys.thread_key(run), []).append(name)
+        return runs
 
     def unanswered(self, call) -> bool:
         """A call with no result that will not get one: the session ended or moved past it. A call

@@ -40,7 +40,7 @@ class CallView:
     result_event: str | None = None  # id of the event holding the result
     result_path: str = ""  # block path of the result inside that event
     unanswered: bool = False
-    thread: "ThreadView | None" = None
+    threads: "list[ThreadView]" = field(default_factory=list)  # the sub-agent(s) it spawned
     call_event: str | None = None  # id of the event holding the call
     result_owner: "EventView | None" = None  # the event view the result block belongs to
     target: bool = False  # a permalink to the (folded) event holding the result lands here
@@ -49,6 +49,11 @@ class CallView:
     @property
     def duration(self) -> str:
         return timestamps.span(self.call.duration)
+
+    @property
+    def thread(self) -> "ThreadView | None":
+        """The first thread the call spawned (most spawn one)."""
+        return self.threads[0] if self.threads else None
 
 
 @dataclass
@@ -628,12 +633,11 @@ class Timeline:
                         call = ToolCall(b.id, b.name, call.status if call else "pending")
                     cv = CallView(call, b, unanswered=idx.unanswered(call),
                                   resolving=idx.resolving(call))
-                    if call.subthread and call.subthread in idx.threads:
-                        tv = self.thread_view(call.subthread, b)
-                        th = idx.threads[call.subthread]
-                        if th.name in self.anchors:
-                            tv.window = self.window(th.name)
-                        cv.thread = tv
+                    for name in idx.subthreads(call):
+                        tv = self.thread_view(name, b)
+                        if name in self.anchors:
+                            tv.window = self.window(name)
+                        cv.threads.append(tv)
                     v.calls[b.id] = cv
                     if call.result is not None:
                         wanted.setdefault(call.result, []).append(cv)

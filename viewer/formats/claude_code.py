@@ -314,6 +314,8 @@ def _user(rec: dict, ref: Ref) -> Event:
             results[0].content = [_launched(structured, results[0].content)]
         if isinstance(structured, dict) and isinstance(structured.get("agentId"), str):
             ev.spawns[results[0].tool_use_id] = structured["agentId"]
+        elif isinstance(structured, dict) and isinstance(structured.get("runId"), str):
+            ev.spawns[results[0].tool_use_id] = structured["runId"]  # a Workflow's run: its agents
         for r in results:  # nested spawns say it only in the text tail: "agentId: a1b2c3 (…)"
             if r.tool_use_id not in ev.spawns:
                 for b in r.content[-2:]:
@@ -650,8 +652,12 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     for sub in (session_dir / "subagents", folder / "subagents"):
         if sub.is_dir():
             for d in (sub, *_nested(sub)):
+                run = d.name if d.parent.name == "workflows" else None
                 for p in sorted(d.glob("agent-*.jsonl")):
-                    found.setdefault(p.stem[len("agent-"):], (p, _meta(p)))
+                    meta = _meta(p)
+                    if run and not isinstance(meta.get("toolUseId"), str):
+                        meta["workflowRun"] = run  # the Workflow call's result names the run
+                    found.setdefault(p.stem[len("agent-"):], (p, meta))
     session_id = None if main.name == "messages.jsonl" else main.stem
     for p in sorted(folder.glob("agent-*.jsonl")):
         agent = p.stem[len("agent-"):]
@@ -731,4 +737,6 @@ def thread_label(agent: str, meta: dict) -> str:
         return "compaction agent"
     if agent.startswith("aprompt_suggestion"):
         return "prompt suggestion agent"
+    if kind == "workflow-subagent":  # (2.1.331: every agent a Workflow runs)
+        kind = "workflow agent"
     return " · ".join(str(x) for x in (kind, desc) if x) or f"agent {agent}"

@@ -28,12 +28,11 @@ from .. import render
 
 def _call(cv) -> tuple:
     c = cv.call
-    th = cv.thread
     return (c.id, c.name, c.status, c.named, c.call, c.result, c.is_error, c.called_at,
             c.finished_at, c.subthread, cv.use.id if cv.use is not None else None,
             cv.use is None, cv.result_event, cv.result_path, cv.unanswered, cv.call_event,
             cv.target, cv.resolving, cv.result is None,
-            None if th is None else (th.name, th.label, th.count),
+            tuple((th.name, th.label, th.count) for th in cv.threads),
             None if cv.result_owner is None else (cv.result_owner.ev.id, cv.result_owner.seq))
 
 
@@ -42,7 +41,7 @@ def card_key(v, key) -> tuple | None:
     if v.source is None or v.path or v.at is not None:
         return None
     for cv in v.calls.values():
-        if cv.thread is not None and cv.thread.window is not None:
+        if any(th.window is not None for th in cv.threads):
             return None
     ev = v.ev
     return (key, v.source, ev.thread, v.seq, ev.id, ev.ref.offset, ev.ref.length, v.lane,
