@@ -105,7 +105,7 @@ def test_the_tour_reads_as_it_happened():
     assert event_text(err).startswith("API error 529") and "retry 1 of 10" in event_text(err)
     # the background agent's completion is a task notification, not the person speaking
     (note,) = [e for e in evs if e.kind == "task_notification"]
-    assert note.author == "task notification"
+    assert (note.role, note.author) == ("system", None)
     assert event_text(note).startswith('Agent "Check the working directory" finished\n<task-notification>')
     # thinking came through, in the main thread and the sub-agent's
     assert sum(b.kind == "thinking" for e in evs for b in e.blocks) == 3
@@ -134,8 +134,9 @@ def test_the_tour_page_shows_what_a_user_reads(tmp_path):
                   "started in the background", "Is the notes file still there?",
                   "File does not exist."):
         assert words in text, words
-    # the task notification's sender is named where the role goes
-    assert re.search(r'<span class="who">task notification</span>', html)
+    # the task notification reads as the CLI's, not as the person's
+    assert re.search(r'<span class="who role-word">system</span>\s*<span class="kind">task notification</span>', html)
+    assert html.count('<span class="who role-word">user</span>') == 2  # the two prompts typed
     assert 'class="state denied"' in html or ">denied<" in html.lower()
 
 
@@ -173,6 +174,10 @@ def test_a_workflows_agents_are_nested_under_its_call(tmp_path):
                     "a1d20c282a9f360fe": ["It is a fine day."]}
     (res,) = [b for e in visible(idx) for b in e.blocks if b.kind == "tool_result"]
     assert res.content[0].text == "started in the background · two-checks · run wf_0c4c9834-9c0"
+    # each agent's task reads as the script's words, under a line saying the script computed it
+    (task,) = [e for e in visible(idx, "a1d20c282a9f360fe") if e.role == "user"]
+    assert [(b.kind, b.text) for b in task.blocks] == [
+        ("notice", "task computed by the workflow script"), ("text", "Say what day it is.")]
     # on the page both agents open inside the Workflow call's card, not as loose threads
     html = page(tmp_path, WORKFLOW)
     thread_div = re.search(r'<div class="call-thread"[^>]*>(.*?)</div>\s*(?:</div>|<)', html, re.S)

@@ -427,7 +427,7 @@ def test_a_workflows_agents_in_nested_folders_are_its_threads(tmp_path):
 
 def test_user_lines_the_person_did_not_type_name_their_sender():
     # 2.1.331 marks who a prompt line came from (`origin.kind`, the sender's name in `from`);
-    # they all read as "User" before
+    # they all read as "User" before: another agent's are its, the CLI's own are system lines
     def line(n, origin, content="carry on", **extra):
         return {**_ENV, "type": "user", "uuid": f"u{n}", "parentUuid": None, "promptId": "p",
                 "timestamp": "2026-11-20T10:00:00.000Z", **({"origin": origin} if origin else {}),
@@ -437,9 +437,10 @@ def test_user_lines_the_person_did_not_type_name_their_sender():
             line(3, {"kind": "human"}, "typed"), line(4, None, "typed too"),
             line(5, {"kind": "coordinator"}), line(6, {"kind": "brand-new-kind"})]
     evs = [claude_code.event(r, Ref("main", i, 0, 1)) for i, r in enumerate(recs, 1)]
-    assert [(e.role, e.author) for e in evs] == [
-        ("user", "auto-continuation"), ("user", "peer agent team-lead"), ("user", None),
-        ("user", None), ("user", "coordinator"), ("user", "brand new kind")]
+    assert [(e.role, e.kind, e.author) for e in evs] == [
+        ("system", "auto_continuation", None), ("user", "message", "peer agent team-lead"),
+        ("user", "message", None), ("user", "message", None), ("user", "message", "coordinator"),
+        ("system", "brand_new_kind", None)]
     # none of them is the session's title, and the index pass agrees with the events
     assert [claude_code.title_of(e) for e in evs] == [None, None, "typed", "typed too", None, None]
     assert all(claude_code.digest(r) is None for r in recs[:2])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,7 @@ _STDOUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)</local-command-\1>",
 _BASH_IN = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _BASH_OUT = re.compile(r"<bash-(stdout|stderr)>(.*?)</bash-\1>", re.S)
 _INTERRUPT = "[Request interrupted by user"
+_HARNESS, _HARNESS_END = "[Workflow harness — computed task]", "The computed task text follows:\n"
 _AGENT_ID = re.compile(r"[\w-]+")
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
@@ -248,7 +250,8 @@ def _digest_results(rec: dict) -> Digest | None:
 
 
 def _digest_prompt(rec: dict, text: str) -> Digest | None:
-    if "<" in text or not text or text.isspace() or text.startswith(_INTERRUPT) or "origin" in rec:
+    if "<" in text or not text or text.isspace() or text.startswith((_INTERRUPT, _HARNESS)) \
+            or "origin" in rec:
         return None
     uuid = rec.get("uuid")
     d = Digest("user", "message", uuid if uuid.__class__ is str else None,
@@ -327,8 +330,13 @@ def _user(rec: dict, ref: Ref) -> Event:
                          else b for b in r.content]
         if len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
-    if not results and (who := _sender(rec)):
-        ev.author = who
+    if not results:
+        who, sent_by = _sender(rec)
+        if who:
+            ev.author = who
+        elif sent_by:
+            ev.role = "system"
+            ev.kind = sent_by if ev.kind == "message" else ev.kind
     if rec.get("isCompactSummary"):
         ev.kind = "compact_summary"
         ev.role = "system"
@@ -347,22 +355,24 @@ _DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED, "automode-blocke
             "interrupted": INTERRUPTED, "cancelled": CANCELLED}
 
 # who sent a user line that the person did not type (2.1.331 `origin.kind`; "human" and "person"
-# are the person)
-_SENDERS = {"task-notification": "task notification", "auto-continuation": "auto-continuation",
-            "peer": "peer agent", "coordinator": "coordinator", "plugin": "plugin",
-            "channel": "channel", "observer-activity": "observer", "suggestion": "suggestion",
-            "remote": "remote caller", "composer": "composer", "voice-call": "user (voice call)"}
+# are the person): another agent is its author; the CLI's own prompts (a task's notification, an
+# auto-continuation, a plugin's or a channel's) are system lines of that kind
+_AGENT_SENDERS = {"peer": "peer agent", "coordinator": "coordinator"}
+_PERSON = ("human", "person", "voice-call")
 
 
-def _sender(rec: dict) -> str | None:
-    """Who sent a prompt line the person did not type, from its `origin` (else None: the user)."""
+def _sender(rec: dict) -> tuple[str | None, str | None]:
+    """(author, kind) of a prompt line by its `origin`: an agent's name, or the kind of prompt the
+    CLI sent itself; (None, None) for the person's."""
     origin = rec.get("origin")
     kind = origin.get("kind") if isinstance(origin, dict) else None
-    if not isinstance(kind, str) or kind in ("human", "person"):
-        return None
-    who = _SENDERS.get(kind, kind.replace("-", " "))
-    name = origin.get("from") or origin.get("plugin") or origin.get("name")
-    return f"{who} {name}" if isinstance(name, str) and name else who
+    if not isinstance(kind, str) or kind in _PERSON:
+        return None, None
+    if kind in _AGENT_SENDERS:
+        name = origin.get("from")
+        who = _AGENT_SENDERS[kind]
+        return (f"{who} {name}" if isinstance(name, str) and name else who), None
+    return None, kind.replace("-", "_")
 
 
 def _launched(structured: dict, content: list) -> Notice:
@@ -446,6 +456,10 @@ def _prompt_blocks(text: str, ev: Event) -> list:
     if text.startswith(_INTERRUPT):
         ev.kind = "interrupt"
         return [Notice(text.strip("[]"))]
+    if text.startswith(_HARNESS):  # a workflow agent's task: the CLI's frame, then the task indented
+        frame, sep, task = text.partition(_HARNESS_END)
+        if sep:
+            return [Notice("task computed by the workflow script", frame), *context_blocks(textwrap.dedent(task))]
     return context_blocks(text)
 
 
@@ -554,7 +568,7 @@ def _queued_prompt(rec: dict, ref: Ref) -> Event | None:
     if kind and kind != "human":
         note += f" (from {kind.replace('-', ' ')})"
     ev = Event(ref, "user", blocks=[Notice(note, att), *blocks])
-    ev.author = _sender(att)
+    ev.author = _sender(att)[0]
     if att.get("isMeta") is True:  # a forwarded or carried-over prompt (2.1.331), not sent now
         ev.hidden, ev.hidden_reason = True, "meta"
     return ev
