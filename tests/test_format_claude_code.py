@@ -471,3 +471,25 @@ def test_a_bookkeeping_line_with_an_integer_past_64_bits_is_read():
     rec = json.loads('{"type": "cost-state", "sessionId": "s1", "totalCostUSD": 123456789012345678901234567890}')
     ev = claude_code.event(rec, Ref("main", 1, 0, 1))
     assert ev.hidden and "123456789012345678901234567890" in ev.blocks[0].text
+
+
+def test_a_queued_prompt_removed_unsent_is_shown():
+    # typed while the agent worked, then taken off the queue unsent (the × on it, a cancel that
+    # cleared the queue): the queue-operation line is the only one holding the person's words
+    def op(operation, content=None, reason=None):
+        return {"type": "queue-operation", "operation": operation, "sessionId": "s1",
+                "timestamp": "2026-11-20T10:00:00.000Z", **({"content": content} if content else {}),
+                **({"reason": reason} if reason else {})}
+
+    evs = [claude_code.event(r, Ref("main", i, 0, 1)) for i, r in enumerate([
+        op("enqueue", "also fix the docs"), op("remove", "also fix the docs"),
+        op("remove", "and the tests", "cleared_on_cancel"),
+        op("remove", "taken in mid-turn", "absorbed_mid_turn"),  # shown from its attachment
+        op("remove", "<task-notification>\n<task-id>t1</task-id>"), op("remove"), op("dequeue")], 1)]
+    shown = [(e.role, e.kind, [b.text for b in e.blocks]) for e in evs if not e.hidden]
+    assert shown == [
+        ("user", "queued_prompt", ["typed while the agent was working, removed from the queue before it was sent",
+                                   "also fix the docs"]),
+        ("user", "queued_prompt", ["typed while the agent was working, removed from the queue before it was sent"
+                                   " (cleared on cancel)", "and the tests"])]
+    assert all(claude_code.title_of(e) is None for e in evs)

@@ -14,17 +14,18 @@ rm -rf home home2 home3 proj scrubbed requests.jsonl; mkdir -p home home2 home3 
 FAKE_CWD=$S/proj/demo python3 "$HERE/fake_anthropic_api.py" "$PORT" 2> fakeapi.log & API=$!
 trap 'kill $API' EXIT
 sleep 1
-run() {  # run HOME args...
+run() {  # run HOME args... (in a subshell: it becomes the CLI, so a signal reaches it)
   local h=$1; shift
-  (cd "$S/proj/demo" && HOME=$h ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=fake \
+  cd "$S/proj/demo" && HOME=$h ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT ANTHROPIC_API_KEY=fake \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 \
-    exec timeout 120 "$CC" --model claude-sonnet-4-5 --permission-mode acceptEdits \
-    --allowedTools "Bash Read Write Edit Grep Glob Agent Workflow" "$@")
+    exec timeout --foreground 120 "$CC" --model claude-sonnet-4-5 --permission-mode acceptEdits \
+    --allowedTools "Bash Read Write Edit Grep Glob Agent Workflow" "$@"
 }
-run "$S/home" -p "Give me a tour of your tools: shell, files, search, a sub-agent."
-run "$S/home" -p "Is the notes file still there?" --continue
-run "$S/home2" -p "Use a workflow to check this folder with two agents."
-run "$S/home3" -p "Run the slow job." & R=$!; sleep 8; kill -INT $R; wait $R || true
+(run "$S/home" -p "Give me a tour of your tools: shell, files, search, a sub-agent.")
+(run "$S/home" -p "Is the notes file still there?" --continue)
+(run "$S/home2" -p "Use a workflow to check this folder with two agents.")
+(trap - INT; run "$S/home3" -p "Run the slow job.") & R=$!; sleep 8; kill -INT $R; wait $R || true
+cd "$S"
 for h in home home2 home3; do
   python3 "$HERE/scrub_claude_code.py" "$S/$h/.claude/projects" "$S/scrubbed/$h" \
     "$S/proj/demo=/home/user/demo" "$(echo "$S/proj/demo" | tr / -)=-home-user-demo" "$S/$h=/home/user"

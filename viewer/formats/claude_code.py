@@ -574,6 +574,16 @@ def _queued_prompt(rec: dict, ref: Ref) -> Event | None:
     return ev
 
 
+def _never_sent(rec: dict) -> bool:
+    """A queue `remove` holding a prompt the person typed that was taken off the queue unsent: the
+    × on a queued message, a cancel that cleared the queue, a hook or a limit that dropped it.
+    (A prompt the agent took in mid-turn is removed with reason absorbed_mid_turn and shown from
+    its queued_command attachment or its tool result; task notifications are the CLI's.)"""
+    content = rec.get("content")
+    return rec.get("operation") == "remove" and isinstance(content, str) and bool(content.strip()) \
+        and rec.get("reason") != "absorbed_mid_turn" and not content.lstrip().startswith("<")
+
+
 def _attachment(rec: dict, ref: Ref) -> Event:
     """What the CLI attached to the conversation. Most are context for the model (hidden), but a
     prompt sent while the agent worked is the user's message (`_queued_prompt`), and what a hook
@@ -633,6 +643,12 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
         words = f"queue {rec.get('operation', '')}".strip()
         ev.blocks = [Notice(words), *_with_context(anthropic_blocks(content))] if content else [
             Notice(words)]
+        if _never_sent(rec):  # the person's words, which no other line holds
+            reason = rec.get("reason")
+            note = "typed while the agent was working, removed from the queue before it was sent"
+            ev.role, ev.kind, ev.hidden, ev.hidden_reason = "user", "queued_prompt", False, None
+            ev.blocks = [Notice(note + (f" ({reason.replace('_', ' ')})" if isinstance(reason, str) else ""),
+                                rec), *context_blocks(content)]
     elif t == "file-history-snapshot":
         snap = rec.get("snapshot") if isinstance(rec.get("snapshot"), dict) else {}
         files = snap.get("trackedFileBackups") if isinstance(snap, dict) else None
