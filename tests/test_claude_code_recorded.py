@@ -88,6 +88,11 @@ def test_the_tour_reads_as_it_happened():
         ("Read", "/home/user/demo/missing.txt"): ("error", None, "main"),
         ("Bash", "pwd"): ("completed", None, "ae4ec7844d73bdd8f"),
     }
+    # an error result reads as the CLI's words, without the tags it wraps them in for the model
+    todo = next(c for c in idx.calls.calls.values() if c.name == "TodoWrite")
+    (ev,) = load_events(idx, *todo.result, todo.result[1] + 1)
+    assert event_text(ev) == ("Error: No such tool available: TodoWrite. TodoWrite is disabled for this"
+                              " session, in subagents as well as here.")
     # the background sub-agent is nested under the Agent call that started it
     agent = next(c for c in idx.calls.calls.values() if c.name == "Agent")
     assert agent.subthread == "ae4ec7844d73bdd8f"

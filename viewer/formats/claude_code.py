@@ -305,7 +305,7 @@ def _user(rec: dict, ref: Ref) -> Event:
             ev.blocks.extend(_prompt_blocks(b.text, ev) if b.kind == "text" else [b])
     results = [b for b in ev.blocks if b.kind == "tool_result"]
     for r in results:  # the CLI appends system reminders to what a tool returned
-        r.content = _with_context(r.content)
+        r.content = _with_context(_unwrapped(r.content) if r.is_error else r.content)
     if results:
         structured = rec.get("toolUseResult")
         if len(results) == 1 and structured is not None:
@@ -388,6 +388,22 @@ def _launched(structured: dict, content: list) -> Notice:
             break
     text = "\n".join(b.text for b in content if b.kind == "text")
     return Notice(" · ".join(words), {**structured, "text": text})
+
+
+_ERROR_TAGS = ("<tool_use_error>", "</tool_use_error>")
+
+
+def _unwrapped(blocks: list) -> list:
+    """An error result's text without the `<tool_use_error>` tags the CLI wraps it in for the model
+    (the card's error state says it already)."""
+    out = []
+    for b in blocks:
+        t = b.text if b.kind == "text" else ""
+        if t.startswith(_ERROR_TAGS[0]) and _ERROR_TAGS[1] in t:
+            inner, _, rest = t[len(_ERROR_TAGS[0]):].partition(_ERROR_TAGS[1])
+            b = Text(inner + rest, b.markdown)
+        out.append(b)
+    return out
 
 
 def _with_context(blocks: list) -> list:
