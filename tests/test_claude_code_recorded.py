@@ -194,3 +194,19 @@ def test_a_workflows_agents_are_nested_under_its_call(tmp_path):
     md = "".join(Export(idx, "md").chunks())
     assert md.count("**Sub-agent: workflow agent · check:") == 2
     assert md.index("**Tool: Workflow**") < md.index("**Sub-agent: workflow agent")
+
+
+def test_the_markdown_export_keeps_each_block_apart():
+    # a streamed turn is a line per block: the thinking's quote swallowed the text after it, and a
+    # call's heading ran on into the text before it
+    from markdown_it import MarkdownIt
+
+    from viewer.export import Export
+
+    md = "".join(Export(SessionIndex(TOUR).build(), "md").chunks())
+    html = MarkdownIt().render(md)
+    quotes = re.findall(r"<blockquote>(.*?)</blockquote>", html, re.S)
+    first = next(q for q in quotes if "The user wants a tour" in q)
+    assert "write down" not in first and "writing down a plan" not in first
+    assert "<p>I'll start by writing down a plan.</p>" in html
+    assert "<p><strong>Tool: Bash</strong>" in html

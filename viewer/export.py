@@ -614,8 +614,9 @@ class _Markdown:
     def _thread(self, name: str, tl: Timeline, depth: int) -> Iterator[str]:
         for v in self.x._windows(name, tl):
             text = self._event(v, depth, tl)
-            if text:
-                yield _quote(text) if depth else text
+            if text:  # a blank line after each: the next (a streamed turn's next block) must not
+                # run on into this one's quote or paragraph
+                yield _quote(text) + ">\n" if depth else text + "\n"
 
     def _event(self, v: EventView, depth: int, tl: Timeline) -> str:
         ev = v.ev
