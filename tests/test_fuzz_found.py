@@ -4,6 +4,7 @@ session reads, every page of it answers, and nothing is logged at ERROR (the saf
 import io
 import json
 import logging
+import re
 
 import pytest
 
@@ -178,5 +179,37 @@ def test_a_stream_asked_for_a_file_that_became_binary_says_so(tmp_path, errors):
     path.write_bytes(b"\x00" * 4096 + b"\n")
     resp = c.get(f"/s/s/events?after={cursor}")
     assert resp.status_code == 422 and "not a transcript" in resp.get_data(as_text=True)
+    app.extensions["viewer"].fts.close()
+    assert [e.getMessage() for e in errors] == []
+
+
+def test_a_page_filtered_to_a_sub_agent_longer_than_the_main_thread(tmp_path, errors):
+    # The filtered window counts picked events, and the page's stream cursor took that count as a
+    # number of main-thread events: with a sub-agent picked (?thread=…) that has more events than
+    # the main thread, IndexError and a 500. And such a page's "earlier" / "later" links passed
+    # the filter's `thread` and the window's own to one URL builder: TypeError, a 500
+    folder = tmp_path / "root" / "s"
+    (folder / "subagents").mkdir(parents=True)
+
+    def line(i, sidechain=False):
+        return json.dumps({"type": "user", "uuid": f"u{i}{sidechain}", "parentUuid": None,
+                           "sessionId": "s", "isSidechain": sidechain,
+                           "timestamp": f"2025-10-21T10:00:{i:02}Z",
+                           "message": {"role": "user", "content": f"line {i}"}}) + "\n"
+
+    (folder / "messages.jsonl").write_text(line(0))
+    (folder / "subagents" / "agent-a1.jsonl").write_text("".join(line(i, True) for i in range(1, 99)))
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "INDEX_ALL": False})
+    c = app.test_client()
+    for url in ("/s/s?thread=a1", "/s/s?only=prompts", "/s/s?thread=a1&from=50"):
+        resp = c.get(url)
+        assert resp.status_code == 200, url
+    page = c.get("/s/s?thread=a1&from=50").get_data(as_text=True)
+    assert "line 51" in page and "line 1<" not in page
+    more = re.search(r'hx-get="(/s/s/w/main\?[^"]*before=[^"]*)"', page).group(1).replace("&amp;", "&")
+    assert "thread=a1" in more
+    earlier = c.get(more)
+    assert earlier.status_code == 200 and "line 49<" in earlier.get_data(as_text=True)
     app.extensions["viewer"].fts.close()
     assert [e.getMessage() for e in errors] == []

@@ -212,7 +212,9 @@ def _session_page(ref, idx, win, key, target=None, show_hidden=False, thread=Non
     ctx = dict(ref=ref, idx=idx, win=win, key=key, target=target, lands=lands,
                show_hidden=show_hidden or bool(request.args.get("hidden")), thread=thread,
                follow=_live(ref) and not target and not win.has_after,
-               cursor=cursor_of(idx, main=None if thread or win.thread != "main" else win.stop),
+               # (a filtered window counts picked events, of any thread: not main-thread events)
+               cursor=cursor_of(idx, main=None if thread or win.thread != "main" or win.filtered
+                                else win.stop),
                find=find, summary=store().shown_summary(idx), redacting=store().redact, **extra)
     if find is not None and find.matcher is not None:
         # the hits come in while the page streams: the first ones show before the scan is done

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from flask import request, url_for
 
@@ -64,8 +64,13 @@ class Urls:
         return _url("pages.message", key=key, event_id="x")[:-1]
 
     @staticmethod
-    def window(key: str, thread: str = "main", **args) -> str:
-        return _url("pages.window", key=key, thread=thread, **_given(args))
+    def window(key: str, thread: str = "main", /, **args) -> str:
+        # `thread` is the path's; a filtered window's own `thread` filter (?thread=…) comes in
+        # `args` (the template passes win.args) and goes in the query
+        args = _given(args)
+        if "thread" not in args:
+            return _url("pages.window", key=key, thread=thread, **args)
+        return _url("pages.window", key=key, thread=thread) + "?" + urlencode(args, doseq=True)
 
     @staticmethod
     def thread(key: str, thread: str) -> str:
