@@ -403,3 +403,32 @@ def test_a_tool_call_asking_for_permission_awaits_it(tmp_path):
     idx = SessionIndex(path).build()
     call = idx.calls.calls["tc1"]
     assert (call.status, call.named) == ("pending", "awaiting_permission")
+
+
+def test_agents_whose_names_hash_alike_get_different_lanes(tmp_path):
+    """'alice' and 'Coder' hash to the same colour lane; in one session the later one takes the
+    next free lane, on the cards and on the agent chips of the header, while a name alone keeps its
+    hashed lane (a card streamed or read alone is coloured without the session)."""
+    assert lane_of("alice") == lane_of("Coder")
+    assert lane_of("alice", ["alice", "Coder"]) == lane_of("alice")
+    assert lane_of("Coder", ["alice", "Coder"]) != lane_of("alice", ["alice", "Coder"])
+    eight = [f"agent-{i}" for i in range(8)]
+    assert sorted(lane_of(a, eight) for a in eight) == list(range(1, 9))
+    path = tmp_path / "pair" / "memory_messages.jsonl"
+    path.parent.mkdir()
+    msgs = [{"id": "m0", "name": "user", "role": "user", "content": "Plan, then code it"},
+            {"id": "m1", "name": "alice", "role": "assistant", "content": "Here is the plan."},
+            {"id": "m2", "name": "Coder", "role": "assistant", "content": "Here is the code."}]
+    path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    client = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"),
+                         "WATCH": False}).test_client()
+    href = next(h for h in re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True))
+                if "pair" in h)
+    html = client.get(href).get_data(as_text=True)
+    cards = dict((who, lane) for lane, who in re.findall(
+        r'<li class="ev role-assistant[^"]*lane-(\d)[^"]*" id="m-[^"]+"[^>]*>\s*'
+        r'<div class="ev-head">\s*<span class="who">([^<]+)<', html))
+    chips = dict((who, lane) for lane, who in re.findall(
+        r'<span class="agent-chip lane-(\d)">([^<]+)</span>', html))
+    assert cards.keys() == {"alice", "Coder"} and cards["alice"] != cards["Coder"]
+    assert chips["alice"] == cards["alice"] and chips["Coder"] == cards["Coder"]

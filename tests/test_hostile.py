@@ -102,7 +102,7 @@ CLASS_EXPRESSIONS = {
     "cls": "literals passed by the templates themselves (output(cls=…), the list's columns)",
     "s.classes": "render.ansi_segments: a-f<n>, a-b<n>, a-bold… from numbers and flags",
     "v.lane": "timeline.lane_of: an integer",
-    "lane_of(a)": "timeline.lane_of: an integer",
+    "lane_of(a, s.agents)": "timeline.lane_of: an integer",
 }
 
 

@@ -17,6 +17,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from . import files, formats, reader, timestamps, tools
 from .formats import detect
@@ -435,8 +436,31 @@ def _follow(before: list[Event], v: EventView) -> None:
             return
 
 
-def lane_of(author: str | None) -> int:
-    return zlib.crc32(author.encode()) % LANES + 1 if author else 0
+def lane_of(author: str | None, agents: list[str] | tuple[str, ...] = ()) -> int:
+    """An author's colour lane, 1..LANES (0: none). A name hashes to its lane, so a card needs only
+    its author to be coloured the same in every window, stream and export; `agents`, the session's
+    agents in order of first appearance, moves a later agent whose lane an earlier one holds to the
+    next free lane, so that up to LANES agents of one session never share a colour."""
+    if not author:
+        return 0
+    if author in agents:
+        return _lanes(tuple(agents))[author]
+    return _hashed_lane(author)
+
+
+def _hashed_lane(author: str) -> int:
+    return zlib.crc32(author.encode()) % LANES + 1
+
+
+@lru_cache(maxsize=256)
+def _lanes(agents: tuple[str, ...]) -> dict[str, int]:
+    lanes: dict[str, int] = {}
+    for a in agents:
+        lane = _hashed_lane(a)
+        while lane in lanes.values() and len(lanes) < LANES:
+            lane = lane % LANES + 1
+        lanes[a] = lane
+    return lanes
 
 
 class Timeline:
@@ -573,7 +597,7 @@ class Timeline:
             from .index import epoch
 
             since = "+" + timestamps.span(max(0.0, epoch(ev.timestamp) - self.started))
-        v = EventView(ev, seq, lane=lane_of(ev.author), since_start=since,
+        v = EventView(ev, seq, lane=lane_of(ev.author, self.idx.summary.agents), since_start=since,
                       target=bool(self.target) and ev.id == self.target,
                       agent=self.idx.info.get("agent"),
                       thought=not ev.hidden and any(
