@@ -15,6 +15,7 @@ CC = "claude-project~3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b"
 
 
 def test_list_shows_every_bundled_session_most_recent_first(client):
+    client.get("/sessions.json")  # waits for the rows' summaries; the page itself never waits
     r = client.get("/")
     assert r.status_code == 200
     html = r.get_data(as_text=True)
