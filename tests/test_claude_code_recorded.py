@@ -210,3 +210,19 @@ def test_the_markdown_export_keeps_each_block_apart():
     assert "write down" not in first and "writing down a plan" not in first
     assert "<p>I'll start by writing down a plan.</p>" in html
     assert "<p><strong>Tool: Bash</strong>" in html
+
+
+def test_a_workflows_script_reads_as_written(tmp_path):
+    # the Workflow call's input is one long script: shown as its lines, not as a JSON string full of
+    # \n escapes; in the Markdown export as a fenced block
+    html = page(tmp_path, WORKFLOW)
+    card = html[html.index('<div class="tool tool-fields"'):]
+    field = re.search(r'<div class="field-text"><div class="field-name">script</div>(.*?)</pre>', card, re.S)
+    assert field, "the script is a field of its own"
+    text = unescape(field.group(1))
+    assert "export const meta = {name: 'two-checks'" in text
+    assert "\nphase('Check')\nconst [a, b] = await parallel([" in text and "\\n" not in text
+    from viewer.export import Export
+
+    md = "".join(Export(SessionIndex(WORKFLOW).build(), "md").chunks())
+    assert "script:\n\n```\nexport const meta = {name: 'two-checks'" in md

@@ -706,6 +706,11 @@ class _Markdown:
             out.append(_quote(str(inp.get("prompt"))))
         elif view == "kv" and len(inp) == 1 and summary:
             pass  # the one value is the summary already
+        elif view == "fields":
+            out += [f"- {_inline(k)}: {_inline(v if isinstance(v, str) else render.json_text(v))}"
+                    for k, v in inp.items() if tools.is_short(v) and k not in tools.SIDE_FIELDS]
+            out += [f"\n{_inline(k)}:\n\n" + fence(v) for k, v in inp.items()
+                    if not tools.is_short(v) and k not in tools.SIDE_FIELDS]
         elif inp not in (None, {}):
             out.append(fence(render.json_text(inp), "json"))
         if cv.result is not None:

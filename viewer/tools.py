@@ -183,8 +183,10 @@ def view_of(name: str, inp: Any) -> str:
         return "plan"
     if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ:
         return "read"  # the header's summary says it all: the file and the lines
-    if 0 < len(inp) <= 5 and all(_short(v) for v in inp.values()):
+    if 0 < len(inp) <= 5 and all(is_short(v) for v in inp.values()):
         return "kv"
+    if 0 < len(inp) <= 8 and all(is_short(v) or isinstance(v, str) for v in inp.values()):
+        return "fields"  # a script, code, a query or a long text among short values
     return "json"
 
 
@@ -196,7 +198,8 @@ def prose_input(inp: Any) -> str | None:
     return None
 
 
-def _short(v: Any) -> bool:
+def is_short(v: Any) -> bool:
+    """A value shown on one line beside its name (the `kv` and `fields` views)."""
     return v is None or isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= 200
                                                              and "\n" not in v)
 
