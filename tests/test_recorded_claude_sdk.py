@@ -62,7 +62,7 @@ def test_sdk_streams_read_whole(name):
     assert [e.parent for e in evs if e.role == "assistant" and e.parent] and all(
         e.parent == agent["id"] for e in evs if e.parent)
     retry = next(e for e in evs if e.kind == "system:api_retry")
-    assert retry.blocks[0].text == "API error (529 overloaded), retrying: attempt 1 of 10"
+    assert retry.blocks[0].text == "API error 529: overloaded · retry 1 of 10 in 0.5s"
     assert idx.summary.models == ["claude-sonnet-4-5"]
     bookkeeping = [e for e in evs if e.kind == "system:background_tasks_changed"]
     assert bookkeeping and all(e.hidden for e in bookkeeping)
@@ -88,4 +88,4 @@ def test_page_names_the_denial_and_the_retry(tmp_path):
     html = client.get(href + "?at=start").get_data(as_text=True)
     assert "Fetching web pages is not allowed here." in html
     assert '<span class="state denied"' in html
-    assert "API error (529 overloaded), retrying" in html
+    assert "API error 529: overloaded · retry 1 of 10" in html

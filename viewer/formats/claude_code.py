@@ -25,7 +25,7 @@ from .. import files
 from .. import timestamps
 from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
-    set_time, text_field
+    retry_words, set_time, text_field
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -544,24 +544,14 @@ def _api_error_words(rec: dict) -> str:
     {code}}` / `{connection: {code}, formatted}`, or empty (claude-session-mcp models.py:
     ApiError, NetworkError, NetworkDownError, RetryableHttpError, EmptyError)."""
     err = rec.get("error") if isinstance(rec.get("error"), dict) else {}
-    parts = ["API error"]
-    if isinstance(err.get("status"), int):
-        parts[0] += f" {err['status']}"
     body = err.get("error") if isinstance(err.get("error"), dict) else {}
     detail = body.get("error") if isinstance(body.get("error"), dict) else body
     cause = next((c for c in (err.get("cause"), err.get("connection"), rec.get("cause"))
                   if isinstance(c, dict)), {})
     what = detail.get("message") or detail.get("type") or err.get("type") or cause.get("code") \
         or err.get("formatted") or err.get("message")
-    if isinstance(what, str) and what:
-        parts[0] += f": {what}"
-    attempt, most, wait = rec.get("retryAttempt"), rec.get("maxRetries"), rec.get("retryInMs")
-    if isinstance(attempt, int) and isinstance(most, int):
-        retry = f"retry {attempt} of {most}"
-        if isinstance(wait, (int, float)) and not isinstance(wait, bool):
-            retry += f" in {wait / 1000:.1f}s"
-        parts.append(retry)
-    return " · ".join(parts)
+    return retry_words(err.get("status"), what, rec.get("retryAttempt"), rec.get("maxRetries"),
+                       rec.get("retryInMs"))
 
 
 def _queued_prompt(rec: dict, ref: Ref) -> Event | None:

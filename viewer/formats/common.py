@@ -86,6 +86,23 @@ def as_text(value: Any) -> str:
             return json.dumps(reader.cap_depth(value), indent=2, ensure_ascii=False, default=str)
 
 
+def retry_words(status: Any, what: Any, attempt: Any, most: Any, wait_ms: Any) -> str:
+    """A failed API call the Claude Code CLI retries, in one sentence: "API error 529: Overloaded ·
+    retry 1 of 10 in 0.5s". Its own `api_error` lines and the Agent SDK's `api_retry` messages
+    (legion) carry the same facts under other names."""
+    words = "API error"
+    if isinstance(status, int) and not isinstance(status, bool):
+        words += f" {status}"
+    if isinstance(what, str) and what:
+        words += f": {what}"
+    if isinstance(attempt, int) and isinstance(most, int):
+        retry = f"retry {attempt} of {most}"
+        if isinstance(wait_ms, (int, float)) and not isinstance(wait_ms, bool):
+            retry += f" in {wait_ms / 1000:.1f}s"
+        words += " · " + retry
+    return words
+
+
 def parse_arguments(args: Any) -> tuple[Any, str | None]:
     """OpenAI-style `arguments`: a JSON string (parsed for display) or already an object.
     Returns (input, raw) where raw is the original string when it did not parse."""

@@ -52,7 +52,7 @@ from ..model import (
     ToolUse,
 )
 from .common import DIGEST_TEXT, DIGEST_THOUGHT, anthropic_blocks, as_text, digest_block, digest_result, \
-    generic_event, model_and_usage, result_content, set_time, text_field
+    generic_event, model_and_usage, result_content, retry_words, set_time, text_field
 
 NAME = "legion"
 MODE = "jsonl"
@@ -430,7 +430,9 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         inner = d.get("data") if isinstance(d.get("data"), dict) else {}
         ev = _system(sub, None, {}, ref)
         if sub == "api_retry":  # the CLI retries a failed API call: say why and which attempt
-            ev.blocks = [Notice(_retry_words(inner or d))]
+            r = inner or d  # {attempt, max_retries, retry_delay_ms, error_status, error}
+            ev.blocks = [Notice(retry_words(r.get("error_status"), r.get("error"), r.get("attempt"),
+                                            r.get("max_retries"), r.get("retry_delay_ms")))]
         if sub == "init":
             tools = inner.get("tools")
             ev.model = inner.get("model") if isinstance(inner.get("model"), str) else None
@@ -537,19 +539,6 @@ def _tool_state(d: dict, ref: Ref) -> Event:
     if isinstance(parent, str) and parent:
         ev.parent = parent
     return ev
-
-
-def _retry_words(d: dict) -> str:
-    """A SystemMessage `api_retry`: `{attempt, max_retries, retry_delay_ms, error_status, error}`."""
-    status = d.get("error_status")
-    error = d.get("error") if isinstance(d.get("error"), str) else ""
-    why = " ".join(str(x) for x in (status, error.replace("_", " ")) if x)
-    words = f"API error{' (' + why + ')' if why else ''}, retrying"
-    if isinstance(d.get("attempt"), int):
-        words += f": attempt {d['attempt']}"
-        if isinstance(d.get("max_retries"), int):
-            words += f" of {d['max_retries']}"
-    return words
 
 
 def _result_words(d: dict) -> str:
