@@ -12,12 +12,16 @@ from conftest import ROOT
 REC = ROOT / "tests" / "recorded" / "plain-sdk-lists"
 
 
-def test_anthropic_tool_loop():
-    path = REC / "anthropic-messages.json"
-    msgs = json.loads(path.read_text())
-    assert detect.detect_file(path).format == "anthropic-messages"
+def read(name: str, fmt: str):
+    """The recorded list, its index and every event of it, after checking it is read as `fmt`."""
+    path = REC / name
+    assert detect.detect_file(path).format == fmt
     idx = SessionIndex(path).build()
-    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    return json.loads(path.read_text()), idx, load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def test_anthropic_tool_loop():
+    msgs, idx, evs = read("anthropic-messages.json", "anthropic-messages")
     assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
     results = [b for m in msgs for b in m["content"]
                if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -30,11 +34,7 @@ def test_anthropic_tool_loop():
 
 
 def test_openai_chat_tool_loop():
-    path = REC / "openai-chat-messages.json"
-    msgs = json.loads(path.read_text())
-    assert detect.detect_file(path).format == "openai-chat"
-    idx = SessionIndex(path).build()
-    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    msgs, idx, evs = read("openai-chat-messages.json", "openai-chat")
     assert [e.role for e in evs] == [m["role"] for m in msgs]
     calls = [c["id"] for m in msgs for c in m.get("tool_calls") or []]
     assert sorted(idx.calls.calls) == sorted(calls) and not idx.calls.orphans
