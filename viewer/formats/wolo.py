@@ -27,7 +27,9 @@ time it saves a message, so a growing session is re-read when that file changes.
 A ToolPart is the call and its result at once: each becomes a `ToolUse` (with the part's status and
 start/end times) followed, when the status is final or output exists, by a `ToolResult` in the same
 event; a `running` part marks the call executing. A `failed` / `error` part is a failed call; an
-`interrupted` or `cancelled` one is named so (it did not fail, it was stopped). `reasoning_content` is a `Thinking` block. The
+`interrupted` or `cancelled` one is named so (it did not fail, it was stopped). Wolo saves most
+failures of its own tools as `completed` (see `_FAILED_OUTPUT`): those are read as failed from the
+text the tool wrote. `reasoning_content` is a `Thinking` block. The
 session metadata and todos are hidden bookkeeping cards; the agent's display name comes from
 `session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
 A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
@@ -37,6 +39,7 @@ the raw view. Sub-agent sessions (`parent_session_id`) stay separate sessions, n
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +65,28 @@ _UNFINISHED = {"pending", "running"}
 # part statuses that say how a call ended without running to completion: not failures of the tool
 _NAMED = {"interrupted": INTERRUPTED, "cancelled": CANCELLED, "canceled": CANCELLED}
 _NOTED_ENDS = {"error", "interrupted", "doom_loop", "max_steps", "length", "content_filter"}
+# Wolo's executor (wolo/tools_pkg/executor.py, 0.13) saves a part `error` only for a path-guard
+# refusal or an exception; a tool that reports its own failure returns it as its output with
+# `metadata.error` set, the executor keeps `status = "completed"`, and that metadata is never saved.
+# The output texts of those failures, per tool, as the tools write them (file_read.py,
+# file_write.py + smart_replace.py, search.py, shell.py, task.py, todo.py), so that such a part reads
+# failed. A shell command's non-zero exit is not among them: its code is not saved anywhere.
+_FAILED_OUTPUT = {
+    "read": re.compile(r"(?:File not found|Not a file|Cannot read binary file|Error reading (?:file|"
+                       r"image|PDF)): |Cannot read (?:image|PDF): \w+ library not installed"),
+    "write": re.compile(r"Error writing file: "),
+    "edit": re.compile(r"(?:File not found|Error editing file): |Old text not found in file|"
+                       r"old_string (?:and new_string must be different|cannot be empty)$|"
+                       r"Found multiple matches for old_string"),
+    "grep": re.compile(r"(?:Path not found|Error running grep): |Search timed out after \d+ seconds$"),
+    "glob": re.compile(r"(?:Path not found|Error running glob): "),
+    "ls": re.compile(r"(?:Path not found|Not a directory|Error listing directory): "),
+    "shell": re.compile(r"Command timed out after \d+ms$"),
+    "task": re.compile(r"Subagent error: "),
+    "todowrite": re.compile(r"TodoWrite requires session_id$"),
+    "todoread": re.compile(r"TodoRead requires session_id$"),
+}
+_MULTIEDIT = re.compile(r"Multi-edit completed: (\d+)/(\d+) files edited")
 _MESSAGE_KEYS = {"finished", "finish_reason", "reasoning_content"}
 _SESSION_KEYS = {"agent_display_name", "workdir", "pid", "parent_session_id", "execution_mode"}
 
@@ -184,7 +209,8 @@ def _tool(ev: Event, part: dict) -> None:
     has_output = output not in (None, "")
     if state in _FINAL or (state not in _UNFINISHED and (has_output or error)):
         is_error = _FINAL.get(state)
-        if error and is_error is None:
+        if (error or (state == "completed" and _failed_output(part.get("tool"), output))) \
+                and is_error is None:
             is_error = True
         content = []
         if has_output:
@@ -203,6 +229,17 @@ def _tool(ev: Event, part: dict) -> None:
             ev.blocks.append(Notice("output so far", as_text(output)))
     if md:
         ev.blocks.append(_part_note(md))
+
+
+def _failed_output(tool: Any, output: Any) -> bool:
+    """Whether a `completed` part's output is its tool's own report of a failure."""
+    if not isinstance(output, str):
+        return False
+    if tool == "multiedit":
+        m = _MULTIEDIT.match(output)
+        return m is not None and int(m[1]) < int(m[2])
+    pattern = _FAILED_OUTPUT.get(tool) if isinstance(tool, str) else None
+    return pattern is not None and pattern.match(output) is not None
 
 
 def _part_note(md: dict) -> Notice:
