@@ -2,6 +2,7 @@
 objects against a fake model (tests/recorded/README.md says how), read as a user would see them."""
 
 import json
+import os
 import re
 
 import orjson
@@ -147,3 +148,68 @@ def test_stream_failures_are_shown():
                                "item_id": "m", "output_index": 0, "content_index": 0, "delta": "Hi"}, r)
     assert delta.hidden and openai_chat.sniff(orjson.loads(b'{"type": "response.created", '
                                                            b'"sequence_number": 0, "response": {}}')) == 3
+
+
+def test_stream_function_calls_answered_by_the_next_response(tmp_path):
+    """The raw events hold no client input: the next response's start says the calls were answered
+    (the API takes no request after a function call without its output)."""
+    recs = lines("stream-events.jsonl")
+    calls = [r["item"]["call_id"] for r in recs if r["type"] == "response.output_item.done"
+             and r["item"]["type"] == "function_call"]
+    starts = [i for i, r in enumerate(recs) if r["type"] == "response.created"]
+    assert len(calls) == 3 and len(starts) == 2
+    idx = SessionIndex(REC / "stream-events.jsonl").build()
+    for cid in calls:
+        call = idx.calls.calls[cid]
+        assert (call.status, call.is_error, call.result) == ("completed", False, ("main", starts[1]))
+        assert not idx.unanswered(call)
+    html = page(tmp_path, "stream-events.jsonl")
+    assert html.count("Answered, but its output is not in this file") == 3
+    assert "never answered" not in html and "waiting for the result" not in html
+
+
+def test_stream_with_tool_outputs_shows_each_result(tmp_path):
+    """A log that keeps the run's tool outputs beside the raw events: each call gets its own."""
+    recs = lines("stream-events-items.jsonl")
+    outputs = {r["call_id"]: r["output"] for r in recs if r["type"] == "function_call_output"}
+    assert len(outputs) == 3
+    idx = SessionIndex(REC / "stream-events-items.jsonl").build()
+    assert not idx.calls.orphans and "unparsed" not in idx.threads["main"].kinds
+    for cid, output in outputs.items():
+        failed = output.startswith("An error occurred while running the tool")
+        assert idx.calls.calls[cid].status == ("error" if failed else "completed")
+    html = page(tmp_path, "stream-events-items.jsonl")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>alert(1)" not in html
+    assert "Answered, but its output is not in this file" not in html
+
+
+def test_stream_calls_never_answered(tmp_path):
+    """A run stopped (max_turns) after the model asked for tools: no response follows, so its calls
+    read as any writer's unanswered calls once the session has ended."""
+    recs = lines("stream-events-max-turns.jsonl")
+    calls = [r["item"]["call_id"] for r in recs if r["type"] == "response.output_item.done"
+             and r["item"]["type"] == "function_call"]
+    assert len(calls) == 3 and recs[-1]["type"] == "response.completed"
+    ended = tmp_path / "s" / "stream-events-max-turns.jsonl"
+    ended.parent.mkdir()
+    ended.write_bytes((REC / ended.name).read_bytes())
+    os.utime(ended, (1_700_000_000, 1_700_000_000))
+    idx = SessionIndex(ended).build()
+    assert all(idx.calls.calls[c].status == "pending" and idx.unanswered(idx.calls.calls[c])
+               for c in calls)
+    # the same calls as a chat-completions list that never got tool messages read the same way
+    chat = tmp_path / "s" / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "weather?"}, {
+        "role": "assistant", "content": None, "tool_calls": [
+            {"id": c, "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+            for c in calls]}]))
+    os.utime(chat, (1_700_000_000, 1_700_000_000))
+    other = SessionIndex(chat).build()
+    assert [(c.status, other.unanswered(c)) for c in other.calls.calls.values()] == [
+        (idx.calls.calls[c].status, idx.unanswered(idx.calls.calls[c])) for c in calls]
+    app = create_app({"ROOTS": [str(ended.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    home = client.get("/").get_data(as_text=True)
+    href = next(h for h in re.findall(r'href="(/s/[^"?]+)"', home) if h.endswith("/stream-events-max-turns"))
+    html = client.get(href).get_data(as_text=True)
+    assert html.count('<span class="state unanswered"') == 3

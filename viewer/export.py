@@ -718,6 +718,8 @@ class _Markdown:
             out.append(f"{label}:\n\n" + self._content(cv.result.content))
         elif call.named:
             out.append(f"*No result: {state_badge(call.state)[1]}.*\n")
+        elif call.result is not None:  # answered out of sight (a Responses stream log)
+            out.append("*Answered: the output is not in this file.*\n")
         elif cv.unanswered:
             out.append("*No result: the session moved on without one.*\n")
         for th in cv.threads:

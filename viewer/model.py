@@ -29,6 +29,9 @@ STATES = (PENDING, EXECUTING, COMPLETED, ERROR)
 AWAITING, DENIED, INTERRUPTED, CANCELLED = "awaiting_permission", "denied", "interrupted", "cancelled"
 NAMED_STATES = (AWAITING, DENIED, INTERRUPTED, CANCELLED)
 ENDED = (DENIED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
+# `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
+# file does not show it (toolcalls.ToolCallMap._answered)
+ANSWERED = "answered"
 
 
 @dataclass(slots=True)

@@ -17,7 +17,11 @@ ended without a result of its own: error) plus the named state shown on top (`To
 that name no call (legion's older records) are matched the way legion itself rebuilds a call's life:
 a request belongs to the latest open call of its tool, an answer to the request with its id (else to
 the call of its tool awaiting permission); "allow" lets the call run, "deny" ends it. A restart of
-the agent (`Event.states["*"]`) interrupts every call still open.
+the agent (`Event.states["*"]`) interrupts every call still open. `Event.states["*"] = "answered"`
+says instead that every open call of the event's thread got its result where the file cannot show
+it (a Responses stream log: the next request carried the outputs to the model, the log holds only
+the model's side): each is completed, its result placed at that event, which holds no block for
+it; a call awaiting permission is left to its own answer.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from array import array
 
 from . import timestamps
 from .model import (
+    ANSWERED,
     AWAITING,
     CANCELLED,
     COMPLETED,
@@ -176,6 +181,9 @@ class ToolCallMap:
                 changed.add(call_id)
         states, spawns = ev.states, ev.spawns
         for call_id, word in states.items() if states else ():
+            if call_id == "*" and word == ANSWERED:
+                changed.update(self._answered(where, ts))
+                continue
             source = source_state(word)
             if source is not None:
                 targets = self._open() if call_id == "*" else [calls.get(call_id)]
@@ -195,6 +203,16 @@ class ToolCallMap:
         """Calls still waiting for a result, oldest first."""
         return [c for c in self.calls.values()
                 if c.result is None and c.status in (PENDING, EXECUTING)]
+
+    def _answered(self, where: tuple[str, int], ts: float | None) -> list[str]:
+        """Complete the open calls of `where`'s thread, their result placed at `where`."""
+        done = []
+        for c in self._open():
+            if c.named != AWAITING and c.call is not None and c.call[0] == where[0]:
+                c.result, c.status, c.named, c.is_error = where, COMPLETED, None, False
+                c.finished_at = ts
+                done.append(c.id)
+        return done
 
     def _permission(self, p: dict) -> ToolCall | None:
         """A permission request or answer: find its call and move it; the call if it moved."""

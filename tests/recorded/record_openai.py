@@ -237,5 +237,25 @@ async def main():
             if ev.type == "raw_response_event":
                 f.write(ev.data.model_dump_json() + "\n")
 
+    # the raw events plus the tool outputs the raw stream lacks (the run's `tool_output` items, as
+    # the model gets them: `to_input_item()`)
+    with open(f"{OUT}/stream-events-items.jsonl", "w") as f:
+        s = Runner.run_streamed(agent, "What's the weather in Paris, and what do /etc/shadow and notes.txt say?")
+        async for ev in s.stream_events():
+            if ev.type == "raw_response_event":
+                f.write(ev.data.model_dump_json() + "\n")
+            elif ev.type == "run_item_stream_event" and ev.name == "tool_output":
+                f.write(json.dumps(ev.item.to_input_item(), ensure_ascii=False) + "\n")
+    # a run stopped by max_turns after the model asked for tools: the model never gets their outputs
+    with open(f"{OUT}/stream-events-max-turns.jsonl", "w") as f:
+        s = Runner.run_streamed(agent, "What's the weather in Paris, and what do /etc/shadow and notes.txt say?",
+                                max_turns=1)
+        try:
+            async for ev in s.stream_events():
+                if ev.type == "raw_response_event":
+                    f.write(ev.data.model_dump_json() + "\n")
+        except Exception as e:  # MaxTurnsExceeded
+            print("run stopped:", type(e).__name__, e)
+
 
 asyncio.run(main())

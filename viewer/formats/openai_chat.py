@@ -52,7 +52,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import ANSWERED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
     text_field
@@ -498,7 +498,11 @@ def _common(ev: Event, rec: dict) -> None:
 # src/openai/types/responses/response_stream_event.py). Each finished output item arrives whole in
 # `response.output_item.done` and is read like the same item in a saved conversation; the deltas
 # before it only spell it out piece by piece, so they are kept hidden (raw view). The client's own
-# input and its tool outputs are not part of a stream, so a function call stays pending in it.
+# input and its tool outputs are not part of a stream: a `function_call_output` item written into
+# the log beside the events (the Agents SDK's `tool_output` run items) answers its call as anywhere
+# else; otherwise the next response's `response.created` says the calls still open were answered,
+# since the API takes no request after a function call without its output (toolcalls.ANSWERED). A
+# call no later response follows stays open, and reads unanswered once the session has ended.
 _STREAM_END = {"response.completed", "response.incomplete", "response.failed"}
 
 
@@ -528,6 +532,8 @@ def _stream_event(t: str, rec: dict, ref: Ref) -> Event:
                blocks=[Notice(t)], format=NAME)
     if t == "response.created" or t in _STREAM_END:
         ev.kind = "response"
+        if t == "response.created":
+            ev.states = {"*": ANSWERED}
         model_and_usage(ev, response.get("model"), response.get("usage"))
         first_time(ev, response.get("completed_at") if t in _STREAM_END else None,
                    response.get("created_at"))
