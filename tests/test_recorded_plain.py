@@ -1,5 +1,6 @@
 """Plain message lists kept the way the official SDKs hand them back (anthropic 2.13.0 Messages API
-and openai 3.57.0 chat completions tool loops against a fake model; tests/recorded/README.md)."""
+and openai 3.57.0 chat completions tool loops against a fake model), and a LangChain history as
+langchain-core 1.8.4 converts it to OpenAI messages (tests/recorded/README.md)."""
 
 import json
 
@@ -12,9 +13,9 @@ from conftest import ROOT
 REC = ROOT / "tests" / "recorded" / "plain-sdk-lists"
 
 
-def read(name: str, fmt: str):
+def read(name: str, fmt: str, folder=REC):
     """The recorded list, its index and every event of it, after checking it is read as `fmt`."""
-    path = REC / name
+    path = folder / name
     assert detect.detect_file(path).format == fmt
     idx = SessionIndex(path).build()
     return json.loads(path.read_text()), idx, load_events(idx, "main", 0, len(idx.threads["main"]))
@@ -40,3 +41,18 @@ def test_openai_chat_tool_loop():
     assert sorted(idx.calls.calls) == sorted(calls) and not idx.calls.orphans
     assert all(idx.calls.calls[c].status == "completed" for c in calls)  # chat lists carry no error flag
     assert idx.summary.title == msgs[1]["content"]
+
+
+def test_langchain_converted_history():
+    """`convert_to_openai_messages` keeps LangChain's reasoning block in the assistant's content:
+    thinking, not a data card. It drops a ToolMessage's `status`, so a failed tool reads completed."""
+    msgs, idx, evs = read("langchain-openai-messages.json", "openai-chat",
+                          ROOT / "tests" / "recorded" / "langchain-core-1.8.4")
+    assert [e.role for e in evs] == [m["role"] for m in msgs]
+    calls = [c["id"] for m in msgs for c in m.get("tool_calls") or []]
+    assert sorted(idx.calls.calls) == sorted(calls) and not idx.calls.orphans and len(calls) == 4
+    reasoning = [p["reasoning"] for m in msgs if isinstance(m.get("content"), list)
+                 for p in m["content"] if p.get("type") == "reasoning"]
+    assert reasoning and [b.text for e in evs for b in e.blocks if b.kind == "thinking"] == reasoning
+    assert not any(b.kind == "data" for e in evs for b in e.blocks)
+    assert evs[2].text() == "Let me look."

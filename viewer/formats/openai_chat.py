@@ -12,7 +12,8 @@ Shapes read:
   decides JSONL vs document mode; `records(doc)` finds the list in a document.
 * roles system / developer / user / assistant / tool / function, and any other role kept as written
   (mini-swe-agent ends with `exit`: the submitted patch, or the error that stopped the run).
-* `content` as a string or a list of parts: text, image_url, input_audio, file, refusal.
+* `content` as a string or a list of parts: text, image_url, input_audio, file, refusal, and the
+  `reasoning` part LangChain's `convert_to_openai_messages` keeps (→ Thinking).
 * `tool_calls` (parallel calls; `arguments` a JSON string, parsed for display, kept raw when it is
   not JSON) and the legacy single `function_call` (answered by a `function` message; the pair is
   linked by position, since the legacy API has no ids: the answer follows its call).
@@ -224,9 +225,24 @@ def content_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(m)
         elif t == "refusal":
             out += [Notice("the model refused"), Text(as_text(part.get("refusal")), markdown)]
+        elif t == "reasoning" and (thought := _reasoning_part(part)) is not None:
+            out.append(thought)
         else:
             out.append(Data(part, str(t)))
     return out
+
+
+def _reasoning_part(part: dict) -> Thinking | None:
+    """LangChain's reasoning content block, which `convert_to_openai_messages` keeps in an
+    assistant's content: `{type: reasoning, reasoning}` (its standard block) or, from the Responses
+    API, `{type: reasoning, summary: [{text}]}`; None for any other shape (kept as data)."""
+    text = part.get("reasoning")
+    if not isinstance(text, str) and isinstance(part.get("summary"), list):
+        texts = [p.get("text") for p in part["summary"] if isinstance(p, dict)]
+        text = "\n\n".join(t for t in texts if isinstance(t, str)) if texts else None
+    if isinstance(text, str) and text.strip():
+        return Thinking(text)
+    return Thinking("", True, None) if part.get("encrypted_content") else None
 
 
 def _cited(annotations: Any, content: Any) -> list:
