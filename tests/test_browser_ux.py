@@ -1,0 +1,93 @@
+"""The find features as a demanding user meets them, in real Chromium against a live server: a
+message's link seen at rest and tapped on a touch screen, the list's long titles at laptop widths."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import CORPUS, quiet_copy
+
+pytestmark = pytest.mark.browser
+
+SUBAGENTS = "worktrees-subagents"  # a real Claude Code session with streamed (continued) blocks
+
+# the product of the opacities of an element and its ancestors: what the eye gets of it
+SEEN = """el => { let o = 1; for (let e = el; e; e = e.parentElement) o *= +getComputedStyle(e).opacity;
+                  return o; }"""
+
+
+@pytest.fixture
+def subagents(tmp_path):
+    return quiet_copy(CORPUS / "claude-code" / SUBAGENTS, tmp_path / "root" / SUBAGENTS).parent
+
+
+def test_a_message_link_shows_at_rest_without_hovering(subagents, serve, browser):
+    srv = serve(subagents)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{srv.url}/s/{SUBAGENTS}")
+    page.mouse.move(0, 0)  # over no card
+    card = page.locator("#timeline > li.ev:not(.continued):visible").first
+    link = card.locator(".ev-head .permalink")
+    expect(link).to_be_visible()
+    assert link.evaluate(SEEN) == 1, "the message's link is faded until the card is hovered"
+    context.close()
+
+
+def test_a_touch_screen_shows_and_opens_the_link_of_every_message(subagents, serve, browser):
+    srv = serve(subagents)
+    context = browser.new_context(viewport={"width": 420, "height": 850}, has_touch=True,
+                                  is_mobile=True)
+    page = context.new_page()
+    page.goto(f"{srv.url}/s/{SUBAGENTS}")
+    assert page.evaluate("matchMedia('(hover: none)').matches")
+    # the next block of a streamed message: its head (time and link) showed only on hover
+    continued = page.locator("#timeline > li.ev.continued:visible")
+    expect(continued.first).to_be_attached()
+    assert continued.count() >= 3
+    for i in range(3):
+        link = continued.nth(i).locator(".ev-head .permalink")
+        link.scroll_into_view_if_needed()
+        assert link.evaluate(SEEN) == 1, f"continued block {i}: its link cannot be seen"
+    card = continued.nth(1)
+    target_id = card.get_attribute("id")
+    card.locator(".ev-head .permalink").tap()
+    expect(page).to_have_url(re.compile(f"/s/{SUBAGENTS}/m/{target_id[2:]}"))
+    expect(page.locator(f"#{target_id}")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page.locator(f"#{target_id}")).to_be_in_viewport()
+    context.close()
+
+
+LONG_TITLE = ("Please go through every module of the service and rename the old configuration key "
+              "to the new one, update the documentation, the changelog and the tests, then run them")
+
+
+@pytest.mark.parametrize("width", [1400, 1250, 1024, 960])
+def test_long_titles_in_the_list_take_two_lines_at_most(tmp_path, serve, browser, width):
+    root = tmp_path / "root"
+    for n in range(3):
+        folder = root / f"project-{n}"
+        folder.mkdir(parents=True)
+        base = {"sessionId": f"s{n}", "isSidechain": False, "timestamp": "2025-10-21T10:00:00.000Z"}
+        lines = [{**base, "type": "user", "uuid": "u1",
+                  "message": {"role": "user", "content": f"{LONG_TITLE} ({n})"}},
+                 {**base, "type": "assistant", "uuid": "u2", "message": {
+                     "id": "m1", "role": "assistant", "model": "claude-opus-4-6",
+                     "content": [{"type": "text", "text": "Done."}],
+                     "usage": {"input_tokens": 1200, "output_tokens": 80}}}]
+        (folder / "session.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(serve(root).url + "/")
+    titles = page.locator("table.sessions td.title > a")
+    expect(titles).to_have_count(3)
+    for i in range(3):
+        link = titles.nth(i)
+        expect(link).to_have_attribute("title", re.compile(re.escape(LONG_TITLE)))  # the whole of it
+        lines = link.evaluate("a => a.getBoundingClientRect().height / parseFloat(getComputedStyle(a).lineHeight)")
+        assert round(lines) <= 2, f"a title takes {lines:.1f} lines at {width} px"
+    context.close()
