@@ -83,6 +83,7 @@
   function closePanel() {
     if (searchAbort) searchAbort.abort();
     searchAbort = null;
+    searching = false;
     active = null;
     current = -1;
     panel.hidden = true;
@@ -130,6 +131,8 @@
     }
   }
 
+  var searching = false;  // a stream of hits is coming in
+
   // run a search: from the start (reset), or on from a cursor the page or a stream stopped at
   function runSearch(params, cursor) {
     if (searchAbort) searchAbort.abort();
@@ -152,7 +155,8 @@
     var query = new URLSearchParams(params);
     if (cursor) query.set("cursor", cursor);
     var count = hitsList.children.length;
-    fetch(form.getAttribute("data-stream") + "?" + query.toString(), {
+    searching = true;
+    return fetch(form.getAttribute("data-stream") + "?" + query.toString(), {
       signal: controller.signal, headers: { "Accept": "application/x-ndjson" }
     }).then(function (resp) {
       if (!resp.ok) {
@@ -199,6 +203,8 @@
       return pump();
     }).catch(function (err) {
       if (err.name !== "AbortError") setStatus("The search was interrupted: " + err.message);
+    }).then(function () {
+      if (searchAbort === controller) searching = false;
     });
   }
 
@@ -397,6 +403,20 @@
     }
     var next = current + dir;
     if (current < 0 && dir < 0) next = items.length - 1;
+    if (next >= items.length && !searchDone()) {
+      // the list holds the hits found so far: go on searching rather than back to the first
+      var cursor = statusEl && statusEl.getAttribute("data-next");
+      if (!cursor || searching) {
+        toast("Still searching…");
+        return;
+      }
+      toast("Searching on…");
+      runSearch(active, cursor).then(function () {
+        if (hitItems().length > next) goToHit(next);
+        else toast("No more matches");
+      });
+      return;
+    }
     if (next >= items.length) {
       next = 0;
       toast("Back to the first match");
@@ -417,7 +437,14 @@
       else items[k].removeAttribute("aria-current");
     }
     items[i].scrollIntoView({ block: "nearest" });
+    toast("Match " + (i + 1) + " of " + items.length + (searchDone() ? "" : " so far"));
     jumpTo(items[i].getAttribute("data-id"), { search: true });
+  }
+
+  // the hits list holds every hit: the scan ended without a limit or a time budget stopping it
+  function searchDone() {
+    statusEl = $("find-status");
+    return !statusEl || statusEl.getAttribute("data-complete") !== "0";
   }
 
   // --- errors: e / E, start and end: g / G ---------------------------------------------------------
@@ -641,14 +668,57 @@
     if (d && !d.open) d.showModal();
   }
 
+  // `o` puts the focus on a turn, so that arrows and Enter work at once: the turn the reader is in,
+  // else the first. The outline loads when first opened: the focus waits for it (focusing the
+  // fallback link it replaces lost the focus to the page)
+  var outlineFocus = false;
+
   function toggleOutline() {
     var d = $("outline-menu");
     if (!d) return;
+    if (d.open && d.contains(document.activeElement)) d.querySelector("summary").focus();
     d.open = !d.open;
-    if (d.open) {
-      var first = d.querySelector("a");
-      if (first) first.focus({ preventScroll: true });
+    outlineFocus = d.open;
+    if (d.open) focusTurn(d);
+  }
+
+  function focusTurn(d) {
+    var turns = d.querySelectorAll("a.turn");
+    if (!turns.length) return;
+    outlineFocus = false;
+    var here = turns[0];
+    var seq = currentSeq();
+    for (var i = 0; i < turns.length && seq !== null; i++) {
+      var at = $("m-" + turns[i].getAttribute("data-jump"));
+      if (!at) continue;
+      if (Number(at.getAttribute("data-seq")) <= seq) here = turns[i];
+      else break;
     }
+    here.focus({ preventScroll: true });
+    here.scrollIntoView({ block: "nearest" });
+  }
+
+  function currentSeq() {
+    var id = currentId();
+    var el = id && $("m-" + id);
+    return el ? Number(el.getAttribute("data-seq")) : null;
+  }
+
+  document.addEventListener("htmx:after:swap", function (e) {
+    var d = $("outline-menu");
+    if (outlineFocus && d && d.open && d.contains(e.target)) focusTurn(d);
+  });
+
+  // Up and Down walk a menu's links (the outline's turns, the filters)
+  function stepLink(from, dir) {
+    var menu = from.closest("details.menu");
+    if (!menu) return false;
+    var links = Array.prototype.filter.call(menu.querySelectorAll(".menu-body a"),
+      function (a) { return a.getClientRects().length; });
+    var i = links.indexOf(from);
+    if (i < 0 || !links[i + dir]) return i >= 0;
+    links[i + dir].focus();
+    return true;
   }
 
   function toggleHidden() {
@@ -668,13 +738,22 @@
       }
       var menus = document.querySelectorAll("details.menu[open]");
       if (menus.length) {
-        for (var i = 0; i < menus.length; i++) menus[i].open = false;
+        for (var i = 0; i < menus.length; i++) {
+          // the focus was in the menu: it goes back to the menu's button, not to the page
+          if (menus[i].contains(document.activeElement)) menus[i].querySelector("summary").focus();
+          menus[i].open = false;
+        }
         return;
       }
       if (!panel.hidden) closePanel();
       return;
     }
     if (typing(e.target) || (document.querySelector("dialog[open]") && e.key !== "?")) return;
+    if ((e.key === "ArrowDown" || e.key === "ArrowUp") && e.target.closest &&
+        e.target.closest("details.menu a") && stepLink(e.target, e.key === "ArrowDown" ? 1 : -1)) {
+      e.preventDefault();
+      return;
+    }
     var handled = true;
     switch (e.key) {
       case "/": input.focus(); input.select(); break;
@@ -738,6 +817,8 @@
           if (items[k].getAttribute("data-id") === targetId) {
             current = k;
             items[k].classList.add("current");
+            items[k].setAttribute("aria-current", "true");
+            items[k].scrollIntoView({ block: "nearest" });
           }
         }
         reveal(here, targetId);

@@ -1,5 +1,6 @@
 """The find features as a demanding user meets them, in real Chromium against a live server: a
-message's link seen at rest and tapped on a touch screen, the list's long titles at laptop widths."""
+message's link seen at rest and tapped on a touch screen, the list's long titles at laptop widths,
+the outline by keyboard, and `n` through more matches than one search stream holds."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from conftest import CORPUS, quiet_copy
+from test_browser_find import big, open_big  # noqa: F401  (big is a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -91,3 +93,60 @@ def test_long_titles_in_the_list_take_two_lines_at_most(tmp_path, serve, browser
         lines = link.evaluate("a => a.getBoundingClientRect().height / parseFloat(getComputedStyle(a).lineHeight)")
         assert round(lines) <= 2, f"a title takes {lines:.1f} lines at {width} px"
     context.close()
+
+
+def test_o_puts_the_focus_on_a_turn_arrows_walk_the_outline_and_escape_gives_it_back(
+        big, serve, watched_page):  # noqa: F811
+    page = watched_page
+    open_big(serve, page, big)
+    page.keyboard.press("o")  # the outline loads now: the focus waits for its turns
+    turns = page.locator("#outline-menu a.turn")
+    expect(turns.first).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    expect(turns.nth(2)).to_be_focused()
+    page.keyboard.press("ArrowUp")
+    expect(turns.nth(1)).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#m-m2")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page.locator("#m-m2")).to_be_in_viewport()
+    # closed and opened again, the focus is on the turn the reader is in
+    expect(page.locator("#m-m2")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#outline-menu .menu-body")).to_be_hidden()
+    page.keyboard.press("o")
+    expect(turns.nth(1)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#outline-menu .menu-body")).to_be_hidden()
+    expect(page.locator("#outline-menu summary")).to_be_focused()  # not lost to the page
+    assert page.problems == []
+
+
+def test_n_past_the_matches_found_so_far_searches_on_and_says_where_it_is(
+        big, serve, watched_page, monkeypatch):  # noqa: F811
+    from viewer.web import find
+    monkeypatch.setattr(find, "STREAM_HITS", 40)  # one stream stops at 40 hits: the session has 600
+    page = watched_page
+    open_big(serve, page, big)
+    page.keyboard.press("/")
+    page.keyboard.type("message number")
+    page.keyboard.press("Enter")
+    hits = page.locator("#hits li.hit")
+    expect(hits).to_have_count(40)
+    expect(page.locator("#find-status")).to_contain_text("so far")
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    expect(page.locator("#find-toast")).to_have_text("Match 1 of 40 so far")
+    expect(page.locator("#m-m0 mark.hit").first).to_be_in_viewport()
+    page.keyboard.press("N")  # back past the first: to the last found
+    expect(page.locator("#find-toast")).to_have_text("Match 40 of 40 so far")
+    last = hits.nth(39).get_attribute("data-id")
+    expect(page.locator(f"#m-{last}")).to_have_class(re.compile(r"\btarget\b"))
+    page.keyboard.press("n")  # on past the last found: the search goes on, not back to the first
+    expect(hits).to_have_count(80)
+    expect(page.locator("#find-toast")).to_have_text("Match 41 of 80 so far")
+    nxt = hits.nth(40).get_attribute("data-id")
+    assert nxt != hits.nth(0).get_attribute("data-id")
+    expect(page.locator(f"#m-{nxt}")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page.locator(f"#m-{nxt} mark.hit").first).to_be_in_viewport()
+    assert page.problems == []
