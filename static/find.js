@@ -783,6 +783,40 @@
     ctx.request.action = url.pathname + url.search;
   });
 
+  // "show all" replaces its block with the whole text. The focus the link had goes to that text
+  // (it fell to the page); on a block the search said matches in its part not shown, the match
+  // comes into view, marked as the current one, instead of somewhere thousands of lines below
+  document.addEventListener("htmx:before:swap", function (e) {
+    var link = e.target;
+    if (!link.matches || !link.matches("a.show-all")) return;
+    var block = link.closest(".cuttable");
+    var holder = block && block.parentNode;
+    if (!holder) return;
+    var focused = document.activeElement === link, hit = link.classList.contains("has-hit");
+    var watch = new MutationObserver(function (records) {
+      watch.disconnect();
+      var whole = null;
+      for (var i = 0; i < records.length && !whole; i++) {
+        var added = records[i].addedNodes;
+        for (var j = 0; j < added.length && !whole; j++) if (added[j].nodeType === 1) whole = added[j];
+      }
+      if (!whole) return;
+      if (focused) {
+        whole.setAttribute("tabindex", "-1");
+        whole.focus({ preventScroll: true });
+      }
+      var spot = hit && whole.querySelector("mark.hit");
+      if (!spot) return;
+      var marks = document.querySelectorAll("mark.hit.current");
+      for (var k = 0; k < marks.length; k++) marks[k].classList.remove("current");
+      spot.classList.add("current");
+      spot.scrollIntoView({ block: "center" });
+      clearOfResults(spot);
+      holdInView(spot);
+    });
+    watch.observe(holder, { childList: true });
+  });
+
   // while a window mid-session is shown, new events of a live session wait for the reader to get
   // to the end (its "later" link loads them); updates of cards on screen still apply
   document.addEventListener("htmx:sse:before:message", function (e) {
