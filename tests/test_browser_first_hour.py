@@ -82,7 +82,7 @@ def test_a_phone_shows_each_message_s_links_without_a_hover(live_server, browser
         page.goto(f"{live_server.url}/s/legion-feature-tour")
         links = page.locator("#m-tour-prompt-1 .ev-head .actions")
         expect(links.get_by_text("copy link")).to_be_visible()
-        assert links.evaluate("e => getComputedStyle(e).opacity") == shown
+        assert links.get_by_text("copy link").evaluate("e => getComputedStyle(e).opacity") == shown
         context.close()
 
 
