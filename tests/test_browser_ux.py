@@ -91,9 +91,26 @@ def test_long_titles_in_the_list_take_two_lines_at_most(tmp_path, serve, browser
     for i in range(3):
         link = titles.nth(i)
         expect(link).to_have_attribute("title", re.compile(re.escape(LONG_TITLE)))  # the whole of it
+        expect(link).to_have_text(re.compile(r" \w+…$"))  # cut between words, and saying so
         lines = link.evaluate("a => a.getBoundingClientRect().height / parseFloat(getComputedStyle(a).lineHeight)")
         assert round(lines) <= 2, f"a title takes {lines:.1f} lines at {width} px"
     context.close()
+
+
+def test_a_long_title_in_the_search_results_is_cut_between_words_and_says_so(tmp_path, serve, page):
+    folder = tmp_path / "root" / "project"
+    folder.mkdir(parents=True)
+    base = {"sessionId": "s", "isSidechain": False, "timestamp": "2025-10-21T10:00:00.000Z"}
+    (folder / "session.jsonl").write_text(json.dumps(
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": LONG_TITLE}}) + "\n")
+    srv = serve(tmp_path / "root")
+    for _ in range(600):  # the full-text index is built in the background: wait for it to be done
+        if page.request.get(srv.url + "/search.json?q=changelog").json()["total"]:
+            break
+    page.goto(srv.url + "/search?q=changelog")
+    title = page.locator("a.result-title")
+    expect(title).to_have_text(re.compile(r" \w+…$"))
+    expect(title).to_have_attribute("title", LONG_TITLE)
 
 
 def test_o_puts_the_focus_on_a_turn_arrows_walk_the_outline_and_escape_gives_it_back(
