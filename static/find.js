@@ -228,6 +228,13 @@
     return path + (s ? "?" + s : "");
   }
 
+  // the address of the page at event `id`: in the filtered view it is read in, if any
+  function viewUrl(id, withSearch) {
+    var there = new URL(messageUrl(id, null, withSearch), location.href);
+    filterArgs().forEach(function (v, k) { there.searchParams.append(k, v); });
+    return there.pathname + there.search;
+  }
+
   function swap(url, target, how) {
     return htmx.ajax("GET", url, { target: target, swap: how });
   }
@@ -280,8 +287,9 @@
     } else if (card) {
       done = Promise.resolve();
     } else if (filterArgs().toString()) {
-      // a filtered view: the event may not be in it; open it in the whole session
-      location.assign(messageUrl(id, null, marked));
+      // a filtered view: the page around the event, in this view when the event is in it (the
+      // server shows the whole session otherwise)
+        location.assign(viewUrl(id, marked));
       return Promise.resolve();
     } else {
       done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(function () {
@@ -293,8 +301,7 @@
       var target = $("m-" + id);
       if (!target || mine !== jumps) return;
       reveal(target, id);
-      var url = messageUrl(id, null, marked);
-      history.replaceState(history.state, "", url);
+      history.replaceState(history.state, "", viewUrl(id, marked));
     });
   }
 
@@ -456,16 +463,30 @@
     return first ? first.id.slice(2) : (el ? el.id.slice(2) : "");
   }
 
+  // where "next" counts from: the current message, else the one before the first in view (the
+  // first in view is not passed over: an error at the top of the screen is the next one)
+  function stepFrom(dir) {
+    var el = document.querySelector(".ev.current") || document.querySelector(".ev.target");
+    if (dir < 0 || (el && inView(el))) return currentId();
+    var first = firstInView();
+    if (!first) return currentId();
+    var evs = visibleEvents(), i = evs.indexOf(first);
+    return i > 0 ? evs[i - 1].id.slice(2) : (timeline.querySelector(":scope > li.more.before") ? first.id.slice(2) : "");
+  }
+
   function stepError(dir) {
-    var url = form.getAttribute("data-step") + "?to=error&dir=" + (dir > 0 ? "next" : "prev") +
-      "&from=" + encodeURIComponent(currentId());
-    fetch(url).then(function (r) { return r.json(); }).then(function (got) {
+    // in a filtered view, the errors of that view
+    var p = filterArgs(), where = p.toString() ? " in this view" : "";
+    p.set("to", "error");
+    p.set("dir", dir > 0 ? "next" : "prev");
+    p.set("from", stepFrom(dir));
+    fetch(form.getAttribute("data-step") + "?" + p.toString()).then(function (r) { return r.json(); }).then(function (got) {
       if (!got.id) {
         toast(got.total ? (dir > 0 ? "No more errors after this point" : "No errors before this point")
-          : "No errors in this session");
+          : (where ? "No errors in this view" : "No errors in this session"));
         return;
       }
-      toast("Error " + (got.index + 1) + " of " + got.total);
+      toast("Error " + (got.index + 1) + " of " + got.total + where);
       jumpTo(got.id, {});
     });
   }

@@ -197,3 +197,32 @@ def test_show_all_on_a_match_past_the_cut_brings_the_match_into_view_and_keeps_t
     expect(mark).to_be_in_viewport()  # not 3,000 lines below
     expect(result.locator(".cuttable")).to_be_focused()  # not lost to the page
     assert page.problems == []
+
+
+def test_e_in_a_filtered_view_steps_through_that_view_s_errors(tmp_path, serve, watched_page):
+    records = []
+    for i in range(300):
+        failing = {51: "Bash", 151: "Read", 251: "Bash"}.get(i)
+        records.append(rec(i, f"message number {i}", **({"metadata": {"tool_uses": [
+            {"id": f"t{i}", "name": failing, "input": {"command": f"step {i}"}}]}} if failing else {})))
+        if failing:
+            records.append({"type": "user", "content": "Tool results: 1", "session_id": "s",
+                            "message_id": f"r{i}", "timestamp": 1761073190.0 + i * 10 + 5,
+                            "metadata": {"tool_results": [{"tool_use_id": f"t{i}", "is_error": True,
+                                                           "content": f"step {i} failed"}]}})
+    write(tmp_path / "sessions" / "mixed", records)
+    page = watched_page
+    open_big(serve, page, tmp_path / "sessions", "/s/mixed?tool=Bash")
+    page.keyboard.press("e")
+    expect(page.locator("#find-toast")).to_have_text("Error 1 of 2 in this view")
+    expect(page.locator("#m-m51")).to_have_class(re.compile(r"\btarget\b"))
+    page.keyboard.press("e")  # past the failed Read, which this view does not show
+    expect(page.locator("#find-toast")).to_have_text("Error 2 of 2 in this view")
+    expect(page.locator("#m-m251")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page.locator("#m-m251")).to_be_in_viewport()
+    expect(page).to_have_url(re.compile(r"tool=Bash"))
+    page.keyboard.press("e")
+    expect(page.locator("#find-toast")).to_have_text("No more errors after this point")
+    page.keyboard.press("E")
+    expect(page.locator("#find-toast")).to_have_text("Error 1 of 2 in this view")
+    assert page.problems == []

@@ -229,11 +229,20 @@ def search_stream(key: str):
 @bp.get("/s/<key>/step")
 def step(key: str):
     """The next (or previous) error after event `from`, in reading order:
-    {"id", "url", "index", "total"}, or {"id": null} past the last one."""
+    {"id", "url", "index", "total"}, or {"id": null} past the last one. With a filter's arguments
+    (`?tool=Bash`), the errors of that filtered view only: its reader steps through the failed
+    Bash calls, not out of the view to a failed Grep."""
     ref, idx = _session(key)
     if request.args.get("to", "error") != "error":
         abort(400, description="“to” must be error.")
     items = filters.select(idx, Filter(only=("errors",)))
+    try:
+        view = Filter.from_args(request.args)
+    except FilterError as e:
+        abort(400, description=str(e))
+    if view:
+        shown = set(filters.select(idx, view))
+        items = [w for w in items if w in shown]
     back = request.args.get("dir") == "prev"
     order = reading_order(idx)
     ranks = [order.rank(*w) for w in items]
