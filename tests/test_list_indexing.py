@@ -49,7 +49,8 @@ def held_app(root, tmp_path, **config):
 
 
 def titles(html):
-    return re.findall(r"Prompt \d+: look at the window code", html)
+    """The titles the rows show (each link's text, not its tooltip)."""
+    return re.findall(r">Prompt \d+: look at the window code", html)
 
 
 def test_the_first_page_comes_from_the_file_system_and_fills_in_after(root, tmp_path):
