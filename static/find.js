@@ -669,6 +669,7 @@
       e.preventDefault();
       input.value = "";
       closePanel();
+      input.focus();  // the button went with the panel: the focus goes back where a search starts
       return;
     }
     if (e.target.closest("#hit-next")) stepHit(1);

@@ -226,3 +226,18 @@ def test_e_in_a_filtered_view_steps_through_that_view_s_errors(tmp_path, serve, 
     page.keyboard.press("E")
     expect(page.locator("#find-toast")).to_have_text("Error 1 of 2 in this view")
     assert page.problems == []
+
+
+def test_closing_the_search_results_gives_the_focus_to_the_search_field(big, serve, watched_page):  # noqa: F811
+    page = watched_page
+    open_big(serve, page, big)
+    page.keyboard.press("/")
+    page.keyboard.type("zanzibar")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(2)
+    page.locator("#find-close").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#find-results")).to_be_hidden()
+    expect(page.locator("#find-q")).to_be_focused()  # not the page's start, where Tab began again
+    expect(page.locator("#find-q")).to_have_value("")
+    assert page.problems == []
