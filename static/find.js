@@ -555,7 +555,8 @@
   function stepMessage(dir) {
     var evs = visibleEvents();
     if (!evs.length) return;
-    var cur = document.querySelector(".ev.current");
+    // the message chosen last, else the one a link or a jump opened the page at
+    var cur = document.querySelector(".ev.current") || document.querySelector(".ev.target");
     var next;
     if (cur && evs.indexOf(cur) >= 0 && inView(cur)) {
       next = evs.indexOf(cur) + dir;

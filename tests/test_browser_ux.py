@@ -241,3 +241,16 @@ def test_closing_the_search_results_gives_the_focus_to_the_search_field(big, ser
     expect(page.locator("#find-q")).to_be_focused()  # not the page's start, where Tab began again
     expect(page.locator("#find-q")).to_have_value("")
     assert page.problems == []
+
+
+def test_j_and_k_on_a_page_opened_at_a_message_go_on_from_that_message(big, serve, watched_page):  # noqa: F811
+    page = watched_page
+    open_big(serve, page, big, "/s/big/m/m200")
+    expect(page.locator("#m-m200")).to_be_in_viewport()
+    page.keyboard.press("j")
+    expect(page.locator("#timeline li.ev.current")).to_have_id("m-m201")
+    page.goto(page.url)
+    expect(page.locator("#m-m200")).to_have_class(re.compile(r"\btarget\b"))
+    page.keyboard.press("k")
+    expect(page.locator("#timeline li.ev.current")).to_have_id("m-m199")
+    assert page.problems == []
