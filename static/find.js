@@ -384,11 +384,18 @@
   });
 
   // on a narrow screen the results sit over the lower part of the page: keep the spot above them
+  // in the middle of the room above them, as the wide screen's jump is in the middle of the
+  // window: centred in the whole window, a match sat against the results' edge, and a note's
+  // "show all" on the line below it went under them
   function clearOfResults(spot) {
     if (!panel || panel.hidden) return;
+    if (spot.classList.contains("hit-note")) {
+      var all = spot.parentNode.querySelector("a.show-all");
+      if (all) spot = all;
+    }
     var p = panel.getBoundingClientRect();
     var r = spot.getBoundingClientRect();
-    if (p.left > r.left || p.top <= headerBottom() || r.bottom <= p.top) return;
+    if (p.left > r.left || p.top <= headerBottom()) return;
     var room = p.top - headerBottom();
     window.scrollBy(0, r.top - headerBottom() - Math.max(8, (room - Math.min(r.height, room)) / 2));
   }

@@ -254,3 +254,39 @@ def test_j_and_k_on_a_page_opened_at_a_message_go_on_from_that_message(big, serv
     page.keyboard.press("k")
     expect(page.locator("#timeline li.ev.current")).to_have_id("m-m199")
     assert page.problems == []
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_on_a_phone_the_match_sits_in_the_middle_of_the_room_above_the_results(
+        tmp_path, serve, browser, cut):
+    """The results cover the lower half of a phone's screen: a match (or, past the cut of a long
+    result, the note and its "show all") is put in the middle of what is left above them."""
+    # twenty more matches further on: the results fill the lower half of the screen
+    records = [rec(i, f"message number {i}" + (" quokka" if (i == 30 and not cut) or i >= 40 else ""))
+               for i in range(60)]
+    records[31:31] = [rec(31, "running them", metadata={"tool_uses": [
+        {"id": "t1", "name": "Bash", "input": {"command": "make test"}}]}),
+        {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "r1",
+         "timestamp": 1761073190.0 + 315, "metadata": {"tool_results": [
+             {"tool_use_id": "t1", "content": "ok line\n" * 3000 + ("one quokka failed\n" if cut else "")}]}}]
+    write(tmp_path / "sessions" / "s", records)
+    srv = serve(tmp_path / "sessions")
+    context = browser.new_context(viewport={"width": 420, "height": 850}, has_touch=True,
+                                  is_mobile=True)
+    page = context.new_page()
+    page.goto(srv.url + "/s/s")
+    page.locator("#find-q").tap()
+    page.keyboard.type("quokka")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hits li.hit")).to_have_count(21)
+    page.locator("#hit-next").tap()
+    spot = page.locator(".tool-result.target a.show-all" if cut else "#m-m30 mark.hit.current")
+    expect(spot).to_be_in_viewport()
+    panel = page.locator("#find-results").bounding_box()
+    head = page.locator("header.top").bounding_box()
+    top, bottom = head["y"] + head["height"], panel["y"]
+    box = spot.bounding_box()
+    middle = box["y"] + box["height"] / 2
+    assert abs(middle - (top + bottom) / 2) < (bottom - top) / 4, \
+        f"the spot's middle {middle} is far from the middle of the room {top}–{bottom}"
+    context.close()
