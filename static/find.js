@@ -784,6 +784,15 @@
       e.preventDefault();
       return;
     }
+    // Down on an open menu's button goes into the menu (its first link)
+    if (e.key === "ArrowDown" && e.target.matches && e.target.matches("details.menu[open] > summary")) {
+      var inside = e.target.parentNode.querySelector(".menu-body a.turn, .menu-body a.fv, .menu-body a");
+      if (inside) {
+        e.preventDefault();
+        inside.focus();
+        return;
+      }
+    }
     var handled = true;
     switch (e.key) {
       case "/": input.focus(); input.select(); break;

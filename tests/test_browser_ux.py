@@ -290,3 +290,20 @@ def test_on_a_phone_the_match_sits_in_the_middle_of_the_room_above_the_results(
     assert abs(middle - (top + bottom) / 2) < (bottom - top) / 4, \
         f"the spot's middle {middle} is far from the middle of the room {top}–{bottom}"
     context.close()
+
+
+def test_the_filter_menu_by_keyboard_down_into_it_and_along_its_values(big, serve, watched_page):  # noqa: F811
+    page = watched_page
+    open_big(serve, page, big)
+    summary = page.locator("#filter-menu summary")
+    summary.focus()
+    page.keyboard.press("Enter")
+    values = page.locator("#filter-menu a.fv")
+    expect(values.first).to_be_visible()
+    page.keyboard.press("ArrowDown")
+    expect(values.first).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(values.nth(1)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(summary).to_be_focused()
+    assert page.problems == []
