@@ -289,7 +289,7 @@
     } else if (filterArgs().toString()) {
       // a filtered view: the page around the event, in this view when the event is in it (the
       // server shows the whole session otherwise)
-        location.assign(viewUrl(id, marked));
+      location.assign(viewUrl(id, marked));
       return Promise.resolve();
     } else {
       done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(function () {
@@ -383,10 +383,9 @@
     window.addEventListener(name, function () { held = null; }, { passive: true, capture: true });
   });
 
-  // on a narrow screen the results sit over the lower part of the page: keep the spot above them
-  // in the middle of the room above them, as the wide screen's jump is in the middle of the
-  // window: centred in the whole window, a match sat against the results' edge, and a note's
-  // "show all" on the line below it went under them
+  // on a narrow screen the results sit over the lower part of the page: the spot goes in the middle
+  // of the room above them (centred in the whole window, a match sat against their edge, and a
+  // note's "show all" on the line below it went under them)
   function clearOfResults(spot) {
     if (!panel || panel.hidden) return;
     if (spot.classList.contains("hit-note")) {
@@ -786,7 +785,7 @@
     }
     // Down on an open menu's button goes into the menu (its first link)
     if (e.key === "ArrowDown" && e.target.matches && e.target.matches("details.menu[open] > summary")) {
-      var inside = e.target.parentNode.querySelector(".menu-body a.turn, .menu-body a.fv, .menu-body a");
+      var inside = e.target.parentNode.querySelector(".menu-body a");
       if (inside) {
         e.preventDefault();
         inside.focus();
