@@ -338,15 +338,21 @@ def test_n_marks_a_result_read_in_the_card_of_its_call(big, serve, watched_page)
     assert page.problems == []
 
 
-def test_n_to_a_match_past_the_cut_of_a_long_result_shows_its_note(tmp_path, serve, watched_page):
+def write_cut(folder, n=120):
+    """Session "cut": a Bash call whose result holds 3,000 lines, "quokka" only on the last one
+    (past the cut the card draws), then messages up to number n."""
     records = [rec(0, "prompt 0: run the tests"),
                rec(1, "running them", metadata={"tool_uses": [
                    {"id": "t1", "name": "Bash", "input": {"command": "make test"}}]}),
                {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "r1",
                 "timestamp": 1761073190.0 + 15, "metadata": {"tool_results": [
                     {"tool_use_id": "t1", "content": "ok line\n" * 3000 + "one quokka failed\n"}]}}]
-    records += [rec(i, f"message number {i}") for i in range(2, 120)]
-    write(tmp_path / "sessions" / "cut", records)
+    records += [rec(i, f"message number {i}") for i in range(2, n)]
+    write(folder / "cut", records)
+
+
+def test_n_to_a_match_past_the_cut_of_a_long_result_shows_its_note(tmp_path, serve, watched_page):
+    write_cut(tmp_path / "sessions")
     page = watched_page
     open_big(serve, page, tmp_path / "sessions", "/s/cut")
     page.locator("#find-q").fill("quokka")
@@ -359,8 +365,13 @@ def test_n_to_a_match_past_the_cut_of_a_long_result_shows_its_note(tmp_path, ser
     note = result.locator(".hit-note")
     expect(note).to_have_text("The search matches in the part not shown.")
     expect(note).to_be_in_viewport()
-    result.locator("a.show-all").click()  # show all: the match is there, marked
-    expect(result.locator("mark.hit")).to_have_text("quokka")
+    result.locator("a.show-all").focus()
+    page.keyboard.press("Enter")  # show all, by keyboard: the match is there, marked, in view
+    mark = result.locator("mark.hit")
+    expect(mark).to_have_text("quokka")
+    expect(mark).to_have_class(re.compile(r"\bcurrent\b"))
+    expect(mark).to_be_in_viewport()  # not 3,000 lines below
+    expect(result.locator(".cuttable")).to_be_focused()  # not lost to the page
     assert page.problems == []
 
 
