@@ -213,3 +213,21 @@ def test_stream_calls_never_answered(tmp_path):
     href = next(h for h in re.findall(r'href="(/s/[^"?]+)"', home) if h.endswith("/stream-events-max-turns"))
     html = client.get(href).get_data(as_text=True)
     assert html.count('<span class="state unanswered"') == 3
+
+
+def test_handoff_and_approval_interruption(tmp_path):
+    """A handoff, then a `needs_approval` tool the app approved once and rejected once (the run
+    stopped with interruptions and resumed from its RunState)."""
+    doc = json.loads((REC / "agents-handoff-approval.json").read_text())
+    outputs = {i["call_id"]: i["output"] for i in doc if i.get("type") == "function_call_output"}
+    names = {i["call_id"]: i["name"] for i in doc if i.get("type") == "function_call"}
+    assert sorted(names.values()) == ["delete_file", "delete_file", "transfer_to_janitor"]
+    idx = SessionIndex(REC / "agents-handoff-approval.json").build()
+    assert not idx.calls.orphans and "unparsed" not in idx.threads["main"].kinds
+    assert {c: idx.calls.calls[c].state for c in outputs} == {
+        c: "denied" if o == "Tool execution was not approved." else "completed" for c, o in outputs.items()}
+    html = page(tmp_path, "agents-handoff-approval.json")
+    assert "denied by user" in html and "Tool execution was not approved." in html
+    # the handoff's output `{"assistant": "Janitor"}` says what happened in words
+    assert "handed off to Janitor" in html and "{&#34;assistant&#34;" not in html
+    assert '{&quot;assistant&quot;' not in html and '"assistant": "Janitor"' not in html.split('class="raw')[0]

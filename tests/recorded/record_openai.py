@@ -86,6 +86,13 @@ def decide(body):
         out.append(msg("Flask registers a blueprint with `app.register_blueprint()`. I did **not** delete the wiki: "
                        "that call was rejected."))
         return out
+    if "Triage" in (body.get("instructions") or ""):  # the handoff run's first agent
+        return [fcall("transfer_to_janitor", {})]
+    if "Janitor" in (body.get("instructions") or ""):
+        if not outs or outs[-1]["call_id"] == next((i["call_id"] for i in items if i.get("type") ==
+                                                     "function_call" and i["name"].startswith("transfer")), None):
+            return [fcall("delete_file", {"path": "notes.txt"}), fcall("delete_file", {"path": "/etc/hosts"})]
+        return [msg("I deleted notes.txt; deleting /etc/hosts was not approved.")]
     if not outs:
         return [reasoning("I should look up the weather and read the file <b>first</b>."),
                 fcall("get_weather", {"city": "Paris"}),
@@ -202,6 +209,12 @@ def read_file(path: str) -> str:
     return "buy milk\n<script>alert(1)</script>\n"
 
 
+@function_tool(needs_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file (asks the user first)."""
+    return f"deleted {path}"
+
+
 def approve(req):
     ok = req.data.name == "ask_question"
     return {"approve": ok, **({} if ok else {"reason": "deleting is not allowed"})}
@@ -246,6 +259,22 @@ async def main():
                 f.write(ev.data.model_dump_json() + "\n")
             elif ev.type == "run_item_stream_event" and ev.name == "tool_output":
                 f.write(json.dumps(ev.item.to_input_item(), ensure_ascii=False) + "\n")
+    # a handoff, then a tool that needs approval: the run stops with interruptions, the app approves
+    # one call and rejects the other (the SDK's default rejection text), and the run resumes
+    janitor = Agent(name="Janitor", instructions="You are the Janitor. Delete what is asked.",
+                    model="gpt-5-mini", tools=[delete_file])
+    triage = Agent(name="Triage", instructions="You are Triage. Hand off file work.", model="gpt-5-mini",
+                   handoffs=[janitor])
+    r4 = await Runner.run(triage, "Please delete notes.txt and /etc/hosts.")
+    state = r4.to_state()
+    for item in r4.interruptions:
+        if "/etc" in item.arguments:
+            state.reject(item)
+        else:
+            state.approve(item)
+    r5 = await Runner.run(triage if r4.last_agent is None else r4.last_agent, state)
+    with open(f"{OUT}/agents-handoff-approval.json", "w") as f:
+        json.dump(r5.to_input_list(), f, indent=2, ensure_ascii=False)
     # a run stopped by max_turns after the model asked for tools: the model never gets their outputs
     with open(f"{OUT}/stream-events-max-turns.jsonl", "w") as f:
         s = Runner.run_streamed(agent, "What's the weather in Paris, and what do /etc/shadow and notes.txt say?",

@@ -28,7 +28,8 @@ Shapes read:
   `mcp_approval_request` is a call awaiting permission until its `mcp_approval_response` answers it
   (approved, or denied with the reason); `mcp_list_tools` lists the server's tools as its result.
   The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
-  execution was not approved.") are errors (the last one denied).
+  execution was not approved.") are errors (the last one denied); a handoff's output
+  `{"assistant": name}` reads "handed off to name".
 * Responses streaming event logs: the `response.*` events one per line (see the section below).
 * `tool_calls` of `type: custom` (`custom: {name, input}`, the input free-form text).
 * `reasoning_content` (DeepSeek, vLLM), `reasoning` / `reasoning_details` (OpenRouter) and LiteLLM
@@ -52,6 +53,8 @@ from __future__ import annotations
 
 import re
 from typing import Any
+
+import orjson
 
 from ..model import ANSWERED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
@@ -346,6 +349,8 @@ _BOOKKEEPING = {"type", "id", "call_id", "status", "name", "arguments", "input",
 # a timeout, or the user's refusal (DEFAULT_APPROVAL_REJECTION_MESSAGE)
 _SDK_FAILED = re.compile(r"An error occurred while running the tool\.|Tool '[^'\n]*' timed out after ")
 _SDK_REFUSED = "Tool execution was not approved."
+# the output of a handoff's `transfer_to_<agent>` call (agents/handoffs: `get_transfer_message`)
+_SDK_HANDOFF = re.compile(r'\{"assistant": ("(?:[^"\\]|\\.)*")\}')
 _NAMED = {"denied": DENIED}
 
 
@@ -373,6 +378,8 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
     if t in _OUTPUTS:
         call = str(rec.get("call_id") or rec.get("id") or "")  # local_shell_call_output: `id`
         blocks, failed = _item_output(rec.get("output"))
+        if isinstance(rec.get("output"), str) and (m := _SDK_HANDOFF.fullmatch(rec["output"])):
+            blocks = [Notice(f"handed off to {orjson.loads(m[1])}")]
         error = True if failed or rec.get("status") == "failed" else None
         if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
             error = True
