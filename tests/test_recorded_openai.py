@@ -231,3 +231,34 @@ def test_handoff_and_approval_interruption(tmp_path):
     # the handoff's output `{"assistant": "Janitor"}` says what happened in words
     assert "handed off to Janitor" in html and "{&#34;assistant&#34;" not in html
     assert '{&quot;assistant&quot;' not in html and '"assistant": "Janitor"' not in html.split('class="raw')[0]
+
+
+def test_stream_log_written_live_answers_its_calls_in_place(tmp_path):
+    """Live tail of a stream log: the calls' cards turn from waiting to answered when the next
+    response starts, without a reload."""
+    from test_live_stream import Stream
+    from viewer.web.live import cursor_of
+
+    raw = (REC / "stream-events.jsonl").read_text().splitlines(keepends=True)
+    recs = [json.loads(x) for x in raw]
+    cut = next(i for i, r in enumerate(recs) if r["type"] == "response.completed") + 1
+    calls = [r["item"]["call_id"] for r in recs[:cut] if r["type"] == "response.output_item.done"
+             and r["item"]["type"] == "function_call"]
+    path = tmp_path / "root" / "stream-events.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(raw[:cut]))
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    c = app.test_client()
+    assert c.get("/s/stream-events").get_data(as_text=True).count("waiting for the result") == 3
+    start = cursor_of(app.extensions["viewer"].store.index("stream-events"))
+    with open(path, "a") as f:
+        f.write("".join(raw[cut:]))
+    stream = Stream(c.get(f"/s/stream-events/events?after={start}"))
+    data = ""
+    while "sunny in Paris" not in data:
+        data += stream.next()[0][2]
+    stream.close()
+    for cid in calls:
+        assert f'id="tc-{cid}-state" hx-swap-oob="true"' in data
+        assert f'id="tc-{cid}-result" hx-swap-oob="true"' in data
+    assert data.count("Answered, but its output is not in this file") == 3

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from ..index import SessionIndex
+from ..model import ANSWERED
 from ..store import NotFound, Store
 from ..timeline import STREAM_BACK, Timeline, load_events
 from ..templating import dom_id
@@ -314,7 +315,7 @@ class Feed:
             written = self._part("written", written=idx.written())
             for v in views:
                 oob = []
-                for cid in sorted(_calls_touched(v.ev, idx)):
+                for cid in sorted(_calls_touched(v.ev, idx, (name, v.seq))):
                     call = idx.calls.call(cid)
                     if call is None or call.call is None or call.call == (name, v.seq):
                         continue  # the card is in this very event
@@ -387,14 +388,17 @@ class Feed:
         return out
 
 
-def _calls_touched(ev, idx: SessionIndex) -> set[str]:
+def _calls_touched(ev, idx: SessionIndex, where: tuple[str, int]) -> set[str]:
     ids = {b.tool_use_id for b in ev.blocks if b.kind == "tool_result"}
     ids.update(ev.running)
     ids.update(ev.spawns)
     ids.update(k for k in ev.states if k != "*")
-    if ev.permission is not None or "*" in ev.states:
+    star = ev.states.get("*")
+    if ev.permission is not None or star not in (None, ANSWERED):
         # the map found the calls these name no id for: the ones now in a named state
         ids.update(cid for cid, c in idx.calls.calls.items() if c.named)
+    if star == ANSWERED:  # the calls it answered out of sight hold their result here
+        ids.update(cid for cid, c in idx.calls.calls.items() if c.result == where)
     return ids
 
 
