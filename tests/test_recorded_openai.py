@@ -228,6 +228,10 @@ def test_handoff_and_approval_interruption(tmp_path):
         c: "denied" if o == "Tool execution was not approved." else "completed" for c, o in outputs.items()}
     html = page(tmp_path, "agents-handoff-approval.json")
     assert "denied by user" in html and "Tool execution was not approved." in html
+    # a call without arguments has no empty input block
+    handoff = next(c for c, n in names.items() if n == "transfer_to_janitor")
+    card = html.split(f'id="tc-{handoff}"', 1)[1].split('class="tool-result', 1)[0]
+    assert 'class="tool-input"' not in card
     # the handoff's output `{"assistant": "Janitor"}` says what happened in words
     assert "handed off to Janitor" in html and "{&#34;assistant&#34;" not in html
     assert '{&quot;assistant&quot;' not in html and '"assistant": "Janitor"' not in html.split('class="raw')[0]
