@@ -83,8 +83,9 @@ def test_the_tour_reads_as_it_happened():
         ("Glob", "**/*.md"): ("completed", None, "main"),
         ("Edit", "/home/user/demo/notes.md"): ("completed", None, "main"),
         ("Agent", "Check the working directory"): ("completed", None, "main"),
-        # -p refuses what --allowedTools does not allow: the call never ran
-        ("WebFetch", "https://example.com/"): ("error", "denied", "main"),
+        # -p refuses what --allowedTools does not allow: the call never ran, and nobody was asked
+        # (the CLI files it as "user-rejected"): it reads "denied by settings", not by the user
+        ("WebFetch", "https://example.com/"): ("error", "denied_by_settings", "main"),
         ("Read", "/home/user/demo/missing.txt"): ("error", None, "main"),
         ("Bash", "pwd"): ("completed", None, "ae4ec7844d73bdd8f"),
     }
@@ -226,3 +227,40 @@ def test_a_workflows_script_reads_as_written(tmp_path):
 
     md = "".join(Export(SessionIndex(WORKFLOW).build(), "md").chunks())
     assert "script:\n\n```\nexport const meta = {name: 'two-checks'" in md
+
+
+def _copy_until(src: Path, dst: Path, marker: str) -> list[str]:
+    """The session `src` (with its sub-agent folder) written to `dst` up to the first line holding
+    `marker`; the lines from there on are returned, to append later as the CLI would."""
+    import shutil
+    rows = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, r in enumerate(rows) if marker in r)
+    dst.write_text("".join(rows[:cut]), encoding="utf-8")
+    if src.with_suffix("").is_dir():
+        shutil.copytree(src.with_suffix(""), dst.with_suffix(""))
+    return rows[cut:]
+
+
+def test_a_background_call_runs_until_its_task_notification(tmp_path):
+    # the Agent and the Workflow calls return at once with "async_launched": their work goes on.
+    # They read "running in the background" until the task notification (first queued, then sent
+    # to the model) says the work ended — in one read and in a live tail alike
+    for src, name, sub in ((TOUR, "Agent", "ae4ec7844d73bdd8f"), (WORKFLOW, "Workflow", None)):
+        path = tmp_path / src.name
+        rest = _copy_until(src, path, "<task-notification>")
+        idx = SessionIndex(path).build()
+        (call,) = [c for c in idx.calls.calls.values() if c.name == name]
+        assert (call.status, call.named, call.state) == ("executing", "background", "background"), name
+        assert call.result is not None and call.finished_at is None
+        if sub:
+            assert call.subthread == sub  # still nested under its call
+        with path.open("a", encoding="utf-8") as f:
+            f.writelines(rest)
+        idx.refresh()
+        call = idx.calls.call(call.id)
+        assert (call.status, call.named) == ("completed", None), name
+        done = SessionIndex(path).build().calls.call(call.id)
+        assert (done.status, done.named, done.finished_at) == ("completed", None, call.finished_at)
+        # it ended when the notification came, not when it was launched
+        (launched,) = load_events(idx, *call.result, call.result[1] + 1)
+        assert call.finished_at > launched.timestamp.timestamp()

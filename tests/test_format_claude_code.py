@@ -459,7 +459,7 @@ def test_a_result_line_says_why_its_call_never_ran():
     states = [claude_code.event(result(k, "Permission to use Bash has been denied."), Ref("main", 1, 0, 1)
                                 ).blocks[0].state
               for k in ("permission-rule", "automode-blocked", "interrupted", "cancelled", "future-kind")]
-    assert states == ["denied", "denied", "interrupted", "cancelled", None]
+    assert states == ["denied_by_settings", "denied_by_auto_mode", "interrupted", "cancelled", None]
     # older -p runs say it only in words
     old = result(None, "Claude requested permissions to use WebFetch, but you haven't granted it yet.")
     del old["toolDenialKind"]

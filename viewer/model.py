@@ -27,8 +27,15 @@ STATES = (PENDING, EXECUTING, COMPLETED, ERROR)
 # a call the user denied, a call (or reply) the user interrupted and a call cancelled before it ran
 # have ended without a result of their own (their state is error, as their source's flag says).
 AWAITING, DENIED, INTERRUPTED, CANCELLED = "awaiting_permission", "denied", "interrupted", "cancelled"
-NAMED_STATES = (AWAITING, DENIED, INTERRUPTED, CANCELLED)
-ENDED = (DENIED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
+# who refused a call that never ran, where the source says it was not the person: a permission rule
+# or mode in the settings, a PreToolUse hook, an automatic classifier (Claude Code's auto mode)
+DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO = "denied_by_settings", "blocked_by_hook", "denied_by_auto_mode"
+# a call whose result only says it started work in the background (Claude Code's background Agent
+# or Workflow): it is executing until the source reports the work ended
+BACKGROUND = "background"
+REFUSED = (DENIED, DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO)
+NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND)
+ENDED = (*REFUSED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
 # `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
 # file does not show it (toolcalls.ToolCallMap._answered)
 ANSWERED = "answered"

@@ -110,6 +110,13 @@ _BADGES = {
     "awaiting_permission": ("awaiting", "awaiting permission",
                             "the agent asked the user for permission to run this tool"),
     "denied": ("denied", "denied by user", "the user refused this call: the tool did not run"),
+    "denied_by_settings": ("denied", "denied by settings", "a permission rule or the permission mode in "
+                           "the settings refused this call; nobody was asked: the tool did not run"),
+    "blocked_by_hook": ("denied", "blocked by hook", "a PreToolUse hook refused this call: the tool did not run"),
+    "denied_by_auto_mode": ("denied", "denied by auto mode",
+                            "auto mode's safety check refused this call: the tool did not run"),
+    "background": ("executing", "running in background",
+                   "started work in the background that has not reported back yet"),
     "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
     "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
 }

@@ -10,7 +10,9 @@ data so the cache can store and restore it.
 
 Sources also name states of their own: legion's `awaiting_permission`, `denied` (the user refused)
 and `interrupted` (the user stopped it), Wolo's cancelled parts, AgentScope's interrupted results,
-Claude Code's rejected and sibling-cancelled calls. `SOURCE_STATES` maps each such word onto one of
+Claude Code's calls refused by the person, a settings rule, a hook or auto mode (each named for who
+refused it), its sibling-cancelled calls and its background Agent / Workflow calls (executing from
+the launch note to the task notification that says the work ended). `SOURCE_STATES` maps each such word onto one of
 the four states (a call awaiting permission is pending; a denied, interrupted or cancelled call has
 ended without a result of its own: error) plus the named state shown on top (`ToolCall.named`,
 `ToolCall.state`), counted under its own name and never as an error. Permission requests and answers
@@ -32,9 +34,13 @@ from . import timestamps
 from .model import (
     ANSWERED,
     AWAITING,
+    BACKGROUND,
+    BLOCKED_BY_HOOK,
     CANCELLED,
     COMPLETED,
     DENIED,
+    DENIED_BY_AUTO,
+    DENIED_BY_SETTINGS,
     ENDED,
     ERROR,
     EXECUTING,
@@ -62,6 +68,10 @@ SOURCE_STATES = {
     "error": (ERROR, None),
     "denied": (ERROR, DENIED),
     "rejected": (ERROR, DENIED),
+    "denied_by_settings": (ERROR, DENIED_BY_SETTINGS),
+    "blocked_by_hook": (ERROR, BLOCKED_BY_HOOK),
+    "denied_by_auto_mode": (ERROR, DENIED_BY_AUTO),
+    "background": (EXECUTING, BACKGROUND),
     "interrupted": (ERROR, INTERRUPTED),
     "orphaned": (ERROR, INTERRUPTED),  # legion's older word for a call a restart cut off
     "cancelled": (ERROR, CANCELLED),
@@ -169,6 +179,9 @@ class ToolCallMap:
                     call.result = where
                     call.is_error = bool(b.is_error)
                     # a denial reported before its result keeps its name: the result is its echo
+                    if b.state == BACKGROUND and not call.is_error:  # the work goes on: no end yet
+                        call.status, call.named = EXECUTING, BACKGROUND
+                        continue
                     kept = call.named if call.named in ENDED and call.is_error else None
                     call.named = b.state if b.state in ENDED else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED
@@ -187,7 +200,12 @@ class ToolCallMap:
             source = source_state(word)
             if source is not None:
                 targets = self._open() if call_id == "*" else [calls.get(call_id)]
-                changed.update(c.id for c in targets if c is not None and _move(c, *source))
+                for c in targets:
+                    was = c.named if c is not None else None
+                    if c is not None and _move(c, *source):
+                        changed.add(c.id)
+                        if was == BACKGROUND:  # its work ended now, not when it was launched
+                            c.finished_at = ts
         if ev.permission is not None:
             call = self._permission(ev.permission)
             if call is not None:
@@ -271,8 +289,10 @@ def _move(call: ToolCall, status: str, named: str | None) -> bool:
     stands, except that an error result may be named for what it was (legion reports `denied`
     or `interrupted` after the result that says so), and that a result with no error of its own
     turns out to be one when the source reports the call failed after it (agentpress saves a
-    native tool's output, which has no success flag, then a `tool_failed` status row)."""
-    if call.result is not None and not (named in ENDED and call.status == ERROR) and not (
+    native tool's output, which has no success flag, then a `tool_failed` status row), and that
+    a call running in the background (its result only said it started) ends when its work does."""
+    if call.result is not None and call.named != BACKGROUND and not (
+            named in ENDED and call.status == ERROR) and not (
             status == ERROR and named is None and call.status == COMPLETED):
         return False
     if (call.status, call.named) == (status, named):

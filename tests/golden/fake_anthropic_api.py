@@ -40,7 +40,12 @@ def _texts(content):
 # the prompts the recordings send, and the script each starts
 PHRASES = {"Give me a tour of your tools": "main", "Find out which directory you are in": "sub",
            "Is the notes file still there": "turn2", "Use a workflow to check this folder": "wf",
-           "List the files here": "wfa", "Say what day it is": "wfb", "Run the slow job": "slow"}
+           "List the files here": "wfa", "Say what day it is": "wfb", "Run the slow job": "slow",
+           # the interactive recordings (record_claude_code_interactive.py)
+           "Walk me through the permission dialogs": "perm", "Show me the hooks at work": "hooks",
+           "Plan a change to the README": "plan", "What number did I ask you to remember": "recall"}
+# the CLI's /compact request ends with this instruction; it gets a summary whatever the scenario
+COMPACT = "Your task is to create a detailed summary"
 
 
 def scenario(messages):
@@ -151,6 +156,40 @@ def script(name, step, tools, cwd):
                  lambda: [text("Files: README.md, notes.md.")]]
     elif name == "wfb":
         steps = [lambda: [text("It is a fine day.")]]
+    elif name == "perm":
+        steps = [
+            lambda: [text("First a small program: allow it once."),
+                     use("Bash", command="python3 -c 'print(6 * 7)'", description="Multiply two numbers")],
+            lambda: [text("Another one: you may allow python3 always."),
+                     use("Bash", command="python3 -c 'print(1 + 1)'", description="Add two numbers")],
+            lambda: [text("Again, now without asking."),
+                     use("Bash", command="python3 -c 'print(2 + 2)'", description="Add two numbers again")],
+            lambda: [text("Writing a file at the top of the project."),
+                     use("Write", file_path=os.path.join(cwd, "todo.txt"), content="buy milk\n")],
+            lambda: [text("Cleaning the build folder."),
+                     use("Bash", command="rm -rf build", description="Remove the build folder")],
+            lambda: [text("Remember the number 42. One command was allowed once, python3 always, "
+                          "the file write was refused with your advice, and `rm` is denied by a rule.")],
+        ]
+    elif name == "recall":
+        steps = [lambda: [text("You asked me to remember 42.")]]
+    elif name == "hooks":
+        steps = [
+            lambda: [text("Trying a network call first."),
+                     use("Bash", command="curl -s https://example.com/", description="Fetch a page")],
+            lambda: [text("The hook blocked it. A local command instead."),
+                     use("Bash", command="echo checked by hooks", description="Print a word")],
+            lambda: [text("Both hooks had their say: the network call was blocked, the echo ran.")],
+        ]
+    elif name == "plan":
+        steps = [
+            lambda: [think("In plan mode I read first and propose a plan."),
+                     use("Read", file_path=os.path.join(cwd, "README.md"))],
+            lambda: [use("ExitPlanMode", plan="## Plan\n\n1. Add a *Usage* section to README.md.\n2. Nothing else.")],
+            lambda: [use("Edit", file_path=os.path.join(cwd, "README.md"),
+                         old_string="# demo project", new_string="# demo project\n\n## Usage\n\nRun it.")],
+            lambda: [text("The README has a Usage section now.")],
+        ]
     elif name == "slow":
         steps = [lambda: [text("This will take a while."), use("Bash", command="python3 -c 'import time; time.sleep(40)'", description="Wait")],
                  lambda: [text("Done waiting.")]]
@@ -210,7 +249,11 @@ class H(BaseHTTPRequestHandler):
         name, step = scenario(messages)
         cwd = os.environ.get("FAKE_CWD", os.getcwd())
         last = messages[-1] if messages else {}
-        if name is None:
+        if any(COMPACT in t for t in _texts(last.get("content"))):
+            blocks = [text("<analysis>Short session.</analysis>\n<summary>1. The user walked through the "
+                           "permission dialogs and asked me to remember the number 42.\n2. Pending: nothing."
+                           "</summary>")]
+        elif name is None:
             blocks = [text("OK")]
         elif last.get("role") == "user" and any("<task-notification>" in t for t in _texts(last.get("content"))):
             blocks = [text("The background task has finished; its result is in.")]

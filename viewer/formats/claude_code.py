@@ -23,7 +23,8 @@ import orjson
 
 from .. import files
 from .. import timestamps
-from ..model import CANCELLED, DENIED, INTERRUPTED, Data, Digest, Event, Notice, Ref, Text
+from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
+    INTERRUPTED, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
     retry_words, set_time, text_field
 
@@ -104,6 +105,10 @@ _HARNESS, _HARNESS_END = "[Workflow harness — computed task]", "The computed t
 _AGENT_ID = re.compile(r"[\w-]+")
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
+_TASK_CALL = re.compile(r"<(tool-use-id|status)>([^<]{1,200})</\1>")
+# a task notification's status → the state of the background call it reports on
+_TASK_ENDS = {"completed": "completed", "failed": "failed", "killed": "interrupted", "stopped": "interrupted",
+              "cancelled": "cancelled"}
 
 
 def sniff(rec: Any) -> int:
@@ -312,9 +317,10 @@ def _user(rec: dict, ref: Ref) -> Event:
             results[0].structured = structured
         denial = _DENIALS.get(rec.get("toolDenialKind")) if isinstance(rec.get("toolDenialKind"), str) else None
         if denial and len(results) == 1 and results[0].is_error:
-            results[0].state = denial
+            results[0].state = _refuser(denial, results[0].content)
         if isinstance(structured, dict) and structured.get("status") == "async_launched":
             results[0].content = [_launched(structured, results[0].content)]
+            results[0].state = BACKGROUND
         if isinstance(structured, dict) and isinstance(structured.get("agentId"), str):
             ev.spawns[results[0].tool_use_id] = structured["agentId"]
         elif isinstance(structured, dict) and isinstance(structured.get("runId"), str):
@@ -340,7 +346,7 @@ def _user(rec: dict, ref: Ref) -> Event:
     if rec.get("isCompactSummary"):
         ev.kind = "compact_summary"
         ev.role = "system"
-        ev.blocks = [Notice("Summary of the conversation before compaction"), *ev.blocks]
+        ev.blocks = [Notice("Summary of the conversation before compaction"), *_summary_blocks(ev.blocks)]
     elif rec.get("isMeta"):
         ev.hidden, ev.hidden_reason = True, "meta"
         if isinstance(rec.get("sourceToolUseID"), str):
@@ -348,11 +354,28 @@ def _user(rec: dict, ref: Ref) -> Event:
     return ev
 
 
-# how 2.1.331 says a call never ran (`toolDenialKind` on the line of its result): a permission
-# rule, the person or auto mode refused it, or the person interrupted it / the CLI cancelled it
-_DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED, "automode-blocked": DENIED,
-            "automode-unavailable": DENIED, "automode-parsing-error": DENIED,
+# how 2.1.331 says a call never ran (`toolDenialKind` on the line of its result): the person, a
+# permission rule (or a PreToolUse hook: the CLI files both as "permission-rule") or auto mode
+# refused it, or the person interrupted it / the CLI cancelled it
+_DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED_BY_SETTINGS, "automode-blocked": DENIED_BY_AUTO,
+            "automode-unavailable": DENIED_BY_AUTO, "automode-parsing-error": DENIED_BY_AUTO,
             "interrupted": INTERRUPTED, "cancelled": CANCELLED}
+# the result texts that tell a hook's refusal from a rule's, and a `-p` run's permission mode (which
+# asks nobody, though the CLI files it as "user-rejected") from the person's
+_HOOK_SAID = ("PreToolUse:", "hook error", "blocked by hook", "Hook PreToolUse")
+_NOT_GRANTED = "but you haven't granted it yet."
+
+
+def _refuser(denial: str, content: list) -> str:
+    """The named state of a refused call: who refused it, as far as its result's text tells."""
+    if denial not in (DENIED, DENIED_BY_SETTINGS):
+        return denial
+    text = next((b.text for b in content if b.kind == "text"), "")[:400]
+    if denial == DENIED_BY_SETTINGS and any(w in text for w in _HOOK_SAID):
+        return BLOCKED_BY_HOOK
+    if denial == DENIED and text.startswith("Claude requested permissions to use ") and _NOT_GRANTED in text:
+        return DENIED_BY_SETTINGS
+    return denial
 
 # who sent a user line that the person did not type (2.1.331 `origin.kind`; "human" and "person"
 # are the person): another agent is its author; the CLI's own prompts (a task's notification, an
@@ -406,6 +429,26 @@ def _unwrapped(blocks: list) -> list:
     return out
 
 
+_REMINDER = re.compile(r"\n?<system-reminder>.*?</system-reminder>\n?", re.S)
+
+
+def _summary_blocks(blocks: list) -> list:
+    """A compaction summary's text with the reminder the CLI puts between its opening sentence and
+    the summary (2.1.331: the tools used before it) made a context chip: the CLI wrote it there,
+    not the model."""
+    out = []
+    for b in blocks:
+        if b.kind != "text" or "<system-reminder>" not in b.text:
+            out.append(b)
+            continue
+        at = 0
+        for m in _REMINDER.finditer(b.text):
+            out += context_blocks(b.text[at:m.start()], b.markdown) + context_blocks(m.group(0).strip())
+            at = m.end()
+        out += context_blocks(b.text[at:], b.markdown)
+    return out
+
+
 def _with_context(blocks: list) -> list:
     """Text blocks with the IDE / reminder tags at their ends made into context chips."""
     return [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text"
@@ -429,6 +472,17 @@ def _trailer(text: str) -> Notice:
     if fields.get("worktreeBranch"):
         words.append(f"worktree {fields['worktreeBranch']}")
     return Notice(" · ".join(words), {**fields, "text": text})
+
+
+def _task_ended(text: str, ev: Event) -> None:
+    """A task notification names the background call whose work ended (`<tool-use-id>`) and how
+    (`<status>`): that call stops running in the background there. Only the head is read: the
+    `<result>` after it is the agent's own words."""
+    head = text[:text.find("<result>")] if "<result>" in text else text[:2000]
+    fields = dict(_TASK_CALL.findall(head))
+    state = _TASK_ENDS.get(fields.get("status", "").strip())
+    if state and fields.get("tool-use-id"):
+        ev.states = {**ev.states, fields["tool-use-id"].strip(): state}
 
 
 def _agent_tail(text: str) -> str | None:
@@ -467,6 +521,7 @@ def _prompt_blocks(text: str, ev: Event) -> list:
     if text.lstrip().startswith("<task-notification>"):
         fields = dict(_TASK_NOTE.findall(text))
         ev.kind = "task_notification"
+        _task_ended(text, ev)
         words = fields.get("summary") or f"task {fields.get('task-id', '')} {fields.get('status', '')}"
         return [Notice(words.strip(), text)]
     if text.startswith(_INTERRUPT):
@@ -593,7 +648,8 @@ def _never_sent(rec: dict) -> bool:
 def _attachment(rec: dict, ref: Ref) -> Event:
     """What the CLI attached to the conversation. Most are context for the model (hidden), but a
     prompt sent while the agent worked is the user's message (`_queued_prompt`), and what a hook
-    blocked, stopped, failed at or said to the user is shown as the CLI shows it (Claude Code
+    blocked, stopped, failed at or said to the user is shown as the CLI shows it, and so is the
+    context a hook added for the model (a UserPromptSubmit hook's output, `additionalContext`) (Claude Code
     2.1.331: the attachment types hook_blocking_error, hook_stopped_continuation,
     hook_non_blocking_error and hook_system_message as its hook runner builds them;
     claude-code-log 1.7.0 factories/attachment_factory.py shows the first three too)."""
@@ -615,6 +671,15 @@ def _attachment(rec: dict, ref: Ref) -> Event:
         if body:
             ev.blocks.append(Text(as_text(body), markdown=False))
         return ev
+    if kind == "plan_mode_exit":  # the person approved the plan: the agent may act from here on
+        return Event(ref, "system", kind="mode", blocks=[Notice("left plan mode", att)])
+    context = att.get("content") if kind == "hook_additional_context" else att.get("content") if (
+        kind == "hook_success" and att.get("hookEvent") in _CONTEXT_HOOKS) else None
+    if isinstance(context, list):
+        context = "\n".join(map(as_text, context))
+    if isinstance(context, str) and context.strip():  # what the hook told the model
+        return Event(ref, "system", kind="hook", blocks=[Notice(f"hook {hook} added context", att),
+                                                         Text(context, markdown=False)])
     ev = Event(ref, "system", kind="attachment", hidden=True, hidden_reason="attachment")
     ev.blocks = [Notice(f"attachment: {kind or '?'}"), Data(att, "attachment")]
     return ev
@@ -625,6 +690,9 @@ _HOOK_SHOWN = {"hook_blocking_error": ("blocked", ("blockingError",)),
                "hook_stopped_continuation": ("stopped the agent", ("message",)),
                "hook_non_blocking_error": ("failed", ("stderr", "stdout")),
                "hook_system_message": ("says", ("content",))}
+# hooks whose plain output the CLI hands the model as context (a hook_success attachment's content);
+# any hook may add context explicitly (hook_additional_context, from its JSON output)
+_CONTEXT_HOOKS = ("UserPromptSubmit", "SessionStart")
 
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:
@@ -649,6 +717,8 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
         words = f"queue {rec.get('operation', '')}".strip()
         ev.blocks = [Notice(words), *_with_context(anthropic_blocks(content))] if content else [
             Notice(words)]
+        if isinstance(content, str) and content.lstrip().startswith("<task-notification>"):
+            _task_ended(content, ev)  # the work ended when it was queued, even if never delivered
         if _never_sent(rec):  # the person's words, which no other line holds
             reason = rec.get("reason")
             note = "typed while the agent was working, removed from the queue before it was sent"

@@ -1,0 +1,106 @@
+"""Sessions the real Claude Code CLI (2.1.331) wrote while a person typed into its terminal.
+
+The recordings in test_data/formats/claude-code/2.1.331-tty (README.md there says how they were
+made: tests/golden/record_claude_code_interactive.py) hold what only interactive use writes:
+permission dialogs answered three ways, a settings rule refusing a call, /compact, hooks, plan mode,
+Esc and a resumed session. Each test reads one as a user would and checks who did what.
+"""
+
+import re
+
+from viewer.index import SessionIndex
+from viewer.text import event_text
+from viewer.timeline import load_events
+
+from conftest import ROOT
+
+TTY = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331-tty" / "-home-user-demo"
+PERM = TTY / "a1070809-5c22-4604-b6bd-f6ce24c70267.jsonl"
+HOOKS = TTY / "1364bfc0-13b2-48c3-86ae-a9e147a319bf.jsonl"
+PLAN = TTY / "40e8f085-ebf6-4d96-94f3-d4a4e72210c5.jsonl"
+
+
+def visible(idx, thread="main"):
+    th = idx.threads[thread]
+    return [e for e in load_events(idx, thread, 0, len(th)) if not e.hidden]
+
+
+def states(idx) -> list[tuple[str, str, str | None]]:
+    """Each call as (name, its command or file, state shown) in the order the agent made them."""
+    out = []
+    for c in sorted(idx.calls.calls.values(), key=lambda c: c.call):
+        (ev,) = load_events(idx, c.call[0], c.call[1], c.call[1] + 1)
+        use = next(b for b in ev.tool_uses() if b.id == c.id)
+        out.append((c.name, use.input.get("command") or use.input.get("file_path") or "", c.state))
+    return out
+
+
+def test_each_refusal_says_who_refused():
+    # allowed once, allowed always (a rule), run by that rule, refused by the person with advice,
+    # refused by a `permissions.deny` rule in settings.json without a dialog
+    idx = SessionIndex(PERM).build()
+    assert states(idx) == [
+        ("Bash", "python3 -c 'print(6 * 7)'", "completed"),
+        ("Bash", "python3 -c 'print(1 + 1)'", "completed"),
+        ("Bash", "python3 -c 'print(2 + 2)'", "completed"),
+        ("Write", "/home/user/demo/todo.txt", "denied"),  # by the person: "denied by user"
+        ("Bash", "rm -rf build", "denied_by_settings"),  # by the rule: nobody was asked
+    ]
+    texts = [event_text(e, False) for e in visible(idx)]
+    assert any("the user said:\nPut it under docs/ instead." in t for t in texts)
+    # a refused call is no failure of the agent's
+    assert idx.calls.errors() == 0
+
+
+def test_a_pretooluse_hook_block_reads_blocked_by_hook():
+    idx = SessionIndex(HOOKS).build()
+    assert states(idx) == [("Bash", "curl -s https://example.com/", "blocked_by_hook"),
+                           ("Bash", "echo checked by hooks", "completed")]
+    # what the hooks added for the model is shown where it was added
+    said = [(e.kind, event_text(e, False)) for e in visible(idx) if e.kind == "hook"]
+    assert said == [("hook", "hook UserPromptSubmit added context\nHook context: the build is green."),
+                    ("hook", "hook PostToolUse:Bash added context\nPost hook: the call was logged.")]
+
+
+def test_compact_reads_as_a_boundary_a_summary_and_the_command():
+    idx = SessionIndex(PERM).build()
+    seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
+    at = seen.index(("compaction", "Conversation compacted (manual, 12,016 tokens before)"))
+    assert seen[at + 1] == ("compact_summary", "Summary of the conversation before compaction")
+    assert seen[at + 2] == ("command", "command /compact")
+    assert seen[-2:] == [("message", "What number did I ask you to remember?"),
+                         ("message", "You asked me to remember 42.")]
+    (summary,) = [e for e in visible(idx) if e.kind == "compact_summary"]
+    # the CLI's reminder between the opening sentence and the summary is a context chip, not prose
+    assert [b.kind for b in summary.blocks] == ["notice", "text", "context", "text"]
+    assert all("<system-reminder>" not in b.text for b in summary.blocks if b.kind == "text")
+
+
+def test_plan_mode_reads_as_plan_approval_then_work():
+    idx = SessionIndex(PLAN).build()
+    assert [(n, s) for n, _, s in states(idx)] == [("Read", "completed"), ("ExitPlanMode", "completed"),
+                                                    ("Edit", "completed")]
+    kinds = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
+    assert ("mode", "left plan mode") in kinds
+    assert kinds.index(("mode", "left plan mode")) < [k for k, _ in kinds].index("message", 5)
+
+
+def test_refusal_badges_name_the_refuser_on_the_page(tmp_path):
+    from viewer.web import create_app
+
+    app = create_app({"ROOTS": [str(TTY)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    for path, words in ((PERM, ("denied by user", "denied by settings")), (HOOKS, ("blocked by hook",))):
+        html = app.test_client().get("/s/" + path.stem).get_data(as_text=True)
+        badges = re.findall(r'class="state denied"[^>]*>([^<]+)<', html)
+        assert sorted(set(badges)) == sorted(words), badges
+
+
+def test_esc_then_continue_reads_in_one_session():
+    # Esc while an approved Bash call ran: 2.1.331 files it as the person's refusal ("User rejected
+    # tool use") and adds "[Request interrupted by user for tool use]"; `claude --continue` then
+    # appends the next prompt to the same file
+    idx = SessionIndex(TTY / "26d8d51d-3b9d-4fd8-811c-08ba3e3638c1.jsonl").build()
+    assert [(n, s) for n, _, s in states(idx)] == [("Bash", "denied"), ("Read", "error")]
+    seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
+    assert seen[3:6] == [("tool_result", seen[3][1]), ("interrupt", "Request interrupted by user for tool use"),
+                         ("message", "Is the notes file still there?")]
