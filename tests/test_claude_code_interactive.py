@@ -46,8 +46,10 @@ def test_each_refusal_says_who_refused():
         ("Write", "/home/user/demo/todo.txt", "denied"),  # by the person: "denied by user"
         ("Bash", "rm -rf build", "denied_by_settings"),  # by the rule: nobody was asked
     ]
-    texts = [event_text(e, False) for e in visible(idx)]
-    assert any("the user said:\nPut it under docs/ instead." in t for t in texts)
+    # the person's advice reads as theirs; the CLI's words to the model fold behind one line
+    (refusal,) = [b for e in visible(idx) for b in e.tool_results() if b.state == "denied"]
+    assert [(b.kind, b.text) for b in refusal.content] == [
+        ("notice", "the user refused it and said:"), ("text", "Put it under docs/ instead.")]
     # a refused call is no failure of the agent's
     assert idx.calls.errors() == 0
 

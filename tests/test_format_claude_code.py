@@ -463,7 +463,7 @@ def test_a_result_line_says_why_its_call_never_ran():
     # older -p runs say it only in words
     old = result(None, "Claude requested permissions to use WebFetch, but you haven't granted it yet.")
     del old["toolDenialKind"]
-    assert claude_code.event(old, Ref("main", 1, 0, 1)).blocks[0].state == "denied"
+    assert claude_code.event(old, Ref("main", 1, 0, 1)).blocks[0].state == "denied_by_settings"
 
 
 def test_a_bookkeeping_line_with_an_integer_past_64_bits_is_read():

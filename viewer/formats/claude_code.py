@@ -317,7 +317,9 @@ def _user(rec: dict, ref: Ref) -> Event:
             results[0].structured = structured
         denial = _DENIALS.get(rec.get("toolDenialKind")) if isinstance(rec.get("toolDenialKind"), str) else None
         if denial and len(results) == 1 and results[0].is_error:
-            results[0].state = _refuser(denial, results[0].content)
+            results[0].state = _refuser(denial, results[0])
+            if results[0].state == DENIED:
+                results[0].content = _advice(results[0].content)
         if isinstance(structured, dict) and structured.get("status") == "async_launched":
             results[0].content = [_launched(structured, results[0].content)]
             results[0].state = BACKGROUND
@@ -360,22 +362,35 @@ def _user(rec: dict, ref: Ref) -> Event:
 _DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED_BY_SETTINGS, "automode-blocked": DENIED_BY_AUTO,
             "automode-unavailable": DENIED_BY_AUTO, "automode-parsing-error": DENIED_BY_AUTO,
             "interrupted": INTERRUPTED, "cancelled": CANCELLED}
-# the result texts that tell a hook's refusal from a rule's, and a `-p` run's permission mode (which
-# asks nobody, though the CLI files it as "user-rejected") from the person's
+# the result texts that tell a PreToolUse hook's refusal from a rule's
 _HOOK_SAID = ("PreToolUse:", "hook error", "blocked by hook", "Hook PreToolUse")
-_NOT_GRANTED = "but you haven't granted it yet."
 
 
-def _refuser(denial: str, content: list) -> str:
-    """The named state of a refused call: who refused it, as far as its result's text tells."""
-    if denial not in (DENIED, DENIED_BY_SETTINGS):
-        return denial
-    text = next((b.text for b in content if b.kind == "text"), "")[:400]
-    if denial == DENIED_BY_SETTINGS and any(w in text for w in _HOOK_SAID):
-        return BLOCKED_BY_HOOK
-    if denial == DENIED and text.startswith("Claude requested permissions to use ") and _NOT_GRANTED in text:
+_SAID = "the user said:\n"
+
+
+def _advice(content: list) -> list:
+    """A refusal the person typed advice into ("No, and tell Claude what to do differently"): the
+    CLI's words to the model fold into one line, the person's words stay as the result's text."""
+    text = content[0].text if len(content) == 1 and content[0].kind == "text" else ""
+    head, sep, said = text.partition(_SAID)
+    if not sep or not said.strip() or not head.startswith("The user doesn't want to proceed"):
+        return content
+    return [Notice("the user refused it and said:", text), Text(said.strip(), markdown=False)]
+
+
+def _refuser(denial: str, result) -> str:
+    """The named state of a refused call: who refused it, as far as its result's text tells. A
+    `-p` run's permission mode asks nobody, though the CLI files it as "user-rejected": its text
+    says so (`common.refused_state` read it already)."""
+    if denial == DENIED and result.state == DENIED_BY_SETTINGS:
         return DENIED_BY_SETTINGS
+    if denial == DENIED_BY_SETTINGS:
+        text = next((b.text for b in result.content if b.kind == "text"), "")[:400]
+        if any(w in text for w in _HOOK_SAID):
+            return BLOCKED_BY_HOOK
     return denial
+
 
 # who sent a user line that the person did not type (2.1.331 `origin.kind`; "human" and "person"
 # are the person): another agent is its author; the CLI's own prompts (a task's notification, an
@@ -673,8 +688,9 @@ def _attachment(rec: dict, ref: Ref) -> Event:
         return ev
     if kind == "plan_mode_exit":  # the person approved the plan: the agent may act from here on
         return Event(ref, "system", kind="mode", blocks=[Notice("left plan mode", att)])
-    context = att.get("content") if kind == "hook_additional_context" else att.get("content") if (
-        kind == "hook_success" and att.get("hookEvent") in _CONTEXT_HOOKS) else None
+    told_model = kind == "hook_additional_context" or (
+        kind == "hook_success" and att.get("hookEvent") in _CONTEXT_HOOKS)
+    context = att.get("content") if told_model else None
     if isinstance(context, list):
         context = "\n".join(map(as_text, context))
     if isinstance(context, str) and context.strip():  # what the hook told the model

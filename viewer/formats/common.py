@@ -17,6 +17,7 @@ from .. import reader, timestamps
 from ..model import (
     CANCELLED,
     DENIED,
+    DENIED_BY_SETTINGS,
     Cached,
     Context,
     Data,
@@ -148,7 +149,8 @@ _NOT_GRANTED = ("Claude requested permissions to use ", "but you haven't granted
 
 def refused_state(content: Any) -> str | None:
     """The named state of a Claude Code error result that says the call never ran: the user
-    or the permission mode rejected it (`denied`), or a parallel call failed first and the CLI cancelled the rest."""
+    (`denied`) or the permission settings (`denied_by_settings`) rejected it, or a parallel call
+    failed first and the CLI cancelled the rest."""
     if isinstance(content, list):
         content = next((b.get("text") for b in content if isinstance(b, dict)
                         and b.get("type", "text") == "text"), None)
@@ -157,7 +159,9 @@ def refused_state(content: Any) -> str | None:
     if content.startswith(_REFUSED) or content.startswith("Error: " + _REFUSED):
         return DENIED
     if content.startswith(_NOT_GRANTED[0]) and _NOT_GRANTED[1] in content[:300]:
-        return DENIED  # a non-interactive run (-p) refuses what its permission mode does not allow
+        # a non-interactive run (-p, the Agent SDK) refuses what its settings do not allow: nobody
+        # was asked
+        return DENIED_BY_SETTINGS
     if content.strip() == _SIBLING_FAILED:
         return CANCELLED
     return None
