@@ -287,9 +287,9 @@
     } else if (card) {
       done = Promise.resolve();
     } else if (filterArgs().toString()) {
-      // a filtered view: the page around the event, in this view when the event is in it (the
-      // server shows the whole session otherwise)
-      location.assign(viewUrl(id, marked));
+      // a filtered view: the page around the event, in this view for a step through the view's
+      // own errors, else in the whole session (an outline's prompt, a hit: the view may not hold it)
+      location.assign(opts.inView ? viewUrl(id, marked) : messageUrl(id, null, marked));
       return Promise.resolve();
     } else {
       done = swap(messageUrl(id, "window", marked), timeline, "innerHTML").then(function () {
@@ -493,7 +493,7 @@
         return;
       }
       toast("Error " + (got.index + 1) + " of " + got.total + where);
-      jumpTo(got.id, {});
+      jumpTo(got.id, { inView: true });
     });
   }
 

@@ -279,3 +279,13 @@ def test_the_filter_menu_by_keyboard_down_into_it_and_along_its_values(big, serv
     page.keyboard.press("Escape")
     expect(summary).to_be_focused()
     assert page.problems == []
+
+
+def test_a_jump_out_of_a_filtered_view_drops_the_filter_from_the_address(big, serve, watched_page):  # noqa: F811
+    page = watched_page
+    open_big(serve, page, big, "/s/big?tool=Bash")
+    page.locator("#outline-menu summary").click()
+    page.locator("#outline-menu a.turn").nth(200).click()  # a prompt: not a Bash call
+    expect(page.locator("#m-m400")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page).to_have_url(re.compile(r"/s/big/m/m400$"))  # the whole session, as shown
+    assert page.problems == []
