@@ -11,7 +11,10 @@ import pytest
 from viewer.index import SessionIndex
 from viewer.web import create_app
 
+from conftest import ROOT
 from test_fuzz import Errors
+
+SESSIONS = ROOT / "test_data" / "sessions"
 
 
 @pytest.fixture
@@ -213,3 +216,160 @@ def test_a_page_filtered_to_a_sub_agent_longer_than_the_main_thread(tmp_path, er
     assert earlier.status_code == 200 and "line 49<" in earlier.get_data(as_text=True)
     app.extensions["viewer"].fts.close()
     assert [e.getMessage() for e in errors] == []
+
+
+# --- found by the live-path fuzzer (tests/livefuzz.py): a session read while it is written must
+# read as one fresh read of its final files ------------------------------------------------------
+
+DEMO = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331" / "-home-user-demo"
+
+
+def _columns(idx):
+    return {name: (list(th.ids), list(th.lines), list(th.offsets), list(th.lengths), th.roles,
+                   th.kinds, th.label, {k: v for k, v in th.meta.items()})
+            for name, th in idx.threads.items()}
+
+
+def _touch(path, step=[0]):
+    # a later time for each write (two writes in one tick of the file system's clock and of the
+    # same size look unchanged)
+    import os
+    import time
+
+    step[0] += 1
+    t = time.time_ns() + step[0] * 1_000_000
+    os.utime(path, ns=(t, t))
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_last_line_read_before_its_line_end_keeps_the_line_numbers_after_it(tmp_path, eol):
+    # A whole JSON last line without its line end is read as a record; its line end, written
+    # next, was then counted as an empty line of its own: every later line number and `L<n>` id
+    # one past what a fresh read gives (a permalink made while live broke after a restart)
+    p = tmp_path / "messages.jsonl"
+    a, b, c = (json.dumps({"role": r, "content": t}) for r, t in
+               (("user", "hi"), ("assistant", "yo"), ("user", "again")))
+    p.write_bytes((a + eol + b + eol[:-1]).encode())  # (with CRLF: its CR written, not its LF)
+    idx = SessionIndex(p).build()
+    assert idx.threads["main"].ids == ["L1", "L2"]
+    with open(p, "ab") as f:
+        f.write(("\n" + c + eol).encode())
+    _touch(p)
+    assert idx.refresh()
+    assert _columns(idx) == _columns(SessionIndex(p).build())
+    assert idx.threads["main"].ids == ["L1", "L2", "L3"]
+
+
+def test_a_last_line_read_before_its_end_that_goes_on_is_read_again(tmp_path):
+    # what followed was not its line end: the record read was only the start of the line
+    p = tmp_path / "messages.jsonl"
+    p.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n" + '{"role": "assistant"}')
+    idx = SessionIndex(p).build()
+    with open(p, "a") as f:
+        f.write(', "content": "yo"}\n')
+    _touch(p)
+    assert idx.refresh().reset
+    assert _columns(idx) == _columns(SessionIndex(p).build())
+
+
+def test_a_file_read_at_its_first_line_is_detected_again_as_it_grows(tmp_path):
+    # MARSYS's first line is a plain chat message: read then, the session stayed OpenAI chat for
+    # good (its agent calls plain messages) though a fresh read says MARSYS
+    src = ROOT / "test_data" / "formats" / "marsys" / "golden-marsys-0.2.1" / "coordinator.messages.jsonl"
+    lines = src.read_bytes().splitlines(keepends=True)
+    p = tmp_path / "coordinator.messages.jsonl"
+    p.write_bytes(lines[0])
+    idx = SessionIndex(p).build()
+    assert idx.format != "marsys"  # (what one line says)
+    p.write_bytes(b"".join(lines))
+    _touch(p)
+    assert idx.refresh().reset
+    assert idx.format == "marsys" and _columns(idx) == _columns(SessionIndex(p).build())
+    assert "agent_call" in idx.threads["main"].kinds
+
+
+def test_legion_state_written_after_the_transcript_is_read(tmp_path):
+    # state.json (the minion's name; terminated) is written while messages.jsonl is not touched:
+    # the index kept saying what it said without it (no name; still running)
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "messages.jsonl").write_bytes((SESSIONS / "legion-mixed-timestamps" / "messages.jsonl").read_bytes())
+    idx = SessionIndex(folder / "messages.jsonl").build()
+    assert "timestamps" not in idx.summary.agents and not idx.info.get("finished")
+    assert idx.unchanged()
+    (folder / "state.json").write_bytes((SESSIONS / "legion-mixed-timestamps" / "state.json").read_bytes())
+    assert not idx.unchanged()
+    change = idx.refresh()
+    assert change.info and not change.new
+    assert idx.info == {"agent": "timestamps", "finished": True}
+    assert idx.summary.agents[0] == "timestamps"
+    assert idx.unchanged()
+
+
+def test_a_sub_agent_whose_meta_is_written_after_its_transcript(tmp_path):
+    # Claude Code writes agent-<id>.meta.json beside the sub-agent's transcript; found before it,
+    # the thread kept 'agent <id>' for a label and no link to the call that spawned it
+    import shutil
+
+    main = tmp_path / "p" / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
+    main.parent.mkdir()
+    shutil.copy(DEMO / main.name, main)
+    sub = main.with_suffix("") / "subagents"
+    sub.mkdir(parents=True)
+    shutil.copy(DEMO / main.stem / "subagents" / "agent-ae4ec7844d73bdd8f.jsonl", sub)
+    idx = SessionIndex(main).build()
+    assert idx.threads["ae4ec7844d73bdd8f"].label == "agent ae4ec7844d73bdd8f"
+    shutil.copy(DEMO / main.stem / "subagents" / "agent-ae4ec7844d73bdd8f.meta.json", sub)
+    assert idx.refresh()
+    fresh = SessionIndex(main).build()
+    assert _columns(idx) == _columns(fresh)
+    assert idx.threads["ae4ec7844d73bdd8f"].label.startswith("general-purpose")
+    assert idx.calls.call("toolu_0136e4777c000000000019").subthread == "ae4ec7844d73bdd8f"
+
+
+def test_a_session_cost_does_not_depend_on_the_order_of_its_buckets():
+    # a session read while it grows lists its sub-agents' buckets in the order they appeared; the
+    # cost summed in that order differed from a fresh read's in the last digit
+    import random
+
+    from viewer.usage import priced
+
+    r = random.Random(3)
+    rows = [[f"t{i}", "claude-sonnet-4-5", 480000 + i, 0, 1, r.randrange(10**6), r.randrange(10**5),
+             r.randrange(10**6), r.randrange(10**5)] for i in range(40)]
+    costs = {priced({"buckets": order})["cost"] for order in (rows, rows[::-1], sorted(rows, key=str))}
+    assert len(costs) == 1 and costs.pop() > 0
+
+
+def test_full_text_rows_of_a_cut_last_line_are_made_again_when_it_is_finished(tmp_path):
+    # A writer paused mid-line past the grace: the line is shown (and indexed for search) as a cut
+    # line; once finished, the index reads it again and the event keeps its id and offset: the
+    # full-text index took it for the same event and kept the cut line's raw text
+    import os
+    import time
+
+    from viewer import fts as ftsmod
+
+    folder = tmp_path / "root" / "s"
+    folder.mkdir(parents=True)
+    p = folder / "messages.jsonl"
+    first = json.dumps({"role": "user", "content": "question"}) + "\n"
+    last = json.dumps({"role": "assistant", "content": "zebracorn answer"}) + "\n"
+    p.write_text(first + last[:20])
+    os.utime(p, (time.time() - 3600,) * 2)  # quiet past the grace: the cut line is a card
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "INDEX_ALL": False})
+    viewer = app.extensions["viewer"]
+    idx = viewer.store.index("s")
+    assert idx.threads["main"].kinds[-1] == "unparsed"
+    viewer.fts.wait(30)  # (the cut line's row written)
+    p.write_text(first + last)
+    viewer.store.refresh("s")
+    viewer.fts.wait(30)
+    db = viewer.fts._reader()
+    try:
+        texts = [ftsmod._unz(z) for (z,) in db.execute(viewer.fts._sql("SELECT z FROM {text}"))]
+    finally:
+        viewer.fts._give_back(db)
+    viewer.fts.close()
+    assert any("zebracorn answer" in t for t in texts) and not any('"role"' in t for t in texts)

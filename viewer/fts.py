@@ -713,22 +713,27 @@ class FullText:
 
 def _mark(th, done: int) -> list:
     """What a thread's rows stand for: [events in, offset and id of the last, inode, path, size
-    of the main file when read, mtime of a document]."""
+    of the main file when read, mtime of a document, length of the last]."""
     last = done - 1
     return [done, th.offsets[last] if done else -1, th.ids[last] if done else "", th.ino,
-            th.path, th.size, th.mtime_ns if th.mode == "document" else 0]
+            th.path, th.size, th.mtime_ns if th.mode == "document" else 0,
+            th.lengths[last] if done else -1]
 
 
 def _still(mark: list | None, th) -> bool:
     """Whether a thread's file still holds what its rows were made from."""
     if mark is None:
         return True  # nothing indexed of it yet
-    done, offset, eid, ino, path, size, doc_mtime = mark
+    done, offset, eid, ino, path, size, doc_mtime = mark[:7]
     if path != th.path or ino != th.ino or done > len(th):
         return False
     if th.mode == "document" and doc_mtime != th.mtime_ns:
         return False  # a document is rewritten whole
-    return done == 0 or (th.ids[done - 1] == eid and th.offsets[done - 1] == offset)
+    # the last event's length too: a last line shown cut (the writer paused mid-line) is the same
+    # event, at the same offset, once the writer finished it — with its whole text now
+    # (marks written before lengths were kept have none)
+    return done == 0 or (th.ids[done - 1] == eid and th.offsets[done - 1] == offset and (
+        len(mark) < 8 or th.lengths[done - 1] == mark[7]))
 
 
 def _mtime(path: str) -> float:

@@ -179,9 +179,10 @@ class Change:
     calls: set = field(default_factory=set)
     reset: bool = False
     removed: bool = False
+    info: bool = False  # a file beside the transcript changed what the session says of itself
 
     def __bool__(self) -> bool:
-        return bool(self.new or self.calls or self.reset or self.removed)
+        return bool(self.new or self.calls or self.reset or self.removed or self.info)
 
 
 class SessionIndex:
@@ -212,6 +213,10 @@ class SessionIndex:
         # the times of the folders companion files appear in, as the last listing found them, and
         # when it was made (a format with companions: see `_companions_settled`)
         self._companions_seen: tuple | None = None
+        # the identities of the files `info` was read from (a format's `sidecars`: legion's
+        # state.json names the agent and says when it is done, and may change while the transcript
+        # does not), as `_finish` last read them; None: not read yet (or no such files)
+        self._sidecars_seen: tuple | None = None
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -277,7 +282,22 @@ class SessionIndex:
         have new ones: the folders' times changed since they were listed."""
         if getattr(self.adapter(), "companions", None) is not None and not self._companions_settled():
             return False
-        return identity_matches(self.files())
+        return identity_matches(self.files()) and self._sidecars() == self._sidecars_seen
+
+    def _sidecars(self) -> tuple | None:
+        """(size, mtime_ns, inode) of each file the format reads `session_info` from, None where
+        one is missing; None for a format without such files."""
+        paths = hook(self.adapter(), "sidecars", Path(self.main), default=None)
+        if not paths:
+            return None
+        out = []
+        for p in paths:
+            try:
+                st = os.stat(p)
+                out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
     def _companion_folders(self) -> tuple | None:
         """The modification times (None: absent) of the folders a new companion file would change
@@ -330,18 +350,34 @@ class SessionIndex:
                 if th.pending and _grace_over(th.mtime_ns):
                     self._extend(th, change)  # the writer never finished its last line
                 continue
-            undecided = th.format == formats.FALLBACK.NAME and len(th) < detect.HEAD_RECORDS
+            # a file of a few records may read as another format once more are written (a
+            # MARSYS agent's first line is a plain chat message): decided again on its head
+            undecided = len(th) < detect.HEAD_RECORDS and th.name == "main" and (
+                th.format == formats.FALLBACK.NAME or self._detected_otherwise(th))
             # a last line shown as truncated that the writer now continues is read again whole
             if ino != th.ino or size < th.offset or th.mode == "document" or undecided \
-                    or th.cut_tail or not _sealed(th):
+                    or th.cut_tail or not _sealed(th) or _tail_went_on(th):
                 self._build()
                 change.reset = True
                 return change
             self._extend(th, change)
         self._discover_companions(change)
+        if self._sidecars() != self._sidecars_seen:
+            change.info = True
         if change:
             self._finish()
         return change
+
+    def _detected_otherwise(self, th: ThreadIndex) -> bool:
+        """Whether detection now reads the main file as another format, mode or line end than
+        the index did (a short head, read again: only while the file holds few records)."""
+        if self.forced_format:
+            return False
+        try:
+            found = detect.detect_file(th.path)
+        except (OSError, detect.NotTranscript):
+            return False  # (said by the pass that reads it)
+        return (found.format, found.mode, found.eol) != (th.format, th.mode, th.eol)
 
     def _discover_companions(self, change: Change) -> None:
         if self._companions_settled():
@@ -351,6 +387,7 @@ class SessionIndex:
         for agent, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
             name = keys.thread_key(str(agent))  # the id from a file name: made safe for URLs
             if name in self.threads:
+                self._new_meta(self.threads[name], agent, meta, change)
                 continue
             try:
                 fmt = detect.detect_file(path)
@@ -365,6 +402,21 @@ class SessionIndex:
             if isinstance(parent, str) and (call := self.calls.call(parent)):
                 call.subthread = name
                 change.calls.add(parent)
+
+    def _new_meta(self, th: ThreadIndex, agent, meta, change: Change) -> None:
+        """A known companion's metadata as listed now: a sub-agent's `.meta.json` (its type, its
+        task, the call that spawned it) may be written after its transcript was found."""
+        own = {k: v for k, v in th.meta.items() if k != "parent_call"} if isinstance(
+            th.meta, dict) else th.meta
+        if meta == own:
+            return
+        th.meta = dict(meta) if isinstance(meta, dict) else meta
+        th.label = hook(self.adapter(), "thread_label", agent, meta, default=agent)
+        parent = meta.get("toolUseId") if isinstance(meta, dict) else None
+        if isinstance(parent, str) and (call := self.calls.call(parent)):
+            call.subthread = th.name
+            change.calls.add(parent)
+        change.info = True
 
     def _extend(self, th: ThreadIndex, change: Change) -> None:
         try:
@@ -391,6 +443,15 @@ class SessionIndex:
         """Index the lines past th.offset. Returns True when the file no longer holds the last line
         as it was read (rewritten in place during the pass)."""
         adapter = formats.get(th.format)
+        if _open_tail(th):
+            # the last line was taken whole before its line end was written: the end written
+            # since is that line's (counted as an empty line, it moved every later line number
+            # and `L<line>` id one past a fresh read's). Anything else there makes `refresh`
+            # read the file again (`_tail_went_on`)
+            f.seek(th.offset)
+            head, eol = f.read(2), th.eol.encode()
+            if head.startswith(eol) or (head == b"\r\n" and eol == b"\n"):
+                th.offset += len(eol) if head.startswith(eol) else 2
         scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode(), views=True)
         told = th.offset
         mark = told + PROGRESS_STEP if self.progress else _NEVER
@@ -439,6 +500,8 @@ class SessionIndex:
             # wait is re-checked by `refresh` even if the file never changes again.
             data = reader.read_bytes(f, off, length) if length <= reader.HUGE_LINE else None
             if data is not None:
+                if data.endswith(b"\r") and th.eol == "\n":  # half a CRLF: the line is without it
+                    data, length = data[:-1], length - 1
                 value = reader.decode(data)
             elif reader.read_bytes(f, off + length - 1, 1) in (b"}", b"]"):
                 value = reader.skim(f, off, length)
@@ -608,6 +671,7 @@ class SessionIndex:
         s.usage = self.usage.summary()
         s.tools = compact_tools(self.calls.calls.values())
         s.tool_time = round(sum(t[2] for t in s.tools.values()), 3)
+        self._sidecars_seen = self._sidecars()  # (before they are read: a change meanwhile shows)
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
@@ -866,6 +930,29 @@ def _still_there(f, offset: int, length: int, data) -> bool:
         return False
     f.seek(offset + length - n)
     return f.read(n) == data[-n:]
+
+
+def _open_tail(th: ThreadIndex) -> bool:
+    """Whether the last event of a JSONL thread is a last line read before its line end was
+    written (complete JSON: see `_read_lines`); the offset of a line read with its end is past it."""
+    n = len(th)
+    return (n > 0 and th.mode == "jsonl" and not th.cut_tail
+            and th.offsets[n - 1] + th.lengths[n - 1] == th.offset)
+
+
+def _tail_went_on(th: ThreadIndex) -> bool:
+    """Whether a last line read before its end was written has been continued by anything but its
+    line end: the record read was only the start of the line (`{"a":1}` then `{"b":2}`)."""
+    if not _open_tail(th):
+        return False
+    try:
+        with files.open_file(th.path) as f:
+            f.seek(th.offset)
+            head = f.read(2)
+    except OSError:
+        return False
+    eol = th.eol.encode()
+    return bool(head) and not (head.startswith(eol) or (eol == b"\n" and head[:1] == b"\r"))
 
 
 def _sealed(th: ThreadIndex) -> bool:

@@ -27,6 +27,7 @@ model calls on a time axis and tokens per turn.
 from __future__ import annotations
 
 import logging
+import math
 import statistics
 import threading
 from array import array
@@ -439,7 +440,7 @@ def priced(u: dict, known: dict | None = None) -> dict:
     with another version of the table. `known`: bucket row → cost of the summary made before by
     this table (a bucket no line changed since costs what it cost then); left holding this one's."""
     models: dict[str, list] = {}
-    cost: dict[str, float | None] = {}
+    parts: dict[str, list | None] = {}  # model → the costs of its buckets (None: one unknown)
     turns = 0
     rows = []
     now: dict[tuple, float | None] = {}
@@ -456,10 +457,15 @@ def priced(u: dict, known: dict | None = None) -> dict:
             c = PRICES.cost(model, hour, calls, inp, out, read, write, tier)
         now[key] = c
         rows.append([*key, c])  # each bucket keeps its cost: the archive's stats add them by day
-        if model not in cost:
-            cost[model] = c
-        elif cost[model] is not None:
-            cost[model] = None if c is None else cost[model] + c
+        if model not in parts:
+            parts[model] = None if c is None else [c]
+        elif c is None:
+            parts[model] = None
+        elif parts[model] is not None:
+            parts[model].append(c)
+    # sums exactly rounded (fsum), so that they do not depend on the buckets' order: a session
+    # read while it grew lists its sub-agents' buckets in the order they appeared
+    cost = {m: None if p is None else math.fsum(p) for m, p in parts.items()}
     total = [c for c in cost.values() if c is not None]
     if known is not None:
         known.clear()
@@ -468,7 +474,7 @@ def priced(u: dict, known: dict | None = None) -> dict:
         "buckets": rows,
         "source_cost": u.get("source_cost"),
         "models": {m: [*v, cost[m]] for m, v in models.items()},
-        "cost": sum(total) if total else None,
+        "cost": math.fsum(total) if total else None,
         "unpriced": sorted(m or "unknown model" for m, c in cost.items() if c is None),
         "calls": sum(v[4] for v in models.values()),
         "turns": turns,  # turns counted from turn totals (their calls were not recorded one by one)

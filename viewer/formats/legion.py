@@ -586,6 +586,12 @@ def title_of(ev: Event) -> str | None:
 STATE_LIMIT = 8 << 20  # a state.json is a few kilobytes; more is not one
 
 
+def sidecars(main: Path) -> list[Path]:
+    """The file `session_info` reads: the index reads it again when it changes (legion rewrites it
+    when the minion's state moves, the transcript untouched: a session ends that way)."""
+    return [main.parent / "state.json"]
+
+
 def session_info(main: Path) -> dict:
     """state.json beside messages.jsonl: the minion's name, and whether it is still working."""
     try:
