@@ -83,7 +83,10 @@ class Clock:
     """The case's time: file times are set from it and the grace of a partial line reads it."""
 
     def __init__(self):
-        self.now = time.time()
+        # a day behind the real clock: folder times (set from this clock) are then long past when
+        # the index lists them, so that it trusts a listing while they do not change (see
+        # index._companions_settled) — the path a session older than a few seconds takes
+        self.now = time.time() - 86400
 
     def tick(self, r: random.Random) -> int:
         self.now += r.choice([0.001, 0.01, 0.2, 1.5])
@@ -161,6 +164,7 @@ class Writer:
 
     def _write(self, rel: str, data: bytes, at: int | None) -> None:
         p = self.path(rel)
+        created = not p.exists()
         p.parent.mkdir(parents=True, exist_ok=True)
         if at is None:  # the whole file again (same inode: opened for writing, truncated)
             with open(p, "r+b" if p.exists() else "wb") as f:
@@ -172,6 +176,9 @@ class Writer:
                 f.write(data)
         t = self.clock.tick(self.r)
         os.utime(p, ns=(t, t))
+        if created:  # the folders it (and its own folders) appeared in changed, at this time
+            for d in [self.folder, *(q for q in self.folder.rglob("*") if q.is_dir())]:
+                os.utime(d, ns=(t, t))
         if rel != self.main and self.main.endswith("session.json") and self.path(self.main).exists():
             # Wolo saves session.json after each message it writes (see formats/wolo.py): that
             # is how a reader learns that the folder changed

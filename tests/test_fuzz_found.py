@@ -373,3 +373,29 @@ def test_full_text_rows_of_a_cut_last_line_are_made_again_when_it_is_finished(tm
         viewer.fts._give_back(db)
     viewer.fts.close()
     assert any("zebracorn answer" in t for t in texts) and not any('"role"' in t for t in texts)
+
+
+def test_sub_agents_stay_after_the_main_file_is_read_again(tmp_path, monkeypatch):
+    # A rebuild (the main file cut, rewritten, or its cut last line finished) starts the threads
+    # afresh, then lists the companions — unless the last listing was still current (their folders
+    # unchanged: every session older than a few seconds), and the sub-agents were gone for good
+    import shutil
+
+    from viewer import index
+
+    monkeypatch.setattr(index, "RACY_NS", 0)  # (a listing made long after its folders changed)
+    main = tmp_path / "p" / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
+    main.parent.mkdir()
+    shutil.copy(DEMO / main.name, main)
+    shutil.copytree(DEMO / main.stem, main.with_suffix(""))
+    idx = SessionIndex(main).build()
+    assert "ae4ec7844d73bdd8f" in idx.threads
+    data = main.read_bytes()
+    with open(main, "r+b") as f:
+        f.truncate(data.index(b"\n", len(data) // 2) + 1)
+    assert idx.refresh().reset
+    assert list(idx.threads) == ["main", "ae4ec7844d73bdd8f"]
+    main.write_bytes(data)
+    _touch(main)
+    idx.refresh()
+    assert _columns(idx) == _columns(SessionIndex(main).build())

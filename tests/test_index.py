@@ -215,10 +215,16 @@ def test_cr_only_line_endings_and_a_byte_order_mark(tmp_path):
         assert (idx.summary.events, idx.summary.unparsed) == (3, 0), name
         assert [e.text() for e in load_events(idx, "main", 0, 3)] == [
             "message 0", "message 1", "message 2"], name
-        with open(p, "ab") as f:  # and the live tail goes on reading new lines
-            f.write((json.dumps(legion(3)) + ("\r" if "cr" == name[-2:] else "\n")).encode())
+        eol = "\r" if "cr" == name[-2:] else "\n"
+        with open(p, "ab") as f:  # and the live tail goes on reading new lines (a file that
+            # does not end its last line gets that line's end first: else the new record would
+            # go on the same line, which a fresh read shows as one unparsed line)
+            f.write(((eol if data[-1] not in "\r\n" else "") + json.dumps(legion(3)) + eol).encode())
         idx.refresh()
         assert load_events(idx, "main", 3, 4)[0].text() == "message 3", name
+        fresh = SessionIndex(p).build().threads["main"]
+        assert (idx.threads["main"].ids, list(idx.threads["main"].lines)) == (
+            fresh.ids, list(fresh.lines)), name
 
 
 def test_a_json_document_with_a_byte_order_mark(tmp_path):

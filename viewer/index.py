@@ -270,6 +270,9 @@ class SessionIndex:
             self.usage = Tally()
             self._ids = {}
             self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
+            # the companions are listed again: a listing still current says nothing of threads
+            # this build has not read yet (they were dropped with the rest)
+            self._companions_seen = None
             self._extend(self.threads["main"], Change())
             if fmt != formats.FALLBACK.NAME or seen >= detect.HEAD_BYTES \
                     or self.threads["main"].offset <= seen:
