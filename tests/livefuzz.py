@@ -131,12 +131,6 @@ def _cut(data: bytes, pos: int, r: random.Random) -> int:
 
 
 @dataclass
-class Step:
-    what: str
-    rel: str
-
-
-@dataclass
 class Writer:
     """Writes a case's files toward their final bytes, a piece at a time, with disturbances."""
 
@@ -370,6 +364,8 @@ class Consumer:
         for name in after or {}:
             if name not in before and name in idx.threads and name not in ("@", "!"):
                 th = idx.threads[name]  # a card: its events so far load when it is opened
+                if 'id="unlinked-threads"' not in msg and '-thread"' not in msg:
+                    self.problems.append(f"thread {name} appeared and the page was sent nothing")
                 shown = [e for e in th.ids[:first_seq(th, after[name])] if e not in self.seen]
                 # (the events sent with the card in this very message come after it)
                 sent = set(_EVENT_IDS.findall(msg))
@@ -408,7 +404,6 @@ def stream_problems(consumer: Consumer, idx) -> list[str]:
 
 def fts_rows(fts, path: str) -> list:
     """The full-text rows of one session: (event id, text)."""
-
     from viewer import fts as ftsmod
 
     fts.wait(30)
@@ -435,6 +430,8 @@ class LiveCase:
     seed: Seed
     index: int
     log: list
+    checked: bool = False  # compared with a fresh read (a first piece that is no transcript yet
+    # gives no session to tail)
 
     def describe(self) -> str:
         return f"{self.seed.name} live case {self.index}: " + "; ".join(self.log)[-2500:]
@@ -468,17 +465,21 @@ def run_case(seed: Seed, index: int, work: Path, r: random.Random, fts: bool = F
             apps.append(app)
             viewer = app.extensions["viewer"]
             store = viewer.store
-            key = next((ref.key for ref in store.sessions()
-                        if Path(ref.path) == live_root / main), None)
-            if key is None:
-                return case, []  # (a first piece that is not yet a transcript: nothing to tail)
             c = app.test_client()
-            try:
-                idx = store.index(key)
-            except Exception as e:  # a head that does not read as a transcript yet
-                if type(e).__name__ in ("NotTranscript", "Skipped", "NotFound"):
-                    return case, []
-                raise
+            idx = None
+            while idx is None:  # written on until the first piece reads as a session
+                store.invalidate()
+                key = next((ref.key for ref in store.sessions()
+                            if Path(ref.path) == live_root / main), None)
+                try:
+                    idx = store.index(key) if key is not None else None
+                except Exception as e:  # a head that does not read as a transcript yet
+                    if type(e).__name__ not in ("NotTranscript", "Skipped", "NotFound"):
+                        raise
+                if idx is None:
+                    if writer.done():
+                        return case, []
+                    writer.step()
             consumer = Consumer(viewer, key, idx)
             for _ in range(400):
                 if writer.done():
@@ -497,6 +498,7 @@ def run_case(seed: Seed, index: int, work: Path, r: random.Random, fts: bool = F
                         store._memory[key] = SessionIndex.load(idx.dump())
                     writer.log.append("(cache)")
             writer.finish()
+            case.checked = True
             consumer.drain()
             live = store.refresh(key)[0]
             # what a reader of the final files is shown
@@ -605,11 +607,6 @@ def _fts_problems(app, key: str, work: Path, live_root: Path) -> list[str]:
     return []
 
 
-def live_seeds(fixtures: Path) -> list[Seed]:
-    """The seeds a live case can be made of: every seed (documents too: they are read whole again)."""
-    return seeds(fixtures)
-
-
 def main(argv=None) -> int:
     import argparse
     import tempfile
@@ -625,9 +622,9 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default=None)
     args = ap.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="livefuzz-"))
-    all_seeds = [s for s in live_seeds(work / "fixtures") if args.only in s.name]
+    all_seeds = [s for s in seeds(work / "fixtures") if args.only in s.name]
     started = time.monotonic()
-    total = found = 0
+    total = found = checked = 0
     seen: set = set()
     rng_seed = args.seed
     while True:
@@ -636,6 +633,7 @@ def main(argv=None) -> int:
             for i in range(args.cases):
                 case, problems = run_case(seed, i, work / "w", r, fts=args.fts)
                 total += 1
+                checked += case.checked
                 found += bool(problems)
                 for p in problems[:3]:
                     sig = signature(p) if "Traceback" in p else re.sub(r"\d+", "#", p[:60])
@@ -643,13 +641,14 @@ def main(argv=None) -> int:
                         seen.add(sig)
                         print(f"\n=== [{len(seen)}] round {rng_seed} {case.describe()}\n{p}",
                               flush=True)
-        print(f"round {rng_seed}: {total} cases so far, {found} problems, {len(seen)} distinct, "
-              f"{time.monotonic() - started:.0f} s", flush=True)
+        print(f"round {rng_seed}: {total} cases so far ({checked} checked), {found} problems, "
+              f"{len(seen)} distinct, {time.monotonic() - started:.0f} s", flush=True)
         rng_seed += 1
         if not args.minutes or time.monotonic() - started > args.minutes * 60:
             break
     shutil.rmtree(work / "w", ignore_errors=True)
-    print(f"{total} cases in {time.monotonic() - started:.0f} s; {found} problems, {len(seen)} distinct")
+    print(f"{total} cases ({checked} checked) in {time.monotonic() - started:.0f} s; "
+          f"{found} problems, {len(seen)} distinct")
     return 1 if found else 0
 
 

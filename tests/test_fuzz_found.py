@@ -293,11 +293,12 @@ def test_legion_state_written_after_the_transcript_is_read(tmp_path):
     # the index kept saying what it said without it (no name; still running)
     folder = tmp_path / "s"
     folder.mkdir()
-    (folder / "messages.jsonl").write_bytes((SESSIONS / "legion-mixed-timestamps" / "messages.jsonl").read_bytes())
+    src = SESSIONS / "legion-mixed-timestamps"
+    (folder / "messages.jsonl").write_bytes((src / "messages.jsonl").read_bytes())
     idx = SessionIndex(folder / "messages.jsonl").build()
     assert "timestamps" not in idx.summary.agents and not idx.info.get("finished")
     assert idx.unchanged()
-    (folder / "state.json").write_bytes((SESSIONS / "legion-mixed-timestamps" / "state.json").read_bytes())
+    (folder / "state.json").write_bytes((src / "state.json").read_bytes())
     assert not idx.unchanged()
     change = idx.refresh()
     assert change.info and not change.new
@@ -399,3 +400,73 @@ def test_sub_agents_stay_after_the_main_file_is_read_again(tmp_path, monkeypatch
     _touch(main)
     idx.refresh()
     assert _columns(idx) == _columns(SessionIndex(main).build())
+
+
+def test_a_thread_no_call_links_to_appears_on_a_live_page(tmp_path):
+    # A sub-agent file whose spawning call is not in the transcript is listed under "Other
+    # threads" when the page is drawn; one that appeared while the page was open was sent as a card
+    # for a call that does not exist — nothing — and its events went to a list not on the page
+    from viewer.web.feed import positions
+
+    folder = tmp_path / "root" / "s"
+    folder.mkdir(parents=True)
+
+    def line(i, sidechain=False):
+        return json.dumps({"type": "user", "uuid": f"u{i}{sidechain}", "parentUuid": None,
+                           "sessionId": "s", "isSidechain": sidechain,
+                           "timestamp": f"2025-10-21T10:00:{i:02}Z",
+                           "message": {"role": "user", "content": f"line {i}"}}) + "\n"
+
+    (folder / "messages.jsonl").write_text(line(0))
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "INDEX_ALL": False})
+    viewer = app.extensions["viewer"]
+    page = app.test_client().get("/s/s").get_data(as_text=True)
+    assert '<section class="unlinked" id="unlinked-threads" hidden>' in page  # (none yet)
+    idx = viewer.store.index("s")
+    sub = viewer.feeds.subscribe("s", idx, positions(idx), {
+        "SERVER_NAME": "localhost", "SERVER_PORT": "80", "wsgi.url_scheme": "http"})
+    (folder / "subagents").mkdir()
+    (folder / "subagents" / "agent-a1.jsonl").write_text(line(1, True) + line(2, True))
+    sub.feed.poke()
+    sent = b""
+    for _ in range(10):
+        sub.work()
+        while (msg := sub.next_message()):
+            sent += msg
+    sent = sent.decode()
+    assert 'id="unlinked-threads" hx-swap-oob="true">' in sent and 'href="/s/s/t/a1"' in sent
+    assert "2 events" in sent
+    again = app.test_client().get("/s/s").get_data(as_text=True)  # as a reload shows it
+    assert 'href="/s/s/t/a1"' in again and "Other threads" in again
+    sub.close()
+    viewer.fts.close()
+
+
+def test_full_text_rows_follow_a_line_rewritten_in_place(tmp_path):
+    # The last line rewritten to the same length (one letter changed): the index sees the bytes
+    # before its resume offset changed and reads the file again, but the full-text index found the
+    # last event where it was, with the same id and length, and kept the old words
+    folder = tmp_path / "root" / "s"
+    folder.mkdir(parents=True)
+    p = folder / "messages.jsonl"
+    first = json.dumps({"role": "user", "content": "question"}) + "\n"
+    p.write_text(first + json.dumps({"role": "assistant", "content": "zebracorn answer"}) + "\n")
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "INDEX_ALL": False})
+    viewer = app.extensions["viewer"]
+    viewer.store.index("s")
+    viewer.fts.wait(30)
+    p.write_text(first + json.dumps({"role": "assistant", "content": "zebracorn answex"}) + "\n")
+    _touch(p)
+    assert viewer.store.refresh("s")[1].reset
+    viewer.fts.wait(30)
+    db = viewer.fts._reader()
+    try:
+        from viewer import fts as ftsmod
+
+        texts = [ftsmod._unz(z) for (z,) in db.execute(viewer.fts._sql("SELECT z FROM {text}"))]
+    finally:
+        viewer.fts._give_back(db)
+    viewer.fts.close()
+    assert "zebracorn answex" in texts and "zebracorn answer" not in texts

@@ -33,3 +33,4 @@ def test_a_session_written_in_pieces_reads_as_one_read_of_it(name, tmp_path):
     r = random.Random(f"live:0:{name}")
     case, problems = run_case(seed, 0, tmp_path / "w", r, fts=name.endswith(".jsonl") and r.random() < 0.5)
     assert problems == [], case.describe()
+    assert case.checked  # (compared with a fresh read, not left before its first check)

@@ -152,6 +152,9 @@ class FullText:
         self._changes = 0  # bumped whenever `_state` changes: `_views` are made again
         self._seen: tuple = (-1, {}, {})  # (changes, path by sid, main file's size by path)
         self._buffers: dict[str, dict] = {}  # key → {(thread, seq): (eid, text)} from sinks
+        # sessions whose index was built again since their rows were written (a file cut or
+        # rewritten): their rows are made again, whatever their last event still looks like
+        self._rebuilt: set[str] = set()
         self._buffered = 0
         self._overflow: set[str] = set()
         self._block = threading.Lock()  # the buffers (passes add, the writer takes)
@@ -291,6 +294,8 @@ class FullText:
         return take
 
     def indexed(self, key: str, idx) -> None:
+        with self._block:
+            self._rebuilt.add(key)
         self._enqueue(key, idx)
 
     def extended(self, key: str, idx, change) -> None:
@@ -477,10 +482,13 @@ class FullText:
             buf = self._buffers.pop(key, {})
             self._buffered -= sum(len(t) for _, t in buf.values())
             self._overflow.discard(key)
+            rebuilt = key in self._rebuilt
+            self._rebuilt.discard(key)
         path = idx.main
         st = self._state.get(path)
         threads = dict(st[2]) if st else {}
-        fresh = st is None
+        # (a line rewritten in place to the same length leaves the last event as it was)
+        fresh = st is None or rebuilt
         for name, th in list(idx.threads.items()):
             if not _still(threads.get(name), th):
                 fresh = True

@@ -355,8 +355,10 @@ class SessionIndex:
                 continue
             # a file of a few records may read as another format once more are written (a
             # MARSYS agent's first line is a plain chat message): decided again on its head
+            # (a format others' first lines do not look like is not: detection decodes the head)
             undecided = len(th) < detect.HEAD_RECORDS and th.name == "main" and (
-                th.format == formats.FALLBACK.NAME or self._detected_otherwise(th))
+                th.format == formats.FALLBACK.NAME
+                or (th.format in detect.PLAIN and self._detected_otherwise(th)))
             # a last line shown as truncated that the writer now continues is read again whole
             if ino != th.ino or size < th.offset or th.mode == "document" or undecided \
                     or th.cut_tail or not _sealed(th) or _tail_went_on(th):

@@ -23,6 +23,10 @@ from . import ADAPTERS, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
+# formats of plain chat messages: the first lines of many other formats read as one of these (a
+# MARSYS agent's, AgentScope's), so a file detected as one while it holds few records is detected
+# again as it grows (SessionIndex.refresh)
+PLAIN = frozenset({"openai-chat", "anthropic-messages"})
 SNIFF_BYTES = 16 << 10  # what discovery reads of a file to tell a transcript from anything else
 _BOM = b"\xef\xbb\xbf"
 # bytes that never occur in UTF-8 text (tab, newlines, form feed and escape aside)

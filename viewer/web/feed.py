@@ -283,20 +283,24 @@ class Feed:
 
     def _card(self, name: str) -> Piece:
         """A thread that appeared after a page was drawn: its Task card gets the thread (which loads
-        its events when opened); its later events stream as usual."""
+        its events when opened) — a thread no call links to joins the page's list of those; its
+        later events stream as usual."""
         card = self._cards.get(name)
         if card is None:
             idx = self.idx
             th = idx.threads[name]
             n = len(th)
-            oob = ()
             parent = th.meta.get("parent_call")
             cv = Timeline(idx).call_view(parent) if parent else None
-            if cv is not None:
-                with self._context():
-                    oob = (*self._call_parts(cv, thread=True),
-                           ("session-live", self._part("written", written=idx.written())))
-                self.feeds.renders += 1
+            with self._context():
+                if cv is not None:
+                    oob = (*self._call_parts(cv, thread=True),)
+                    self.feeds.renders += 1
+                else:  # no call links to it: the page's list of such threads, with it
+                    unlinked = [t for n, t in idx.threads.items()
+                                if n != "main" and not t.meta.get("parent_call")]
+                    oob = (("unlinked-threads", self._part("unlinked", unlinked=unlinked)),)
+                oob += (("session-live", self._part("written", written=idx.written())),)
             card = self._cards[name] = Piece(-1, position_after(th, n), b"", oob)
             self._done.setdefault(name, n)
         return card
