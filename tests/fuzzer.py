@@ -62,7 +62,9 @@ class Seed:
 
     @property
     def name(self) -> str:
-        for base in (CORPUS.parent, ROOT):
+        # (resolved: the store lists real paths, and ../shared may be a link to the corpus; the
+        # name seeds each case's mutations, so it must not depend on how the checkout was made)
+        for base in (CORPUS.parent.resolve(), ROOT):
             if self.main.is_relative_to(base):
                 return str(self.main.relative_to(base))
         return "fixture/" + self.main.parent.name
