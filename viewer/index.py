@@ -819,6 +819,7 @@ class SessionIndex:
             "usage": self.usage.dump(blobs),
             "summary": summary_dump(self.summary),
             "info": self.info,
+            "sidecars": self._sidecars_seen,
             "build_id": self.build_id,
             "blobs": [len(b) for b in blobs],
         }
@@ -848,6 +849,11 @@ class SessionIndex:
         idx.summary = summary_load(d["summary"])
         idx.usage.remember_costs(idx.summary.usage)
         idx.info = d.get("info") or {}
+        # (the files `info` was read from, as then: without them a loaded index never looks
+        # unchanged, and each new process would refresh and sum up a big session again)
+        seen = d.get("sidecars")
+        idx._sidecars_seen = None if seen is None else tuple(
+            None if x is None else tuple(x) for x in seen)
         idx.build_id = d.get("build_id", 0)
         idx.built_at = time.time()
         return idx
