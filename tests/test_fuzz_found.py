@@ -349,8 +349,6 @@ def test_full_text_rows_of_a_cut_last_line_are_made_again_when_it_is_finished(tm
     import os
     import time
 
-    from viewer import fts as ftsmod
-
     folder = tmp_path / "root" / "s"
     folder.mkdir(parents=True)
     p = folder / "messages.jsonl"
@@ -367,12 +365,7 @@ def test_full_text_rows_of_a_cut_last_line_are_made_again_when_it_is_finished(tm
     p.write_text(first + last)
     viewer.store.refresh("s")
     viewer.fts.wait(30)
-    db = viewer.fts._reader()
-    try:
-        texts = [ftsmod._unz(z) for (z,) in db.execute(viewer.fts._sql("SELECT z FROM {text}"))]
-    finally:
-        viewer.fts._give_back(db)
-    viewer.fts.close()
+    texts = _fts_texts(viewer)
     assert any("zebracorn answer" in t for t in texts) and not any('"role"' in t for t in texts)
 
 
@@ -461,12 +454,17 @@ def test_full_text_rows_follow_a_line_rewritten_in_place(tmp_path):
     _touch(p)
     assert viewer.store.refresh("s")[1].reset
     viewer.fts.wait(30)
+    texts = _fts_texts(viewer)
+    assert "zebracorn answex" in texts and "zebracorn answer" not in texts
+
+
+def _fts_texts(viewer) -> list[str]:
+    """The text of every full-text row the server's index holds (its search is then closed)."""
+    from viewer import fts as ftsmod
+
     db = viewer.fts._reader()
     try:
-        from viewer import fts as ftsmod
-
-        texts = [ftsmod._unz(z) for (z,) in db.execute(viewer.fts._sql("SELECT z FROM {text}"))]
+        return [ftsmod._unz(z) for (z,) in db.execute(viewer.fts._sql("SELECT z FROM {text}"))]
     finally:
         viewer.fts._give_back(db)
-    viewer.fts.close()
-    assert "zebracorn answex" in texts and "zebracorn answer" not in texts
+        viewer.fts.close()
