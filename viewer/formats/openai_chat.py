@@ -228,24 +228,25 @@ def content_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(m)
         elif t == "refusal":
             out += [Notice("the model refused"), Text(as_text(part.get("refusal")), markdown)]
-        elif t == "reasoning" and (thought := _reasoning_part(part)) is not None:
-            out.append(thought)
+        elif t == "reasoning" and (thoughts := _reasoning(part)):
+            out += thoughts
         else:
             out.append(Data(part, str(t)))
     return out
 
 
-def _reasoning_part(part: dict) -> Thinking | None:
-    """LangChain's reasoning content block, which `convert_to_openai_messages` keeps in an
-    assistant's content: `{type: reasoning, reasoning}` (its standard block) or, from the Responses
-    API, `{type: reasoning, summary: [{text}]}`; None for any other shape (kept as data)."""
-    text = part.get("reasoning")
-    if not isinstance(text, str) and isinstance(part.get("summary"), list):
-        texts = [p.get("text") for p in part["summary"] if isinstance(p, dict)]
-        text = "\n\n".join(t for t in texts if isinstance(t, str)) if texts else None
-    if isinstance(text, str) and text.strip():
-        return Thinking(text)
-    return Thinking("", True, None) if part.get("encrypted_content") else None
+def _reasoning(rec: dict) -> list:
+    """The thoughts of a Responses `reasoning` item — or of LangChain's reasoning content part,
+    which `convert_to_openai_messages` keeps in an assistant's content: its own `{type: reasoning,
+    reasoning}` or the Responses item as it was. Summary / content texts, or one sealed Thinking
+    for an encrypted one; [] when it holds none (a part is then kept as data)."""
+    if isinstance(rec.get("reasoning"), str):
+        texts = [rec["reasoning"]]
+    else:
+        texts = [p.get("text") for key in ("summary", "content") if isinstance(rec.get(key), list)
+                 for p in rec[key] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return [Thinking(x) for x in texts if x.strip()] or (
+        [Thinking("", True, None)] if rec.get("encrypted_content") else [])
 
 
 def _cited(annotations: Any, content: Any) -> list:
@@ -370,11 +371,7 @@ def _item_type(rec: dict) -> str | None:
 
 def _item(t: str, rec: dict, ref: Ref) -> Event:
     if t == "reasoning":
-        texts = [p.get("text") for key in ("summary", "content") if isinstance(rec.get(key), list)
-                 for p in rec[key] if isinstance(p, dict) and isinstance(p.get("text"), str)]
-        blocks = [Thinking(x) for x in texts if x.strip()] or (
-            [Thinking("", True, None)] if rec.get("encrypted_content") else [])
-        return Event(ref, "assistant", blocks=blocks)
+        return Event(ref, "assistant", blocks=_reasoning(rec))
     if t in _OUTPUTS:
         call = str(rec.get("call_id") or rec.get("id") or "")  # local_shell_call_output: `id`
         blocks, failed = _item_output(rec.get("output"))
