@@ -194,14 +194,8 @@ def test_a_page_filtered_to_a_sub_agent_longer_than_the_main_thread(tmp_path, er
     folder = tmp_path / "root" / "s"
     (folder / "subagents").mkdir(parents=True)
 
-    def line(i, sidechain=False):
-        return json.dumps({"type": "user", "uuid": f"u{i}{sidechain}", "parentUuid": None,
-                           "sessionId": "s", "isSidechain": sidechain,
-                           "timestamp": f"2025-10-21T10:00:{i:02}Z",
-                           "message": {"role": "user", "content": f"line {i}"}}) + "\n"
-
-    (folder / "messages.jsonl").write_text(line(0))
-    (folder / "subagents" / "agent-a1.jsonl").write_text("".join(line(i, True) for i in range(1, 99)))
+    (folder / "messages.jsonl").write_text(_prompt_line(0))
+    (folder / "subagents" / "agent-a1.jsonl").write_text("".join(_prompt_line(i, True) for i in range(1, 99)))
     app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
                       "WATCH": False, "INDEX_ALL": False})
     c = app.test_client()
@@ -404,13 +398,7 @@ def test_a_thread_no_call_links_to_appears_on_a_live_page(tmp_path):
     folder = tmp_path / "root" / "s"
     folder.mkdir(parents=True)
 
-    def line(i, sidechain=False):
-        return json.dumps({"type": "user", "uuid": f"u{i}{sidechain}", "parentUuid": None,
-                           "sessionId": "s", "isSidechain": sidechain,
-                           "timestamp": f"2025-10-21T10:00:{i:02}Z",
-                           "message": {"role": "user", "content": f"line {i}"}}) + "\n"
-
-    (folder / "messages.jsonl").write_text(line(0))
+    (folder / "messages.jsonl").write_text(_prompt_line(0))
     app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
                       "WATCH": False, "INDEX_ALL": False})
     viewer = app.extensions["viewer"]
@@ -420,7 +408,7 @@ def test_a_thread_no_call_links_to_appears_on_a_live_page(tmp_path):
     sub = viewer.feeds.subscribe("s", idx, positions(idx), {
         "SERVER_NAME": "localhost", "SERVER_PORT": "80", "wsgi.url_scheme": "http"})
     (folder / "subagents").mkdir()
-    (folder / "subagents" / "agent-a1.jsonl").write_text(line(1, True) + line(2, True))
+    (folder / "subagents" / "agent-a1.jsonl").write_text(_prompt_line(1, True) + _prompt_line(2, True))
     sub.feed.poke()
     sent = b""
     for _ in range(10):
@@ -468,3 +456,11 @@ def _fts_texts(viewer) -> list[str]:
     finally:
         viewer.fts._give_back(db)
         viewer.fts.close()
+
+
+def _prompt_line(i: int, sidechain: bool = False) -> str:
+    """A Claude Code prompt line numbered i (of a sub-agent's file when `sidechain`)."""
+    return json.dumps({"type": "user", "uuid": f"u{i}{sidechain}", "parentUuid": None,
+                       "sessionId": "s", "isSidechain": sidechain,
+                       "timestamp": f"2025-10-21T10:00:{i:02}Z",
+                       "message": {"role": "user", "content": f"line {i}"}}) + "\n"
