@@ -1,6 +1,9 @@
 """Plain message lists kept the way the official SDKs hand them back (anthropic 2.13.0 Messages API
 and openai 3.57.0 chat completions tool loops against a fake model), and a LangChain history as
-langchain-core 1.8.4 converts it to OpenAI messages (tests/recorded/README.md)."""
+langchain-core 1.8.4 converts it to OpenAI messages and as its own serialisations write it
+(tests/recorded/README.md)."""
+
+import pytest
 
 import json
 
@@ -56,3 +59,25 @@ def test_langchain_converted_history():
     assert reasoning and [b.text for e in evs for b in e.blocks if b.kind == "thinking"] == reasoning
     assert not any(b.kind == "data" for e in evs for b in e.blocks)
     assert evs[2].text() == "Let me look."
+
+
+@pytest.mark.parametrize("name", ["langchain-messages-to-dict.json", "langchain-dumpd.json"])
+def test_langchain_own_serialisations(name):
+    """LangChain's `messages_to_dict` and `dumpd` keep each ToolMessage's `status`: the two tools
+    that raised (`handle_tool_error`, status "error") read failed, the others completed; roles,
+    calls, thinking, model and usage read as in the converted list."""
+    folder = ROOT / "tests" / "recorded" / "langchain-core-1.8.4"
+    msgs, idx, evs = read(name, "openai-chat", folder)
+    fields = [m.get("data") or m.get("kwargs") for m in msgs]
+    status = {f["tool_call_id"]: f["status"] for f in fields if f["type"] == "tool"}
+    assert sorted(status.values()) == ["error", "error", "success", "success"]
+    assert {c: idx.calls.calls[c].status for c in status} == {
+        c: "error" if s == "error" else "completed" for c, s in status.items()}
+    assert not idx.calls.orphans and "unparsed" not in idx.threads["main"].kinds
+    assert [e.role for e in evs] == ["system", "user", "assistant", "tool", "tool", "tool",
+                                     "assistant", "tool", "assistant"]
+    assert [b.text for e in evs for b in e.blocks if b.kind == "thinking"] == [
+        "Weather first, then the files."]
+    assert evs[2].text() == "Let me look." and evs[2].model == "gpt-5-mini"
+    assert evs[2].usage["input_tokens"] == 800
+    assert idx.summary.title == fields[1]["content"]

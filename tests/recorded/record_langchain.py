@@ -4,13 +4,18 @@ langchain-core's own objects only: a scripted `FakeMessagesListChatModel` (no mo
 AIMessages holding reasoning and text content blocks and parallel `tool_calls`; the real `@tool`
 functions run them (`handle_tool_error = True`: a tool raising `ToolException` gives LangChain's error ToolMessage,
 `status="error"`); the history is written with `convert_to_openai_messages(messages)` + `json.dump`,
-the documented way to hand a LangChain conversation to anything that reads OpenAI messages.
+the documented way to hand a LangChain conversation to anything that reads OpenAI messages. The
+same history is also written in LangChain's own serialisations, which keep each ToolMessage's
+`status`: `messages_to_dict(messages)` ({type, data}) and `[dumpd(m) for m in messages]` (the
+`{lc, type: constructor, id, kwargs}` form LangGraph checkpoints and LangSmith runs hold).
 """
 import json
 import sys
 
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, convert_to_openai_messages
+from langchain_core.load import dumpd
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, convert_to_openai_messages, \
+    messages_to_dict
 from langchain_core.tools import ToolException, tool
 
 OUT = sys.argv[1]
@@ -60,4 +65,8 @@ while True:
 
 with open(f"{OUT}/langchain-openai-messages.json", "w") as f:
     json.dump(convert_to_openai_messages(messages), f, indent=2, ensure_ascii=False)
+with open(f"{OUT}/langchain-messages-to-dict.json", "w") as f:
+    json.dump(messages_to_dict(messages), f, indent=2, ensure_ascii=False)
+with open(f"{OUT}/langchain-dumpd.json", "w") as f:
+    json.dump([dumpd(m) for m in messages], f, indent=2, ensure_ascii=False)
 print([(type(m).__name__, getattr(m, "status", None)) for m in messages])

@@ -31,6 +31,10 @@ Shapes read:
   execution was not approved.") are errors (the last one denied); a handoff's output
   `{"assistant": name}` reads "handed off to name".
 * Responses streaming event logs: the `response.*` events one per line (see the section below).
+* LangChain's own message serialisations (see `_langchain`): `messages_to_dict` `{type, data}`,
+  `dumpd` `{lc, type: constructor, id, kwargs}` and a message's `model_dump()`, read as the chat
+  message each one is; unlike `convert_to_openai_messages` they keep a ToolMessage's `status`, so an
+  `"error"` one is a failed call.
 * `tool_calls` of `type: custom` (`custom: {name, input}`, the input free-form text).
 * `reasoning_content` (DeepSeek, vLLM), `reasoning` / `reasoning_details` (OpenRouter) and LiteLLM
   `thinking_blocks` → Thinking; assistant `audio` → Media plus its transcript; `refusal` → a notice
@@ -86,6 +90,8 @@ class Linked(dict):
 
 
 def sniff(rec: Any) -> int:
+    if _langchain(rec) is not None:
+        return 3
     if isinstance(rec, dict) and rec.get("role") is None and _item_type(rec):
         return 2
     if _stream_type(rec):
@@ -124,7 +130,9 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
         else:
             found = [(f"{key}[{i}]", r) for key in ("input", "output")
                      if isinstance(doc.get(key), list) for i, r in enumerate(doc[key])]
-    if not found or not any(isinstance(r, dict) and ("role" in r or _item_type(r)) for _, r in found):
+    if not found or not any(isinstance(r, dict) and ("role" in r or _item_type(r)
+                                                      or _langchain(r) is not None)
+                            for _, r in found):
         return None
     return _link_exit(found)
 
@@ -154,6 +162,8 @@ def _link_exit(found: list) -> list:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if (message := _langchain(rec)) is not None:
+        return event(message, ref)
     if t := _stream_type(rec):
         return _stream_event(t, rec, ref)
     if isinstance(rec, dict) and rec.get("role") is None and (t := _item_type(rec)):
@@ -319,10 +329,71 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
                                        and not isinstance(extra.get("returncode"), bool)
                                        and extra["returncode"] != 0):
         error = True
-    if error is None and "returncode" not in extra and error_content(content):
+    status = rec.get("status")  # a LangChain ToolMessage's (`_langchain`): "success" | "error"
+    if status == "error":
+        error = True
+    elif error is None and "returncode" not in extra and status != "success" \
+            and error_content(content):
         error = True  # no flag in the format: a result that is an error report is one
     state = _sdk_failure(content)
     ev.blocks = [ToolResult(call, blocks, True if state else error, state=_NAMED.get(state))]
+
+
+# --- LangChain messages ------------------------------------------------------------------------
+# langchain-core's BaseMessage subclasses (langchain_core/messages/), as its own code writes them:
+# `messages_to_dict` → `{type, data: model_dump()}`, `dumpd(m)` → `{lc: 1, type: "constructor", id:
+# ["langchain", "schema", "messages", "ToolMessage"], kwargs: {the fields set}}` (LangGraph
+# checkpoints, LangSmith runs), or `model_dump()` itself: `{content, additional_kwargs,
+# response_metadata, type, name, id, …}`. Each is turned into the chat message it stands for.
+_LC_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool",
+             "function": "function", "chat": None}
+_LC_CLASSES = {f"{cls}{chunk}": kind for cls, kind in (
+    ("HumanMessage", "human"), ("AIMessage", "ai"), ("SystemMessage", "system"),
+    ("ToolMessage", "tool"), ("FunctionMessage", "function"), ("ChatMessage", "chat"))
+    for chunk in ("", "Chunk")}
+
+
+def _langchain(rec: Any) -> dict | None:
+    """A LangChain message record as the chat message it is, or None when `rec` is not one."""
+    if not isinstance(rec, dict) or "role" in rec:
+        return None
+    t = rec.get("type")
+    if t == "constructor" and rec.get("lc") == 1 and isinstance(rec.get("kwargs"), dict):
+        path = rec.get("id")
+        name = path[-1] if isinstance(path, list) and path and isinstance(path[-1], str) else None
+        kind, fields = _LC_CLASSES.get(name), rec["kwargs"]
+    elif not isinstance(t, str):
+        return None
+    elif isinstance(rec.get("data"), dict) and len(rec) == 2:  # messages_to_dict
+        kind, fields = _LC_CLASSES.get(t, t), rec["data"]
+    elif "content" in rec and ("additional_kwargs" in rec or "response_metadata" in rec):
+        kind, fields = _LC_CLASSES.get(t, t), rec  # model_dump (a chunk's type is its class name)
+    else:
+        return None
+    if kind not in _LC_ROLES or "content" not in fields:
+        return None
+    extra = fields.get("additional_kwargs") if isinstance(fields.get("additional_kwargs"), dict) else {}
+    # older LangChain kept the provider's own fields (tool_calls, function_call, reasoning_content)
+    # in additional_kwargs: they are read as the chat message's
+    out = {k: v for k, v in extra.items() if k in _OPENAI_KEYS or k in ("reasoning", "thinking_blocks")}
+    role = _LC_ROLES[kind] or fields.get("role")
+    out["role"] = role if isinstance(role, str) and role else kind
+    out["content"] = fields["content"]
+    for key in ("name", "id", "tool_call_id", "status"):
+        if fields.get(key) is not None:
+            out[key] = fields[key]
+    calls = [{"id": c.get("id"), "type": "function",
+              "function": {"name": c.get("name"), "arguments": c.get("args")}}
+             for key in ("tool_calls", "invalid_tool_calls") if isinstance(fields.get(key), list)
+             for c in fields[key] if isinstance(c, dict)]
+    if calls:
+        out["tool_calls"] = calls
+    meta = fields.get("response_metadata") if isinstance(fields.get("response_metadata"), dict) else {}
+    if isinstance(meta.get("model_name") or meta.get("model"), str):
+        out["model"] = meta.get("model_name") or meta.get("model")
+    if isinstance(fields.get("usage_metadata"), dict):
+        out["usage"] = fields["usage_metadata"]
+    return out
 
 
 # --- Responses API items -------------------------------------------------------------------------
