@@ -237,6 +237,24 @@ def test_handoff_and_approval_interruption(tmp_path):
     assert '{&quot;assistant&quot;' not in html and '"assistant": "Janitor"' not in html.split('class="raw')[0]
 
 
+def test_handoff_names_the_agent_that_speaks_after_it(tmp_path):
+    """`to_input_list()` names no agent: only the handoff's output `{"assistant": "Janitor"}` says
+    who speaks next. The Janitor's calls and its answer carry its name; what came before the
+    handoff (Triage's transfer call, unnamed in the file) stays unnamed."""
+    doc = json.loads((REC / "agents-handoff-approval.json").read_text())
+    at = next(i for i, r in enumerate(doc) if r.get("output") == '{"assistant": "Janitor"}')
+    idx = SessionIndex(REC / "agents-handoff-approval.json").build()
+    evs = events(idx)
+    spoken = [(i, e.author) for i, e in enumerate(evs) if e.role == "assistant"]
+    assert spoken == [(i, "Janitor" if i > at else None) for i, r in enumerate(doc)
+                      if r.get("role") == "assistant" or r.get("type") == "function_call"]
+    assert [e.author for e in evs if e.role == "assistant"][-3:] == ["Janitor"] * 3
+    assert idx.summary.agents == ["Janitor"]
+    html = page(tmp_path, "agents-handoff-approval.json")
+    final = html.split("I deleted notes.txt", 1)[0].rsplit("<li ", 1)[1]
+    assert '<span class="who">Janitor</span>' in final
+
+
 def test_stream_log_written_live_answers_its_calls_in_place(tmp_path):
     """Live tail of a stream log: the calls' cards turn from waiting to answered when the next
     response starts, without a reload."""

@@ -29,7 +29,8 @@ Shapes read:
   (approved, or denied with the reason); `mcp_list_tools` lists the server's tools as its result.
   The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
   execution was not approved.") are errors (the last one denied); a handoff's output
-  `{"assistant": name}` reads "handed off to name".
+  `{"assistant": name}` reads "handed off to name", and what the model writes after it is that
+  agent's (author `name`, until the next handoff: `_link_handoffs`).
 * Responses streaming event logs: the `response.*` events one per line (see the section below).
 * LangChain's own message serialisations (see `_langchain`): `messages_to_dict` `{type, data}`,
   `dumpd` `{lc, type: constructor, id, kwargs}` and a message's `model_dump()`, read as the chat
@@ -83,10 +84,11 @@ class Linked(dict):
     """A record as the file holds it, plus what only its neighbours say (never serialised)."""
 
     links: Any  # e.g. the calls this record answers, which the record itself does not name
+    agent: str | None  # the agent that speaks it, where only an earlier handoff says which
 
-    def __init__(self, rec: dict, links: Any):
+    def __init__(self, rec: dict, links: Any = None, agent: str | None = None):
         super().__init__(rec)
-        self.links = links
+        self.links, self.agent = links, agent
 
 
 def sniff(rec: Any) -> int:
@@ -134,7 +136,7 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
                                                       or _langchain(r) is not None)
                             for _, r in found):
         return None
-    return _link_exit(found)
+    return _link_handoffs(_link_exit(found))
 
 
 def document_bonus(doc: Any) -> int:
@@ -158,6 +160,25 @@ def _link_exit(found: list) -> list:
             extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
             failed = extra.get("exit_status") not in (None, "Submitted")
             out[i] = (path, Linked(rec, [(c, failed) for c in calls]))
+    return out
+
+
+def _link_handoffs(found: list) -> list:
+    """After an Agents SDK handoff (a `transfer_to_…` call answered `{"assistant": name}`) the
+    agent it handed off to speaks: its messages, thoughts and calls, up to the next handoff, are
+    marked with its name. `to_input_list()` names no agent anywhere else, so what precedes the
+    first handoff stays unnamed."""
+    out, agent = list(found), None
+    for i, (path, rec) in enumerate(found):
+        if not isinstance(rec, dict):
+            continue
+        output = rec.get("output")
+        if rec.get("type") == "function_call_output" and isinstance(output, str) \
+                and (m := _SDK_HANDOFF.fullmatch(output)):
+            agent = orjson.loads(m[1])
+        elif agent and (rec.get("role") == "assistant" or (
+                rec.get("role") is None and rec.get("type") in _SPOKEN)):
+            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent))
     return out
 
 
@@ -414,6 +435,7 @@ _HOSTED_CALLS = {"web_search_call", "file_search_call", "code_interpreter_call",
 _OUTPUTS = {f"{c}_output" for c in _CLIENT_CALLS} | {"tool_search_output"}
 _ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | {"reasoning", "compaction", "item_reference",
                                                      "mcp_approval_response"}
+_SPOKEN = _CLIENT_CALLS | _HOSTED_CALLS | {"reasoning"}  # items the model (an agent) writes
 _BOOKKEEPING = {"type", "id", "call_id", "status", "name", "arguments", "input", "output",
                 "outputs", "results", "result", "error", "tools"}
 # what the Agents SDK (openai-agents, src/agents/tool.py) answers for a function call that did not
@@ -578,6 +600,9 @@ def _common(ev: Event, rec: dict) -> None:
         if isinstance(rec.get(key), str) and rec[key]:
             ev.source_id = rec[key]
             break
+    agent = getattr(rec, "agent", None)
+    if agent and ev.author is None and ev.role == "assistant":
+        ev.author = agent
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "role")}
     if rec.get("role", ev.role) != ev.role:
         ev.meta["role"] = rec["role"]
