@@ -127,8 +127,31 @@ def test_stream_mcp_call_answers_its_approval_request():
     assert approved and approved < asked
     idx = SessionIndex(REC / "stream-events-mcp.jsonl").build()
     for rid in asked:
-        # the client's answer is not in a stream: only a call that ran says it was approved
-        assert idx.calls.calls[rid].state == ("completed" if rid in approved else "awaiting_permission")
+        # the client's answer is not in a stream: only a call that ran says it was approved, and
+        # one the next response completed without running was refused (the app's on_approval_request
+        # answered approve=False)
+        assert idx.calls.calls[rid].state == ("completed" if rid in approved else "denied")
+    assert idx.summary.errors == 1  # the failed mcp_call; a refusal is not an error
+
+
+def test_stream_refused_approval_reads_awaiting_until_the_next_response_ends(tmp_path):
+    """Tailing the MCP stream: both requests await the app's answer until the next response has
+    ended without running the refused one; the refusal is not decided while that response streams."""
+    raw = (REC / "stream-events-mcp.jsonl").read_text().splitlines(keepends=True)
+    recs = [json.loads(x) for x in raw]
+    asked = [r["item"]["id"] for r in recs if r["type"] == "response.output_item.done"
+             and r["item"]["type"] == "mcp_approval_request"]
+    ends = [i for i, r in enumerate(recs) if r["type"] == "response.completed"]
+    starts = [i for i, r in enumerate(recs) if r["type"] == "response.created"]
+    assert len(ends) == len(starts) == 2 and len(asked) == 2
+    path = tmp_path / "stream.jsonl"
+    for cut, states in [(ends[0] + 1, ["awaiting_permission"] * 2),
+                        (starts[1] + 1, ["awaiting_permission"] * 2),
+                        (ends[1], ["completed", "awaiting_permission"]),
+                        (len(raw), ["completed", "denied"])]:
+        path.write_text("".join(raw[:cut]))
+        idx = SessionIndex(path).build()
+        assert [idx.calls.calls[rid].state for rid in asked] == states, cut
 
 
 def test_stream_failures_are_shown():

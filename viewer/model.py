@@ -39,6 +39,9 @@ ENDED = (*REFUSED, INTERRUPTED, CANCELLED)  # the named states in which a call i
 # `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
 # file does not show it (toolcalls.ToolCallMap._answered)
 ANSWERED = "answered"
+# `Event.states["*"] = UNAPPROVED`: a response has ended; the approvals asked for before it began
+# that it did not act on were refused (toolcalls.ToolCallMap._unapproved)
+UNAPPROVED = "unapproved"
 
 
 @dataclass(slots=True)

@@ -23,7 +23,10 @@ the agent (`Event.states["*"]`) interrupts every call still open. `Event.states[
 says instead that every open call of the event's thread got its result where the file cannot show
 it (a Responses stream log: the next request carried the outputs to the model, the log holds only
 the model's side): each is completed, its result placed at that event, which holds no block for
-it; a call awaiting permission is left to its own answer.
+it; a call awaiting permission is left to its own answer, but is marked as answered (executing,
+still named awaiting: the app's answer went with the request, which the log does not hold). Such a
+call runs when the new response acts on its approval (a result naming it); when that response
+ends without doing so (`Event.states["*"] = "unapproved"`), its approval was refused: denied.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from .model import (
     INTERRUPTED,
     PENDING,
     STATES,
+    UNAPPROVED,
     Event,
     ToolCall,
 )
@@ -197,6 +201,9 @@ class ToolCallMap:
             if call_id == "*" and word == ANSWERED:
                 changed.update(self._answered(where, ts))
                 continue
+            if call_id == "*" and word == UNAPPROVED:
+                changed.update(self._unapproved(where))
+                continue
             source = source_state(word)
             if source is not None:
                 targets = self._open() if call_id == "*" else [calls.get(call_id)]
@@ -226,9 +233,24 @@ class ToolCallMap:
         """Complete the open calls of `where`'s thread, their result placed at `where`."""
         done = []
         for c in self._open():
-            if c.named != AWAITING and c.call is not None and c.call[0] == where[0]:
+            if c.call is None or c.call[0] != where[0]:
+                continue
+            if c.named != AWAITING:
                 c.result, c.status, c.named, c.is_error = where, COMPLETED, None, False
                 c.finished_at = ts
+                done.append(c.id)
+            elif c.status == PENDING:  # asked before this response: the request carried the answer
+                c.status = EXECUTING
+                done.append(c.id)
+        return done
+
+    def _unapproved(self, where: tuple[str, int]) -> list[str]:
+        """Deny the calls of `where`'s thread whose approval went with the request of the response
+        ending here (`_answered`), which never acted on it."""
+        done = []
+        for c in self._open():
+            if c.named == AWAITING and c.status == EXECUTING and c.call is not None \
+                    and c.call[0] == where[0] and _move(c, ERROR, DENIED):
                 done.append(c.id)
         return done
 

@@ -61,7 +61,8 @@ from typing import Any
 
 import orjson
 
-from ..model import ANSWERED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import ANSWERED, DENIED, UNAPPROVED, Data, Event, Media, Notice, Ref, Text, Thinking, \
+    ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
     text_field
@@ -619,6 +620,9 @@ def _common(ev: Event, rec: dict) -> None:
 # else; otherwise the next response's `response.created` says the calls still open were answered,
 # since the API takes no request after a function call without its output (toolcalls.ANSWERED). A
 # call no later response follows stays open, and reads unanswered once the session has ended.
+# An `mcp_approval_request` is answered the same way, by the next request, and the answer is not in
+# the log either: an approval shows as the `mcp_call` naming its `approval_request_id`; a request
+# the next response completed without acting on was refused (toolcalls.UNAPPROVED).
 _STREAM_END = {"response.completed", "response.incomplete", "response.failed"}
 
 
@@ -650,6 +654,8 @@ def _stream_event(t: str, rec: dict, ref: Ref) -> Event:
         ev.kind = "response"
         if t == "response.created":
             ev.states = {"*": ANSWERED}
+        elif t == "response.completed":  # approvals it did not act on were refused
+            ev.states = {"*": UNAPPROVED}
         model_and_usage(ev, response.get("model"), response.get("usage"))
         first_time(ev, response.get("completed_at") if t in _STREAM_END else None,
                    response.get("created_at"))
