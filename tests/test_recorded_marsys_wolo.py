@@ -106,3 +106,42 @@ def test_wolo_completed_parts_that_failed(tool, output, failed):
          "start_time": 1.0, "end_time": 2.0}]}, Ref("main", 1, 0, 1))
     (result,) = ev.tool_results()
     assert bool(result.is_error) is failed and result.content[0].text == output
+
+
+def test_wolo_refused_shell_command_reads_denied():
+    """Wolo run in coop mode with stdin not a terminal (record: `fake_chat_for_wolo.py PORT WORK
+    risky`, then `wolo --coop PROMPT < /dev/null`): its high-risk guard refuses `git reset --hard`
+    without asking anyone and saves the part `error`; that reads denied by settings (not a failure),
+    the harmless command beside it completed."""
+    folder = REC / "mbos-wolo-0.13.3" / "b87857bb"
+    parts = [p for f in (folder / "messages").glob("*.json")
+             for p in json.loads(f.read_text())["parts"] if p["type"] == "tool"]
+    (refused,) = [p for p in parts if p["status"] == "error"]
+    assert refused["output"].startswith("Denied high-risk shell command in non-interactive mode. ")
+    idx = SessionIndex(folder / "session.json").build()
+    assert {p["id"]: idx.calls.calls[p["id"]].state for p in parts} == {
+        p["id"]: "denied_by_settings" if p is refused else "completed" for p in parts}
+    assert idx.calls.errors() == 0 and idx.summary.errors == 0
+
+
+@pytest.mark.parametrize("output,state", [
+    # the outputs Wolo 0.13 saves with status "error" for a call something refused before it ran
+    ("Permission denied by user: /etc/hosts", "denied"),
+    ("Permission denied: /etc/hosts is outside the allowed paths", "denied_by_settings"),
+    ("Denied high-risk shell command: Destructive git reset", "denied"),
+    ("Denied high-risk shell command in non-interactive mode. Pattern: Destructive git reset",
+     "denied_by_settings"),
+    ("Permission denied: shell is not allowed by plan agent", "denied_by_settings"),
+    ("Permission required: write requires user confirmation for plan agent", "denied_by_settings"),
+    ("Tool shell: Unexpected error - boom", "error"),
+])
+def test_wolo_error_parts_that_were_refused(output, state):
+    from viewer.formats import wolo
+    from viewer.model import Ref
+    from viewer.toolcalls import ToolCallMap
+    ev = wolo.event({"id": "m1", "role": "assistant", "timestamp": 1.0, "parts": [
+        {"type": "tool", "id": "t1", "tool": "shell", "input": {}, "output": output, "status": "error",
+         "start_time": 1.0, "end_time": 1.0}]}, Ref("main", 1, 0, 1))
+    calls = ToolCallMap()
+    calls.observe(ev, 0, 1.0)
+    assert calls.calls["t1"].state == state and calls.calls["t1"].status == "error"

@@ -2,12 +2,15 @@
 
 POST */chat/completions: the reply is picked by how many assistant turns follow the last user
 message. Script (Wolo): reasoning + write, then shell ok + shell failing + read of a missing file,
-then edit, then a final answer. Usage: python fake_chat.py PORT WORKDIR
+then edit, then a final answer. Usage: python fake_chat.py PORT WORKDIR [SCRIPT]; SCRIPT `risky`:
+a high-risk shell command (Wolo's own guard refuses it when stdin is not a terminal) beside a
+harmless one, then a final answer.
 """
 import itertools, json, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT, WORK = int(sys.argv[1]), sys.argv[2]
+SCRIPT = sys.argv[3] if len(sys.argv) > 3 else "tools"
 ids = itertools.count(1)
 
 
@@ -17,6 +20,14 @@ def call(name, args):
 
 
 def script(step):
+    if SCRIPT == "risky":
+        steps = [
+            {"content": "Resetting the repository, then listing it.",
+             "tool_calls": [call("shell", {"command": "git reset --hard", "description": "reset"}),
+                            call("shell", {"command": "echo listed", "description": "list"})]},
+            {"content": "The reset was refused; the listing ran."},
+        ]
+        return steps[min(step, len(steps) - 1)]
     steps = [
         {"reasoning_content": "First write the file the user asked for.",
          "content": "I'll create `hello.py`.",

@@ -29,7 +29,11 @@ start/end times) followed, when the status is final or output exists, by a `Tool
 event; a `running` part marks the call executing. A `failed` / `error` part is a failed call; an
 `interrupted` or `cancelled` one is named so (it did not fail, it was stopped). Wolo saves most
 failures of its own tools as `completed` (see `_FAILED_OUTPUT`): those are read as failed from the
-text the tool wrote. `reasoning_content` is a `Thinking` block. The
+text the tool wrote; an `error` part that something refused before it ran (the person, a path or
+shell guard, the agent's permissions: `_REFUSED`) reads denied. A shell command that exits non-zero
+is saved `completed` and its exit code is not saved at all (Wolo keeps it only for its live
+display, which shows such a command with ✓ too): it reads completed, its output being all there
+is. `reasoning_content` is a `Thinking` block. The
 session metadata and todos are hidden bookkeeping cards; the agent's display name comes from
 `session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
 A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
@@ -46,8 +50,8 @@ from typing import Any
 import orjson
 
 from .. import files
-from ..model import CANCELLED, INTERRUPTED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, \
-    ToolUse
+from ..model import CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Data, Event, Notice, Ref, \
+    Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, set_time
 
 NAME = "wolo"
@@ -86,6 +90,18 @@ _FAILED_OUTPUT = {
     "todowrite": re.compile(r"TodoWrite requires session_id$"),
     "todoread": re.compile(r"TodoRead requires session_id$"),
 }
+# An `error` part that never ran because something refused it, by the output Wolo saves for it
+# (0.13): the path guard (path_guard/middleware.py: the person answered no, or the path is not
+# allowed), the shell's high-risk guard (tools_pkg/shell.py: the person answered no, or stdin is
+# not a terminal so nobody was asked) and an agent's tool permissions (tools_pkg/executor.py:
+# `deny`, or `ask`, which Wolo treats as deny). First match wins.
+_REFUSED = [
+    (re.compile(r"Permission denied by user: "), DENIED),
+    (re.compile(r"Denied high-risk shell command in non-interactive mode\. "), DENIED_BY_SETTINGS),
+    (re.compile(r"Denied high-risk shell command\b"), DENIED),
+    (re.compile(r"Permission denied: "), DENIED_BY_SETTINGS),
+    (re.compile(r"Permission required: .* requires user confirmation for "), DENIED_BY_SETTINGS),
+]
 _MULTIEDIT = re.compile(r"Multi-edit completed: (\d+)/(\d+) files edited")
 _MESSAGE_KEYS = {"finished", "finish_reason", "reasoning_content"}
 _SESSION_KEYS = {"agent_display_name", "workdir", "pid", "parent_session_id", "execution_mode"}
@@ -221,7 +237,10 @@ def _tool(ev: Event, part: dict) -> None:
             content.append(Notice(f"{state or 'finished'}, no output"))
         if md:
             content.append(_part_note(md))
-        ev.blocks.append(ToolResult(call, content, is_error, state=_NAMED.get(state)))
+        named = _NAMED.get(state)
+        if state == "error" and isinstance(output, str):
+            named = next((n for pattern, n in _REFUSED if pattern.match(output)), None)
+        ev.blocks.append(ToolResult(call, content, is_error, state=named))
         return
     if state == "running":
         ev.running.append(call)
