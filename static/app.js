@@ -39,7 +39,16 @@
   function localTime(t) {
     var d = new Date(t.getAttribute("datetime"));
     if (!isNaN(d)) {
-      t.textContent = formatLocal(d);
+      var text = formatLocal(d);
+      if (t.classList.contains("split")) {  // the seconds and the zone apart: a narrow list hides them
+        t.textContent = text.slice(0, 16);
+        var rest = document.createElement("span");
+        rest.className = "t-rest";
+        rest.textContent = text.slice(16);
+        t.appendChild(rest);
+      } else {
+        t.textContent = text;
+      }
       t.setAttribute("data-local", "1");
     }
   }

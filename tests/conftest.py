@@ -195,6 +195,16 @@ def stream_open(page, element_id: str, timeout: float = 15.0) -> None:
         page.wait_for_timeout(50)
 
 
+def list_settled(page, timeout: float = 60.0) -> None:
+    """Wait until the session list on `page` shows every row indexed (the background indexer fills
+    rows in through the list's stream: measured before, a layout is that of rows still saying
+    "indexing…", and an element measured may be swapped out between two reads)."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("table.sessions td.pending")).to_have_count(0, timeout=timeout * 1000)
+    expect(page.locator("#list-indexing")).to_be_hidden(timeout=timeout * 1000)
+
+
 def bounded(fn, timeout: float = 15.0):
     """`fn()` run on a daemon thread; the test fails (instead of hanging the suite) when it has not
     returned within `timeout` seconds. Exceptions are re-raised here."""

@@ -192,3 +192,53 @@ def test_every_control_a_tab_reaches_shows_where_the_focus_is(live_server, brows
                 break
             assert page.evaluate(FOCUS_SHOWN), f"no focus ring on {what} ({path}, {scheme})"
     context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 1400, 1450, 1500])
+def test_the_time_a_session_started_takes_one_line_in_a_laptop_s_window(serve, browser, width):
+    from conftest import ROOT, SESSIONS, list_settled
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(serve(SESSIONS, ROOT / "test_data" / "formats").url + "/")
+    list_settled(page)
+    started = page.locator("table.sessions td.when:not(.num) time")
+    expect(started.first).to_have_attribute("data-local", "1")  # in the reader's zone
+    lines = started.evaluate_all("""ts => ts.map(t => Math.round(t.getBoundingClientRect().height
+                                                   / parseFloat(getComputedStyle(t.parentNode).lineHeight)))""")
+    assert lines and max(lines) == 1, f"a start time takes {max(lines)} lines at {width} px"
+    shown = started.first.inner_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d(:\d\d \S+)?", shown), shown
+    assert (":" in shown[16:]) == (width >= 1500)  # the seconds and the zone when there is room
+    assert started.first.get_attribute("title").endswith(" UTC")  # and always in the tooltip
+    assert sideways(page) == 0
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_long_format_name_is_one_box_inside_its_column_at_1024_px(serve, browser, scheme):
+    from conftest import ROOT, list_settled
+
+    context = browser.new_context(viewport={"width": 1024, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    url = serve(ROOT / "test_data" / "formats").url
+    page.goto(url + "/")
+    list_settled(page)  # (a filter leaves out the sessions not indexed yet)
+    page.goto(url + "/?format=anthropic-messages")
+    badges = page.locator("table.sessions td[data-label=format] .format")
+    expect(badges.first).to_have_text("anthropic-messages")
+    for i in range(badges.count()):
+        badge = badges.nth(i)
+        expect(badge).to_have_attribute("title", re.compile("anthropic-messages"))
+        box = badge.evaluate("""b => { const r = b.getBoundingClientRect(), c = b.parentNode.getBoundingClientRect();
+            return {boxes: b.getClientRects().length, inside: r.left >= c.left && r.right <= c.right,
+                    cut: b.scrollWidth > b.clientWidth, text: b.innerText}; }""")
+        assert box["boxes"] == 1, "the badge is broken into one box per line"
+        assert box["inside"], "the badge runs out of its column"
+        # whole: on one line, or broken at its hyphen only, never inside a word
+        assert not box["cut"] and box["text"].replace("\n", "") == "anthropic-messages", box["text"]
+        assert box["text"] in ("anthropic-messages", "anthropic-\nmessages"), box["text"]
+    title = page.locator("table.sessions td.title > a").first
+    assert title.bounding_box()["width"] >= 180, "the title is squeezed to make room for the badge"
+    assert sideways(page) == 0
+    context.close()

@@ -24,7 +24,7 @@ def test_list_shows_every_bundled_session_most_recent_first(client):
                          "legion-mixed-timestamps"}
     assert "Refactor <code>" not in html  # titles are text, not markup
     assert "Refactor `timeline.py`" in html
-    assert 'class="format">claude-code<' in html
+    assert re.search(r'class="format"[^>]*>claude-code<', html)
 
 
 def test_list_json(client):
