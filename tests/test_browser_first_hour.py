@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import CORPUS, ROOT, SESSIONS
+from conftest import CORPUS, ROOT, SESSIONS, list_settled
 
 pytestmark = pytest.mark.browser
 
@@ -46,6 +46,7 @@ def test_the_session_list_fits_a_laptop_window_with_long_model_names(serve, brow
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.goto(serve(SESSIONS, ROOT / "test_data" / "formats", CORPUS).url + "/")  # every bundled format
+    list_settled(page)  # measured while rows still said "indexing…", the columns were others
     # its own column on a wide screen, under the title below 1400 px: wherever it is shown
     name = page.locator("table.sessions .model:visible", has_text="claude-sonnet-4-5-20250929").first
     size = name.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
