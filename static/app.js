@@ -88,6 +88,8 @@
     document.body.removeChild(input);
   }
 
+  var touchOnly = window.matchMedia("(hover: none)");
+
   document.addEventListener("click", function (e) {
     var copy = e.target.closest(".copy-link");
     if (copy) {
@@ -99,6 +101,14 @@
       var slot = close.closest(".raw-slot");
       if (slot) slot.innerHTML = "";
       return;
+    }
+    // a tap on a continued block (a touch screen's hover) brings up its head: time and links
+    var block = e.target.closest("li.ev.continued");
+    if (block && touchOnly.matches && !e.target.closest("a, button, summary, input, label") &&
+        !String(window.getSelection())) {
+      var shown = document.querySelectorAll("li.ev.head-shown");
+      for (var i = 0; i < shown.length; i++) if (shown[i] !== block) shown[i].classList.remove("head-shown");
+      block.classList.toggle("head-shown");
     }
     var pick = e.target.closest(".range-pick");
     if (pick) {

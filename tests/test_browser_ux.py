@@ -1,5 +1,5 @@
 """The find features as a demanding user meets them, in real Chromium against a live server: a
-message's link seen at rest and tapped on a touch screen, the list's long titles at laptop widths,
+message's link seen at rest and tapped on a touch screen (a continued block's after a tap), the list's long titles at laptop widths,
 the outline and the filter menu by keyboard, `n` and `e` through more matches than one stream
 holds and in a filtered view, the focus kept when the search closes, and a phone's jumps clear
 of the results."""
@@ -48,17 +48,29 @@ def test_a_touch_screen_shows_and_opens_the_link_of_every_message(subagents, ser
                                   is_mobile=True)
     page = context.new_page()
     page.goto(f"{srv.url}/s/{SUBAGENTS}")
-    assert page.evaluate("matchMedia('(hover: none)').matches")
-    # the next block of a streamed message: its head (time and link) showed only on hover
+    assert page.evaluate("matchMedia('(hover: none) and (pointer: coarse)').matches")
+    # a message's own head: its link seen at rest, as there is no hover to bring it up
+    first = page.locator("#timeline > li.ev:not(.continued):visible").first.locator(".ev-head .permalink")
+    assert first.evaluate(SEEN) == 1, "a message's link cannot be seen"
+    # the next block of a streamed message: its head hidden at rest, as on a desktop (a head on
+    # every block cluttered the phone's screen), brought up by a tap on the block
     continued = page.locator("#timeline > li.ev.continued:visible")
     expect(continued.first).to_be_attached()
     assert continued.count() >= 3
     for i in range(3):
         link = continued.nth(i).locator(".ev-head .permalink")
         link.scroll_into_view_if_needed()
-        assert link.evaluate(SEEN) == 1, f"continued block {i}: its link cannot be seen"
+        assert link.evaluate(SEEN) == 0, f"continued block {i}: its head shows at rest"
     card = continued.nth(1)
     target_id = card.get_attribute("id")
+    card.locator(".ev-body").tap(position={"x": 5, "y": 5})
+    expect(card).to_have_class(re.compile(r"\bhead-shown\b"))
+    assert card.locator(".ev-head .permalink").evaluate(SEEN) == 1, "a tap does not show the head"
+    assert continued.nth(0).locator(".ev-head .permalink").evaluate(SEEN) == 0  # only that block's
+    continued.nth(0).locator(".ev-body").tap(position={"x": 5, "y": 5})  # another block: its head
+    assert continued.nth(0).locator(".ev-head .permalink").evaluate(SEEN) == 1
+    assert card.locator(".ev-head .permalink").evaluate(SEEN) == 0  # and the first one goes
+    card.locator(".ev-body").tap(position={"x": 5, "y": 5})
     card.locator(".ev-head .permalink").tap()
     expect(page).to_have_url(re.compile(f"/s/{SUBAGENTS}/m/{target_id[2:]}"))
     expect(page.locator(f"#{target_id}")).to_have_class(re.compile(r"\btarget\b"))
