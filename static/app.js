@@ -220,6 +220,7 @@
       expireLive();
       setInterval(expireLive, 1000);
     }
+    searchPage();
   }
 
   // --- "/" on the list, the search and the stats pages goes to the box that searches them all, as
@@ -233,6 +234,65 @@
     box.focus();
     box.select();
   });
+
+  // --- the search page (/search): the focus stays in its box when the results come, as in a
+  // session's own search; Enter on the same words and Down go through the matches, Up from the
+  // first and Escape come back to the box, n / N step from anywhere -----------------------------
+  function searchItems() {  // each result's matches (its snippets), or its title when it has none
+    var out = [];
+    var results = document.querySelectorAll("#search-results > li.result");
+    for (var i = 0; i < results.length; i++) {
+      var links = results[i].querySelectorAll("a.snippet");
+      if (!links.length) links = results[i].querySelectorAll("a.result-title");
+      for (var j = 0; j < links.length; j++) out.push(links[j]);
+    }
+    return out;
+  }
+
+  function stepResult(from, dir) {
+    var items = searchItems();
+    if (!items.length) return false;
+    var i = items.indexOf(from);
+    var next = i < 0 ? (dir > 0 ? 0 : items.length - 1) : i + dir;
+    var box = document.getElementById("search-q");
+    if (next < 0 && box) {
+      box.focus();
+    } else if (items[next]) {
+      items[next].focus();
+    }
+    return true;
+  }
+
+  function searchPage() {
+    var box = document.getElementById("search-q");
+    if (!box || !document.body.classList.contains("search-page")) return;
+    // (not on a touch screen: its keyboard would come up over the results)
+    if (!location.hash && document.activeElement === document.body && !touchOnly.matches) {
+      box.focus({ preventScroll: true });
+      box.setSelectionRange(box.value.length, box.value.length);
+    }
+    var asked = new URLSearchParams(location.search).get("q") || "";
+    box.addEventListener("keydown", function (e) {
+      if (e.ctrlKey || e.metaKey || e.altKey) return;
+      var same = box.value.trim() === asked.trim() && asked.trim();
+      if ((e.key === "Enter" && same) || (e.key === "ArrowDown" && !e.shiftKey)) {
+        if (stepResult(null, e.key === "Enter" && e.shiftKey ? -1 : 1)) e.preventDefault();
+      }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+      var el = e.target;
+      if (el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName))) return;
+      var item = el && el.closest && el.closest("#search-results a");
+      var dir = { ArrowDown: 1, ArrowUp: -1, n: 1, N: -1 }[e.key];
+      if (dir && (item || e.key === "n" || e.key === "N")) {
+        if (stepResult(item, dir)) e.preventDefault();
+      } else if (e.key === "Escape" && item) {
+        e.preventDefault();
+        box.focus();
+      }
+    });
+  }
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);

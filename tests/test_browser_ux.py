@@ -301,3 +301,55 @@ def test_a_jump_out_of_a_filtered_view_drops_the_filter_from_the_address(big, se
     expect(page.locator("#m-m400")).to_have_class(re.compile(r"\btarget\b"))
     expect(page).to_have_url(re.compile(r"/s/big/m/m400$"))  # the whole session, as shown
     assert page.problems == []
+
+
+def test_the_search_page_keeps_the_focus_in_its_box_and_walks_the_matches_by_keyboard(
+        tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    for n in range(2):
+        folder = root / f"project-{n}"
+        folder.mkdir(parents=True)
+        base = {"sessionId": f"s{n}", "isSidechain": False, "timestamp": "2025-10-21T10:00:00.000Z"}
+        lines = [{**base, "type": "user", "uuid": f"u{i}",
+                  "message": {"role": "user", "content": f"the wombat number {i} of session {n}"}}
+                 for i in range(2)]
+        (folder / "session.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    srv = serve(root)
+    page = watched_page
+    for _ in range(600):  # the full-text index is built in the background: wait for it to be done
+        if page.request.get(srv.url + "/search.json?q=wombat").json()["total"] == 2:
+            break
+    page.goto(srv.url + "/")
+    box = page.locator("#search-q")
+    box.fill("wombat")
+    box.press("Enter")
+    expect(page).to_have_url(re.compile(r"/search\?q=wombat"))
+    snippets = page.locator("#search-results a.snippet")
+    expect(snippets).to_have_count(4)
+    expect(box).to_be_focused()  # not the page's body: the reader can type on
+    page.keyboard.press("Enter")  # the same words: to the first match, as in a session's search
+    expect(snippets.nth(0)).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")  # into the next session's matches
+    expect(snippets.nth(2)).to_be_focused()
+    page.keyboard.press("n")
+    expect(snippets.nth(3)).to_be_focused()
+    page.keyboard.press("N")
+    page.keyboard.press("ArrowUp")
+    expect(snippets.nth(1)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(box).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(snippets.nth(0)).to_be_focused()
+    page.keyboard.press("ArrowUp")  # up from the first: back to the box
+    expect(box).to_be_focused()
+    page.keyboard.press("End")
+    page.keyboard.type(" number")  # other words: Enter searches them
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"q=wombat\+number"))
+    expect(box).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(snippets.nth(0)).to_be_focused()
+    page.keyboard.press("Enter")  # a match opens its session at that event
+    expect(page).to_have_url(re.compile(r"/s/[^/]+/m/"))
+    assert page.problems == []
