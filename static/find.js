@@ -86,6 +86,7 @@
     searching = false;
     active = null;
     current = -1;
+    wanted = -1;
     panel.hidden = true;
     document.body.classList.remove("find-open");
     hitsList.innerHTML = "";
@@ -144,6 +145,7 @@
     if (!cursor) {
       hitsList.innerHTML = "";
       current = -1;
+      wanted = -1;
       setStatus("Searching…");
       var url = new URL(location.href);
       ["q", "case", "regex", "cont"].forEach(function (k) { url.searchParams.delete(k); });
@@ -197,6 +199,7 @@
             hitsList.insertAdjacentHTML("beforeend", html);
             setStatus(count + (count === 1 ? " message" : " messages") + " so far…");
           }
+          arrived();
           return pump();
         });
       }
@@ -204,7 +207,13 @@
     }).catch(function (err) {
       if (err.name !== "AbortError") setStatus("The search was interrupted: " + err.message);
     }).then(function () {
-      if (searchAbort === controller) searching = false;
+      if (searchAbort !== controller) return;
+      searching = false;
+      if (wanted >= 0) {  // a step waited for a hit this stream ended short of
+        wanted = -1;
+        toast(searchDone() ? (hitItems().length ? "No more matches: n goes back to the first" : "No matches")
+          : "No more matches yet: the search stopped, n searches on");
+      }
     });
   }
 
@@ -403,33 +412,57 @@
 
   function hitItems() { return hitsList ? hitsList.querySelectorAll("li.hit") : []; }
 
+  // a step past the hits listed while they are still coming in: taken when the hit arrives
+  var wanted = -1;
+
+  function arrived() {
+    if (wanted >= 0 && hitItems().length > wanted) {
+      var i = wanted;
+      wanted = -1;
+      goToHit(i);
+    }
+  }
+
   function stepHit(dir) {
     var items = hitItems();
     if (!items.length) {
       if (!active) {
         input.focus();
         toast("Type what to find, then press Enter");
+      } else if (searching) {
+        wanted = 0;
+        toast("Searching…");
       } else {
         toast("No matches");
       }
       return;
     }
     var next = current + dir;
-    if (current < 0 && dir < 0) next = items.length - 1;
+    if (current < 0 && dir < 0) next = -1;
     if (next >= items.length && !searchDone()) {
       // the list holds the hits found so far: go on searching rather than back to the first
-      var cursor = statusEl && statusEl.getAttribute("data-next");
-      if (!cursor || searching) {
-        toast("Still searching…");
+      if (searching) {  // the next one comes with the stream under way
+        wanted = next;
+        toast("Searching on for match " + (next + 1) + "…");
         return;
       }
-      toast("Searching on…");
-      runSearch(active, cursor).then(function () {
-        if (hitItems().length > next) goToHit(next);
-        else toast("No more matches");
-      });
+      var cursor = statusEl && statusEl.getAttribute("data-next");
+      if (!cursor) {
+        toast("Match " + items.length + " is the last found so far: search again to go on");
+        return;
+      }
+      toast("Searching on for match " + (next + 1) + "…");
+      runSearch(active, cursor);
+      wanted = next;  // taken as it arrives (or said missing when the stream ends)
       return;
     }
+    if (next < 0 && !searchDone()) {
+      // the last matches are not found yet: the last of the list is not the session's last
+      toast((current < 0 ? "The last match" : "First match: the last") + " is not found yet (" +
+        items.length + " so far)");
+      return;
+    }
+    wanted = -1;
     if (next >= items.length) {
       next = 0;
       toast("Back to the first match");

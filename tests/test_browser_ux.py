@@ -164,18 +164,26 @@ def test_n_past_the_matches_found_so_far_searches_on_and_says_where_it_is(
     page.keyboard.press("Enter")
     hits = page.locator("#hits li.hit")
     expect(hits).to_have_count(40)
-    expect(page.locator("#find-status")).to_contain_text("so far")
+    status = page.locator("#find-status")
+    expect(status).to_contain_text("so far")  # the list says it stops, and offers to go on
+    expect(status).to_contain_text("The list stops here")
+    expect(status.locator("a.find-more")).to_have_text("Search on")
     page.keyboard.press("Escape")
     page.keyboard.press("n")
     expect(page.locator("#find-toast")).to_have_text("Match 1 of 40 so far")
     expect(page.locator("#m-m0 mark.hit").first).to_be_in_viewport()
-    page.keyboard.press("N")  # back past the first: to the last found
+    page.keyboard.press("N")  # back past the first: not to the last found, which is not the last
+    expect(page.locator("#find-toast")).to_have_text(
+        "First match: the last is not found yet (40 so far)")
+    expect(page.locator("#m-m0")).to_have_class(re.compile(r"\btarget\b"))  # it stays there
+    for _ in range(39):
+        page.keyboard.press("n")
     expect(page.locator("#find-toast")).to_have_text("Match 40 of 40 so far")
     last = hits.nth(39).get_attribute("data-id")
     expect(page.locator(f"#m-{last}")).to_have_class(re.compile(r"\btarget\b"))
     page.keyboard.press("n")  # on past the last found: the search goes on, not back to the first
     expect(hits).to_have_count(80)
-    expect(page.locator("#find-toast")).to_have_text("Match 41 of 80 so far")
+    expect(page.locator("#find-toast")).to_have_text(re.compile(r"^Match 41 of (4[1-9]|[5-7]\d|80) so far$"))
     nxt = hits.nth(40).get_attribute("data-id")
     assert nxt != hits.nth(0).get_attribute("data-id")
     expect(page.locator(f"#m-{nxt}")).to_have_class(re.compile(r"\btarget\b"))

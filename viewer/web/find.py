@@ -212,8 +212,11 @@ def search_stream(key: str):
                 told = now
         if batch:
             yield b"\n".join(batch) + b"\n"
+        # where the list stopped, said with a link that searches on (the page's script takes it;
+        # without one, the only way on was pressing n past the last match)
+        more = Urls.session(key, cont=scan.next, **args) if scan.next and not scan.complete else None
         status = render_template("_find_status.html", scan=scan, matcher=matcher, key=key,
-                                 qargs=args, more_url=None)
+                                 qargs=args, more_url=more)
         yield orjson.dumps({"done": {"hits": scan.hits, "matches": scan.matches,
                                      "complete": scan.complete, "next": scan.next,
                                      "stopped": scan.stopped, "timeouts": matcher.timeouts},
