@@ -12,6 +12,7 @@ from viewer.formats import agentpress, detect, openai_chat
 from viewer.index import SessionIndex
 from viewer.model import Ref
 from viewer.timeline import load_events, raw_record
+from viewer.toolcalls import ToolCallMap
 from viewer.web import create_app
 
 from conftest import ROOT, corpus_sessions
@@ -309,6 +310,18 @@ def test_responses_items_are_calls_results_and_thinking(tmp_path):
     # a free-form input is shown as written, not as a quoted JSON string with \n escapes
     assert "*** Begin Patch\n*** Update File: README.md" in html
     assert "<dt>query</dt><dd>paris weather tomorrow</dd>" in html  # the search action, unwrapped
+
+
+def test_hosted_call_that_failed_with_outputs_reads_failed():
+    """A code interpreter run that raised keeps its logs beside `status: failed` (openai-python
+    types/responses/response_code_interpreter_tool_call.py): the call failed though it has output
+    and no `error`; a completed one with logs completed."""
+    item = {"type": "code_interpreter_call", "id": "ci_2", "code": "1 / 0", "container_id": "c",
+            "status": "failed", "outputs": [{"type": "logs", "logs": "ZeroDivisionError: division by zero"}]}
+    for status, state in [("failed", "error"), ("completed", "completed")]:
+        calls = ToolCallMap()
+        calls.observe(openai_chat.event({**item, "status": status}, R), 0, None)
+        assert calls.calls["ci_2"].status == state
 
 
 def test_custom_tool_calls_and_reasoning_details_in_chat_messages():

@@ -515,7 +515,9 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
                 blocks.append(_mcp_tools(rec["tools"]))
             if rec.get("error"):
                 blocks += _hosted_error(rec["error"])
-            ev.blocks.append(ToolResult(cid, blocks, True if rec.get("error") else None))
+            # a hosted call can fail with its outputs kept (a code interpreter's logs) and no error
+            failed = bool(rec.get("error")) or rec.get("status") == "failed"
+            ev.blocks.append(ToolResult(cid, blocks, True if failed else None))
         return ev
     label = "context compacted" if t == "compaction" else f"reference to item {rec.get('id')}"
     return Event(ref, "system", kind=t, blocks=[Notice(label, rec)])
