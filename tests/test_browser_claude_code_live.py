@@ -1,7 +1,9 @@
 """A background Claude Code sub-agent, live in real Chromium: its Agent call reads "running in
-background" from the launch note on, and turns "completed" in place when the task notification is
-written, without a reload; the sub-agent stays nested under the call."""
+background" from the launch note on, "finished · no notification" in place when the sub-agent's own
+transcript ends its turn, and "completed" when the task notification is written, without a reload;
+the sub-agent stays nested under the call."""
 
+import json
 import shutil
 
 import pytest
@@ -20,7 +22,14 @@ def test_a_background_agent_runs_until_its_notification_then_completes(tmp_path,
     root = tmp_path / "-home-user-demo"
     root.mkdir()
     src = PROJECT / f"{TOUR}.jsonl"
-    shutil.copytree(PROJECT / TOUR, root / TOUR)  # its sub-agent
+    shutil.copytree(PROJECT / TOUR, root / TOUR)  # its sub-agent, still at work
+    agent = root / TOUR / "subagents" / "agent-ae4ec7844d73bdd8f.jsonl"
+    lines = agent.read_text(encoding="utf-8").splitlines(keepends=True)
+    end = next(i for i, r in enumerate(lines) if '"end_turn"' in r)
+    agent.write_text("".join(lines[:end]), encoding="utf-8")
+    meta = agent.with_suffix(".meta.json")
+    meta.write_text(json.dumps({k: v for k, v in json.loads(meta.read_text(encoding="utf-8")).items()
+                                if k != "finished"}), encoding="utf-8")
     rows = src.read_text(encoding="utf-8").splitlines(keepends=True)
     cut = next(i for i, r in enumerate(rows) if "<task-notification>" in r)
     path = root / f"{TOUR}.jsonl"
@@ -37,6 +46,11 @@ def test_a_background_agent_runs_until_its_notification_then_completes(tmp_path,
     expect(result).to_contain_text("started in the background")
     expect(result).not_to_have_class("tool-result ended")
     expect(page.locator(f"#{AGENT_CALL}-thread summary")).to_contain_text("Check the working directory")
+    with agent.open("a", encoding="utf-8") as f:  # the agent answers; no notification yet
+        f.writelines(lines[end:])
+    expect(state).to_have_text("finished · no notification")
+    expect(state).to_have_class("state completed")
+    expect(result).not_to_have_class("tool-result ended")
     with path.open("a", encoding="utf-8") as f:
         f.writelines(rows[cut:])
     expect(state).to_have_text("completed")

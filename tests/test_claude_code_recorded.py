@@ -244,14 +244,17 @@ def _copy_until(src: Path, dst: Path, marker: str) -> list[str]:
 def test_a_background_call_runs_until_its_task_notification(tmp_path):
     # the Agent and the Workflow calls return at once with "async_launched": their work goes on.
     # They read "running in the background" until the task notification (first queued, then sent
-    # to the model) says the work ended — in one read and in a live tail alike
-    for src, name, sub in ((TOUR, "Agent", "ae4ec7844d73bdd8f"), (WORKFLOW, "Workflow", None)):
+    # to the model) says the work ended — in one read and in a live tail alike. (The Agent's
+    # sub-agent had ended its turn before: its files say so, and without a notification the call
+    # reads finished with none received; test_claude_code_background.py has the agent at work.)
+    for src, name, sub, before in ((TOUR, "Agent", "ae4ec7844d73bdd8f", ("completed", "finished_unreported")),
+                                   (WORKFLOW, "Workflow", None, ("executing", "background"))):
         path = tmp_path / src.name
         rest = _copy_until(src, path, "<task-notification>")
         idx = SessionIndex(path).build()
         (call,) = [c for c in idx.calls.calls.values() if c.name == name]
-        assert (call.status, call.named, call.state) == ("executing", "background", "background"), name
-        assert call.result is not None and call.finished_at is None
+        assert (call.status, call.named, call.state) == (*before, before[1]), name
+        assert call.result is not None and (call.finished_at is None) == (not sub)
         if sub:
             assert call.subthread == sub  # still nested under its call
         with path.open("a", encoding="utf-8") as f:

@@ -42,6 +42,7 @@ STATES = {
     "blocked_by_hook": "blocked by hook",
     "denied_by_auto_mode": "denied by auto mode",
     "background": "running in background",
+    "finished_unreported": "finished, no notification",
     "interrupted": "interrupted",
     "cancelled": "cancelled",
     "completed": "completed",

@@ -34,7 +34,7 @@ import orjson
 from . import files, formats, keys, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
-from .model import ENDED, Digest, Event, Ref, SessionSummary
+from .model import BACKGROUND, COMPLETED, ENDED, EXECUTING, UNREPORTED, Digest, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
 from .usage import Tally, compact_tools, current
 
@@ -57,6 +57,10 @@ _SPEAKERS = {"assistant", "agent_call", "agent_response"}
 _MESSAGE_ROLES = {"user", "assistant", "agent_call", "agent_response"}
 _MESSAGE_KINDS = {"message", "comm", "agent_call", "agent_response"}
 PROMPT_PREVIEW = 160  # characters of a user prompt kept for the outline
+# a sub-agent's last message is looked for among its last this many events (what follows it is
+# bookkeeping: attachments, request records), and read only up to this size
+LAST_MESSAGE_LOOK, LAST_MESSAGE_BYTES = 64, 4 << 20
+_TURN_ROLES = {"user", "assistant", "tool", "error"}
 
 
 def epoch(dt) -> float | None:
@@ -324,10 +328,30 @@ class SessionIndex:
         seen = self._companions_seen
         if seen is None:
             return False
-        times, listed_ns = seen
-        if listed_ns - max((t for t in times if t is not None), default=0) < RACY_NS:
+        times, listed_ns, metas = seen
+        newest = max((t for t in (*times, *(m[1] for m in metas if m)) if t is not None), default=0)
+        if listed_ns - newest < RACY_NS:
             return False
-        return self._companion_folders() == times
+        return self._companion_folders() == times and self._companion_metas() == metas
+
+    def _companion_metas(self) -> tuple:
+        """(size, mtime_ns, inode) of each companion's metadata file (None: absent, or none in the
+        format): written in place, a `.meta.json` changes no folder's time, and one read half
+        written (or before the field an agent's end adds) must be read again when it changes."""
+        adapter = self.adapter()
+        if getattr(adapter, "companion_meta", None) is None:
+            return ()
+        out = []
+        for name, th in list(self.threads.items()):
+            if name == "main":
+                continue
+            p = hook(adapter, "companion_meta", Path(th.path))
+            try:
+                st = os.stat(p) if p is not None else None
+            except OSError:
+                st = None
+            out.append(None if st is None else (st.st_size, st.st_mtime_ns, st.st_ino))
+        return tuple(out)
 
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
@@ -370,7 +394,7 @@ class SessionIndex:
         if self._sidecars() != self._sidecars_seen:
             change.info = True
         if change:
-            self._finish()
+            self._finish(change)
         return change
 
     def _detected_otherwise(self, th: ThreadIndex) -> bool:
@@ -388,7 +412,7 @@ class SessionIndex:
         if self._companions_settled():
             return  # (a listing of a big projects folder, on every request for the session)
         times, listed_ns = self._companion_folders(), time.time_ns()
-        self._companions_seen = None if times is None else (times, listed_ns)
+        self._companions_seen = None
         for agent, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
             name = keys.thread_key(str(agent))  # the id from a file name: made safe for URLs
             if name in self.threads:
@@ -407,6 +431,10 @@ class SessionIndex:
             if isinstance(parent, str) and (call := self.calls.call(parent)):
                 call.subthread = name
                 change.calls.add(parent)
+        # (the metadata files as they are after the listing read them: one written meanwhile is
+        # newer than the listing, which `_companions_settled` does not trust)
+        if times is not None:
+            self._companions_seen = (times, listed_ns, self._companion_metas())
 
     def _new_meta(self, th: ThreadIndex, agent, meta, change: Change) -> None:
         """A known companion's metadata as listed now: a sub-agent's `.meta.json` (its type, its
@@ -660,16 +688,21 @@ class SessionIndex:
             candidate = f"{base}~{n}"
         return candidate
 
-    def _finish(self) -> None:
+    def _finish(self, change: Change | None = None) -> None:
         """Derived figures and links that need the whole session."""
         s = self.summary
         runs = self._runs()
+        running_on = []
         for call in self.calls.calls.values():
             if call.subthread and call.subthread in self.threads:
                 self.threads[call.subthread].meta.setdefault("parent_call", call.id)
+                if call.named == BACKGROUND or call.named == UNREPORTED:
+                    running_on.append(call)
             elif call.subthread in runs:
                 for name in runs[call.subthread]:
                     self.threads[name].meta.setdefault("parent_call", call.id)
+        if running_on:
+            self._settle_background(running_on, change)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
         s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
@@ -681,6 +714,55 @@ class SessionIndex:
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
         self.built_at = time.time()
+
+    def _settle_background(self, calls: list, change: Change | None) -> None:
+        """Background calls whose sub-agent is evidently done by its own files (the format's
+        `agent_finished`: its metadata, the last message of its transcript), though no word of its
+        end reached the session (the session ended or was killed first, or the word is still on its
+        way), are completed, named UNREPORTED, at the time of the agent's last message; one whose
+        agent writes on (someone wrote to it again) runs in the background again. A function of the
+        files as they are now, so a live tail and one read agree; the word that comes later (a task
+        notification) names the real end (`toolcalls._move`)."""
+        judge = getattr(self.adapter(), "agent_finished", None)
+        if judge is None:
+            return
+        for call in calls:
+            done, at = self._agent_end(self.threads[call.subthread], judge)
+            if done and call.named == BACKGROUND:
+                call.status, call.named, call.is_error, call.finished_at = COMPLETED, UNREPORTED, False, at
+            elif not done and call.named == UNREPORTED:
+                call.status, call.named, call.finished_at = EXECUTING, BACKGROUND, None
+            else:
+                continue
+            if change is not None:
+                change.calls.add(call.id)
+
+    def _agent_end(self, th: ThreadIndex, judge) -> tuple[bool, float | None]:
+        """(whether the sub-agent of `th` is done, the time of its last message): one line read."""
+        if th.pending:  # its last line is still being written
+            return False, None
+        n = len(th)
+        roles, hidden = th.roles, th.hidden
+        seq = next((i for i in range(n - 1, max(-1, n - 1 - LAST_MESSAGE_LOOK), -1)
+                    if not hidden[i] and roles[i] in _TURN_ROLES), None)
+        rec = None
+        if seq is not None and roles[seq] == "assistant" and th.mode == "jsonl" \
+                and th.lengths[seq] <= LAST_MESSAGE_BYTES:
+            try:
+                with files.open_file(th.path) as f:
+                    rec = orjson.loads(reader.read_bytes(f, th.offsets[seq], th.lengths[seq]))
+            except (OSError, orjson.JSONDecodeError):
+                rec = None
+        try:
+            done = bool(judge(th.meta, rec))
+        except Exception:  # (an adapter's mistake must not stop the index)
+            log.exception("agent_finished failed on %s", th.path)
+            done = False
+        if not done:
+            return False, None
+        at = seq if seq is not None else n - 1
+        ts = th.ts[at] if at >= 0 else NAN
+        return True, None if ts != ts else ts
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -33,8 +33,12 @@ DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO = "denied_by_settings", "blo
 # a call whose result only says it started work in the background (Claude Code's background Agent
 # or Workflow): it is executing until the source reports the work ended
 BACKGROUND = "background"
+# a background call whose work evidently ended (its sub-agent's own transcript says it finished) though
+# no notification of it reached the session (the session ended, or was killed, before one came): it
+# is completed, and shown so with that said; a notification that comes later names its real end
+UNREPORTED = "finished_unreported"
 REFUSED = (DENIED, DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO)
-NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND)
+NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND, UNREPORTED)
 ENDED = (*REFUSED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
 # `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
 # file does not show it (toolcalls.ToolCallMap._answered)

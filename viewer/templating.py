@@ -117,6 +117,9 @@ _BADGES = {
                             "auto mode's safety check refused this call: the tool did not run"),
     "background": ("executing", "running in background",
                    "started work in the background that has not reported back yet"),
+    "finished_unreported": ("completed", "finished · no notification",
+                            "its sub-agent's own transcript says it finished, but no notification of "
+                            "its end reached this session (the session ended or was stopped first)"),
     "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
     "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
 }

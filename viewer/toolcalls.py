@@ -12,7 +12,9 @@ Sources also name states of their own: legion's `awaiting_permission`, `denied` 
 and `interrupted` (the user stopped it), Wolo's cancelled parts, AgentScope's interrupted results,
 Claude Code's calls refused by the person, a settings rule, a hook or auto mode (each named for who
 refused it), its sibling-cancelled calls and its background Agent / Workflow calls (executing from
-the launch note to the task notification that says the work ended). `SOURCE_STATES` maps each such word onto one of
+the launch note to the task notification that says the work ended; an Agent's call whose sub-agent's
+own files say it finished with no notification is completed as `finished_unreported` by the index,
+`SessionIndex._settle_background`, and the notification that comes after all names its end). `SOURCE_STATES` maps each such word onto one of
 the four states (a call awaiting permission is pending; a denied, interrupted or cancelled call has
 ended without a result of its own: error) plus the named state shown on top (`ToolCall.named`,
 `ToolCall.state`), counted under its own name and never as an error. Permission requests and answers
@@ -51,6 +53,7 @@ from .model import (
     PENDING,
     STATES,
     UNAPPROVED,
+    UNREPORTED,
     Event,
     ToolCall,
 )
@@ -211,7 +214,7 @@ class ToolCallMap:
                     was = c.named if c is not None else None
                     if c is not None and _move(c, *source):
                         changed.add(c.id)
-                        if was == BACKGROUND:  # its work ended now, not when it was launched
+                        if was in _RUNNING_ON:  # its work ended now, not when it was launched
                             c.finished_at = ts
         if ev.permission is not None:
             call = self._permission(ev.permission)
@@ -306,14 +309,19 @@ class ToolCallMap:
         return m
 
 
+# a call whose result only said its work started: the source's later word on that work names its end
+_RUNNING_ON = (BACKGROUND, UNREPORTED)
+
+
 def _move(call: ToolCall, status: str, named: str | None) -> bool:
     """Put a call in a state its source reports without a result; whether it changed. A result
     stands, except that an error result may be named for what it was (legion reports `denied`
     or `interrupted` after the result that says so), and that a result with no error of its own
     turns out to be one when the source reports the call failed after it (agentpress saves a
     native tool's output, which has no success flag, then a `tool_failed` status row), and that
-    a call running in the background (its result only said it started) ends when its work does."""
-    if call.result is not None and call.named != BACKGROUND and not (
+    a call running in the background (its result only said it started) ends when its work does
+    (and one found finished without a word of it, `UNREPORTED`, takes the word that comes)."""
+    if call.result is not None and call.named not in _RUNNING_ON and not (
             named in ENDED and call.status == ERROR) and not (
             status == ERROR and named is None and call.status == COMPLETED):
         return False

@@ -766,6 +766,25 @@ def title_of(ev: Event) -> str | None:
 # --- companions: the sub-agent files of a session ----------------------------------------------
 
 
+def agent_finished(meta: dict, last: Any) -> bool:
+    """Whether a sub-agent is evidently done, by what its own files say: its `.meta.json` marks it
+    `finished` (2.1.331 adds `"finished": true` when the agent's run ends), or `last` — the record
+    of the last message of its transcript — is the model's answer that ended its turn
+    (`stop_reason` end_turn, no tool call in it): nothing more is coming unless someone writes to
+    the agent again. Asked only of the agents of calls still running in the background."""
+    if isinstance(meta, dict) and meta.get("finished") is True:
+        return True
+    if not isinstance(last, dict) or last.get("type") != "assistant" or last.get("isApiErrorMessage"):
+        return False
+    msg = last.get("message")
+    if not isinstance(msg, dict) or msg.get("stop_reason") != "end_turn":
+        return False
+    content = msg.get("content")
+    return not (isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" for b in content))
+
+
+
 def companions(main: Path) -> list[tuple[str, Path, dict]]:
     """(thread id, path, meta) for each sub-agent transcript belonging to the session at `main`."""
     found: dict[str, tuple[Path, dict]] = {}
@@ -821,11 +840,17 @@ def _nested(sub: Path, depth: int = 3) -> list[Path]:
 META_LIMIT = 1 << 20  # a .meta.json is a few hundred bytes
 
 
+def companion_meta(p: Path) -> Path:
+    """The metadata file of the sub-agent transcript at `p` (its identity is watched: the CLI
+    writes it in place, after the transcript, and again when the agent ends)."""
+    return p.with_suffix(".meta.json")
+
+
 def _meta(p: Path) -> dict:
     """A sub-agent's .meta.json: its flat fields (agentType, description, toolUseId…). A nested
     value means nothing here, and the thread's meta goes into the index's cached header, which
     orjson cannot write 255 levels down."""
-    m = p.with_suffix(".meta.json")
+    m = companion_meta(p)
     try:
         data = orjson.loads(files.read_file(m, META_LIMIT))
     except (OSError, orjson.JSONDecodeError):

@@ -151,6 +151,7 @@ def create_app(config: dict | None = None) -> Flask:
     from .feed import Feeds
 
     viewer.feeds = Feeds(app, store)
+    store.indexer.listen(viewer.feeds)  # (cards a refresh changed with no event to carry them)
     if not app.config["STREAM_THREADS"]:
         from .pump import Pump
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from ..index import SessionIndex
-from ..model import ANSWERED
+from ..model import ANSWERED, BACKGROUND, UNREPORTED
 from ..store import NotFound, Store
 from ..timeline import STREAM_BACK, Timeline, load_events
 from ..templating import dom_id
@@ -403,6 +403,11 @@ def _calls_touched(ev, idx: SessionIndex, where: tuple[str, int]) -> set[str]:
         ids.update(cid for cid, c in idx.calls.calls.items() if c.named)
     if star == ANSWERED:  # the calls it answered out of sight hold their result here
         ids.update(cid for cid, c in idx.calls.calls.items() if c.result == where)
+    if where[0] != "main":  # a background agent's line may say its work is done (or goes on)
+        parent = idx.threads[where[0]].meta.get("parent_call") if where[0] in idx.threads else None
+        call = idx.calls.call(parent) if isinstance(parent, str) else None
+        if call is not None and call.named in (BACKGROUND, UNREPORTED):
+            ids.add(parent)
     return ids
 
 
@@ -504,6 +509,24 @@ class Feeds:
     def poke_all(self) -> None:
         for feed in list(self._feeds.values()):
             feed.poke()
+
+    def extended(self, key: str, idx: SessionIndex, change) -> None:
+        """(An index listener: told of every refresh, whoever ran it — a page drawn, a stream, the
+        indexer.) Background calls whose state changed with no event of theirs to carry it (a
+        sub-agent's `.meta.json` now says it finished) go out as named notes, the latest state of
+        each card replacing the one before; a page drawn since has it already."""
+        for cid in sorted(change.calls):
+            call = idx.calls.call(cid)
+            if call is None or call.named not in (BACKGROUND, UNREPORTED) or call.subthread in change.new:
+                continue  # (a new event of its agent's thread carries the card)
+            cv = Timeline(idx).call_view(cid)
+            if cv is None:
+                continue
+            feed = self._feeds.get(key)
+            template = self.app.jinja_env.get_template("_live_event.html")
+            with feed._context() if feed is not None else self.app.test_request_context("/"):
+                html = "\n".join(template.render(part=part, key=key, cv=cv) for part in ("state", "result"))
+            self.broadcast(key, html, name=f"call:{cid}")
 
     def broadcast(self, key: str, html: str, name: str | None = None) -> None:
         """Send an HTML fragment (out-of-band updates: elements with `hx-swap-oob`, or
