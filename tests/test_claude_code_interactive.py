@@ -17,6 +17,7 @@ from conftest import ROOT
 TTY = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331-tty" / "-home-user-demo"
 PERM = TTY / "a1070809-5c22-4604-b6bd-f6ce24c70267.jsonl"
 HOOKS = TTY / "1364bfc0-13b2-48c3-86ae-a9e147a319bf.jsonl"
+ESC = TTY / "26d8d51d-3b9d-4fd8-811c-08ba3e3638c1.jsonl"
 PLAN = TTY / "40e8f085-ebf6-4d96-94f3-d4a4e72210c5.jsonl"
 
 
@@ -95,14 +96,19 @@ def test_refusal_badges_name_the_refuser_on_the_page(tmp_path):
         html = app.test_client().get("/s/" + path.stem).get_data(as_text=True)
         badges = re.findall(r'class="state denied"[^>]*>([^<]+)<', html)
         assert sorted(set(badges)) == sorted(words), badges
+    # Esc on a running call: "interrupted", never "denied by user"
+    html = app.test_client().get("/s/" + ESC.stem).get_data(as_text=True)
+    assert ("interrupted", "interrupted") in re.findall(r'class="state (\w+)"[^>]*>([^<]+)<', html)
+    assert "denied by user" not in html
 
 
 def test_esc_then_continue_reads_in_one_session():
     # Esc while an approved Bash call ran: 2.1.331 files it as the person's refusal ("User rejected
-    # tool use") and adds "[Request interrupted by user for tool use]"; `claude --continue` then
-    # appends the next prompt to the same file
-    idx = SessionIndex(TTY / "26d8d51d-3b9d-4fd8-811c-08ba3e3638c1.jsonl").build()
-    assert [(n, s) for n, _, s in states(idx)] == [("Bash", "denied"), ("Read", "error")]
+    # tool use") and adds "[Request interrupted by user for tool use]"; its line holds no
+    # permission decision (a refusal in the dialog has one: test_each_refusal_says_who_refused):
+    # it reads interrupted. `claude --continue` then appends the next prompt to the same file
+    idx = SessionIndex(ESC).build()
+    assert [(n, s) for n, _, s in states(idx)] == [("Bash", "interrupted"), ("Read", "error")]
     seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
     assert seen[3:6] == [("tool_result", seen[3][1]), ("interrupt", "Request interrupted by user for tool use"),
                          ("message", "Is the notes file still there?")]

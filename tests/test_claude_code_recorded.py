@@ -146,10 +146,12 @@ def test_the_tour_page_shows_what_a_user_reads(tmp_path):
     assert 'class="state denied"' in html or ">denied<" in html.lower()
 
 
-def test_an_interrupted_call_reads_as_refused_then_interrupted():
+def test_an_interrupted_call_reads_as_interrupted_not_refused():
+    # SIGINT while the Bash call ran: the CLI files it as "user-rejected" with the refusal's words
+    # to the model, but no permission decision is on the line (every refusal has one): interrupted
     idx = SessionIndex(INTERRUPTED).build()
     ((name, state, named),) = [(c.name, c.status, c.named) for c in idx.calls.calls.values()]
-    assert (name, state, named) == ("Bash", "error", "denied")
+    assert (name, state, named) == ("Bash", "error", "interrupted")
     evs = visible(idx)
     assert [e.kind for e in evs][-1] == "interrupt"
     assert event_text(evs[-1]) == "Request interrupted by user for tool use"

@@ -316,6 +316,8 @@ def _user(rec: dict, ref: Ref) -> Event:
         if len(results) == 1 and structured is not None:
             results[0].structured = structured
         denial = _DENIALS.get(rec.get("toolDenialKind")) if isinstance(rec.get("toolDenialKind"), str) else None
+        if denial == DENIED and _stopped_while_running(rec):
+            denial = INTERRUPTED
         if denial and len(results) == 1 and results[0].is_error:
             results[0].state = _refuser(denial, results[0])
             if results[0].state == DENIED:
@@ -367,6 +369,18 @@ _HOOK_SAID = ("PreToolUse:", "hook error", "blocked by hook", "Hook PreToolUse")
 
 
 _SAID = "the user said:\n"
+
+
+def _stopped_while_running(rec: dict) -> bool:
+    """A call the person stopped while it ran (Esc in the TUI, Ctrl-C): 2.1.331 files it as
+    "user-rejected", as it files a refusal in the permission dialog, and sends the model the same
+    words. What tells them apart is the line: a refusal is a decision, recorded on it
+    (`permissionDecision` {decision: reject, source: user_reject}, as every refusal of the
+    recordings has it — the person's, a rule's, a hook's, the mode's), while a stopped call's line
+    has no decision and only the bare `toolUseResult` "User rejected tool use" (then comes
+    "[Request interrupted by user for tool use]")."""
+    return not isinstance(rec.get("permissionDecision"), dict) \
+        and rec.get("toolUseResult") == "User rejected tool use"
 
 
 def _advice(content: list) -> list:
