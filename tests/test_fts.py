@@ -338,3 +338,36 @@ def test_snippets_of_sessions_far_apart_come_from_statements_of_their_own(archiv
     finally:
         db.set_trace_callback(None)
         archive.fts._give_back(db)
+
+
+def test_a_wolo_folder_changed_while_the_search_index_was_away_is_caught_up(tmp_path):
+    # A Wolo folder session is one document keyed by its session.json, which Wolo saves again at
+    # the same size (a new updated_at) whenever a message changes. The index cache learnt of a
+    # change the full-text index did not (the server stopped before its writer got there): after
+    # a restart no index pass runs, and the walker must still see that the rows are behind — by
+    # the document's time, its size being the same
+    root = tmp_path / "root"
+    src = Path(__file__).resolve().parent.parent / "test_data" / "formats" / "wolo" / \
+        "golden-mbos-wolo-0.13.3" / "sessions" / "Nova_260302_100000"
+    folder = root / "sessions" / "Nova_260302_100000"
+    shutil.copytree(src, folder)
+    cache = tmp_path / "cache"
+    Archive(root, cache).close()
+    msg = folder / "messages" / "msg_001.json"
+    msg.write_text(msg.read_text(encoding="utf-8").replace("divide()", "zorbal()"), encoding="utf-8")
+    meta = folder / "session.json"
+    size = meta.stat().st_size
+    meta.write_text(meta.read_text(encoding="utf-8").replace("1772445610.2199993", "1772445699.2199993"),
+                    encoding="utf-8")
+    assert meta.stat().st_size == size
+    # the index cache is brought up to date by a store with no full-text index listening
+    quiet = Store([root], IndexCache(cache))
+    (ref,) = quiet.sessions()
+    quiet.bring_up_to_date(ref.key)
+    quiet.indexer.stop()
+    again = Archive(root, cache)
+    try:
+        assert again.keys("zorbal") == [ref.key]
+        assert again.keys('"and divide then run"') == []  # (the words it had before)
+    finally:
+        again.close()

@@ -315,10 +315,12 @@ class FullText:
             return True
         main = st[2].get("main")
         try:
-            size = os.stat(path).st_size
+            now = os.stat(path)
         except OSError:
             return False
-        return main is None or main[5] != size
+        # a document's rows stand for its time too: a Wolo folder's session.json is saved again at
+        # the same size (its updated_at) whenever a message changes, and only its time says so
+        return main is None or main[5] != now.st_size or bool(main[6] and main[6] != now.st_mtime_ns)
 
     def catch_up(self, key: str) -> None:
         """Hand one session to the writer, which reads what the passes did not hand over from the
