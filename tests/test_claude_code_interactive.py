@@ -68,7 +68,7 @@ def test_a_pretooluse_hook_block_reads_blocked_by_hook():
 def test_compact_reads_as_a_boundary_a_summary_and_the_command():
     idx = SessionIndex(PERM).build()
     seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
-    at = seen.index(("compaction", "Conversation compacted (manual, 12,016 tokens before)"))
+    at = seen.index(("compaction", "Conversation compacted (manual, 12,016 → 2,999 tokens)"))
     assert seen[at + 1] == ("compact_summary", "Summary of the conversation before compaction")
     assert seen[at + 2] == ("command", "command /compact")
     assert seen[-2:] == [("message", "What number did I ask you to remember?"),

@@ -2,7 +2,7 @@
 
 The recordings in test_data/formats/claude-code/2.1.331 (README.md there says how they were
 made) exercise its tools, a background sub-agent, a workflow's agents, a permission refusal, an
-overloaded API answered by a retry, a resumed session and an interrupted call.
+overloaded API answered by a retry, a resumed session, an interrupted call and an auto-compaction.
 """
 
 import json
@@ -22,6 +22,7 @@ PROJECT = FIXTURES / "2.1.331" / "-home-user-demo"
 TOUR = PROJECT / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
 WORKFLOW = PROJECT / "ab33391c-226f-4b4a-97f0-5a426bf7c8e4.jsonl"
 INTERRUPTED = PROJECT / "dea71ba1-2aab-4102-9e87-8ee591c107b9.jsonl"
+AUTO_COMPACTED = PROJECT / "38390fa4-f92d-4ab5-b8a8-422140c047ca.jsonl"
 
 
 def lines(path: Path) -> int:
@@ -269,3 +270,25 @@ def test_a_background_call_runs_until_its_task_notification(tmp_path):
         # it ended when the notification came, not when it was launched
         (launched,) = load_events(idx, *call.result, call.result[1] + 1)
         assert call.finished_at > launched.timestamp.timestamp()
+
+
+def test_an_auto_compaction_reads_as_the_cli_did_it(tmp_path):
+    # the context filled up (the reply's usage said 199k tokens): the CLI compacted on its own
+    # before the next turn, and that turn was answered from the summary
+    idx = SessionIndex(AUTO_COMPACTED).build()
+    seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
+    assert seen == [("message", "Read the big log."),
+                    ("message", "I read the whole log: 4,000 lines, the last one says BUILD OK."),
+                    ("message", "What was in the log?"),
+                    ("compaction", "Conversation compacted (auto, 199,087 → 2,709 tokens)"),
+                    ("compact_summary", "Summary of the conversation before compaction"),
+                    ("message", "The log ended with BUILD OK.")]
+    assert idx.summary.unparsed == 0
+    from viewer.web import create_app
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "auto.jsonl").write_bytes(AUTO_COMPACTED.read_bytes())
+    page = create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False}).test_client() \
+        .get("/s/auto").get_data(as_text=True)
+    assert "Conversation compacted (auto, 199,087 → 2,709 tokens)" in unescape(page)

@@ -43,7 +43,11 @@ PHRASES = {"Give me a tour of your tools": "main", "Find out which directory you
            "List the files here": "wfa", "Say what day it is": "wfb", "Run the slow job": "slow",
            # the interactive recordings (record_claude_code_interactive.py)
            "Walk me through the permission dialogs": "perm", "Show me the hooks at work": "hooks",
-           "Plan a change to the README": "plan", "What number did I ask you to remember": "recall"}
+           "Plan a change to the README": "plan", "What number did I ask you to remember": "recall",
+           # auto-compaction: a reply whose usage says the context is nearly full, then a turn
+           "Read the big log": "fill", "What was in the log": "afterfill"}
+# replies whose usage says the context window (200k) is this full: the CLI compacts on its own
+FULL = {"fill": 188_000}
 # the CLI's /compact request ends with this instruction; it gets a summary whatever the scenario
 COMPACT = "Your task is to create a detailed summary"
 
@@ -171,6 +175,10 @@ def script(name, step, tools, cwd):
             lambda: [text("Remember the number 42. One command was allowed once, python3 always, "
                           "the file write was refused with your advice, and `rm` is denied by a rule.")],
         ]
+    elif name == "fill":
+        steps = [lambda: [text("I read the whole log: 4,000 lines, the last one says BUILD OK.")]]
+    elif name == "afterfill":
+        steps = [lambda: [text("The log ended with BUILD OK.")]]
     elif name == "recall":
         steps = [lambda: [text("You asked me to remember 42.")]]
     elif name == "hooks":
@@ -264,11 +272,11 @@ class H(BaseHTTPRequestHandler):
             return self._json(status, err)
         model = body.get("model") or "claude-sonnet-4-5-20250929"
         if body.get("stream"):
-            self._stream(model, blocks, len(raw))
+            self._stream(model, blocks, len(raw), FULL.get(name, 0))
         else:
-            self._json(200, self._message(model, blocks, len(raw)))
+            self._json(200, self._message(model, blocks, len(raw), FULL.get(name, 0)))
 
-    def _message(self, model, blocks, size):
+    def _message(self, model, blocks, size, full=0):
         content = []
         for b in blocks:
             b = dict(b)
@@ -279,9 +287,9 @@ class H(BaseHTTPRequestHandler):
         return {"id": "msg_01%s%08d" % (_RUN, next(_ids)), "type": "message", "role": "assistant",
                 "model": model, "content": content, "stop_reason": stop, "stop_sequence": None,
                 "usage": {"input_tokens": 12, "output_tokens": 40 * len(blocks) + 5,
-                          "cache_creation_input_tokens": size // 8, "cache_read_input_tokens": 0}}
+                          "cache_creation_input_tokens": size // 8, "cache_read_input_tokens": full}}
 
-    def _stream(self, model, blocks, size):
+    def _stream(self, model, blocks, size, full=0):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -294,7 +302,7 @@ class H(BaseHTTPRequestHandler):
             self.wfile.write(("event: %s\ndata: %s\n\n" % (kind, json.dumps(data))).encode())
             self.wfile.flush()
 
-        msg = self._message(model, blocks, size)
+        msg = self._message(model, blocks, size, full)
         start = dict(msg, content=[], stop_reason=None)
         start["usage"] = dict(msg["usage"], output_tokens=1)
         ev("message_start", {"message": start})

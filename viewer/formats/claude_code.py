@@ -569,12 +569,15 @@ def _system(rec: dict, ref: Ref) -> Event:
     ev = Event(ref, "system", kind=f"system:{sub}" if sub else "system")
     if sub == "compact_boundary" or sub == "microcompact_boundary":
         md = rec.get("compactMetadata") or rec.get("microcompactMetadata") or {}
-        trigger = md.get("trigger") if isinstance(md, dict) else None
-        pre = md.get("preTokens") if isinstance(md, dict) else None
+        get = md.get if isinstance(md, dict) else {}.get
         words = "Conversation compacted" if sub == "compact_boundary" else "Context micro-compacted"
+        trigger, pre, post = get("trigger"), get("preTokens"), get("postTokens")
         if trigger:
             words += f" ({trigger}"
-            words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
+            if isinstance(pre, int) and isinstance(post, int):  # (2.1.x also says what was left)
+                words += f", {pre:,} → {post:,} tokens)"
+            else:
+                words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
         ev.kind = "compaction"
         ev.blocks = [Notice(words, md or None)]
     elif sub == "api_error":
