@@ -2,7 +2,7 @@
 
 The recordings in test_data/formats/claude-code/2.1.331 (README.md there says how they were
 made) exercise its tools, a background sub-agent, a workflow's agents, a permission refusal, an
-overloaded API answered by a retry, a resumed session, an interrupted call and an auto-compaction.
+overloaded API answered by a retry, a resumed session, an interrupted call, an auto-compaction and a skill.
 """
 
 import json
@@ -23,6 +23,7 @@ TOUR = PROJECT / "253a41fe-30bb-43c5-b249-7990744c4070.jsonl"
 WORKFLOW = PROJECT / "ab33391c-226f-4b4a-97f0-5a426bf7c8e4.jsonl"
 INTERRUPTED = PROJECT / "dea71ba1-2aab-4102-9e87-8ee591c107b9.jsonl"
 AUTO_COMPACTED = PROJECT / "38390fa4-f92d-4ab5-b8a8-422140c047ca.jsonl"
+SKILL = PROJECT / "b2ddb9c6-cb59-4536-9a96-f6e738b7220e.jsonl"
 
 
 def lines(path: Path) -> int:
@@ -292,3 +293,29 @@ def test_an_auto_compaction_reads_as_the_cli_did_it(tmp_path):
     page = create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False}).test_client() \
         .get("/s/auto").get_data(as_text=True)
     assert "Conversation compacted (auto, 199,087 → 2,709 tokens)" in unescape(page)
+
+
+def test_a_skills_instructions_show_folded_after_its_call(tmp_path):
+    # the CLI's screen says only that the skill loaded; what it told the model steered the rest,
+    # so the viewer shows it, folded, right after the Skill call
+    idx = SessionIndex(SKILL).build()
+    seen = [(e.kind, e.role) for e in visible(idx)]
+    assert seen == [("message", "user"), ("message", "assistant"), ("message", "assistant"),
+                    ("tool_result", "tool"), ("tool_context", "system"), ("message", "assistant"),
+                    ("message", "assistant"), ("tool_result", "tool"), ("message", "assistant")]
+    (loaded,) = [e for e in visible(idx) if e.kind == "tool_context"]
+    (skill,) = [c for c in idx.calls.calls.values() if c.name == "Skill"]
+    assert loaded.parent == skill.id and skill.status == "completed"
+    (chip,) = loaded.blocks
+    assert chip.kind == "context" and chip.label == "skill release-notes: its instructions, loaded for the model"
+    assert "List every change since the last tag" in chip.text
+    from viewer.web import create_app
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skill.jsonl").write_bytes(SKILL.read_bytes())
+    page = unescape(create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False})
+                    .test_client().get("/s/skill").get_data(as_text=True))
+    at = page.index("skill release-notes: its instructions, loaded for the model")
+    assert page.index("Launching skill: release-notes") < at < page.index("Following the skill")
+    assert "List every change since the last tag" in page[at:]

@@ -45,7 +45,8 @@ PHRASES = {"Give me a tour of your tools": "main", "Find out which directory you
            "Walk me through the permission dialogs": "perm", "Show me the hooks at work": "hooks",
            "Plan a change to the README": "plan", "What number did I ask you to remember": "recall",
            # auto-compaction: a reply whose usage says the context is nearly full, then a turn
-           "Read the big log": "fill", "What was in the log": "afterfill"}
+           "Read the big log": "fill", "What was in the log": "afterfill",
+           "Write the release notes": "skill"}
 # replies whose usage says the context window (200k) is this full: the CLI compacts on its own
 FULL = {"fill": 188_000}
 # the CLI's /compact request ends with this instruction; it gets a summary whatever the scenario
@@ -175,6 +176,11 @@ def script(name, step, tools, cwd):
             lambda: [text("Remember the number 42. One command was allowed once, python3 always, "
                           "the file write was refused with your advice, and `rm` is denied by a rule.")],
         ]
+    elif name == "skill":
+        steps = [lambda: [text("There is a skill for that."), use("Skill", skill="release-notes")],
+                 lambda: [text("Following the skill: the notes list one change."),
+                          use("Write", file_path=os.path.join(cwd, "NOTES.md"), content="# Notes\n\n- One change.\n")],
+                 lambda: [text("The release notes are in NOTES.md.")]]
     elif name == "fill":
         steps = [lambda: [text("I read the whole log: 4,000 lines, the last one says BUILD OK.")]]
     elif name == "afterfill":

@@ -3,14 +3,14 @@
 #   tests/golden/record_claude_code.sh SCRATCH_DIR
 # Installs @anthropic-ai/claude-code from npm into SCRATCH_DIR, runs four prompts (a tour of the
 # tools with a background sub-agent, its --continue turn, a workflow, a call interrupted with
-# SIGINT) and an auto-compaction (a reply whose usage fills the context window, then a --continue
-# turn the CLI compacts before), and scrubs the result into SCRATCH_DIR/scrubbed/<home>/-home-user-demo.
+# SIGINT), an auto-compaction (a reply whose usage fills the context window, then a --continue
+# turn the CLI compacts before) and a skill the model loads (~/.claude/skills), and scrubs the result into SCRATCH_DIR/scrubbed/<home>/-home-user-demo.
 set -eu
 S=$(realpath "$1"); HERE=$(dirname "$(realpath "$0")"); PORT=${PORT:-8765}
 mkdir -p "$S" && cd "$S"
 [ -x node_modules/@anthropic-ai/claude-code-linux-x64/claude ] || npm i @anthropic-ai/claude-code@2.1.331
 CC=$S/node_modules/@anthropic-ai/claude-code-linux-x64/claude
-rm -rf home home2 home3 home4 proj scrubbed requests.jsonl; mkdir -p home home2 home3 home4 proj/demo
+rm -rf home home2 home3 home4 home5 proj scrubbed requests.jsonl; mkdir -p home home2 home3 home4 home5/.claude/skills/release-notes proj/demo
 (cd proj/demo && git init -q . && echo "# demo project" > README.md)
 FAKE_CWD=$S/proj/demo python3 "$HERE/fake_anthropic_api.py" "$PORT" 2> fakeapi.log & API=$!
 trap 'kill $API' EXIT
@@ -32,8 +32,11 @@ export CLAUDE_CODE_AUTO_COMPACT_WINDOW=200000
 (run "$S/home4" -p "Read the big log.")
 (run "$S/home4" -p "What was in the log?" --continue)
 unset CLAUDE_CODE_AUTO_COMPACT_WINDOW
+printf -- '---\nname: release-notes\ndescription: Write release notes for this project in NOTES.md\n---\n\n# Release notes\n\nList every change since the last tag as a bullet in NOTES.md.\n' \
+  > home5/.claude/skills/release-notes/SKILL.md
+(run "$S/home5" -p "Write the release notes.")
 cd "$S"
-for h in home home2 home3 home4; do
+for h in home home2 home3 home4 home5; do
   python3 "$HERE/scrub_claude_code.py" "$S/$h/.claude/projects" "$S/scrubbed/$h" \
     "$S/proj/demo=/home/user/demo" "$(echo "$S/proj/demo" | tr / -)=-home-user-demo" "$S/$h=/home/user"
 done

@@ -24,7 +24,7 @@ import orjson
 from .. import files
 from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
-    INTERRUPTED, Data, Digest, Event, Notice, Ref, Text
+    INTERRUPTED, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
     retry_words, set_time, text_field
 
@@ -352,10 +352,27 @@ def _user(rec: dict, ref: Ref) -> Event:
         ev.role = "system"
         ev.blocks = [Notice("Summary of the conversation before compaction"), *_summary_blocks(ev.blocks)]
     elif rec.get("isMeta"):
-        ev.hidden, ev.hidden_reason = True, "meta"
-        if isinstance(rec.get("sourceToolUseID"), str):
-            ev.parent = rec["sourceToolUseID"]
+        source = rec.get("sourceToolUseID")
+        if isinstance(source, str) and source:
+            # what a call loaded for the model (a Skill's instructions): the CLI shows only
+            # "loaded", but it steered what came next; shown folded, right after the call's result
+            ev.parent = source
+            ev.role, ev.kind = "system", "tool_context"
+            ev.blocks = [_loaded(b.text) if b.kind == "text" else b for b in ev.blocks]
+        else:
+            ev.hidden, ev.hidden_reason = True, "meta"
     return ev
+
+
+_SKILL_DIR = "Base directory for this skill: "
+
+
+def _loaded(text: str) -> Context:
+    first = text.split("\n", 1)[0]
+    if first.startswith(_SKILL_DIR):
+        name = first[len(_SKILL_DIR):].rstrip("/").rsplit("/", 1)[-1]
+        return Context(f"skill {name}: its instructions, loaded for the model", text, "skill")
+    return Context("loaded for the model by the call", text, "tool")
 
 
 # how 2.1.331 says a call never ran (`toolDenialKind` on the line of its result): the person, a
