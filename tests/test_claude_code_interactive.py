@@ -3,7 +3,7 @@
 The recordings in test_data/formats/claude-code/2.1.331-tty (README.md there says how they were
 made: tests/golden/record_claude_code_interactive.py) hold what only interactive use writes:
 permission dialogs answered three ways, a settings rule refusing a call, /compact, hooks, plan mode,
-Esc and a resumed session. Each test reads one as a user would and checks who did what.
+Esc and a resumed session, a rewind. Each test reads one as a user would and checks who did what.
 """
 
 import re
@@ -19,6 +19,7 @@ PERM = TTY / "a1070809-5c22-4604-b6bd-f6ce24c70267.jsonl"
 HOOKS = TTY / "1364bfc0-13b2-48c3-86ae-a9e147a319bf.jsonl"
 ESC = TTY / "26d8d51d-3b9d-4fd8-811c-08ba3e3638c1.jsonl"
 PLAN = TTY / "40e8f085-ebf6-4d96-94f3-d4a4e72210c5.jsonl"
+REWIND = TTY / "4d437b15-d9f5-4d73-a016-749930ca89fa.jsonl"
 
 
 def visible(idx, thread="main"):
@@ -112,3 +113,54 @@ def test_esc_then_continue_reads_in_one_session():
     seen = [(e.kind, event_text(e, False).split("\n")[0]) for e in visible(idx)]
     assert seen[3:6] == [("tool_result", seen[3][1]), ("interrupt", "Request interrupted by user for tool use"),
                          ("message", "Is the notes file still there?")]
+
+
+def test_a_prompt_sent_after_a_rewind_says_what_it_dropped(tmp_path):
+    # Esc Esc, "Restore conversation" to before the second prompt, a new prompt: the file keeps the
+    # dropped prompt and its answer, and writes the new prompt under the record before them
+    from html import unescape
+
+    from viewer.timeline import Timeline
+    from viewer.web import create_app
+
+    idx = SessionIndex(REWIND).build()
+    shown = [(v.ev.text(), v.rewound) for v in Timeline(idx).window("main").events if not v.ev.hidden]
+    dropped = next(v.ev.id for v in Timeline(idx).window("main").events
+                   if v.ev.text() == "Name another colour.")
+    assert shown == [("Name a colour.", None), ("Blue.", None), ("Name another colour.", None),
+                     ("Green.", None), ("Name a fruit instead.", (dropped, 2)), ("Apple.", None)]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "rewind.jsonl").write_bytes(REWIND.read_bytes())
+    page = unescape(create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False})
+                    .test_client().get("/s/rewind").get_data(as_text=True))
+    notice = re.search(r'<div class="rewound">(.*?)</div>', page).group(1)
+    assert f'href="/s/rewind/m/{dropped}"' in notice
+    assert re.sub(r"<[^>]+>", "", notice) == ("↩ rewound: sent after going back to before this message; "
+                                              "the 2 messages from there on were dropped from the conversation")
+    assert page.index("Green.") < page.index('<div class="rewound">') < page.index("Name a fruit instead.")
+    # the exports say it too, their link an anchor in the same file
+    from viewer.export import Export
+
+    for fmt, link in (("html", f'href="#m-{dropped}"'), ("md", f"](#m-{dropped})")):
+        text = "".join(Export(idx, fmt).chunks())
+        assert "↩ rewound: sent after going back to before" in text and link in text, fmt
+
+
+def test_no_other_recorded_or_real_session_reads_as_rewound():
+    # local commands (/doctor, /status…) are written beside the conversation's chain, not on it:
+    # a prompt after them is no rewind (the corpus's log sample has three in a row)
+    from viewer.timeline import Timeline
+
+    corpus = ROOT.parent / "shared" / "corpus" / "claude-code"
+    paths = [p for p in (*ROOT.glob("test_data/**/*.jsonl"), *corpus.glob("**/*.jsonl"))
+             if "subagents" not in p.parts and p != REWIND]
+    prompts = 0
+    for path in paths:
+        idx = SessionIndex(path).build()
+        if idx.threads["main"].format != "claude-code":
+            continue
+        for v in Timeline(idx).events("main", 0, len(idx.threads["main"])).events:
+            assert v.rewound is None, (path, v.ev.id)
+            prompts += v.ev.follows is not None and v.ev.kind == "message" and v.ev.role == "user"
+    assert prompts >= 30  # (the check ran on real prompts)

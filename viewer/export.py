@@ -640,6 +640,11 @@ class _Markdown:
             kind = "" if ev.kind in ("message", "tool_result", "comm") else f" ({ev.kind})"
             parts.append(f"\n{level} {_inline(who.capitalize())}{_inline(kind)}"
                          + (f" · {_inline(extra)}" if extra else "") + f"\n{anchor}\n")
+        if v.rewound:
+            first, n = v.rewound
+            parts.append(f"*↩ rewound: sent after going back to before [this message](#m-{first}); the {n} "
+                         f"message{'s' if n != 1 else ''} from there on {'were' if n != 1 else 'was'} "
+                         "dropped from the conversation*\n")
         for b in ev.blocks:
             got = self._block(b, v, depth, tl)
             if got:

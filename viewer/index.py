@@ -111,6 +111,11 @@ class ThreadIndex:
         # sees n events here finds all their columns filled
         return len(self.hidden)
 
+    def is_message(self, seq: int) -> bool:
+        """Whether event `seq` is a message the summary counts (shown, said by a speaker)."""
+        return not self.hidden[seq] and self.roles[seq] in _MESSAGE_ROLES \
+            and self.kinds[seq] in _MESSAGE_KINDS
+
     _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
                 "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary")

@@ -180,6 +180,10 @@ class Event:
     timestamp_assumed_utc: bool = False
     blocks: list = field(default_factory=list)
     parent: str | None = None  # the tool call this event hangs under
+    # the id of the record this one was written to follow, where the source keeps a tree (Claude
+    # Code's parentUuid): a prompt that follows an earlier record than the last one was sent after
+    # the conversation was rewound (timeline.Timeline._rewound)
+    follows: str | None = None
     hidden: bool = False
     hidden_reason: str | None = None
     model: str | None = None

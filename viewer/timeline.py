@@ -78,6 +78,9 @@ class EventView:
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
     repeats: str | None = None  # id of the message whose text this turn result repeats
+    # a prompt sent after the conversation was rewound: (id of the first message it left out, how
+    # many messages it left out)
+    rewound: tuple | None = None
     thought: bool = False  # the model thought before this card; the provider kept no text
     refs_only: bool = False  # holds only results that are shown with their calls
     folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
@@ -606,9 +609,24 @@ class Timeline:
                       at=ev.ref.offset if self.idx.region and not self.idx.region.counted else None,
                       source=(self.idx.build_id, self.expand)
                       if self.idx.region is None and self.idx.build_id else None)
+        if ev.follows is not None and ev.kind == "message" and ev.role == "user" and not ev.hidden:
+            v.rewound = self._rewound(ev, seq)
         if v.target:
             self.target_view = v
         return v
+
+    def _rewound(self, ev: Event, seq: int) -> tuple[str, int] | None:
+        """(first message left out, how many) when the record `ev` follows is not the last one
+        before it: messages written after that record were not part of the conversation `ev`
+        continued (Claude Code's /rewind and Esc Esc write the new prompt under an earlier record
+        and leave the abandoned messages in the file). Local commands and bookkeeping written
+        beside the conversation's chain are not messages, so they never count."""
+        where = self.idx.locate(ev.follows)
+        if where is None or where[0] != ev.thread or not where[1] < seq - 1:
+            return None
+        th = self.idx.threads[ev.thread]
+        left = [s for s in range(where[1] + 1, seq) if th.is_message(s)]
+        return (th.ids[left[0]], len(left)) if left else None
 
     def thread_view(self, name: str, use: ToolUse | None = None) -> ThreadView:
         """A sub-agent thread named for what it is: the type and description its own metadata

@@ -46,7 +46,9 @@ PHRASES = {"Give me a tour of your tools": "main", "Find out which directory you
            "Plan a change to the README": "plan", "What number did I ask you to remember": "recall",
            # auto-compaction: a reply whose usage says the context is nearly full, then a turn
            "Read the big log": "fill", "What was in the log": "afterfill",
-           "Write the release notes": "skill"}
+           "Write the release notes": "skill",
+           # /rewind: two prompts, a rewind to before the second, another prompt
+           "Name a colour": "colour", "Name another colour": "colour2", "Name a fruit instead": "fruit"}
 # replies whose usage says the context window (200k) is this full: the CLI compacts on its own
 FULL = {"fill": 188_000}
 # the CLI's /compact request ends with this instruction; it gets a summary whatever the scenario
@@ -176,6 +178,8 @@ def script(name, step, tools, cwd):
             lambda: [text("Remember the number 42. One command was allowed once, python3 always, "
                           "the file write was refused with your advice, and `rm` is denied by a rule.")],
         ]
+    elif name in ("colour", "colour2", "fruit"):
+        steps = [lambda: [text({"colour": "Blue.", "colour2": "Green.", "fruit": "Apple."}[name])]]
     elif name == "skill":
         steps = [lambda: [text("There is a skill for that."), use("Skill", skill="release-notes")],
                  lambda: [text("Following the skill: the notes list one change."),

@@ -3,7 +3,7 @@
     python3 tests/golden/record_claude_code_interactive.py SCRATCH_DIR [ONLY...]
 
 The `-p` recordings (record_claude_code.sh) never show what people meet at the keyboard: permission
-dialogs, /compact, hooks, plan mode, Esc. This script types into the TUI as a person would (pexpect
+dialogs, /compact, hooks, plan mode, Esc, a rewind (Esc Esc). This script types into the TUI as a person would (pexpect
 from PyPI), against the scripted fake Messages API (fake_anthropic_api.py), offline, each scenario
 in a fresh HOME whose ~/.claude.json skips onboarding and the trust dialog. It waits for words on
 the screen (ANSI stripped), so a changed TUI stops it with a timeout and the screen it last saw,
@@ -22,7 +22,7 @@ import pexpect
 HERE = os.path.dirname(os.path.realpath(__file__))
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[a-zA-Z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[=>()][0-9A-B]?|\x1b")
 PORT = int(os.environ.get("PORT", "8766"))
-ENTER, ESC, DOWN, TAB = "\r", "\x1b", "\x1b[B", "\t"
+ENTER, ESC, DOWN, UP, TAB, CTRL_U = "\r", "\x1b", "\x1b[B", "\x1b[A", "\t", "\x15"
 
 
 class Tui:
@@ -159,6 +159,30 @@ def resumed(t):
     t.quit()
 
 
+def rewind(t):
+    """Two prompts, then Esc Esc: the rewind dialog, back to before the second prompt ("Restore
+    conversation"), and a new prompt in its place."""
+    t.wait(r"forshortcuts")
+    t.prompt("Name a colour.")
+    t.wait(r"Blue\.")
+    time.sleep(1.5)
+    t.prompt("Name another colour.")
+    t.wait(r"Green\.")
+    time.sleep(1.5)
+    t.key(ESC, 0.3)
+    t.key(ESC, 2)
+    t.wait(r"Restorethecodeand/orconversation")
+    t.key(UP)  # from "(current)" to the second prompt
+    t.key(ENTER, 2)
+    t.wait(r"Restoreconversation")
+    time.sleep(1)
+    t.key(ENTER, 2)  # 1. Restore conversation
+    t.key(CTRL_U)  # the rewind puts the second prompt back in the box
+    t.prompt("Name a fruit instead.")
+    t.wait(r"Apple\.")
+    t.quit()
+
+
 HOOKS = {
     "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'Hook context: the build is green.'"}]}],
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
@@ -174,6 +198,7 @@ SCENARIOS = {
     "hooks": ([(hooks, ["--permission-mode", "default"])], {"hooks": HOOKS}),
     "plan": ([(plan, ["--permission-mode", "plan"])], {}),
     "esc": ([(esc, ["--permission-mode", "default"]), (resumed, ["--permission-mode", "default", "--continue"])], {}),
+    "rewind": ([(rewind, ["--permission-mode", "default"])], {}),
 }
 
 

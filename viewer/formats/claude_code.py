@@ -361,6 +361,8 @@ def _user(rec: dict, ref: Ref) -> Event:
             ev.blocks = [_loaded(b.text) if b.kind == "text" else b for b in ev.blocks]
         else:
             ev.hidden, ev.hidden_reason = True, "meta"
+    if isinstance(rec.get("parentUuid"), str):
+        ev.follows = rec["parentUuid"]
     return ev
 
 
