@@ -147,6 +147,33 @@ def test_lone_surrogates_in_a_huge_line_are_replaced_in_its_strings_cut_or_not(t
     assert [e.getMessage() for e in errors] == []
 
 
+def test_a_cut_string_of_millions_of_lone_surrogates_reads_back_whole(tmp_path):
+    # A 31 MB line of five million lone surrogate escapes made the export of its cut string call
+    # Python once per escape, twice per read: the fuzzer's one-minute alarm rang. The escapes
+    # are now decoded first and the lone halves mended in one pass. And a low half after an escaped
+    # backslash and the letters "ud83d" was taken for the second half of a pair and left lone:
+    # orjson refused the line, which read as unparsed
+    from viewer import reader
+    from viewer.export import Export
+
+    body = r"\ud83d" * (reader.HUGE_LINE // 6 + 1000) + r"\\ud83d\ude00" + r"\ud83d\ude00"
+    raw = ('{"type": "assistant", "content": "' + body + '", "timestamp": 1761073200.0, '
+           '"session_id": "s", "message_id": "m1"}')
+    legion(tmp_path / "root" / "s", LEGION_USER)
+    path = tmp_path / "root" / "s" / "messages.jsonl"
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(raw + "\n")
+    idx = SessionIndex(path).build()
+    assert idx.summary.unparsed == 0
+    with open(path, "rb") as f:
+        rec = reader.read_line(f, idx.threads["main"].offsets[1], idx.threads["main"].lengths[1])
+        whole = reader.read_cut(f, rec["content"])
+    assert whole == "\ufffd" * (reader.HUGE_LINE // 6 + 1000) + "\\ud83d\ufffd" + "\U0001f600"
+    for fmt in ("md", "json"):
+        out = io.BytesIO()
+        Export(idx, fmt, label="s").write(out)
+        out.getvalue().decode("utf-8")  # strict: no surrogate was passed through
+
 
 def test_a_model_name_cut_out_of_a_huge_line_is_text_the_cache_can_save(errors):
     # A line above reader.HUGE_LINE keeps long strings as CutStr (a str subclass): such a model

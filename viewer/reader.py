@@ -220,10 +220,11 @@ def mend_surrogates(text: str) -> str:
     string cut in the middle of an emoji is written so) turned into U+FFFD. orjson refuses such a
     string, and so a whole record would become an unparsed line for one cut emoji."""
     def one(m: re.Match) -> str:
-        slashes = m.group(1)
-        if len(slashes) % 2 == 0 or len(m.group(2)) > 4:
-            return m.group(0)
-        return slashes[:-1] + "\\ufffd"
+        slashes, code = m.group(1), m.group(2)
+        if len(slashes) % 2 == 0:  # escaped backslashes, then the letters "ud…"; but the low half
+            # of a "pair" after them is an escape of its own, and lone
+            return m.group(0) if len(code) == 4 else f"{slashes}u{code[:4]}\\ufffd"
+        return m.group(0) if len(code) > 4 else slashes[:-1] + "\\ufffd"
 
     return _SURROGATE_ESCAPE.sub(one, text)
 
@@ -352,11 +353,18 @@ def _opens_escape(text: str, i: int) -> bool:
     return (i - start) % 2 == 0
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _unescape(body: str) -> str:
-    try:  # (scanstring would keep a lone surrogate, which no encoder then takes)
-        return scanstring('"' + mend_surrogates(body) + '"', 1, False)[0]
+    try:
+        text = scanstring('"' + body + '"', 1, False)[0]
     except ValueError:  # a bad escape: the text as written
         return body
+    # scanstring joins the halves of a pair and keeps a lone one, which no encoder then takes:
+    # U+FFFD, as mend_surrogates says (mending the escapes took a Python call each: minutes for a
+    # hostile string of millions)
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def file_identity(path: str | os.PathLike) -> tuple[int, int, int]:
