@@ -285,14 +285,25 @@ def test_an_auto_compaction_reads_as_the_cli_did_it(tmp_path):
                     ("compact_summary", "Summary of the conversation before compaction"),
                     ("message", "The log ended with BUILD OK.")]
     assert idx.summary.unparsed == 0
+    # the prompt that found the context full was kept verbatim: the boundary says so, with a link
+    # up to it (it stands above the boundary in the file)
+    from viewer.export import Export
+    from viewer.timeline import Timeline
     from viewer.web import create_app
 
+    views = Timeline(idx).events("main", 0, len(idx.threads["main"])).events
+    (boundary,) = [v for v in views if v.ev.kind == "compaction"]
+    (kept,) = [v.ev.id for v in views if v.ev.text() == "What was in the log?" and not v.ev.hidden]
+    assert boundary.kept_from == kept
     root = tmp_path / "root"
     root.mkdir()
     (root / "auto.jsonl").write_bytes(AUTO_COMPACTED.read_bytes())
-    page = create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False}).test_client() \
-        .get("/s/auto").get_data(as_text=True)
-    assert "Conversation compacted (auto, 199,087 → 2,709 tokens)" in unescape(page)
+    page = unescape(create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False}).test_client()
+                    .get("/s/auto").get_data(as_text=True))
+    assert "Conversation compacted (auto, 199,087 → 2,709 tokens)" in page
+    said = f'↳ kept verbatim from <a href="/s/auto/m/{kept}">this message</a> on; what came before it was summarized'
+    assert page.index("Conversation compacted (auto") < page.index(said) < page.index("Summary of the conversation")
+    assert f"kept verbatim from [this message](#m-{kept}) on" in "".join(Export(idx, "md").chunks())
 
 
 def test_a_skills_instructions_show_folded_after_its_call(tmp_path):

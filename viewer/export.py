@@ -649,6 +649,9 @@ class _Markdown:
             got = self._block(b, v, depth, tl)
             if got:
                 parts.append(got)
+        if v.kept_from:
+            parts.append(f"*↳ kept verbatim from [this message](#m-{v.kept_from}) on; what came before "
+                         "it was summarized*\n")
         return "\n".join(parts)
 
     def _block(self, b, v: EventView, depth: int, tl: Timeline) -> str:

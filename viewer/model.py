@@ -184,6 +184,9 @@ class Event:
     # Code's parentUuid): a prompt that follows an earlier record than the last one was sent after
     # the conversation was rewound (timeline.Timeline._rewound)
     follows: str | None = None
+    # a compaction that kept the latest messages verbatim: the id of the first one kept (what came
+    # before it was summarized; Claude Code's preservedSegment)
+    kept_from: str | None = None
     hidden: bool = False
     hidden_reason: str | None = None
     model: str | None = None

@@ -81,6 +81,7 @@ class EventView:
     # a prompt sent after the conversation was rewound: (id of the first message it left out, how
     # many messages it left out)
     rewound: tuple | None = None
+    kept_from: str | None = None  # a compaction: id of the first message it kept verbatim
     thought: bool = False  # the model thought before this card; the provider kept no text
     refs_only: bool = False  # holds only results that are shown with their calls
     folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
@@ -611,6 +612,8 @@ class Timeline:
                       if self.idx.region is None and self.idx.build_id else None)
         if ev.follows is not None and ev.kind == "message" and ev.role == "user" and not ev.hidden:
             v.rewound = self._rewound(ev, seq)
+        if ev.kept_from is not None and (self.idx.locate(ev.kept_from) or ("",))[0] == ev.thread:
+            v.kept_from = ev.kept_from
         if v.target:
             self.target_view = v
         return v

@@ -599,6 +599,9 @@ def _system(rec: dict, ref: Ref) -> Event:
                 words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
         ev.kind = "compaction"
         ev.blocks = [Notice(words, md or None)]
+        kept = get("preservedSegment")
+        if kept.__class__ is dict and isinstance(kept.get("headUuid"), str):
+            ev.kept_from = kept["headUuid"]
     elif sub == "api_error":
         ev.role = "error"
         ev.blocks = [Notice(_api_error_words(rec), rec.get("error") or None)]
