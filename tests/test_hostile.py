@@ -102,6 +102,9 @@ CLASS_EXPRESSIONS = {
     "cls": "literals passed by the templates themselves (output(cls=…), the list's columns)",
     "s.classes": "render.ansi_segments: a-f<n>, a-b<n>, a-bold… from numbers and flags",
     "v.lane": "timeline.lane_of: an integer",
+    "'assumed' if assumed": "_macros.time: a literal",
+    "' ' if assumed and split": "_macros.time: a literal",
+    "'split' if split": "_macros.time: a literal",
     "lane_of(a, s.agents)": "timeline.lane_of: an integer",
 }
 
