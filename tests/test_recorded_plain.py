@@ -81,3 +81,21 @@ def test_langchain_own_serialisations(name):
     assert evs[2].text() == "Let me look." and evs[2].model == "gpt-5-mini"
     assert evs[2].usage["input_tokens"] == 800
     assert idx.summary.title == fields[1]["content"]
+
+
+def test_langchain_anthropic_blocks_in_an_ai_message():
+    """langchain-anthropic keeps the API's blocks in the AIMessage's content beside the tool_calls
+    it takes from them: the thinking reads as thinking, each call is shown once, the ToolMessage
+    of the tool that raised reads failed."""
+    folder = ROOT / "tests" / "recorded" / "langchain-core-1.8.4"
+    msgs, idx, evs = read("langchain-anthropic-messages-to-dict.json", "openai-chat", folder)
+    ai = msgs[1]["data"]
+    assert [b["type"] for b in ai["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert [(b.kind, getattr(b, "text", None)) for b in evs[1].blocks] == [
+        ("thinking", "Weather first, then the file."), ("text", "Let me look."),
+        ("tool_use", None), ("tool_use", None)]
+    assert [b.id for b in evs[1].blocks if b.kind == "tool_use"] == [c["id"] for c in ai["tool_calls"]]
+    assert {c: idx.calls.calls[c].status for c in idx.calls.calls} == {
+        m["data"]["tool_call_id"]: "error" if m["data"]["status"] == "error" else "completed"
+        for m in msgs if m["type"] == "tool"}
+    assert evs[1].model == "claude-sonnet-4-5"

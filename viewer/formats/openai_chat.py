@@ -400,7 +400,7 @@ def _langchain(rec: Any) -> dict | None:
     out = {k: v for k, v in extra.items() if k in _OPENAI_KEYS or k in ("reasoning", "thinking_blocks")}
     role = _LC_ROLES[kind] or fields.get("role")
     out["role"] = role if isinstance(role, str) and role else kind
-    out["content"] = fields["content"]
+    out["content"] = _langchain_content(fields["content"], fields.get("tool_calls"))
     for key in ("name", "id", "tool_call_id", "status"):
         if fields.get(key) is not None:
             out[key] = fields[key]
@@ -415,6 +415,28 @@ def _langchain(rec: Any) -> dict | None:
         out["model"] = meta.get("model_name") or meta.get("model")
     if isinstance(fields.get("usage_metadata"), dict):
         out["usage"] = fields["usage_metadata"]
+    return out
+
+
+def _langchain_content(content: Any, calls: Any) -> Any:
+    """An AIMessage's content as a chat message's: a provider's own blocks kept there (Anthropic's
+    thinking / redacted_thinking, as langchain-anthropic's `_format_output` keeps them) read as
+    reasoning, and a `tool_use` / v1 `tool_call` block dropped when `tool_calls` holds the same
+    call (the call is shown once, from there; the raw view keeps the block)."""
+    if not isinstance(content, list):
+        return content
+    ids = {c.get("id") for c in calls if isinstance(c, dict)} if isinstance(calls, list) else set()
+    out = []
+    for part in content:
+        t = part.get("type") if isinstance(part, dict) else None
+        if t == "thinking" and isinstance(part.get("thinking"), str):
+            out.append({"type": "reasoning", "reasoning": part["thinking"]})
+        elif t == "redacted_thinking":
+            out.append({"type": "reasoning", "encrypted_content": part.get("data") or True})
+        elif t in ("tool_use", "tool_call") and part.get("id") in ids:
+            continue
+        else:
+            out.append(part)
     return out
 
 
