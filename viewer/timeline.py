@@ -612,8 +612,9 @@ class Timeline:
                       if self.idx.region is None and self.idx.build_id else None)
         if ev.follows is not None and ev.kind == "message" and ev.role == "user" and not ev.hidden:
             v.rewound = self._rewound(ev, seq)
-        if ev.kept_from is not None and (self.idx.locate(ev.kept_from) or ("",))[0] == ev.thread:
-            v.kept_from = ev.kept_from
+        if ev.kept_from is not None:  # (linked only where the link leads: this thread, read)
+            where = self.idx.locate(ev.kept_from)
+            v.kept_from = ev.kept_from if where is not None and where[0] == ev.thread else None
         if v.target:
             self.target_view = v
         return v

@@ -823,7 +823,6 @@ def agent_finished(meta: dict, last: Any) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_use" for b in content))
 
 
-
 def companions(main: Path) -> list[tuple[str, Path, dict]]:
     """(thread id, path, meta) for each sub-agent transcript belonging to the session at `main`."""
     found: dict[str, tuple[Path, dict]] = {}
