@@ -250,15 +250,17 @@ def test_a_background_call_runs_until_its_task_notification(tmp_path):
     # They read "running in the background" until the task notification (first queued, then sent
     # to the model) says the work ended — in one read and in a live tail alike. (The Agent's
     # sub-agent had ended its turn before: its files say so, and without a notification the call
-    # reads finished with none received; test_claude_code_background.py has the agent at work.)
+    # reads finished with none received; test_claude_code_background.py has the agent at work. So
+    # did the Workflow's run: its workflows/<run id>.json says completed, and
+    # test_claude_code_workflow_background.py has it with no such file yet.)
     for src, name, sub, before in ((TOUR, "Agent", "ae4ec7844d73bdd8f", ("completed", "finished_unreported")),
-                                   (WORKFLOW, "Workflow", None, ("executing", "background"))):
+                                   (WORKFLOW, "Workflow", "wf_0c4c9834-9c0", ("completed", "finished_unreported"))):
         path = tmp_path / src.name
         rest = _copy_until(src, path, "<task-notification>")
         idx = SessionIndex(path).build()
         (call,) = [c for c in idx.calls.calls.values() if c.name == name]
         assert (call.status, call.named, call.state) == (*before, before[1]), name
-        assert call.result is not None and (call.finished_at is None) == (not sub)
+        assert call.result is not None and call.finished_at is not None
         if sub:
             assert call.subthread == sub  # still nested under its call
         with path.open("a", encoding="utf-8") as f:

@@ -43,6 +43,7 @@ STATES = {
     "denied_by_auto_mode": "denied by auto mode",
     "background": "running in background",
     "finished_unreported": "finished, no notification",
+    "failed_unreported": "failed, no notification",
     "interrupted": "interrupted",
     "cancelled": "cancelled",
     "completed": "completed",

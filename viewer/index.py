@@ -34,7 +34,7 @@ import orjson
 from . import files, formats, keys, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
-from .model import BACKGROUND, COMPLETED, ENDED, EXECUTING, UNREPORTED, Digest, Event, Ref, SessionSummary
+from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, RUNNING_ON, UNREPORTED, Digest, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
 from .usage import Tally, compact_tools, current
 
@@ -226,6 +226,11 @@ class SessionIndex:
         # state.json names the agent and says when it is done, and may change while the transcript
         # does not), as `_finish` last read them; None: not read yet (or no such files)
         self._sidecars_seen: tuple | None = None
+        # the background calls whose work is a run the format keeps a file of (a Claude Code
+        # Workflow: `workflows/<run id>.json`, written when the run ends), as (call id, path), and
+        # those files' identities as `_settle_runs` last read them (None: not listed yet)
+        self._run_watch: list | None = None
+        self._runs_seen: tuple = ()
 
     @property
     def ids(self) -> dict[str, tuple[str, int]]:
@@ -294,7 +299,8 @@ class SessionIndex:
         have new ones: the folders' times changed since they were listed."""
         if getattr(self.adapter(), "companions", None) is not None and not self._companions_settled():
             return False
-        return identity_matches(self.files()) and self._sidecars() == self._sidecars_seen
+        return identity_matches(self.files()) and self._sidecars() == self._sidecars_seen \
+            and self._runs_identity() == self._runs_seen
 
     def _sidecars(self) -> tuple | None:
         """(size, mtime_ns, inode) of each file the format reads `session_info` from, None where
@@ -398,6 +404,8 @@ class SessionIndex:
         self._discover_companions(change)
         if self._sidecars() != self._sidecars_seen:
             change.info = True
+        if not change and self._runs_identity() != self._runs_seen:
+            self._settle_runs(change)  # (a run's file came or changed, and nothing else did)
         if change:
             self._finish(change)
         return change
@@ -708,6 +716,7 @@ class SessionIndex:
                     self.threads[name].meta.setdefault("parent_call", call.id)
         if running_on:
             self._settle_background(running_on, change)
+        self._settle_runs(change)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
         s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
@@ -741,6 +750,68 @@ class SessionIndex:
                 continue
             if change is not None:
                 change.calls.add(call.id)
+
+    def _watched_runs(self) -> list:
+        """(call id, the run's file) of each call running in the background whose work is a run,
+        not a thread (its `subthread` names the run: a Claude Code Workflow's)."""
+        adapter = self.adapter()
+        if getattr(adapter, "run_file", None) is None:
+            return []
+        out = []
+        for cid, named, sub in self.calls.named_rows():
+            if named in RUNNING_ON and sub and sub not in self.threads:
+                p = hook(adapter, "run_file", Path(self.main), sub)
+                if p is not None:
+                    out.append((cid, p))
+        return out
+
+    def _runs_identity(self) -> tuple:
+        """(size, mtime_ns, inode) of each watched run's file, None where there is none yet: the
+        file is written in place of none when the run ends, a change no transcript shows."""
+        if self._run_watch is None:  # (an index loaded from the cache)
+            self._run_watch = self._watched_runs()
+        out = []
+        for _, p in self._run_watch:
+            try:
+                st = os.stat(p)
+                out.append((st.st_size, st.st_mtime_ns, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def _settle_runs(self, change: Change | None) -> None:
+        """Background calls whose run's own file says it ended (the format's `run_end`: a Workflow
+        run's `workflows/<run id>.json` says completed, failed or killed) though no task
+        notification reached the session are completed, named UNREPORTED, or failed, named
+        FAILED_UNREPORTED, at the time the file gives; while the file says nothing of an end (absent,
+        running, half written) they run in the background. As `_settle_background`, a function of
+        the files as they are now; the notification that comes later names the real end."""
+        self._run_watch = self._watched_runs()
+        self._runs_seen = self._runs_identity()  # (before they are read: a change meanwhile shows)
+        judge = getattr(self.adapter(), "run_end", None)
+        if judge is None:
+            return
+        for cid, path in self._run_watch:
+            call = self.calls.call(cid)
+            if call is None:
+                continue
+            try:
+                end = judge(path)
+            except Exception:  # (an adapter's mistake must not stop the index)
+                log.exception("run_end failed on %s", path)
+                end = None
+            if end is None:
+                if call.named == BACKGROUND:
+                    continue
+                call.status, call.named, call.is_error, call.finished_at = EXECUTING, BACKGROUND, False, None
+            else:
+                status, at = end
+                named = UNREPORTED if status == COMPLETED else FAILED_UNREPORTED
+                if (call.named, call.finished_at) == (named, at):
+                    continue
+                call.status, call.named, call.is_error, call.finished_at = status, named, status == ERROR, at
+            if change is not None:
+                change.calls.add(cid)
 
     def _agent_end(self, th: ThreadIndex, judge) -> tuple[bool, float | None]:
         """(whether the sub-agent of `th` is done, the time of its last message): one line read."""

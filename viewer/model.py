@@ -37,8 +37,14 @@ BACKGROUND = "background"
 # no notification of it reached the session (the session ended, or was killed, before one came): it
 # is completed, and shown so with that said; a notification that comes later names its real end
 UNREPORTED = "finished_unreported"
+# the same for work whose own files say it failed or was stopped (a Workflow run's file says
+# "failed" or "killed"): an error, shown so with no notification said
+FAILED_UNREPORTED = "failed_unreported"
+# the named states of a call whose result only said its work started: the source's later word on
+# that work (a task notification) names its end
+RUNNING_ON = (BACKGROUND, UNREPORTED, FAILED_UNREPORTED)
 REFUSED = (DENIED, DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO)
-NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND, UNREPORTED)
+NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND, UNREPORTED, FAILED_UNREPORTED)
 ENDED = (*REFUSED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
 # `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
 # file does not show it (toolcalls.ToolCallMap._answered)

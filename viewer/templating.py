@@ -120,6 +120,10 @@ _BADGES = {
     "finished_unreported": ("completed", "finished · no notification",
                             "its sub-agent's own transcript says it finished, but no notification of "
                             "its end reached this session (the session ended or was stopped first)"),
+    "failed_unreported": ("error", "failed · no notification",
+                          "its workflow run's own file says it failed or was stopped, but no "
+                          "notification of its end reached this session (the session ended or was "
+                          "stopped first)"),
     "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
     "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
 }

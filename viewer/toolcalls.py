@@ -14,7 +14,8 @@ Claude Code's calls refused by the person, a settings rule, a hook or auto mode 
 refused it), its sibling-cancelled calls and its background Agent / Workflow calls (executing from
 the launch note to the task notification that says the work ended; an Agent's call whose sub-agent's
 own files say it finished with no notification is completed as `finished_unreported` by the index,
-`SessionIndex._settle_background`, and the notification that comes after all names its end). `SOURCE_STATES` maps each such word onto one of
+`SessionIndex._settle_background`, a Workflow's whose run's own file says it ended likewise, or as
+`failed_unreported`, by `SessionIndex._settle_runs`, and the notification that comes after all names its end). `SOURCE_STATES` maps each such word onto one of
 the four states (a call awaiting permission is pending; a denied, interrupted or cancelled call has
 ended without a result of its own: error) plus the named state shown on top (`ToolCall.named`,
 `ToolCall.state`), counted under its own name and never as an error. Permission requests and answers
@@ -53,7 +54,7 @@ from .model import (
     PENDING,
     STATES,
     UNAPPROVED,
-    UNREPORTED,
+    RUNNING_ON as _RUNNING_ON,
     Event,
     ToolCall,
 )
@@ -138,6 +139,24 @@ class ToolCallMap:
             yield (t[name[i]], t[status[i]], t[named[i]] if named[i] >= 0 else None,
                    (t[ct[i]], cs[i]) if ct[i] >= 0 else None,
                    (t[rt[i]], rs[i]) if rt[i] >= 0 else None, t[sub[i]] if sub[i] >= 0 else None)
+
+    def named_rows(self) -> list[tuple[str, str, str | None]]:
+        """(id, named state, subthread) of every call in a named state, read as `rows` reads them
+        (the index looks for background calls whenever it asks whether a session changed)."""
+        packed = self._packed
+        if packed is None:
+            return [(c.id, c.named, c.subthread) for c in list(self._calls.values()) if c.named]
+        own, t, cols = self._calls, packed.tables, packed.cols
+        named, sub = cols["named"], cols["sub"]
+        out = []
+        for i, cid in enumerate(packed.ids):
+            c = own.get(cid)
+            if c is not None:
+                if c.named:
+                    out.append((cid, c.named, c.subthread))
+            elif named[i] >= 0:
+                out.append((cid, t[named[i]], t[sub[i]] if sub[i] >= 0 else None))
+        return out
 
     def __len__(self) -> int:
         packed = self._packed
@@ -307,10 +326,6 @@ class ToolCallMap:
         m.orphans = {cid: orphans.unpack(cid) for cid in orphans.ids}
         m.permits = dict(d.get("permits") or {})
         return m
-
-
-# a call whose result only said its work started: the source's later word on that work names its end
-_RUNNING_ON = (BACKGROUND, UNREPORTED)
 
 
 def _move(call: ToolCall, status: str, named: str | None) -> bool:

@@ -23,8 +23,8 @@ import orjson
 
 from .. import files
 from .. import timestamps
-from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
-    INTERRUPTED, Context, Data, Digest, Event, Notice, Ref, Text
+from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
+    ERROR, INTERRUPTED, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
     retry_words, set_time, text_field
 
@@ -821,6 +821,56 @@ def agent_finished(meta: dict, last: Any) -> bool:
     content = msg.get("content")
     return not (isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == "tool_use" for b in content))
+
+
+# a Workflow run's id as the CLI makes it (its input schema's resumeFromRunId pattern, loosened):
+# the only run names joined into a path
+_RUN_ID = re.compile(r"wf_[A-Za-z0-9_-]{1,64}")
+RUN_LIMIT = 8 << 20  # of a run's file: its script, its logs and the run's result; a bigger one is not read
+# what a run's file says of its end (2.1.331 writes it once, when the run ends): completed, or an
+# error for a run that failed or was stopped (its "killed")
+_RUN_ENDS = {"completed": COMPLETED, "failed": ERROR, "killed": ERROR}
+
+
+def run_file(main: Path, run: str) -> Path | None:
+    """Where the CLI writes what a Workflow run came to: `<session>/workflows/<run id>.json`
+    (2.1.331 writes it when the run ends, with its status, result and duration). None for a name
+    that is not a run id (it comes from the transcript)."""
+    if not isinstance(run, str) or not _RUN_ID.fullmatch(run) or main.name == "messages.jsonl":
+        return None
+    return main.with_suffix("") / "workflows" / f"{run}.json"
+
+
+def run_end(path: Path) -> tuple[str, float | None] | None:
+    """(status — completed or error —, when it ended, epoch seconds or None) as a Workflow run's
+    file says, or None while it says nothing of an end: absent, running, half written, too big,
+    not an object. Its time: the run's start and duration, else the time it was written."""
+    try:
+        raw = files.read_file(path, RUN_LIMIT + 1)
+    except OSError:
+        return None
+    if len(raw) > RUN_LIMIT:
+        return None
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
+        return None
+    status = _RUN_ENDS.get(data["status"])
+    if status is None:
+        return None
+    start, took = data.get("startTime"), data.get("durationMs")
+    at = None
+    if _number(start) and _number(took) and start > 0 and took >= 0:
+        at = (start + took) / 1000.0
+    elif isinstance(data.get("timestamp"), str):
+        at = timestamps.to_epoch(data["timestamp"])
+    return status, at
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) < 1e15
 
 
 def companions(main: Path) -> list[tuple[str, Path, dict]]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from ..index import SessionIndex
-from ..model import ANSWERED, BACKGROUND, UNREPORTED
+from ..model import ANSWERED, RUNNING_ON
 from ..store import NotFound, Store
 from ..timeline import STREAM_BACK, Timeline, load_events
 from ..templating import dom_id
@@ -406,7 +406,7 @@ def _calls_touched(ev, idx: SessionIndex, where: tuple[str, int]) -> set[str]:
     if where[0] != "main":  # a background agent's line may say its work is done (or goes on)
         parent = idx.threads[where[0]].meta.get("parent_call") if where[0] in idx.threads else None
         call = idx.calls.call(parent) if isinstance(parent, str) else None
-        if call is not None and call.named in (BACKGROUND, UNREPORTED):
+        if call is not None and call.named in RUNNING_ON:
             ids.add(parent)
     return ids
 
@@ -517,7 +517,7 @@ class Feeds:
         each card replacing the one before; a page drawn since has it already."""
         for cid in sorted(change.calls):
             call = idx.calls.call(cid)
-            if call is None or call.named not in (BACKGROUND, UNREPORTED) or call.subthread in change.new:
+            if call is None or call.named not in RUNNING_ON or call.subthread in change.new:
                 continue  # (a new event of its agent's thread carries the card)
             cv = Timeline(idx).call_view(cid)
             if cv is None:
