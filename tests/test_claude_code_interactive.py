@@ -164,3 +164,25 @@ def test_no_other_recorded_or_real_session_reads_as_rewound():
             assert v.rewound is None, (path, v.ev.id)
             prompts += v.ev.follows is not None and v.ev.kind == "message" and v.ev.role == "user"
     assert prompts >= 30  # (the check ran on real prompts)
+
+
+def test_a_warm_first_screen_finds_what_a_prompt_follows_without_the_id_map(tmp_path):
+    # the id map of a big session takes tens of ms to build from the cache, and a warm first
+    # screen never needed it: a prompt's rewind check looks back a few records first
+    import shutil
+
+    from viewer.cache import IndexCache
+    from viewer.store import Store
+    from viewer.timeline import Timeline
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(REWIND, root / "rewind.jsonl")
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    store.index("rewind")
+    store.flush()
+    idx = Store([root], IndexCache(tmp_path / "cache")).index("rewind")
+    assert idx._ids is None  # (loaded from the cache)
+    shown = [v.rewound for v in Timeline(idx).window("main").events if v.rewound]
+    assert len(shown) == 1 and shown[0][1] == 2
+    assert idx._ids is None

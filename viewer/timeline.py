@@ -30,6 +30,7 @@ WINDOW = 40  # visible events per window: a few screens, not the session
 LOOK_BACK = 200  # events a turn result looks back for the text it may repeat
 KEEP_READS = 256  # reads of at most this many events keep them to share (_Events)
 STREAM_BACK = 4  # lines back a streamed message's card looks for the start of its message
+_NEAR = 256  # records looked back through for one a record names, before the session's id map
 LANES = 8
 
 
@@ -613,8 +614,7 @@ class Timeline:
         if ev.follows is not None and ev.kind == "message" and ev.role == "user" and not ev.hidden:
             v.rewound = self._rewound(ev, seq)
         if ev.kept_from is not None:  # (linked only where the link leads: this thread, read)
-            where = self.idx.locate(ev.kept_from)
-            v.kept_from = ev.kept_from if where is not None and where[0] == ev.thread else None
+            v.kept_from = ev.kept_from if self._before(ev, seq, ev.kept_from) is not None else None
         if v.target:
             self.target_view = v
         return v
@@ -625,12 +625,23 @@ class Timeline:
         continued (Claude Code's /rewind and Esc Esc write the new prompt under an earlier record
         and leave the abandoned messages in the file). Local commands and bookkeeping written
         beside the conversation's chain are not messages, so they never count."""
-        where = self.idx.locate(ev.follows)
-        if where is None or where[0] != ev.thread or not where[1] < seq - 1:
+        at = self._before(ev, seq, ev.follows)
+        if at is None or not at < seq - 1:
             return None
         th = self.idx.threads[ev.thread]
-        left = [s for s in range(where[1] + 1, seq) if th.is_message(s)]
+        left = [s for s in range(at + 1, seq) if th.is_message(s)]
         return (th.ids[left[0]], len(left)) if left else None
+
+    def _before(self, ev: Event, seq: int, eid: str) -> int | None:
+        """The seq of event `eid` in `ev`'s thread before `ev` (at `seq`), or None. It is nearly
+        always a few records back: looking there first spares building the session's id map,
+        which a warm first screen of a big session never needs (56 ms at 1 GB)."""
+        ids = self.idx.threads[ev.thread].ids
+        for s in range(seq - 1, max(-1, seq - 1 - _NEAR), -1):
+            if ids[s] == eid:
+                return s
+        where = self.idx.locate(eid)
+        return where[1] if where is not None and where[0] == ev.thread and where[1] < seq else None
 
     def thread_view(self, name: str, use: ToolUse | None = None) -> ThreadView:
         """A sub-agent thread named for what it is: the type and description its own metadata
