@@ -20,7 +20,7 @@ from viewer.web import create_app
 from viewer.web.live import cursor_of
 
 from conftest import ROOT
-from test_live_stream import Stream
+from test_live_stream import read_messages
 
 PROJECT = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331" / "-home-user-demo"
 TOUR = "253a41fe-30bb-43c5-b249-7990744c4070"
@@ -171,11 +171,7 @@ def test_a_live_page_gets_the_finished_card_through_its_stream(tour, tmp_path):
     start = cursor_of(app.extensions["viewer"].store.index(key))
     with agent.open("a", encoding="utf-8") as f:
         f.writelines(rest)
-    stream = Stream(c.get(f"/s/{key}/events?after={start}"))
-    try:
-        ((_, _, data),) = stream.next()
-    finally:
-        stream.close()
+    ((_, _, data),) = read_messages(c.get(f"/s/{key}/events?after={start}"), 1)
     assert f'id="tc-{CALL}-state" hx-swap-oob="true"' in data
     assert "finished · no notification" in data and "running in background" not in data
     page = c.get(f"/s/{key}").get_data(as_text=True)
@@ -191,9 +187,5 @@ def test_a_live_page_gets_the_card_the_meta_file_finishes(tour, tmp_path):
     start = cursor_of(app.extensions["viewer"].store.index(key))
     meta.write_text(json.dumps({**json.loads(meta.read_text(encoding="utf-8")), "finished": True}),
                     encoding="utf-8")
-    stream = Stream(c.get(f"/s/{key}/events?after={start}"))
-    try:
-        ((_, _, data),) = stream.next()
-    finally:
-        stream.close()
+    ((_, _, data),) = read_messages(c.get(f"/s/{key}/events?after={start}"), 1)
     assert f'id="tc-{CALL}-state" hx-swap-oob="true"' in data and "finished · no notification" in data

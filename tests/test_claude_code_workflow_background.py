@@ -19,7 +19,7 @@ from viewer.web import create_app
 from viewer.web.live import cursor_of
 
 from conftest import ROOT
-from test_live_stream import Stream
+from test_live_stream import read_messages
 
 PROJECT = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331" / "-home-user-demo"
 SESSION = "ab33391c-226f-4b4a-97f0-5a426bf7c8e4"
@@ -141,11 +141,7 @@ def test_a_live_page_gets_the_card_the_run_file_finishes(cut, tmp_path):
     assert "running in background" in page
     start = cursor_of(app.extensions["viewer"].store.index(key))
     run.write_text(json.dumps(written), encoding="utf-8")
-    stream = Stream(c.get(f"/s/{key}/events?after={start}"))
-    try:
-        ((_, _, data),) = stream.next()
-    finally:
-        stream.close()
+    ((_, _, data),) = read_messages(c.get(f"/s/{key}/events?after={start}"), 1)
     assert f'id="tc-{CALL}-state" hx-swap-oob="true"' in data
     assert "finished · no notification" in data and "running in background" not in data
     page = c.get(f"/s/{key}").get_data(as_text=True)

@@ -306,16 +306,7 @@ class SessionIndex:
         """(size, mtime_ns, inode) of each file the format reads `session_info` from, None where
         one is missing; None for a format without such files."""
         paths = hook(self.adapter(), "sidecars", Path(self.main), default=None)
-        if not paths:
-            return None
-        out = []
-        for p in paths:
-            try:
-                st = os.stat(p)
-                out.append((st.st_size, st.st_mtime_ns, st.st_ino))
-            except OSError:
-                out.append(None)
-        return tuple(out)
+        return _identities(paths) if paths else None
 
     def _companion_folders(self) -> tuple | None:
         """The modification times (None: absent) of the folders a new companion file would change
@@ -352,17 +343,8 @@ class SessionIndex:
         adapter = self.adapter()
         if getattr(adapter, "companion_meta", None) is None:
             return ()
-        out = []
-        for name, th in list(self.threads.items()):
-            if name == "main":
-                continue
-            p = hook(adapter, "companion_meta", Path(th.path))
-            try:
-                st = os.stat(p) if p is not None else None
-            except OSError:
-                st = None
-            out.append(None if st is None else (st.st_size, st.st_mtime_ns, st.st_ino))
-        return tuple(out)
+        return _identities(hook(adapter, "companion_meta", Path(th.path))
+                           for name, th in list(self.threads.items()) if name != "main")
 
     def refresh(self) -> Change:
         """Bring the index up to date with the files: extend what grew, rebuild what was replaced."""
@@ -405,7 +387,9 @@ class SessionIndex:
         if self._sidecars() != self._sidecars_seen:
             change.info = True
         if not change and self._runs_identity() != self._runs_seen:
-            self._settle_runs(change)  # (a run's file came or changed, and nothing else did)
+            # a run's file came or changed, and nothing else did: only the runs are read (the
+            # whole `_finish` would unpack every call of an index loaded from the cache)
+            self._settle_runs(change)
         if change:
             self._finish(change)
         return change
@@ -770,14 +754,7 @@ class SessionIndex:
         file is written in place of none when the run ends, a change no transcript shows."""
         if self._run_watch is None:  # (an index loaded from the cache)
             self._run_watch = self._watched_runs()
-        out = []
-        for _, p in self._run_watch:
-            try:
-                st = os.stat(p)
-                out.append((st.st_size, st.st_mtime_ns, st.st_ino))
-            except OSError:
-                out.append(None)
-        return tuple(out)
+        return _identities(p for _, p in self._run_watch)
 
     def _settle_runs(self, change: Change | None) -> None:
         """Background calls whose run's own file says it ended (the format's `run_end`: a Workflow
@@ -821,13 +798,13 @@ class SessionIndex:
         roles, hidden = th.roles, th.hidden
         seq = next((i for i in range(n - 1, max(-1, n - 1 - LAST_MESSAGE_LOOK), -1)
                     if not hidden[i] and roles[i] in _TURN_ROLES), None)
-        rec = None
+        rec = None  # (a line that does not decode is a BadLine, no record: not done)
         if seq is not None and roles[seq] == "assistant" and th.mode == "jsonl" \
                 and th.lengths[seq] <= LAST_MESSAGE_BYTES:
             try:
                 with files.open_file(th.path) as f:
-                    rec = orjson.loads(reader.read_bytes(f, th.offsets[seq], th.lengths[seq]))
-            except (OSError, orjson.JSONDecodeError):
+                    rec = reader.read_line(f, th.offsets[seq], th.lengths[seq])
+            except OSError:
                 rec = None
         try:
             done = bool(judge(th.meta, rec))
@@ -1216,6 +1193,17 @@ def summary_load(d: dict) -> SessionSummary:
     s = SessionSummary(**{k: d[k] for k in _SUMMARY_FIELDS if k in d})
     s.usage = current(s.usage)  # priced again if the price table changed since
     return s
+
+
+def _identities(paths) -> tuple:
+    """(size, mtime_ns, inode) of each path, None where it is missing (or no path is given)."""
+    out = []
+    for p in paths:
+        try:
+            out.append(None if p is None else reader.file_identity(p))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def identity_matches(files: list) -> bool:

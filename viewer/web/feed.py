@@ -522,7 +522,7 @@ class Feeds:
             cv = Timeline(idx).call_view(cid)
             if cv is None:
                 continue
-            feed = self._feeds.get(key)
+            feed = self._feeds.get(key)  # (none open: the note waits for a stream from an older page)
             template = self.app.jinja_env.get_template("_live_event.html")
             with feed._context() if feed is not None else self.app.test_request_context("/"):
                 html = "\n".join(template.render(part=part, key=key, cv=cv) for part in ("state", "result"))
