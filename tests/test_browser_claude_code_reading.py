@@ -1,0 +1,66 @@
+"""What the real Claude Code CLI (2.1.331) writes for a rewind, a skill and an auto-compaction, read
+in real Chromium: the rewind's notice leads to the first message it dropped, the skill's
+instructions open from their chip, and the compaction's "kept verbatim" link goes up to the prompt
+it kept — each link a permalink of the same page, the message highlighted."""
+
+import shutil
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = ROOT / "test_data" / "formats" / "claude-code"
+REWIND = FIXTURES / "2.1.331-tty" / "-home-user-demo" / "4d437b15-d9f5-4d73-a016-749930ca89fa.jsonl"
+SKILL = FIXTURES / "2.1.331" / "-home-user-demo" / "b2ddb9c6-cb59-4536-9a96-f6e738b7220e.jsonl"
+AUTO = FIXTURES / "2.1.331" / "-home-user-demo" / "38390fa4-f92d-4ab5-b8a8-422140c047ca.jsonl"
+
+
+@pytest.fixture
+def srv(tmp_path, serve):
+    root = tmp_path / "root"
+    root.mkdir()
+    for name, src in (("rewind", REWIND), ("skill", SKILL), ("auto", AUTO)):
+        shutil.copy(src, root / f"{name}.jsonl")
+    return serve(root)
+
+
+def test_the_rewind_notice_leads_to_the_first_dropped_message(srv, watched_page):
+    page = watched_page
+    page.goto(f"{srv.url}/s/rewind")
+    notice = page.locator(".rewound")
+    expect(notice).to_have_count(1)
+    expect(notice).to_contain_text("the 2 messages from there on were dropped from the conversation")
+    prompt = page.locator("li.ev", has=notice)
+    expect(prompt).to_contain_text("Name a fruit instead.")
+    notice.get_by_role("link", name="this message").click()
+    dropped = page.locator("li.ev.target")
+    expect(dropped).to_contain_text("Name another colour.")
+    expect(dropped).to_be_in_viewport()
+    assert page.problems == []
+
+
+def test_a_skills_instructions_open_from_their_chip(srv, watched_page):
+    page = watched_page
+    page.goto(f"{srv.url}/s/skill")
+    chip = page.locator("li.ev.kind-tool_context details.context")
+    expect(chip.locator("summary")).to_have_text("skill release-notes: its instructions, loaded for the model")
+    body = chip.get_by_text("List every change since the last tag")
+    expect(body).to_be_hidden()
+    chip.locator("summary").click()
+    expect(body).to_be_visible()
+    assert page.problems == []
+
+
+def test_the_compaction_links_up_to_the_prompt_it_kept(srv, watched_page):
+    page = watched_page
+    page.goto(f"{srv.url}/s/auto")
+    boundary = page.locator("li.ev.kind-compaction")
+    expect(boundary).to_contain_text("Conversation compacted (auto, 199,087 → 2,709 tokens)")
+    boundary.get_by_role("link", name="this message").click()
+    kept = page.locator("li.ev.target")
+    expect(kept).to_contain_text("What was in the log?")
+    expect(kept).to_be_in_viewport()
+    assert page.problems == []
