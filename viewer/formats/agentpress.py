@@ -7,41 +7,58 @@ string, an object, or (content only) a plain string; both are decoded here, neve
 shape. `is_llm_message` or `thread_id` next to `type` and `content` is what no other format writes
 (sniff 3).
 
-Rows by `type`:
+Rows by `type` (as kortix-ai/suna's agentpress response_processor.py, commit 1da6622b, and its
+stateless pipeline's message_builder.py, commit 106d6cd9, write them; older rows too):
 * `user` / `system` / `assistant`: `content` is an LLM message `{role, content, tool_calls}`, its
   `content` a string or a list of (Anthropic-style) text blocks. Native `tool_calls` carry
   JSON-string `arguments` (parsed for display; kept raw when they do not parse). Assistant text with
   Suna's XML tool calling (`<function_calls><invoke name=…><parameter name=…>`) becomes ToolUse
-  blocks; those calls have no id in the source, so one is derived from the assistant row's
+  blocks. Newer rows list those calls, with the ids their tool rows name
+  (`xml_tool_index<N>_<message id or uuid>`), in `metadata.tool_calls` (`source: "xml"`): the
+  N-th invoke takes the N-th id. Older rows recorded none, so an id is derived from the row's
   message_id, the function name and its parameters, which the tool row's `parsing_details` (or
-  `tool_execution.arguments`) repeat. `reasoning_content` → Thinking.
+  `tool_execution.arguments`) repeat. `reasoning_content` (in the message, or in the stateless
+  pipeline's `metadata.reasoning_content`) → Thinking.
 * a message whose content blocks carry `cache_control` is a cached block: earlier history flattened
   to text (`User: … Assistant: … Tool: {…}`). It becomes one collapsed `Cached` block (kind
   `cached`), never read as tool results or as a prompt.
 * `metadata.compressed`: the context manager sent the model a shortened text (`compressed_content`).
   A notice says so; the row's own content is shown, and the compressed text sits in a collapsed
   block when it differs (when the row kept only the shortened text, the notice says that instead).
-* `tool`: native `{role: tool, tool_call_id, name, content}` (id also in `metadata.tool_call_id`)
-  → ToolResult; the structured `{"tool_execution": {function_name, xml_tag_name, tool_call_id,
-  arguments, result: {success, output, error}}}` (the LLM copy, in the message's content string)
-  → ToolResult, `success: false` an error; the old `<tool_result><tag> ToolResult(success=…,
-  output=…) </tag></tool_result>` text names no call, so it is shown as tool output with its
-  success stated, not as an (orphan) result. `ToolResult(success=False` text is an error too, and
-  so, where no `success` is recorded, is a result that is an error report (`common.error_content`).
+* `tool`: native `{role: tool, tool_call_id, name, content}` (id also in `metadata.tool_call_id`),
+  or for an XML call `{role: user, content}` with the id only in `metadata.tool_call_id` →
+  ToolResult; `metadata.result {success, output, error}`: `success: false` an error, whose `error`
+  text is shown when the content does not hold it (a failed stateless call's content is "");
+  `metadata.internal` / `hidden_from_user` (Suna's UI hides those) → hidden. The structured
+  `{"tool_execution": {function_name, xml_tag_name, tool_call_id, arguments, result: {success,
+  output, error}}}` (the LLM copy, in the message's content string) → ToolResult, `success: false`
+  an error; the old `<tool_result><tag> ToolResult(success=…, output=…) </tag></tool_result>` text
+  names no call, so it is shown as tool output with its success stated, not as an (orphan) result.
+  `ToolResult(success=False` text is an error too, and so, where no `success` is recorded, is a
+  result that is an error report (`common.error_content`).
 * `status`: `{status_type: thread_run_start | thread_run_end | assistant_response_start | finish |
-  tool_started | tool_completed | tool_failed | tool_error | error, …}` → hidden status events with a
-  readable notice; `tool_started` with a `tool_call_id` marks that call running, `tool_failed` /
-  `tool_error` marks it failed (the native result row before it, `{role: tool, content:
-  str(output)}`, records no success). `error` stays visible.
+  tool_started | tool_completed | tool_failed | tool_error | terminating_tool_completed | error,
+  …}` → hidden status events with a readable notice (a tool error's `error` / `message` in it);
+  `tool_started` with a `tool_call_id` marks that call running, `tool_failed` / `tool_error` marks
+  it failed (the native result row before it, `{role: tool, content: str(output)}`, records no
+  success in older rows). `error` (`{status_type, error}`, older `message`) stays visible, its text
+  shown.
 * `llm_response_start` (one per model call: its id, model, auto-continue count) → hidden.
   `llm_response_end` / `assistant_response_end`: the serialised model response → hidden, with its
   model and usage.
-* `summary` → a visible system summary; `browser_state`, `image_context`, `cost` and stream chunk
-  rows (`metadata.stream_status` chunk / tool_call_chunk) → hidden; any other type → a quiet card.
+* `image_context`: an image a tool put into the model's context (load_image, a computer
+  screenshot): a user message with an image part, or older `{base64, mime_type, file_path}` →
+  visible tool output with the image.
+* `summary` → a visible system summary; `browser_state`, `cost` and stream chunk rows
+  (`metadata.stream_status` chunk / tool_call_chunk / reasoning_chunk, e.g. a `reasoning` row)
+  → hidden; a `reasoning` row that is no chunk → Thinking; any other type → a quiet card.
 
 Kept only in the raw view: `metadata.frontend_content`, `parsing_details`, `thread_run_id`,
-`linked_tool_result_message_id`, `agent_id` / `agent_version_id`, `updated_at` (all in `Event.meta`).
-Known gap: XML calls repeated with identical parameters in one assistant row share one derived id.
+`linked_tool_result_message_id`, `text_content`, `agent_id` / `agent_version_id`,
+`created_by_user_id`, `sequence`, `updated_at` (all in `Event.meta`).
+Known gaps: XML calls repeated with identical parameters in one older row (no recorded ids) share
+one derived id; a non-streamed XML response records no ids in its row while its tool rows name
+random ones, so those results stay unpaired.
 """
 
 from __future__ import annotations
@@ -52,9 +69,9 @@ from typing import Any
 
 import orjson
 
-from ..model import Cached, Data, Event, Notice, Ref, Text, ToolResult, ToolUse
-from .common import as_text, error_content, generic_event, loads, openai_tool_calls, \
-    result_content, set_time, text_field
+from ..model import Cached, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, error_content, generic_event, loads, media_block, \
+    openai_tool_calls, result_content, set_time, text_field
 from .openai_chat import content_blocks, prompt_title, thinking_blocks
 
 NAME = "agentpress"
@@ -62,7 +79,8 @@ MODE = "jsonl"
 
 _MESSAGES = {"user", "assistant", "system"}
 _RESPONSE_END = {"llm_response_end", "assistant_response_end"}
-_QUIET_TYPES = {"browser_state", "image_context", "cost"}
+_QUIET_TYPES = {"browser_state", "cost"}
+_CHUNKS = ("chunk", "tool_call_chunk", "reasoning_chunk")
 _STATUS_WORDS = {
     "thread_run_start": "run started",
     "thread_run_end": "run ended",
@@ -127,8 +145,9 @@ def event(rec: Any, ref: Ref) -> Event:
     md = _decode(rec.get("metadata"))
     md = md if isinstance(md, dict) else {}
     mid = rec.get("message_id") if isinstance(rec.get("message_id"), str) else None
-    if md.get("stream_status") in ("chunk", "tool_call_chunk"):
-        ev = Event(ref, t, kind="stream", hidden=True, hidden_reason="stream chunk",
+    if md.get("stream_status") in _CHUNKS:
+        ev = Event(ref, "assistant" if t == "reasoning" else t, kind="stream", hidden=True,
+                   hidden_reason="stream chunk",
                    blocks=[Notice(f"stream {md['stream_status'].replace('_', ' ')}"),
                            Data(content, "content")])
     elif t in _MESSAGES:
@@ -149,6 +168,13 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = Event(ref, "system", kind="summary",
                    blocks=[Notice("summary of the earlier conversation"),
                            *content_blocks(msg.get("content"))])
+    elif t == "reasoning":
+        c = content if isinstance(content, dict) else {"reasoning_content": content}
+        text = c.get("reasoning_content")
+        ev = Event(ref, "assistant", kind="thinking",
+                   blocks=[Thinking(text if isinstance(text, str) else as_text(text))])
+    elif t == "image_context":
+        ev = _image_context(content, md, ref)
     elif t in _QUIET_TYPES:
         ev = Event(ref, "system", kind=t, hidden=True, hidden_reason="bookkeeping",
                    blocks=[Notice(t.replace("_", " ")), Data(content, t)])
@@ -181,8 +207,11 @@ def _message(t: str, content: Any, md: dict, mid: str | None, ref: Ref) -> Event
         return ev
     if t == "assistant" and msg is not None:
         ev.blocks += thinking_blocks(msg)
+    if t == "assistant" and isinstance(md.get("reasoning_content"), str) \
+            and md["reasoning_content"].strip() and not any(b.kind == "thinking" for b in ev.blocks):
+        ev.blocks.append(Thinking(md["reasoning_content"]))  # the stateless pipeline keeps it here
     if t == "assistant" and isinstance(body, str) and "<function_calls>" in body:
-        ev.blocks += _xml_calls(body, mid)
+        ev.blocks += _xml_calls(body, mid, _xml_ids(md))
     else:
         ev.blocks += content_blocks(body, markdown=t != "system")
     if msg is not None:
@@ -203,17 +232,30 @@ def _compression(body: Any, md: dict) -> list:
             Data(short, "what the model saw (compressed_content)")]
 
 
-def _xml_calls(text: str, mid: str | None) -> list:
-    """Assistant text with `<function_calls>` blocks: prose as Text, each `<invoke>` a ToolUse."""
+def _xml_ids(md: dict) -> list[str]:
+    """The ids Suna gave this row's XML calls, in order: newer rows list every call in
+    `metadata.tool_calls` (`{tool_call_id, function_name, arguments, source: "xml"}`), and their
+    tool rows name those ids (`xml_tool_index<N>_<message id or uuid>`)."""
+    calls = md.get("tool_calls") if isinstance(md.get("tool_calls"), list) else []
+    return [c["tool_call_id"] for c in calls if isinstance(c, dict) and c.get("source") == "xml"
+            and isinstance(c.get("tool_call_id"), str) and c["tool_call_id"]]
+
+
+def _xml_calls(text: str, mid: str | None, ids: list[str] | None = None) -> list:
+    """Assistant text with `<function_calls>` blocks: prose as Text, each `<invoke>` a ToolUse —
+    its id the one the row's metadata recorded for it, else one derived from the row."""
     out: list = []
     pos = 0
+    n = 0
     for fc in _FUNCTION_CALLS.finditer(text):
         before = text[pos:fc.start()]
         if before.strip():
             out.append(Text(before.strip()))
         for inv in _INVOKE.finditer(fc.group(1)):
             params = {m.group(1): m.group(2).strip() for m in _PARAM.finditer(inv.group(2))}
-            out.append(ToolUse(xml_call_id(mid, inv.group(1), params), inv.group(1), params))
+            cid = ids[n] if ids and n < len(ids) else xml_call_id(mid, inv.group(1), params)
+            n += 1
+            out.append(ToolUse(cid, inv.group(1), params))
         pos = fc.end()
     if text[pos:].strip():
         out.append(Text(text[pos:].strip()))
@@ -259,7 +301,13 @@ def _tool(content: Any, md: dict, ref: Ref) -> Event:
         error = True
     elif "success" not in result and "success" not in md and error_content(raw):
         error = True  # no success recorded: a result that is an error report is one
-    ev.blocks = [ToolResult(str(call), result_content(raw), error)]
+    blocks = result_content(raw)
+    why = result.get("error")
+    if why and as_text(why).strip() and as_text(why).strip() not in as_text(raw):
+        blocks.append(Text(as_text(why), markdown=False))  # a failure whose output is empty
+    ev.blocks = [ToolResult(str(call), blocks, error)]
+    if md.get("hidden_from_user") or md.get("internal"):
+        ev.hidden, ev.hidden_reason = True, "internal tool result"  # Suna's UI hides it too
     return ev
 
 
@@ -295,10 +343,13 @@ def _status(content: Any, md: dict, ref: Ref) -> Event:
         words = f"finished ({c.get('finish_reason') or 'no reason given'})"
     elif st.startswith("tool_"):
         words = f"{tool} {st[len('tool_'):].replace('_', ' ')}"
-        if st in ("tool_error", "tool_failed") and c.get("message"):
-            words += f": {as_text(c['message'])}"
+        why = c.get("message") or c.get("error")
+        if st in ("tool_error", "tool_failed") and why:
+            words += f": {as_text(why)}"
+    elif st == "terminating_tool_completed":
+        words = f"{tool} completed: the agent stops"
     else:
-        words = as_text(c.get("message")) or st.replace("_", " ")
+        words = as_text(c.get("message") or c.get("error")) or st.replace("_", " ")
     ev = Event(ref, "status", kind=f"status:{st}", blocks=[Notice(words, c)])
     if st == "error":
         ev.role = "error"
@@ -309,6 +360,29 @@ def _status(content: Any, md: dict, ref: Ref) -> Event:
         ev.running.append(call)
     elif st in ("tool_failed", "tool_error") and isinstance(call, str) and call:
         ev.states[call] = "failed"  # a native result row has no success flag: this says it
+    return ev
+
+
+def _image_context(content: Any, md: dict, ref: Ref) -> Event:
+    """An image a tool put into the model's context (load_image, a computer screenshot): a user
+    message with an image part (`_image_context_data.message_content`), or in older rows
+    `{base64, mime_type, file_path}`. Shown as the tool output it is."""
+    c = content if isinstance(content, dict) else {}
+    path = md.get("file_path") or c.get("file_path")
+    what = md.get("kind")  # computer_screenshot
+    words = "image put into the model's context"
+    if isinstance(path, str) and path:
+        words += f": {path}"
+    elif isinstance(what, str) and what:
+        words += f" ({what.replace('_', ' ')})"
+    ev = Event(ref, "tool", kind="tool_output", blocks=[Notice(words)])
+    if isinstance(c.get("base64"), str):
+        ev.blocks.append(media_block({"data": c["base64"], "mime_type": c.get("mime_type"),
+                                      "name": path if isinstance(path, str) else None}, "image"))
+    elif "content" in c:
+        ev.blocks += content_blocks(c.get("content"), markdown=False)
+    elif content is not None:
+        ev.blocks.append(Data(content, "image_context"))
     return ev
 
 

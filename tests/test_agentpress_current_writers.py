@@ -1,0 +1,139 @@
+"""agentpress rows as Suna's newest writers save them (no real export is public; the fixtures are
+built from the writer code, row by row):
+
+* `rows-xml-ids/` — kortix-ai/suna backend/core/agentpress/response_processor.py (commit 1da6622b)
+  with XML tool calling: every call gets an id from xml_tool_parser.parse_xml_tool_calls_with_ids
+  (`xml_tool_index<N>_<assistant message id>`, or a uuid in place of the id when the call was parsed
+  before the assistant row existed), listed in the assistant row's `metadata.tool_calls`
+  (`source: "xml"`) and repeated in the tool row's `metadata.tool_call_id`; the tool row is
+  `{role: user, content: <output>}` with `metadata.result {success, output, error}`, `return_format:
+  "xml"`; `tool_error` status rows carry `error`, an `error` status row `{status_type, error}`.
+* `rows-stateless/` — backend/core/agents/pipeline/stateless/coordinator/message_builder.py (commit
+  106d6cd9) and tool_executor.py (commit 4396eeda): `content` / `metadata` as JSON strings, the
+  assistant row's thinking in `metadata.reasoning_content`, `reasoning` rows streamed as
+  `reasoning_chunk`, native tool rows whose failure is only in `metadata.result.error` (content ""),
+  an `image_context` row (a user message with the screenshot) and `terminating_tool_completed`.
+"""
+
+import json
+import re
+
+from viewer.formats import agentpress, detect
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import load_events
+from viewer.web import create_app
+
+from conftest import ROOT
+
+FIXTURES = ROOT / "test_data" / "formats" / "agentpress"
+XML = FIXTURES / "rows-xml-ids" / "messages.jsonl"
+STATELESS = FIXTURES / "rows-stateless" / "messages.jsonl"
+R = Ref("main", 1, 0, 1)
+
+
+def by_id(path):
+    idx = SessionIndex(path).build()
+    return idx, {e.id: e for e in load_events(idx, "main", 0, len(idx.threads["main"]))}
+
+
+def page(path, tmp_path):
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    return client.get(link).get_data(as_text=True)
+
+
+def test_xml_calls_take_the_ids_the_row_recorded_and_pair_with_their_results():
+    assert detect.detect_file(XML) == detect.Detected("agentpress", "jsonl")
+    idx, evs = by_id(XML)
+    first = "xml_tool_index0_5d2f8c1e-7a3b-4c9d-8e1f-2a3b4c5d6e7f"
+    assert [u.id for u in evs["x-05-assistant"].tool_uses()] == [
+        first, "xml_tool_index1_x-05-assistant", "xml_tool_index2_x-05-assistant"]
+    assert [u.input for u in evs["x-05-assistant"].tool_uses()][:2] == [
+        {"file_path": "notes.md", "file_contents": "# Notes"}, {"query": "kortix suna release"}]
+    assert {k: (c.name, c.status) for k, c in idx.calls.calls.items()} == {
+        first: ("create_file", "completed"),
+        "xml_tool_index1_x-05-assistant": ("web_search", "error"),  # result.success false
+        "xml_tool_index2_x-05-assistant": ("scrape_webpage", "error")}  # tool_error, no result row
+    assert not idx.calls.orphans
+    assert evs["x-04-started-0"].running == [first]  # the started row names the same id
+    assert evs["x-06-tool-0"].tool_results()[0].content[0].text == "File 'notes.md' created successfully."
+    assert evs["x-12-error-2"].blocks[0].text == "scrape_webpage error: Sandbox connection lost"
+
+
+def test_an_error_status_row_shows_its_error():
+    _, evs = by_id(XML)
+    err = evs["x-14-error"]
+    assert err.role == "error" and not err.hidden
+    assert err.blocks[0].text == "litellm.RateLimitError: AnthropicException - rate limit exceeded"
+
+
+def test_rows_without_recorded_ids_keep_the_derived_ones():
+    row = {"message_id": "m1", "type": "assistant", "content": {"role": "assistant", "content":
+           '<function_calls><invoke name="ask"><parameter name="text">ok?</parameter></invoke>'
+           '</function_calls>'}, "metadata": {"thread_run_id": "r"}}
+    (use,) = agentpress.event(row, R).tool_uses()
+    assert use.id == agentpress.xml_call_id("m1", "ask", {"text": "ok?"})
+
+
+def test_stateless_rows_thinking_failure_text_and_screenshot():
+    assert detect.detect_file(STATELESS) == detect.Detected("agentpress", "jsonl")
+    idx, evs = by_id(STATELESS)
+    reply = evs["3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f"]
+    assert [b.kind for b in reply.blocks] == ["thinking", "text", "tool_use", "tool_use"]
+    assert reply.blocks[0].text.startswith("The user wants a screenshot first, then the page.")
+    chunk = evs["s2-04-reasoning-chunk"]
+    assert chunk.hidden and chunk.kind == "stream" and chunk.role == "assistant"
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {
+        "toolu_01StatelessShot0000000": "completed", "toolu_01StatelessFetch000000": "error",
+        "toolu_01StatelessDone0000000": "completed"}
+    failed = evs["s2-11-tool-2"].tool_results()[0]
+    assert failed.is_error and [b.text for b in failed.content] == [
+        "Cannot connect to host status.example.invalid:443"]  # the error, though content is ""
+    shot = evs["s2-09-image"]
+    assert not shot.hidden and (shot.role, shot.kind) == ("tool", "tool_output")
+    assert shot.blocks[0].text == "image put into the model's context (computer screenshot)"
+    assert shot.blocks[-1].kind == "media" and shot.blocks[-1].media_type == "image/jpeg"
+    assert evs["s2-19-terminating"].hidden
+    assert evs["s2-19-terminating"].blocks[0].text == "complete completed: the agent stops"
+    assert idx.summary.title == "take a screenshot of the app and fetch its status page"
+
+
+def test_internal_tool_results_are_hidden_like_suna_hides_them():
+    # response_processor._add_tool_result (1da6622b): output JSON with `_internal` → metadata
+    # internal / hidden_from_user; the result still pairs with its call
+    row = {"message_id": "t1", "type": "tool", "content": {"role": "tool", "tool_call_id": "c1",
+           "name": "initialize_tools", "content": '{"_internal": true, "loaded": ["sb_files_tool"]}'},
+           "metadata": {"tool_call_id": "c1", "function_name": "initialize_tools", "return_format":
+                        "native", "result": {"success": True, "output": {"_internal": True},
+                                             "error": None}, "internal": True,
+                        "hidden_from_user": True}}
+    ev = agentpress.event(row, R)
+    assert ev.hidden and ev.hidden_reason == "internal tool result"
+    assert ev.tool_results()[0].tool_use_id == "c1" and not ev.tool_results()[0].is_error
+
+
+def test_old_image_context_rows_show_their_image():
+    row = {"message_id": "i1", "type": "image_context", "content": json.dumps(
+        {"base64": "iVBORw0KGgo=", "mime_type": "image/png", "file_path": "charts/q3.png"}),
+        "metadata": {}}
+    ev = agentpress.event(row, R)
+    assert ev.blocks[0].text == "image put into the model's context: charts/q3.png"
+    assert (ev.blocks[1].media_type, ev.blocks[1].data) == ("image/png", "iVBORw0KGgo=")
+
+
+def test_pages_show_paired_states_errors_and_the_screenshot(tmp_path):
+    html = page(XML, tmp_path / "x")
+    states = dict(re.findall(r'id="tc-([^"]+)-state">\s*<span class="state (\w+)">', html))
+    assert states == {"xml_tool_index0_5d2f8c1e-7a3b-4c9d-8e1f-2a3b4c5d6e7f": "completed",
+                      "xml_tool_index1_x-05-assistant": "error",
+                      "xml_tool_index2_x-05-assistant": "error"}
+    # each result row says which call it answers
+    assert re.search(r'id="m-x-06-tool-0".*?result of <a href="[^"]+/m/x-05-assistant">create_file</a>',
+                     html, re.S)
+    assert "rate limit exceeded" in html
+    html = page(STATELESS, tmp_path / "s")
+    assert "Cannot connect to host status.example.invalid:443" in html
+    assert "<img" in html and "computer screenshot" in html
+    assert html.count('class="tool ') == 3
