@@ -25,7 +25,9 @@ from conftest import ROOT
 FIXTURES = ROOT / "test_data" / "formats" / "marsys"
 GOLDEN = FIXTURES / "golden-marsys-0.2.1"
 SEED = FIXTURES / "seed-docs"
-FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".json", ".jsonl"))
+# the memory and snapshot files; the run traces (trace-*/) are tests/test_marsys_trace.py's
+FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".json", ".jsonl")
+               and not p.parent.name.startswith("trace-"))
 R = Ref("main", 1, 0, 1)
 
 
@@ -64,7 +66,8 @@ def test_fixtures_are_the_expected_set():
         "golden-marsys-0.2.1/messages.asdict.jsonl",
         "golden-marsys-0.2.1/coordinator.messages.jsonl",
         "golden-marsys-0.2.1/researcher.messages.jsonl",
-        "seed-docs/orchestrator-weather-research.jsonl", "seed-docs/tool-usage-pattern.json"}
+        "seed-docs/orchestrator-weather-research.jsonl", "seed-docs/tool-usage-pattern.json",
+        "compaction-managed/compacted-researcher.memory.json"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -99,6 +102,8 @@ KNOWN = {
                                                 agents=["orchestrator_agent", "researcher_agent"],
                                                 errors=1, thinking=0),
     "tool-usage-pattern.json": dict(events=6, calls={"completed": 1}, agents=["weather_agent"]),
+    "compacted-researcher.memory.json": dict(events=7, calls={"completed": 1},
+                                             agents=["Researcher"], hidden=0, thinking=0),
 }
 
 
@@ -326,3 +331,32 @@ def test_action_json_in_words_and_fences():
     ev = marsys.event({"role": "assistant", "name": "A", "content": fenced}, R)
     assert (ev.kind, ev.author, ev.recipient) == ("agent_call", "A", "B")
     assert [b.kind for b in ev.blocks] == ["text", "thinking", "notice", "text", "text"]
+
+
+# ManagedConversationMemory's compaction (rezaho/MARSYS src/marsys/agents/memory_strategies.py,
+# SummarizationProcessor.reduce, and memory.py's _forced_summarization_fallback) replaces the
+# history with [system, "[User Requests Summary]…" (user), "[Compacted Context Summary]…"
+# (assistant, name "compaction_<model>"), "[Retained image <id>]: …" + the image (user), the
+# protected tail]; MemoryManager.save_to_file writes it with memory_type "managed_conversation".
+COMPACTED = FIXTURES / "compaction-managed" / "compacted-researcher.memory.json"
+
+
+def test_compaction_summaries_are_shown_as_compaction_not_as_prompts_or_replies():
+    idx, evs = events(COMPACTED)
+    requests, summary, image = evs[1], evs[2], evs[3]
+    assert [e.kind for e in (requests, summary, image)] == ["compaction"] * 3
+    assert requests.blocks[0].text == "context compacted: the user's requests so far"
+    assert requests.text().startswith("Find the 2010 and latest populations")  # marker dropped
+    assert summary.blocks[0].text == ("context compacted: summary of the earlier conversation "
+                                      "(by anthropic/claude-haiku-4.5)")
+    assert summary.author is None and summary.model == "anthropic/claude-haiku-4.5"
+    assert summary.text().startswith("Searched INSEE for both cities.") and "[Key Facts]" in summary.text()
+    assert image.blocks[0].text == "an image kept through context compaction"
+    assert image.blocks[-1].kind == "media" and image.blocks[-1].media_type == "image/png"
+    assert idx.summary.title.startswith("Find the 2010 and latest populations")
+    assert not [e for e in evs if e.role == "user" and e.kind == "message"]  # no prompt left
+    placeholder = marsys.event({"role": "assistant", "content": "[Context was compacted. Previous "
+                                "conversation history is no longer available.]"}, R)
+    assert placeholder.kind == "compaction" and placeholder.blocks[0].text == (
+        "context compacted: the earlier conversation was dropped, no summary kept")
+    assert marsys.sniff(json.loads(COMPACTED.read_text())["messages"][2]) == 3

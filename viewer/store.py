@@ -258,6 +258,8 @@ class Store:
                 elif name.endswith(".jsonl"):
                     if not _is_companion(e.path):
                         yield _candidate(e.path, e.path[cut:-6])
+                elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
+                    yield _candidate(e.path, e.path[cut:-7])
                 elif name.endswith(".json") and name not in NOT_SESSIONS \
                         and not name.endswith(".meta.json"):
                     found = _candidate(e.path, e.path[cut:-5])

@@ -16,15 +16,27 @@ Shapes, all read record by record:
     whose `branch_results[<branch>].branch_memory` maps each agent to the messages of its memory,
     stamped with unix `timestamp`s; `tool_calls` kept as `ToolCallMsg` objects are written with
     `default=str`, i.e. as `"ToolCallMsg(id='…', …)"` strings, which are read back here.
+  - ManagedConversationMemory's context compaction (memory_strategies.py) rewrites a memory as
+    `[system, "[User Requests Summary]\n…" (user), "[Compacted Context Summary]\n…" (assistant,
+    name `compaction_<model>`), "[Retained image <id>]: …" + image (user), the recent tail]`; those
+    are shown as compaction notices with their text (kind `compaction`), not as prompts or replies.
+  - run traces (`marsys.coordination.tracing`, off by default): NDJSONTraceWriter's
+    `<trace_id>.ndjson` (one span per line as it closes, `schema_version`, a `stream_completed`
+    marker) and JSONFileTraceWriter's `<session_id>.json` (`{trace_id, session_id, metadata,
+    root_span}` with nested `children`, read parents first). Spans (`kind` execution | branch |
+    step | generation | compaction | tool) become: the run (task, outcome, final response), hidden
+    branch lines, each agent step (its request, chosen action, error), hidden model calls with
+    model and tokens, and tool calls with their result summary (span status error → failed).
   JSONL (one message per line, e.g. an agent's memory as `to_llm_dict()` hands it to the model)
   and JSON lists of messages are read as well.
 
-Detection: most of a memory's messages are plain OpenAI ones, so MARSYS is known by its marks —
-the roles `agent_call` / `agent_response` / `error`, `message_id` beside `name` / `metadata`, the
-action JSON (`{"thought", "next_action", "action_input"}`, bare or in a ```json fence), a request
-another agent handed on (`[Request from <Agent>]\n…`, which BranchExecutor prepends), the str() of
-the tool executor's failure dict — and once one of them shows, its plain OpenAI messages count for
-it too (`EXTENDS`, see `detect.adapter_score`).
+Detection: a trace span (`span_id`, a span `kind`, `start_time`, `name`) is MARSYS's alone. Most
+of a memory's messages are plain OpenAI ones, so MARSYS is known by its marks — the roles
+`agent_call` / `agent_response` / `error`, `message_id` beside `name` / `metadata`, the action JSON
+(`{"thought", "next_action", "action_input"}`, bare or in a ```json fence), a request another
+agent handed on (`[Request from <Agent>]\n…`, which BranchExecutor prepends), the str() of the tool
+executor's failure dict, compaction's summary — and once one of them shows, its plain OpenAI
+messages count for it too (`EXTENDS`, see `detect.adapter_score`).
 
 Agents: `author` is the agent that wrote a message (`name`, or the branch-memory owner; for
 `agent_call` the `metadata.caller`), `recipient` the callee of an `agent_call` and the caller of an
@@ -56,10 +68,10 @@ from typing import Any
 
 import orjson
 
-from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult
+from ..model import Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from . import openai_chat
-from .common import as_text, error_content, generic_event, loads, media_block, openai_tool_calls, \
-    set_time
+from .common import as_text, error_content, generic_event, loads, media_block, model_and_usage, \
+    openai_tool_calls, set_time
 
 NAME = "marsys"
 MODE = "jsonl"
@@ -77,11 +89,24 @@ _TOOL_PAYLOAD = re.compile(r"^\[Tool response content for tool_call_id: ([^\]]+)
 _REQUEST_FROM = re.compile(r"^\[Request from ([^\]\n]{1,200})\][ \t]*\n?")
 # an action as the model writes it: JSON in a Markdown fence, maybe with words around it
 _FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\n(\{.*\})\s*```", re.S)
+# what context compaction writes into an agent's memory (memory_strategies.py)
+_USER_SUMMARY = "[User Requests Summary]\n"
+_SUMMARY = "[Compacted Context Summary]\n"
+_RETAINED = re.compile(r"^\[Retained image [^\]]+\]: ")
+_PLACEHOLDER = "[Context was compacted. Previous conversation history is no longer available.]"
+_SPAN_KINDS = {"execution", "branch", "step", "generation", "compaction", "tool"}
+_TRACE_MARKS = {"stream_completed", "stream_event"}
 _KWARG = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
 def sniff(rec: Any) -> int:
-    if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+    if isinstance(rec, dict) and not isinstance(rec.get("role"), str):
+        if is_span(rec):
+            return 3  # a span of a run trace
+        if rec.get("kind") in _TRACE_MARKS and "schema_version" in rec:
+            return 2  # the trace writer's end marker or diagnostic line
+        return 0
+    if not isinstance(rec, dict):
         return 0
     role = rec["role"]
     if "parts" in rec or "message" in rec or "type" in rec:
@@ -100,6 +125,11 @@ def sniff(rec: Any) -> int:
         return 3  # a request or reply another agent passed on
     if role == "assistant" and isinstance(content, str) and action_of(content):
         return 3  # the model's MARSYS action (invoke_agent, call_tool, final_response)
+    if role == "assistant" and isinstance(content, str) and content.startswith(_SUMMARY) \
+            and str(rec.get("name") or "").startswith("compaction_"):
+        return 3  # the summary context compaction left in the memory
+    if role == "user" and isinstance(content, str) and content.startswith(_USER_SUMMARY):
+        return 2
     if role == "tool" and isinstance(content, str) and content.startswith("{'error': "):
         return 2  # the str() of the tool executor's failure dict
     calls = rec.get("tool_calls") if isinstance(rec.get("tool_calls"), list) else []
@@ -112,7 +142,16 @@ def sniff(rec: Any) -> int:
     return 0
 
 
+def is_span(rec: Any) -> bool:
+    """A span as the tracing writers write it: NDJSONTraceWriter's line or a node of
+    JSONFileTraceWriter's tree (which leaves out `trace_id`)."""
+    return isinstance(rec, dict) and isinstance(rec.get("span_id"), str) \
+        and rec.get("kind") in _SPAN_KINDS and "start_time" in rec and "name" in rec
+
+
 def records(doc: Any) -> list[tuple[str, Any]] | None:
+    if isinstance(doc, dict) and is_span(doc.get("root_span")) and "trace_id" in doc:
+        return _trace_records(doc)
     if isinstance(doc, list):
         if not any(sniff(r) for r in doc[:50]):
             return None
@@ -153,6 +192,22 @@ def _snapshot_records(doc: dict) -> list[tuple[str, Any]]:
     return out
 
 
+def _trace_records(doc: dict) -> list[tuple[str, Any]]:
+    """JSONFileTraceWriter's `{trace_id, session_id, metadata, root_span}`: a trace card, then the
+    span tree depth first (each span without its children, which follow it)."""
+    out: list[tuple[str, Any]] = [("$", {k: v for k, v in doc.items() if k != "root_span"})]
+    stack = [("root_span", doc["root_span"])]
+    while stack:
+        path, span = stack.pop()
+        if not isinstance(span, dict):
+            out.append((path, span))
+            continue
+        out.append((path, {k: v for k, v in span.items() if k != "children"}))
+        kids = span.get("children") if isinstance(span.get("children"), list) else []
+        stack.extend((f"{path}.children[{i}]", kid) for i, kid in reversed(list(enumerate(kids))))
+    return out
+
+
 def _repeats(msgs: list) -> dict[int, int]:
     """Messages a later sync appended again: index → index of the first copy.
 
@@ -190,6 +245,8 @@ def document_bonus(doc: Any) -> int:
             return 3 * min(len(doc["messages"]), 50) + 3
         if _SNAPSHOT_KEYS <= doc.keys() and isinstance(doc.get("branch_results"), dict):
             return 10
+        if "trace_id" in doc and is_span(doc.get("root_span")):
+            return 10
     return 0
 
 
@@ -197,6 +254,10 @@ def event(rec: Any, ref: Ref) -> Event:
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
     path = ref.path or ""
+    if is_span(rec) or (rec.get("kind") in _TRACE_MARKS and not isinstance(rec.get("role"), str)):
+        return _span_event(rec, ref)
+    if path == "$" and "trace_id" in rec and "checksum" not in rec:
+        return _trace_card(rec, ref)
     if path == "$" and "session_id" in rec:
         return _snapshot_card(rec, ref)
     if path.startswith("branches["):
@@ -264,6 +325,8 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
         ev.blocks.extend(_extras(rec))
         return ev
 
+    if role in ("user", "assistant") and _compaction(ev, rec.get("content"), name):
+        return ev
     _content(ev, rec.get("content"))
     ev.blocks.extend(openai_tool_calls(_tool_calls(rec.get("tool_calls"))))
     agent_calls = rec.get("agent_calls") if isinstance(rec.get("agent_calls"), list) else []
@@ -313,6 +376,47 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
             words += f" · completed in {md['completion_time']:g}s"
         ev.blocks.insert(0, Notice(words))
     return ev
+
+
+def _first_text(content: Any) -> str | None:
+    if isinstance(content, list):
+        content = next((p.get("text") for p in content if isinstance(p, dict)
+                        and p.get("type") == "text"), None)
+    return content if isinstance(content, str) else None
+
+
+def _compaction(ev: Event, content: Any, name: str | None) -> bool:
+    """The messages ManagedConversationMemory's compaction writes in place of the history it
+    summarized (memory_strategies.SummarizationProcessor and the forced fallback): the user's
+    requests so far (`[User Requests Summary]`), the summary (`[Compacted Context Summary]`, named
+    `compaction_<model>`), an image kept through it (`[Retained image <id>]: …`), or the
+    placeholder left when no model could summarize. Shown as the compaction they are: not as a
+    prompt, not as the agent's own words (the requests, without their marker, still name the
+    session when no prompt came before them)."""
+    text = _first_text(content)
+    if text is None:
+        return False
+    model = name[len("compaction_"):] if name and name.startswith("compaction_") else None
+    if ev.role == "user" and text.startswith(_USER_SUMMARY):
+        words, body = "context compacted: the user's requests so far", text[len(_USER_SUMMARY):]
+    elif ev.role == "assistant" and text.startswith(_SUMMARY):
+        words, body = "context compacted: summary of the earlier conversation", text[len(_SUMMARY):]
+        if model:
+            words += f" (by {model})"
+    elif ev.role == "user" and isinstance(content, list) and _RETAINED.match(text):
+        ev.kind = "compaction"
+        ev.blocks += [Notice("an image kept through context compaction"), *_parts(content)]
+        return True
+    elif ev.role == "assistant" and text.strip() == _PLACEHOLDER:
+        words, body = "context compacted: the earlier conversation was dropped, no summary kept", ""
+    else:
+        return False
+    ev.kind = "compaction"
+    ev.model = model or ev.model
+    ev.blocks.append(Notice(words))
+    if body.strip():
+        ev.blocks.append(Text(body.strip()))
+    return True
 
 
 def _s(value: Any) -> str | None:
@@ -574,9 +678,146 @@ def _result_card(rec: dict, ref: Ref) -> Event:
     return ev
 
 
+# --- run traces (marsys.coordination.tracing) -----------------------------------------------------
+
+
+def _trace_card(rec: dict, ref: Ref) -> Event:
+    ev = Event(ref, "system", kind="session", format=NAME, hidden=True, hidden_reason="trace header",
+               blocks=[Notice(f"MARSYS trace {rec.get('trace_id')} · session {rec.get('session_id')}",
+                              rec)])
+    ev.meta = dict(rec)
+    return ev
+
+
+def _secs(rec: dict) -> str | None:
+    ms = rec.get("duration_ms")
+    if isinstance(ms, (int, float)) and not isinstance(ms, bool):
+        return f"{ms / 1000:.1f}s"
+    return None
+
+
+def _span_event(rec: dict, ref: Ref) -> Event:
+    """One span of a run trace (NDJSONTraceWriter writes each as it closes, so children come before
+    their parents; JSONFileTraceWriter's tree is read parents first):
+    execution → the run (its task, outcome, final response), branch → a hidden status line, step →
+    the agent's step (its request, the action it chose, its error), generation / compaction → a
+    hidden model call with model and tokens, tool → the call and its result summary (a span with
+    status error failed). The writer's end marker and diagnostics are status lines."""
+    kind = rec.get("kind")
+    a = rec.get("attributes") if isinstance(rec.get("attributes"), dict) else {}
+    failed = rec.get("status") == "error"
+    took = _secs(rec)
+    agent = _s(a.get("agent_name"))
+    if kind == "stream_completed":
+        n = a.get("total_spans")
+        words = f"trace file complete{f' · {n} spans' if isinstance(n, int) else ''}"
+        lost = [f"{a[k]} {k.replace('_count', '').replace('_', ' ')}" for k in
+                ("dropped_span_count", "disabled_dropped_count", "disk_error_count")
+                if isinstance(a.get(k), int) and a[k]]
+        ev = Event(ref, "status", kind="trace_end", blocks=[Notice(words, a or None)])
+        if lost:  # spans the writer could not keep: say so on the page
+            ev.blocks.append(Notice("the trace writer lost spans: " + ", ".join(lost)))
+        else:
+            ev.hidden, ev.hidden_reason = True, "trace marker"
+    elif kind == "stream_event":
+        what = as_text(a.get("event")) or "event"
+        ev = Event(ref, "status", kind="trace_event",
+                   blocks=[Notice(f"trace writer: {what.replace('_', ' ')}", a or None)])
+    elif kind == "execution":
+        parts = ["MARSYS run"]
+        names = a.get("agent_names")
+        if isinstance(names, list) and names:
+            parts.append("agents " + ", ".join(map(str, names)))
+        if a.get("success") is not None:
+            parts.append("succeeded" if a.get("success") else "failed")
+        if isinstance(a.get("total_steps"), int):
+            parts.append(f"{a['total_steps']} steps")
+        if took:
+            parts.append(took)
+        ev = Event(ref, "error" if failed or a.get("success") is False else "system",
+                   kind="session", blocks=[Notice(" · ".join(parts))])
+        if isinstance(a.get("task_summary"), str) and a["task_summary"].strip():
+            ev.blocks.append(Text(a["task_summary"]))
+        final = a.get("final_response_summary")
+        if isinstance(final, str) and final.strip():
+            ev.blocks += [Notice("final response"), Text(final)]
+    elif kind == "branch":
+        words = f"branch {a.get('branch_name') or rec.get('name') or '?'}"
+        src, targets = _s(a.get("source_agent")), a.get("target_agents")
+        if src or targets:
+            words += f" · {src or '?'} → " + (", ".join(map(str, targets))
+                                               if isinstance(targets, list) else as_text(targets))
+        if isinstance(a.get("total_steps"), int):
+            words += f" · {a['total_steps']} steps"
+        if failed:
+            words += " · failed"
+        ev = Event(ref, "error" if failed else "status", kind="branch", blocks=[Notice(words)])
+        if not failed:
+            ev.hidden, ev.hidden_reason = True, "branch"
+    elif kind == "step":
+        words = f"step {a.get('step_number', '?')}"
+        if a.get("action_type"):
+            words += f" · {a['action_type']}"
+        nxt = a.get("next_agents")
+        if isinstance(nxt, list) and nxt:
+            words += " → " + ", ".join(map(str, nxt))
+        if took:
+            words += f" · {took}"
+        if failed:
+            words += " · failed"
+        ev = Event(ref, "error" if failed else "assistant", kind="step", author=agent,
+                   blocks=[Notice(words)])
+        if a.get("error"):
+            ev.blocks.append(Text(as_text(a["error"]), markdown=False))
+        req = a.get("request_summary")
+        if isinstance(req, str) and req.strip():  # what the agent was asked, not what it said
+            ev.blocks += [Notice("the request it was given"), Text(req, markdown=False)]
+        elif req is not None:
+            ev.blocks.append(Data(req, "the request it was given"))
+    elif kind in ("generation", "compaction"):
+        model = _s(a.get("model_name"))
+        usage = {k: a[k] for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+                 if isinstance(a.get(k), int) and not isinstance(a.get(k), bool)}
+        parts = ["memory compaction" if kind == "compaction" else "model call"]
+        if model:
+            parts.append(model)
+        if usage:
+            parts.append(f"{usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0):,} tokens")
+        if a.get("finish_reason"):
+            parts.append(f"finish: {a['finish_reason']}")
+        if took:
+            parts.append(took)
+        ev = Event(ref, "error" if failed else "status", kind=kind, author=agent,
+                   blocks=[Notice(" · ".join(parts), a or None)])
+        if not failed:
+            ev.hidden, ev.hidden_reason = True, "model call"
+        model_and_usage(ev, model, usage or None)
+    else:  # tool
+        cid = f"span:{rec['span_id']}"
+        name = _s(a.get("tool_name")) or str(rec.get("name") or "tool")
+        args = a.get("arguments")
+        ev = Event(ref, "assistant", kind="tool", author=agent,
+                   blocks=[ToolUse(cid, name, args if args is not None else {})])
+        if rec.get("end_time") is not None or failed:
+            summary = a.get("result_summary")
+            body = [Text(summary, markdown=False)] if isinstance(summary, str) and summary \
+                else [Data(summary, "result")] if summary is not None else []
+            ev.blocks.append(ToolResult(cid, body, True if failed else None))
+    ev.format = NAME
+    ev.source_id = rec.get("span_id") if isinstance(rec.get("span_id"), str) else None
+    set_time(ev, rec.get("start_time") if rec.get("start_time") is not None else rec.get("ts"))
+    ev.meta = dict(rec)
+    return ev
+
+
 def title_of(ev: Event) -> str | None:
-    """The first prompt: the user's, or the request another agent handed this one."""
+    """The first prompt: the user's, or the request another agent handed this one; a run trace's
+    task."""
     if ev.role == "user" and ev.kind in ("message", "comm") and not ev.hidden:
         text = ev.text()
         return text or None
+    if ev.role == "user" and ev.kind == "compaction" and ev.blocks[0].text.endswith("so far"):
+        return ev.text() or None  # a compacted memory's summary of the user's requests
+    if ev.kind == "session" and not ev.hidden:  # the task, not the final response after it
+        return next((b.text for b in ev.blocks if b.kind == "text" and b.text.strip()), None)
     return None
