@@ -59,7 +59,10 @@ def test_xml_calls_take_the_ids_the_row_recorded_and_pair_with_their_results():
     assert not idx.calls.orphans
     assert evs["x-04-started-0"].running == [first]  # the started row names the same id
     assert evs["x-06-tool-0"].tool_results()[0].content[0].text == "File 'notes.md' created successfully."
-    assert evs["x-12-error-2"].blocks[0].text == "scrape_webpage error: Sandbox connection lost"
+    tool_error = evs["x-12-error-2"]  # the tool raised: no result row, this is the only reason
+    assert not tool_error.hidden and tool_error.role == "status"
+    assert tool_error.blocks[0].text == "scrape_webpage error: Sandbox connection lost"
+    assert evs["x-10-failed-1"].hidden  # a failure its result row already shows
 
 
 def test_an_error_status_row_shows_its_error():
@@ -132,7 +135,7 @@ def test_pages_show_paired_states_errors_and_the_screenshot(tmp_path):
     # each result row says which call it answers
     assert re.search(r'id="m-x-06-tool-0".*?result of <a href="[^"]+/m/x-05-assistant">create_file</a>',
                      html, re.S)
-    assert "rate limit exceeded" in html
+    assert "rate limit exceeded" in html and "scrape_webpage error: Sandbox connection lost" in html
     html = page(STATELESS, tmp_path / "s")
     assert "Cannot connect to host status.example.invalid:443" in html
     assert "<img" in html and "computer screenshot" in html

@@ -53,8 +53,8 @@ def test_ndjson_trace_is_found_detected_and_read_whole():
 
 def test_tool_spans_are_calls_with_their_outcome():
     idx, evs = read(NDJSON)
-    assert {c.name: c.status for c in idx.calls.calls.values()} == {
-        "web_search": "completed", "fetch_url": "error"}
+    assert {c.name: (c.status, round(c.duration, 1)) for c in idx.calls.calls.values()} == {
+        "web_search": ("completed", 0.8), "fetch_url": ("error", 4.0)}  # the spans' own times
     assert not idx.calls.orphans
     fetch = next(e for e in evs if e.tool_uses() and e.tool_uses()[0].name == "fetch_url")
     assert fetch.author == "Researcher"

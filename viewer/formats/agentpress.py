@@ -41,8 +41,9 @@ stateless pipeline's message_builder.py, commit 106d6cd9, write them; older rows
   …}` → hidden status events with a readable notice (a tool error's `error` / `message` in it);
   `tool_started` with a `tool_call_id` marks that call running, `tool_failed` / `tool_error` marks
   it failed (the native result row before it, `{role: tool, content: str(output)}`, records no
-  success in older rows). `error` (`{status_type, error}`, older `message`) stays visible, its text
-  shown.
+  success in older rows); a `tool_error` row with its reason stays visible (the tool raised and
+  no result row follows). `error` (`{status_type, error}`, older `message`) stays visible, its
+  text shown.
 * `llm_response_start` (one per model call: its id, model, auto-continue count) → hidden.
   `llm_response_end` / `assistant_response_end`: the serialised model response → hidden, with its
   model and usage.
@@ -354,8 +355,11 @@ def _status(content: Any, md: dict, ref: Ref) -> Event:
     if st == "error":
         ev.role = "error"
         return ev
-    ev.hidden, ev.hidden_reason = True, "status"
     call = c.get("tool_call_id")
+    # a tool that raised leaves no result row: its tool_error row is the only word of why, so it
+    # stays on the page (as a status line, not a second error: the call already counts as failed)
+    if not (st == "tool_error" and (c.get("error") or c.get("message"))):
+        ev.hidden, ev.hidden_reason = True, "status"
     if st == "tool_started" and isinstance(call, str) and call:
         ev.running.append(call)
     elif st in ("tool_failed", "tool_error") and isinstance(call, str) and call:

@@ -796,8 +796,9 @@ def _span_event(rec: dict, ref: Ref) -> Event:
         cid = f"span:{rec['span_id']}"
         name = _s(a.get("tool_name")) or str(rec.get("name") or "tool")
         args = a.get("arguments")
-        ev = Event(ref, "assistant", kind="tool", author=agent,
-                   blocks=[ToolUse(cid, name, args if args is not None else {})])
+        use = ToolUse(cid, name, args if args is not None else {},
+                      started=rec.get("start_time"), ended=rec.get("end_time"))  # the span's times
+        ev = Event(ref, "assistant", kind="tool", author=agent, blocks=[use])
         if rec.get("end_time") is not None or failed:
             summary = a.get("result_summary")
             body = [Text(summary, markdown=False)] if isinstance(summary, str) and summary \
