@@ -25,9 +25,10 @@ from conftest import ROOT
 FIXTURES = ROOT / "test_data" / "formats" / "marsys"
 GOLDEN = FIXTURES / "golden-marsys-0.2.1"
 SEED = FIXTURES / "seed-docs"
-# the memory and snapshot files; the run traces (trace-*/) are tests/test_marsys_trace.py's
+# the memory and snapshot files; the run traces (trace-*/) and the newer pause/resume snapshot
+# are tests/test_marsys_trace.py's
 FILES = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".json", ".jsonl")
-               and not p.parent.name.startswith("trace-"))
+               and not p.parent.name.startswith("trace-") and "paused-snapshot" not in p.parts)
 R = Ref("main", 1, 0, 1)
 
 
@@ -66,8 +67,7 @@ def test_fixtures_are_the_expected_set():
         "golden-marsys-0.2.1/messages.asdict.jsonl",
         "golden-marsys-0.2.1/coordinator.messages.jsonl",
         "golden-marsys-0.2.1/researcher.messages.jsonl",
-        "seed-docs/orchestrator-weather-research.jsonl", "seed-docs/tool-usage-pattern.json",
-        "compaction-managed/compacted-researcher.memory.json"}
+        "seed-docs/orchestrator-weather-research.jsonl", "seed-docs/tool-usage-pattern.json"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -102,8 +102,6 @@ KNOWN = {
                                                 agents=["orchestrator_agent", "researcher_agent"],
                                                 errors=1, thinking=0),
     "tool-usage-pattern.json": dict(events=6, calls={"completed": 1}, agents=["weather_agent"]),
-    "compacted-researcher.memory.json": dict(events=7, calls={"completed": 1},
-                                             agents=["Researcher"], hidden=0, thinking=0),
 }
 
 
@@ -337,13 +335,14 @@ def test_action_json_in_words_and_fences():
 # SummarizationProcessor.reduce, and memory.py's _forced_summarization_fallback) replaces the
 # history with [system, "[User Requests Summary]…" (user), "[Compacted Context Summary]…"
 # (assistant, name "compaction_<model>"), "[Retained image <id>]: …" + the image (user), the
-# protected tail]; MemoryManager.save_to_file writes it with memory_type "managed_conversation".
-COMPACTED = FIXTURES / "compaction-managed" / "compacted-researcher.memory.json"
+# protected tail]: the Researcher's memory in the paused-snapshot fixture is such a memory.
+PAUSED = FIXTURES / "paused-snapshot" / "sess-7f3a9c21" / "snapshot.json"
 
 
 def test_compaction_summaries_are_shown_as_compaction_not_as_prompts_or_replies():
-    idx, evs = events(COMPACTED)
-    requests, summary, image = evs[1], evs[2], evs[3]
+    idx, evs = events(PAUSED)
+    first = next(i for i, e in enumerate(evs) if e.kind == "compaction")
+    requests, summary, image = evs[first:first + 3]
     assert [e.kind for e in (requests, summary, image)] == ["compaction"] * 3
     assert requests.blocks[0].text == "context compacted: the user's requests so far"
     assert requests.text().startswith("Find the 2010 and latest populations")  # marker dropped
@@ -353,10 +352,13 @@ def test_compaction_summaries_are_shown_as_compaction_not_as_prompts_or_replies(
     assert summary.text().startswith("Searched INSEE for both cities.") and "[Key Facts]" in summary.text()
     assert image.blocks[0].text == "an image kept through context compaction"
     assert image.blocks[-1].kind == "media" and image.blocks[-1].media_type == "image/png"
-    assert idx.summary.title.startswith("Find the 2010 and latest populations")
-    assert not [e for e in evs if e.role == "user" and e.kind == "message"]  # no prompt left
+    # the session's title is still its first real prompt, not the compaction's summary
+    assert idx.summary.title == "Compare Lyon and Marseille's population growth since 2010."
+    alone = marsys.event({"role": "user", "content": "[User Requests Summary]\nFind X."}, R)
+    assert marsys.title_of(alone) == "Find X."  # a memory compacted from its start: still named
     placeholder = marsys.event({"role": "assistant", "content": "[Context was compacted. Previous "
                                 "conversation history is no longer available.]"}, R)
     assert placeholder.kind == "compaction" and placeholder.blocks[0].text == (
         "context compacted: the earlier conversation was dropped, no summary kept")
-    assert marsys.sniff(json.loads(COMPACTED.read_text())["messages"][2]) == 3
+    summary_rec = json.loads(PAUSED.read_text())["branches"]["br_0001"]["memory"][2]
+    assert marsys.sniff(summary_rec) == 3

@@ -141,3 +141,59 @@ def test_trace_page_shows_calls_states_and_the_failed_step(tmp_path):
     assert sorted(states) == ["completed", "error"]
     assert "429 Too Many Requests" in html and "ConnectionError: timed out after 4.0s" in html
     assert TASK in html
+
+
+# Orchestra's pause/resume snapshot (src/marsys/coordination/state/snapshot.py StateSnapshot,
+# commit 603761a7; FileStorageBackend writes it as <session_id>/snapshot.json, state/storage.py
+# commit ddcc9685): branches carry their agent's memory. Agents route with coordination tool
+# calls (coordination/formats/coordination_tools.py, commit 2689a390): invoke_agent with
+# `invocations`, terminate_workflow with `answer`, ask_user with `question` — never run as tools.
+PAUSED = FIXTURES / "paused-snapshot" / "sess-7f3a9c21" / "snapshot.json"
+
+
+def test_paused_snapshot_shows_what_it_waits_for_and_each_branch_memory():
+    assert [s.path for s in Store([PAUSED.parent.parent]).sessions()] == [str(PAUSED)]
+    assert detect.detect_file(PAUSED) == detect.Detected("marsys", "document")
+    idx, evs = read(PAUSED)
+    doc = json.loads(PAUSED.read_text())
+    assert len(evs) == 1 + sum(1 + len(b["memory"]) for b in doc["branches"].values())
+    card = evs[0]
+    assert not card.hidden and [b.text for b in card.blocks] == [
+        "MARSYS session sess-7f3a9c21 paused (framework 0.3.0)",
+        "waiting for the user's answer, then Coordinator goes on",
+        "Do you want the city proper or the metropolitan area?"]
+    branches = [e for e in evs if e.kind == "branch"]
+    assert [(e.hidden, e.blocks[0].text) for e in branches] == [
+        (True, "branch br_0000 at Coordinator · waiting · 3 steps · waiting on user"),
+        (True, "branch br_0001 at Researcher · terminated · 2 steps")]
+    assert idx.summary.title == "Compare Lyon and Marseille's population growth since 2010."
+    assert idx.summary.agents == ["Coordinator", "Researcher"]
+    # memory messages know their agent: hand-offs read sender → this agent
+    hand_back = next(e for e in evs if e.kind == "comm" and e.author == "Researcher")
+    assert hand_back.recipient == "Coordinator"
+
+
+def test_coordination_tool_calls_read_as_hand_offs_not_pending_calls():
+    idx, evs = read(PAUSED)
+    assert {c.name for c in idx.calls.calls.values()} == {"web_search"}  # the only real tool
+    assert idx.calls.by_state()["pending"] == 0
+    invoke = next(e for e in evs if e.kind == "agent_call")
+    assert (invoke.author, invoke.recipient) == ("Coordinator", "Researcher")
+    assert [b.text for b in invoke.blocks] == [
+        "I'll have Researcher collect the figures.", "invoke Researcher",
+        "Find the 2010 and 2021 INSEE populations of Lyon and Marseille."]
+    ask = next(e for e in evs if any(b.kind == "notice" and b.text == "asks the user"
+                                     for b in e.blocks))
+    assert ask.recipient == "User" and ask.text() == "Do you want the city proper or the metropolitan area?"
+    final = evs[-1]
+    assert [b.text for b in final.blocks] == [
+        "final response", "Lyon: 484,344 → 522,250; Marseille: 850,726 → 873,076 (INSEE)."]
+    # an answer to a coordination call is a note, not an orphan result
+    ack = marsys.event({"role": "tool", "content": "Invoked Researcher.", "tool_call_id": "call_x",
+                        "name": "invoke_agent"}, R)
+    assert ack.kind == "tool_output" and not ack.tool_results()
+    # arguments that are not the coordination tool's keep the call a plain call
+    odd = marsys.event({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c9", "type": "function", "function": {"name": "invoke_agent",
+                                                      "arguments": "{\"who\": 1}"}}]}, R)
+    assert [u.name for u in odd.tool_uses()] == ["invoke_agent"]

@@ -20,6 +20,14 @@ Shapes, all read record by record:
     `[system, "[User Requests Summary]\n…" (user), "[Compacted Context Summary]\n…" (assistant,
     name `compaction_<model>`), "[Retained image <id>]: …" + image (user), the recent tail]`; those
     are shown as compaction notices with their text (kind `compaction`), not as prompts or replies.
+  - the pause/resume snapshot of the newer orchestrator (coordination/state/snapshot.py, written as
+    `<session_id>/snapshot.json`: `framework_version`, `paused_at`, `branches` each with the
+    memory of the agent it runs at): a card saying what the run waits for (a user interaction's
+    prompt) or the error it stopped on, a hidden card per branch, then each branch's memory.
+  - coordination tool calls (coordination/formats/coordination_tools.py: agents route by native
+    tool calls — `invoke_agent` with `invocations`, `terminate_workflow`, `ask_user`,
+    `end_conversation`, `escalate_to_user` — which are never run as tools) are read as the
+    hand-off, final answer or question they are, not as calls left pending.
   - run traces (`marsys.coordination.tracing`, off by default): NDJSONTraceWriter's
     `<trace_id>.ndjson` (one span per line as it closes, `schema_version`, a `stream_completed`
     marker) and JSONFileTraceWriter's `<session_id>.json` (`{trace_id, session_id, metadata,
@@ -82,6 +90,7 @@ _OWN_KEYS = {"agent_calls", "structured_data"}
 _THREAD_KEYS = {"caller", "callee", "task_id"}
 _SNAPSHOT_KEYS = {"session_id", "branch_results", "checksum"}
 _BRANCH_AGENT = re.compile(r'branch_memory\[("(?:[^"\\]|\\.)*")\]')
+_OF_AGENT = re.compile(r'\.memory\[\d+\] \(of ("(?:[^"\\]|\\.)*")\)$')  # a paused snapshot's
 _TOOL_CALL_REPR = re.compile(r"^ToolCallMsg\((.*)\)$", re.S)
 REPEAT = " (repeat of ["  # marks a branch-memory path whose message an earlier sync holds
 _TOOL_PAYLOAD = re.compile(r"^\[Tool response content for tool_call_id: ([^\]]+)\]")
@@ -89,6 +98,17 @@ _TOOL_PAYLOAD = re.compile(r"^\[Tool response content for tool_call_id: ([^\]]+)
 _REQUEST_FROM = re.compile(r"^\[Request from ([^\]\n]{1,200})\][ \t]*\n?")
 # an action as the model writes it: JSON in a Markdown fence, maybe with words around it
 _FENCED = re.compile(r"```(?:json|JSON)?[ \t]*\n(\{.*\})\s*```", re.S)
+# the coordination tools agents route with (coordination/formats/coordination_tools.py; the
+# escalation one per the project's ADR-013): never run as tools, so they get no tool result
+COORDINATION_TOOLS = {"invoke_agent", "terminate_workflow", "return_final_response", "ask_user",
+                      "end_conversation", "escalate_to_user"}
+_COORDINATION_WORDS = {
+    "terminate_workflow": ("final response", "answer"),
+    "return_final_response": ("final response", "answer"),
+    "ask_user": ("asks the user", "question"),
+    "escalate_to_user": ("escalates to the user", "prompt"),
+    "end_conversation": ("ends the conversation", "summary"),
+}
 # what context compaction writes into an agent's memory (memory_strategies.py)
 _USER_SUMMARY = "[User Requests Summary]\n"
 _SUMMARY = "[Compacted Context Summary]\n"
@@ -136,10 +156,22 @@ def sniff(rec: Any) -> int:
     if any(isinstance(c, dict) and "call_id" in c and "arguments" in c and "function" not in c
            for c in calls):
         return 2  # ToolCallMsg as dataclasses.asdict writes it
+    if role == "assistant" and any(_invoke_call(c) for c in calls):
+        return 3  # the invoke_agent coordination tool
     if role in _ROLES and "id" not in rec and "name" in rec \
             and isinstance(rec.get("timestamp"), float):
         return 2  # a branch-memory message: to_llm_dict() plus the executor's unix timestamp
     return 0
+
+
+def _invoke_call(call: Any) -> bool:
+    """An `invoke_agent` coordination tool call with its `invocations` argument."""
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict) or fn.get("name") != "invoke_agent":
+        return False
+    args = fn.get("arguments")
+    return isinstance(args, str) and '"invocations"' in args or (
+        isinstance(args, dict) and "invocations" in args)
 
 
 def is_span(rec: Any) -> bool:
@@ -149,9 +181,18 @@ def is_span(rec: Any) -> bool:
         and rec.get("kind") in _SPAN_KINDS and "start_time" in rec and "name" in rec
 
 
+def _paused(doc: Any) -> bool:
+    """Orchestra's pause/resume snapshot (coordination/state/snapshot.py StateSnapshot, written
+    as `<session_id>/snapshot.json`)."""
+    return isinstance(doc, dict) and isinstance(doc.get("framework_version"), str) \
+        and isinstance(doc.get("branches"), dict) and "paused_at" in doc
+
+
 def records(doc: Any) -> list[tuple[str, Any]] | None:
     if isinstance(doc, dict) and is_span(doc.get("root_span")) and "trace_id" in doc:
         return _trace_records(doc)
+    if _paused(doc):
+        return _paused_records(doc)
     if isinstance(doc, list):
         if not any(sniff(r) for r in doc[:50]):
             return None
@@ -208,6 +249,22 @@ def _trace_records(doc: dict) -> list[tuple[str, Any]]:
     return out
 
 
+def _paused_records(doc: dict) -> list[tuple[str, Any]]:
+    """A paused session: its card, then per branch its card and the memory it carries (the agent
+    it runs at wrote it), each path ending in `(of "<agent>")` so the messages know their agent."""
+    out: list[tuple[str, Any]] = [("$", {k: v for k, v in doc.items() if k != "branches"})]
+    for bid, br in doc["branches"].items():
+        path = f"branches[{_q(bid)}]"
+        if not isinstance(br, dict):
+            out.append((path, br))
+            continue
+        out.append((path, {k: v for k, v in br.items() if k != "memory"}))
+        agent = _q(br.get("current_agent") or "")
+        memory = br.get("memory") if isinstance(br.get("memory"), list) else []
+        out += [(f"{path}.memory[{i}] (of {agent})", m) for i, m in enumerate(memory)]
+    return out
+
+
 def _repeats(msgs: list) -> dict[int, int]:
     """Messages a later sync appended again: index → index of the first copy.
 
@@ -247,6 +304,8 @@ def document_bonus(doc: Any) -> int:
             return 10
         if "trace_id" in doc and is_span(doc.get("root_span")):
             return 10
+        if _paused(doc):
+            return 10
     return 0
 
 
@@ -258,9 +317,13 @@ def event(rec: Any, ref: Ref) -> Event:
         return _span_event(rec, ref)
     if path == "$" and "trace_id" in rec and "checksum" not in rec:
         return _trace_card(rec, ref)
+    if path == "$" and "framework_version" in rec and "paused_at" in rec:
+        return _paused_card(rec, ref)
+    if path.startswith("branches[") and ".memory[" not in path and "current_agent" in rec:
+        return _paused_branch_card(rec, ref)
     if path == "$" and "session_id" in rec:
         return _snapshot_card(rec, ref)
-    if path.startswith("branches["):
+    if path.startswith("branches[") and ".memory[" not in path:
         return _branch_card(rec, ref)
     if path.startswith("branch_results[") and "branch_memory" not in path:
         return _result_card(rec, ref)
@@ -296,7 +359,7 @@ def _as_repeat(ev: Event, path: str) -> None:
 
 
 def _branch_agent(path: str) -> str | None:
-    m = _BRANCH_AGENT.search(path)
+    m = _BRANCH_AGENT.search(path) or _OF_AGENT.search(path)
     if not m:
         return None
     try:
@@ -316,6 +379,12 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "tool_calls", "timestamp")}
     ev.blocks.extend(_reasoning(rec.get("reasoning_details")))
 
+    if role == "tool" and name in COORDINATION_TOOLS:
+        # an answer to a coordination call, which is shown as the hand-off it is, not as a call
+        ev.kind = "tool_output"
+        ev.blocks += [Notice(f"{name.replace('_', ' ')}: acknowledged"),
+                      *_result(rec.get("content"))]
+        return ev
     if role == "tool":
         ev.kind = "tool_result"
         failed = md.get("error") or md.get("is_error") or error_content(rec.get("content"))
@@ -328,7 +397,9 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
     if role in ("user", "assistant") and _compaction(ev, rec.get("content"), name):
         return ev
     _content(ev, rec.get("content"))
-    ev.blocks.extend(openai_tool_calls(_tool_calls(rec.get("tool_calls"))))
+    for block in openai_tool_calls(_tool_calls(rec.get("tool_calls"))):
+        if not (block.kind == "tool_use" and _coordination(ev, block)):
+            ev.blocks.append(block)
     agent_calls = rec.get("agent_calls") if isinstance(rec.get("agent_calls"), list) else []
     for call in agent_calls:
         if isinstance(call, dict):
@@ -376,6 +447,36 @@ def _message(rec: dict, ref: Ref, owner: str | None) -> Event:
             words += f" · completed in {md['completion_time']:g}s"
         ev.blocks.insert(0, Notice(words))
     return ev
+
+
+def _coordination(ev: Event, use: ToolUse) -> bool:
+    """A coordination tool call (marsys.coordination.formats.coordination_tools: agents route by
+    native tool calls instead of the action JSON): shown as what it does — a hand-off to each
+    invoked agent, the workflow's final answer, a question to the user — not as a tool call that
+    never gets a result (these are never run as tools). False, so it stays a plain call, when its
+    arguments are not the coordination tool's."""
+    name, args = use.name, use.input
+    if name not in COORDINATION_TOOLS or not isinstance(args, dict):
+        return False
+    if name == "invoke_agent":
+        invs = args.get("invocations")
+        invs = invs if isinstance(invs, list) else [args] if "agent_name" in args else None
+        if not invs or not all(isinstance(i, dict) and i.get("agent_name") for i in invs):
+            return False
+        for inv in invs:
+            _invoke(ev, inv.get("agent_name"), inv.get("request"))
+        return True
+    words, key = _COORDINATION_WORDS[name]
+    ev.blocks.append(Notice(words))
+    value = args.get(key) if key in args else args
+    if isinstance(value, str):
+        if value.strip():
+            ev.blocks.append(Text(value))
+    elif value:
+        ev.blocks.append(Data(value, key))
+    if name == "ask_user" or name == "escalate_to_user":
+        ev.recipient = "User"
+    return True
 
 
 def _first_text(content: Any) -> str | None:
@@ -620,6 +721,49 @@ def _tool_calls(calls: Any) -> Any:
                 continue
         out.append(c)
     return out
+
+
+def _paused_card(rec: dict, ref: Ref) -> Event:
+    """The paused session: what it waits for (a user interaction's prompt is shown), or the error
+    it stopped on."""
+    words = f"MARSYS session {rec.get('session_id')} paused (framework {rec.get('framework_version')})"
+    ev = Event(ref, "system", kind="paused", format=NAME, blocks=[Notice(words, rec)])
+    pending = rec.get("pending_user_interaction")
+    queued = rec.get("user_interactions") if isinstance(rec.get("user_interactions"), list) else []
+    waits = [w for w in [pending, *queued] if isinstance(w, dict)]
+    for w in waits:
+        ev.blocks.append(Notice(f"waiting for the user's answer, then {w.get('resume_agent') or '?'}"
+                                " goes on"))
+        prompt = w.get("prompt")
+        if isinstance(prompt, str) and prompt.strip():
+            ev.blocks.append(Text(prompt))
+        elif prompt is not None:
+            ev.blocks.append(Data(prompt, "prompt"))
+    if rec.get("workflow_error"):
+        ev.role = "error"
+        ev.blocks.append(Text(as_text(rec["workflow_error"]), markdown=False))
+    elif not waits:
+        ev.hidden, ev.hidden_reason = True, "session snapshot"
+    set_time(ev, rec.get("paused_at"))
+    ev.meta = dict(rec)
+    return ev
+
+
+def _paused_branch_card(rec: dict, ref: Ref) -> Event:
+    status = str(rec.get("status") or "?")
+    words = f"branch {rec.get('id') or '?'} at {rec.get('current_agent') or '?'} · {status.lower()}"
+    if isinstance(rec.get("step_count"), int):
+        words += f" · {rec['step_count']} steps"
+    if rec.get("waiting_on"):
+        words += f" · waiting on {rec['waiting_on']}"
+    failed = status == "FAILED"
+    ev = Event(ref, "error" if failed else "status", kind="branch", format=NAME,
+               author=_s(rec.get("current_agent")), blocks=[Notice(words, rec)])
+    if not failed:
+        ev.hidden, ev.hidden_reason = True, "branch state"
+    set_time(ev, rec.get("created_at"))
+    ev.meta = dict(rec)
+    return ev
 
 
 def _snapshot_card(rec: dict, ref: Ref) -> Event:
