@@ -125,6 +125,86 @@ with open(out / "calc-session.jsonl", "w") as f:
         f.write(json.dumps(_serialize_message(msg), ensure_ascii=False) + "\n")
 with open(out / "calc-session.json", "w") as f:
     json.dump([_serialize_message(m) for m in saved], f, indent=2, ensure_ascii=False)
+
+# --- a session that spawns sub-agents, through Wolo's own `task` tool ----------------------------
+# The parent's assistant turn is saved with its `task` part pending (as agent_loop saves a turn when
+# the model's stream ends), then Wolo's executor runs the part: `tools_pkg.task.task_execute`
+# creates the sub-agent's session (`create_subsession`: a sibling folder under sessions/ whose
+# session.json names parent_session_id and agent_type), writes the task message as its first user
+# message and runs `wolo.agent.agent_loop` in it. agent_loop is the one thing replaced (it would
+# call a model): it writes the sub-agent's turn with Wolo's own add_assistant_message /
+# update_message. The first sub-agent answers; the second raises, which Wolo reports as
+# "Subagent error: …" in the parent's part. Session and message ids come from uuid4, seeded here.
+import asyncio, os, random, uuid
+
+import wolo.agent
+from wolo import session as wolo_session
+from wolo.session import add_assistant_message, update_message
+from wolo.tools_pkg.executor import execute_tool
+
+_rng = random.Random(20260302)
+uuid.uuid4 = lambda: uuid.UUID(int=_rng.getrandbits(128), version=4)
+wolo_session.set_storage(storage)
+os.getcwd = lambda: "/home/dev/calc"  # a sub-agent's session takes the process's folder as workdir
+PARENT = "Orion_260302_110000"
+_now[0] = START + 3600.0
+storage.create_session(session_id=PARENT, workdir="/home/dev/calc")
+storage.update_session_metadata(PARENT, agent_display_name="Orion", title="audit calc")
+
+
+async def fake_agent_loop(config, session_id, agent_config, *args, **kwargs):
+    tick(1.5)
+    reply = add_assistant_message(session_id)
+    if agent_config.name == "general":
+        raise RuntimeError("model endpoint unreachable")
+    reply.reasoning_content = "Find every divide() call and check the zero case."
+    reply.parts.append(TextPart(id="text_s1", text="Looking for callers of divide()."))
+    reply.parts.append(tool("call_grep_s1", "grep", {"pattern": "divide\\(", "path": "."},
+                            "completed", "calc.py:5:def divide(a, b):\ntest_calc.py:6:        divide(1, 0)",
+                            ran=0.04))
+    reply.finished, reply.finish_reason = True, "tool_calls"
+    update_message(session_id, reply)
+    tick(1.0)
+    answer = add_assistant_message(session_id)
+    answer.parts.append(TextPart(id="text_s2", text="divide() is called once, by the zero-divisor "
+                                                    "test; nothing else calls it."))
+    answer.finished, answer.finish_reason = True, "stop"
+    update_message(session_id, answer)
+    return answer
+
+
+wolo.agent.agent_loop = fake_agent_loop
+
+
+class Config:  # what execute_tool reads of a config for a task: nothing but its presence
+    path_safety = None
+
+
+ask = Message(id="msg_101", role="user",
+              parts=[TextPart(id="text_101", text="Audit calc.py: who calls divide()?")])
+ask.finished = True
+storage.save_message(PARENT, ask)
+tick(2.0)
+turn = Message(id="msg_102", role="assistant")
+turn.parts.append(TextPart(id="text_102", text="I'll ask an explore agent, and a general one."))
+spawn = ToolPart(id="call_task_1", tool="task",
+                 input={"agent": "explore", "description": "find divide() callers",
+                        "message": "List every caller of divide() in this repository."})
+failing = ToolPart(id="call_task_2", tool="task",
+                   input={"agent": "general", "description": "double-check",
+                          "message": "Double-check the callers of divide()."})
+turn.parts += [spawn, failing]
+turn.finished, turn.finish_reason = True, "tool_calls"
+storage.save_message(PARENT, turn)  # saved with both parts pending, as the stream ended
+for part in (spawn, failing):
+    tick(0.5)
+    asyncio.run(execute_tool(part, None, PARENT, Config()))
+    storage.save_message(PARENT, turn)  # agent_loop saves the turn after each tool
+tick(1.0)
+done = Message(id="msg_103", role="assistant")
+done.parts.append(TextPart(id="text_103", text="Only the test calls divide()."))
+done.finished, done.finish_reason = True, "stop"
+storage.save_message(PARENT, done)
 print("wrote", sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()))
 '''
 
