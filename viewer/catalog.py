@@ -151,6 +151,8 @@ class Row:
     summary: SessionSummary | Exception | None  # None: not indexed yet
     project: str = ""
     live: bool = False
+    parent: Any = None  # the listed session this one is a sub-agent of (a Wolo sub-agent's session)
+    depth: int = 0  # levels of sub-agent below a session shown above it on the list
 
     @property
     def known(self) -> bool:
@@ -230,8 +232,61 @@ def rows_of(refs: Iterable, summaries: Mapping, now: float | None = None,
     refs = list(refs)
     now = time.time() if now is None else now
     multi = len({r.root for r in refs}) > 1
-    return [Row(r, summaries.get(r.key), project_of(r, multi), r.mtime > now - live_window)
+    by_path = {r.path: r for r in refs}
+    rows = [Row(r, summaries.get(r.key), project_of(r, multi), r.mtime > now - live_window)
             for r in refs]
+    for row in rows:
+        s = row.summary
+        if isinstance(s, SessionSummary) and s.parent:
+            parent = by_path.get(s.parent)
+            row.parent = parent if parent is not None and parent.key != row.ref.key else None
+    return rows
+
+
+def nested(rows: list[Row]) -> list[Row]:
+    """Rows with each sub-agent's session right below its parent's (and theirs below them), in the
+    order given otherwise; `depth` says how far down. A session whose parent is not among `rows`
+    (filtered out, absent) stays where it is, as do sessions whose parents name each other in a
+    cycle. Nothing is dropped or repeated."""
+    keys_ = {r.ref.key for r in rows}
+    below: dict[str, list[Row]] = {}
+    for r in rows:
+        if r.parent is not None and r.parent.key in keys_:
+            below.setdefault(r.parent.key, []).append(r)
+    out: list[Row] = []
+    placed: set[str] = set()
+
+    def place(top: Row) -> None:
+        stack = [(top, 0)]
+        while stack:
+            r, depth = stack.pop()
+            if r.ref.key in placed:
+                continue
+            placed.add(r.ref.key)
+            r.depth = depth
+            out.append(r)
+            stack.extend((c, depth + 1) for c in reversed(below.get(r.ref.key, [])))
+
+    parent_of = {r.ref.key: r.parent.key for r in rows
+                 if r.parent is not None and r.parent.key in keys_}
+    for r in rows:  # the tops: no listed parent, or parents that lead back to it (a cycle)
+        if r.ref.key not in placed and _top(r.ref.key, parent_of):
+            place(r)
+    return out
+
+
+def _top(key: str, parent_of: dict) -> bool:
+    """Whether the session `key` heads its rows: it has no listed parent, or following parents
+    comes back to it (sessions naming each other: the first one in the list's order heads them)."""
+    seen, at = set(), key
+    while at in parent_of:
+        seen.add(at)
+        at = parent_of[at]
+        if at == key:
+            return True
+        if at in seen:
+            return False  # a cycle above, not through this session: its head places it
+    return at == key  # no listed parent at all; else the ancestor at the top places it
 
 
 def facets(rows: list[Row]) -> dict:
@@ -276,6 +331,7 @@ def run(rows: list[Row], q: ListQuery) -> Page:
         return (missing, _neg(v) if q.desc and not missing else (v if not missing else 0))
 
     kept.sort(key=sort_key)
+    kept = nested(kept)
     groups: list[Group] = []
     if q.group:
         by: dict[str, Group] = {}

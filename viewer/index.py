@@ -11,9 +11,10 @@ Stable ids: the source's own id when it is valid and unique within the session, 
 (prefixed by the thread for sub-agent files). Ids are assigned in file order and never change when
 the file grows, so a permalink stays valid while a session is live.
 
-A session is a main transcript plus companion threads (Claude Code sub-agent files). Each file is a
-`ThreadIndex`; the tool-call map spans them so a Task call in the main file links to the sub-agent
-thread it spawned.
+A session is a main transcript plus companion threads (Claude Code sub-agent files, the sessions of
+a Wolo session's sub-agents). Each file is a `ThreadIndex`; the tool-call map spans them so a Task
+call in the main file links to the sub-agent thread it spawned (named by the companion's metadata,
+or matched by the format's `spawning_calls` when nothing names it).
 """
 
 from __future__ import annotations
@@ -428,15 +429,42 @@ class SessionIndex:
             if isinstance(parent, str) and (call := self.calls.call(parent)):
                 call.subthread = name
                 change.calls.add(parent)
+        if getattr(self.adapter(), "spawning_calls", None) is not None:
+            self._link_spawns(change)
         # (the metadata files as they are after the listing read them: one written meanwhile is
         # newer than the listing, which `_companions_settled` does not trust)
         if times is not None:
             self._companions_seen = (times, listed_ns, self._companion_metas())
 
+    def _link_spawns(self, change: Change) -> None:
+        """Companions whose metadata names no call (a Wolo sub-agent's session): the format's
+        `spawning_calls` matches them to calls. A call that spawned several (a Wolo batch) gets
+        them as a group, kept in each thread's meta (`spawn_group`) as a Workflow's run is."""
+        threads = {n: th.meta for n, th in self.threads.items() if n != "main"}
+        if not threads:
+            return
+        found = hook(self.adapter(), "spawning_calls", threads, self.calls.calls, default={}) or {}
+        by_call: dict[str, list[str]] = {}
+        for name, cid in found.items():
+            by_call.setdefault(cid, []).append(name)
+        for cid, names in by_call.items():
+            call = self.calls.call(cid)
+            if call is None:
+                continue
+            if len(names) == 1:
+                sub = names[0]
+            else:
+                sub = keys.thread_key(f"spawn-{cid}")
+                for name in names:
+                    self.threads[name].meta["spawn_group"] = sub
+            if call.subthread != sub:
+                call.subthread = sub
+                change.calls.add(cid)
+
     def _new_meta(self, th: ThreadIndex, agent, meta, change: Change) -> None:
         """A known companion's metadata as listed now: a sub-agent's `.meta.json` (its type, its
         task, the call that spawned it) may be written after its transcript was found."""
-        own = {k: v for k, v in th.meta.items() if k != "parent_call"} if isinstance(
+        own = {k: v for k, v in th.meta.items() if k not in ("parent_call", "spawn_group")} if isinstance(
             th.meta, dict) else th.meta
         if meta == own:
             return
@@ -711,6 +739,7 @@ class SessionIndex:
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
+        s.parent = self.info.get("parent_path") or ""
         self.built_at = time.time()
 
     def _settle_background(self, calls: list, change: Change | None) -> None:
@@ -849,6 +878,9 @@ class SessionIndex:
             run = th.meta.get("workflowRun") if isinstance(th.meta, dict) else None
             if isinstance(run, str):
                 runs.setdefault(keys.thread_key(run), []).append(name)
+            group = th.meta.get("spawn_group") if isinstance(th.meta, dict) else None
+            if isinstance(group, str):
+                runs.setdefault(group, []).append(name)
         return runs
 
     def unanswered(self, call) -> bool:
@@ -1182,7 +1214,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",
                    "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished",
-                   "usage", "tools", "tool_time")
+                   "usage", "tools", "tool_time", "parent")
 
 
 def summary_dump(s: SessionSummary) -> dict:

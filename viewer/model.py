@@ -285,6 +285,9 @@ class SessionSummary:
     usage: dict = field(default_factory=dict)
     tools: dict = field(default_factory=dict)
     tool_time: float = 0.0
+    # the main file of the session this one is a sub-agent of (a Wolo sub-agent's session), whether
+    # or not that session is there; "" for a session of its own
+    parent: str = ""
 
     @property
     def cost(self) -> float | None:

@@ -139,6 +139,13 @@ class Store:
         self._dirty = True
         self.indexer.poke()
 
+    def at_path(self, path: str) -> SessionRef | None:
+        """The discovered session whose main file is `path` (as the scan spelt it), if any: how a
+        session names another (a Wolo sub-agent's parent) without joining a path from a link. From
+        the last scan: a lookup, never a scan (cards ask it while they are drawn)."""
+        with self._lock:
+            return self._by_path.get(path)
+
     def sessions(self) -> list[SessionRef]:
         """Every discovered session, most recently written first."""
         self._discover()

@@ -64,6 +64,7 @@ class ThreadView:
     label: str  # what the agent is: its type and task ("Explore · Find window() callers")
     count: int
     window: "WindowView | None" = None  # rendered inline (permalink target inside), else lazy
+    path: str = ""  # its file (a Wolo sub-agent's is a session of its own too: the card links it)
 
 
 @dataclass
@@ -658,7 +659,7 @@ class Timeline:
                     for ev in load_events(self.idx, thread, seq, seq + 1):
                         use = next((b for b in ev.tool_uses() if b.id == parent), None)
             label = (tools.agent_label(use.input) if use is not None else None) or label
-        return ThreadView(name, label, len(th))
+        return ThreadView(name, label, len(th), path=th.path)
 
     def call_view(self, call_id: str) -> CallView | None:
         """A call card on its own (for live out-of-band updates)."""

@@ -243,8 +243,11 @@ def agent_label(inp: Any) -> str | None:
     """A sub-agent named by the call that spawned it: "Explore · Find window() callers"."""
     if not isinstance(inp, dict):
         return None
-    words = [inp[k].strip() for k in ("subagent_type", "description")
-             if isinstance(inp.get(k), str) and inp[k].strip()]
+    # Claude Code's Task / Agent: subagent_type; Wolo's task: agent
+    kind = next((inp[k].strip() for k in ("subagent_type", "agent")
+                 if isinstance(inp.get(k), str) and inp[k].strip()), None)
+    desc = inp.get("description").strip() if isinstance(inp.get("description"), str) else ""
+    words = [w for w in (kind, desc) if w]
     return " · ".join(words) or None
 
 

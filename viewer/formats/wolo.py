@@ -38,18 +38,33 @@ session metadata and todos are hidden bookkeeping cards; the agent's display nam
 `session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
 A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
 it is error / interrupted / doom_loop / max_steps / length) and message `metadata` stay in `meta` and
-the raw view. Sub-agent sessions (`parent_session_id`) stay separate sessions, not linked threads.
+the raw view.
+
+Sub-agents (wolo/tools_pkg/task.py, 0.13): the `task` tool (`{agent, message, description}`) calls
+`create_subsession`, which writes a new session beside its parent, `sessions/<8 hex>/`, whose
+session.json names `parent_session_id` and `agent_type`; the task message becomes that session's
+first user message, the sub-agent runs there, and the parent learns only its last reply: the part's
+output, "Subagent (<agent>) response:\n…" (or "Subagent error: …"). The part records nothing of the
+child's id (the tool's `metadata.subsession_id` is dropped by the executor), so a child is matched to
+its call by time: Wolo runs a turn's tools one after another, and the child is created while its call
+runs (between the part's `start_time` and `end_time`; a part still `pending` on disk has no times
+yet: the first such `task` part of the parent takes it). A `batch` call may run several tasks: all
+its children go under it. `companions` lists a session's children (and theirs, a few levels down)
+from the sessions folder's session.json files alone, read only for folders written since the parent
+began; `spawning_calls` matches them to calls; the index nests each under its call. A child opened
+on its own says whose sub-agent it is (`session_info`: `parent_path`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .. import files
+from .. import files, keys
 from ..model import CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Data, Event, Notice, Ref, \
     Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, set_time
@@ -355,7 +370,9 @@ def _load(p: Path) -> Any:
 
 
 def session_info(main: Path) -> dict:
-    """The agent's display name, and whether no Wolo process holds the session (pid cleared)."""
+    """The agent's display name, whether no Wolo process holds the session (pid cleared), and for
+    a sub-agent's session its type and where its parent's session.json is (`parent_path`, beside
+    it under sessions/, whether or not it is there)."""
     if main.name != SESSION_FILE:
         return {}
     meta = _load(main)
@@ -366,4 +383,138 @@ def session_info(main: Path) -> dict:
         info["agent"] = meta["agent_display_name"]
     if "pid" in meta and meta.get("pid") is None:
         info["finished"] = True
+    parent = _parent_id(meta, main)
+    if parent is not None:
+        info["parent_session"] = parent
+        info["parent_path"] = str(main.parent.parent / parent / SESSION_FILE)
+        info["thread"] = keys.thread_key(main.parent.name)  # its thread in the parent's index
+        if isinstance(meta.get("agent_type"), str) and meta["agent_type"]:
+            info["agent_type"] = meta["agent_type"]
     return info
+
+
+# --- sub-agent sessions --------------------------------------------------------------------------
+
+SPAWNING = {"task", "batch"}  # the tools that start a sub-agent (a batch: through its task calls)
+CHILD_DEPTH = 4  # levels of sub-agents of sub-agents listed under one session
+META_LIMIT = 1 << 20  # a session.json is a few hundred bytes
+SLACK = 2.0  # seconds a child's creation may sit outside its call's times (clock steps, rounding)
+# a session id as Wolo makes one (8 hex) or accepts one from the person (session.py
+# _validate_session_id: letters, digits, `_`, `-`): the only ids joined into a path
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def _parent_id(meta: dict, main: Path) -> str | None:
+    """The parent session id a session.json names, when it is a usable one: not its own id."""
+    parent = meta.get("parent_session_id")
+    if not isinstance(parent, str) or not _SESSION_ID.fullmatch(parent):
+        return None
+    own = meta.get("id") if isinstance(meta.get("id"), str) else main.parent.name
+    return None if parent in (own, main.parent.name) else parent
+
+
+def _small_meta(p: Path) -> dict | None:
+    try:
+        data = orjson.loads(files.read_file(p, META_LIMIT))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(session id, its session.json, meta) of each sub-agent session of the session at `main`,
+    and of theirs, breadth first (a cycle of parents, or a session naming itself, ends the walk).
+    meta: the child's `session_id`, `parent_session_id`, `agent_type`, `created_at`, and
+    `spawned_in`, the thread of this session's index its call is in ("main" for a direct child)."""
+    if main.name != SESSION_FILE:
+        return []
+    own = _small_meta(main)
+    if own is None:
+        return []
+    sid = own["id"] if isinstance(own.get("id"), str) and own["id"] else main.parent.name
+    since = _number(own.get("created_at"))
+    by_parent: dict[str, list[tuple[Path, dict]]] = {}
+    try:
+        with os.scandir(main.parent.parent) as it:
+            entries = [e for e in it if e.name != main.parent.name]
+    except OSError:
+        return []
+    for e in entries:
+        try:
+            # a child's folder is written (its session.json replaced) after the parent began
+            if not e.is_dir(follow_symlinks=False) or (
+                    since is not None and e.stat(follow_symlinks=False).st_mtime < since - SLACK):
+                continue
+        except OSError:
+            continue
+        p = Path(e.path) / SESSION_FILE
+        meta = _small_meta(p)
+        parent = _parent_id(meta, p) if meta is not None else None
+        if parent is not None:
+            by_parent.setdefault(parent, []).append((p, meta))
+    out: list[tuple[str, Path, dict]] = []
+    seen, frontier = {sid, main.parent.name}, [(sid, "main")]
+    for _ in range(CHILD_DEPTH):
+        below = []
+        for parent, thread in frontier:
+            kids = by_parent.get(parent, [])
+            kids.sort(key=lambda k: (_number(k[1].get("created_at")) or 0.0, k[0].parent.name))
+            for p, meta in kids:
+                cid = p.parent.name
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                kind = meta.get("agent_type")
+                out.append((cid, p, {"session_id": cid, "parent_session_id": parent,
+                                     "agent_type": kind if isinstance(kind, str) else None,
+                                     "created_at": _number(meta.get("created_at")),
+                                     "spawned_in": thread}))
+                below.append((cid, keys.thread_key(cid)))
+        frontier = below
+    return out
+
+
+def companion_folders(main: Path) -> list[Path]:
+    """The sessions folder: a new sub-agent session is a new folder in it."""
+    return [main.parent.parent] if main.name == SESSION_FILE else []
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    kind = meta.get("agent_type") if isinstance(meta, dict) else None
+    return f"{kind} agent · session {agent}" if kind else f"session {agent}"
+
+
+def spawning_calls(threads: dict, calls: dict) -> dict[str, str]:
+    """Thread name → id of the call that spawned it, for the sub-agent threads `companions` found
+    (`threads`: name → meta) among `calls` (the session's ToolCalls). A child is matched, in order of
+    creation, to a `task` (or `batch`) call of the thread it was spawned in: first one whose own
+    times hold its creation, else the first such call with no end yet (still pending on disk) that
+    began before it. A `task` spawns one child; a `batch` may spawn several."""
+    by_thread: dict[str, list] = {}
+    for c in calls.values():
+        if c.name in SPAWNING and c.call is not None:
+            by_thread.setdefault(c.call[0], []).append(c)
+    for cands in by_thread.values():
+        cands.sort(key=lambda c: c.call[1])  # file order: the order Wolo ran them in
+    kids = sorted(((m.get("created_at") if isinstance(m.get("created_at"), (int, float)) else None,
+                    name, m.get("spawned_in")) for name, m in threads.items() if isinstance(m, dict)
+                   and "spawned_in" in m), key=lambda k: (k[0] is None, k[0] or 0.0, k[1]))
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for at, name, spawned_in in kids:
+        free = [c for c in by_thread.get(spawned_in, []) if c.name != "task" or c.id not in taken]
+        if at is None:
+            pick = None
+        else:
+            pick = next((c for c in free if c.called_at is not None and c.finished_at is not None
+                         and c.called_at - SLACK <= at <= c.finished_at + SLACK), None) or next(
+                (c for c in free if c.finished_at is None
+                 and (c.called_at is None or c.called_at - SLACK <= at)), None)
+        if pick is not None:
+            out[name] = pick.id
+            taken.add(pick.id)
+    return out

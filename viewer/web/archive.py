@@ -195,7 +195,11 @@ def _stats(q: ListQuery) -> tuple[dict, catalog.Page]:
     kept = catalog.matching(rows, q)
     page = catalog.Page(q, [], len(kept), len(rows), sum(1 for r in rows if not r.known), 0, 1,
                         facets=catalog.facets(rows))
-    return usage.archive([(r.ref, r.summary) for r in kept]), page
+    # a sub-agent's own session (Wolo) is counted in its parent's figures too (the parent's index
+    # reads it as a thread): counted once, with the parent, when the parent is among them
+    listed = {r.ref.key for r in kept}
+    own = [r for r in kept if r.parent is None or r.parent.key not in listed]
+    return usage.archive([(r.ref, r.summary) for r in own]), page
 
 
 @bp.get("/stats")

@@ -24,6 +24,7 @@ from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
 from ..render import json_text
 from . import early
+from .urls import Urls
 from .find import Find, find_context, look_deeper, mark_fragment, window as find_window
 from .live import LIVE_WINDOW, cursor_of
 
@@ -399,6 +400,23 @@ def thread(key: str, thread: str):
     if htmx():
         return render_template("_window.html", win=win, key=key, idx=idx)
     return _session_page(ref, idx, win, key, thread=tl.thread_view(thread))
+
+
+@bp.get("/s/<key>/t/<thread>/call")
+def spawned_by(key: str, thread: str):
+    """The call that spawned a sub-agent thread, as a permalink to the event holding it (a Wolo
+    sub-agent's own session page links its parent this way: which call spawned it is known only
+    once the parent is indexed). A thread no call is known to have spawned: the session's page."""
+    ref, idx = _session(key)
+    th = idx.threads.get(thread)
+    if th is None or thread == "main":
+        abort(404, description=f"No sub-agent thread “{thread}” in this session.")
+    cid = th.meta.get("parent_call") if isinstance(th.meta, dict) else None
+    call = idx.calls.call(cid) if isinstance(cid, str) else None
+    if call is None or call.call is None or call.call[0] not in idx.threads:
+        return redirect(Urls.session(ref.key))
+    where, seq = call.call
+    return redirect(Urls.message(ref.key, idx.threads[where].ids[seq]))
 
 
 @bp.get("/s/<key>/raw/<event_id>")

@@ -83,6 +83,14 @@ def fresh_for(written: float) -> float:
     return max(0.0, round(LIVE_WINDOW - (time.time() - written), 1))
 
 
+def session_at(path: str | None):
+    """The discovered session whose main file is `path` (a sub-agent's own session, its parent's),
+    or None: pages link other sessions only through the discovered set."""
+    if not path or not has_app_context():
+        return None
+    return current_app.extensions["viewer"].store.at_path(path)
+
+
 def init_app(app: Flask) -> None:
     templating.configure(app.jinja_env, Urls)
     app.jinja_env.cards = Cards()
@@ -92,6 +100,7 @@ def init_app(app: Flask) -> None:
         hit_hidden=hit_hidden,
         search_args=search_args,
         query_string=query_string,
+        session_at=session_at,
         ROLE_WORDS=ROLE_WORDS,
         FIELD_WORDS=FIELD_WORDS,
     )

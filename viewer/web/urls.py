@@ -77,6 +77,11 @@ class Urls:
         return _url("pages.thread", key=key, thread=thread)
 
     @staticmethod
+    def spawned_by(key: str, thread: str) -> str:
+        """The call of session `key` that spawned its thread `thread` (a redirect to its event)."""
+        return _url("pages.spawned_by", key=key, thread=thread)
+
+    @staticmethod
     def raw(key: str, event_id: str, download: bool = False) -> str:
         if download:
             return _url("pages.raw", key=key, event_id=event_id, download=1)

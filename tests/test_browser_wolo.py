@@ -1,0 +1,95 @@
+"""Wolo sub-agents in headless Chromium: the parent's task card opens the sub-agent's conversation
+in place, its own session links back to the call that spawned it, and a sub-agent started while
+the parent is open appears under its call without a reload. Golden files: mbos-wolo 0.13.3's own
+task tool (tests/golden/make_wolo_golden.py)."""
+
+import json
+import os
+import re
+import shutil
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT, stream_open
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = ROOT / "test_data" / "formats" / "wolo" / "golden-mbos-wolo-0.13.3" / "sessions"
+PARENT, EXPLORE, GENERAL = "Orion_260302_110000", "424b1fee", "5108d45a"
+
+
+def test_task_card_opens_the_sub_agent_and_its_session_links_back(serve, watched_page, tmp_path):
+    root = tmp_path / "sessions"
+    for name in (PARENT, EXPLORE, GENERAL):
+        shutil.copytree(SESSIONS / name, root / name)
+    srv = serve(root, WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/")
+    # the list: the sub-agents right under their parent, each saying whose it is
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_have_attribute("data-key", f"{PARENT}~session")
+    expect(rows.nth(1).locator(".spawned-by a")).to_have_text(re.compile(PARENT))
+    expect(rows.nth(2)).to_have_class(re.compile(r"\bsubagent\b.*\bdepth-1\b"))
+    rows.nth(0).locator("td.title > a").click()
+    expect(page).to_have_url(re.compile(rf"/s/{PARENT}~session"))
+    card = page.locator("#tc-call_task_1")
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text("Sub-agent: explore · find divide() callers")
+    expect(card.get_by_text("Looking for callers of divide().")).to_be_hidden()
+    thread.locator("summary").click()  # loads the sub-agent's conversation in place
+    expect(card.get_by_text("Looking for callers of divide().")).to_be_visible()
+    expect(card.locator("#tc-call_grep_s1 .state")).to_have_text("completed")
+    # the failed sub-agent's call: an error, its (short) conversation there too
+    expect(page.locator("#tc-call_task_2 .state").first).to_have_text("error")
+    card.locator("a.own-session").click()
+    expect(page).to_have_url(re.compile(rf"/s/{EXPLORE}~session$"))
+    back = page.locator("#spawned-by")
+    expect(back).to_contain_text("explore")
+    back.locator("a.spawning-call").click()
+    # the parent, opened at the turn holding the call, that turn highlighted
+    expect(page).to_have_url(re.compile(rf"/s/{PARENT}~session/m/msg_102$"))
+    expect(page.locator("#m-msg_102")).to_have_class(re.compile(r"\btarget\b"))
+    expect(page.locator("#m-msg_102 #tc-call_task_1")).to_be_in_viewport()
+    page.go_back()
+    page.locator("#spawned-by a.parent-session").click()
+    expect(page).to_have_url(re.compile(rf"/s/{PARENT}~session$"))
+    assert page.problems == []
+
+
+def test_a_sub_agent_started_while_the_parent_is_open_appears_under_its_call(serve, watched_page,
+                                                                            tmp_path):
+    """As Wolo runs it: the turn is on disk with its task part pending (Wolo saves the turn again
+    only when the tool returns); the sub-agent's session folder appears beside the parent's."""
+    root = tmp_path / "sessions"
+    parent = root / PARENT
+    shutil.copytree(SESSIONS / PARENT, parent)
+    (parent / "messages" / "msg_103.json").unlink()
+    turn = json.loads((parent / "messages" / "msg_102.json").read_text())
+    for part in turn["parts"][1:]:
+        part.update(status="pending", output="", start_time=0.0, end_time=0.0)
+    (parent / "messages" / "msg_102.json").write_text(json.dumps(turn, indent=2))
+    meta = json.loads((parent / "session.json").read_text())
+    meta.update(pid=os.getpid(), pid_updated_at=time.time())  # a Wolo process holds it: running
+    (parent / "session.json").write_text(json.dumps(meta, indent=2))
+    srv = serve(root)
+    page = watched_page
+    page.goto(srv.url + f"/s/{PARENT}~session")
+    stream_open(page, "live")
+    page.evaluate("window.drawnOnce = true")
+    card = page.locator("#tc-call_task_1")
+    expect(card.locator(".state")).to_have_text("pending")
+    expect(card.locator("details.subthread")).to_have_count(0)
+    tmp = root / f"{EXPLORE}.partial"
+    shutil.copytree(SESSIONS / EXPLORE, tmp)
+    tmp.rename(root / EXPLORE)  # (whole at once: this test is not about half-written folders)
+    thread = card.locator("details.subthread")
+    expect(thread).to_have_count(1, timeout=15000)
+    expect(thread.locator("summary")).to_contain_text("explore")
+    thread.locator("summary").click()
+    expect(card.get_by_text("Looking for callers of divide().")).to_be_visible()
+    expect(page.locator("#tc-call_task_2 details.subthread")).to_have_count(0)
+    assert page.evaluate("window.drawnOnce === true")  # no reload
+    assert page.problems == []
