@@ -3,6 +3,7 @@ library (agentscope 1.0.21, 1.0.0, 2.0.10 via `tests/golden/make_agentscope_gold
 serialisation written by hand from agentscope-java's field names, and the shapes in between.
 """
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -98,6 +99,8 @@ def test_fixtures_are_the_expected_set():
         "golden-py1.0.21/trip-session.json", "golden-py1.0.21/trip.msgs.jsonl",
         "golden-py1.0.0/trip-session.json", "golden-py1.0.0/trip.msgs.jsonl",
         "golden-py2.0.10/coder.agent_state.json", "golden-py2.0.10/review.msgs.jsonl",
+        "golden-py2.0.10/streamed.msgs.jsonl", "golden-py2.0.11/coder.agent_state.json",
+        "golden-py2.0.11/review.msgs.jsonl", "golden-py2.0.11/streamed.msgs.jsonl",
         "java-hand-written/memory_messages.jsonl"}
 
 
@@ -236,6 +239,38 @@ def test_2x_calls_and_results_in_one_reply():
     assert reviewer.running == ["call_suite_1"]
     assert any("rate_limit" in b.text for b in reviewer.blocks if b.kind == "notice")
     assert idx.summary.errors == 2  # the failed call and the failed reply
+
+
+@pytest.mark.parametrize("version", ["2.0.10", "2.0.11"])
+def test_a_streamed_image_is_one_image_whichever_release_rebuilt_the_reply(version):
+    """A reply rebuilt from its events (what the 2.x app stores): a tool streamed one PNG in two
+    base64 chunks of one data block. 2.0.10 kept a DataBlock per chunk (neither an image on its
+    own), 2.0.11 merges them: both read as the one whole image."""
+    path = FIXTURES / f"golden-py{version}" / "streamed.msgs.jsonl"
+    chunks = json.loads(path.read_text())["content"][2]["output"]
+    assert len(chunks) == (2 if version == "2.0.10" else 1)
+    whole = b"".join(base64.b64decode(c["source"]["data"]) for c in chunks)
+    assert whole.startswith(b"\x89PNG") and whole.endswith(b"IEND\xaeB`\x82")
+    idx, (reply,) = events(path)
+    (result,) = [b for b in reply.blocks if b.kind == "tool_result"]
+    (image,) = result.content
+    assert image.kind == "media" and image.media == "image" and image.media_type == "image/png"
+    assert base64.b64decode(image.data) == whole
+    assert idx.calls.calls["call_chart_1"].status == "completed"
+
+
+def test_chunks_that_are_not_one_streamed_block_stay_apart():
+    def data(bid, payload, kind="base64"):
+        src = {"type": kind, "media_type": "image/png"}
+        src["data" if kind == "base64" else "url"] = payload
+        return {"type": "data", "id": bid, "source": src}
+
+    out = agentscope._joined_chunks([
+        data("a", "iVBO"), data("b", "iVBO"),  # two blocks
+        data("c", "iVBO"), data("c", "not base64!"),  # a chunk that is not base64: kept
+        data("d", "https://x/1.png", "url"), data("d", "https://x/2.png", "url"),  # URLs
+    ])
+    assert [o["id"] for o in out] == ["a", "b", "c", "c", "d", "d"]
 
 
 def test_java_serialisation():

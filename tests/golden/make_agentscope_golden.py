@@ -19,12 +19,17 @@ Planner hands work to Researcher; Researcher thinks, calls `get_weather` (fails:
                                      list of messages)
   golden-py<ver>/trip.msgs.jsonl     `json.dumps(msg.to_dict())` per line, in the order they happened
 
-2.x (2.0.10, pydantic `Msg`): a Coder / Reviewer exchange with `ThinkingBlock`, `ToolCallBlock`
+2.x (2.0.10 and 2.0.11, pydantic `Msg`): a Coder / Reviewer exchange with `ThinkingBlock`, `ToolCallBlock`
 (JSON-string input, call state), `ToolResultBlock` (success, error, still running), `DataBlock`
 image, `HintBlock`, `Usage`, a reply that ended in an error (`finished_reason`, `ErrorInfo`).
   golden-py2.0.10/coder.agent_state.json   `AgentState(context=[...]).model_dump_json()`, what the
                                            2.x app storage keeps per agent
   golden-py2.0.10/review.msgs.jsonl        `msg.model_dump_json()` per line
+  golden-py2.x/streamed.msgs.jsonl         a reply rebuilt from its events by `Msg.append_event`
+                                           (what the app's chat service stores): a tool streams
+                                           one PNG in two base64 chunks of one data block — two
+                                           DataBlocks of that id in 2.0.10, one merged in 2.0.11
+                                           (the other two files are the same in both)
 Ids and clocks are pinned (1.x: shortuuid is replaced by a counter and every Msg gets an explicit
 timestamp; 2.x: `set_id_factory` / `set_timestamp_factory`) so reruns give the same files.
 """
@@ -39,8 +44,9 @@ from throwaway import run_with
 
 ROOT = Path(__file__).resolve().parents[2]
 V1 = ["1.0.21", "1.0.0"]
-V2 = ["2.0.10"]
+V2 = ["2.0.10", "2.0.11"]
 EXTRA = ["mcp<2", "greenlet", "tqdm"]
+EXTRA_FOR = {"2.0.11": ["greenlet", "tqdm"]}  # 2.0.11 requires mcp 2
 
 INNER_V1 = r'''
 import asyncio, inspect, itertools, json, sys
@@ -267,6 +273,36 @@ context = [user, coder, reviewer]
 with open(out / "review.msgs.jsonl", "w", encoding="utf-8") as f:
     for m in context:
         f.write(m.model_dump_json() + "\n")
+
+# A reply rebuilt from its stream of events, as the app's chat service does before it stores it
+# (`reply_msg.append_event(event)` for each event it publishes, then `upsert_message`): a `Chart`
+# tool streams one PNG in two base64 chunks of the same data block (ToolResponse.append_chunk's
+# way). 2.0.10 appends a DataBlock per chunk; 2.0.11 merges the chunks of one block.
+import base64
+from agentscope.event import (ReplyEndEvent, ReplyStartEvent, TextBlockDeltaEvent,
+                              TextBlockEndEvent, TextBlockStartEvent, ToolCallDeltaEvent,
+                              ToolCallEndEvent, ToolCallStartEvent, ToolResultDataDeltaEvent,
+                              ToolResultEndEvent, ToolResultStartEvent)
+
+png = base64.b64decode(PIXEL)
+cut = len(png) // 3 * 2 // 3 * 3  # chunks of whole 3-byte groups: each is base64 on its own
+streamed = AssistantMsg("Coder", [])
+R, S = streamed.id, "review-1"
+emit = streamed.append_event  # each event made when it happens, as the stream goes
+emit(ReplyStartEvent(session_id=S, reply_id=R, name="Coder"))
+emit(TextBlockStartEvent(reply_id=R, block_id="txt_1"))
+emit(TextBlockDeltaEvent(reply_id=R, block_id="txt_1", delta="Here is the coverage chart."))
+emit(TextBlockEndEvent(reply_id=R, block_id="txt_1"))
+emit(ToolCallStartEvent(reply_id=R, tool_call_id="call_chart_1", tool_call_name="Chart"))
+emit(ToolCallDeltaEvent(reply_id=R, tool_call_id="call_chart_1", delta='{"metric": "coverage"}'))
+emit(ToolCallEndEvent(reply_id=R, tool_call_id="call_chart_1"))
+emit(ToolResultStartEvent(reply_id=R, tool_call_id="call_chart_1", tool_call_name="Chart"))
+for chunk in (png[:cut], png[cut:]):
+    emit(ToolResultDataDeltaEvent(reply_id=R, tool_call_id="call_chart_1", block_id="img_1",
+                                  media_type="image/png", data=base64.b64encode(chunk).decode()))
+emit(ToolResultEndEvent(reply_id=R, tool_call_id="call_chart_1", state="success"))
+emit(ReplyEndEvent(session_id=S, reply_id=R))
+(out / "streamed.msgs.jsonl").write_text(streamed.model_dump_json() + "\n", encoding="utf-8")
 print("wrote", sorted(p.name for p in out.iterdir()))
 '''
 
@@ -275,7 +311,8 @@ def run(version: str, inner: str, out: Path) -> None:
     target = out / f"golden-py{version}"
     if target.exists():
         shutil.rmtree(target)
-    run_with(sys.executable, [f"agentscope=={version}", *EXTRA], inner, str(target))
+    run_with(sys.executable, [f"agentscope=={version}", *EXTRA_FOR.get(version, EXTRA)], inner,
+             str(target))
 
 
 def main() -> None:

@@ -42,6 +42,8 @@ the agent state's toolkit / permission / task contexts.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -518,7 +520,7 @@ def _output(output: Any) -> list:
     if not isinstance(output, list):
         return [Data(output)]
     out: list = []
-    for o in output:
+    for o in _joined_chunks(output):
         if isinstance(o, str):
             out.append(Text(o, markdown=False))
         elif isinstance(o, dict) and o.get("type") == "text":
@@ -532,6 +534,37 @@ def _output(output: Any) -> list:
         else:
             out.append(Data(o, o.get("type") if isinstance(o, dict) else None))
     return out
+
+
+def _joined_chunks(output: list) -> list:
+    """A tool's streamed media as one block: a reply rebuilt from its events by 2.0.10 (the app's
+    chat service stores that copy) holds one DataBlock per base64 chunk of a streamed image, all
+    with the block's id; 2.0.11 (`Msg.append_event`) merges them as `ToolResponse.append_chunk`
+    does. Consecutive base64 DataBlocks of one id are joined the same way (bytes, not text); a
+    chunk that is not base64 is left as it is (the raw view has the record either way)."""
+    out: list = []
+    for o in output:
+        prev = out[-1] if out else None
+        if _chunk(o) and _chunk(prev) and o.get("id") == prev.get("id"):
+            try:
+                joined = base64.b64decode(prev["source"]["data"], validate=True) \
+                    + base64.b64decode(o["source"]["data"], validate=True)
+            except (binascii.Error, ValueError):
+                out.append(o)
+                continue
+            src = {**prev["source"], "data": base64.b64encode(joined).decode("ascii"),
+                   "media_type": o["source"].get("media_type") or prev["source"].get("media_type")}
+            out[-1] = {**prev, "source": src}
+            continue
+        out.append(o)
+    return out
+
+
+def _chunk(o: Any) -> bool:
+    """A DataBlock with an id and inline base64 data: what a streamed chunk of media is."""
+    return isinstance(o, dict) and o.get("type") == "data" and isinstance(o.get("id"), str) \
+        and o["id"] != "" and isinstance(o.get("source"), dict) \
+        and o["source"].get("type") == "base64" and isinstance(o["source"].get("data"), str)
 
 
 def _data_block(b: dict) -> Media:
