@@ -12,7 +12,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, list_settled, stream_open
+from conftest import ROOT, stream_open
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def test_task_card_opens_the_sub_agent_and_its_session_links_back(serve, watched
     page.goto(srv.url + "/")
     # (rows the list's stream fills in keep their place: a page drawn once the sessions are
     # indexed puts the sub-agents under their parent)
-    list_settled(page)
+    expect(page.locator("table.sessions td.pending")).to_have_count(0, timeout=60000)
     page.reload()
     # the list: the sub-agents right under their parent, each saying whose it is
     rows = page.locator("table.sessions tbody tr")
