@@ -208,3 +208,25 @@ def test_the_walker_brings_grown_sessions_up_to_date_and_tells_of_removed_ones(t
     assert ("removed", "s2") in gate.heard
     assert any(h[:2] == ("extended", "s1") for h in gate.heard)
     assert store.indexer.total == 2
+
+
+def test_a_session_a_page_indexes_while_the_walker_looks_still_counts_as_done(tmp_path):
+    """The list's "Indexing 2 of 3 sessions" must not stay up when a page indexed the third
+    between the walker's look at what is known and its count of what is left."""
+    root = tmp_path / "root"
+    for i in range(3):
+        write_claude_session(root / f"s{i}.jsonl", 5000)
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    look = store.summaries
+
+    def a_page_opens_s1_meanwhile(refs, *args, **kwargs):
+        found = look(refs, *args, **kwargs)
+        if found.get("s1") is None:
+            store.index("s1")  # (on a request thread, in the app)
+        return found
+
+    store.summaries = a_page_opens_s1_meanwhile
+    store.indexer.start()
+    assert store.indexer.idle(30)
+    assert store.indexer.done == store.indexer.total == 3
+    assert all(store.summary_of(f"s{i}") is not None for i in range(3))

@@ -204,6 +204,8 @@ class Indexer:
         self._last: dict[str, float] = {}  # key → when the walker last ran a pass over it
         self._known: dict[str, str] = {}  # key → path, to tell listeners what went away
         self._todo: set[str] = set()  # sessions of this walk without a current summary yet
+        # sessions noted while a walk looks at what is known: a page may index one meanwhile
+        self._noted_meanwhile: set[str] | None = None
 
     def listen(self, listener) -> None:
         """Add a listener (see the module's docstring)."""
@@ -286,6 +288,8 @@ class Indexer:
             if key in self._todo:
                 self._todo.discard(key)
                 self.done += 1
+            elif self._noted_meanwhile is not None:
+                self._noted_meanwhile.add(key)
             self.version += 1
             self._cond.notify_all()
             return self.version
@@ -353,9 +357,14 @@ class Indexer:
                 self.listeners.removed(key, path)
                 store.forget(key)
         self._known = keys
-        summaries = store.summaries(refs)
-        todo = [r for r in refs if summaries.get(r.key) is None]
         with self._cond:
+            self._noted_meanwhile = set()
+        summaries = store.summaries(refs)
+        with self._cond:
+            # one a page indexed after the look is done: its note came before `_todo` knew it
+            todo = [r for r in refs if summaries.get(r.key) is None
+                    and r.key not in self._noted_meanwhile]
+            self._noted_meanwhile = None
             self._todo = {r.key for r in todo}
             self.total, self.done = len(refs), len(refs) - len(todo)
             self.version += 1
