@@ -64,3 +64,57 @@ def test_the_compaction_links_up_to_the_prompt_it_kept(srv, watched_page):
     expect(kept).to_contain_text("What was in the log?")
     expect(kept).to_be_in_viewport()
     assert page.problems == []
+
+
+def test_the_messages_a_rewind_dropped_say_so_and_lead_to_the_prompt_after_it(srv, watched_page):
+    page = watched_page
+    page.goto(f"{srv.url}/s/rewind")
+    marks = page.locator(".dropped")
+    expect(marks).to_have_count(2)
+    expect(marks.first).to_have_text("dropped by a rewind — the conversation went on from this prompt")
+    marked = page.locator("li.ev:has(> .ev-body > .dropped)")
+    expect(marked).to_have_count(2)
+    expect(marked.first).to_contain_text("Name another colour.")
+    expect(marked.last).to_contain_text("Green.")
+    # dimmed, not hidden: the text is there to read, the mark itself is not dimmed
+    expect(marked.last.get_by_text("Green.")).to_be_visible()
+    assert float(marked.last.locator(".ev-body > :not(.dropped)").first
+                 .evaluate("e => getComputedStyle(e).opacity")) < 1
+    assert marks.last.evaluate("e => getComputedStyle(e).opacity") == "1"
+    blue = page.locator("li.ev", has_text="Blue.").locator(".ev-body > *").last
+    assert blue.evaluate("e => getComputedStyle(e).opacity") == "1"
+    marks.last.get_by_role("link", name="this prompt").click()
+    prompt = page.locator("li.ev.target")
+    expect(prompt).to_contain_text("Name a fruit instead.")
+    expect(prompt).to_be_in_viewport()
+    assert page.problems == []
+
+
+def test_a_rewind_written_while_the_page_is_open_marks_the_cards_it_dropped(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    root.mkdir()
+    rows = REWIND.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, r in enumerate(rows) if "Name a fruit instead." in r)
+    path = root / "rewind.jsonl"
+    path.write_text("".join(rows[:cut]), encoding="utf-8")
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/rewind")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+    expect(page.locator("li.ev", has_text="Green.")).to_be_visible()
+    expect(page.locator(".dropped")).to_have_count(0)
+    with path.open("a", encoding="utf-8") as f:
+        f.writelines(rows[cut:])
+    expect(page.locator("li.ev", has_text="Apple.")).to_be_visible()
+    marks = page.locator(".dropped")
+    expect(marks).to_have_count(2)
+    marked = page.locator("li.ev:has(> .ev-body > .dropped)")
+    expect(marked).to_have_count(2)
+    expect(marked.first).to_contain_text("Name another colour.")
+    expect(marked.last).to_contain_text("Green.")
+    expect(page.locator(".rewound")).to_contain_text("the 2 messages from there on were dropped")
+    assert page.evaluate("window.__noReload") is True  # the same page, marked in place
+    marks.first.get_by_role("link", name="this prompt").click()
+    expect(page.locator("li.ev.target")).to_contain_text("Name a fruit instead.")
+    assert page.problems == []

@@ -640,6 +640,8 @@ class _Markdown:
             kind = "" if ev.kind in ("message", "tool_result", "comm") else f" ({ev.kind})"
             parts.append(f"\n{level} {_inline(who.capitalize())}{_inline(kind)}"
                          + (f" · {_inline(extra)}" if extra else "") + f"\n{anchor}\n")
+        if v.dropped:
+            parts.append(f"*dropped by a rewind — the conversation went on from [this prompt](#m-{v.dropped})*\n")
         if v.rewound:
             first, n = v.rewound
             parts.append(f"*↩ rewound: sent after going back to before [this message](#m-{first}); the {n} "

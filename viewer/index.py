@@ -62,6 +62,7 @@ PROMPT_PREVIEW = 160  # characters of a user prompt kept for the outline
 # bookkeeping: attachments, request records), and read only up to this size
 LAST_MESSAGE_LOOK, LAST_MESSAGE_BYTES = 64, 4 << 20
 _TURN_ROLES = {"user", "assistant", "tool", "error"}
+REWIND_LOOK = 256  # records a prompt's rewind check looks through for a message it dropped
 
 
 def epoch(dt) -> float | None:
@@ -106,6 +107,11 @@ class ThreadIndex:
     # why each huge unparsed line (> reader.HUGE_LINE) is unparsed: finding out costs a pass over
     # megabytes, so it is done once per file version, not on every view
     bad: dict = field(default_factory=dict)
+    # the records a rewind dropped: [first seq after the record the new prompt follows, the new
+    # prompt's seq) for each prompt written under an earlier record than the last (Claude Code's
+    # /rewind, Esc Esc), in file order. Found as the prompt is indexed (its parent's seq is one
+    # look-up in the id map the pass holds), so a window knows what was dropped without the map
+    rewinds: list = field(default_factory=list)
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -119,7 +125,7 @@ class ThreadIndex:
 
     _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
-                "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary")
+                "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary", "rewinds")
 
     def dump(self, blobs: list[bytes]) -> dict:
         """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
@@ -654,6 +660,8 @@ class SessionIndex:
                 a_content(bits)
             elif role == "user" and kind == "message":
                 a_content(_content(adapter, th, seq, ev))
+                if ev.follows is not None and not hidden:
+                    _rewind(th, seq, ids.get(ev.follows))
             else:
                 a_content(0)
             a_ts(NAN if ts is None else ts)
@@ -1071,6 +1079,21 @@ def _content(adapter, th: ThreadIndex, seq: int, ev: Event) -> int:
             return TEXT | PROMPT
         return TEXT
     return 0
+
+
+def _rewind(th: ThreadIndex, seq: int, parent: tuple[str, int] | None) -> None:
+    """Note the range a prompt at `seq` dropped when the record it follows (`parent`: its thread
+    and seq) is not the last one before it and messages lie between: the conversation went on
+    from that record, and what was written after it is no longer part of it. Records written
+    beside the conversation's chain (bookkeeping, local commands) are not messages: a prompt after
+    them alone drops nothing. The look for a message stops after REWIND_LOOK records (a range that
+    long is kept as is; a window counts its messages)."""
+    if parent is None or parent[0] != th.name or parent[1] >= seq - 1:
+        return
+    lo = parent[1] + 1
+    if seq - lo <= REWIND_LOOK and not any(th.is_message(s) for s in range(lo, seq)):
+        return
+    th.rewinds.append((lo, seq))
 
 
 def _seal_of(path: str, offset: int) -> str:

@@ -322,7 +322,7 @@ class Digest:
     # What a plain record leaves at its default: class attributes, shared, never changed in place
     # (a format sets its own on the instance). No __slots__ on purpose: an instance that stores
     # only what differs is made several times faster, and one is made per line of a pass.
-    author = hidden_reason = permission = parent = None
+    author = hidden_reason = permission = parent = follows = None
     model = usage = message_id = None
     hidden = False
     blocks: tuple | list = ()

@@ -52,6 +52,12 @@ def dom_id(prefix: str, value: str) -> str:
     return prefix + "x" + hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:16]
 
 
+def css_id(value: str) -> str:
+    """An element id as a CSS selector's `#…` part: anything but letters, digits, `_` and `-`
+    escaped (an event id may hold `.`, `:` and `~`)."""
+    return re.sub(r"[^A-Za-z0-9_-]", lambda m: "\\" + m.group(), str(value))
+
+
 def inline_media(limit: int, playable: bool = False):
     """A `media_inline(block)` for templates: a data: URI for an inline payload of a safe type up to
     `limit` base64 characters, else None. Pages inline small images only (the rest load from a

@@ -84,6 +84,8 @@ class EventView:
     # many messages it left out)
     rewound: tuple | None = None
     kept_from: str | None = None  # a compaction: id of the first message it kept verbatim
+    # a message a rewind dropped: the id of the prompt the conversation went on from instead
+    dropped: str | None = None
     thought: bool = False  # the model thought before this card; the provider kept no text
     refs_only: bool = False  # holds only results that are shown with their calls
     folded: bool = False  # ...and those calls are near: drawn as nothing, its id kept
@@ -612,26 +614,17 @@ class Timeline:
                       at=ev.ref.offset if self.idx.region and not self.idx.region.counted else None,
                       source=(self.idx.build_id, self.expand)
                       if self.idx.region is None and self.idx.build_id else None)
-        if ev.follows is not None and ev.kind == "message" and ev.role == "user" and not ev.hidden:
-            v.rewound = self._rewound(ev, seq)
+        th = self.idx.threads[ev.thread]
+        if th.rewinds and not ev.hidden:
+            if ev.kind == "message" and ev.role == "user":
+                v.rewound = rewound(th, seq)
+            if seq in range(th.rewinds[0][0], th.rewinds[-1][1]) and droppable(ev.role, ev.kind):
+                v.dropped = dropped_by(th, seq)
         if ev.kept_from is not None:  # (linked only where the link leads: this thread, read)
             v.kept_from = ev.kept_from if self._before(ev, seq, ev.kept_from) is not None else None
         if v.target:
             self.target_view = v
         return v
-
-    def _rewound(self, ev: Event, seq: int) -> tuple[str, int] | None:
-        """(first message left out, how many) when the record `ev` follows is not the last one
-        before it: messages written after that record were not part of the conversation `ev`
-        continued (Claude Code's /rewind and Esc Esc write the new prompt under an earlier record
-        and leave the abandoned messages in the file). Local commands and bookkeeping written
-        beside the conversation's chain are not messages, so they never count."""
-        at = self._before(ev, seq, ev.follows)
-        if at is None or not at < seq - 1:
-            return None
-        th = self.idx.threads[ev.thread]
-        left = [s for s in range(at + 1, seq) if th.is_message(s)]
-        return (th.ids[left[0]], len(left)) if left else None
 
     def _before(self, ev: Event, seq: int, eid: str) -> int | None:
         """The seq of event `eid` in `ev`'s thread before `ev` (at `seq`), or None. It is nearly
@@ -747,6 +740,53 @@ class Timeline:
         v.folded = True
         v.fold_into = [cv.calls[rc.call.id] for cv, rc in zip(near, v.refs.values())
                        if cv is not None and rc.call.id in cv.calls]
+
+
+def rewound(th: ThreadIndex, seq: int) -> tuple[str, int] | None:
+    """(first message left out, how many) when the prompt at `seq` was sent after a rewind: it
+    follows an earlier record than the last one, and messages were written after that record
+    (Claude Code's /rewind and Esc Esc write the new prompt under an earlier record and leave the
+    abandoned messages in the file). The index noted the range (`ThreadIndex.rewinds`). Local
+    commands and bookkeeping written beside the conversation's chain are not messages, so they
+    never count."""
+    for lo, hi in th.rewinds:
+        if hi == seq:
+            left = [s for s in range(lo, seq) if th.is_message(s)]
+            return (th.ids[left[0]], len(left)) if left else None
+    return None
+
+
+def droppable(role: str, kind: str) -> bool:
+    """Whether an event a rewind passed over was part of the conversation it dropped: messages,
+    tool results, errors, a compaction and its summary, what a call loaded; not what is written
+    beside the conversation's chain (a local command's output, bookkeeping)."""
+    return role != "system" or kind in ("compaction", "compact_summary", "tool_context")
+
+
+def dropped_by(th: ThreadIndex, seq: int) -> str | None:
+    """The id of the prompt the conversation went on from when a rewind dropped the record at
+    `seq` (the first rewind after it that passed over it; a later one may have dropped that
+    prompt in turn), else None."""
+    for lo, hi in th.rewinds:
+        if lo <= seq < hi:
+            return th.ids[hi]
+    return None
+
+
+def dropped_cards(th: ThreadIndex, prompt: int, limit: int) -> list[tuple[int, str]]:
+    """(seq, id) of the shown events the prompt at `prompt` dropped (the last `limit` of them),
+    those an earlier rewind dropped already aside: a live page's cards drawn before the prompt
+    came get their mark out of band."""
+    out = []
+    for lo, hi in th.rewinds:
+        if hi == prompt:
+            for s in range(hi - 1, lo - 1, -1):
+                if len(out) >= limit:
+                    break
+                if not th.hidden[s] and droppable(th.roles[s], th.kinds[s]) \
+                        and dropped_by(th, s) == th.ids[prompt]:
+                    out.append((s, th.ids[s]))
+    return out[::-1]
 
 
 def _norm(text: str) -> str:

@@ -262,6 +262,9 @@ def _digest_prompt(rec: dict, text: str) -> Digest | None:
     d = Digest("user", "message", uuid if uuid.__class__ is str else None,
                timestamps.fast_epoch(rec.get("timestamp")), False, [Text(text)])
     d.meta = rec  # (title_of asks whether it is a sub-agent's)
+    parent = rec.get("parentUuid")
+    if parent.__class__ is str:  # (the index notes a rewind by it)
+        d.follows = parent
     return d
 
 

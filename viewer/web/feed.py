@@ -35,8 +35,8 @@ from flask import Flask
 from ..index import SessionIndex
 from ..model import ANSWERED, RUNNING_ON
 from ..store import NotFound, Store
-from ..timeline import STREAM_BACK, Timeline, load_events
-from ..templating import dom_id
+from ..timeline import STREAM_BACK, Timeline, dropped_cards, load_events
+from ..templating import css_id, dom_id
 from .templating import render_event
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,9 @@ CHUNK = 100  # events rendered per step of a burst
 MESSAGE_BYTES = 256 << 10  # one SSE message carries events up to about this size
 KEEP_EVENTS = 5000  # rendered events kept per thread for streams that are behind
 KEEP_NOTES = 64  # unnamed notes kept per session
+# a rewind's prompt marks at most this many cards of what it dropped, the latest (a live page holds
+# few more; the windows it loads later are drawn with the mark)
+DROPPED_MARKS = 512
 
 _note_numbers = itertools.count(time.time_ns())  # grows across restarts too: pages keep their place
 _last_note = 0
@@ -327,6 +330,11 @@ class Feed:
                     cv = owner.calls.get(cid) if owner else tl.call_view(cid)
                     if cv is not None:
                         oob.extend(self._call_parts(cv, thread=cid in v.ev.spawns))
+                if v.rewound:  # the cards drawn before it of what it dropped say so now
+                    for s, eid in dropped_cards(th, v.seq, DROPPED_MARKS):
+                        if s < start:
+                            oob.append(("dropped-" + eid, self._part(
+                                "dropped", target=f"#{css_id('m-' + eid)} > .ev-body", prompt=v.ev.id)))
                 oob.append(("hidden-count", hidden))
                 oob.append(("session-live", written))
                 # the main thread's events straight through the page's partial; a sub-agent's
