@@ -16,13 +16,14 @@ FIXTURES = ROOT / "test_data" / "formats" / "claude-code"
 REWIND = FIXTURES / "2.1.331-tty" / "-home-user-demo" / "4d437b15-d9f5-4d73-a016-749930ca89fa.jsonl"
 SKILL = FIXTURES / "2.1.331" / "-home-user-demo" / "b2ddb9c6-cb59-4536-9a96-f6e738b7220e.jsonl"
 AUTO = FIXTURES / "2.1.331" / "-home-user-demo" / "38390fa4-f92d-4ab5-b8a8-422140c047ca.jsonl"
+SUM_FROM = FIXTURES / "2.1.331-tty" / "-home-user-demo" / "6bd9f5b0-d480-48fc-8144-b39c6c23b04f.jsonl"
 
 
 @pytest.fixture
 def srv(tmp_path, serve):
     root = tmp_path / "root"
     root.mkdir()
-    for name, src in (("rewind", REWIND), ("skill", SKILL), ("auto", AUTO)):
+    for name, src in (("rewind", REWIND), ("skill", SKILL), ("auto", AUTO), ("sumfrom", SUM_FROM)):
         shutil.copy(src, root / f"{name}.jsonl")
     return serve(root)
 
@@ -117,4 +118,20 @@ def test_a_rewind_written_while_the_page_is_open_marks_the_cards_it_dropped(tmp_
     assert page.evaluate("window.__noReload") is True  # the same page, marked in place
     marks.first.get_by_role("link", name="this prompt").click()
     expect(page.locator("li.ev.target")).to_contain_text("Name a fruit instead.")
+    assert page.problems == []
+
+
+def test_summarize_from_here_links_to_what_it_summarized_and_what_it_kept(srv, watched_page):
+    page = watched_page
+    page.goto(f"{srv.url}/s/sumfrom")
+    boundary = page.locator("li.ev.kind-compaction")
+    expect(boundary).to_contain_text("Conversation partly summarized — “Summarize from here”")
+    line = boundary.locator(".repeat-ref")
+    expect(line).to_have_text("↳ summarized: the 4 messages from this message on; kept verbatim: what came before it, "
+                              "from this message on")
+    line.get_by_role("link", name="this message").first.click()
+    expect(page.locator("li.ev.target")).to_contain_text("Name another colour.")
+    expect(page.locator("li.ev.target")).to_be_in_viewport()
+    line.get_by_role("link", name="this message").last.click()
+    expect(page.locator("li.ev.target")).to_contain_text("Name a colour.")
     assert page.problems == []

@@ -3,7 +3,8 @@
 The recordings in test_data/formats/claude-code/2.1.331-tty (README.md there says how they were
 made: tests/golden/record_claude_code_interactive.py) hold what only interactive use writes:
 permission dialogs answered three ways, a settings rule refusing a call, /compact, hooks, plan mode,
-Esc and a resumed session, a rewind. Each test reads one as a user would and checks who did what.
+Esc and a resumed session, a rewind, the rewind dialog's "Summarize from here" and "Summarize up to
+here". Each test reads one as a user would and checks who did what.
 """
 
 import re
@@ -20,6 +21,8 @@ HOOKS = TTY / "1364bfc0-13b2-48c3-86ae-a9e147a319bf.jsonl"
 ESC = TTY / "26d8d51d-3b9d-4fd8-811c-08ba3e3638c1.jsonl"
 PLAN = TTY / "40e8f085-ebf6-4d96-94f3-d4a4e72210c5.jsonl"
 REWIND = TTY / "4d437b15-d9f5-4d73-a016-749930ca89fa.jsonl"
+SUM_FROM = TTY / "6bd9f5b0-d480-48fc-8144-b39c6c23b04f.jsonl"
+SUM_UPTO = TTY / "018a787c-a226-4610-85f8-dc6caf5af452.jsonl"
 
 
 def visible(idx, thread="main"):
@@ -186,3 +189,76 @@ def test_a_warm_first_screen_finds_what_a_prompt_follows_without_the_id_map(tmp_
     shown = [v.rewound for v in Timeline(idx).window("main").events if v.rewound]
     assert len(shown) == 1 and shown[0][1] == 2
     assert idx._ids is None
+
+
+def _summarized_reading(path, tmp_path):
+    """The session's shown events as (kind, first words), the ids of its messages by text, the
+    boundary's view, and its page text with the boundary's card's links."""
+    from html import unescape
+
+    from viewer.timeline import Timeline
+    from viewer.web import create_app
+
+    idx = SessionIndex(path).build()
+    views = [v for v in Timeline(idx).window("main").events if not v.ev.hidden]
+    ids = {v.ev.text(): v.ev.id for v in views}
+    boundary = next(v for v in views if v.ev.kind == "compaction")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "s.jsonl").write_bytes(path.read_bytes())
+    page = unescape(create_app({"ROOTS": [str(root)], "NO_CACHE": True, "WATCH": False})
+                    .test_client().get("/s/s").get_data(as_text=True))
+    card = re.search(r'<li class="ev [^"]*kind-compaction.*?</li>', page, re.S).group(0)
+    line = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", re.search(r'<div class="repeat-ref">(.*?)</div>', card).group(1)))
+    return idx, views, ids, boundary, card, line
+
+
+def test_summarize_from_here_says_what_it_summarized_and_what_it_kept(tmp_path):
+    # three prompts, Esc Esc, the second picked and "Summarize from here": the CLI keeps the first
+    # prompt and its answer verbatim (the preserved segment ends before the boundary, anchored on
+    # it) and summarizes the second and third; the prompt after it reads the summary
+    idx, views, ids, boundary, card, line = _summarized_reading(SUM_FROM, tmp_path)
+    assert boundary.ev.blocks[0].text == "Conversation partly summarized — “Summarize from here” (manual, 11,693 → 3,157 tokens)"
+    assert boundary.summarized == (ids["Name another colour."], 4)
+    assert boundary.kept_from == ids["Name a colour."]
+    assert line == "↳ summarized: the 4 messages from this message on; kept verbatim: what came before it, from this message on"
+    assert re.findall(r'href="/s/s/m/([^"]+)"', card)[-2:] == [ids["Name another colour."], ids["Name a colour."]]
+    summary = next(v for v in views if v.ev.kind == "compact_summary")
+    assert summary.ev.blocks[0].text == "Summary of the conversation from the picked message on (“Summarize from here”)"
+    assert [v.rewound for v in views] == [None] * len(views)  # (a summary is no rewind)
+    assert [v.dropped for v in views] == [None] * len(views)
+    from viewer.export import Export
+
+    md = "".join(Export(idx, "md").chunks())
+    assert (f"*↳ summarized: the 4 messages from [this message](#m-{ids['Name another colour.']}) on; kept verbatim: "
+            f"what came before it, from [this message](#m-{ids['Name a colour.']}) on*") in md
+    html = "".join(Export(idx, "html").chunks())
+    assert f'summarized: the 4 messages from <a href="#m-{ids["Name another colour."]}">this message</a> on' in html
+
+
+def test_summarize_up_to_here_keeps_the_picked_message_on(tmp_path):
+    # "Summarize up to here" on the second prompt: it and what followed are kept verbatim, the
+    # first prompt and its answer summarized — what a compaction's notice says already
+    idx, views, ids, boundary, card, line = _summarized_reading(SUM_UPTO, tmp_path)
+    assert boundary.ev.blocks[0].text == "Conversation partly summarized — “Summarize up to here” (manual, 11,693 → 2,885 tokens)"
+    assert boundary.summarized is None
+    assert boundary.kept_from == ids["Name another colour."]
+    assert line == "↳ kept verbatim from this message on; what came before it was summarized"
+    summary = next(v for v in views if v.ev.kind == "compact_summary")
+    assert summary.ev.blocks[0].text == "Summary of the conversation up to the picked message (“Summarize up to here”)"
+    assert [v.rewound for v in views] == [None] * len(views)
+
+
+def test_a_compaction_still_reads_as_one():
+    # /compact and an auto-compaction say nothing of messagesSummarized: their words are as before
+    from viewer.timeline import Timeline
+
+    auto = ROOT / "test_data" / "formats" / "claude-code" / "2.1.331" / "-home-user-demo" / \
+        "38390fa4-f92d-4ab5-b8a8-422140c047ca.jsonl"
+    for path, words in ((PERM, "Conversation compacted (manual, 12,016 → 2,999 tokens)"),
+                        (auto, "Conversation compacted (auto, 199,087 → 2,709 tokens)")):
+        views = Timeline(SessionIndex(path).build()).window("main").events
+        boundary = next(v for v in views if v.ev.kind == "compaction")
+        assert boundary.ev.blocks[0].text == words and boundary.summarized is None and boundary.kept_from
+        summary = next(v for v in views if v.ev.kind == "compact_summary")
+        assert summary.ev.blocks[0].text == "Summary of the conversation before compaction"

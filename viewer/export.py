@@ -651,7 +651,12 @@ class _Markdown:
             got = self._block(b, v, depth, tl)
             if got:
                 parts.append(got)
-        if v.kept_from:
+        if v.summarized:
+            first, n = v.summarized
+            parts.append(f"*↳ summarized: the {n} message{'s' if n != 1 else ''} from [this message](#m-{first}) on; "
+                         "kept verbatim: what came before it"
+                         + (f", from [this message](#m-{v.kept_from}) on*\n" if v.kept_from else "*\n"))
+        elif v.kept_from:
             parts.append(f"*↳ kept verbatim from [this message](#m-{v.kept_from}) on; what came before "
                          "it was summarized*\n")
         return "\n".join(parts)

@@ -188,11 +188,14 @@ class Event:
     parent: str | None = None  # the tool call this event hangs under
     # the id of the record this one was written to follow, where the source keeps a tree (Claude
     # Code's parentUuid): a prompt that follows an earlier record than the last one was sent after
-    # the conversation was rewound (timeline.Timeline._rewound)
+    # the conversation was rewound (timeline.rewound)
     follows: str | None = None
     # a compaction that kept the latest messages verbatim: the id of the first one kept (what came
     # before it was summarized; Claude Code's preservedSegment)
     kept_from: str | None = None
+    # a compaction that kept the earlier messages verbatim and summarized the later ones (Claude
+    # Code's "Summarize from here"): the id of the last record kept; what follows it was summarized
+    summarized_after: str | None = None
     hidden: bool = False
     hidden_reason: str | None = None
     model: str | None = None

@@ -84,6 +84,9 @@ class EventView:
     # many messages it left out)
     rewound: tuple | None = None
     kept_from: str | None = None  # a compaction: id of the first message it kept verbatim
+    # a compaction that summarized the later messages ("Summarize from here"): (id of the first
+    # message it summarized, how many)
+    summarized: tuple | None = None
     # a message a rewind dropped: the id of the prompt the conversation went on from instead
     dropped: str | None = None
     thought: bool = False  # the model thought before this card; the provider kept no text
@@ -622,9 +625,21 @@ class Timeline:
                 v.dropped = dropped_by(th, seq)
         if ev.kept_from is not None:  # (linked only where the link leads: this thread, read)
             v.kept_from = ev.kept_from if self._before(ev, seq, ev.kept_from) is not None else None
+        if ev.summarized_after is not None:
+            v.summarized = self._summarized(ev, seq, th)
         if v.target:
             self.target_view = v
         return v
+
+    def _summarized(self, ev: Event, seq: int, th: ThreadIndex) -> tuple[str, int] | None:
+        """(first message summarized, how many) of a compaction that kept the earlier messages
+        verbatim and summarized those after the last record it kept (`Event.summarized_after`), up
+        to itself."""
+        at = self._before(ev, seq, ev.summarized_after)
+        if at is None:
+            return None
+        left = [s for s in range(at + 1, seq) if th.is_message(s)]
+        return (th.ids[left[0]], len(left)) if left else None
 
     def _before(self, ev: Event, seq: int, eid: str) -> int | None:
         """The seq of event `eid` in `ev`'s thread before `ev` (at `seq`), or None. It is nearly

@@ -48,7 +48,10 @@ PHRASES = {"Give me a tour of your tools": "main", "Find out which directory you
            "Read the big log": "fill", "What was in the log": "afterfill",
            "Write the release notes": "skill",
            # /rewind: two prompts, a rewind to before the second, another prompt
-           "Name a colour": "colour", "Name another colour": "colour2", "Name a fruit instead": "fruit"}
+           "Name a colour": "colour", "Name another colour": "colour2", "Name a fruit instead": "fruit",
+           # the rewind dialog's "Summarize from here" / "Summarize up to here": three prompts, a
+           # summary of part of them, one more prompt
+           "Name a third colour": "colour3", "Which colours did I ask for": "which"}
 # replies whose usage says the context window (200k) is this full: the CLI compacts on its own
 FULL = {"fill": 188_000}
 # the CLI's /compact request ends with this instruction; it gets a summary whatever the scenario
@@ -178,8 +181,9 @@ def script(name, step, tools, cwd):
             lambda: [text("Remember the number 42. One command was allowed once, python3 always, "
                           "the file write was refused with your advice, and `rm` is denied by a rule.")],
         ]
-    elif name in ("colour", "colour2", "fruit"):
-        steps = [lambda: [text({"colour": "Blue.", "colour2": "Green.", "fruit": "Apple."}[name])]]
+    elif name in ("colour", "colour2", "fruit", "colour3", "which"):
+        steps = [lambda: [text({"colour": "Blue.", "colour2": "Green.", "fruit": "Apple.", "colour3": "Red.",
+                                "which": "You asked for colours."}[name])]]
     elif name == "skill":
         steps = [lambda: [text("There is a skill for that."), use("Skill", skill="release-notes")],
                  lambda: [text("Following the skill: the notes list one change."),
@@ -267,7 +271,10 @@ class H(BaseHTTPRequestHandler):
         name, step = scenario(messages)
         cwd = os.environ.get("FAKE_CWD", os.getcwd())
         last = messages[-1] if messages else {}
-        if any(COMPACT in t for t in _texts(last.get("content"))):
+        if any(COMPACT in t for t in _texts(last.get("content"))) and name in ("colour", "colour2", "colour3"):
+            blocks = [text("<analysis>Colours.</analysis>\n<summary>1. The user asked me to name colours, "
+                           "one per prompt, and I did.\n2. Pending: nothing.</summary>")]
+        elif any(COMPACT in t for t in _texts(last.get("content"))):
             blocks = [text("<analysis>Short session.</analysis>\n<summary>1. The user walked through the "
                            "permission dialogs and asked me to remember the number 42.\n2. Pending: nothing."
                            "</summary>")]

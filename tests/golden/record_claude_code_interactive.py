@@ -3,7 +3,8 @@
     python3 tests/golden/record_claude_code_interactive.py SCRATCH_DIR [ONLY...]
 
 The `-p` recordings (record_claude_code.sh) never show what people meet at the keyboard: permission
-dialogs, /compact, hooks, plan mode, Esc, a rewind (Esc Esc). This script types into the TUI as a person would (pexpect
+dialogs, /compact, hooks, plan mode, Esc, a rewind (Esc Esc), the rewind dialog's "Summarize from
+here" and "Summarize up to here". This script types into the TUI as a person would (pexpect
 from PyPI), against the scripted fake Messages API (fake_anthropic_api.py), offline, each scenario
 in a fresh HOME whose ~/.claude.json skips onboarding and the trust dialog. It waits for words on
 the screen (ANSI stripped), so a changed TUI stops it with a timeout and the screen it last saw,
@@ -183,6 +184,36 @@ def rewind(t):
     t.quit()
 
 
+def summarize(option):
+    """Three prompts, then Esc Esc: the rewind dialog, the second prompt picked, and the dialog's
+    `option` ("Summarize from here" or "Summarize up to here"); then one more prompt."""
+    def drive(t):
+        t.wait(r"forshortcuts")
+        for said, answer in (("Name a colour.", r"Blue\."), ("Name another colour.", r"Green\."),
+                             ("Name a third colour.", r"Red\.")):
+            t.prompt(said)
+            t.wait(answer)
+            time.sleep(1.5)
+        t.key(ESC, 0.3)
+        t.key(ESC, 2)
+        t.wait(r"Restorethecodeand/orconversation")
+        t.key(UP)  # from "(current)" to the third prompt
+        t.key(UP)  # to the second
+        t.key(ENTER, 2)
+        t.wait(r"Restoreconversation")
+        time.sleep(1)
+        t.wait(r"Summarizeuptohere")  # 1. Restore conversation 2. Summarize from here 3. … up to here
+        choose(t, {"from": 1, "upto": 2}[option])
+        t.wait(r"Summarized|summarized|Compacted|compacted|forshortcuts", 90)
+        time.sleep(3)
+        t.key(CTRL_U)
+        t.prompt("Which colours did I ask for?")
+        t.wait(r"Youaskedforcolours\.", 90)
+        t.quit()
+    drive.__name__ = f"summarize_{option}"
+    return drive
+
+
 HOOKS = {
     "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo 'Hook context: the build is green.'"}]}],
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command":
@@ -199,6 +230,8 @@ SCENARIOS = {
     "plan": ([(plan, ["--permission-mode", "plan"])], {}),
     "esc": ([(esc, ["--permission-mode", "default"]), (resumed, ["--permission-mode", "default", "--continue"])], {}),
     "rewind": ([(rewind, ["--permission-mode", "default"])], {}),
+    "sumfrom": ([(summarize("from"), ["--permission-mode", "default"])], {}),
+    "sumupto": ([(summarize("upto"), ["--permission-mode", "default"])], {}),
 }
 
 

@@ -353,7 +353,10 @@ def _user(rec: dict, ref: Ref) -> Event:
     if rec.get("isCompactSummary"):
         ev.kind = "compact_summary"
         ev.role = "system"
-        ev.blocks = [Notice("Summary of the conversation before compaction"), *_summary_blocks(ev.blocks)]
+        how = rec.get("summarizeMetadata")
+        how = how.get("direction") if how.__class__ is dict else None
+        ev.blocks = [Notice(_SUMMARY_OF.get(how, "Summary of the conversation before compaction")),
+                     *_summary_blocks(ev.blocks)]
     elif rec.get("isMeta"):
         source = rec.get("sourceToolUseID")
         if isinstance(source, str) and source:
@@ -370,6 +373,9 @@ def _user(rec: dict, ref: Ref) -> Event:
 
 
 _SKILL_DIR = "Base directory for this skill: "
+# what a summary made in the rewind dialog covers (`summarizeMetadata.direction`)
+_SUMMARY_OF = {"from": "Summary of the conversation from the picked message on (“Summarize from here”)",
+               "up_to": "Summary of the conversation up to the picked message (“Summarize up to here”)"}
 
 
 def _loaded(text: str) -> Context:
@@ -594,6 +600,18 @@ def _system(rec: dict, ref: Ref) -> Event:
         get = md.get if isinstance(md, dict) else {}.get
         words = "Conversation compacted" if sub == "compact_boundary" else "Context micro-compacted"
         trigger, pre, post = get("trigger"), get("preTokens"), get("postTokens")
+        kept = get("preservedSegment")
+        kept = kept if kept.__class__ is dict else {}
+        # the rewind dialog's "Summarize from here" keeps what came before the picked message (the
+        # kept segment hangs off the boundary itself) and summarizes the rest; "Summarize up to
+        # here" keeps the picked message and what follows. Both say how many of the CLI's messages
+        # they summarized (messagesSummarized), which a compaction never does
+        if sub == "compact_boundary" and isinstance(get("messagesSummarized"), int):
+            before = kept.get("anchorUuid") == rec.get("uuid") and isinstance(kept.get("tailUuid"), str)
+            words = ("Conversation partly summarized — “Summarize from here”" if before else
+                     "Conversation partly summarized — “Summarize up to here”")
+            if before:
+                ev.summarized_after = kept["tailUuid"]
         if trigger:
             words += f" ({trigger}"
             if isinstance(pre, int) and isinstance(post, int):  # (2.1.x also says what was left)
@@ -602,8 +620,7 @@ def _system(rec: dict, ref: Ref) -> Event:
                 words += f", {pre:,} tokens before)" if isinstance(pre, int) else ")"
         ev.kind = "compaction"
         ev.blocks = [Notice(words, md or None)]
-        kept = get("preservedSegment")
-        if kept.__class__ is dict and isinstance(kept.get("headUuid"), str):
+        if isinstance(kept.get("headUuid"), str):
             ev.kept_from = kept["headUuid"]
     elif sub == "api_error":
         ev.role = "error"
