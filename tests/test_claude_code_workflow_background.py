@@ -4,8 +4,8 @@ written while the viewer watches.
 The Workflow call of the recorded session (2.1.331) runs its agents as a run in the background: the
 call reads "running in background" until the task notification. Cut the session before that
 notification (it ended, or was killed, first): the run's own file, `workflows/<run id>.json`, which
-the CLI writes when the run ends, still tells how it ended — completed, failed or killed — and the
-call shows so, with "no notification" said; while the file is absent (or says running, or is half
+the CLI writes when the run ends, still tells how it ended — completed, failed (an error the session
+counts) or killed (stopped, not a failure) — and the call shows so, with "no notification" said; while the file is absent (or says running, or is half
 written) the call runs on. A live tail and one read agree, and a live page's card follows.
 """
 
@@ -71,12 +71,45 @@ def test_a_run_with_no_file_runs_on_and_one_that_completed_finishes_its_call(cut
     assert idx.calls.by_state()["finished_unreported"] == 1
 
 
-@pytest.mark.parametrize("status", ["failed", "killed"])
-def test_a_run_that_failed_or_was_stopped_fails_its_call(cut, status):
+def test_a_run_that_failed_fails_its_call_and_counts_as_an_error(cut):
     main, run, written, _ = cut
-    run.write_text(json.dumps({**written, "status": status, "error": "boom"}), encoding="utf-8")
-    call = SessionIndex(main).build().calls.call(CALL)
+    before = SessionIndex(main).build().summary.errors
+    run.write_text(json.dumps({**written, "status": "failed", "error": "boom"}), encoding="utf-8")
+    idx = SessionIndex(main).build()
+    call = idx.calls.call(CALL)
     assert (call.status, call.named, call.is_error) == ("error", "failed_unreported", True)
+    assert idx.summary.errors == before + 1  # the work failed: the session's error count says so
+    assert idx.calls.by_state()["failed_unreported"] == 1
+
+
+def test_a_run_that_was_stopped_reads_stopped_not_failed(cut, tmp_path):
+    # "killed": someone stopped the run. It ended without a result (error, as an interrupted call),
+    # but it did not fail: its own words, and no error counted
+    main, run, written, _ = cut
+    before = SessionIndex(main).build().summary.errors
+    run.write_text(json.dumps({**written, "status": "killed"}), encoding="utf-8")
+    idx = SessionIndex(main).build()
+    call = idx.calls.call(CALL)
+    assert (call.status, call.named, call.is_error) == ("error", "stopped_unreported", True)
+    assert call.finished_at == (written["startTime"] + written["durationMs"]) / 1000
+    assert idx.summary.errors == before
+    assert idx.calls.by_state()["stopped_unreported"] == 1
+    app = create_app({"ROOTS": [str(main.parent.parent)], "CACHE_DIR": str(tmp_path / "c"),
+                      "WATCH": False})
+    page = app.test_client().get(f"/s/-home-user-demo~{SESSION}").get_data(as_text=True)
+    assert 'class="state interrupted"' in page and "stopped · no notification" in page
+    assert "failed · no notification" not in page and "running in background" not in page
+
+
+def test_a_stopped_run_takes_the_notification_that_comes_after(cut):
+    main, run, written, rest = cut
+    run.write_text(json.dumps({**written, "status": "killed"}), encoding="utf-8")
+    live = SessionIndex(main).build()
+    assert _state(live)[1] == "stopped_unreported"
+    with main.open("a", encoding="utf-8") as f:
+        f.writelines(rest)
+    live.refresh()
+    assert _state(live)[:2] == _state(SessionIndex(main).build())[:2] == ("completed", None)
 
 
 @pytest.mark.parametrize("text", ['{"status": "compl', "[1, 2]", '{"status": 3}', '{"status": "later"}',

@@ -44,6 +44,7 @@ STATES = {
     "background": "running in background",
     "finished_unreported": "finished, no notification",
     "failed_unreported": "failed, no notification",
+    "stopped_unreported": "stopped, no notification",
     "interrupted": "interrupted",
     "cancelled": "cancelled",
     "completed": "completed",

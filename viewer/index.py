@@ -35,7 +35,8 @@ import orjson
 from . import files, formats, keys, reader
 from .formats import detect, hook
 from .formats.common import unparsed_event
-from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, RUNNING_ON, UNREPORTED, Digest, Event, Ref, SessionSummary
+from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
+    STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
 from .toolcalls import ToolCallMap
 from .usage import Tally, compact_tools, current
 
@@ -62,6 +63,8 @@ PROMPT_PREVIEW = 160  # characters of a user prompt kept for the outline
 # bookkeeping: attachments, request records), and read only up to this size
 LAST_MESSAGE_LOOK, LAST_MESSAGE_BYTES = 64, 4 << 20
 _TURN_ROLES = {"user", "assistant", "tool", "error"}
+# what a run's end (the format's `run_end`) names its call
+_RUN_NAMED = {COMPLETED: UNREPORTED, ERROR: FAILED_UNREPORTED, INTERRUPTED: STOPPED_UNREPORTED}
 REWIND_LOOK = 256  # records a prompt's rewind check looks through for a message it dropped
 
 
@@ -796,8 +799,8 @@ class SessionIndex:
     def _settle_runs(self, change: Change | None) -> None:
         """Background calls whose run's own file says it ended (the format's `run_end`: a Workflow
         run's `workflows/<run id>.json` says completed, failed or killed) though no task
-        notification reached the session are completed, named UNREPORTED, or failed, named
-        FAILED_UNREPORTED, at the time the file gives; while the file says nothing of an end (absent,
+        notification reached the session are completed, named UNREPORTED, failed, named
+        FAILED_UNREPORTED, or stopped (killed), named STOPPED_UNREPORTED, at the time the file gives; while the file says nothing of an end (absent,
         running, half written) they run in the background. As `_settle_background`, a function of
         the files as they are now; the notification that comes later names the real end."""
         self._run_watch = self._watched_runs()
@@ -819,10 +822,11 @@ class SessionIndex:
                     continue
                 call.status, call.named, call.is_error, call.finished_at = EXECUTING, BACKGROUND, False, None
             else:
-                status, at = end
-                named = UNREPORTED if status == COMPLETED else FAILED_UNREPORTED
+                how, at = end
+                named = _RUN_NAMED.get(how, FAILED_UNREPORTED)
                 if (call.named, call.finished_at) == (named, at):
                     continue
+                status = COMPLETED if how == COMPLETED else ERROR
                 call.status, call.named, call.is_error, call.finished_at = status, named, status == ERROR, at
             if change is not None:
                 change.calls.add(cid)

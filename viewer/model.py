@@ -37,14 +37,18 @@ BACKGROUND = "background"
 # no notification of it reached the session (the session ended, or was killed, before one came): it
 # is completed, and shown so with that said; a notification that comes later names its real end
 UNREPORTED = "finished_unreported"
-# the same for work whose own files say it failed or was stopped (a Workflow run's file says
-# "failed" or "killed"): an error, shown so with no notification said
+# the same for work whose own files say it failed (a Workflow run's file says "failed"): an error,
+# shown so with no notification said, and counted among the session's errors
 FAILED_UNREPORTED = "failed_unreported"
+# ...or say it was stopped (a Workflow run's file says "killed"): it did not fail, someone ended it
+# (its state is error, as an interrupted call's; not counted as a failure)
+STOPPED_UNREPORTED = "stopped_unreported"
 # the named states of a call whose result only said its work started: the source's later word on
 # that work (a task notification) names its end
-RUNNING_ON = (BACKGROUND, UNREPORTED, FAILED_UNREPORTED)
+RUNNING_ON = (BACKGROUND, UNREPORTED, FAILED_UNREPORTED, STOPPED_UNREPORTED)
 REFUSED = (DENIED, DENIED_BY_SETTINGS, BLOCKED_BY_HOOK, DENIED_BY_AUTO)
-NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND, UNREPORTED, FAILED_UNREPORTED)
+NAMED_STATES = (AWAITING, *REFUSED, INTERRUPTED, CANCELLED, BACKGROUND, UNREPORTED, FAILED_UNREPORTED,
+                STOPPED_UNREPORTED)
 ENDED = (*REFUSED, INTERRUPTED, CANCELLED)  # the named states in which a call is over
 # `Event.states["*"] = ANSWERED`: every open call of the event's thread got its result where the
 # file does not show it (toolcalls.ToolCallMap._answered)

@@ -127,9 +127,13 @@ _BADGES = {
                             "its sub-agent's own transcript says it finished, but no notification of "
                             "its end reached this session (the session ended or was stopped first)"),
     "failed_unreported": ("error", "failed · no notification",
-                          "its workflow run's own file says it failed or was stopped, but no "
+                          "its workflow run's own file says it failed, but no "
                           "notification of its end reached this session (the session ended or was "
                           "stopped first)"),
+    "stopped_unreported": ("interrupted", "stopped · no notification",
+                           "its workflow run's own file says it was stopped before it finished, but "
+                           "no notification of its end reached this session (the session ended or "
+                           "was stopped first)"),
     "interrupted": ("interrupted", "interrupted", "stopped before it finished"),
     "cancelled": ("cancelled", "cancelled", "cancelled before it ran"),
 }

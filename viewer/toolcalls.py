@@ -15,7 +15,8 @@ refused it), its sibling-cancelled calls and its background Agent / Workflow cal
 the launch note to the task notification that says the work ended; an Agent's call whose sub-agent's
 own files say it finished with no notification is completed as `finished_unreported` by the index,
 `SessionIndex._settle_background`, a Workflow's whose run's own file says it ended likewise, or as
-`failed_unreported`, by `SessionIndex._settle_runs`, and the notification that comes after all names its end). `SOURCE_STATES` maps each such word onto one of
+`failed_unreported` (counted as an error) or `stopped_unreported` (a run that was killed), by
+`SessionIndex._settle_runs`, and the notification that comes after all names its end). `SOURCE_STATES` maps each such word onto one of
 the four states (a call awaiting permission is pending; a denied, interrupted or cancelled call has
 ended without a result of its own: error) plus the named state shown on top (`ToolCall.named`,
 `ToolCall.state`), counted under its own name and never as an error. Permission requests and answers
@@ -50,6 +51,7 @@ from .model import (
     ENDED,
     ERROR,
     EXECUTING,
+    FAILED_UNREPORTED,
     INTERRUPTED,
     PENDING,
     STATES,
@@ -308,8 +310,10 @@ class ToolCallMap:
         return counts
 
     def errors(self) -> int:
-        """Calls that failed: a denied, interrupted or cancelled call is not one."""
-        return sum(1 for c in self.calls.values() if c.status == ERROR and not c.named)
+        """Calls that failed: a denied, interrupted or cancelled call is not one; a background
+        call whose work's own files say it failed (no notification came) is."""
+        return sum(1 for c in self.calls.values()
+                   if c.status == ERROR and (not c.named or c.named == FAILED_UNREPORTED))
 
     # --- persistence: columns of the cache blob, unpacked call by call on demand ---
 

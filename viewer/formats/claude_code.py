@@ -849,7 +849,7 @@ _RUN_ID = re.compile(r"wf_[A-Za-z0-9_-]{1,64}")
 RUN_LIMIT = 8 << 20  # of a run's file: its script, its logs and the run's result; a bigger one is not read
 # what a run's file says of its end (2.1.331 writes it once, when the run ends): completed, or an
 # error for a run that failed or was stopped (its "killed")
-_RUN_ENDS = {"completed": COMPLETED, "failed": ERROR, "killed": ERROR}
+_RUN_ENDS = {"completed": COMPLETED, "failed": ERROR, "killed": INTERRUPTED}
 
 
 def run_file(main: Path, run: str) -> Path | None:
@@ -862,7 +862,7 @@ def run_file(main: Path, run: str) -> Path | None:
 
 
 def run_end(path: Path) -> tuple[str, float | None] | None:
-    """(status — completed or error —, when it ended, epoch seconds or None) as a Workflow run's
+    """(how it ended — completed, error, or interrupted: stopped —, when it ended, epoch seconds or None) as a Workflow run's
     file says, or None while it says nothing of an end: absent, running, half written, too big,
     not an object. Its time: the run's start and duration, else the time it was written."""
     try:
