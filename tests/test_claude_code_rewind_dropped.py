@@ -114,6 +114,21 @@ def test_two_rewinds_each_name_the_prompt_that_went_on(tmp_path):
     assert rewound == {"P3": (ids["P2"], 2), "P4": (ids["P2"], 4)}
 
 
+def test_a_later_rewind_further_back_drops_what_came_before_the_earlier_one(tmp_path):
+    # P1 A1 P2 A2, back to after A1 (P3 A3), then back to after P1 (P4 under P1): A1 too was
+    # dropped, by the second rewind only
+    c = Chat()
+    p1 = c.user(None, "P1")
+    a1 = c.assistant(p1, "A1")
+    c.assistant(c.user(a1, "P2"), "A2")
+    c.assistant(c.user(a1, "P3"), "A3")
+    c.assistant(c.user(p1, "P4"), "A4")
+    idx = SessionIndex(c.write(tmp_path / "s.jsonl")).build()
+    ids = _ids(idx)
+    assert _shown(idx) == [("P1", None), ("A1", ids["P4"]), ("P2", ids["P3"]), ("A2", ids["P3"]),
+                           ("P3", ids["P4"]), ("A3", ids["P4"]), ("P4", None), ("A4", None)]
+
+
 def test_a_rewind_inside_a_sub_agent_marks_its_own_messages(tmp_path):
     main = Chat()
     p = main.user(None, "Ask the helper.")

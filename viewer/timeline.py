@@ -621,7 +621,7 @@ class Timeline:
         if th.rewinds and not ev.hidden:
             if ev.kind == "message" and ev.role == "user":
                 v.rewound = rewound(th, seq)
-            if seq in range(th.rewinds[0][0], th.rewinds[-1][1]) and droppable(ev.role, ev.kind):
+            if droppable(ev.role, ev.kind):
                 v.dropped = dropped_by(th, seq)
         if ev.kept_from is not None:  # (linked only where the link leads: this thread, read)
             v.kept_from = ev.kept_from if self._before(ev, seq, ev.kept_from) is not None else None
