@@ -114,8 +114,9 @@ _USER_SUMMARY = "[User Requests Summary]\n"
 _SUMMARY = "[Compacted Context Summary]\n"
 _RETAINED = re.compile(r"^\[Retained image [^\]]+\]: ")
 _PLACEHOLDER = "[Context was compacted. Previous conversation history is no longer available.]"
-_SPAN_KINDS = {"execution", "branch", "step", "generation", "compaction", "tool"}
-_TRACE_MARKS = {"stream_completed", "stream_event"}
+# tuples, not sets: a "kind" from a file may be a list, which a set cannot look up
+_SPAN_KINDS = ("execution", "branch", "step", "generation", "compaction", "tool")
+_TRACE_MARKS = ("stream_completed", "stream_event")
 _KWARG = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
