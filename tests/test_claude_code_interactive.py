@@ -169,7 +169,7 @@ def test_no_other_recorded_or_real_session_reads_as_rewound():
     assert prompts >= 30  # (the check ran on real prompts)
 
 
-def test_a_warm_first_screen_finds_what_a_prompt_follows_without_the_id_map(tmp_path):
+def test_a_warm_first_screen_finds_a_rewind_and_what_it_dropped_without_the_id_map(tmp_path):
     # the id map of a big session takes tens of ms to build from the cache, and a warm first
     # screen never needed it: a prompt's rewind check looks back a few records first
     import shutil
@@ -186,8 +186,11 @@ def test_a_warm_first_screen_finds_what_a_prompt_follows_without_the_id_map(tmp_
     store.flush()
     idx = Store([root], IndexCache(tmp_path / "cache")).index("rewind")
     assert idx._ids is None  # (loaded from the cache)
-    shown = [v.rewound for v in Timeline(idx).window("main").events if v.rewound]
+    views = Timeline(idx).window("main").events
+    shown = [v.rewound for v in views if v.rewound]
     assert len(shown) == 1 and shown[0][1] == 2
+    # and the messages it dropped say so themselves
+    assert [v.ev.text() for v in views if v.dropped] == ["Name another colour.", "Green."]
     assert idx._ids is None
 
 

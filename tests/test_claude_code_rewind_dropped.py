@@ -1,7 +1,8 @@
 """The messages a Claude Code rewind dropped say so themselves: each carries "dropped by a rewind —
 the conversation went on from this prompt", linking to the prompt written after the rewind, on the
 page and in both exports; several rewinds, a rewind inside a sub-agent and a rewind back past a
-compaction read right; a warm first screen finds it all without the session's id map."""
+compaction read right (a warm first screen finds them without the session's id map:
+test_claude_code_interactive)."""
 
 import json
 import re
@@ -173,21 +174,3 @@ def test_a_prompt_after_bookkeeping_drops_nothing(tmp_path):
     idx = SessionIndex(c.write(tmp_path / "s.jsonl")).build()
     assert idx.threads["main"].rewinds == []
     assert [d for _, d in _shown(idx)] == [None] * 4
-
-
-def test_a_warm_first_screen_marks_what_was_dropped_without_the_id_map(tmp_path):
-    from viewer.cache import IndexCache
-    from viewer.store import Store
-
-    root = tmp_path / "root"
-    root.mkdir()
-    shutil.copy(REWIND, root / "rewind.jsonl")
-    store = Store([root], IndexCache(tmp_path / "cache"))
-    store.index("rewind")
-    store.flush()
-    idx = Store([root], IndexCache(tmp_path / "cache")).index("rewind")
-    assert idx._ids is None  # (loaded from the cache)
-    views = Timeline(idx).window("main").events
-    assert [v.ev.text() for v in views if v.dropped] == ["Name another colour.", "Green."]
-    assert len([v for v in views if v.rewound]) == 1
-    assert idx._ids is None
