@@ -107,6 +107,9 @@ class ThreadIndex:
     hidden: bytearray = field(default_factory=bytearray)
     paths: list = field(default_factory=list)  # JSON paths, documents only
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
+    # what a JSONL format's lines say about the lines after them, kept between passes (the agent
+    # an Agents SDK handoff gave the turn to: openai_chat.follow)
+    carried: dict = field(default_factory=dict)
     # why each huge unparsed line (> reader.HUGE_LINE) is unparsed: finding out costs a pass over
     # megabytes, so it is done once per file version, not on every view
     bad: dict = field(default_factory=dict)
@@ -128,7 +131,8 @@ class ThreadIndex:
 
     _ARRAYS = ("offsets", "lengths", "lines", "ts")
     _SCALARS = ("name", "path", "format", "mode", "label", "meta", "size", "mtime_ns", "ino",
-                "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary", "rewinds")
+                "offset", "line", "seal", "eol", "pending", "cut_tail", "last_boundary", "rewinds",
+                "carried")
 
     def dump(self, blobs: list[bytes]) -> dict:
         """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
@@ -154,7 +158,7 @@ class ThreadIndex:
 
     @classmethod
     def load(cls, d: dict, blobs) -> "ThreadIndex":
-        th = cls(**{k: d[k] for k in cls._SCALARS})
+        th = cls(**{k: d[k] for k in cls._SCALARS if k in d})
         ids = next(blobs)
         th.ids = bytes(ids).decode("utf-8", "surrogatepass").split("\n") if d["ids"] else []
         th.paths = d["paths"]
@@ -527,6 +531,8 @@ class SessionIndex:
         # full-text index reads the events)
         digest = getattr(adapter, "digest", None) if self.sink is None else None
         put = self._putter(th, adapter)
+        if (follow := getattr(adapter, "follow", None)) is not None:
+            put = _following(put, follow, th.carried)
         loads, JSONError = orjson.loads, orjson.JSONDecodeError
         for raw in scanner.lines():
             line, offset, length, data = raw
@@ -1163,6 +1169,19 @@ def _tail_went_on(th: ThreadIndex) -> bool:
 def _sealed(th: ThreadIndex) -> bool:
     """Whether the file still holds, before the resume offset, the bytes it held when indexed."""
     return _seal_of(th.path, th.offset) == th.seal
+
+
+def _following(put, follow, carried: dict):
+    """`put` for a JSONL format whose lines say who speaks the lines after them (`follow(ev,
+    carried)` reads and marks each event before it is indexed; `carried` lasts between passes).
+    The timeline gives a line read again the author its index column holds."""
+
+    def put_followed(ev, *args) -> None:
+        if ev.__class__ is not Digest:
+            follow(ev, carried)
+        put(ev, *args)
+
+    return put_followed
 
 
 def safe_event(adapter, value: Any, ref: Ref) -> Event:

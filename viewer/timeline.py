@@ -301,6 +301,9 @@ def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
                 and seq not in th.bad:
             value = truncated(value)  # the unterminated last line
         ev = _event(adapter, value, ref, th.ids[seq], data, f)
+        if ev.author is None and th.authors[seq]:
+            # what earlier lines said of this one (index.ThreadIndex.carried: a handoff's agent)
+            ev.author = th.authors[seq]
         if expand and data is None:
             _expand(ev, f, expand)
         elif kept is not None and data is not None and not isinstance(value, reader.BadLine):

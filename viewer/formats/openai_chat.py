@@ -30,7 +30,15 @@ Shapes read:
   The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
   execution was not approved.") are errors (the last one denied); a handoff's output
   `{"assistant": name}` reads "handed off to name", and what the model writes after it is that
-  agent's (author `name`, until the next handoff: `_link_handoffs`).
+  agent's (author `name`, until the next handoff: `_link_handoffs` in a document, `follow` in
+  JSONL: `to_input_list()` written one item per line, or the SDK's `SQLiteSession.get_items()`).
+  Neither `to_input_list()` nor the SDK's session store (openai-agents 0.24.0) names the agent
+  that speaks before the first handoff, so there it stays unnamed rather than guessed.
+* the Agents SDK's RunState (`result.to_state().to_json()`, kept to resume a run): its
+  `original_input`, then each run item's `raw_item` read as above, by the agent the item names
+  (the one place the agent before the first handoff is named); a `tool_approval_item` (the run
+  stopped for a `needs_approval` tool) leaves its call awaiting permission. Its model responses,
+  usage and step bookkeeping stay in the raw document.
 * Responses streaming event logs: the `response.*` events one per line (see the section below).
 * LangChain's own message serialisations (see `_langchain`): `messages_to_dict` `{type, data}`,
   `dumpd` `{lc, type: constructor, id, kwargs}` and a message's `model_dump()`, read as the chat
@@ -61,7 +69,7 @@ from typing import Any
 
 import orjson
 
-from ..model import ANSWERED, DENIED, UNAPPROVED, Data, Event, Media, Notice, Ref, Text, Thinking, \
+from ..model import ANSWERED, AWAITING, DENIED, UNAPPROVED, Data, Event, Media, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
@@ -123,6 +131,8 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     else a Responses request and / or response kept as one document (`input` items, then the
     `output` items the model answered with: a saved `Response` object has only `output`)."""
     found = None
+    if _run_state(doc):
+        return _link_handoffs(_run_state_records(doc))
     if isinstance(doc, list):
         found = [(f"[{i}]", r) for i, r in enumerate(doc)]
     elif isinstance(doc, dict):
@@ -141,10 +151,47 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
 
 
 def document_bonus(doc: Any) -> int:
-    """mini-swe-agent names its trajectory format."""
+    """mini-swe-agent names its trajectory format; the Agents SDK's RunState its schema."""
     if isinstance(doc, dict) and str(doc.get("trajectory_format", "")).startswith("mini-swe-agent"):
         return 3
-    return 0
+    return 3 if _run_state(doc) else 0
+
+
+def _run_state(doc: Any) -> bool:
+    """An Agents SDK RunState as `result.to_state().to_json()` / `state.to_string()` writes it (to
+    resume a run later, e.g. after a tool approval): `{"$schemaVersion", "current_agent",
+    "original_input", "generated_items": [RunItem…], "model_responses", …}`."""
+    return isinstance(doc, dict) and "$schemaVersion" in doc and "current_agent" in doc \
+        and isinstance(doc.get("generated_items"), list)
+
+
+def _agent_name(value: Any) -> str | None:
+    name = value.get("name") if isinstance(value, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _run_state_records(doc: dict) -> list:
+    """A RunState's conversation: its `original_input` (the user's text, or input items), then each
+    generated run item's `raw_item` — the same item `to_input_list()` gives — with the name of the
+    agent that made it (`agent: {name}`), which only the run's items keep: here the agent that
+    speaks before the first handoff has its name too. A handoff item's `target_agent` names the
+    agent after it, as its `{"assistant": name}` output does."""
+    given = doc.get("original_input")
+    found: list = [("original_input", {"role": "user", "content": given})] if isinstance(given, str) \
+        else [(f"original_input[{i}]", r) for i, r in enumerate(given)] if isinstance(given, list) \
+        else []
+    for i, item in enumerate(doc["generated_items"]):
+        raw = item.get("raw_item") if isinstance(item, dict) else None
+        if not isinstance(raw, dict):
+            found.append((f"generated_items[{i}]", item))  # kept as it is: a card of its own
+            continue
+        if item.get("type") == "tool_approval_item":
+            found.append((f"generated_items[{i}]", item))  # not a second call: `_approval`
+            continue
+        agent = _agent_name(item.get("agent"))
+        spoken = raw.get("role") == "assistant" or (raw.get("role") is None and raw.get("type") in _SPOKEN)
+        found.append((f"generated_items[{i}].raw_item", Linked(raw, None, agent) if spoken else raw))
+    return found
 
 
 def _link_exit(found: list) -> list:
@@ -168,7 +215,7 @@ def _link_handoffs(found: list) -> list:
     """After an Agents SDK handoff (a `transfer_to_…` call answered `{"assistant": name}`) the
     agent it handed off to speaks: its messages, thoughts and calls, up to the next handoff, are
     marked with its name. `to_input_list()` names no agent anywhere else, so what precedes the
-    first handoff stays unnamed."""
+    first handoff stays unnamed. (JSONL is read line by line: `follow` does the same there.)"""
     out, agent = list(found), None
     for i, (path, rec) in enumerate(found):
         if not isinstance(rec, dict):
@@ -177,10 +224,26 @@ def _link_handoffs(found: list) -> list:
         if rec.get("type") == "function_call_output" and isinstance(output, str) \
                 and (m := _SDK_HANDOFF.fullmatch(output)):
             agent = orjson.loads(m[1])
+        elif getattr(rec, "agent", None):
+            agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
         elif agent and (rec.get("role") == "assistant" or (
                 rec.get("role") is None and rec.get("type") in _SPOKEN)):
             out[i] = (path, Linked(rec, getattr(rec, "links", None), agent))
     return out
+
+
+def follow(ev: Event, carried: dict) -> None:
+    """JSONL (one item per line: `to_input_list()` written line by line, or `SQLiteSession`'s
+    `get_items()`): what `_link_handoffs` does for a document, one line at a time as the index
+    reads them. A handoff's output names the agent that speaks after it (`carried["agent"]`, kept
+    between passes); the model's items that follow, up to the next handoff, are that agent's."""
+    if ev.role == "assistant":
+        if ev.author is None and carried.get("agent"):
+            ev.author = carried["agent"]
+    elif ev.role == "tool" and isinstance(meta := ev.meta, dict) \
+            and meta.get("type") == "function_call_output" and isinstance(meta.get("output"), str) \
+            and (m := _SDK_HANDOFF.fullmatch(meta["output"])):
+        carried["agent"] = orjson.loads(m[1])
 
 
 def event(rec: Any, ref: Ref) -> Event:
@@ -193,6 +256,9 @@ def event(rec: Any, ref: Ref) -> Event:
         _common(ev, rec)
         return ev
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
+        if isinstance(rec, dict) and rec.get("type") == "tool_approval_item" \
+                and isinstance(rec.get("raw_item"), dict):
+            return _approval(rec, ref)
         return generic_event(rec, ref, NAME)
     role = rec["role"]
     ev = Event(ref, "system" if role == "developer" else role, format=NAME)
@@ -218,6 +284,22 @@ def event(rec: Any, ref: Ref) -> Event:
         if isinstance(rec.get("name"), str) and rec["name"] and role in ("user", "assistant"):
             ev.author = rec["name"]
     _common(ev, rec)
+    return ev
+
+
+def _approval(rec: dict, ref: Ref) -> Event:
+    """A RunState's `tool_approval_item`: the run stopped because a tool `needs_approval`; its call
+    (the same `raw_item`, shown by the `tool_call_item` before it) awaits the app's answer, which
+    a resumed run's output gives."""
+    raw = rec["raw_item"]
+    call = str(raw.get("call_id") or raw.get("id") or "")
+    name = as_text(raw.get("name") or rec.get("tool_name") or "a tool")
+    agent = _agent_name(rec.get("agent"))
+    ev = Event(ref, "system", "permission", author=agent, format=NAME,
+               blocks=[Notice(f"the run waits for approval to run {name}")])
+    if call:
+        ev.states[call] = AWAITING
+    ev.meta = {k: v for k, v in rec.items() if k != "raw_item"}
     return ev
 
 
