@@ -117,3 +117,14 @@ def test_run_state_stopped_for_approval(tmp_path):
     assert "awaiting permission" in card and "<dt>amount</dt><dd>39.9</dd>" in card
     assert "the run waits for approval to run issue_refund" in html
     assert "handed off to Cashier" in html
+
+
+def test_first_screen_before_the_index_names_the_agent_after_the_handoff():
+    """The page drawn from the file's first lines while the index is still being built (partial.head)
+    reads the handoff as the index will: the items after it are Refunds'."""
+    from viewer import partial
+
+    idx = partial.head(str(FIX / "to_input_list.jsonl"))
+    assert idx.region is not None
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [e.author for e in evs if e.role == "assistant"] == [None, None, "Refunds", "Refunds"]

@@ -949,6 +949,9 @@ class SessionIndex:
                 self.threads = {"main": th}
                 adapter = formats.get(fmt)
                 put = self._putter(th, adapter)
+                if (follow := getattr(adapter, "follow", None)) is not None:
+                    # as the full pass reads them (a region further on knows no handoff before it)
+                    put = _following(put, follow, th.carried)
                 scanner = reader.LineScanner(f, lo, line, eol=th.eol.encode())
                 for raw in scanner:
                     if raw.offset >= hi:
