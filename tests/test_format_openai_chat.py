@@ -366,3 +366,76 @@ def test_a_saved_responses_request_and_response_is_one_conversation(tmp_path):
     assert idx.threads["main"].paths[:1] == ["input[0]"] and idx.threads["main"].paths[-1] == "output[2]"
     assert {k: c.status for k, c in idx.calls.calls.items()} == {"call_w": "completed", "call_p": "completed"}
     assert idx.summary.title == "What's the weather in Paris, and patch the README?"
+
+
+def test_streamed_call_deltas_saved_unmerged_read_as_one_call(tmp_path):
+    """An early AgentPress thread kept a streamed response's `tool_calls` deltas as they came: the
+    first with the id and name, 21 more with `id: null`, `name: null` and a piece of the arguments
+    each. That is one create_file call, not 22 (21 of them nameless)."""
+    path = FIXTURES / "agentpress-v0-streamed-call-deltas" / "0019ba22-c77c-450c-89c3-61444d157a20.json"
+    doc = json.loads(path.read_text())
+    deltas = doc["messages"][1]["tool_calls"]
+    assert len(deltas) == 22 and all(d["id"] is None for d in deltas[1:])
+    idx = SessionIndex(path).build()
+    (call,) = idx.calls.calls.values()
+    assert call.name == "create_file" and call.id == deltas[0]["id"]
+    (use,) = [b for e in events(idx) for b in e.blocks if b.kind == "tool_use"]
+    assert use.input == json.loads("".join(d["function"]["arguments"] for d in deltas))
+    assert use.input == {"file_path": "file_4e7e3c.txt", "content": "Hello, world!"}
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"?]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert html.count('class="tool ') == 1 and "file_4e7e3c.txt" in html
+
+
+def test_deltas_join_only_onto_a_call_and_a_named_call_stays_its_own():
+    calls = openai_chat.openai_tool_calls([
+        {"id": "a", "function": {"name": "f", "arguments": '{"x"'}},
+        {"id": None, "function": {"name": None, "arguments": ": 1}"}},
+        {"id": None, "function": {"name": "g", "arguments": "{}"}},  # a name: a call of its own
+    ])
+    assert [(c.name, c.input) for c in calls] == [("f", {"x": 1}), ("g", {})]
+    lone = openai_chat.openai_tool_calls([{"id": None, "function": {"name": None, "arguments": "{}"}}])
+    assert len(lone) == 1  # nothing before it to join: kept as the call it is
+
+
+def test_mini_swe_format_error_answers_the_calls_it_refused(tmp_path):
+    """mini-swe-agent runs none of a turn's calls when one is malformed: it writes a user turn
+    "Tool call error: …" (`extra.interrupt_type: FormatError`) and no tool message. Those calls
+    failed with that text; they are not left "never answered"."""
+    path = FIXTURES / "mini-swe-format-error" / "dates__dates-1.traj.json"
+    doc = json.loads(path.read_text())
+    refused = [c["id"] for c in doc["messages"][2]["tool_calls"]]
+    idx = SessionIndex(path).build()
+    assert {c: idx.calls.calls[c].status for c in refused} == {c: "error" for c in refused}
+    assert idx.calls.calls["call_02_ok"].status == "completed"
+    r = CliRunner().invoke(main, ["check", str(path), "--json"])
+    data = json.loads(r.output)
+    assert data["unanswered"] == [] and data["tool_calls"]["error"] == 2
+    evs = events(idx)
+    answer = evs[3]
+    assert answer.kind == "tool_result" and [b.tool_use_id for b in answer.tool_results()] == refused
+    assert all(b.is_error and "Expecting ',' delimiter" in b.content[0].text for b in answer.tool_results())
+    # a format error after a turn with no call answers nothing: it stays the message it is
+    assert evs[5].kind == "message" and evs[5].role == "user" and "No tool calls found" in evs[5].text()
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"?]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    card = html[html.index('id="tc-call_00_badjson"'):html.index('id="tc-call_01_sibling"')]
+    assert '<span class="state error">error</span>' in card and "Expecting &#39;,&#39; delimiter" in card
+
+
+@pytest.mark.parametrize("text,title", [
+    ("Let's develop a simple web application. Start by:\n  1. Creating a basic project structure\n"
+     "  2. Setting up main application files", "Let's develop a simple web application. Start by:"),
+    ("Consider the following PR description:\nparse_date() drops the time zone\n",
+     "parse_date() drops the time zone"),
+])
+def test_a_lead_in_to_a_list_is_the_prompt(text, title):
+    """A "…:" lead-in line is dropped from a title when what follows is the real task (mini-swe's
+    "Consider the following PR description:"), not when it introduces a list of steps: the title of
+    "Start by:\\n1. …" is not its first step."""
+    got = openai_chat.prompt_title(text)
+    assert got.splitlines()[0] == title

@@ -427,6 +427,7 @@ def openai_tool_calls(calls: Any) -> list:
         calls = [calls]
     if not isinstance(calls, list):
         return out
+    calls = _joined_chunks(calls)
     for i, c in enumerate(calls):
         if not isinstance(c, dict):
             out.append(Data(c, "tool call"))
@@ -439,6 +440,35 @@ def openai_tool_calls(calls: Any) -> list:
         fn = c.get("function") if isinstance(c.get("function"), dict) else c
         args, raw = parse_arguments(fn.get("arguments", fn.get("input")))
         out.append(ToolUse(cid, str(fn.get("name") or "?"), args, raw))
+    return out
+
+
+def _continues(c: Any) -> bool:
+    """A streamed tool-call delta saved as it came: no id, no name, only a piece of `arguments`."""
+    if not isinstance(c, dict) or c.get("id") or c.get("call_id") or c.get("custom") is not None:
+        return False
+    fn = c.get("function") if isinstance(c.get("function"), dict) else c
+    return not fn.get("name") and isinstance(fn.get("arguments"), str)
+
+
+def _joined_chunks(calls: list) -> list:
+    """A writer that kept a streamed response's `tool_calls` deltas unmerged (early AgentPress
+    threads: the first delta has the id and name, each next one `{"id": null, "function": {"name":
+    null, "arguments": "<a piece>"}}`) holds one call, not one per delta: the pieces are joined
+    onto the call before them, as a streaming client joins them."""
+    if not any(_continues(c) for c in calls[1:]):
+        return calls
+    out: list = []
+    for c in calls:
+        head = out[-1] if out else None
+        if head is not None and _continues(c) and isinstance(head, dict):
+            fn = head.get("function") if isinstance(head.get("function"), dict) else head
+            if isinstance(fn.get("arguments") or "", str):
+                piece = (c.get("function") if isinstance(c.get("function"), dict) else c)["arguments"]
+                joined = {**fn, "arguments": (fn.get("arguments") or "") + piece}
+                out[-1] = {**head, "function": joined} if fn is not head else joined
+                continue
+        out.append(c)
     return out
 
 

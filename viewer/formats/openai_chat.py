@@ -15,7 +15,9 @@ Shapes read:
 * `content` as a string or a list of parts: text, image_url, input_audio, file, refusal, and the
   `reasoning` part LangChain's `convert_to_openai_messages` keeps (→ Thinking).
 * `tool_calls` (parallel calls; `arguments` a JSON string, parsed for display, kept raw when it is
-  not JSON) and the legacy single `function_call` (answered by a `function` message; the pair is
+  not JSON; streamed deltas a writer kept unmerged — `id` and `name` null, a piece of `arguments`
+  each, as early AgentPress threads hold them — joined onto the call before them) and the legacy
+  single `function_call` (answered by a `function` message; the pair is
   linked by position, since the legacy API has no ids: the answer follows its call).
 * `tool_call_id` (+ `name`) on tool messages → a ToolResult. An AgentPress `ToolResult(success=False`
   output and a mini-swe-agent command with a non-zero `returncode` or an `exception_info` are errors;
@@ -55,7 +57,10 @@ Shapes read:
 mini-swe-agent submits by running a command whose output starts with
 `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`: that call gets no tool message, the run ends with the `exit`
 message instead. In document mode `records(doc)` links the two, so the exit message answers the call
-(an error status answers it as an error) instead of leaving it pending forever.
+(an error status answers it as an error) instead of leaving it pending forever. A turn with a
+malformed call (arguments not JSON, another tool, no `command`) is not run at all: mini-swe-agent
+writes a format-error user turn ("Tool call error: …", `extra.interrupt_type: FormatError`) instead
+of tool messages, and that turn answers the turn's calls as errors.
 
 Kept only in the raw view: `provider_specific_fields`, the raw completion beyond model and usage,
 `extra.actions`, a trajectory's `info` (config, model stats), and every key no block shows (they stay
@@ -86,6 +91,7 @@ _FOREIGN = {"message_id", "metadata", "timestamp", "parts", "thread_id", "is_llm
             "uuid", "sessionId", "session_id", "modelInfo", "metrics", "finish_reason", "sender"}
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                      "document"}
+_LIST_ITEM = re.compile(r"^\s*(\d+[.)]|[-*•])\s")
 _TAG_LINE = re.compile(r"^\s*</?[\w:-]+(\s[^>]*)?>\s*$")
 
 
@@ -195,18 +201,25 @@ def _run_state_records(doc: dict) -> list:
 
 
 def _link_exit(found: list) -> list:
-    """An `exit` message right after an assistant turn whose calls got no tool message answers them."""
+    """An `exit` message right after an assistant turn whose calls got no tool message answers them;
+    so does mini-swe-agent's format-error turn (a `user` message with `extra.interrupt_type:
+    "FormatError"`, "Tool call error: …"), which it writes instead of running any of the turn's
+    calls when one of them is malformed (bad JSON arguments, another tool, no `command`): those
+    calls failed, with that message as their result, rather than staying unanswered."""
     out = list(found)
     for i, (path, rec) in enumerate(found):
-        if not (isinstance(rec, dict) and rec.get("role") == "exit") or i == 0:
+        if not isinstance(rec, dict) or i == 0:
+            continue
+        extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+        exit_ = rec.get("role") == "exit"
+        if not (exit_ or (rec.get("role") == "user" and extra.get("interrupt_type") == "FormatError")):
             continue
         prev = found[i - 1][1]
         if not (isinstance(prev, dict) and prev.get("role") == "assistant"):
             continue
         calls = [b.id for b in openai_tool_calls(prev.get("tool_calls")) if b.kind == "tool_use"]
         if calls:
-            extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
-            failed = extra.get("exit_status") not in (None, "Submitted")
+            failed = extra.get("exit_status") not in (None, "Submitted") if exit_ else True
             out[i] = (path, Linked(rec, [(c, failed) for c in calls]))
     return out
 
@@ -267,6 +280,10 @@ def event(rec: Any, ref: Ref) -> Event:
         _tool_result(ev, rec, ref)
     elif role == "exit":
         _exit(ev, rec)
+    elif getattr(rec, "links", None):  # mini-swe-agent's format error answering a turn's calls
+        ev.role, ev.kind = "tool", "tool_result"
+        text = content_blocks(content, markdown=False)
+        ev.blocks = [ToolResult(call, text, True) for call, _ in rec.links]
     else:
         ev.blocks = thinking_blocks(rec) + content_blocks(content, markdown=role != "system")
         if sources := _cited(rec.get("annotations"), content):
@@ -793,8 +810,9 @@ def prompt_title(text: str) -> str | None:
     """Leading tag-only lines and "...:" lead-ins dropped, up to the next tag-only line; a long
     prompt gives its first line (or that line's first sentence when the line is long)."""
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-    while len(lines) > 1 and (_TAG_LINE.match(lines[0]) or lines[0].rstrip().endswith(":")):
-        lines.pop(0)
+    while len(lines) > 1 and (_TAG_LINE.match(lines[0]) or (
+            lines[0].rstrip().endswith(":") and not _LIST_ITEM.match(lines[1]))):
+        lines.pop(0)  # (a lead-in to a list is the prompt itself: "Start by:" + "1. …")
     if not lines:
         return None
     end = next((i for i, ln in enumerate(lines) if i and _TAG_LINE.match(ln)), len(lines))
