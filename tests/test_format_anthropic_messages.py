@@ -42,12 +42,13 @@ def test_cline_history_is_read_whole(tmp_path):
     assert len(main) == 94 and "unparsed" not in main.kinds
     assert len(idx.calls.calls) == len(uses) == 47
     assert not idx.calls.orphans
-    # every text result is paired with its call; the final attempt_completion got none
+    # every text result is paired with its call; the final attempt_completion got none: it is the
+    # task's end (Cline shows "Task Completed"), not a call left waiting
     by_state = idx.calls.by_state()
-    assert by_state == {"pending": 1, "executing": 0, "completed": len(headers), "error": 0}
-    (last,) = [c for c in idx.calls.calls.values() if c.status == "pending"]
-    assert last.name == "attempt_completion" and last.id == uses[-1]["id"]
-    assert idx.unanswered(last)
+    assert by_state == {"pending": 0, "executing": 0, "completed": len(headers) + 1, "error": 0}
+    last = idx.calls.calls[uses[-1]["id"]]
+    assert last.name == "attempt_completion" and last.status == "completed"
+    assert not idx.unanswered(last)
     evs = events(idx)
     assert sum(b.kind == "thinking" for e in evs for b in e.blocks) == 47
     env = [b for e in evs for b in e.blocks if b.kind == "data" and b.label == "environment details"]
@@ -170,7 +171,8 @@ def test_page_shows_paired_calls_and_quiet_environment(tmp_path):
     html = client.get(link + "?at=end").get_data(as_text=True)
     assert html.count('class="tool ') >= 10
     assert '<span class="state completed">completed</span>' in html
-    assert "never answered" in html  # attempt_completion, the last call, got no result
+    # attempt_completion, the last call, got no result: the task ended there
+    assert "never answered" not in html and "task completed: the result was presented" in html
     assert '<details class="data"><summary>environment details</summary>' in html
     assert "↳ result of" in html  # the text results are shown with their calls
     assert "claude-sonnet-4-5-20250929" in html
@@ -313,3 +315,35 @@ def test_container_uploads_and_output_files_are_named():
             "content": [{"type": "bash_code_execution_output", "file_id": "file_013plot"}]}}]}, R)
     (result,) = reply.tool_results()
     assert [b.text for b in result.content] == ["stdout", "saved", "exit code 0", "output file file_013plot"]
+
+
+def _cline_task(last_call: str, feedback: bool) -> list:
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nAdd a README\n</task>"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Done."},
+            {"type": "tool_use", "id": "toolu_end", "name": last_call, "input": {"result": "README added"}}],
+         "modelInfo": {"modelId": "claude-sonnet-4-5-20250929", "providerId": "anthropic", "mode": "act"}},
+    ]
+    if feedback:
+        msgs.append({"role": "user", "content": [{"type": "text", "text": (
+            f"[{last_call}] Result:\n\nThe user has provided feedback on the results.\n"
+            "<feedback>\nAlso add a licence\n</feedback>")}]})
+    return msgs
+
+
+@pytest.mark.parametrize("last_call,feedback,status,notice", [
+    ("attempt_completion", False, "completed", True),   # the task's end, presented to the user
+    ("attempt_completion", True, "completed", False),   # the user's feedback is its result
+    ("ask_followup_question", False, "pending", False),  # a question still waits for its answer
+])
+def test_cline_final_attempt_completion_is_the_task_end(tmp_path, last_call, feedback, status, notice):
+    path = tmp_path / "task" / "api_conversation_history.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(_cline_task(last_call, feedback)))
+    idx = SessionIndex(quiet_copy(path.parent, tmp_path / "old") / path.name).build()
+    call = idx.calls.calls["toolu_end"]
+    assert call.status == status and bool(idx.unanswered(call)) == (status == "pending")
+    said = [b for e in events(idx) for b in e.blocks if b.kind == "tool_result"
+            for n in b.content if getattr(n, "kind", "") == "notice"]
+    assert bool(said) == notice

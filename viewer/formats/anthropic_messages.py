@@ -24,7 +24,8 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
   `[read_file for 'x'] Result:` or `[attempt_completion] Result:` (the body either follows in the
   same block or, in older versions, in the blocks after it). In document mode `records(doc)` pairs
   each header with the preceding message's pending call of that name, so the text becomes a
-  ToolResult for that call id; Cline's error texts (`The tool execution failed…`, `The user denied
+  ToolResult for that call id (a final `attempt_completion` that nothing follows is the task's
+  end: completed, a notice says so); Cline's error texts (`The tool execution failed…`, `The user denied
   this operation…`, `{"status": "error"…}`) mark it an error. In JSONL mode, with no neighbours to
   look at, such headers stay plain text;
 * `<environment_details>` blocks → a collapsed `environment details` Data block (sections as lists
@@ -38,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import DENIED, Data, Event, Ref, Text, ToolResult
+from ..model import DENIED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, \
     text_field
 from .openai_chat import Linked, prompt_title
@@ -126,7 +127,18 @@ def _pair_text_results(found: list) -> list:
         if pairs:
             out[i] = (path, Linked(rec, pairs))
         pending = []
+    last = len(found) - 1
+    done = [call for call, name in pending if name == "attempt_completion"]
+    if done and last >= 0 and isinstance(found[last][1], dict) \
+            and found[last][1].get("role") == "assistant":
+        out[last] = (found[last][0], Linked(found[last][1], {"completed": done}))
     return out
+
+
+# Cline's task ends with an `attempt_completion` call that nothing answers unless the user writes
+# back ("[attempt_completion] Result: The user has provided feedback…"): as the last message it is
+# the task's outcome, presented to the user, not a call left waiting.
+_TASK_ENDED = "task completed: the result was presented and the conversation ends here"
 
 
 def _header(b: Any) -> re.Match | None:
@@ -148,6 +160,8 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.role, ev.kind = "tool", "tool_result"
     else:
         ev.blocks = _blocks(content, markdown=role != "system")
+        for call in (getattr(rec, "links", None) or {}).get("completed", ()):
+            ev.blocks.append(ToolResult(call, [Notice(_TASK_ENDED)]))
     _common(ev, rec)
     return ev
 
