@@ -347,3 +347,22 @@ def test_cline_final_attempt_completion_is_the_task_end(tmp_path, last_call, fee
     said = [b for e in events(idx) for b in e.blocks if b.kind == "tool_result"
             for n in b.content if getattr(n, "kind", "") == "notice"]
     assert bool(said) == notice
+
+
+def test_cline_parallel_calls_of_one_tool_pair_by_the_file_each_result_names():
+    """Newer Cline (the second export in gmfstu/Online-Card-Architecture, Opus 4.5) reads four
+    files in one turn; each result's header names its file. Paired by that name, not by position."""
+    files = ["ActionSystem.cs", "GameAction.cs", "DrawCardGA.cs", "DrawCardSystem.cs"]
+    doc = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nAdd a BeginTurn action\n</task>"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "read_file", "input": {"path": f}}
+            for i, f in enumerate(files)]},
+        {"role": "user", "content": [
+            {"type": "text", "text": f"[read_file for '{f}'] Result:\ncontents of {f}"}
+            for f in reversed(files)]},
+    ]
+    found = anthropic_messages.records(doc)
+    evs = [anthropic_messages.event(rec, Ref("main", i + 1, 0, 1)) for i, (_, rec) in enumerate(found)]
+    got = {b.tool_use_id: b.content[0].text for b in evs[2].tool_results()}
+    assert got == {f"toolu_{i}": f"contents of {f}" for i, f in enumerate(files)}

@@ -23,7 +23,7 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
 * the results of `tool_use` calls come back as plain text blocks in the next user message, headed
   `[read_file for 'x'] Result:` or `[attempt_completion] Result:` (the body either follows in the
   same block or, in older versions, in the blocks after it). In document mode `records(doc)` pairs
-  each header with the preceding message's pending call of that name, so the text becomes a
+  each header with the preceding message's pending call of that name (of several parallel calls of one tool, the one whose arguments hold the header's `for 'x'`), so the text becomes a
   ToolResult for that call id (a final `attempt_completion` that nothing follows is the task's
   end: completed, a notice says so); Cline's error texts (`The tool execution failed…`, `The user denied
   this operation…`, `{"status": "error"…}`) mark it an error. In JSONL mode, with no neighbours to
@@ -109,17 +109,21 @@ def _pair_text_results(found: list) -> list:
             continue
         content = rec.get("content")
         if rec.get("role") == "assistant":
-            pending = [(str(b.get("id") or ""), str(b.get("name") or "")) for b in
-                       (content if isinstance(content, list) else [])
+            pending = [(str(b.get("id") or ""), str(b.get("name") or ""), _targets(b.get("input")))
+                       for b in (content if isinstance(content, list) else [])
                        if isinstance(b, dict) and b.get("type") == "tool_use"]
             continue
         if rec.get("role") != "user" or not isinstance(content, list) or not pending:
             continue
-        heads = {j: m["name"] for j, b in enumerate(content)
+        heads = {j: (m["name"], m["target"]) for j, b in enumerate(content)
                  if (m := _header(b)) is not None}
         pairs = {}
-        for j, name in heads.items():
-            k = next((n for n, (_, pname) in enumerate(pending) if pname == name), None)
+        for j, (name, target) in heads.items():
+            # parallel calls of one tool: the header's target ("for 'x'") names which one
+            k = next((n for n, (_, pname, targets) in enumerate(pending)
+                      if pname == name and target in targets), None) if target else None
+            if k is None:
+                k = next((n for n, (_, pname, _t) in enumerate(pending) if pname == name), None)
             if k is None and len(heads) == 1 and len(pending) == 1:
                 k = 0  # one call, one result: the header names the tool differently
             if k is not None:
@@ -128,7 +132,7 @@ def _pair_text_results(found: list) -> list:
             out[i] = (path, Linked(rec, pairs))
         pending = []
     last = len(found) - 1
-    done = [call for call, name in pending if name == "attempt_completion"]
+    done = [call for call, name, _t in pending if name == "attempt_completion"]
     if done and last >= 0 and isinstance(found[last][1], dict) \
             and found[last][1].get("role") == "assistant":
         out[last] = (found[last][0], Linked(found[last][1], {"completed": done}))
@@ -139,6 +143,11 @@ def _pair_text_results(found: list) -> list:
 # back ("[attempt_completion] Result: The user has provided feedback…"): as the last message it is
 # the task's outcome, presented to the user, not a call left waiting.
 _TASK_ENDED = "task completed: the result was presented and the conversation ends here"
+
+
+def _targets(given: Any) -> set:
+    """The string arguments of a call, one of which its result header names (`for 'x'`)."""
+    return {v for v in given.values() if isinstance(v, str)} if isinstance(given, dict) else set()
 
 
 def _header(b: Any) -> re.Match | None:
