@@ -366,3 +366,42 @@ def test_cline_parallel_calls_of_one_tool_pair_by_the_file_each_result_names():
     evs = [anthropic_messages.event(rec, Ref("main", i + 1, 0, 1)) for i, (_, rec) in enumerate(found)]
     got = {b.tool_use_id: b.content[0].text for b in evs[2].tool_results()}
     assert got == {f"toolu_{i}": f"contents of {f}" for i, f in enumerate(files)}
+
+
+def test_cline_interrupted_reply_and_task_resumption(tmp_path):
+    """Cline appends "[Response interrupted by user]" to a reply it stopped and starts the next turn
+    "[TASK RESUMPTION] …" (the second export in gmfstu/Online-Card-Architecture has one): the reply
+    reads interrupted, and a call left without a result before the pause is interrupted, not
+    "never answered"."""
+    mi = {"modelId": "claude-opus-4-5-20251101", "providerId": "anthropic", "mode": "act"}
+    doc = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nAdd ModifyCard\n</task>"}]},
+        {"role": "assistant", "modelInfo": mi, "content": [
+            {"type": "text", "text": "Now let me create ModifyCardSystem."},
+            {"type": "tool_use", "id": "toolu_w", "name": "write_to_file",
+             "input": {"absolutePath": "/w/ModifyCardSystem.cs", "content": "x"}}]},
+        {"role": "user", "content": [{"type": "text", "text": (
+            "[TASK RESUMPTION] This task was interrupted 10 minutes ago. It may or may not be complete.")}]},
+        {"role": "assistant", "modelInfo": mi, "content": [
+            {"type": "text", "text": "Let me check"}, {"type": "text", "text": "\n\n[Response interrupted by user]"}]},
+        {"role": "user", "content": [{"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 1 minute ago."}]},
+        {"role": "assistant", "modelInfo": mi, "content": [
+            {"type": "text", "text": "Partial answer\n\n[Response interrupted by API Error]"}]},
+    ]
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps(doc))
+    idx = SessionIndex(quiet_copy(folder, tmp_path / "old") / "api_conversation_history.json").build()
+    call = idx.calls.calls["toolu_w"]
+    assert (call.status, call.named) == ("error", "interrupted") and not idx.unanswered(call)
+    evs = events(idx)
+    assert evs[3].state == "interrupted" and evs[3].text() == "Let me check"
+    assert [b.text for b in evs[3].blocks if b.kind == "notice"] == ["response interrupted by the user"]
+    assert evs[5].state is None and evs[5].text() == "Partial answer"
+    assert [b.text for b in evs[5].blocks if b.kind == "notice"] == ["response interrupted by an API error"]
+    app = create_app({"ROOTS": [str(tmp_path / "old")], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"?]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert "[Response interrupted by user]" not in html and "response interrupted by the user" in html
+    assert "never answered" not in html

@@ -28,6 +28,9 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
   end: completed, a notice says so); Cline's error texts (`The tool execution failed…`, `The user denied
   this operation…`, `{"status": "error"…}`) mark it an error. In JSONL mode, with no neighbours to
   look at, such headers stay plain text;
+* a reply Cline stopped ends "[Response interrupted by user]" (or "…by API Error]"): a notice, the
+  reply marked interrupted (by the user) and a call it held interrupted; a `[TASK RESUMPTION]` turn
+  after a pause interrupts the calls the turn before it left without a result;
 * `<environment_details>` blocks → a collapsed `environment details` Data block (sections as lists
   of lines), Cline's injected reminders (`# TODO LIST UPDATE REQUIRED`, `# task_progress
   RECOMMENDED`, `[ERROR] You did not use a tool…`) → collapsed `Cline reminder` Data blocks; the
@@ -39,7 +42,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import DENIED, Data, Event, Notice, Ref, Text, ToolResult
+from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, \
     text_field
 from .openai_chat import Linked, prompt_title
@@ -115,6 +118,10 @@ def _pair_text_results(found: list) -> list:
             continue
         if rec.get("role") != "user" or not isinstance(content, list) or not pending:
             continue
+        if _resumed(content):  # the calls Cline asked about before the pause never ran
+            out[i] = (path, Linked(rec, {"interrupted": [call for call, _n, _t in pending]}))
+            pending = []
+            continue
         heads = {j: (m["name"], m["target"]) for j, b in enumerate(content)
                  if (m := _header(b)) is not None}
         pairs = {}
@@ -138,6 +145,8 @@ def _pair_text_results(found: list) -> list:
         out[last] = (found[last][0], Linked(found[last][1], {"completed": done}))
     return out
 
+
+_CUT_OFF = re.compile(r"\s*\[Response interrupted by (?P<why>user|API Error)\]\s*$")
 
 # Cline's task ends with an `attempt_completion` call that nothing answers unless the user writes
 # back ("[attempt_completion] Result: The user has provided feedback…"): as the last message it is
@@ -171,8 +180,37 @@ def event(rec: Any, ref: Ref) -> Event:
         ev.blocks = _blocks(content, markdown=role != "system")
         for call in (getattr(rec, "links", None) or {}).get("completed", ()):
             ev.blocks.append(ToolResult(call, [Notice(_TASK_ENDED)]))
+        if role == "assistant":
+            _cut_off(ev)
+    for call in (getattr(rec, "links", None) or {}).get("interrupted", ()):
+        ev.states[call] = INTERRUPTED
     _common(ev, rec)
     return ev
+
+
+def _cut_off(ev: Event) -> None:
+    """Cline ends a reply it stopped with "\n\n[Response interrupted by user]" (or "…by API
+    Error]"), appended to whatever text had streamed: a notice instead of the words, the reply
+    marked interrupted, and a call it was still writing interrupted with it."""
+    for n, b in enumerate(ev.blocks):
+        if b.kind != "text" or not (m := _CUT_OFF.search(b.text)):
+            continue
+        rest = b.text[:m.start()].rstrip()
+        by_user = m["why"] == "user"
+        notice = Notice("response interrupted by the user" if by_user
+                        else "response interrupted by an API error")
+        ev.blocks[n:n + 1] = ([Text(rest, b.markdown)] if rest else []) + [notice]
+        if by_user:
+            ev.state = INTERRUPTED
+        for use in ev.tool_uses():
+            ev.states[use.id] = INTERRUPTED
+        return
+
+
+def _resumed(content: list) -> bool:
+    first = next((b for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+    return first is not None and isinstance(first.get("text"), str) \
+        and first["text"].lstrip().startswith("[TASK RESUMPTION]")
 
 
 def _blocks(content: Any, markdown: bool = True) -> list:
