@@ -493,3 +493,38 @@ def test_a_queued_prompt_removed_unsent_is_shown():
         ("user", "queued_prompt", ["typed while the agent was working, removed from the queue before it was sent"
                                    " (cleared on cancel)", "and the tests"])]
     assert all(claude_code.title_of(e) is None for e in evs)
+
+
+def test_teammate_messages_read_as_the_teammates_not_the_person(tmp_path):
+    """An agent team's lead gets its teammates' messages as user lines of `<teammate-message
+    teammate_id=… summary=…>` (claude-code-log's teammates fixture, CLI 2.1.34): each is the
+    teammate's, with its summary; not a prompt the person typed, nor raw tags."""
+    base = {"isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": "s1",
+            "version": "2.1.34", "teamName": "test-coverage"}
+    lines = [
+        {**base, "parentUuid": None, "uuid": "u1", "timestamp": "2026-04-19T10:01:00.000Z", "type": "user",
+         "message": {"role": "user", "content": [{"type": "text", "text": "Start a test-coverage team."}]}},
+        {**base, "parentUuid": "u1", "uuid": "u2", "timestamp": "2026-04-19T10:14:00.000Z", "type": "user",
+         "message": {"role": "user", "content": (
+             '<teammate-message teammate_id="alice" color="blue" summary="relay tests complete">\n'
+             "Relay module coverage is now **96%**.\n</teammate-message>")}},
+        {**base, "parentUuid": "u2", "uuid": "u3", "timestamp": "2026-04-19T10:15:00.000Z", "type": "user",
+         "message": {"role": "user", "content": (
+             '<teammate-message teammate_id="bob" color="green" summary="server tests passing">\n'
+             "All server tests pass.\n</teammate-message>\n\n"
+             '<teammate-message teammate_id="system">\nteammate_terminated: alice exited cleanly\n'
+             "</teammate-message>")}},
+    ]
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert idx.summary.title == "Start a test-coverage team."
+    assert list(idx.threads["main"].prompts) == [0]  # the teammates' lines are no prompts
+    alice, both = evs[1], evs[2]
+    assert alice.author == "teammate alice"
+    assert [(b.kind, b.text) for b in alice.blocks] == [
+        ("notice", "relay tests complete"), ("text", "Relay module coverage is now **96%**.")]
+    assert both.author == "teammates bob, system"
+    assert [b.text for b in both.blocks if b.kind == "notice"] == ["from bob: server tests passing", "from system"]
+    assert not any("<teammate-message" in b.text for e in evs for b in e.blocks if b.kind == "text")

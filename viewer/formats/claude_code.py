@@ -9,6 +9,10 @@ Sub-agents live either beside the session (`agent-<id>.jsonl`, old layout) or in
 `<session>/subagents/agent-<id>.jsonl` with an `agent-<id>.meta.json`. They are linked to the Task /
 Agent call that spawned them through, in order of trust: the meta file's `toolUseId`, the
 `toolUseResult.agentId` of the call's result, and `agent_progress` lines' `parentToolUseID`.
+
+User lines the person did not type are named for their sender: `origin.kind` (task notifications,
+peers…), and in an agent team's lead the `<teammate-message teammate_id=… summary=…>` lines the
+CLI delivers for its teammates (author "teammate <id>", each message's summary as a notice).
 """
 
 from __future__ import annotations
@@ -104,6 +108,8 @@ _INTERRUPT = "[Request interrupted by user"
 _HARNESS, _HARNESS_END = "[Workflow harness — computed task]", "The computed task text follows:\n"
 _AGENT_ID = re.compile(r"[\w-]+")
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
+_TEAMMATE = re.compile(r"<teammate-message\b([^>]*)>(.*?)</teammate-message>", re.S)
+_ATTR = re.compile(r'(\w+)="([^"]*)"')
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
 _TASK_CALL = re.compile(r"<(tool-use-id|status)>([^<]{1,200})</\1>")
 # a task notification's status → the state of the background call it reports on
@@ -584,11 +590,35 @@ def _prompt_blocks(text: str, ev: Event) -> list:
     if text.startswith(_INTERRUPT):
         ev.kind = "interrupt"
         return [Notice(text.strip("[]"))]
+    if text.lstrip().startswith("<teammate-message") and (notes := _TEAMMATE.findall(text)):
+        return _teammates(notes, ev)
     if text.startswith(_HARNESS):  # a workflow agent's task: the CLI's frame, then the task indented
         frame, sep, task = text.partition(_HARNESS_END)
         if sep:
             return [Notice("task computed by the workflow script", frame), *context_blocks(textwrap.dedent(task))]
     return context_blocks(text)
+
+
+def _teammates(notes: list, ev: Event) -> list:
+    """What an agent team's teammates sent the lead (the CLI delivers it as a user line of
+    `<teammate-message teammate_id=… color=… summary=…>body</teammate-message>`, several at once
+    when several came): the teammate is its author, each message its summary and its words."""
+    out: list = []
+    names = []
+    for attrs, body in notes:
+        fields = dict(_ATTR.findall(attrs))
+        who = fields.get("teammate_id") or "teammate"
+        names.append(who)
+        head = f"from {who}" if len(notes) > 1 else ""
+        if fields.get("summary"):
+            head = f"{head}: {fields['summary']}" if head else fields["summary"]
+        if head:
+            out.append(Notice(head))
+        if body.strip():
+            out.append(Text(body.strip()))
+    unique = list(dict.fromkeys(names))
+    ev.author = f"teammate {unique[0]}" if len(unique) == 1 else "teammates " + ", ".join(unique)
+    return out
 
 
 def _system(rec: dict, ref: Ref) -> Event:
