@@ -617,7 +617,7 @@ def _teammates(notes: list, ev: Event) -> list:
         if body.strip():
             out.append(Text(body.strip()))
     unique = list(dict.fromkeys(names))
-    ev.author = f"teammate {unique[0]}" if len(unique) == 1 else "teammates " + ", ".join(unique)
+    ev.author = f"teammate {unique[0]}" if len(unique) == 1 else "teammates"  # (each "from …")
     return out
 
 
