@@ -405,3 +405,35 @@ def test_cline_interrupted_reply_and_task_resumption(tmp_path):
     html = client.get(link).get_data(as_text=True)
     assert "[Response interrupted by user]" not in html and "response interrupted by the user" in html
     assert "never answered" not in html
+
+
+def test_cline_turns_take_their_time_from_the_environment_details():
+    """Cline's file has no timestamps, but every turn it sends carries `# Current Time` in its
+    environment details: the session's start is the task's creation (the task id is its epoch in
+    ms: 1769053680585) and its end the last turn sent."""
+    idx = SessionIndex(CLINE).build()
+    assert idx.summary.started == pytest.approx(1769053680585 / 1000, abs=1)
+    doc = json.loads(CLINE.read_text(encoding="utf-8"))
+    stamps = [m for msg in doc for b in msg["content"] if b["type"] == "text"
+              for m in re.findall(r"# Current Time\n([^\n]+)", b["text"])]
+    assert stamps[0] == "1/22/2026, 3:48:00 AM (UTC, UTC+0:00)"
+    evs = events(idx)
+    timed = [e for e in evs if e.timestamp is not None]
+    assert timed and all(e.role in ("user", "tool") for e in timed)
+    assert idx.summary.ended == max(e.timestamp.timestamp() for e in timed)
+    assert len(doc) == len(evs)
+
+
+@pytest.mark.parametrize("line,iso", [
+    ("1/22/2026, 6:47:34 AM (UTC, UTC+0:00)", "2026-01-22T06:47:34+00:00"),
+    ("1/22/2026, 12:05:00 PM (America/Los_Angeles, UTC-8:00)", "2026-01-22T20:05:00+00:00"),
+    ("12/1/2025, 12:00:01\u202fAM (Asia/Kolkata, UTC+5.5:00)", "2025-11-30T18:30:01+00:00"),
+    ("22.1.2026, 06:47:34 (Europe/Berlin, UTC+1:00)", None),  # another locale: left without a time
+])
+def test_cline_current_time_forms(line, iso):
+    doc = [{"role": "user", "content": [
+        {"type": "text", "text": "<task>\nHi\n</task>"},
+        {"type": "text", "text": f"<environment_details>\n# Current Time\n{line}\n\n# Current Mode\nACT MODE\n</environment_details>"}]}]
+    (_, rec), = anthropic_messages.records(doc)
+    ev = anthropic_messages.event(rec, Ref("main", 1, 0, 1))
+    assert (ev.timestamp.isoformat() if ev.timestamp else None) == iso

@@ -34,12 +34,15 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
 * `<environment_details>` blocks → a collapsed `environment details` Data block (sections as lists
   of lines), Cline's injected reminders (`# TODO LIST UPDATE REQUIRED`, `# task_progress
   RECOMMENDED`, `[ERROR] You did not use a tool…`) → collapsed `Cline reminder` Data blocks; the
-  first prompt's `<task>…</task>` wrapper is unwrapped. The exact text stays in the raw view.
+  first prompt's `<task>…</task>` wrapper is unwrapped. The exact text stays in the raw view;
+* the file keeps no timestamps, but each turn Cline sends says when in its environment details
+  (`# Current Time`): that is the turn's time (the model's replies have none).
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
@@ -295,9 +298,41 @@ def _common(ev: Event, rec: dict) -> None:
     usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else metrics.get("tokens")
     model_and_usage(ev, rec.get("model") or info.get("modelId"), usage, metrics.get("cost"))
     first_time(ev, rec.get("ts"), rec.get("timestamp"), rec.get("created_at"), metrics.get("ts"))
+    if ev.timestamp is None and ev.role in ("user", "tool"):
+        _sent_at(ev)
     if isinstance(rec.get("id"), str) and rec["id"]:
         ev.source_id = rec["id"]
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "role")}
+
+
+# Cline's environment details say when the turn was sent: `# Current Time` then
+# `1/22/2026, 6:47:34 AM (UTC, UTC+0:00)` (Intl.DateTimeFormat in the machine's locale, hour12,
+# then the zone and its offset in hours, which may be fractional: "UTC+5.5:00"). Only the en-US
+# form is read; another locale's leaves the turn without a time, as before.
+_CLINE_TIME = re.compile(
+    r"(?P<mo>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}), (?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})\s?"
+    r"(?P<ap>AM|PM) \([^()]*, UTC(?P<off>[+-]?\d+(?:\.\d+)?):00\)$")
+
+
+def _sent_at(ev: Event) -> None:
+    """A Cline turn's time, from its environment details (the file keeps no other)."""
+    for b in ev.blocks:
+        lines = b.value.get("Current Time") if b.kind == "data" and b.label == "environment details" \
+            and isinstance(b.value, dict) else None
+        for line in [lines] if isinstance(lines, str) else lines or ():
+            m = _CLINE_TIME.fullmatch(line.strip()) if isinstance(line, str) else None
+            if m is None:
+                continue
+            try:
+                local = datetime(int(m["y"]), int(m["mo"]), int(m["d"]),
+                                 int(m["h"]) % 12 + (12 if m["ap"] == "PM" else 0), int(m["mi"]), int(m["s"]))
+                offset = float(m["off"])
+            except ValueError:
+                return
+            if abs(offset) <= 14:
+                ev.timestamp = (local - timedelta(hours=offset)).replace(tzinfo=timezone.utc)
+                ev.timestamp_raw = line.strip()
+            return
 
 
 def title_of(ev: Event) -> str | None:
