@@ -437,3 +437,29 @@ def test_cline_current_time_forms(line, iso):
     (_, rec), = anthropic_messages.records(doc)
     ev = anthropic_messages.event(rec, Ref("main", 1, 0, 1))
     assert (ev.timestamp.isoformat() if ev.timestamp else None) == iso
+
+
+def test_cline_resumed_task_answers_the_calls_it_never_ran_as_interrupted(tmp_path):
+    """Resuming a task whose last reply held calls, Cline (and Roo Code) answers each with a
+    tool_result "Task was interrupted before this tool call could be completed." (older versions
+    without `is_error`): interrupted, not completed. Roo's environment details give the turn's time
+    in ISO 8601."""
+    doc = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nWrite noop.txt\n</task>"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_nt", "name": "new_task", "input": {"mode": "code"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_nt",
+             "content": "Task was interrupted before this tool call could be completed."},
+            {"type": "text", "text": "[TASK RESUMPTION] This task was interrupted 2 minutes ago."},
+            {"type": "text", "text": "<environment_details>\n# Current Time\nCurrent time in ISO 8601 UTC format: "
+                                     "2026-02-02T05:36:09.276Z\nUser time zone: UTC, UTC+0:00\n</environment_details>"}]},
+    ]
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps(doc))
+    idx = SessionIndex(quiet_copy(folder, tmp_path / "old") / "api_conversation_history.json").build()
+    call = idx.calls.calls["toolu_nt"]
+    assert (call.status, call.named) == ("error", "interrupted")
+    evs = events(idx)
+    assert evs[2].timestamp.isoformat() == "2026-02-02T05:36:09.276000+00:00"

@@ -30,13 +30,15 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
   look at, such headers stay plain text;
 * a reply Cline stopped ends "[Response interrupted by user]" (or "…by API Error]"): a notice, the
   reply marked interrupted (by the user) and a call it held interrupted; a `[TASK RESUMPTION]` turn
-  after a pause interrupts the calls the turn before it left without a result;
+  after a pause interrupts the calls the turn before it left without a result, and the result Cline
+  writes for them ("Task was interrupted before this tool call could be completed.") is read so;
 * `<environment_details>` blocks → a collapsed `environment details` Data block (sections as lists
   of lines), Cline's injected reminders (`# TODO LIST UPDATE REQUIRED`, `# task_progress
   RECOMMENDED`, `[ERROR] You did not use a tool…`) → collapsed `Cline reminder` Data blocks; the
   first prompt's `<task>…</task>` wrapper is unwrapped. The exact text stays in the raw view;
 * the file keeps no timestamps, but each turn Cline sends says when in its environment details
-  (`# Current Time`): that is the turn's time (the model's replies have none).
+  (`# Current Time`, Cline's en-US local time with its offset, or Roo Code's "Current time in
+  ISO 8601 UTC format: …"): that is the turn's time (the model's replies have none).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
-from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, \
+from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, set_time, \
     text_field
 from .openai_chat import Linked, prompt_title
 
@@ -121,10 +123,6 @@ def _pair_text_results(found: list) -> list:
             continue
         if rec.get("role") != "user" or not isinstance(content, list) or not pending:
             continue
-        if _resumed(content):  # the calls Cline asked about before the pause never ran
-            out[i] = (path, Linked(rec, {"interrupted": [call for call, _n, _t in pending]}))
-            pending = []
-            continue
         heads = {j: (m["name"], m["target"]) for j, b in enumerate(content)
                  if (m := _header(b)) is not None}
         pairs = {}
@@ -138,6 +136,9 @@ def _pair_text_results(found: list) -> list:
                 k = 0  # one call, one result: the header names the tool differently
             if k is not None:
                 pairs[j] = pending.pop(k)[0]
+        if _resumed(content):  # what the reply before the pause asked for and got no answer to
+            answered = {b.get("tool_use_id") for b in content if isinstance(b, dict)}
+            pairs["interrupted"] = [call for call, _n, _t in pending if call not in answered]
         if pairs:
             out[i] = (path, Linked(rec, pairs))
         pending = []
@@ -149,6 +150,7 @@ def _pair_text_results(found: list) -> list:
     return out
 
 
+_NEVER_RAN = "Task was interrupted before this tool call could be completed"
 _CUT_OFF = re.compile(r"\s*\[Response interrupted by (?P<why>user|API Error)\]\s*$")
 
 # Cline's task ends with an `attempt_completion` call that nothing answers unless the user writes
@@ -177,6 +179,9 @@ def event(rec: Any, ref: Ref) -> Event:
     if role == "user":
         ev.blocks = _user_blocks(content, getattr(rec, "links", None) or {})
         results = [b for b in ev.blocks if b.kind == "tool_result"]
+        for r in results:  # what Cline (and Roo) answer for calls a resumed task never ran
+            if any(b.kind == "text" and b.text.lstrip().startswith(_NEVER_RAN) for b in r.content[:1]):
+                r.is_error, r.state = True, INTERRUPTED
         if results and all(b.kind in ("tool_result", "data") for b in ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
     else:
@@ -309,6 +314,7 @@ def _common(ev: Event, rec: dict) -> None:
 # `1/22/2026, 6:47:34 AM (UTC, UTC+0:00)` (Intl.DateTimeFormat in the machine's locale, hour12,
 # then the zone and its offset in hours, which may be fractional: "UTC+5.5:00"). Only the en-US
 # form is read; another locale's leaves the turn without a time, as before.
+_ROO_TIME = "Current time in ISO 8601 UTC format:"
 _CLINE_TIME = re.compile(
     r"(?P<mo>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}), (?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})\s?"
     r"(?P<ap>AM|PM) \([^()]*, UTC(?P<off>[+-]?\d+(?:\.\d+)?):00\)$")
@@ -320,6 +326,9 @@ def _sent_at(ev: Event) -> None:
         lines = b.value.get("Current Time") if b.kind == "data" and b.label == "environment details" \
             and isinstance(b.value, dict) else None
         for line in [lines] if isinstance(lines, str) else lines or ():
+            if isinstance(line, str) and line.startswith(_ROO_TIME):  # Roo Code writes ISO 8601
+                set_time(ev, line[len(_ROO_TIME):].strip())
+                return
             m = _CLINE_TIME.fullmatch(line.strip()) if isinstance(line, str) else None
             if m is None:
                 continue
