@@ -54,6 +54,9 @@ Shapes read:
   usage), unix `timestamp`; tool messages' `extra.returncode` / `raw_output`. Other `timestamp` /
   `created_at` fields are read too.
 
+mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their calls in
+the answer's text, not `tool_calls`: document mode reads them as calls (`_link_actions`).
+
 mini-swe-agent submits by running a command whose output starts with
 `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`: that call gets no tool message, the run ends with the `exit`
 message instead. In document mode `records(doc)` links the two, so the exit message answers the call
@@ -100,10 +103,12 @@ class Linked(dict):
 
     links: Any  # e.g. the calls this record answers, which the record itself does not name
     agent: str | None  # the agent that speaks it, where only an earlier handoff says which
+    calls: list | None  # (call id, command) of the calls its text makes (`_link_actions`)
 
-    def __init__(self, rec: dict, links: Any = None, agent: str | None = None):
+    def __init__(self, rec: dict, links: Any = None, agent: str | None = None,
+                 calls: list | None = None):
         super().__init__(rec)
-        self.links, self.agent = links, agent
+        self.links, self.agent, self.calls = links, agent, calls
 
 
 def sniff(rec: Any) -> int:
@@ -153,14 +158,18 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
                                                       or _langchain(r) is not None)
                             for _, r in found):
         return None
+    if _mini_swe_agent(doc):
+        found = _link_actions(found)
     return _link_handoffs(_link_exit(found))
+
+
+def _mini_swe_agent(doc: Any) -> bool:
+    return isinstance(doc, dict) and str(doc.get("trajectory_format", "")).startswith("mini-swe-agent")
 
 
 def document_bonus(doc: Any) -> int:
     """mini-swe-agent names its trajectory format; the Agents SDK's RunState its schema."""
-    if isinstance(doc, dict) and str(doc.get("trajectory_format", "")).startswith("mini-swe-agent"):
-        return 3
-    return 3 if _run_state(doc) else 0
+    return 3 if _mini_swe_agent(doc) or _run_state(doc) else 0
 
 
 def _run_state(doc: Any) -> bool:
@@ -218,10 +227,89 @@ def _link_exit(found: list) -> list:
         if not (isinstance(prev, dict) and prev.get("role") == "assistant"):
             continue
         calls = [b.id for b in openai_tool_calls(prev.get("tool_calls")) if b.kind == "tool_use"]
+        calls += [cid for cid, _ in getattr(prev, "calls", None) or ()]  # (text actions: below)
         if calls:
             failed = extra.get("exit_status") not in (None, "Submitted") if exit_ else True
             out[i] = (path, Linked(rec, [(c, failed) for c in calls]))
     return out
+
+
+_ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+# mini-swe-agent's observation template (every version): what a command did, as the model saw it
+_OBSERVED = re.compile(r"(?:<exception>(.*?)</exception>\n)?<returncode>(-?\d+)</returncode>\n"
+                       r"<output>\n?(.*)</output>\s*", re.DOTALL)
+_TIMED_OUT = "The last command <command>"
+_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
+
+
+def _link_actions(found: list) -> list:
+    """mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their one
+    call per answer as a fenced block in its text (```bash, 2.x ```mswea_bash_command; 2.x also lists
+    it in `extra.actions`), and what the command did comes back as the next user message: its
+    `<returncode>` and output, a timeout, or (1.x) the submission. The agent pairs them by position;
+    so do we: the answer gets the call, the user message becomes its result. A user message that
+    answers no call (the task, a format error after an answer with two blocks) stays the user's."""
+    out = list(found)
+    for i, (path, rec) in enumerate(found):
+        if not (isinstance(rec, dict) and rec.get("role") == "assistant") or rec.get("tool_calls"):
+            continue
+        commands = _text_actions(rec)
+        if not commands:
+            continue
+        calls = [(f"{path}.action{k}" if len(commands) > 1 else f"{path}.action", c)
+                 for k, c in enumerate(commands)]
+        out[i] = (path, Linked(rec, calls=calls))
+        for k, (cid, _) in enumerate(calls, i + 1):  # 2.x: one observation per action, in order
+            nxt = found[k][1] if k < len(found) else None
+            if not (isinstance(nxt, dict) and nxt.get("role") == "user") or _extra(nxt).get("interrupt_type"):
+                break
+            out[k] = (found[k][0], Linked(nxt, [(cid, _failed_action(nxt))]))
+    return out
+
+
+def _text_actions(rec: dict) -> list[str]:
+    """The commands of a text-based answer: 2.x's `extra.actions`, else the one fenced block the 1.x
+    agent runs (none when there are more: that answer was a format error)."""
+    actions = _extra(rec).get("actions")
+    if isinstance(actions, list) and actions:
+        commands = [a.get("command") if isinstance(a, dict) else None for a in actions]
+        return commands if all(isinstance(c, str) for c in commands) else []
+    content = rec.get("content")
+    blocks = _ACTION.findall(content) if isinstance(content, str) else []
+    return [blocks[0].strip()] if len(blocks) == 1 else []
+
+
+def _failed_action(rec: dict) -> bool | None:
+    """Whether a command's observation says it failed: a non-zero return code, an exception, a
+    timeout; None (completed) for its output otherwise, or the 1.x submission."""
+    extra = _extra(rec)
+    code = extra.get("returncode")
+    if extra.get("exception_info") or (isinstance(code, int) and not isinstance(code, bool) and code != 0):
+        return True
+    content = rec.get("content")
+    if isinstance(content, str) and "returncode" not in extra:
+        if content.startswith((_TIMED_OUT, "<exception>")):
+            return True
+        if (m := _RETURNCODE.match(content)) and m[1] != "0":
+            return True
+    return None
+
+
+def _observed(content: Any) -> list:
+    """A command's result blocks: mini-swe-agent's `<returncode>` / `<output>` wrapper taken off (its
+    exit code said first when it is not 0, with the exception when there is one); anything else (a
+    long output's head and tail, a timeout) as it is."""
+    m = _OBSERVED.fullmatch(content) if isinstance(content, str) else None
+    if m is None:
+        return result_content(content)
+    exception, code, output = m.groups()
+    head = "\n".join(x for x in (f"exit code {code}" if code != "0" else "", exception or "") if x)
+    return result_content(f"{head}\n{output}" if head else output)
+
+
+def _extra(rec: dict) -> dict:
+    extra = rec.get("extra")
+    return extra if isinstance(extra, dict) else {}
 
 
 def _link_handoffs(found: list) -> list:
@@ -241,7 +329,7 @@ def _link_handoffs(found: list) -> list:
             agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
         elif agent and (rec.get("role") == "assistant" or (
                 rec.get("role") is None and rec.get("type") in _SPOKEN)):
-            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent))
+            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent, getattr(rec, "calls", None)))
     return out
 
 
@@ -278,6 +366,16 @@ def event(rec: Any, ref: Ref) -> Event:
     content = rec.get("content")
     if role in ("tool", "function"):
         _tool_result(ev, rec, ref)
+    elif role == "user" and getattr(rec, "links", None) and not _extra(rec).get("interrupt_type"):
+        (call, failed), = rec.links  # a text-based command's observation (`_link_actions`)
+        ev.role, ev.kind = "tool", "tool_result"
+        ev.blocks = [ToolResult(call, _observed(content), failed)]
+    elif role == "user" and _extra(rec).get("interrupt_type") == "FormatError" \
+            and not getattr(rec, "links", None) \
+            and isinstance(answer := _extra(rec).get("model_response"), str):
+        # mini-swe-agent 2.x keeps the answer it would not run only here, beside its reply
+        ev.blocks = [Notice("format error: the model's answer, not run"), *content_blocks(answer),
+                     Notice("mini-swe-agent's reply"), *content_blocks(content)]
     elif role == "exit":
         _exit(ev, rec)
     elif getattr(rec, "links", None):  # mini-swe-agent's format error answering a turn's calls
@@ -285,6 +383,9 @@ def event(rec: Any, ref: Ref) -> Event:
         text = content_blocks(content, markdown=False)
         ev.blocks = [ToolResult(call, text, True) for call, _ in rec.links]
     else:
+        calls = getattr(rec, "calls", None)
+        if calls and isinstance(content, str) and len(_ACTION.findall(content)) == 1:
+            content = _ACTION.sub("", content).strip()  # (the call's card shows the command)
         ev.blocks = thinking_blocks(rec) + content_blocks(content, markdown=role != "system")
         if sources := _cited(rec.get("annotations"), content):
             ev.blocks.append(Notice(citation_words(sources), sources))
@@ -293,6 +394,7 @@ def event(rec: Any, ref: Ref) -> Event:
         if isinstance(rec.get("audio"), dict):
             ev.blocks += _audio(rec["audio"])
         ev.blocks += openai_tool_calls(rec.get("tool_calls"))
+        ev.blocks += [ToolUse(cid, "bash", {"command": command}) for cid, command in calls or ()]
         fc = rec.get("function_call")
         if isinstance(fc, dict) and not rec.get("tool_calls"):
             args, raw = parse_arguments(fc.get("arguments"))
@@ -441,8 +543,8 @@ def _tool_result(ev: Event, rec: dict, ref: Ref) -> None:
         call = f"{rec.get('name') or '?'}@{ref.line - 1}"
     else:
         call = str(rec.get("tool_call_id") or "")
-    blocks = result_content(content)
-    extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
+    blocks = _observed(content)
+    extra = _extra(rec)
     error = None
     if isinstance(content, str) and content.startswith("ToolResult(success=False"):
         error = True
