@@ -432,10 +432,12 @@ def test_mini_swe_format_error_answers_the_calls_it_refused(tmp_path):
      "  2. Setting up main application files", "Let's develop a simple web application. Start by:"),
     ("Consider the following PR description:\nparse_date() drops the time zone\n",
      "parse_date() drops the time zone"),
+    ("Please solve this issue: parse_date() drops the time zone\n\nYou can execute bash commands",
+     "parse_date() drops the time zone"),
 ])
 def test_a_lead_in_to_a_list_is_the_prompt(text, title):
     """A "…:" lead-in line is dropped from a title when what follows is the real task (mini-swe's
-    "Consider the following PR description:"), not when it introduces a list of steps: the title of
-    "Start by:\\n1. …" is not its first step."""
+    "Consider the following PR description:", its "Please solve this issue: <task>"), not when it
+    introduces a list of steps: the title of "Start by:\\n1. …" is not its first step."""
     got = openai_chat.prompt_title(text)
     assert got.splitlines()[0] == title

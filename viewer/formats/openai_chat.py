@@ -95,6 +95,8 @@ _FOREIGN = {"message_id", "metadata", "timestamp", "parts", "thread_id", "is_llm
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                      "document"}
 _LIST_ITEM = re.compile(r"^\s*(\d+[.)]|[-*•])\s")
+# the words mini-swe-agent's own configs (mini.yaml, mini_textbased.yaml) put before the task
+_TASK_LEAD_IN = "Please solve this issue: "
 _TAG_LINE = re.compile(r"^\s*</?[\w:-]+(\s[^>]*)?>\s*$")
 
 
@@ -917,6 +919,8 @@ def prompt_title(text: str) -> str | None:
         lines.pop(0)  # (a lead-in to a list is the prompt itself: "Start by:" + "1. …")
     if not lines:
         return None
+    if lines[0].startswith(_TASK_LEAD_IN) and len(lines[0]) > len(_TASK_LEAD_IN):
+        lines[0] = lines[0][len(_TASK_LEAD_IN):]
     end = next((i for i, ln in enumerate(lines) if i and _TAG_LINE.match(ln)), len(lines))
     lines = lines[:end]  # a templated prompt: only its first tagged section
     rest = "\n".join(lines)
