@@ -132,3 +132,61 @@ def test_rate_limit_events_are_readable(status, role, hidden, words):
         "rate_limit_info": info, "uuid": "r1", "session_id": "s1"}}, R)
     assert (ev.role, ev.kind, ev.hidden) == (role, "rate_limit", hidden)
     assert ev.blocks[0].text == words + " · resets 2026-01-01 00:00 UTC"
+
+
+def _sdk(cls, ts, data, mid):
+    return {"_type": cls, "timestamp": ts, "session_id": "s1", "data": data, "message_id": mid}
+
+
+def _background_agent_lines():
+    """The shapes of a real legion recording (claudecode_webui backend/tests/fixtures/raw/
+    2026-09-23-primary, Claude Code 2.1.259 through the Agent SDK), hand-reduced: an Agent call
+    run in the background, whose result only says it started, its frames, and the SDK's
+    TaskNotificationMessage when its work is done."""
+    launch = ("Async agent launched successfully.\nagentId: a1b5 (internal ID)\n"
+              "The agent is working in the background. You will be notified automatically when it completes.")
+    call = "toolu_AG"
+    return [
+        {"type": "user", "content": "Spawn a background agent.", "session_id": "s1", "timestamp": 1790131960.0,
+         "message_id": "u1"},
+        _sdk("SystemMessage", 1790131960.1, {"subtype": "init", "data": {
+            "type": "system", "subtype": "init", "model": "claude-opus-5[1m]", "tools": ["Agent"]}}, "i1"),
+        _sdk("AssistantMessage", 1790131970.38, {"content": [{"id": call, "name": "Agent", "input": {
+            "description": "Sleep 45 then append haiku", "subagent_type": "general-purpose",
+            "run_in_background": True}}], "model": "claude-opus-5", "parent_tool_use_id": None,
+            "message_id": "msg_1"}, "a1"),
+        _sdk("TaskStartedMessage", 1790131970.385, {"subtype": "task_started", "task_id": "a1b5",
+             "description": "Sleep 45 then append haiku", "tool_use_id": call, "task_type": "local_agent"}, "t1"),
+        _sdk("UserMessage", 1790131970.387, {"content": [{"tool_use_id": call, "content": [
+            {"type": "text", "text": launch}], "is_error": None}], "parent_tool_use_id": None,
+            "tool_use_result": {"isAsync": True, "status": "async_launched", "agentId": "a1b5",
+                                "description": "Sleep 45 then append haiku"}}, "r1"),
+        _sdk("ToolCallUpdate", 1790131970.388, {"tool_use_id": call, "name": "Agent", "status": "completed",
+             "result": launch, "completed_at": 1790131970.388}, "c1"),
+        _sdk("AssistantMessage", 1790131971.57, {"content": [{"text": "I'll run the sleep command first."}],
+             "model": "claude-opus-5", "parent_tool_use_id": call, "message_id": "msg_2"}, "a2"),
+        _sdk("TaskProgressMessage", 1790131972.18, {"subtype": "task_progress", "task_id": "a1b5",
+             "description": "Running Sleep for 45 seconds", "tool_use_id": call}, "p1"),
+        _sdk("TaskNotificationMessage", 1790132020.0, {"subtype": "task_notification", "task_id": "a1b5",
+             "status": "completed", "summary": "Slept 45 seconds, then appended the haiku.",
+             "tool_use_id": call}, "n1"),
+    ]
+
+
+def test_background_agent_runs_until_its_task_notification(tmp_path):
+    lines = _background_agent_lines()
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines[:-1]))
+    idx = SessionIndex(path).build()
+    call = idx.calls.calls["toolu_AG"]
+    assert (call.status, call.named) == ("executing", "background")  # not "completed" at launch
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    (launch,) = [b for e in evs if e.role == "tool" and not e.hidden for b in e.tool_results()]
+    assert launch.content[0].kind == "notice" and launch.content[0].text.startswith("started in the background")
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(path).build()
+    call = idx.calls.calls["toolu_AG"]
+    assert (call.status, call.named) == ("completed", None)
+    assert call.finished_at == 1790132020.0  # when its work ended, not when it was launched
+    # the model the init names, with the CLI's context-window tag, is the model the replies name
+    assert idx.summary.models == ["claude-opus-5"]

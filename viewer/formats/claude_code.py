@@ -332,7 +332,7 @@ def _user(rec: dict, ref: Ref) -> Event:
             if results[0].state == DENIED:
                 results[0].content = _advice(results[0].content)
         if isinstance(structured, dict) and structured.get("status") == "async_launched":
-            results[0].content = [_launched(structured, results[0].content)]
+            results[0].content = [launched(structured, results[0].content)]
             results[0].state = BACKGROUND
         if isinstance(structured, dict) and isinstance(structured.get("agentId"), str):
             ev.spawns[results[0].tool_use_id] = structured["agentId"]
@@ -461,9 +461,10 @@ def _sender(rec: dict) -> tuple[str | None, str | None]:
     return None, kind.replace("-", "_")
 
 
-def _launched(structured: dict, content: list) -> Notice:
+def launched(structured: dict, content: list) -> Notice:
     """An Agent or Workflow call that only started work in the background: the CLI's long note to
-    the model (ids, where the output goes, what not to do) as one line; the note in its details."""
+    the model (ids, where the output goes, what not to do) as one line; the note in its details.
+    (legion's SDK records carry the same result: `legion` uses this too.)"""
     what = structured.get("workflowName") or structured.get("description")
     words = ["started in the background"]
     if isinstance(what, str) and what:

@@ -24,7 +24,13 @@ through `timestamps.parse`. The top-level `message_id` (a uuid4 per line since 2
 `init` and `client_launched` system events are launch noise and hidden. `mcp__legion__send_comm` calls
 are messages from this agent (minion) to another; comms received arrive as user lines carrying
 `metadata.comm`, or in older files only the text prefix `**📋 Task from Minion #name:**`. Sub-agent
-frames carry `parent_tool_use_id` and hang under the Task call that started them.
+frames carry `parent_tool_use_id` and hang under the Task call that started them. An Agent call run
+in the background (`run_in_background`) gets a result that only says it started (`tool_use_result`
+`status: async_launched`, and a ToolCallUpdate "completed" with that text): it reads "running in the
+background" until the SDK's `TaskNotificationMessage` naming its `tool_use_id` ends it (completed,
+failed, killed…). An `init`'s model drops the CLI's context-window tag ("claude-opus-5[1m]"), so it
+is the model the replies name. (Shapes checked against the one public real recording, claudecode_webui
+`backend/tests/fixtures/raw/2026-09-23-primary/`, Claude Code 2.1.259; not bundled: CC BY-NC-SA.)
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import orjson
 from .. import files, timestamps
 from ..model import (
     AWAITING,
+    BACKGROUND,
     CANCELLED,
     DENIED,
     INTERRUPTED,
@@ -53,6 +60,7 @@ from ..model import (
 )
 from .common import DIGEST_TEXT, DIGEST_THOUGHT, anthropic_blocks, as_text, digest_block, digest_result, \
     generic_event, model_and_usage, result_content, retry_words, set_time, text_field
+from .claude_code import launched
 
 NAME = "legion"
 MODE = "jsonl"
@@ -76,6 +84,11 @@ _TERMINAL = {"completed": False, "failed": True, "denied": True, "interrupted": 
 # legion's ToolState words that name more than the four states of the map
 _NAMED = {"denied": DENIED, "interrupted": INTERRUPTED, "orphaned": INTERRUPTED,
           "cancelled": CANCELLED, "awaiting_permission": AWAITING, "permission_required": AWAITING}
+# a task notification's status → the state of the call whose work it reports ended
+_TASK_ENDS = {"completed": "completed", "failed": "failed", "killed": "interrupted",
+              "stopped": "interrupted", "cancelled": "cancelled"}
+# how the CLI's result for an Agent call run in the background begins (ToolCallUpdate `result`)
+_ASYNC_LAUNCH = "Async agent launched successfully"
 # system events after which legion itself takes every open call as interrupted (a restart)
 _RESTARTS = {"client_launched", "interrupt"}
 _ALLOW = {"allow", "allowed", "approve", "approved", "accept", "accepted", "granted"}
@@ -139,6 +152,12 @@ def event(rec: Any, ref: Ref) -> Event:
     return ev
 
 
+def _configured(model: str) -> str:
+    """The model an SDK `init` names, without the CLI's context-window tag ("claude-opus-5[1m]"
+    for the 1M-token window): the model the replies name ("claude-opus-5"), not a second one."""
+    return model[:model.index("[")] if model.endswith("]") and "[" in model[1:] else model
+
+
 # --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
 
 
@@ -162,7 +181,7 @@ def digest(rec: Any) -> Digest | None:
             inner = data.get("data")
             model = inner.get("model") if inner.__class__ is dict else None
             d = Digest("system", "system:init", None, None, True,
-                       model=model if model.__class__ is str else None)
+                       model=_configured(model) if model.__class__ is str else None)
         elif sdk == "ResultMessage" and not data.get("is_error") and not data.get("permission_denials"):
             d = Digest("status", "result", None, None)
             model_and_usage(d, None, data.get("usage"), data.get("total_cost_usd"))
@@ -217,6 +236,9 @@ def _digest_sdk_results(data: dict) -> Digest | None:
     content = data.get("content")
     if content.__class__ is not list or not content:
         return None
+    launched = data.get("tool_use_result")
+    if launched.__class__ is dict and launched.get("status") == "async_launched":
+        return None  # (the Event says the call runs on in the background)
     blocks = []
     for b in content:
         if b.__class__ is not dict or not _plain_result(b):
@@ -422,7 +444,12 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         if results and len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
             if len(results) == 1 and d.get("tool_use_result") is not None:
-                results[0].structured = d["tool_use_result"]
+                results[0].structured = structured = d["tool_use_result"]
+                if isinstance(structured, dict) and structured.get("status") == "async_launched":
+                    # an Agent call run in the background: it only started; a task notification
+                    # names its end (`_task`)
+                    results[0].content = [launched(structured, results[0].content)]
+                    results[0].state = BACKGROUND
         elif any(b.kind == "text" and b.text.startswith("[Request interrupted") for b in ev.blocks):
             ev.kind = "interrupt"
     elif cls == "SystemMessage":
@@ -435,7 +462,7 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
                                             r.get("max_retries"), r.get("retry_delay_ms")))]
         if sub == "init":
             tools = inner.get("tools")
-            ev.model = inner.get("model") if isinstance(inner.get("model"), str) else None
+            ev.model = _configured(inner["model"]) if isinstance(inner.get("model"), str) else None
             ev.blocks = [Notice(f"session initialised: {len(tools)} tools" if isinstance(tools, list)
                                 else "session initialised")]
         ev.blocks.append(Data(inner or d, sub or "system"))
@@ -510,6 +537,9 @@ def _task(cls: str, d: dict, ref: Ref) -> Event:
     call = d.get("tool_use_id")
     if isinstance(call, str) and cls in ("TaskStartedMessage", "TaskProgressMessage"):
         ev.running.append(call)
+    elif isinstance(call, str) and call and cls == "TaskNotificationMessage" \
+            and (ended := _TASK_ENDS.get(str(status).lower())):
+        ev.states[call] = ended  # a background agent's (or command's) work ended here
     return ev
 
 
@@ -530,7 +560,10 @@ def _tool_state(d: dict, ref: Ref) -> Event:
     elif word in _TERMINAL and word not in _NAMED and ("result" in d or _TERMINAL[word]):
         payload = d.get("error") if d.get("error") is not None else d.get("result")
         content = result_content(payload) or [Notice(word)]
-        ev.blocks.append(ToolResult(call, content, _TERMINAL[word]))
+        result = ToolResult(call, content, _TERMINAL[word])
+        if word == "completed" and isinstance(payload, str) and payload.startswith(_ASYNC_LAUNCH):
+            result.state = BACKGROUND  # legion says "completed": the agent only started
+        ev.blocks.append(result)
     elif word and call:
         ev.states[call] = word  # pending, awaiting permission, denied, interrupted…
         if d.get("error") is not None:
