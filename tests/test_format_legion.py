@@ -190,3 +190,43 @@ def test_background_agent_runs_until_its_task_notification(tmp_path):
     assert call.finished_at == 1790132020.0  # when its work ended, not when it was launched
     # the model the init names, with the CLI's context-window tag, is the model the replies name
     assert idx.summary.models == ["claude-opus-5"]
+
+
+def test_interrupt_mid_tool_reads_interrupted_not_denied_nor_an_error(tmp_path):
+    """The real recording's interrupt (hand-reduced): legion's `interrupt` system line and a
+    ToolCallUpdate `interrupted`, then the SDK's result "The user doesn't want to proceed with this
+    tool use…" (the same words a refusal gets) and a ResultMessage `error_during_execution` with
+    `terminal_reason: aborted_tools`. The call was interrupted, not denied; the turn was stopped,
+    which is no error of the session."""
+    call = "toolu_SL"
+    lines = [
+        {"type": "user", "content": "Sleep; I'll interrupt it.", "session_id": "s1", "timestamp": 1790132110.49,
+         "message_id": "u1"},
+        _sdk("AssistantMessage", 1790132112.33, {"content": [{"id": call, "name": "Bash", "input": {
+            "command": "sleep 30"}}], "model": "claude-opus-5", "parent_tool_use_id": None, "message_id": "m1"}, "a1"),
+        _sdk("ToolCallUpdate", 1790132112.34, {"tool_use_id": call, "name": "Bash", "status": "pending"}, "c1"),
+        {"type": "system", "content": "User Interrupted Processing", "timestamp": 1790132114.975,
+         "metadata": {"subtype": "interrupt", "source": "system"}, "session_id": "s1", "message_id": "i1"},
+        _sdk("ToolCallUpdate", 1790132114.9749, {"tool_use_id": call, "name": "Bash", "status": "interrupted",
+             "completed_at": 1790132114.9749}, "c2"),
+        _sdk("UserMessage", 1790132114.98, {"content": [{"tool_use_id": call, "is_error": True, "content": (
+            "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was "
+            "a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for "
+            "the user to tell you how to proceed.")}], "parent_tool_use_id": None,
+            "tool_use_result": "User rejected tool use"}, "r1"),
+        _sdk("UserMessage", 1790132114.982, {"content": [{"text": "[Request interrupted by user for tool use]"}],
+             "parent_tool_use_id": None}, "r2"),
+        _sdk("ResultMessage", 1790132114.986, {"subtype": "error_during_execution", "is_error": True,
+             "num_turns": 3, "duration_ms": 4474, "result": None, "permission_denials": [],
+             "errors": ["[ede_diagnostic] result_type=user"], "terminal_reason": "aborted_tools"}, "e1"),
+    ]
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(path).build()
+    c = idx.calls.calls[call]
+    assert (c.status, c.named) == ("error", "interrupted")
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    end = evs[-1]
+    assert end.kind == "result" and end.role != "error" and end.state == "interrupted"
+    assert end.blocks[0].text.startswith("turn interrupted")
+    assert idx.summary.errors == 0  # an interruption is no failure: neither the call nor the turn

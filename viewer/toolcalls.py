@@ -211,7 +211,11 @@ class ToolCallMap:
                         call.status, call.named = EXECUTING, BACKGROUND
                         continue
                     kept = call.named if call.named in ENDED and call.is_error else None
-                    call.named = b.state if b.state in ENDED else kept
+                    # a call its source named interrupted while it ran stays so when the result
+                    # that follows is only the SDK's "The user doesn't want to proceed…", which an
+                    # interrupt leaves as a refusal does (legion: ToolCallUpdate `interrupted`)
+                    interrupted = kept == INTERRUPTED and b.state == DENIED
+                    call.named = b.state if b.state in ENDED and not interrupted else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it

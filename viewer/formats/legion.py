@@ -29,7 +29,10 @@ in the background (`run_in_background`) gets a result that only says it started 
 `status: async_launched`, and a ToolCallUpdate "completed" with that text): it reads "running in the
 background" until the SDK's `TaskNotificationMessage` naming its `tool_use_id` ends it (completed,
 failed, killed…). An `init`'s model drops the CLI's context-window tag ("claude-opus-5[1m]"), so it
-is the model the replies name. (Shapes checked against the one public real recording, claudecode_webui
+is the model the replies name. An interrupt mid-tool (legion's `interrupt` line, a ToolCallUpdate
+`interrupted`, then the SDK's "The user doesn't want to proceed…" result, as a refusal gets) stays
+interrupted, and its ResultMessage (`error_during_execution`, `terminal_reason: aborted_tools`)
+reads "turn interrupted", not an error. (Shapes checked against the one public real recording, claudecode_webui
 `backend/tests/fixtures/raw/2026-09-23-primary/`, Claude Code 2.1.259; not bundled: CC BY-NC-SA.)
 """
 
@@ -467,8 +470,13 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
                                 else "session initialised")]
         ev.blocks.append(Data(inner or d, sub or "system"))
     elif cls == "ResultMessage":
-        ev = Event(ref, "error" if d.get("is_error") else "status", kind="result",
+        # a turn the user stopped ends "error_during_execution" with `terminal_reason:
+        # aborted_tools` (or aborted_streaming): an interruption, not a failure
+        stopped = str(d.get("terminal_reason") or "").startswith("aborted")
+        ev = Event(ref, "error" if d.get("is_error") and not stopped else "status", kind="result",
                    blocks=[Notice(_result_words(d), d)])
+        if stopped:
+            ev.state = INTERRUPTED
         # the turn's totals: counted only where the calls themselves recorded no usage
         model_and_usage(ev, None, d.get("usage"), d.get("total_cost_usd"))
         if isinstance(d.get("result"), str) and d["result"].strip():
@@ -575,7 +583,8 @@ def _tool_state(d: dict, ref: Ref) -> Event:
 
 
 def _result_words(d: dict) -> str:
-    parts = [f"turn {d.get('subtype') or 'finished'}".replace("_", " ")]
+    stopped = str(d.get("terminal_reason") or "").startswith("aborted")
+    parts = ["turn interrupted" if stopped else f"turn {d.get('subtype') or 'finished'}".replace("_", " ")]
     if isinstance(d.get("num_turns"), int):
         parts.append(f"{d['num_turns']} turn{'s' if d['num_turns'] != 1 else ''}")
     if isinstance(d.get("duration_ms"), (int, float)):
