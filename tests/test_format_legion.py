@@ -230,3 +230,35 @@ def test_interrupt_mid_tool_reads_interrupted_not_denied_nor_an_error(tmp_path):
     assert end.kind == "result" and end.role != "error" and end.state == "interrupted"
     assert end.blocks[0].text.startswith("turn interrupted")
     assert idx.summary.errors == 0  # an interruption is no failure: neither the call nor the turn
+
+
+def test_result_costs_are_the_process_running_total_not_each_turns(tmp_path):
+    """A ResultMessage's `total_cost_usd` is the SDK process's running total (the real recording:
+    0.226425, 0.4281195, … and a small figure again after a restart's `client_launched`). The
+    session's recorded cost is what the turns added, not the sum of the running totals."""
+    def result(ts, total, mid):
+        return _sdk("ResultMessage", ts, {"subtype": "success", "is_error": False, "num_turns": 1,
+                                          "total_cost_usd": total, "usage": {"input_tokens": 2, "output_tokens": 23},
+                                          "result": "ok", "permission_denials": []}, mid)
+    launched = {"type": "system", "content": "Claude Code Launched", "timestamp": 1790133469.2,
+                "metadata": {"subtype": "client_launched", "source": "system"}, "session_id": "s1", "message_id": "l2"}
+    lines = [
+        {"type": "user", "content": "Scenario 1.", "session_id": "s1", "timestamp": 1790131136.8, "message_id": "u1"},
+        result(1790131138.26, 0.226425, "r1"),
+        {"type": "user", "content": "Scenario 2.", "session_id": "s1", "timestamp": 1790131172.6, "message_id": "u2"},
+        result(1790131418.02, 0.4281195, "r2"),
+        launched,
+        {"type": "user", "content": "Back online.", "session_id": "s1", "timestamp": 1790133481.7, "message_id": "u3"},
+        result(1790133483.43, 0.044, "r3"),
+    ]
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(path).build()
+    assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.044)
+    # a turn appended later, read by the next pass of the same index (a live session): the
+    # running total it starts from is the one the last pass ended with
+    with open(path, "a") as f:
+        f.write(json.dumps(result(1790133500.0, 0.05, "r4")) + "\n")
+    idx.refresh()
+    assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
+    assert SessionIndex(path).build().summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)

@@ -155,6 +155,28 @@ def event(rec: Any, ref: Ref) -> Event:
     return ev
 
 
+def follow(ev: Event, carried: dict) -> None:
+    """A ResultMessage's `total_cost_usd` is what the SDK's CLI process has cost so far, not the
+    turn (0.23, 0.43, 0.64… in the real recording; back to a small figure after a restart, whose
+    `client_launched` line starts a new process): the turn's own cost is the rise since the last
+    one, so that adding the turns up gives what the session cost. (The card still shows the
+    figure the source wrote.)"""
+    rec = ev.meta
+    if ev.kind == "system:client_launched":
+        carried.pop("paid", None)
+        return
+    if ev.kind != "result" or rec.__class__ is not dict or rec.get("_type") != "ResultMessage":
+        return
+    usage = ev.usage
+    total = usage.get("cost") if usage.__class__ is dict else None
+    if total.__class__ not in (int, float):
+        return
+    before = carried.get("paid")
+    carried["paid"] = total
+    if before.__class__ in (int, float) and total >= before:
+        ev.usage = {**usage, "cost": round(total - before, 10)}
+
+
 def _configured(model: str) -> str:
     """The model an SDK `init` names, without the CLI's context-window tag ("claude-opus-5[1m]"
     for the 1M-token window): the model the replies name ("claude-opus-5"), not a second one."""
@@ -185,9 +207,10 @@ def digest(rec: Any) -> Digest | None:
             model = inner.get("model") if inner.__class__ is dict else None
             d = Digest("system", "system:init", None, None, True,
                        model=_configured(model) if model.__class__ is str else None)
-        elif sdk == "ResultMessage" and not data.get("is_error") and not data.get("permission_denials"):
+        elif sdk == "ResultMessage" and not data.get("is_error") and not data.get("permission_denials") \
+                and data.get("total_cost_usd") is None:  # (a cost: `follow` makes it the turn's)
             d = Digest("status", "result", None, None)
-            model_and_usage(d, None, data.get("usage"), data.get("total_cost_usd"))
+            model_and_usage(d, None, data.get("usage"))
         else:
             return None
         if d is not None and d.source_id is None:
