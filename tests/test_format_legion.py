@@ -262,3 +262,14 @@ def test_result_costs_are_the_process_running_total_not_each_turns(tmp_path):
     idx.refresh()
     assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
     assert SessionIndex(path).build().summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
+
+
+@pytest.mark.parametrize("inner,words", [
+    ({"status": None, "permissionMode": "acceptEdits"}, "permission mode: acceptEdits"),
+    ({"status": "requesting"}, "status: requesting"),
+])
+def test_sdk_status_messages_say_what_changed(inner, words):
+    rec = _sdk("SystemMessage", 1790131576.9, {"subtype": "status", "data": {
+        "type": "system", "subtype": "status", **inner}}, "m1")
+    ev = legion.event(rec, R)
+    assert ev.hidden and ev.blocks[0].text == words  # bookkeeping, readable behind the toggle

@@ -486,6 +486,11 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
             r = inner or d  # {attempt, max_retries, retry_delay_ms, error_status, error}
             ev.blocks = [Notice(retry_words(r.get("error_status"), r.get("error"), r.get("attempt"),
                                             r.get("max_retries"), r.get("retry_delay_ms")))]
+        if sub == "status" and isinstance(inner.get("permissionMode"), str):
+            # the user switched the permission mode (the CLI says so in a status message)
+            ev.blocks = [Notice(f"permission mode: {inner['permissionMode']}")]
+        elif sub == "status" and isinstance(inner.get("status"), str):
+            ev.blocks = [Notice(f"status: {inner['status']}")]
         if sub == "init":
             tools = inner.get("tools")
             ev.model = _configured(inner["model"]) if isinstance(inner.get("model"), str) else None
