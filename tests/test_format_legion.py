@@ -273,3 +273,20 @@ def test_sdk_status_messages_say_what_changed(inner, words):
         "type": "system", "subtype": "status", **inner}}, "m1")
     ev = legion.event(rec, R)
     assert ev.hidden and ev.blocks[0].text == words  # bookkeeping, readable behind the toggle
+
+
+def test_comm_attachments_read_as_the_files_sent_not_a_raw_comment():
+    """legion appends `<!-- sender_attachments: [...] -->` to a send_comm result (the real
+    recording's comm with test_file.md attached): the card names the file instead."""
+    text = ('Message sent to Test Minion\n\n<!-- sender_attachments: [{"name": "test_file.md", '
+            '"resource_id": "dd2a", "size": 337, "mime_type": "text/markdown"}] -->')
+    for rec in (
+        _sdk("UserMessage", 1790133027.03, {"content": [{"tool_use_id": "t1", "content": [
+            {"type": "text", "text": text}], "is_error": None}], "parent_tool_use_id": None}, "r1"),
+        _sdk("ToolCallUpdate", 1790133027.04, {"tool_use_id": "t1", "name": "mcp__legion__send_comm",
+             "status": "completed", "result": text}, "c1"),
+    ):
+        ev = legion.event(rec, R)
+        (result,) = [b for b in ev.blocks if b.kind == "tool_result"]
+        assert [(b.kind, b.text) for b in result.content] == [
+            ("text", "Message sent to Test Minion"), ("notice", "attached: test_file.md")]

@@ -155,6 +155,31 @@ def event(rec: Any, ref: Ref) -> Event:
     return ev
 
 
+_SENT_FILES = re.compile(r"\s*<!-- sender_attachments: (\[.*?\]) -->\s*$", re.S)
+
+
+def _attached(blocks: list) -> list:
+    """A comm sent with files: legion appends `<!-- sender_attachments: [{name, size, …}] -->` to
+    the tool's text for its own UI; shown as a line naming the files, not as a raw comment."""
+    out = []
+    for b in blocks:
+        m = _SENT_FILES.search(b.text) if b.kind == "text" else None
+        if m is None:
+            out.append(b)
+            continue
+        try:
+            files = orjson.loads(m[1])
+        except orjson.JSONDecodeError:
+            out.append(b)
+            continue
+        names = [f.get("name") for f in files if isinstance(f, dict) and isinstance(f.get("name"), str)]
+        rest = b.text[:m.start()]
+        if rest.strip():
+            out.append(Text(rest, b.markdown))
+        out.append(Notice("attached: " + ", ".join(names) if names else "attachments", files))
+    return out
+
+
 def follow(ev: Event, carried: dict) -> None:
     """A ResultMessage's `total_cost_usd` is what the SDK's CLI process has cost so far, not the
     turn (0.23, 0.43, 0.64… in the real recording; back to a small figure after a restart, whose
@@ -467,6 +492,8 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
     elif cls == "UserMessage":
         ev = Event(ref, "user", blocks=anthropic_blocks(d.get("content")))
         results = [b for b in ev.blocks if b.kind == "tool_result"]
+        for r in results:
+            r.content = _attached(r.content)
         if results and len(results) == len(ev.blocks):
             ev.role, ev.kind = "tool", "tool_result"
             if len(results) == 1 and d.get("tool_use_result") is not None:
@@ -595,7 +622,7 @@ def _tool_state(d: dict, ref: Ref) -> Event:
         ev.running.append(call)
     elif word in _TERMINAL and word not in _NAMED and ("result" in d or _TERMINAL[word]):
         payload = d.get("error") if d.get("error") is not None else d.get("result")
-        content = result_content(payload) or [Notice(word)]
+        content = _attached(result_content(payload)) or [Notice(word)]
         result = ToolResult(call, content, _TERMINAL[word])
         if word == "completed" and isinstance(payload, str) and payload.startswith(_ASYNC_LAUNCH):
             result.state = BACKGROUND  # legion says "completed": the agent only started
