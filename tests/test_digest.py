@@ -190,7 +190,10 @@ def test_legion_turn_records_are_digested():
                            "data": {"subtype": "init", "data": {"model": "claude-sonnet-4-5"}}})
     assert check(adapter, {"_type": "ResultMessage", **ids, "data": {
         "subtype": "success", "duration_ms": 30000, "is_error": False, "num_turns": 3,
-        "usage": {"input_tokens": 10, "output_tokens": 20}, "total_cost_usd": 0.25}})
+        "usage": {"input_tokens": 10, "output_tokens": 20}}})
+    # a turn's cost is the rise of the process's running total: the Event's `follow` knows it
+    assert not check(adapter, {"_type": "ResultMessage", **ids, "data": {
+        "subtype": "success", "is_error": False, "usage": {"input_tokens": 10}, "total_cost_usd": 0.25}})
     assert check(adapter, {"type": "user", "content": "Fix the window cache.", **ids,
                            "timestamp": "2025-10-21T19:00:18.487Z"})
     # what only the Event can say stays with it: a message from another minion, a failed turn

@@ -175,7 +175,9 @@ def test_openai_usage_matches_the_files(folder):
 @pytest.mark.parametrize("folder", corpus_sessions("legion"), ids=lambda p: p.name)
 def test_legion_turn_results_are_summed(folder):
     """The Agent SDK's ResultMessage carries a turn's totals: the cost the source recorded is
-    their sum; tokens come from them only when the calls recorded none."""
+    their sum (these hand-written fixtures give each turn's own, equal figures; a real recording's
+    running total is read as what each turn added: test_format_legion); tokens come from them
+    only when the calls recorded none."""
     paid = 0.0
     for line in (folder / "messages.jsonl").read_text().splitlines():
         rec = json.loads(line)

@@ -198,7 +198,9 @@ def follow(ev: Event, carried: dict) -> None:
         return
     before = carried.get("paid")
     carried["paid"] = total
-    if before.__class__ in (int, float) and total >= before:
+    # a running total only ever rises (every turn is billed); a figure that does not is a turn's
+    # own (hand-written files) or a new process's first
+    if before.__class__ in (int, float) and total > before:
         ev.usage = {**usage, "cost": round(total - before, 10)}
 
 
