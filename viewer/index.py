@@ -531,8 +531,10 @@ class SessionIndex:
         # full-text index reads the events)
         digest = getattr(adapter, "digest", None) if self.sink is None else None
         put = self._putter(th, adapter)
-        if (follow := getattr(adapter, "follow", None)) is not None:
-            put = _following(put, follow, th.carried)
+        # (a digest is of a record no `follow` reads: only Events take the wrapped way, and a
+        # format with both pays nothing per digested line)
+        put_event = put if (follow := getattr(adapter, "follow", None)) is None \
+            else _following(put, follow, th.carried)
         loads, JSONError = orjson.loads, orjson.JSONDecodeError
         for raw in scanner.lines():
             line, offset, length, data = raw
@@ -559,7 +561,7 @@ class SessionIndex:
                         continue
             else:
                 value = reader.skim(f, offset, length)
-            self._add(put, th, adapter, value, line, offset, length, data, f)
+            self._add(put_event, th, adapter, value, line, offset, length, data, f)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
@@ -584,7 +586,7 @@ class SessionIndex:
                 if isinstance(value, reader.BadLine):
                     value = truncated(value)
                     th.cut_tail = True
-                self._add(put, th, adapter, value, th.line + 1, off, length, data, f)
+                self._add(put_event, th, adapter, value, th.line + 1, off, length, data, f)
                 th.line += 1
                 th.offset = off + length
             else:
@@ -1175,13 +1177,13 @@ def _sealed(th: ThreadIndex) -> bool:
 
 
 def _following(put, follow, carried: dict):
-    """`put` for a JSONL format whose lines say who speaks the lines after them (`follow(ev,
-    carried)` reads and marks each event before it is indexed; `carried` lasts between passes).
-    The timeline gives a line read again the author its index column holds."""
+    """`put` for the Events of a JSONL format whose lines say something of the lines after them
+    (`follow(ev, carried)` reads and marks each event before it is indexed; `carried` lasts between
+    passes: an Agents SDK handoff's agent, legion's running cost). The timeline gives a line read
+    again the author its index column holds. A format's digests never pass here."""
 
     def put_followed(ev, *args) -> None:
-        if ev.__class__ is not Digest:
-            follow(ev, carried)
+        follow(ev, carried)
         put(ev, *args)
 
     return put_followed
