@@ -8,6 +8,11 @@ built from the writer code, row by row):
   (`source: "xml"`) and repeated in the tool row's `metadata.tool_call_id`; the tool row is
   `{role: user, content: <output>}` with `metadata.result {success, output, error}`, `return_format:
   "xml"`; `tool_error` status rows carry `error`, an `error` status row `{status_type, error}`.
+* `rows-xml-nonstream/` — the same file's process_non_streaming_response: the XML calls are parsed
+  before the assistant row exists (`xml_tool_index<N>_<uuid4>`) and, having ids, are left out of
+  the row's `metadata.tool_calls`, so the row keeps none; each tool row names its random id and
+  the assistant row (`assistant_message_id`), the status rows the same id and the call's
+  `tool_index`.
 * `rows-stateless/` — backend/core/agents/pipeline/stateless/coordinator/message_builder.py (commit
   106d6cd9) and tool_executor.py (commit 4396eeda): `content` / `metadata` as JSON strings, the
   assistant row's thinking in `metadata.reasoning_content`, `reasoning` rows streamed as
@@ -29,6 +34,7 @@ from conftest import ROOT
 FIXTURES = ROOT / "test_data" / "formats" / "agentpress"
 XML = FIXTURES / "rows-xml-ids" / "messages.jsonl"
 STATELESS = FIXTURES / "rows-stateless" / "messages.jsonl"
+NONSTREAM = FIXTURES / "rows-xml-nonstream" / "messages.jsonl"
 R = Ref("main", 1, 0, 1)
 
 
@@ -70,6 +76,56 @@ def test_an_error_status_row_shows_its_error():
     err = evs["x-14-error"]
     assert err.role == "error" and not err.hidden
     assert err.blocks[0].text == "litellm.RateLimitError: AnthropicException - rate limit exceeded"
+
+
+def test_a_non_streamed_responses_results_pair_with_its_calls_by_place():
+    """Its row keeps no ids and its results name random ones: the N-th call of the row the result
+    names is its call, as Suna numbered it (the status rows after a result follow it)."""
+    idx, evs = by_id(NONSTREAM)
+    uses = evs["n-03-assistant"].tool_uses()
+    assert [(u.name, u.input) for u in uses] == [
+        ("execute_command", {"command": "ls"}), ("read_file", {"file_path": "README.md"}),
+        ("read_file", {"file_path": "LICENSE"})]
+    assert {c.id: (c.name, c.status, c.result) for c in idx.calls.calls.values()} == {
+        uses[0].id: ("execute_command", "completed", ("main", 4)),
+        uses[1].id: ("read_file", "completed", ("main", 7)),
+        uses[2].id: ("read_file", "error", ("main", 10))}  # result.success false
+    assert not idx.calls.orphans and idx.summary.orphans == 0
+    # the random id a result named finds its call afterwards (the raw view, a permalink)
+    random = evs["n-11-tool-2"].tool_results()[0].tool_use_id
+    assert random.startswith("xml_tool_index2_94d1") and idx.calls.get(random).id == uses[2].id
+    # and the cache keeps that
+    again = SessionIndex.load(idx.dump())
+    assert again.calls.get(random).id == uses[2].id
+    assert again.calls.get(evs["n-05-tool-0"].tool_results()[0].tool_use_id).id == uses[0].id
+
+
+def test_a_result_naming_a_place_no_call_holds_stays_an_orphan():
+    """A result whose assistant row holds fewer calls than its id counts is not given another's."""
+    rows = [{"message_id": "a1", "thread_id": "t", "type": "assistant", "is_llm_message": True,
+             "content": {"role": "assistant", "content": '<function_calls><invoke name="ls">'
+                         '</invoke></function_calls>'}, "metadata": {}},
+            {"message_id": "t1", "thread_id": "t", "type": "tool", "is_llm_message": True,
+             "content": {"role": "user", "content": "x"},
+             "metadata": {"assistant_message_id": "a1", "tool_call_id": "xml_tool_index0_u-1"}},
+            {"message_id": "t2", "thread_id": "t", "type": "tool", "is_llm_message": True,
+             "content": {"role": "user", "content": "y"},
+             "metadata": {"assistant_message_id": "a1", "tool_call_id": "xml_tool_index1_u-2"}},
+            {"message_id": "t3", "thread_id": "t", "type": "tool", "is_llm_message": True,
+             "content": {"role": "user", "content": "z"},
+             "metadata": {"assistant_message_id": "a1", "tool_call_id": "xml_tool_index0_u-3"}}]
+    idx = _build_rows(rows)
+    (call,) = idx.calls.calls.values()
+    assert call.result == ("main", 1)  # the first result; a second for the same place is not its
+    assert set(idx.calls.orphans) == {"xml_tool_index1_u-2", "xml_tool_index0_u-3"}
+
+
+def _build_rows(rows):
+    import tempfile
+    from pathlib import Path
+    d = Path(tempfile.mkdtemp())
+    (d / "messages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return SessionIndex(d / "messages.jsonl").build()
 
 
 def test_rows_without_recorded_ids_keep_the_derived_ones():

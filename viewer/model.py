@@ -83,6 +83,10 @@ class ToolUse:
     status: str | None = None  # only where the source itself states it (Wolo's ToolPart)
     started: Any = None  # raw timestamps where the source puts them on the call
     ended: Any = None
+    # the call's place where its record keeps no id its results name (agentpress's non-streamed
+    # XML calls: the N-th call of an assistant row): a result naming an unknown id and this `alt`
+    # is this call's (toolcalls.ToolCallMap.aliases)
+    alt: str | None = None
 
 
 @dataclass(slots=True)
@@ -93,6 +97,7 @@ class ToolResult:
     is_error: bool | None = None  # None counts as success
     structured: Any = None  # a source's machine-readable result (Claude Code's toolUseResult)
     state: str | None = None  # a named outcome (NAMED_STATES) where the source states one
+    alt: str | None = None  # the place of its call where its id may be one no call kept (ToolUse.alt)
 
 
 @dataclass(slots=True)

@@ -399,7 +399,7 @@ class Redactor:
         changes = {}
         for f in dataclasses.fields(b):
             if f.name in ("data", "signature", "id", "tool_use_id", "media", "media_type", "line",
-                          "markdown", "redacted", "is_error"):
+                          "markdown", "redacted", "is_error", "alt"):
                 continue  # payloads, ids and flags: nothing a reader reads as text
             v = getattr(b, f.name)
             if f.name == "content" and isinstance(v, list):

@@ -717,6 +717,7 @@ class Timeline:
                     elif idx.region is not None and idx.region.lo > 0 and call is not None:
                         # a first screen's result whose call lies before what was read
                         v.refs[b.tool_use_id] = CallView(call, None, resolving=True)
+        canon = idx.calls.canon  # a result naming its call by an id no call kept (an alias)
         for where, cvs in wanted.items():
             v = loaded.get(where)
             if v is None:
@@ -727,7 +728,8 @@ class Timeline:
                 v = EventView(evs[0], seq)
             for i, b in enumerate(v.ev.blocks):
                 for cv in cvs:
-                    if b.kind == "tool_result" and b.tool_use_id == cv.call.id and cv.result is None:
+                    if b.kind == "tool_result" and canon(b.tool_use_id) == cv.call.id \
+                            and cv.result is None:
                         cv.result, cv.result_event, cv.result_path = b, v.ev.id, f"b{i}"
                         cv.result_owner = v
         # a call whose card is in the same event as its result shows the result there, once

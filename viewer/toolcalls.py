@@ -3,7 +3,9 @@
 Seed 004 defines the life of a call: `pending` when the call is seen, `completed` or `error` when its
 result arrives (`is_error` null counts as success), `executing` where the source says the tool is
 running (a Claude Code progress line, a Wolo ToolPart with status running). A result whose call never
-appears is an orphan. Durations run from the event holding the call to the one holding its result,
+appears is an orphan, unless it names its call's place (`ToolResult.alt`, agentpress's non-streamed
+XML calls, whose results name ids their call's row never kept): the call at that place
+(`ToolUse.alt`) is its call, and the id it named an alias of that call's (`aliases`). Durations run from the event holding the call to the one holding its result,
 unless the call carries its own start / end times (`ToolUse.started` / `.ended`), which win. The map
 is fed event by event in file order, by the index pass and by the live tail alike, and it is plain
 data so the cache can store and restore it.
@@ -100,6 +102,13 @@ class ToolCallMap:
         self._packed: _Packed | None = None  # calls loaded from the cache, not yet unpacked
         self.orphans: dict[str, ToolCall] = {}  # results seen with no call (yet)
         self.permits: dict[str, str] = {}  # permission request id → the call it is about
+        # another id → the call it names: a call's place (`ToolUse.alt`), and the id a result named
+        # that no call kept, once the result was matched to its call by that place
+        self.aliases: dict[str, str] = {}
+
+    def canon(self, call_id: str) -> str:
+        """The id of the call `call_id` names (itself unless it is an alias)."""
+        return self.aliases.get(call_id, call_id)
 
     @property
     def calls(self) -> dict[str, ToolCall]:
@@ -114,6 +123,7 @@ class ToolCallMap:
     def call(self, call_id: str) -> ToolCall | None:
         """One call (not an orphan) by id, unpacking only that one: the first screen of a big
         session needs a few dozen of its thousands of calls."""
+        call_id = self.aliases.get(call_id, call_id)
         found = self._calls.get(call_id)
         packed = self._packed  # another thread may unpack everything meanwhile
         if found is None and packed is not None and call_id in packed.pos:
@@ -165,7 +175,7 @@ class ToolCallMap:
         return len(self._calls) if packed is None else len(packed.ids)
 
     def get(self, call_id: str) -> ToolCall | None:
-        return self.call(call_id) or self.orphans.get(call_id)
+        return self.call(call_id) or self.orphans.get(self.aliases.get(call_id, call_id))
 
     def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
         """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
@@ -184,6 +194,8 @@ class ToolCallMap:
                     calls[cid] = call
                 call.name = b.name
                 call.call = where
+                if b.alt:
+                    self.aliases[b.alt] = cid
                 # a source that times the call itself (Wolo's ToolPart) is trusted over the event
                 started, ended = b.started, b.ended
                 started = None if started is None else _at(started)
@@ -198,8 +210,13 @@ class ToolCallMap:
                     call.status, call.named = source
                     call.is_error = call.status == ERROR
             elif kind == "tool_result":
-                cid = b.tool_use_id
+                cid = self.aliases.get(b.tool_use_id, b.tool_use_id)
                 call = calls.get(cid)
+                if call is None and b.alt and (to := self.aliases.get(b.alt)) is not None \
+                        and (found := calls.get(to)) is not None and found.result is None:
+                    # an id no call kept: the call in the place the result names is its call
+                    self.aliases[cid] = cid = to
+                    call = found
                 if call is None:
                     call = self.orphans.setdefault(cid, ToolCall(cid))
                 changed.add(cid)
@@ -219,7 +236,9 @@ class ToolCallMap:
                     call.status = ERROR if call.is_error or call.named else COMPLETED
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it
+        aliases = self.aliases
         for call_id in ev.running:
+            call_id = aliases.get(call_id, call_id)
             call = calls.get(call_id)
             if call is not None and call.status == PENDING:
                 call.status, call.named = EXECUTING, None
@@ -234,7 +253,8 @@ class ToolCallMap:
                 continue
             source = source_state(word)
             if source is not None:
-                targets = self._open() if call_id == "*" else [calls.get(call_id)]
+                targets = self._open() if call_id == "*" else [
+                    calls.get(aliases.get(call_id, call_id))]
                 for c in targets:
                     was = c.named if c is not None else None
                     if c is not None and _move(c, *source):
@@ -324,7 +344,7 @@ class ToolCallMap:
     def dump(self, blobs: list[bytes]) -> dict:
         calls = list(self.calls.values())
         return {"calls": _Packed.pack(calls, blobs), "orphans": _Packed.pack(
-            list(self.orphans.values()), blobs), "permits": self.permits}
+            list(self.orphans.values()), blobs), "permits": self.permits, "aliases": self.aliases}
 
     @classmethod
     def load(cls, d: dict, blobs) -> "ToolCallMap":
@@ -333,6 +353,7 @@ class ToolCallMap:
         orphans = _Packed(d["orphans"], blobs)
         m.orphans = {cid: orphans.unpack(cid) for cid in orphans.ids}
         m.permits = dict(d.get("permits") or {})
+        m.aliases = dict(d.get("aliases") or {})
         return m
 
 

@@ -17,7 +17,11 @@ stateless pipeline's message_builder.py, commit 106d6cd9, write them; older rows
   (`xml_tool_index<N>_<message id or uuid>`), in `metadata.tool_calls` (`source: "xml"`): the
   N-th invoke takes the N-th id. Older rows recorded none, so an id is derived from the row's
   message_id, the function name and its parameters, which the tool row's `parsing_details` (or
-  `tool_execution.arguments`) repeat. `reasoning_content` (in the message, or in the stateless
+  `tool_execution.arguments`) repeat. A non-streamed response (process_non_streaming_response)
+  records none either: its calls were parsed before the row existed, given random ids
+  (`xml_tool_index<N>_<uuid4>`), and left out of `metadata.tool_calls` for having ids. Its tool
+  rows name those ids and the assistant row (`metadata.assistant_message_id`): such a result is
+  paired with the N-th call of that row (`ToolResult.alt` / `ToolUse.alt`, the map's aliases). `reasoning_content` (in the message, or in the stateless
   pipeline's `metadata.reasoning_content`) → Thinking.
 * a message whose content blocks carry `cache_control` is a cached block: earlier history flattened
   to text (`User: … Assistant: … Tool: {…}`). It becomes one collapsed `Cached` block (kind
@@ -58,8 +62,9 @@ Kept only in the raw view: `metadata.frontend_content`, `parsing_details`, `thre
 `linked_tool_result_message_id`, `text_content`, `agent_id` / `agent_version_id`,
 `created_by_user_id`, `sequence`, `updated_at` (all in `Event.meta`).
 Known gaps: XML calls repeated with identical parameters in one older row (no recorded ids) share
-one derived id; a non-streamed XML response records no ids in its row while its tool rows name
-random ones, so those results stay unpaired.
+one derived id; a non-streamed response's `tool_started` rows (written before each result, naming
+only the random id) cannot mark its calls running, so a run killed while a tool ran shows that call
+pending.
 """
 
 from __future__ import annotations
@@ -91,6 +96,7 @@ _STATUS_WORDS = {
 _FUNCTION_CALLS = re.compile(r"<function_calls>(.*?)(?:</function_calls>|\Z)", re.S)
 _INVOKE = re.compile(r"<invoke\s+name=\"([^\"]+)\"\s*>(.*?)(?:</invoke>|\Z)", re.S)
 _PARAM = re.compile(r"<parameter\s+name=\"([^\"]+)\"\s*>(.*?)</parameter>", re.S)
+_XML_ID = re.compile(r"xml_tool_index(\d+)_(.+)", re.S)
 _OLD_RESULT = re.compile(r"^\s*<tool_result>\s*<([\w-]+)>\s*(.*?)\s*</\1>\s*</tool_result>\s*$", re.S)
 
 
@@ -254,13 +260,35 @@ def _xml_calls(text: str, mid: str | None, ids: list[str] | None = None) -> list
             out.append(Text(before.strip()))
         for inv in _INVOKE.finditer(fc.group(1)):
             params = {m.group(1): m.group(2).strip() for m in _PARAM.finditer(inv.group(2))}
-            cid = ids[n] if ids and n < len(ids) else xml_call_id(mid, inv.group(1), params)
+            if ids and n < len(ids):
+                out.append(ToolUse(ids[n], inv.group(1), params))
+            else:  # no id kept: its place is what a non-streamed response's results name
+                out.append(ToolUse(xml_call_id(mid, inv.group(1), params), inv.group(1), params,
+                                   alt=_place(n, mid) if mid else None))
             n += 1
-            out.append(ToolUse(cid, inv.group(1), params))
         pos = fc.end()
     if text[pos:].strip():
         out.append(Text(text[pos:].strip()))
     return out
+
+
+def _place(n: int, mid: str) -> str:
+    """The N-th XML call of assistant row `mid`, as the id Suna would give it had it kept one."""
+    return f"xml_tool_index{n}_{mid}"
+
+
+def _alt(call: Any, md: dict) -> str | None:
+    """The place of the call an XML tool row answers: a non-streamed response keeps no ids in its
+    assistant row, and its calls' ids (`xml_tool_index<N>_<uuid4>`, the N-th call of the row) are
+    random; the row names the assistant row (`metadata.assistant_message_id`), so the N-th call of
+    that row is its call. Whether that row kept the id is unknown here: the id is tried first."""
+    mid = md.get("assistant_message_id")
+    if not isinstance(call, str) or not isinstance(mid, str) or not mid:
+        return None
+    m = _XML_ID.fullmatch(call)
+    if m is None or m.group(2) == mid:
+        return None  # not an XML call's id, or already the one its place gives
+    return _place(int(m.group(1)), mid)
 
 
 def xml_call_id(mid: str | None, name: str, params: Any) -> str:
@@ -306,7 +334,7 @@ def _tool(content: Any, md: dict, ref: Ref) -> Event:
     why = result.get("error")
     if why and as_text(why).strip() and as_text(why).strip() not in as_text(raw):
         blocks.append(Text(as_text(why), markdown=False))  # a failure whose output is empty
-    ev.blocks = [ToolResult(str(call), blocks, error)]
+    ev.blocks = [ToolResult(str(call), blocks, error, alt=_alt(call, md))]
     if md.get("hidden_from_user") or md.get("internal"):
         ev.hidden, ev.hidden_reason = True, "internal tool result"  # Suna's UI hides it too
     return ev

@@ -416,7 +416,8 @@ def _calls_touched(ev, idx: SessionIndex, where: tuple[str, int]) -> set[str]:
         call = idx.calls.call(parent) if isinstance(parent, str) else None
         if call is not None and call.named in RUNNING_ON:
             ids.add(parent)
-    return ids
+    canon = idx.calls.canon  # a result may name its call by an id the call's record did not keep
+    return {canon(cid) for cid in ids}
 
 
 class Subscription:
