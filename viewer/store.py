@@ -64,6 +64,10 @@ class SessionRef:
     label: str  # path relative to its root, for people
     mtime: float
     size: int
+    # another session of its root has the same name (`x.json` beside `x.jsonl`, or beside a
+    # session folder `x/`): its label then ends with its file's extension, and its page's title
+    # names it too, so the two can be told apart
+    clash: bool = False
 
 
 class NotFound(LookupError):
@@ -224,6 +228,7 @@ class Store:
                 if key in found:  # two hashes alike: never seen, but never two sessions one key
                     key = keys.marked(key, path)
                 found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
+        _tell_apart(found.values())
         skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
         return found, skipped, skipped_keys, {a: k for a, k in aliases.items() if a not in found}
 
@@ -783,6 +788,24 @@ def _os_reason(path: str, e: OSError) -> str:
     if e.errno == errno.ELOOP:
         return "a symlink loop"
     return f"cannot be read: {e.strerror or e}"
+
+
+def _tell_apart(refs) -> None:
+    """Sessions of one root with the same label (a `.json` document beside `x.jsonl`, both an
+    OpenAI Agents SDK `to_input_list()` save, say; a file beside a session folder `x/`) show their
+    file's extension: `x.json`, `x.jsonl`, while the folder keeps its name. Keys stay as they are
+    (made from the names before, they must not move)."""
+    seen: dict[tuple[str, str], list[SessionRef]] = {}
+    for r in refs:
+        seen.setdefault((r.root, r.label), []).append(r)
+    for same in seen.values():
+        if len(same) < 2:
+            continue
+        for r in same:
+            r.clash = True
+            name = os.path.basename(r.path)
+            if name != SESSION_FILE:
+                r.label += name[name.rindex("."):] if "." in name else ""
 
 
 def _label(name: str) -> str:
