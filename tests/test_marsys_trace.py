@@ -197,3 +197,17 @@ def test_coordination_tool_calls_read_as_hand_offs_not_pending_calls():
         {"id": "c9", "type": "function", "function": {"name": "invoke_agent",
                                                       "arguments": "{\"who\": 1}"}}]}, R)
     assert [u.name for u in odd.tool_uses()] == ["invoke_agent"]
+
+
+def test_a_trace_counts_agent_steps_not_messages():
+    """A trace holds the agents' steps (the failed one too) and tool calls, no messages: the
+    summary the list and the header show counts the steps; the outline's one part holds them."""
+    from viewer.outline import turns
+    for path in (NDJSON, TREE):
+        idx, _ = read(path)
+        s = idx.summary
+        assert (s.messages, s.steps, s.tool_calls, s.errors) == (0, 4, 2, 2), path
+        (part,) = turns(idx)
+        assert (part.text, part.steps, part.tool_calls, part.errors) == ("", 4, 2, 2)
+    memory, _ = read(FIXTURES / "golden-marsys-0.2.1" / "coordinator.messages.jsonl")
+    assert memory.summary.messages > 0 and memory.summary.steps == 0  # a memory: messages

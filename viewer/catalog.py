@@ -23,7 +23,7 @@ SORTS = {
     "updated": ("last written", lambda r, s: r.mtime, False, True),
     "started": ("started", lambda r, s: s.started, True, True),
     "duration": ("duration", lambda r, s: s.duration, True, True),
-    "messages": ("messages", lambda r, s: s.messages, True, True),
+    "messages": ("messages", lambda r, s: s.messages or s.steps, True, True),  # a trace: its steps
     "tool_calls": ("tool calls", lambda r, s: s.tool_calls, True, True),
     "errors": ("errors", lambda r, s: s.errors, True, True),
     "tokens": ("tokens", lambda r, s: s.tokens, True, True),

@@ -577,7 +577,8 @@ class _Markdown:
             facts.append(("started", timestamps.human_utc(timestamps.from_epoch(s.started))))
         if s.duration is not None:
             facts.append(("duration", timestamps.span(s.duration)))
-        facts += [("messages", s.messages), ("tool calls", s.tool_calls)]
+        facts += [("agent steps", s.steps) if s.steps and not s.messages
+                  else ("messages", s.messages), ("tool calls", s.tool_calls)]
         if s.errors:
             facts.append(("errors", s.errors))
         if s.models:

@@ -691,6 +691,8 @@ class SessionIndex:
                 s.hidden += 1
             elif role in message_roles and kind in message_kinds:
                 s.messages += 1
+            elif kind == "step":  # a run trace's agent step (MARSYS), failed ones too
+                s.steps += 1
             if kind == "unparsed":
                 s.unparsed += 1
             elif role == "error":
@@ -1263,8 +1265,8 @@ def _thread_keys(spawns: dict) -> dict:
     return {cid: keys.thread_key(str(name)) for cid, name in spawns.items()}
 
 
-_SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "tool_calls",
-                   "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished",
+_SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
+                   "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished",
                    "usage", "tools", "tool_time", "parent")
 
 

@@ -284,6 +284,9 @@ class SessionSummary:
     ended: float | None = None
     events: int = 0
     messages: int = 0
+    # agent steps of a run trace (MARSYS: each agent's request and the action it chose, kind
+    # "step"); a trace holds no messages, so the list and the header count these instead
+    steps: int = 0
     tool_calls: int = 0
     errors: int = 0
     hidden: int = 0

@@ -26,6 +26,7 @@ class Turn:
     started: float | None = None
     ended: float | None = None
     events: int = 0
+    steps: int = 0  # a run trace's agent steps (MARSYS), as the header counts them
     tool_calls: int = 0
     errors: int = 0
     subagents: list = field(default_factory=list)  # labels of the sub-agent threads it spawned
@@ -82,6 +83,11 @@ def _build_turns(idx: SessionIndex) -> list[Turn]:
         for seq, role in enumerate(th.roles):
             if role == "error" and (t := turn_of(name, seq)) is not None:
                 t.errors += 1
+        if "step" in th.kinds:
+            hidden = th.hidden
+            for seq, kind in enumerate(th.kinds):
+                if kind == "step" and not hidden[seq] and (t := turn_of(name, seq)) is not None:
+                    t.steps += 1
     if out and out[0].text == "" and not (out[0].tool_calls or out[0].errors) and len(out) > 1:
         out.pop(0)  # a lead-in of bookkeeping lines only is not worth a row
     return out

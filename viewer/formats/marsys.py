@@ -35,6 +35,8 @@ Shapes, all read record by record:
     step | generation | compaction | tool) become: the run (task, outcome, final response), hidden
     branch lines, each agent step (its request, chosen action, error), hidden model calls with
     model and tokens, and tool calls with their result summary (span status error → failed).
+    A trace holds no messages: the session's summary counts its steps (kind `step`, index.py),
+    which the list, the header and the outline show instead.
   JSONL (one message per line, e.g. an agent's memory as `to_llm_dict()` hands it to the model)
   and JSON lists of messages are read as well.
 
