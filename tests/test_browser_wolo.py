@@ -86,8 +86,8 @@ def test_a_sub_agent_started_while_the_parent_is_open_appears_under_its_call(ser
     card = page.locator("#tc-call_task_1")
     expect(card.locator(".state")).to_have_text("pending")
     expect(card.locator("details.subthread")).to_have_count(0)
-    tmp = root / f"{EXPLORE}.partial"
-    shutil.copytree(SESSIONS / EXPLORE, tmp)
+    tmp = tmp_path / f"{EXPLORE}.partial"  # (outside the sessions folder: a copy in it is a
+    shutil.copytree(SESSIONS / EXPLORE, tmp)  # session of its own the watcher may see first)
     tmp.rename(root / EXPLORE)  # (whole at once: this test is not about half-written folders)
     thread = card.locator("details.subthread")
     expect(thread).to_have_count(1, timeout=15000)
@@ -96,4 +96,58 @@ def test_a_sub_agent_started_while_the_parent_is_open_appears_under_its_call(ser
     expect(card.get_by_text("Looking for callers of divide().")).to_be_visible()
     expect(page.locator("#tc-call_task_2 details.subthread")).to_have_count(0)
     assert page.evaluate("window.drawnOnce === true")  # no reload
+    assert page.problems == []
+
+
+def _old(root):
+    """Every file of the copy last written long ago (just after the golden runs, which a child's
+    folder must postdate to be its parent's): the sessions have ended."""
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, (1772449300, 1772449300))
+
+
+def test_a_task_whose_sub_agent_failed_reads_failed_and_a_killed_run_never_answered(
+        serve, watched_page, tmp_path):
+    """Wolo 0.13's agent_loop catches a failed model call and returns; the task tool passes on the
+    sub-agent's (empty) reply and the part is saved `completed`, while the sub-agent's own session
+    keeps its reply unfinished. A parent killed while a task ran keeps that part `running` (what a
+    last save wrote) and its pid: the session ended with the call never answered."""
+    root = tmp_path / "sessions"
+    for name in (PARENT, EXPLORE, GENERAL):
+        shutil.copytree(SESSIONS / name, root / name)
+    msg = root / PARENT / "messages" / "msg_102.json"
+    turn = json.loads(msg.read_text())
+    for part in turn["parts"]:
+        if part.get("id") == "call_task_2":
+            part.update(status="completed", output="Subagent (general) response:\n")
+    msg.write_text(json.dumps(turn, indent=2))
+    killed = root / "Vega_260302_120000"  # the same audit, killed while its first task ran
+    shutil.copytree(SESSIONS / PARENT, killed)
+    (killed / "messages" / "msg_103.json").unlink()
+    turn = json.loads((killed / "messages" / "msg_102.json").read_text())
+    for part in turn["parts"][1:]:
+        part.update(status="pending", output="", start_time=0.0, end_time=0.0)
+    turn["parts"][1].update(status="running", start_time=1772449202.5)
+    (killed / "messages" / "msg_102.json").write_text(json.dumps(turn, indent=2))
+    meta = json.loads((killed / "session.json").read_text())
+    meta.update(id=killed.name, pid=2 ** 22 + 7, pid_updated_at=1772449200.0)  # no such process
+    (killed / "session.json").write_text(json.dumps(meta, indent=2))
+    _old(root)
+    srv = serve(root, WATCH=False)
+    page = watched_page
+    page.goto(srv.url + f"/s/{PARENT}~session")
+    failed = page.locator("#tc-call_task_2")
+    expect(failed.locator(".call-state .state")).to_have_text("error")
+    expect(failed.locator(".tool-result")).to_contain_text("Subagent (general) response:")
+    expect(page.locator("#tc-call_task_1 .call-state .state").first).to_have_text("completed")
+    failed.locator("details.subthread summary").click()  # why: its sub-agent's reply never came
+    expect(failed.get_by_text("reply not saved: the turn has not finished")).to_be_visible()
+    expect(page.locator("#session-facts dd.errors")).to_have_text("1")
+    page.goto(srv.url + f"/s/{killed.name}~session")
+    running = page.locator("#tc-call_task_1")
+    expect(running.locator(".call-state .state").first).to_have_text("never answered")
+    expect(running.locator(".call-state .state").first).to_have_attribute(
+        "title", re.compile("it was running when the session ended"))
+    expect(page.locator("#tc-call_task_2 .call-state .state")).to_have_text("never answered")
+    expect(page.locator(".state.executing")).to_have_count(0)
     assert page.problems == []

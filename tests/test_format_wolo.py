@@ -252,8 +252,11 @@ def test_page_shows_tool_states_and_agent(tmp_path):
     html = client.get(href).get_data(as_text=True)
     assert html.count('class="ev ') == 6
     assert html.count('class="tool ') == 6
-    for state in ("completed", "error", "executing"):
+    for state in ("completed", "error"):
         assert f'<span class="state {state}">{state}</span>' in html
+    # the session has ended: the pending read and the running shell never got their results
+    assert html.count('never answered</span>') == 2
+    assert '<span class="state executing">executing</span>' not in html
     assert "<details class=\"thinking\"" in html
     assert "division by zero" in html  # the failed shell's output
     assert "never answered" in html  # the pending read of a session gone quiet

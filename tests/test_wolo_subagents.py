@@ -86,7 +86,8 @@ def test_golden_sub_agents_are_threads_under_the_calls_that_spawned_them():
     tl = Timeline(idx)
     assert tl.thread_view(EXPLORE).label == "explore · find divide() callers"
     # the parent's figures hold its sub-agents' (as a Claude Code session's hold its agents')
-    assert idx.summary.messages == 8 and idx.summary.parent == ""
+    # (the failed sub-agent's empty reply, never finished, is no message)
+    assert idx.summary.messages == 7 and idx.summary.parent == ""
 
 
 def test_a_sub_agents_own_session_names_its_parent():
@@ -292,3 +293,56 @@ def test_parent_page_nests_the_sub_agent_and_links_its_session(client):
     assert f'href="/s/{EXPLORE}~session"' in card  # its own session
     thread = client.get(f"/s/{PARENT}~session/t/{EXPLORE}", headers={"HX-Request": "true"})
     assert "Looking for callers of divide()." in thread.get_data(as_text=True)
+
+
+# --- how a sub-agent's run ended: what its own session says -----------------------------------------
+# Wolo 0.13's agent_loop (wolo/agent.py) catches a failed model call and returns; the task tool
+# (tools_pkg/task.py) then passes on what the sub-agent wrote, "Subagent (<agent>) response:\n…",
+# and the executor saves the part `completed`. The sub-agent's own session keeps the truth: the reply
+# Wolo saved (empty, unfinished) before the model call, never saved again — or, when the session
+# saver flushed it, the reply with `finish_reason: "error"`.
+
+
+def swallowed(tmp_path, last=None):
+    """The golden parent with its general sub-agent's model call failing the way agent_loop ends
+    it: the parent's part completed with an empty response."""
+    root = copy(tmp_path, PARENT, EXPLORE, GENERAL)
+    msg = root / PARENT / "messages" / "msg_102.json"
+    turn_ = json.loads(msg.read_text())
+    for part in turn_["parts"]:
+        if part.get("id") == "call_task_2":
+            part.update(status="completed", output="Subagent (general) response:\n")
+    msg.write_text(json.dumps(turn_, indent=2))
+    if last is not None:
+        (f,) = [p for p in (root / GENERAL / "messages").glob("*.json")
+                if json.loads(p.read_text())["role"] == "assistant"]
+        f.write_text(json.dumps({**json.loads(f.read_text()), **last}, indent=2))
+    return root
+
+
+def test_a_task_whose_sub_agent_never_finished_its_reply_failed(tmp_path):
+    root = swallowed(tmp_path)
+    idx = SessionIndex(root / PARENT / "session.json").build()
+    assert idx.calls.calls["call_task_2"].status == "error"  # its sub-agent's reply never came
+    assert idx.calls.calls["call_task_1"].status == "completed"  # its sub-agent answered
+    assert idx.summary.errors == 1
+    evs = load_events(idx, GENERAL, 0, len(idx.threads[GENERAL]))
+    assert [e.blocks[0].text for e in evs if e.kind == "unfinished"] == [
+        "reply not saved: the turn has not finished"]
+
+
+def test_a_task_whose_sub_agent_ended_on_a_model_error_failed(tmp_path):
+    root = swallowed(tmp_path, last={
+        "finished": True, "finish_reason": "error",
+        "parts": [{"type": "text", "id": "tp", "text": "Let me check"}]})
+    idx = SessionIndex(root / PARENT / "session.json").build()
+    assert idx.calls.calls["call_task_2"].status == "error"
+
+
+def test_a_sub_agent_that_finished_its_reply_leaves_its_task_completed(tmp_path):
+    root = swallowed(tmp_path, last={
+        "finished": True, "finish_reason": "stop",
+        "parts": [{"type": "text", "id": "tp", "text": "No other callers."}]})
+    idx = SessionIndex(root / PARENT / "session.json").build()
+    assert idx.calls.calls["call_task_2"].status == "completed"
+    assert idx.summary.errors == 0

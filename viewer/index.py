@@ -750,6 +750,7 @@ class SessionIndex:
         if running_on:
             self._settle_background(running_on, change)
         self._settle_runs(change)
+        self._settle_failed(change)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
         s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
@@ -840,6 +841,30 @@ class SessionIndex:
                 call.status, call.named, call.is_error, call.finished_at = status, named, status == ERROR, at
             if change is not None:
                 change.calls.add(cid)
+
+    def _settle_failed(self, change: Change | None) -> None:
+        """Calls whose result says they completed while their sub-agent's own session says its run
+        failed (the format's `agent_failed`: a Wolo task whose sub-agent's model call failed) are
+        errors. Asked only of returned calls (the sub-agent's run is over) and only upgrades: a
+        result rebuilt from the files starts from what they say again."""
+        judge = getattr(self.adapter(), "agent_failed", None)
+        if judge is None:
+            return
+        threads = self.threads
+        for call in self.calls.calls.values():
+            sub = call.subthread
+            if sub is None or call.status != COMPLETED or call.named or sub not in threads \
+                    or threads[sub].pending:
+                continue
+            try:
+                failed = judge(threads[sub])
+            except Exception:  # (an adapter's mistake must not stop the index)
+                log.exception("agent_failed failed on %s", threads[sub].path)
+                failed = False
+            if failed:
+                call.status, call.is_error = ERROR, True
+                if change is not None:
+                    change.calls.add(call.id)
 
     def _agent_end(self, th: ThreadIndex, judge) -> tuple[bool, float | None]:
         """(whether the sub-agent of `th` is done, the time of its last message): one line read."""

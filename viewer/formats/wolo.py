@@ -53,6 +53,16 @@ its children go under it. `companions` lists a session's children (and theirs, a
 from the sessions folder's session.json files alone, read only for folders written since the parent
 began; `spawning_calls` matches them to calls; the index nests each under its call. A child opened
 on its own says whose sub-agent it is (`session_info`: `parent_path`).
+
+How a sub-agent's run ended is read from its own session, not from the parent's part alone: Wolo's
+agent_loop (0.13) catches a failed model call and returns, so the task tool passes on whatever the
+sub-agent wrote ("Subagent (<agent>) response:\n…") and the part is saved `completed`; the
+sub-agent's session keeps its last reply unfinished (saved empty before the model call, never again;
+shown as "reply not saved", kind `unfinished`) or, when a last save flushed it, ended with
+`finish_reason: "error"`. Such a task call is an error (`agent_failed`, asked by the index of a call
+that returned). A parent killed while a task ran keeps that part `pending` or `running` (a last
+flush) and its `pid`: once the session has ended (pid cleared, or its files quiet ten minutes) the
+call reads "never answered", not executing.
 """
 
 from __future__ import annotations
@@ -202,7 +212,13 @@ def event(rec: Any, ref: Ref) -> Event:
         if reason == "error":
             ev.role = "error"
     if role == "assistant" and not ev.blocks:
-        ev.blocks.append(Notice("streaming…" if rec.get("finished") is False else "empty message"))
+        if rec.get("finished") is False:
+            # saved before its model call and not since: the call is under way, or it raised
+            # (agent_loop swallows the error: see `agent_failed`)
+            ev.kind = "unfinished"
+            ev.blocks.append(Notice("reply not saved: the turn has not finished"))
+        else:
+            ev.blocks.append(Notice("empty message"))
     if isinstance(rec.get("id"), str) and rec["id"]:
         ev.source_id = rec["id"]
     set_time(ev, rec.get("timestamp"))
@@ -486,6 +502,25 @@ def companion_folders(main: Path) -> list[Path]:
 def thread_label(agent: str, meta: dict) -> str:
     kind = meta.get("agent_type") if isinstance(meta, dict) else None
     return f"{kind} agent · session {agent}" if kind else f"session {agent}"
+
+
+_TURN_ROLES = ("user", "assistant", "error")
+
+
+def agent_failed(th) -> bool:
+    """Whether the sub-agent of thread `th` (index columns) ended on a turn that failed, though the
+    `task` call that ran it was saved `completed`: Wolo's agent_loop (0.13) catches a failed model
+    call and returns, and the task tool passes on whatever the sub-agent wrote ("Subagent (<agent>)
+    response:\n…"). The sub-agent's own session keeps the truth: its last turn ended with
+    `finish_reason: "error"` (when it was saved again), or is the empty reply Wolo saved before the
+    model call and never saved again. Asked only of a call that has returned, so its sub-agent's
+    run is over."""
+    roles, kinds, hidden = th.roles, th.kinds, th.hidden
+    for i in range(len(hidden) - 1, -1, -1):
+        if hidden[i] or roles[i] not in _TURN_ROLES:
+            continue
+        return roles[i] == "error" or kinds[i] == "unfinished"
+    return False
 
 
 def spawning_calls(threads: dict, calls: dict) -> dict[str, str]:
