@@ -132,6 +132,13 @@ def test_a_task_whose_sub_agent_failed_reads_failed_and_a_killed_run_never_answe
     meta = json.loads((killed / "session.json").read_text())
     meta.update(id=killed.name, pid=2 ** 22 + 7, pid_updated_at=1772449200.0)  # no such process
     (killed / "session.json").write_text(json.dumps(meta, indent=2))
+    child = root / "7c1e9a02"  # its explore sub-agent, cut off after its grep
+    shutil.copytree(SESSIONS / EXPLORE, child)
+    meta = json.loads((child / "session.json").read_text())
+    meta.update(id=child.name, parent_session_id=killed.name)
+    (child / "session.json").write_text(json.dumps(meta, indent=2))
+    last = max(child.glob("messages/*.json"), key=lambda p: json.loads(p.read_text())["timestamp"])
+    last.unlink()
     _old(root)
     srv = serve(root, WATCH=False)
     page = watched_page
@@ -148,6 +155,9 @@ def test_a_task_whose_sub_agent_failed_reads_failed_and_a_killed_run_never_answe
     expect(running.locator(".call-state .state").first).to_have_text("never answered")
     expect(running.locator(".call-state .state").first).to_have_attribute(
         "title", re.compile("it was running when the session ended"))
+    expect(running.locator(".tool-result").first).to_have_text(
+        "No result: the session moved on or ended without one (it was still running).")
+    expect(running.locator("details.subthread summary")).to_contain_text("explore")  # its sub-agent
     expect(page.locator("#tc-call_task_2 .call-state .state")).to_have_text("never answered")
     expect(page.locator(".state.executing")).to_have_count(0)
     assert page.problems == []

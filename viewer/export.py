@@ -737,7 +737,7 @@ class _Markdown:
         elif call.result is not None:  # answered out of sight (a Responses stream log)
             out.append("*Answered: the output is not in this file.*\n")
         elif cv.unanswered:
-            out.append("*No result: the session moved on without one.*\n")
+            out.append("*No result: the session moved on or ended without one.*\n")
         for th in cv.threads:
             if th.name in self.x.threads:
                 out.append(f"**Sub-agent: {_inline(th.label)}** ({th.count} events)\n")
