@@ -2,7 +2,9 @@
 hand from the seed's own examples (and the row shapes Suna's response processor writes)."""
 
 import json
+import os
 import re
+import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -14,7 +16,7 @@ from viewer.model import Ref
 from viewer.timeline import load_events
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, quiet_copy
 
 FIXTURES = ROOT / "test_data" / "formats" / "agentpress"
 BASIC = FIXTURES / "rows-basic" / "messages.jsonl"
@@ -166,14 +168,27 @@ def test_check_json_names_the_format(path):
     assert data["format"] == "agentpress" and data["unparsed"] == [] and data["orphans"] == []
 
 
-def test_page_shows_calls_states_cached_block_and_hidden_statuses(tmp_path):
-    app = create_app({"ROOTS": [str(BASIC.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+@pytest.mark.parametrize("ended", [False, True], ids=["live", "ended"])
+def test_page_shows_calls_states_cached_block_and_hidden_statuses(tmp_path, ended):
+    """The thread ends on a `tool_started` row: while the file is fresh its call is executing;
+    once the session has ended (its file quiet) it was never answered."""
+    root = tmp_path / "s"
+    if ended:
+        quiet_copy(BASIC.parent, root / BASIC.parent.name)
+    else:
+        shutil.copytree(BASIC.parent, root / BASIC.parent.name)
+        for p in (root / BASIC.parent.name).rglob("*"):
+            os.utime(p)  # written just now
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     client = app.test_client()
     (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
     html = client.get(link).get_data(as_text=True)
     assert html.count('class="tool ') == 4
-    for state in ("completed", "error", "executing"):
+    for state in ("completed", "error"):
         assert f'<span class="state {state}">{state}</span>' in html
+    running = '<span class="state executing">executing</span>' in html
+    never = "No result: the session moved on or ended without one (it was still running)." in html
+    assert (running, never) == ((False, True) if ended else (True, False))
     assert "arguments are not valid JSON" in html
     assert '<details class="cached"><summary>Cached history' in html
     assert re.search(r'</span> <span id="hidden-count" data-n="12">12 hidden events</span>', html)
