@@ -295,12 +295,12 @@ def test_parent_page_nests_the_sub_agent_and_links_its_session(client):
     assert "Looking for callers of divide()." in thread.get_data(as_text=True)
 
 
-# --- how a sub-agent's run ended: what its own session says -----------------------------------------
+# --- how a sub-agent's run ended: what its own session says ---------------------------------------
 # Wolo 0.13's agent_loop (wolo/agent.py) catches a failed model call and returns; the task tool
 # (tools_pkg/task.py) then passes on what the sub-agent wrote, "Subagent (<agent>) response:\n…",
-# and the executor saves the part `completed`. The sub-agent's own session keeps the truth: the reply
-# Wolo saved (empty, unfinished) before the model call, never saved again — or, when the session
-# saver flushed it, the reply with `finish_reason: "error"`.
+# and the executor saves the part `completed`. The sub-agent's own session keeps the truth: the
+# reply Wolo saved (empty, unfinished) before the model call, never saved again — or, when the
+# session saver flushed it, the reply with `finish_reason: "error"`.
 
 
 def swallowed(tmp_path, last=None):

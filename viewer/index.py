@@ -691,8 +691,6 @@ class SessionIndex:
                 s.hidden += 1
             elif role in message_roles and kind in message_kinds:
                 s.messages += 1
-            elif kind == "step":  # a run trace's agent step (MARSYS), failed ones too
-                s.steps += 1
             if kind == "unparsed":
                 s.unparsed += 1
             elif role == "error":
@@ -751,6 +749,10 @@ class SessionIndex:
             self._settle_background(running_on, change)
         self._settle_runs(change)
         self._settle_failed(change)
+        step = getattr(self.adapter(), "STEP_KIND", None)  # a trace's agent steps (MARSYS)
+        if step:  # (columns only, and only for a format that writes steps: traces are small)
+            s.steps = sum(1 for th in self.threads.values()
+                          for k, h in zip(th.kinds, th.hidden) if k == step and not h)
         s.tool_calls = len(self.calls.calls)
         s.orphans = len(self.calls.orphans)
         s.errors = sum(th.roles.count("error") for th in self.threads.values()) + self.calls.errors()
@@ -1291,8 +1293,8 @@ def _thread_keys(spawns: dict) -> dict:
 
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
-                   "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents", "finished",
-                   "usage", "tools", "tool_time", "parent")
+                   "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
+                   "finished", "usage", "tools", "tool_time", "parent")
 
 
 def summary_dump(s: SessionSummary) -> dict:

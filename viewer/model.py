@@ -97,7 +97,7 @@ class ToolResult:
     is_error: bool | None = None  # None counts as success
     structured: Any = None  # a source's machine-readable result (Claude Code's toolUseResult)
     state: str | None = None  # a named outcome (NAMED_STATES) where the source states one
-    alt: str | None = None  # the place of its call where its id may be one no call kept (ToolUse.alt)
+    alt: str | None = None  # its call's place, where its id may be one no call kept (ToolUse.alt)
 
 
 @dataclass(slots=True)
@@ -285,7 +285,7 @@ class SessionSummary:
     events: int = 0
     messages: int = 0
     # agent steps of a run trace (MARSYS: each agent's request and the action it chose, kind
-    # "step"); a trace holds no messages, so the list and the header count these instead
+    # "step", failed ones too); a trace holds no messages, so the list and the header show these
     steps: int = 0
     tool_calls: int = 0
     errors: int = 0

@@ -5,10 +5,11 @@ result arrives (`is_error` null counts as success), `executing` where the source
 running (a Claude Code progress line, a Wolo ToolPart with status running). A result whose call never
 appears is an orphan, unless it names its call's place (`ToolResult.alt`, agentpress's non-streamed
 XML calls, whose results name ids their call's row never kept): the call at that place
-(`ToolUse.alt`) is its call, and the id it named an alias of that call's (`aliases`). Durations run from the event holding the call to the one holding its result,
-unless the call carries its own start / end times (`ToolUse.started` / `.ended`), which win. The map
-is fed event by event in file order, by the index pass and by the live tail alike, and it is plain
-data so the cache can store and restore it.
+(`ToolUse.alt`) is its call, and the id it named an alias of that call's (`aliases`). Durations
+run from the event holding the call to the one holding its result, unless the call carries its
+own start / end times (`ToolUse.started` / `.ended`), which win. The map is fed event by event in
+file order, by the index pass and by the live tail alike, and it is plain data so the cache can
+store and restore it.
 
 Sources also name states of their own: legion's `awaiting_permission`, `denied` (the user refused)
 and `interrupted` (the user stopped it), Wolo's cancelled parts, AgentScope's interrupted results,
@@ -102,8 +103,8 @@ class ToolCallMap:
         self._packed: _Packed | None = None  # calls loaded from the cache, not yet unpacked
         self.orphans: dict[str, ToolCall] = {}  # results seen with no call (yet)
         self.permits: dict[str, str] = {}  # permission request id → the call it is about
-        # another id → the call it names: a call's place (`ToolUse.alt`), and the id a result named
-        # that no call kept, once the result was matched to its call by that place
+        # another id → the call it names: a call's place (`ToolUse.alt`), and the id a result
+        # named that no call kept, once the result was matched to its call by that place
         self.aliases: dict[str, str] = {}
 
     def canon(self, call_id: str) -> str:

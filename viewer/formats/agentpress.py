@@ -21,8 +21,9 @@ stateless pipeline's message_builder.py, commit 106d6cd9, write them; older rows
   records none either: its calls were parsed before the row existed, given random ids
   (`xml_tool_index<N>_<uuid4>`), and left out of `metadata.tool_calls` for having ids. Its tool
   rows name those ids and the assistant row (`metadata.assistant_message_id`): such a result is
-  paired with the N-th call of that row (`ToolResult.alt` / `ToolUse.alt`, the map's aliases). `reasoning_content` (in the message, or in the stateless
-  pipeline's `metadata.reasoning_content`) → Thinking.
+  paired with the N-th call of that row (`ToolResult.alt` / `ToolUse.alt`, the map's aliases).
+  `reasoning_content` (in the message, or in the stateless pipeline's
+  `metadata.reasoning_content`) → Thinking.
 * a message whose content blocks carry `cache_control` is a cached block: earlier history flattened
   to text (`User: … Assistant: … Tool: {…}`). It becomes one collapsed `Cached` block (kind
   `cached`), never read as tool results or as a prompt.

@@ -35,7 +35,7 @@ Shapes, all read record by record:
     step | generation | compaction | tool) become: the run (task, outcome, final response), hidden
     branch lines, each agent step (its request, chosen action, error), hidden model calls with
     model and tokens, and tool calls with their result summary (span status error → failed).
-    A trace holds no messages: the session's summary counts its steps (kind `step`, index.py),
+    A trace holds no messages: the session's summary counts its steps (kind `step`, STEP_KIND),
     which the list, the header and the outline show instead.
   JSONL (one message per line, e.g. an agent's memory as `to_llm_dict()` hands it to the model)
   and JSON lists of messages are read as well.
@@ -85,6 +85,7 @@ from .common import as_text, error_content, generic_event, loads, media_block, m
 
 NAME = "marsys"
 MODE = "jsonl"
+STEP_KIND = "step"  # a trace's agent step: what the session's summary counts (index.py `steps`)
 EXTENDS = openai_chat  # its messages are OpenAI messages; detection credits them once marks show
 
 _ROLES = {"system", "user", "assistant", "tool", "error", "agent_call", "agent_response"}
