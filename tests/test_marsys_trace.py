@@ -209,5 +209,10 @@ def test_a_trace_counts_agent_steps_not_messages():
         assert (s.messages, s.steps, s.tool_calls, s.errors) == (0, 4, 2, 2), path
         (part,) = turns(idx)
         assert (part.text, part.steps, part.tool_calls, part.errors) == ("", 4, 2, 2)
+    from click.testing import CliRunner
+    from viewer.cli import main
+    r = CliRunner().invoke(main, ["check", str(NDJSON), "--json"])
+    assert (json.loads(r.output)["messages"], json.loads(r.output)["steps"]) == (0, 4)
+    assert "0 messages, 4 agent steps" in CliRunner().invoke(main, ["check", str(TREE)]).output
     memory, _ = read(FIXTURES / "golden-marsys-0.2.1" / "coordinator.messages.jsonl")
     assert memory.summary.messages > 0 and memory.summary.steps == 0  # a memory: messages

@@ -366,7 +366,8 @@ def _main_file(path: Path, verb: str = "check") -> Path:
 
 def _report(main_file: Path, given: Path, redact_report: bool = False) -> dict:
     report: dict = {"path": str(given), "format": "unknown", "mode": None, "lines": 0, "events": 0,
-                    "hidden": 0, "messages": 0, "tool_calls": {}, "orphans": [], "unanswered": [],
+                    "hidden": 0, "messages": 0, "steps": 0, "tool_calls": {}, "orphans": [],
+                    "unanswered": [],
                     "unparsed": [], "threads": {}, "title": ""}
     try:
         idx = SessionIndex(main_file).build()
@@ -378,7 +379,8 @@ def _report(main_file: Path, given: Path, redact_report: bool = False) -> dict:
     main = idx.threads["main"]
     report.update({
         "format": s.format, "mode": main.mode, "lines": main.line, "events": s.events,
-        "hidden": s.hidden, "messages": s.messages, "tool_calls": idx.calls.by_state(),
+        "hidden": s.hidden, "messages": s.messages, "steps": s.steps,
+        "tool_calls": idx.calls.by_state(),
         "orphans": sorted(idx.calls.orphans),
         "unanswered": sorted(c.id for c in idx.calls.calls.values() if idx.unanswered(c)),
         "title": s.title, "models": s.models, "agents": s.agents,
@@ -418,7 +420,8 @@ def _print_report(r: dict) -> None:
         title = r["title"] if len(r["title"]) < 90 else r["title"][:89] + "…"
         click.echo(f"  title       {title}")
     click.echo(f"  lines       {r['lines']}")
-    click.echo(f"  events      {r['events']} ({r['hidden']} hidden, {r['messages']} messages)")
+    steps = f", {r['steps']} agent steps" if r.get("steps") else ""  # a run trace's (MARSYS)
+    click.echo(f"  events      {r['events']} ({r['hidden']} hidden, {r['messages']} messages{steps})")
     calls = r["tool_calls"]
     total = sum(calls.values())
     states = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in calls.items() if n)
