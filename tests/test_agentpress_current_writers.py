@@ -120,6 +120,27 @@ def test_a_result_naming_a_place_no_call_holds_stays_an_orphan():
     assert set(idx.calls.orphans) == {"xml_tool_index1_u-2", "xml_tool_index0_u-3"}
 
 
+def test_a_calls_own_id_wins_over_another_calls_place():
+    """A transcript may name a real call with the id another call's place would have: the real
+    call keeps its results and its card."""
+    rows = [{"message_id": "a1", "thread_id": "t", "type": "assistant", "is_llm_message": True,
+             "content": {"role": "assistant", "content": '<function_calls><invoke name="ls">'
+                         '</invoke></function_calls>'}, "metadata": {}},
+            {"message_id": "a2", "thread_id": "t", "type": "assistant", "is_llm_message": True,
+             "content": {"role": "assistant", "content": "", "tool_calls": [
+                 {"id": "xml_tool_index0_a1", "type": "function",
+                  "function": {"name": "web_search", "arguments": "{}"}}]}, "metadata": {}},
+            {"message_id": "t1", "thread_id": "t", "type": "tool", "is_llm_message": True,
+             "content": {"role": "tool", "tool_call_id": "xml_tool_index0_a1", "content": "x"},
+             "metadata": {}}]
+    idx = _build_rows(rows)
+    real = idx.calls.get("xml_tool_index0_a1")
+    assert real.name == "web_search" and real.result == ("main", 2)
+    assert idx.calls.canon("xml_tool_index0_a1") == "xml_tool_index0_a1"
+    (ls,) = [c for c in idx.calls.calls.values() if c.name == "ls"]
+    assert ls.result is None and not idx.calls.orphans
+
+
 def _build_rows(rows):
     import tempfile
     from pathlib import Path

@@ -108,8 +108,10 @@ class ToolCallMap:
         self.aliases: dict[str, str] = {}
 
     def canon(self, call_id: str) -> str:
-        """The id of the call `call_id` names (itself unless it is an alias)."""
-        return self.aliases.get(call_id, call_id)
+        """The id of the call `call_id` names: itself, unless it is an alias and no call's own id
+        (a call's own id wins, whatever a transcript names its places)."""
+        to = self.aliases.get(call_id)
+        return call_id if to is None or self._own(call_id) is not None else to
 
     @property
     def calls(self) -> dict[str, ToolCall]:
@@ -122,9 +124,14 @@ class ToolCallMap:
         return self._calls
 
     def call(self, call_id: str) -> ToolCall | None:
-        """One call (not an orphan) by id, unpacking only that one: the first screen of a big
-        session needs a few dozen of its thousands of calls."""
-        call_id = self.aliases.get(call_id, call_id)
+        """One call (not an orphan) by id or alias, unpacking only that one: the first screen of a
+        big session needs a few dozen of its thousands of calls."""
+        found = self._own(call_id)
+        if found is None and (to := self.aliases.get(call_id)) is not None:
+            found = self._own(to)
+        return found
+
+    def _own(self, call_id: str) -> ToolCall | None:
         found = self._calls.get(call_id)
         packed = self._packed  # another thread may unpack everything meanwhile
         if found is None and packed is not None and call_id in packed.pos:
@@ -176,7 +183,7 @@ class ToolCallMap:
         return len(self._calls) if packed is None else len(packed.ids)
 
     def get(self, call_id: str) -> ToolCall | None:
-        return self.call(call_id) or self.orphans.get(self.aliases.get(call_id, call_id))
+        return self.call(call_id) or self.orphans.get(call_id)
 
     def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
         """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
@@ -211,8 +218,10 @@ class ToolCallMap:
                     call.status, call.named = source
                     call.is_error = call.status == ERROR
             elif kind == "tool_result":
-                cid = self.aliases.get(b.tool_use_id, b.tool_use_id)
+                cid = b.tool_use_id
                 call = calls.get(cid)
+                if call is None and (to := self.aliases.get(cid)) is not None and to in calls:
+                    cid, call = to, calls[to]  # an id matched to its call before (a live pass)
                 if call is None and b.alt and (to := self.aliases.get(b.alt)) is not None \
                         and (found := calls.get(to)) is not None and found.result is None:
                     # an id no call kept: the call in the place the result names is its call
@@ -239,8 +248,10 @@ class ToolCallMap:
                         call.finished_at = ts  # unless the call's own end time came with it
         aliases = self.aliases
         for call_id in ev.running:
-            call_id = aliases.get(call_id, call_id)
             call = calls.get(call_id)
+            if call is None and call_id in aliases:
+                call_id = aliases[call_id]
+                call = calls.get(call_id)
             if call is not None and call.status == PENDING:
                 call.status, call.named = EXECUTING, None
                 changed.add(call_id)
@@ -255,7 +266,7 @@ class ToolCallMap:
             source = source_state(word)
             if source is not None:
                 targets = self._open() if call_id == "*" else [
-                    calls.get(aliases.get(call_id, call_id))]
+                    calls.get(call_id) or calls.get(aliases.get(call_id, call_id))]
                 for c in targets:
                     was = c.named if c is not None else None
                     if c is not None and _move(c, *source):
