@@ -5,7 +5,9 @@ serialisation written by hand from agentscope-java's field names, and the shapes
 
 import base64
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from viewer.model import Ref
 from viewer.timeline import lane_of, load_events
 from viewer.web import create_app
 
-from conftest import ROOT, corpus_sessions
+from conftest import ROOT, corpus_sessions, quiet_copy
 
 FIXTURES = ROOT / "test_data" / "formats" / "agentscope"
 PY1 = FIXTURES / "golden-py1.0.21"
@@ -413,9 +415,25 @@ def test_page_shows_calls_states_and_agent_lanes(tmp_path):
     # the two tool results fold into their calls' cards (the tool role kept on the folded line)
     assert len(re.findall(r'<li class="ev role-tool kind-tool_result[^"]*\bfolded\b', html)) == 2
 
-    java = next(h for h in re.findall(r'href="(/s/[^"]+)"', listing) if "memory_messages" in h)
+
+
+@pytest.mark.parametrize("ended", [False, True], ids=["live", "ended"])
+def test_java_memory_shows_its_agents_and_its_open_call(tmp_path, ended):
+    """Its last call has no result: executing while the file is fresh, never answered (it was
+    still running) once the session has ended."""
+    root = tmp_path / "s"
+    if ended:
+        quiet_copy(JAVA.parent, root / JAVA.parent.name)
+    else:
+        shutil.copytree(JAVA.parent, root / JAVA.parent.name)
+        for p in (root / JAVA.parent.name).rglob("*"):
+            os.utime(p)  # written just now
+    client = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"),
+                         "WATCH": False}).test_client()
+    (java,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
     html = client.get(java).get_data(as_text=True)
-    assert '<span class="state executing">' in html
+    assert ('<span class="state executing">' in html) is not ended
+    assert ("(it was still running)" in html) is ended
     assert "Analyst" in html and "Writer" in html
 
 
