@@ -155,7 +155,8 @@ def event(rec: Any, ref: Ref) -> Event:
     return ev
 
 
-_SENT_FILES = re.compile(r"\s*<!-- sender_attachments: (\[.*?\]) -->\s*$", re.S)
+_SENT_MARK = "<!-- sender_attachments: "
+_SENT_FILES = re.compile(r"<!-- sender_attachments: (\[.*?\]) -->\s*\Z", re.S)
 
 
 def _attached(blocks: list) -> list:
@@ -163,7 +164,10 @@ def _attached(blocks: list) -> list:
     the tool's text for its own UI; shown as a line naming the files, not as a raw comment."""
     out = []
     for b in blocks:
-        m = _SENT_FILES.search(b.text) if b.kind == "text" else None
+        # (found from the end: a search through every tool output for a comment at its end
+        # cost the pass of a 100 MB session half a second)
+        at = b.text.rfind(_SENT_MARK) if b.kind == "text" else -1
+        m = _SENT_FILES.match(b.text, at) if at >= 0 else None
         if m is None:
             out.append(b)
             continue
@@ -173,7 +177,7 @@ def _attached(blocks: list) -> list:
             out.append(b)
             continue
         names = [f.get("name") for f in files if isinstance(f, dict) and isinstance(f.get("name"), str)]
-        rest = b.text[:m.start()]
+        rest = b.text[:m.start()].rstrip()  # (the white space before the comment is its)
         if rest.strip():
             out.append(Text(rest, b.markdown))
         out.append(Notice("attached: " + ", ".join(names) if names else "attachments", files))
