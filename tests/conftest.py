@@ -29,15 +29,16 @@ def corpus_sessions(fmt: str) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_dir())
 
 
-def quiet_copy(src: Path, dst: Path) -> Path:
-    """A copy of a session folder whose files were last written long ago.
+def quiet_copy(src: Path, dst: Path, ended: bool = True) -> Path:
+    """A copy of a session folder whose files were last written long ago (or, `ended` False,
+    just now: a session still being written).
 
     A fresh clone gives every file the clone's time, so a session would look live (still being
-    written) for ten minutes; tests of what a finished session shows use this copy instead."""
+    written) for ten minutes; tests of what a finished session shows use this copy instead, and
+    tests of a live one do not depend on how old the checkout is."""
     shutil.copytree(src, dst)
-    old = 1_700_000_000
     for p in [dst, *dst.rglob("*")]:
-        os.utime(p, (old, old))
+        os.utime(p, (1_700_000_000, 1_700_000_000) if ended else None)
     return dst
 
 

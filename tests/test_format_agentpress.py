@@ -2,9 +2,7 @@
 hand from the seed's own examples (and the row shapes Suna's response processor writes)."""
 
 import json
-import os
 import re
-import shutil
 
 import pytest
 from click.testing import CliRunner
@@ -173,12 +171,7 @@ def test_page_shows_calls_states_cached_block_and_hidden_statuses(tmp_path, ende
     """The thread ends on a `tool_started` row: while the file is fresh its call is executing;
     once the session has ended (its file quiet) it was never answered."""
     root = tmp_path / "s"
-    if ended:
-        quiet_copy(BASIC.parent, root / BASIC.parent.name)
-    else:
-        shutil.copytree(BASIC.parent, root / BASIC.parent.name)
-        for p in (root / BASIC.parent.name).rglob("*"):
-            os.utime(p)  # written just now
+    quiet_copy(BASIC.parent, root / BASIC.parent.name, ended)
     app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     client = app.test_client()
     (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))

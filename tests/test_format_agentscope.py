@@ -5,9 +5,7 @@ serialisation written by hand from agentscope-java's field names, and the shapes
 
 import base64
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -422,12 +420,7 @@ def test_java_memory_shows_its_agents_and_its_open_call(tmp_path, ended):
     """Its last call has no result: executing while the file is fresh, never answered (it was
     still running) once the session has ended."""
     root = tmp_path / "s"
-    if ended:
-        quiet_copy(JAVA.parent, root / JAVA.parent.name)
-    else:
-        shutil.copytree(JAVA.parent, root / JAVA.parent.name)
-        for p in (root / JAVA.parent.name).rglob("*"):
-            os.utime(p)  # written just now
+    quiet_copy(JAVA.parent, root / JAVA.parent.name, ended)
     client = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"),
                          "WATCH": False}).test_client()
     (java,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
