@@ -331,18 +331,15 @@ def test_a_task_whose_sub_agent_never_finished_its_reply_failed(tmp_path):
         "reply not saved: the turn has not finished"]
 
 
-def test_a_task_whose_sub_agent_ended_on_a_model_error_failed(tmp_path):
+@pytest.mark.parametrize("reason,text,status,errors", [
+    ("error", "Let me check", "error", 2),  # a model error ended its sub-agent: the task failed
+    # (the errors: the sub-agent's error turn and the task call)
+    ("stop", "No other callers.", "completed", 0),  # it finished its reply: the task completed
+], ids=["model-error", "finished"])
+def test_a_task_reads_how_its_sub_agents_last_turn_ended(tmp_path, reason, text, status, errors):
     root = swallowed(tmp_path, last={
-        "finished": True, "finish_reason": "error",
-        "parts": [{"type": "text", "id": "tp", "text": "Let me check"}]})
+        "finished": True, "finish_reason": reason,
+        "parts": [{"type": "text", "id": "tp", "text": text}]})
     idx = SessionIndex(root / PARENT / "session.json").build()
-    assert idx.calls.calls["call_task_2"].status == "error"
-
-
-def test_a_sub_agent_that_finished_its_reply_leaves_its_task_completed(tmp_path):
-    root = swallowed(tmp_path, last={
-        "finished": True, "finish_reason": "stop",
-        "parts": [{"type": "text", "id": "tp", "text": "No other callers."}]})
-    idx = SessionIndex(root / PARENT / "session.json").build()
-    assert idx.calls.calls["call_task_2"].status == "completed"
-    assert idx.summary.errors == 0
+    assert idx.calls.calls["call_task_2"].status == status
+    assert idx.summary.errors == errors
