@@ -707,14 +707,11 @@ class _Markdown:
             out.append(fence(use.input_raw))
         elif view == "shell":
             out.append(fence("$ " + tools.command_of(inp), "sh"))
-        elif view in ("edit", "multiedit"):
-            edits = inp.get("edits") if view == "multiedit" else [inp]
-            for e in edits or ():
-                if isinstance(e, dict) and isinstance(e.get("old_string"), str) \
-                        and isinstance(e.get("new_string"), str):
-                    out.append(f"`{tools.path_of(inp) or ''}`\n\n" + fence(
-                        "\n".join(_diff_line(d) for d in render.diff(e["old_string"],
-                                                                      e["new_string"])), "diff"))
+        elif view == "edit":
+            for e in tools.edits(inp):
+                head = f"`{e.path or tools.path_of(inp) or ''}`" + (f" ({e.action})" if e.action else "")
+                out.append(f"{head}\n\n" + fence(
+                    "\n".join(_diff_line(d) for d in render.diff(e.old, e.new)), "diff"))
         elif view == "write":
             # the fields the page reads (tools.py): a writer may call them `path`, `text`…
             out.append(f"`{tools.path_of(inp) or ''}`\n\n" + fence(tools.content_of(inp)))

@@ -43,7 +43,7 @@ FAMILIES: dict[str, set[str]] = {
              "notebookread", "open_file"},
     "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file"},
     "edit": {"edit", "str_replace", "str_replace_editor", "replace", "edit_file", "multiedit",
-             "replace_in_file", "notebookedit", "insert_text", "search_replace"},
+             "replace_in_file", "notebookedit", "insert_text", "search_replace", "apply_patch"},
     "search": {"grep", "glob", "ls", "list_files", "list_dir", "list_directory", "search_files",
                "file_search", "grep_search", "codebase_search", "find", "find_files",
                "list_code_definition_names", "toolsearch"},
@@ -117,6 +117,8 @@ class EditPart:
     old: str
     new: str
     replace_all: bool = False
+    path: str | None = None  # the file, where one call edits several (a patch); else the call's
+    action: str | None = None  # what a patch does to the file besides editing it: added, deleted…
 
 
 _SEARCH_REPLACE = re.compile(
@@ -127,7 +129,14 @@ _OLD_NEW = (("old_string", "new_string"), ("oldString", "newString"), ("old_text
 
 def edits(inp: Any) -> list[EditPart]:
     """The replacements an edit call makes: one `old_string`/`new_string` pair (or `old_text` /
-    `old_str`), a MultiEdit's list, or Cline's SEARCH / REPLACE blocks in `diff`."""
+    `old_str`), a MultiEdit's list, Cline's SEARCH / REPLACE blocks in `diff`, or a Codex patch
+    (`apply_patch`'s input, as text or in `input` / `patch`)."""
+    if isinstance(inp, dict):
+        inp_patch = next((inp[k] for k in ("input", "patch") if isinstance(inp.get(k), str)), None)
+        if inp_patch is not None and inp_patch.lstrip().startswith(PATCH_BEGIN):
+            return patch_edits(inp_patch)
+    elif isinstance(inp, str) and inp.lstrip().startswith(PATCH_BEGIN):
+        return patch_edits(inp)
     if not isinstance(inp, dict):
         return []
     if one := _edit_pair(inp):
@@ -137,6 +146,48 @@ def edits(inp: Any) -> list[EditPart]:
     if isinstance(inp.get("diff"), str):
         return [EditPart(m["old"], m["new"]) for m in _SEARCH_REPLACE.finditer(inp["diff"])]
     return []
+
+
+PATCH_BEGIN = "*** Begin Patch"
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$")
+_PATCH_ACTIONS = {"Add": "added", "Delete": "deleted"}
+
+
+def patch_edits(patch: str) -> list[EditPart]:
+    """A Codex patch (codex-rs `apply-patch`'s grammar: `*** Begin Patch`, then per file `*** Add
+    File: p` with `+` lines, `*** Delete File: p`, or `*** Update File: p` with an optional `***
+    Move to: q` and hunks opened by `@@`, their lines ` ` / `-` / `+`) as one replacement per hunk."""
+    out: list[EditPart] = []
+    old: list[str] = []
+    new: list[str] = []
+    part: EditPart | None = None
+
+    def close() -> None:
+        if part is not None and (old or new or part.action):
+            out.append(EditPart("\n".join(old), "\n".join(new), False, part.path, part.action))
+        old.clear()
+        new.clear()
+
+    for line in patch.splitlines():
+        if m := _PATCH_FILE.match(line):
+            close()
+            part = EditPart("", "", False, m[2].strip(), _PATCH_ACTIONS.get(m[1]))
+        elif part is None or line.startswith("*** End"):
+            continue
+        elif line.startswith("*** Move to: "):
+            part.action = f"moved to {line[13:].strip()}"
+        elif line.startswith("@@") and (old or new):
+            close()
+            part = EditPart("", "", False, part.path)  # a later hunk of the same file
+        elif line.startswith("@@"):
+            continue  # the file's first hunk: its lines go with the file's header
+        elif line[:1] in ("-", "+", " ") or not line:
+            if line[:1] != "+":
+                old.append(line[1:])
+            if line[:1] != "-":
+                new.append(line[1:])
+    close()
+    return out
 
 
 def _edit_pair(d: Any) -> EditPart | None:
@@ -161,6 +212,8 @@ def progress_of(inp: Any) -> str | None:
 
 def view_of(name: str, inp: Any) -> str:
     """The template branch that renders this tool's input (one of a fixed set of words)."""
+    if isinstance(inp, str) and family(name) == "edit" and edits(inp):
+        return "edit"  # a patch given as text (Codex's apply_patch)
     if not isinstance(inp, dict):
         return "json"
     if progress_of(inp):
@@ -206,6 +259,8 @@ def is_short(v: Any) -> bool:
 
 def summary(name: str, inp: Any) -> str:
     """A short description of a call for its header: the command, the file, the pattern…"""
+    if family(name) == "edit" and (patched := [e.path for e in edits(inp) if e.path]):
+        return _line(", ".join(dict.fromkeys(patched)))  # the files a patch touches
     if isinstance(inp, str):
         return _line(inp)
     if not isinstance(inp, dict):

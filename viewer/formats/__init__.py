@@ -25,10 +25,10 @@ from types import ModuleType
 from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
-from . import agentscope
+from . import agentscope, codex
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
-ADAPTERS: list[ModuleType] = [legion, claude_code, marsys, wolo, agentpress, agentscope,
+ADAPTERS: list[ModuleType] = [legion, claude_code, marsys, wolo, agentpress, agentscope, codex,
                                openai_chat, anthropic_messages]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}

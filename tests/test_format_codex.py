@@ -1,0 +1,230 @@
+"""codex adapter: Codex CLI rollouts of every layout Codex has written (the fixtures in
+test_data/formats/codex/, see its README), read through the index as the page reads them."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from viewer import tools
+from viewer.formats import codex, detect, openai_chat
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.store import Store
+from viewer.timeline import load_events, raw_record
+
+from conftest import ROOT
+
+SESSIONS = ROOT / "test_data" / "formats" / "codex" / "sessions"
+CURRENT = next(SESSIONS.glob("2025/10/29/rollout-*.jsonl"))
+BARE = next(SESSIONS.glob("2025/08/14/rollout-*.jsonl"))
+DOCUMENT = next(SESSIONS.glob("2025/04/18/rollout-*.json"))
+PARENT = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a10-*.jsonl"))
+CHILD = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a11-*.jsonl"))
+R = Ref("main", 1, 0, 1)
+
+
+def built(path: Path):
+    idx = SessionIndex(path).build()
+    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def call_of(idx, evs, call_id):
+    call = idx.calls.calls[call_id]
+    result = evs[call.result[1]].tool_results()[0] if call.result else None
+    return call, result
+
+
+@pytest.mark.parametrize("path,mode", [(CURRENT, "jsonl"), (BARE, "jsonl"), (DOCUMENT, "document"),
+                                       (PARENT, "jsonl"), (CHILD, "jsonl")])
+def test_every_layout_is_detected_as_codex(path, mode):
+    found = detect.detect_file(path)
+    assert (found.format, found.mode) == ("codex", mode)
+
+
+def test_a_plain_responses_item_list_stays_openai_chat(tmp_path):
+    """Without a Codex mark (an envelope, the bare header, a state line) Responses items are
+    openai-chat's: the bare layout's items alone must not pull such files over."""
+    items = [r for r in records(BARE) if codex.sniff(r) == 0]
+    plain = tmp_path / "items.jsonl"
+    plain.write_text("\n".join(json.dumps(r) for r in items) + "\n")
+    assert detect.detect_file(plain).format == "openai-chat"
+    assert all(codex.sniff(r) == 0 for r in items)
+
+
+def test_calls_are_paired_with_their_outputs_and_states():
+    idx, evs = built(CURRENT)
+    states = {cid: c.state for cid, c in idx.calls.calls.items()}
+    assert states == {"call_cat": "completed", "call_patch": "completed", "call_pytest": "error",
+                      "web_search_call@28": "completed", "call_local": "completed",
+                      "call_rerun": "interrupted"}
+    assert not idx.calls.orphans
+    # the output's wrapper (Exit code / Wall time / Output:) is taken off; a non-zero exit says so
+    _, cat = call_of(idx, evs, "call_cat")
+    assert cat.content[0].text.startswith("def total(items, discount=0):")
+    _, pytest_run = call_of(idx, evs, "call_pytest")
+    assert pytest_run.is_error and pytest_run.content[0].text == "exit code 1"
+    assert pytest_run.content[1].text.startswith("F.\n=== FAILURES ===")
+    # older versions' JSON output {"output", "metadata": {"exit_code"}}: the output alone
+    _, patch = call_of(idx, evs, "call_patch")
+    assert patch.content[0].text.startswith("Success. Updated the following files:")
+    assert idx.calls.calls["call_pytest"].duration == pytest.approx(3.0, abs=0.01)
+
+
+def test_the_bare_layout_reads_its_exit_codes_and_hides_state_lines():
+    idx, evs = built(BARE)
+    assert idx.summary.format == "codex" and idx.summary.title == "Count the TODOs in this repo"
+    assert idx.calls.calls["call_rg"].state == "completed"
+    call, missing = call_of(idx, evs, "call_missing")
+    assert call.state == "error" and missing.content[0].text == "exit code 1"
+    states = [e for e in evs if e.kind == "state"]
+    assert len(states) == 3 and all(e.hidden for e in states)
+    assert evs[0].kind == "session" and evs[0].source_id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    assert any(b.kind == "thinking" and b.text == "**Searching for TODO markers**"
+               for e in evs for b in e.blocks)
+
+
+def test_the_typescript_cli_document_reads_as_a_session():
+    idx, evs = built(DOCUMENT)
+    assert idx.summary.title == "What does this repo do?"
+    assert [e.kind for e in evs][:2] == ["session", "message"]
+    assert idx.calls.calls["call_ls"].state == "completed"
+    assert evs[-1].text() == "A small CLI; its README explains the commands."
+
+
+def test_injected_context_is_folded_and_the_title_is_the_first_prompt():
+    idx, evs = built(CURRENT)
+    assert idx.summary.title == "The cart total ignores discounts. Fix it and run the tests."
+    context = [e for e in evs if e.kind == "context"]
+    labels = [b.label for e in context for b in e.blocks]
+    assert labels == ["permissions", "AGENTS.md", "environment", "turn aborted"]
+    assert all(e.role == "system" and not e.text() for e in context)
+    assert evs[0].kind == "session" and evs[0].blocks[1].label == "base instructions"
+    assert "Codex session in /home/dev/shop (codex_cli_rs 0.46.0)" == evs[0].blocks[0].text
+    # the IDE's wrapper around a prompt: a chip, then the prompt (which titles the session)
+    pidx, pevs = built(PARENT)
+    assert pidx.summary.title == "Who calls the cart module? Ask a helper to look."
+    first = next(e for e in pevs if e.role == "user")
+    assert [b.kind for b in first.blocks] == ["context", "text"]
+    assert first.blocks[0].label == "IDE context"
+
+
+def test_event_msg_copies_are_hidden_but_kept_in_the_raw_view():
+    idx, evs = built(CURRENT)
+    src = records(CURRENT)
+    copies = [e for e in evs if e.hidden_reason == "duplicate"]
+    kinds = {e.kind for e in copies}
+    assert kinds == {"user_message", "agent_message", "agent_reasoning", "context_compacted"}
+    shown = [e.text() for e in evs if e.role == "user" and not e.hidden]
+    assert shown.count("The cart total ignores discounts. Fix it and run the tests.") == 1
+    copy = copies[0]
+    assert json.loads(raw_record(idx, copy.id)[0]) == src[copy.line - 1]
+
+
+def test_thinking_comes_from_the_summary_and_encrypted_content_is_never_text():
+    idx, evs = built(CURRENT)
+    thoughts = [b for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert thoughts[0].text.startswith("**Looking at the cart code**")
+    assert thoughts[1].redacted and thoughts[1].text == ""
+    assert not any("SECRET" in (getattr(b, "text", "") or "") for e in evs for b in e.blocks)
+
+
+def test_usage_is_counted_once_per_model_call_and_priced():
+    idx, _ = built(CURRENT)
+    u = idx.summary.usage
+    # four calls' last_token_usage (each written twice by Codex, once counted); input includes cache
+    assert u["calls"] == 4
+    assert u["tokens"] == 4200 + 120 + 4900 + 300 + 5200 + 190 + 5700 + 90
+    assert idx.summary.models == ["gpt-5-codex"]
+    assert u.get("cost")  # gpt-5-codex is in the price table
+
+
+def test_turn_aborted_interrupts_the_open_call_and_compaction_is_a_summary():
+    idx, evs = built(CURRENT)
+    aborted = next(e for e in evs if e.kind == "turn_aborted")
+    assert aborted.blocks[0].text == "turn aborted: interrupted" and not aborted.hidden
+    summary = next(e for e in evs if e.kind == "compact_summary")
+    assert summary.blocks[1].text.startswith("The user asked to fix the cart discount.")
+
+
+def test_unknown_records_are_quiet_cards_never_unparsed():
+    idx, evs = built(CURRENT)
+    assert idx.summary.unparsed == 0
+    world = next(e for e in evs if e.kind == "unknown")
+    assert world.role == "system" and world.blocks[0].label == "world_state"
+    future = next(e for e in evs if e.kind == "future_event_kind")
+    assert future.hidden
+    # nothing crashes on odd shapes
+    for rec in ({"type": "response_item", "payload": None}, {"type": "event_msg", "payload": {}},
+                {"type": "session_meta", "payload": {"source": {"subagent": 3}}}, [1, 2], "x",
+                {"type": "response_item", "payload": {"type": "function_call_output",
+                                                      "output": "Exit code: x\n"}}):
+        codex.event(rec, R)
+
+
+def test_ghost_snapshots_are_hidden_and_a_spawned_thread_says_whose_it_is():
+    _, pevs = built(PARENT)
+    ghost = next(e for e in pevs if e.kind == "ghost_snapshot")
+    assert ghost.hidden
+    cidx, cevs = built(CHILD)
+    assert cevs[0].blocks[0].text.endswith(
+        "sub-agent Euclid spawned by thread 019c4a10-1111-7222-8333-444455556666")
+    # its last call never got an output: open while live, never answered once the session ended
+    assert cidx.calls.calls["call_y"].status == "pending"
+
+
+def test_apply_patch_is_read_as_a_diff_per_file():
+    patch = ("*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n keep\n@@ def f():\n-  pass\n"
+             "+  return 1\n*** Add File: b.py\n+hello\n*** Delete File: c.py\n"
+             "*** Update File: d.py\n*** Move to: e.py\n@@\n-old\n+new\n*** End Patch")
+    parts = tools.edits(patch)
+    assert [(p.path, p.action, p.old, p.new) for p in parts] == [
+        ("a.py", None, "x = 1\nkeep", "x = 2\nkeep"), ("a.py", None, "  pass", "  return 1"),
+        ("b.py", "added", "", "hello"), ("c.py", "deleted", "", ""),
+        ("d.py", "moved to e.py", "old", "new")]
+    assert tools.view_of("apply_patch", patch) == "edit"
+    assert tools.summary("apply_patch", patch) == "a.py, b.py, c.py, d.py"
+    assert tools.edits({"input": patch}) == parts  # the function-call form's arguments
+    assert tools.view_of("apply_patch", "not a patch") == "json"
+
+
+def test_sessions_tree_lists_every_rollout_with_title_model_and_size():
+    rows = {Path(r.path).name: r for r in Store([SESSIONS]).sessions()}
+    assert set(rows) == {p.name for p in SESSIONS.rglob("rollout-*")}
+    idx = SessionIndex(CURRENT).build()
+    assert idx.summary.models == ["gpt-5-codex"] and idx.summary.started is not None
+
+
+@pytest.mark.parametrize("text,label", [
+    ("<environment_context>\n<cwd>/x</cwd>\n</environment_context>", "environment"),
+    ("<user_instructions>\nbe brief\n</user_instructions>", "user instructions"),
+    ("# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>…", "AGENTS.md"),
+])
+def test_each_kind_of_injected_user_message_is_context(text, label):
+    ev = codex.event({"type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}, R)
+    assert (ev.role, ev.kind, ev.blocks[0].label) == ("system", "context", label)
+    assert codex.title_of(ev) is None
+
+
+def test_a_prompt_that_mentions_a_tag_stays_the_persons():
+    ev = codex.event({"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "Why does <environment_context> show up?"}]}, R)
+    assert ev.role == "user" and codex.title_of(ev) == "Why does <environment_context> show up?"
+
+
+def test_unified_exec_still_running_is_not_an_error():
+    ev = codex.event({"type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": "c",
+        "output": "Chunk ID: ab\nWall time: 10.0 seconds\nProcess running with session ID 48\n"
+                  "Original token count: 2\nOutput:\nstarting\n"}}, R)
+    (result,) = ev.tool_results()
+    assert not result.is_error
+    assert [b.text for b in result.content] == ["still running (session 48)", "starting\n"]
+    assert re.match(r"^starting", result.content[1].text)
+    assert openai_chat.sniff({"type": "response_item", "payload": {}}) == 0

@@ -1,0 +1,303 @@
+"""OpenAI Codex CLI session files ("rollouts"): `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl`.
+
+Codex writes every session as it runs, one record per line (codex-rs `protocol.rs` `RolloutLine` /
+`RolloutItem`, `core/src/rollout/recorder.rs`). Three layouts, all read here:
+
+* the envelope (codex_cli_rs, Sept 2025 on): `{"timestamp", "type", "payload"}` with type
+  - `session_meta`: id, cwd, originator, cli_version, instructions (later `base_instructions:
+    {text}`), git, `source` (cli / exec / vscode, or `{"subagent": "review" | {"thread_spawn":
+    {parent_thread_id, depth, agent_nickname, agent_role}}}` for a spawned thread) → a quiet notice
+    with the base instructions as a folded context chip;
+  - `turn_context`: the turn's model, cwd, approval / sandbox policy, effort → hidden, its model
+    names the model of what follows (the usage tally carries it);
+  - `response_item`: a Responses API item, read as `openai_chat` reads one (messages, reasoning,
+    function / custom / local shell calls and their outputs, hosted calls), with what is Codex's own
+    on top: the context Codex injects as user or developer messages (`<environment_context>`,
+    `<user_instructions>`, AGENTS.md, `<permissions instructions>`…) is a folded context card, not
+    the person's words; a command's output text `Exit code: N\nWall time: …\nOutput:\n…` (or the
+    unified exec's `Process exited with code N`, or older versions' JSON `{"output", "metadata":
+    {"exit_code", "duration_seconds"}}`) is unwrapped and a non-zero exit is an error;
+  - `event_msg`: the UI's events. `user_message` / `agent_message` / `agent_reasoning` repeat
+    response items and are hidden (raw view); `token_count` carries the usage of the model call
+    just made (`last_token_usage`, recorded twice per call: both lines name the same running total,
+    which serves as the call's message id so it is counted once); `turn_aborted` interrupts every
+    call still open; `context_compacted`, review mode and errors are notices; the rest is hidden;
+  - `compacted`: the summary that replaced the history → a summary card.
+* the bare layout (before Sept 2025): a first line `{"id", "timestamp", "instructions", "git"}`,
+  then bare response items and `{"record_type": "state"}` bookkeeping lines (hidden).
+* the TypeScript CLI's single document `rollout-*.json`: `{"session": {id, timestamp,
+  instructions}, "items": [response items]}`.
+
+Detection: an envelope record, a bare header or a state line scores 3; the bare layout's items are
+credited with `openai_chat`'s score through `EXTENDS` once such a mark is seen, so a plain Responses
+item list without them stays `openai-chat`.
+
+Kept only in the raw view: rate limits, turn ids, sandbox details, encrypted reasoning, the
+`event_msg` copies of messages and exec / patch events (their calls show the same).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from ..model import INTERRUPTED, Context, Event, Notice, Ref, Text, ToolResult
+from . import openai_chat
+from .common import as_text, first_time, generic_event, result_content
+
+NAME = "codex"
+MODE = "jsonl"
+EXTENDS = openai_chat
+
+_ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_HEADER_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
+# event_msg types that repeat a response item (the conversation is read from those)
+# (`context_compacted` says what the `compacted` record beside it says with its summary)
+_COPIES = frozenset({"user_message", "agent_message", "agent_reasoning", "agent_reasoning_raw_content",
+                     "agent_message_delta", "agent_reasoning_delta", "context_compacted"})
+_NOTICES = {"entered_review_mode": "review started",
+            "exited_review_mode": "review ended", "error": "error", "stream_error": "stream error",
+            "warning": "warning"}
+# what Codex injects as a user or developer message: (opening, label)
+_INJECTED = (("<environment_context>", "environment"), ("<user_instructions>", "user instructions"),
+             ("# AGENTS.md instructions", "AGENTS.md"), ("<INSTRUCTIONS>", "instructions"),
+             ("<permissions instructions>", "permissions"), ("<user_shell_command>", "shell command"),
+             ("<turn_aborted>", "turn aborted"), ("<skill>", "skill"),
+             ("<collaboration_mode>", "collaboration mode"), ("<subagent_notification>", "sub-agent"))
+# response items that only Codex's undo reads (`ResponseItem::GhostSnapshot`: a git commit of the tree)
+_BOOKKEEPING_ITEMS = frozenset({"ghost_snapshot"})
+# the IDE extension's and the desktop app's wrapper around the person's prompt
+_IDE_HEADS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_IDE_REQUEST = "## My request for Codex:"
+_EXEC_HEAD = re.compile(
+    r"(?:Chunk ID: [^\n]*\n)?(?:Exit code: (?P<exit>-?\d+)\n)?Wall time: [^\n]*\n"
+    r"(?:Process exited with code (?P<code>-?\d+)\n|Process running with session ID (?P<session>\S+)\n)?"
+    r"(?:Original token count: [^\n]*\n)?(?:Total output lines: [^\n]*\n)?Output:\n?")
+
+
+def sniff(rec: Any) -> int:
+    if rec.__class__ is not dict:
+        return 0
+    t = rec.get("type")
+    if t.__class__ is str and t in _ENVELOPE and "payload" in rec:
+        return 3
+    if rec.get("record_type") == "state" or _header(rec):
+        return 3
+    return 0
+
+
+def _header(rec: dict) -> bool:
+    """The bare layout's first line: `{"id", "timestamp", "instructions", "git"}` and nothing else."""
+    return "id" in rec and "timestamp" in rec and len(rec) > 2 and rec.keys() <= _HEADER_KEYS
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """The TypeScript CLI's `{"session": {...}, "items": [...]}`: the header, then the items."""
+    if not (isinstance(doc, dict) and isinstance(doc.get("session"), dict)
+            and isinstance(doc.get("items"), list)):
+        return None
+    head = {k: v for k, v in doc["session"].items() if k in _HEADER_KEYS}
+    return [("session", head)] + [(f"items[{i}]", r) for i, r in enumerate(doc["items"])]
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if rec.__class__ is not dict:
+        return generic_event(rec, ref, NAME)
+    t = rec.get("type")
+    payload = rec.get("payload")
+    if t.__class__ is str and "payload" in rec:
+        read = _BY_TYPE.get(t)
+        if read is None or payload.__class__ is not dict:
+            ev = generic_event(payload, ref, NAME, t)  # a record type newer than this reader
+            ev.role = "system"
+        else:
+            ev = read(payload, ref)
+        ev.format = NAME
+        first_time(ev, rec.get("timestamp"))
+        return ev
+    if rec.get("record_type") == "state":
+        return Event(ref, "system", "state", hidden=True, hidden_reason="bookkeeping", format=NAME,
+                     meta=rec)
+    if _header(rec):
+        return _session(rec, ref)
+    return _item(rec, ref)
+
+
+def _session(meta: dict, ref: Ref) -> Event:
+    """`session_meta` (or the bare header): where and how the session started."""
+    facts = [as_text(meta[k]) for k in ("originator", "cli_version") if meta.get(k)]
+    words = f"Codex session in {meta['cwd']}" if isinstance(meta.get("cwd"), str) else "Codex session"
+    if facts:
+        words += f" ({' '.join(facts)})"
+    source = _source(meta.get("source"))
+    if source:
+        words += f" · {source}"
+    ev = Event(ref, "system", "session", format=NAME, blocks=[Notice(words)], meta=meta)
+    text = meta.get("instructions")
+    base = meta.get("base_instructions")
+    if isinstance(base, dict):
+        text = base.get("text")
+    if isinstance(text, str) and text.strip():
+        ev.blocks.append(Context("base instructions", text, "instructions"))
+    if isinstance(meta.get("id"), str):
+        ev.source_id = meta["id"]
+    first_time(ev, meta.get("timestamp"))
+    return ev
+
+
+def _source(source: Any) -> str:
+    """Who started the session, said when it is not the person: a sub-agent or a spawned thread."""
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    if isinstance(sub, str):
+        return f"{sub} sub-agent"
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    if isinstance(spawn, dict):
+        who = spawn.get("agent_nickname") or spawn.get("agent_role")
+        return f"sub-agent{f' {who}' if who else ''} spawned by thread {as_text(spawn.get('parent_thread_id'))}"
+    if isinstance(sub, dict) and sub:
+        return f"{next(iter(sub))} sub-agent"
+    return ""
+
+
+def _turn_context(ctx: dict, ref: Ref) -> Event:
+    ev = Event(ref, "system", "turn_context", hidden=True, hidden_reason="turn context", meta=ctx)
+    if isinstance(ctx.get("model"), str) and ctx["model"]:
+        ev.model = ctx["model"]
+    return ev
+
+
+def _item(item: dict, ref: Ref) -> Event:
+    """A response item, read as `openai_chat` reads it, then Codex's own meanings on top."""
+    t = item.get("type")
+    if t in _BOOKKEEPING_ITEMS:
+        return Event(ref, "system", t, hidden=True, hidden_reason="snapshot", format=NAME, meta=item)
+    ev = openai_chat.event(item, ref)
+    ev.format = NAME
+    if ev.role in ("user", "system") and ev.kind == "message":
+        _mark_injected(ev)
+    elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+        ev.blocks = [_exec_result(b, item.get("output")) if b.kind == "tool_result" else b
+                     for b in ev.blocks]
+    elif t == "web_search_call" and item.get("status") == "completed" and not ev.tool_results():
+        # Codex keeps the search, not its results (they went to the model): done is all it says
+        ev.blocks += [ToolResult(u.id, [Notice("searched; the results went to the model only")])
+                      for u in ev.tool_uses()]
+    return ev
+
+
+def _mark_injected(ev: Event) -> None:
+    """A user message that is Codex's injected context (or any developer message) becomes a folded
+    context card: its text is for the model, not written by the person. The IDE's context before a
+    prompt is a chip before the prompt."""
+    if ev.role == "user":
+        ev.blocks = [part for b in ev.blocks for part in (_ide_split(b) if b.kind == "text" else (b,))]
+    texts = [b for b in ev.blocks if b.kind == "text"]
+    if not texts:
+        return
+    labels = [_injected(b.text) for b in texts]
+    if ev.role == "user" and not all(labels):
+        return
+    ev.role, ev.kind = "system", "context"
+    ev.blocks = [Context(label or "developer instructions", b.text, "codex") if b.kind == "text" else b
+                 for b, label in zip(texts, labels)] + [b for b in ev.blocks if b.kind != "text"]
+
+
+def _ide_split(block: Text) -> tuple:
+    """`# Context from my IDE setup: … ## My request for Codex:\n<prompt>` → (context, prompt)."""
+    text = block.text
+    at = text.find(_IDE_REQUEST) if text.startswith(_IDE_HEADS) else -1
+    if at < 0:
+        return (block,)
+    head, prompt = text[:at].strip(), text[at + len(_IDE_REQUEST):].strip()
+    return (Context("IDE context", head, "ide"), Text(prompt, block.markdown))
+
+
+def _injected(text: str) -> str | None:
+    head = text.lstrip()[:40]
+    return next((label for opening, label in _INJECTED if head.startswith(opening)), None)
+
+
+def _exec_result(result: ToolResult, output: Any) -> ToolResult:
+    """A command's output: Codex's `Exit code / Wall time / Output:` wrapper (or older versions'
+    JSON `{"output", "metadata": {"exit_code"}}`) taken off, a non-zero exit an error."""
+    if isinstance(output, str) and output[:1] == "{" and '"metadata"' in output:
+        try:
+            doc = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            doc = None
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        if isinstance(meta, dict) and "output" in doc:
+            return _exited(result, result_content(as_text(doc["output"])), meta.get("exit_code"))
+    if isinstance(output, str) and (m := _EXEC_HEAD.match(output)):
+        code = m["exit"] or m["code"]
+        blocks = result_content(output[m.end():])
+        if m["session"]:
+            blocks.insert(0, Notice(f"still running (session {m['session']})"))
+        return _exited(result, blocks, int(code) if code else None)
+    return result
+
+
+def _exited(result: ToolResult, blocks: list, code: Any) -> ToolResult:
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return ToolResult(result.tool_use_id, [Notice(f"exit code {code}"), *blocks], True,
+                          state=result.state)
+    return ToolResult(result.tool_use_id, blocks, result.is_error, state=result.state)
+
+
+def _event_msg(msg: dict, ref: Ref) -> Event:
+    t = msg.get("type")
+    if t == "token_count":
+        return _token_count(msg, ref)
+    if t == "turn_aborted":
+        why = msg.get("reason")
+        ev = Event(ref, "system", "turn_aborted", blocks=[Notice(
+            f"turn aborted: {as_text(why)}" if why else "turn aborted")], meta=msg)
+        ev.states = {"*": INTERRUPTED}
+        return ev
+    if t in _NOTICES:
+        text = msg.get("message") if isinstance(msg.get("message"), str) else None
+        ev = Event(ref, "error" if t in ("error", "stream_error") else "system", t, meta=msg,
+                   blocks=[Notice(_NOTICES[t])] + ([Text(text, markdown=False)] if text else []))
+        return ev
+    reason = "duplicate" if t in _COPIES else "codex event"
+    return Event(ref, "system", t if isinstance(t, str) else "event", hidden=True,
+                 hidden_reason=reason, meta=msg)
+
+
+def _token_count(msg: dict, ref: Ref) -> Event:
+    """The usage of the model call just made. Codex writes the same count twice per call (after the
+    response and again after the next turn context): its running total names the call, as a message
+    id, so the usage tally counts it once."""
+    ev = Event(ref, "system", "usage", hidden=True, hidden_reason="token count", meta=msg)
+    info = msg.get("info")
+    last = info.get("last_token_usage") if isinstance(info, dict) else None
+    total = info.get("total_token_usage") if isinstance(info, dict) else None
+    if isinstance(last, dict):
+        cached = last.get("cached_input_tokens") or 0
+        ev.usage = {"input_tokens": last.get("input_tokens") or 0,
+                    "output_tokens": last.get("output_tokens") or 0,
+                    "input_tokens_details": {"cached_tokens": cached},
+                    "output_tokens_details": {"reasoning_tokens": last.get("reasoning_output_tokens") or 0}}
+        if isinstance(total, dict):
+            ev.message_id = f"tokens:{total.get('input_tokens')}:{total.get('output_tokens')}"
+    return ev
+
+
+def _compacted(item: dict, ref: Ref) -> Event:
+    text = item.get("message")
+    blocks: list = [Notice("context compacted: the conversation so far, summarized")]
+    if isinstance(text, str) and text.strip():
+        blocks.append(Text(text))
+    return Event(ref, "system", "compact_summary", blocks=blocks,
+                 meta={k: v for k, v in item.items() if k != "message"})
+
+
+_BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_item": _item,
+            "event_msg": _event_msg, "compacted": _compacted}
+
+
+def title_of(ev: Event) -> str | None:
+    """The first prompt the person wrote (Codex's injected context is not one)."""
+    return openai_chat.title_of(ev)
