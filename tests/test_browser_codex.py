@@ -1,0 +1,62 @@
+"""A Codex CLI rollout in headless Chromium, opened from the `~/.codex/sessions` tree as a user
+points the viewer at it: what the person wrote, the model's thinking, each call with its output and
+state, the patch as a diff, Codex's injected context folded away."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT, quiet_copy
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = ROOT / "test_data" / "formats" / "codex" / "sessions"
+PROMPT = "The cart total ignores discounts. Fix it and run the tests."
+
+
+def test_a_codex_session_reads_as_a_conversation_with_its_calls(serve, watched_page, tmp_path):
+    root = quiet_copy(SESSIONS, tmp_path / "sessions")
+    srv = serve(root, WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/")
+    row = page.locator("table.sessions tbody tr", has_text=PROMPT)
+    expect(row.locator("td.models, td", has_text="gpt-5-codex").first).to_be_visible()
+    row.get_by_role("link", name=PROMPT).click()
+    expect(page).to_have_url(re.compile(r"/s/2025~10~29~rollout-"))
+    expect(page.locator("h1")).to_contain_text(PROMPT)
+
+    # the person's words once (the event_msg copy stays behind the hidden toggle)
+    expect(page.locator("#timeline > li.ev:not(.is-hidden)", has_text=PROMPT)).to_have_count(1)
+    # Codex's injected context is folded chips, their text shown only when opened
+    env = page.locator("details.context", has_text="environment")
+    expect(env).to_have_count(1)
+    expect(env.get_by_text("<sandbox_mode>workspace-write</sandbox_mode>")).to_be_hidden()
+    env.locator("summary").click()
+    expect(env.get_by_text(re.compile("workspace-write"))).to_be_visible()
+
+    # thinking from the reasoning summary; the encrypted content is never shown
+    thinking = page.locator("details.thinking").first
+    thinking.locator("summary").click()
+    expect(thinking).to_contain_text("I should read shop/cart.py and the tests first.")
+    expect(page.locator("body")).not_to_contain_text("SECRET")
+
+    # a call with its output, and a failed command with its exit code
+    cat = page.locator("#tc-call_cat")
+    expect(cat.locator(".state")).to_have_text("completed")
+    expect(cat).to_contain_text("return sum(i.price for i in items)")
+    expect(cat).not_to_contain_text("Wall time")
+    failed = page.locator("#tc-call_pytest")
+    expect(failed.locator(".state")).to_have_text("error")
+    expect(failed).to_contain_text("exit code 1")
+    expect(failed).to_contain_text("1 failed, 1 passed")
+
+    # the patch as a diff per file; the call cut off by the aborted turn reads interrupted
+    patch = page.locator("#tc-call_patch")
+    expect(patch.locator(".diff-file code")).to_have_text(["shop/cart.py", "tests/test_discount.py"])
+    expect(patch.locator("tr.del")).to_contain_text(["return sum(i.price for i in items)"])
+    expect(page.locator("#tc-call_rerun .state")).to_have_text("interrupted")
+
+    # usage and cost from the token counts
+    expect(page.locator(".facts, header", has_text="20.7k").first).to_be_visible()
+    assert page.problems == []
