@@ -45,7 +45,7 @@ import orjson
 
 from ..model import INTERRUPTED, Context, Event, Notice, Ref, Text, ToolResult
 from . import openai_chat
-from .common import as_text, first_time, generic_event, result_content
+from .common import as_text, first_time, generic_event, result_content, text_field
 
 NAME = "codex"
 MODE = "jsonl"
@@ -170,7 +170,7 @@ def _turn_context(ctx: dict, ref: Ref) -> Event:
 
 def _item(item: dict, ref: Ref) -> Event:
     """A response item, read as `openai_chat` reads it, then Codex's own meanings on top."""
-    t = item.get("type")
+    t = text_field(item, "type")
     if t in _BOOKKEEPING_ITEMS:
         return Event(ref, "system", t, hidden=True, hidden_reason="snapshot", format=NAME, meta=item)
     ev = openai_chat.event(item, ref)
@@ -247,7 +247,7 @@ def _exited(result: ToolResult, blocks: list, code: Any) -> ToolResult:
 
 
 def _event_msg(msg: dict, ref: Ref) -> Event:
-    t = msg.get("type")
+    t = text_field(msg, "type")
     if t == "token_count":
         return _token_count(msg, ref)
     if t == "turn_aborted":
@@ -262,7 +262,7 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
                    blocks=[Notice(_NOTICES[t])] + ([Text(text, markdown=False)] if text else []))
         return ev
     reason = "duplicate" if t in _COPIES else "codex event"
-    return Event(ref, "system", t if isinstance(t, str) else "event", hidden=True,
+    return Event(ref, "system", t or "event", hidden=True,
                  hidden_reason=reason, meta=msg)
 
 
