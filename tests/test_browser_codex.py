@@ -2,7 +2,9 @@
 points the viewer at it: what the person wrote, the model's thinking, each call with its output and
 state, the patch as a diff, Codex's injected context folded away."""
 
+import os
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -12,6 +14,7 @@ from conftest import ROOT, quiet_copy
 pytestmark = pytest.mark.browser
 
 SESSIONS = ROOT / "test_data" / "formats" / "codex" / "sessions"
+CHILD_BEGAN = time.mktime((2026, 2, 10, 10, 0, 5, 0, 0, -1))  # its file's name, in local time
 PROMPT = "The cart total ignores discounts. Fix it and run the tests."
 
 
@@ -59,4 +62,40 @@ def test_a_codex_session_reads_as_a_conversation_with_its_calls(serve, watched_p
 
     # usage and cost from the token counts
     expect(page.locator(".facts, header", has_text="20.7k").first).to_be_visible()
+    assert page.problems == []
+
+
+def test_a_spawned_thread_opens_under_its_call_and_its_session_links_back(serve, watched_page,
+                                                                         tmp_path):
+    day = tmp_path / "sessions" / "2026" / "02" / "10"
+    day.mkdir(parents=True)
+    for src in (SESSIONS / "2026" / "02" / "10").glob("rollout-*.jsonl"):
+        (day / src.name).write_bytes(src.read_bytes())
+        # written long ago, a minute after the threads began (the parent was still being written)
+        os.utime(day / src.name, (CHILD_BEGAN + 60, CHILD_BEGAN + 60))
+    srv = serve(tmp_path / "sessions", WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/")
+    expect(page.locator("table.sessions td.pending")).to_have_count(0, timeout=60000)
+    page.reload()
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("Who calls the cart module? Ask a helper to look.")
+    expect(rows.nth(1).locator(".spawned-by a")).to_have_text(re.compile("019c4a10"))
+    rows.nth(0).locator("td.title > a").click()
+    card = page.locator("#tc-call_spawn")
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text("Sub-agent: Euclid · explorer")
+    thread.locator("summary").click()  # the thread's conversation, in place under its call
+    nested = card.locator("ol.timeline.nested")
+    expect(nested.get_by_text("List the modules that import shop.cart.")).to_be_visible()
+    expect(card.locator("#tc-call_x .state")).to_have_text("completed")
+    expect(card.locator("#tc-call_x")).to_contain_text("shop/checkout.py")
+    expect(card.locator("#tc-call_y .state")).to_have_text("never answered")
+    card.locator("a.own-session").click()
+    back = page.locator("#spawned-by")
+    expect(back).to_contain_text("explorer")
+    back.locator("a.spawning-call").click()  # the parent, at the turn holding the call
+    expect(page.locator("h1")).to_contain_text("Who calls the cart module?")
+    expect(page.locator("#tc-call_spawn")).to_be_in_viewport()
     assert page.problems == []

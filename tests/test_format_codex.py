@@ -178,6 +178,45 @@ def test_ghost_snapshots_are_hidden_and_a_spawned_thread_says_whose_it_is():
     assert cidx.calls.calls["call_y"].status == "pending"
 
 
+def test_a_spawned_thread_nests_under_its_call_and_lists_under_its_parent():
+    idx, _ = built(PARENT)
+    child = "019c4a11-2222-7333-8444-555566667777"
+    assert list(idx.threads) == ["main", child]
+    assert idx.calls.calls["call_spawn"].subthread == child
+    assert idx.threads[child].label == "Euclid · explorer (thread 019c4a11-2222-7333-8444-555566667777)"
+    # the child's own calls are in the parent's map, in its thread
+    assert idx.calls.calls["call_x"].call[0] == child
+    info = codex.session_info(CHILD)
+    assert info == {"parent_path": str(PARENT), "parent_session": "019c4a10-1111-7222-8333-444455556666",
+                    "agent": "Euclid", "agent_type": "explorer", "thread": child}
+    assert codex.session_info(PARENT) == {} and codex.companions(CHILD) == []
+    # a rollout begun after the parent's last write is not its child, whatever it names
+    assert codex.companions(PARENT) and SessionIndex(CHILD).build().summary.parent == str(PARENT)
+
+
+def test_a_spawned_thread_begun_after_its_parent_ended_is_not_nested(tmp_path):
+    day = tmp_path / "2026" / "02" / "10"
+    day.mkdir(parents=True)
+    parent, child = day / PARENT.name, day / CHILD.name
+    parent.write_bytes(PARENT.read_bytes())
+    child.write_bytes(CHILD.read_bytes())
+    import os
+    import time
+    began = time.mktime(time.strptime(CHILD.name[8:27], "%Y-%m-%dT%H-%M-%S"))
+    os.utime(parent, (began - 3600, began - 3600))  # the parent was last written an hour before
+    assert codex.companions(parent) == []
+    os.utime(parent, (began + 30, began + 30))
+    assert [c[0] for c in codex.companions(parent)] == ["019c4a11-2222-7333-8444-555566667777"]
+
+
+def test_update_plan_is_a_todo_list():
+    plan = {"explanation": "x", "plan": [{"step": "Spawn", "status": "completed"},
+                                         {"step": "Summarize", "status": "in_progress"}]}
+    assert tools.view_of("update_plan", plan) == "todos"
+    assert tools.todo_items(plan) == [("completed", "Spawn"), ("in_progress", "Summarize")]
+    assert tools.summary("update_plan", plan) == "2 items, 1 done"
+
+
 def test_apply_patch_is_read_as_a_diff_per_file():
     patch = ("*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n keep\n@@ def f():\n-  pass\n"
              "+  return 1\n*** Add File: b.py\n+hello\n*** Delete File: c.py\n"

@@ -51,7 +51,7 @@ FAMILIES: dict[str, set[str]] = {
     "websearch": {"websearch", "web_search", "google_search", "search_web", "tavily_search"},
     "agent": {"task", "agent"},
     "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion"},
-    "todos": {"todowrite", "todo_write", "update_todo_list"},
+    "todos": {"todowrite", "todo_write", "update_todo_list", "update_plan"},
 }
 _FAMILY = {name: fam for fam, names in FAMILIES.items() for name in names}
 PROSE_FAMILIES = {"agent", "fetch", "websearch", "plan"}
@@ -228,7 +228,7 @@ def view_of(name: str, inp: Any) -> str:
         return "edit"
     if fam == "write" and isinstance(content_of(inp), str):
         return "write"
-    if fam == "todos" and isinstance(inp.get("todos"), list):
+    if fam == "todos" and _todo_list(inp) is not None:
         return "todos"
     if fam == "agent" and isinstance(inp.get("prompt"), str):
         return "agent"
@@ -283,7 +283,7 @@ def summary(name: str, inp: Any) -> str:
             return _line(what) + (f"  in {_line(path)}" if path else "")
     if fam == "agent" and (label := agent_label(inp)):
         return _line(label)
-    if fam == "todos" and isinstance(inp.get("todos"), list):
+    if fam == "todos" and _todo_list(inp) is not None:
         items = todo_items(inp)
         done = sum(1 for status, _ in items if status == "completed")
         return f"{len(items)} items, {done} done"
@@ -323,12 +323,20 @@ def _line(text: str, limit: int = 160) -> str:
 _TODO_STATES = ("pending", "in_progress", "completed")  # the only words that reach a class
 
 
+def _todo_list(inp: dict) -> list | None:
+    """A todo tool's list: `todos` (Claude Code, Cline…) or `plan` (Codex's update_plan)."""
+    for key in ("todos", "plan"):
+        if isinstance(inp.get(key), list):
+            return inp[key]
+    return None
+
+
 def todo_items(inp: dict) -> list[tuple[str, str]]:
     out = []
-    for t in inp.get("todos") or []:
+    for t in _todo_list(inp) or []:
         if isinstance(t, dict):
             status = t.get("status") if t.get("status") in _TODO_STATES else "pending"
-            out.append((status, str(t.get("content") or t.get("activeForm") or "")))
+            out.append((status, str(t.get("content") or t.get("activeForm") or t.get("step") or "")))
     return out
 
 

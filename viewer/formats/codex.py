@@ -39,10 +39,14 @@ Kept only in the raw view: rate limits, turn ids, sandbox details, encrypted rea
 from __future__ import annotations
 
 import re
+import time
+from datetime import date, timedelta
+from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .. import files, keys
 from ..model import INTERRUPTED, Context, Event, Notice, Ref, Text, ToolResult
 from . import openai_chat
 from .common import as_text, first_time, generic_event, result_content, text_field
@@ -180,6 +184,9 @@ def _item(item: dict, ref: Ref) -> Event:
     elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         ev.blocks = [_exec_result(b, item.get("output")) if b.kind == "tool_result" else b
                      for b in ev.blocks]
+        child = _spawned(item.get("output"))
+        if child is not None and isinstance(item.get("call_id"), str):
+            ev.spawns = {item["call_id"]: keys.thread_key(child)}
     elif t == "web_search_call" and item.get("status") == "completed" and not ev.tool_results():
         # Codex keeps the search, not its results (they went to the model): done is all it says
         ev.blocks += [ToolResult(u.id, [Notice("searched; the results went to the model only")])
@@ -296,6 +303,149 @@ def _compacted(item: dict, ref: Ref) -> Event:
 
 _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_item": _item,
             "event_msg": _event_msg, "compacted": _compacted}
+
+
+# --- spawned threads -----------------------------------------------------------------------------
+# A thread Codex spawns (`spawn_agent`, answered `{"agent_id": <thread id>, "nickname"}`) is a
+# rollout of its own, beside its parent's in the day's folder, whose session_meta names the parent:
+# `source: {"subagent": {"thread_spawn": {"parent_thread_id", "depth", "agent_nickname",
+# "agent_role"}}}` (protocol.rs `SubAgentSource::ThreadSpawn`). The parent's page nests it under the
+# call (its output names the thread: `Event.spawns`); the list puts it under its parent.
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+HEAD_LIMIT = 256 << 10  # a session_meta line holds the base instructions: tens of KB
+SNIFF_LIMIT = 8 << 10  # ...after its `source`
+SLACK = 60.0  # seconds between a file's name time and its first write
+DAYS_BACK = 7  # how many day folders before a spawned thread's own its parent's rollout may sit in
+
+
+def _spawned(output: Any) -> str | None:
+    """The thread id a `spawn_agent` output names (`{"agent_id": …, "nickname": …}`)."""
+    if not (isinstance(output, str) and output[:1] == "{" and "agent_id" in output):
+        return None
+    try:
+        doc = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return None
+    child = doc.get("agent_id") if isinstance(doc, dict) else None
+    return child if isinstance(child, str) and _UUID.fullmatch(child) else None
+
+
+def _own_id(path: Path) -> str | None:
+    m = _UUID.search(path.name[-48:]) if path.name.startswith("rollout-") else None
+    return m[0] if m else None
+
+
+def _meta_of(path: Path, needs: bytes = b"") -> dict | None:
+    """A rollout's session_meta payload, read from its first line alone; None at once when its
+    first bytes lack `needs` (the meta names its `source` before its long instructions)."""
+    try:
+        head = files.read_file(path, SNIFF_LIMIT)
+        if needs not in head:
+            return None
+        if b"\n" not in head:
+            head = files.read_file(path, HEAD_LIMIT)
+    except OSError:
+        return None
+    end = head.find(b"\n")
+    try:
+        rec = orjson.loads(head if end < 0 else head[:end])
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(rec, dict) and rec.get("type") == "session_meta" and isinstance(rec.get("payload"), dict):
+        return rec["payload"]
+    return None
+
+
+def _started(path: Path) -> float | None:
+    """When a rollout began, from its name (`rollout-2026-02-10T10-00-05-<id>`, local time)."""
+    try:
+        return time.mktime(time.strptime(path.name[8:27], "%Y-%m-%dT%H-%M-%S"))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _spawn_of(meta: dict | None) -> dict | None:
+    source = meta.get("source") if isinstance(meta, dict) else None
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return spawn if isinstance(parent, str) and _UUID.fullmatch(parent) else None
+
+
+def _day(folder: Path) -> date | None:
+    """The date of a `sessions/YYYY/MM/DD` folder."""
+    try:
+        return date(int(folder.parent.parent.name), int(folder.parent.name), int(folder.name))
+    except ValueError:
+        return None
+
+
+def _day_folder(folder: Path, day: date) -> Path:
+    return folder.parent.parent.parent / f"{day.year:04d}" / f"{day.month:02d}" / f"{day.day:02d}"
+
+
+def session_info(main: Path) -> dict:
+    """For a spawned thread: its parent (`parent_session`) and the parent's rollout (`parent_path`,
+    looked for in its own day's folder and the days before), its name and role, and its thread in
+    the parent's index."""
+    spawn = _spawn_of(_meta_of(main, b'"thread_spawn"')) if main.name.startswith("rollout-") else None
+    if spawn is None:
+        return {}
+    info: dict = {"thread": keys.thread_key(_own_id(main) or main.stem),
+                  "parent_session": spawn["parent_thread_id"]}
+    for key, field in (("agent", "agent_nickname"), ("agent_type", "agent_role")):
+        if isinstance(spawn.get(field), str) and spawn[field]:
+            info[key] = spawn[field]
+    day = _day(main.parent)
+    folders = [main.parent] if day is None else [_day_folder(main.parent, day - timedelta(n))
+                                                for n in range(DAYS_BACK)]
+    for folder in folders:
+        found = sorted(folder.glob(f"rollout-*-{spawn['parent_thread_id']}.jsonl"))
+        if found:
+            info["parent_path"] = str(found[0])
+            break
+    return info
+
+
+def companion_folders(main: Path) -> list[Path]:
+    """The day's folder and the next: a thread spawned during the session is written in one."""
+    day = _day(main.parent)
+    return [main.parent] if day is None else [main.parent, _day_folder(main.parent, day + timedelta(1))]
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(thread id, rollout, meta) of each thread this session spawned: the rollouts begun while it
+    was being written (named after it, begun before its last write) whose session_meta names it as
+    their parent. Only their first bytes are read."""
+    own = _own_id(main)
+    try:
+        last = main.stat().st_mtime + SLACK
+    except OSError:
+        return []
+    if own is None:
+        return []
+    out = []
+    for folder in companion_folders(main):
+        try:
+            names = sorted(p for p in folder.glob("rollout-*.jsonl") if p.name > main.name)
+        except OSError:
+            continue
+        for path in names:
+            begun, child = _started(path), _own_id(path)
+            if child is None or (begun is not None and begun > last):
+                continue
+            spawn = _spawn_of(_meta_of(path, own.encode()))
+            if spawn is not None and spawn["parent_thread_id"] == own:
+                out.append((child, path, {k: spawn[k] for k in ("agent_nickname", "agent_role", "depth")
+                                          if k in spawn}))
+    return out
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    name, role = meta.get("agent_nickname"), meta.get("agent_role")
+    label = " · ".join(str(x) for x in (name, role) if isinstance(x, str) and x)
+    return f"{label} (thread {agent})" if label else f"thread {agent}"
 
 
 def title_of(ev: Event) -> str | None:
