@@ -21,12 +21,15 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     response items and are hidden (raw view); `token_count` carries the usage of the model call
     just made (`last_token_usage`, recorded twice per call: both lines name the same running total,
     which serves as the call's message id so it is counted once); `turn_aborted` interrupts every
-    call still open; `context_compacted`, review mode and errors are notices; the rest is hidden;
+    call still open; review mode and errors are notices; the rest (`context_compacted` too, which
+    the `compacted` record beside it says with its summary) is hidden;
   - `compacted`: the summary that replaced the history → a summary card.
 * the bare layout (before Sept 2025): a first line `{"id", "timestamp", "instructions", "git"}`,
   then bare response items and `{"record_type": "state"}` bookkeeping lines (hidden).
 * the TypeScript CLI's single document `rollout-*.json`: `{"session": {id, timestamp,
   instructions}, "items": [response items]}`.
+
+A thread Codex spawns is a rollout of its own: see "spawned threads" below.
 
 Detection: an envelope record, a bare header or a state line scores 3; the bare layout's items are
 credited with `openai_chat`'s score through `EXTENDS` once such a mark is seen, so a plain Responses
