@@ -11,6 +11,8 @@ and may have:
   companions(path)   sub-agent / companion files of a session: [(thread id, path, meta)]
   companion_folders(path)  the folders a new companion file would change (their times tell a
                      refresh whether to list them again); without it, they are listed every time
+  FOLDS_LINES        True when a JSONL file of the format is read whole as one document (its later
+                     lines rewrite earlier records: Gemini CLI's recordings)
   is_companion(path) whether a file (path as a string) belongs to another session and is
                      never listed alone
 
@@ -26,10 +28,11 @@ from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
 from . import agentscope, codex
+from . import gemini, gemini_cli, qwen_code
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
-ADAPTERS: list[ModuleType] = [legion, claude_code, marsys, wolo, agentpress, agentscope, codex,
-                               openai_chat, anthropic_messages]
+ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, wolo, agentpress,
+                               agentscope, codex, openai_chat, anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)

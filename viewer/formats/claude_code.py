@@ -124,7 +124,8 @@ def sniff(rec: Any) -> int:
     if t in ("user", "assistant") and isinstance(rec.get("message"), dict) and (
         "uuid" in rec or "sessionId" in rec or "parentUuid" in rec
     ):
-        return 3
+        # Qwen Code's records look alike but hold a Gemini Content (`parts`, no `content`)
+        return 0 if "parts" in rec["message"] and "content" not in rec["message"] else 3
     if t in _NOISE and ("sessionId" in rec or "leafUuid" in rec or "messageId" in rec
                         or "uuid" in rec or "snapshot" in rec or "operation" in rec):
         return 2

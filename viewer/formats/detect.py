@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import files, reader
-from . import ADAPTERS, FALLBACK, hook
+from . import ADAPTERS, BY_NAME, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
@@ -183,12 +183,18 @@ def detect_file(path: str | Path) -> Detected:
                 # just begun) as much as a document: it is scored as a record like any other
                 as_record, record_score = detect_records([doc], path.parent)
                 if record_score > doc_score or name == FALLBACK.NAME:
-                    return Detected(as_record, "jsonl")
+                    return Detected(as_record, _lines_mode(as_record))
             return Detected(name, "document")
     records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])
                if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
-    return Detected(name, "jsonl", eol=eol)
+    return Detected(name, _lines_mode(name), eol=eol)
+
+
+def _lines_mode(name: str) -> str:
+    """How a JSONL file of a format is read: line by line, or whole as one document when its
+    lines rewrite earlier records (`FOLDS_LINES`; the format folds them in `folder_document`)."""
+    return "document" if getattr(BY_NAME.get(name), "FOLDS_LINES", False) else "jsonl"
 
 
 def _one_line(path: Path) -> bool:

@@ -1,0 +1,324 @@
+"""Gemini CLI's chat recordings: `~/.gemini/tmp/<project>/chats/session-<time>-<id>.json[l]`.
+
+Written by packages/core/src/services/chatRecordingService.ts (google-gemini/gemini-cli). Two
+generations, both read as one document of `{sessionId, projectHash, startTime, lastUpdated,
+summary?, kind?, directories?, messages: [MessageRecord]}`:
+
+* up to 0.3x: that document itself, `session-<time>-<id8>.json`, rewritten whole on each change;
+* since: `session-<time>-<id8>.jsonl`, append-only: a first line with the session's metadata, then
+  each MessageRecord appended whole *every time it changes* (its tool calls, their status and
+  results, its tokens are added after the text streamed: the last write of an id wins, at the
+  place the id first appeared), `{"$set": {...}}` metadata updates (`lastUpdated`, `summary`,
+  `directories`, `memoryScratchpad`, or `messages`: the history rewritten, e.g. tool output
+  masked), and `{"$rewindTo": "<id>"}` (/rewind: that message and all after it were dropped).
+  `folder_document` folds such a file into the document above, so a line that only updates an
+  earlier message never shows as a card of its own; the rewind stays a record in its place and
+  each message it dropped says so (they are kept, dimmed by nothing but their notice). A
+  sub-agent's recording (`chats/<parent session id>/<id>.jsonl`, `kind: "subagent"`) is the same.
+
+A MessageRecord is `{id, timestamp, type, content, displayContent?}` plus, for `type: "gemini"`,
+`thoughts` ([{subject, description, timestamp}] → one Thinking block), `tokens` ({input, output,
+cached, thoughts, tool, total} → usage under the API's names, priced by the usage module), `model`
+and `toolCalls` ([{id, name, args, result (Parts, usually one functionResponse), status,
+timestamp, displayName, description, resultDisplay, renderOutputAsMarkdown}]). Each tool call
+becomes a ToolUse and, once it has an outcome, its ToolResult in the same event (as Wolo's parts):
+`status` success → completed, error → error (the response's `error` text shown), cancelled →
+cancelled; awaiting_approval → awaiting permission; validating / scheduled / executing → running.
+`content` / `displayContent` are Gemini Parts (`gemini.parts_blocks`); a user message shows its
+`displayContent` (what the person typed) when there is one, `content` (what the model got, with
+@-file contents) in the raw view. A gemini message's `functionCall` parts duplicate its
+`toolCalls` and are left to the raw view; a user message's `functionResponse` parts that a tool
+call already holds (history synced back) are hidden. `info` / `warning` → notices, `error` →
+error notices; any other `type`, or a record of no known shape, is a quiet generic card.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import files, reader
+from ..model import AWAITING, CANCELLED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, generic_event, model_and_usage, set_time, text_field
+from .gemini import gemini_usage, part_list, parts_blocks, setup_context
+from .openai_chat import Linked, prompt_title
+
+NAME = "gemini-cli"
+MODE = "document"
+# a JSONL file of this format is read whole as one document: its lines update earlier ones
+FOLDS_LINES = True
+
+TYPES = ("user", "gemini", "info", "error", "warning")
+_HEAD_KEYS = ("sessionId", "projectHash")
+RUNNING = ("validating", "scheduled", "executing")
+FINAL = {"success": False, "error": True, "cancelled": True}
+# what the user typed that is no prompt to the model: a slash command, a bare "?"
+_NOT_PROMPTS = ("<hook_context>",)
+
+
+def _is_head(rec: dict) -> bool:
+    return isinstance(rec.get("sessionId"), str) and isinstance(rec.get("projectHash"), str) \
+        and "id" not in rec
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict):
+        return 0
+    if _is_head(rec):
+        return 3
+    if (isinstance(rec.get("$set"), dict) or isinstance(rec.get("$rewindTo"), str)) and len(rec) == 1:
+        return 3
+    t = text_field(rec, "type")
+    if t not in TYPES or not isinstance(rec.get("id"), str) or "content" not in rec:
+        return 0
+    if t == "gemini" or {"toolCalls", "thoughts", "tokens"} & rec.keys():
+        return 3
+    return 2 if "timestamp" in rec else 1
+
+
+def document_bonus(doc: Any) -> int:
+    return 3 if isinstance(doc, dict) and _is_head(doc) and isinstance(doc.get("messages"), list) else 0
+
+
+# --- the document ------------------------------------------------------------------------------
+
+
+def folder_document(path: Path) -> dict | None:
+    """A JSONL recording folded into the document the older versions wrote (see the module
+    docstring); None when `path` is not one. A last line the writer has not finished is left
+    for the next read."""
+    if path.suffix != ".jsonl":
+        return None
+    with files.open_file(path) as f:
+        first = f.readline()
+        head = reader.decode(first.rstrip(b"\r\n"))
+        if not (isinstance(head, dict) and _is_head(head)):
+            return None
+        rest = f.read()
+    return fold([head, *_lines(rest)])
+
+
+def _lines(data: bytes) -> list:
+    lines = data.split(b"\n")
+    out = []
+    for n, line in enumerate(lines):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        rec = reader.decode(line)
+        if isinstance(rec, reader.BadLine) and n == len(lines) - 1:
+            break  # still being written
+        out.append(rec)
+    return out
+
+
+def fold(recs: list) -> dict:
+    """Session metadata and messages, each message as last written, in first-written order;
+    rewinds and records of no known shape kept in place."""
+    meta: dict = {}
+    latest: dict = {}  # message id → its last version
+    order: list = []  # message ids (str) and other records, in place
+    for rec in recs:
+        if isinstance(rec, dict) and _is_head(rec):
+            meta.update(rec)
+        elif isinstance(rec, dict) and isinstance(rec.get("$set"), dict) and len(rec) == 1:
+            update = dict(rec["$set"])
+            for m in update.pop("messages", None) or ():
+                _keep(m, latest, order)
+            meta.update(update)
+        elif not _keep(rec, latest, order):
+            order.append(rec)
+    messages = [latest[x] if isinstance(x, str) else x for x in order]
+    return {**meta, "messages": messages}
+
+
+def _keep(m: Any, latest: dict, order: list) -> bool:
+    """Record a message's latest version; False when `m` is no message."""
+    if not (isinstance(m, dict) and isinstance(m.get("id"), str) and "$rewindTo" not in m):
+        return False
+    if m["id"] not in latest:
+        order.append(m["id"])
+    latest[m["id"]] = m
+    return True
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """The session's metadata (a hidden record) and its messages, each marked with what only its
+    neighbours say: the rewind that dropped it, the results its tool calls hold already."""
+    if not (isinstance(doc, dict) and isinstance(doc.get("messages"), list)
+            and any(k in doc for k in _HEAD_KEYS)):
+        return None
+    msgs = doc["messages"]
+    head = {k: v for k, v in doc.items() if k != "messages"}
+    dropped = _dropped(msgs)
+    answered: set = set()
+    out: list = [("session", head)]
+    for i, m in enumerate(msgs):
+        links: dict = {}
+        if i in dropped:
+            links["dropped"] = dropped[i]
+        if isinstance(m, dict) and m.get("type") == "user" and answered:
+            links["answered"] = answered
+        if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
+            answered = answered | {tc.get("id") for tc in m["toolCalls"]
+                                   if isinstance(tc, dict) and tc.get("result")}
+        out.append((f"messages[{i}]", Linked(m, links) if links and isinstance(m, dict) else m))
+    return out
+
+
+def _dropped(msgs: list) -> dict:
+    """Message index → the id a later `$rewindTo` went back to, for each message it dropped."""
+    out: dict = {}
+    for j, m in enumerate(msgs):
+        target = m.get("$rewindTo") if isinstance(m, dict) else None
+        if not isinstance(target, str):
+            continue
+        start = next((i for i in range(j) if isinstance(msgs[i], dict)
+                      and msgs[i].get("id") == target and i not in out), None)
+        for i in range(start if start is not None else j, j):
+            if isinstance(msgs[i], dict) and "id" in msgs[i]:
+                out.setdefault(i, target)
+    return out
+
+
+# --- events --------------------------------------------------------------------------------------
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict):
+        return generic_event(rec, ref, NAME)
+    links = getattr(rec, "links", None) or {}
+    if _is_head(rec):
+        ev = _session(rec, ref)
+    elif isinstance(rec.get("$rewindTo"), str):
+        ev = Event(ref, "system", kind="rewind", format=NAME, blocks=[Notice(
+            f"conversation rewound: message {rec['$rewindTo']} and the ones after it were dropped")])
+    elif isinstance(rec.get("$set"), dict):
+        ev = Event(ref, "system", kind="metadata", format=NAME, hidden=True,
+                   hidden_reason="session metadata update", blocks=[Data(rec["$set"], "metadata")])
+    else:
+        t = text_field(rec, "type")
+        if t == "user":
+            ev = _user(rec, ref, links.get("answered") or ())
+        elif t == "gemini":
+            ev = _gemini(rec, ref)
+        elif t in ("info", "warning", "error"):
+            ev = Event(ref, "error" if t == "error" else "status", kind=t, format=NAME,
+                       blocks=[Notice(_plain(rec.get("content")) or t)])
+        else:
+            return generic_event(rec, ref, NAME)
+        if isinstance(rec.get("id"), str):
+            ev.source_id = rec["id"]
+        set_time(ev, rec.get("timestamp"))
+        ev.meta = {k: v for k, v in rec.items() if k not in ("content", "type", "toolCalls", "thoughts")}
+    if "dropped" in links:
+        ev.blocks.insert(0, Notice(f"dropped by a rewind to message {links['dropped']}"))
+    return ev
+
+
+def _session(rec: dict, ref: Ref) -> Event:
+    words = "sub-agent session" if rec.get("kind") == "subagent" else "session"
+    if isinstance(rec.get("summary"), str) and rec["summary"]:
+        words += f" · summary: {rec['summary']}"
+    ev = Event(ref, "system", kind="session", format=NAME, hidden=True, hidden_reason="session metadata",
+               blocks=[Notice(words, rec)], source_id=None)
+    set_time(ev, rec.get("startTime"))
+    ev.meta = dict(rec)
+    return ev
+
+
+def _plain(content: Any) -> str:
+    """The text of a Part list (or a string)."""
+    return "".join(p if isinstance(p, str) else p.get("text", "") if isinstance(p, dict)
+                   and isinstance(p.get("text"), str) else "" for p in part_list(content)).strip()
+
+
+def _user(rec: dict, ref: Ref, answered) -> Event:
+    shown = rec.get("displayContent") if rec.get("displayContent") else rec.get("content")
+    blocks = parts_blocks(shown)
+    ev = Event(ref, "user", format=NAME)
+    kept = [b for b in blocks if not (b.kind == "tool_result" and b.tool_use_id in answered)]
+    if blocks and not kept:  # the results the calls hold already, as the model got them
+        ev.role, ev.kind, ev.hidden = "tool", "tool_result", True
+        ev.hidden_reason = "tool results as sent to the model (shown with their calls)"
+        ev.blocks = [Data(rec.get("content"), "function responses")]
+        return ev
+    ev.blocks = setup_context(kept)
+    if kept and all(b.kind == "tool_result" for b in kept):
+        ev.role, ev.kind = "tool", "tool_result"
+    return ev
+
+
+def _gemini(rec: dict, ref: Ref) -> Event:
+    ev = Event(ref, "assistant", format=NAME)
+    calls = [tc for tc in rec.get("toolCalls") or () if isinstance(tc, dict)] \
+        if isinstance(rec.get("toolCalls"), list) else []
+    thinking = _thoughts(rec.get("thoughts"))
+    blocks = parts_blocks(rec.get("content"))
+    if calls:  # the same calls as the API saw them: the toolCalls say more
+        blocks = [b for b in blocks if b.kind != "tool_use"]
+    ev.blocks = ([thinking] if thinking else []) + blocks
+    for tc in calls:
+        ev.blocks += _call(tc, ev)
+    model_and_usage(ev, rec.get("model"), gemini_usage(rec.get("tokens")))
+    return ev
+
+
+def _thoughts(thoughts: Any) -> Thinking | None:
+    """Gemini CLI's thought summaries ({subject, description}) as one thinking block."""
+    if not isinstance(thoughts, list):
+        return None
+    paras = []
+    for t in thoughts:
+        if not isinstance(t, dict):
+            continue
+        subject, desc = (as_text(t.get(k)).strip() for k in ("subject", "description"))
+        paras.append(f"**{subject}**\n{desc}" if subject and desc else subject or desc)
+    text = "\n\n".join(p for p in paras if p)
+    return Thinking(text) if text else None
+
+
+def _call(tc: dict, ev: Event) -> list:
+    """A ToolCallRecord: the call, and its result once its status says it has one."""
+    cid = str(tc.get("id") or f"{tc.get('name') or '?'}@{ev.ref.line}")
+    use = ToolUse(cid, str(tc.get("name") or "?"), tc.get("args"), started=tc.get("timestamp"))
+    status = text_field(tc, "status")
+    if status == "awaiting_approval":
+        ev.states[cid] = AWAITING
+    if status in RUNNING or status == "awaiting_approval":
+        if status != "awaiting_approval":
+            ev.running.append(cid)
+        return [use]
+    if status not in FINAL and not tc.get("result"):
+        return [use]  # a status no version writes, and nothing to show: left open
+    content, failed = _result(tc)
+    error = FINAL.get(status, True if failed else None)
+    return [use, ToolResult(cid, content, error, state=CANCELLED if status == "cancelled" else None)]
+
+
+def _result(tc: dict) -> tuple[list, bool]:
+    """A call's result Parts as blocks (a functionResponse's output or error, images it
+    returned), or its `resultDisplay` where those hold no text; and whether they report a failure."""
+    out: list = []
+    failed = False
+    for b in parts_blocks(tc.get("result"), markdown=False):
+        if b.kind == "tool_result":
+            out += b.content
+            failed = failed or bool(b.is_error)
+        else:
+            out.append(b)
+    display = tc.get("resultDisplay")
+    if not any(b.kind == "text" for b in out) and isinstance(display, str) and display.strip():
+        out.append(Text(display, markdown=bool(tc.get("renderOutputAsMarkdown"))))
+    return out, failed
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role != "user" or ev.kind != "message" or ev.hidden:
+        return None
+    text = ev.text()
+    first = text.split(None, 1)[0] if text else ""
+    if not text or text == "?" or text.startswith(_NOT_PROMPTS) or (
+            first.startswith("/") and "/" not in first[1:]):
+        return None  # a slash command, a bare "?", context the CLI attached
+    return prompt_title(text)
