@@ -29,7 +29,10 @@ cancelled; awaiting_approval → awaiting permission; validating / scheduled / e
 @-file contents) in the raw view. A gemini message's `functionCall` parts duplicate its
 `toolCalls` and are left to the raw view; a user message's `functionResponse` parts that a tool
 call already holds (history synced back) are hidden. `info` / `warning` → notices, `error` →
-error notices; any other `type`, or a record of no known shape, is a quiet generic card.
+error notices; any other `type`, or a record of no known shape, is a quiet generic card — but
+a message with the model's own fields (`toolCalls`, `thoughts`, `tokens`) under another type is
+the model's, named by that type (forks: IBM Bob writes `bob-shell`), and thoughts a fork saved
+once per streamed chunk (each the one before it, grown) are read as the last of each run.
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ MODE = "document"
 FOLDS_LINES = True
 
 TYPES = ("user", "gemini", "info", "error", "warning")
+# what only the model's messages carry: a fork that names them otherwise (IBM Bob's "bob-shell")
+# is still read as the model speaking
+_MODEL_KEYS = frozenset({"toolCalls", "thoughts", "tokens"})
 _HEAD_KEYS = ("sessionId", "projectHash")
 RUNNING = ("validating", "scheduled", "executing")
 FINAL = {"success": False, "error": True, "cancelled": True}
@@ -69,10 +75,12 @@ def sniff(rec: Any) -> int:
     if (isinstance(rec.get("$set"), dict) or isinstance(rec.get("$rewindTo"), str)) and len(rec) == 1:
         return 3
     t = text_field(rec, "type")
-    if t not in TYPES or not isinstance(rec.get("id"), str) or "content" not in rec:
+    if t is None or not isinstance(rec.get("id"), str) or "content" not in rec:
         return 0
-    if t == "gemini" or {"toolCalls", "thoughts", "tokens"} & rec.keys():
+    if t == "gemini" or _MODEL_KEYS & rec.keys():
         return 3
+    if t not in TYPES:
+        return 0
     return 2 if "timestamp" in rec else 1
 
 
@@ -192,7 +200,8 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = _session(rec, ref)
     elif isinstance(rec.get("$rewindTo"), str):
         ev = Event(ref, "system", kind="rewind", format=NAME, blocks=[Notice(
-            f"conversation rewound: message {rec['$rewindTo']} and the ones after it were dropped")])
+            f"conversation rewound to before message {rec['$rewindTo']}: it and the messages "
+            "after it were dropped")])
     elif isinstance(rec.get("$set"), dict):
         ev = Event(ref, "system", kind="metadata", format=NAME, hidden=True,
                    hidden_reason="session metadata update", blocks=[Data(rec["$set"], "metadata")])
@@ -200,8 +209,10 @@ def event(rec: Any, ref: Ref) -> Event:
         t = text_field(rec, "type")
         if t == "user":
             ev = _user(rec, ref, links.get("answered") or ())
-        elif t == "gemini":
+        elif t == "gemini" or (t not in TYPES and _MODEL_KEYS & rec.keys()):
             ev = _gemini(rec, ref)
+            if t != "gemini":
+                ev.author = t
         elif t in ("info", "warning", "error"):
             ev = Event(ref, "error" if t == "error" else "status", kind=t, format=NAME,
                        blocks=[Notice(_plain(rec.get("content")) or t)])
@@ -212,7 +223,7 @@ def event(rec: Any, ref: Ref) -> Event:
         set_time(ev, rec.get("timestamp"))
         ev.meta = {k: v for k, v in rec.items() if k not in ("content", "type", "toolCalls", "thoughts")}
     if "dropped" in links:
-        ev.blocks.insert(0, Notice(f"dropped by a rewind to message {links['dropped']}"))
+        ev.blocks.insert(0, Notice(f"dropped by a /rewind to before message {links['dropped']}"))
     return ev
 
 
@@ -268,13 +279,17 @@ def _thoughts(thoughts: Any) -> Thinking | None:
     """Gemini CLI's thought summaries ({subject, description}) as one thinking block."""
     if not isinstance(thoughts, list):
         return None
-    paras = []
+    paras: list[str] = []
     for t in thoughts:
         if not isinstance(t, dict):
             continue
         subject, desc = (as_text(t.get(k)).strip() for k in ("subject", "description"))
-        paras.append(f"**{subject}**\n{desc}" if subject and desc else subject or desc)
-    text = "\n\n".join(p for p in paras if p)
+        para = f"**{subject}**\n{desc}" if subject and desc else subject or desc
+        if paras and para.startswith(paras[-1]):
+            paras[-1] = para  # a fork saves each streamed chunk: the thought so far, growing
+        elif para:
+            paras.append(para)
+    text = "\n\n".join(paras)
     return Thinking(text) if text else None
 
 

@@ -128,7 +128,7 @@ def _system_words(sub: str, p: dict) -> str | None:
             return f"conversation compressed: {before:,} → {after:,} tokens"
         return "conversation compressed"
     if sub == "slash_command" and isinstance(p.get("rawCommand"), str):
-        return f"{p['rawCommand']} ({p.get('phase') or 'command'})"
+        return p["rawCommand"] if p.get("phase") != "result" else f"{p['rawCommand']} · its output"
     if sub == "at_command" and isinstance(p.get("filesRead"), list):
         return "read for the prompt: " + ", ".join(as_text(f) for f in p["filesRead"])
     if sub in ("notification", "mid_turn_user_message", "background_task_completed") \
