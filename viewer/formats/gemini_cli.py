@@ -50,6 +50,8 @@ NAME = "gemini-cli"
 MODE = "document"
 # a JSONL file of this format is read whole as one document: its lines update earlier ones
 FOLDS_LINES = True
+FOLDED = "gemini_cli_log"  # marks a document folded from a JSONL log (which may have lost its first line)
+HEAD_BYTES, HEAD_LINES = 256 << 10, 50  # what detection reads of a file
 
 TYPES = ("user", "gemini", "info", "error", "warning")
 # what only the model's messages carry: a fork that names them otherwise (IBM Bob's "bob-shell")
@@ -58,7 +60,7 @@ _MODEL_KEYS = frozenset({"toolCalls", "thoughts", "tokens"})
 _HEAD_KEYS = ("sessionId", "projectHash")
 RUNNING = ("validating", "scheduled", "executing")
 FINAL = {"success": False, "error": True, "cancelled": True}
-# what the user typed that is no prompt to the model: a slash command, a bare "?"
+# a user message that is no prompt of the person's (besides slash commands and a bare "?")
 _NOT_PROMPTS = ("<hook_context>",)
 
 
@@ -93,31 +95,23 @@ def document_bonus(doc: Any) -> int:
 
 def folder_document(path: Path) -> dict | None:
     """A JSONL recording folded into the document the older versions wrote (see the module
-    docstring); None when `path` is not one. A last line the writer has not finished is left
-    for the next read."""
+    docstring); None when `path` is not one: no record of this format among the lines of its head
+    (what detection reads; a file of another format costs no more than that head). A last line the
+    writer has not finished is left for the next read."""
     if path.suffix != ".jsonl":
         return None
     with files.open_file(path) as f:
-        first = f.readline()
-        head = reader.decode(first.rstrip(b"\r\n"))
-        if not (isinstance(head, dict) and _is_head(head)):
+        reader.skip_bom(f)
+        if not _ours(f.read(HEAD_BYTES)):
             return None
-        rest = f.read()
-    return fold([head, *_lines(rest)])
+        # complete lines only (one being written is left for the next read); huge ones skimmed
+        return fold([reader.decode(data) if data is not None else reader.skim(f, offset, length)
+                     for _, offset, length, data in reader.LineScanner(f).lines()])
 
 
-def _lines(data: bytes) -> list:
-    lines = data.split(b"\n")
-    out = []
-    for n, line in enumerate(lines):
-        line = line.rstrip(b"\r")
-        if not line.strip():
-            continue
-        rec = reader.decode(line)
-        if isinstance(rec, reader.BadLine) and n == len(lines) - 1:
-            break  # still being written
-        out.append(rec)
-    return out
+def _ours(head: bytes) -> bool:
+    lines = head.split(b"\n")[:HEAD_LINES]
+    return any(sniff(reader.decode(line)) for line in lines if line.strip()[:1] == b"{")
 
 
 def fold(recs: list) -> dict:
@@ -125,7 +119,7 @@ def fold(recs: list) -> dict:
     rewinds and records of no known shape kept in place."""
     meta: dict = {}
     latest: dict = {}  # message id → its last version
-    order: list = []  # message ids (str) and other records, in place
+    order: list = []  # (message id, None) and (None, another record), in place
     for rec in recs:
         if isinstance(rec, dict) and _is_head(rec):
             meta.update(rec)
@@ -135,9 +129,9 @@ def fold(recs: list) -> dict:
                 _keep(m, latest, order)
             meta.update(update)
         elif not _keep(rec, latest, order):
-            order.append(rec)
-    messages = [latest[x] if isinstance(x, str) else x for x in order]
-    return {**meta, "messages": messages}
+            order.append((None, rec))
+    messages = [rec if mid is None else latest[mid] for mid, rec in order]
+    return {FOLDED: True, **meta, "messages": messages}
 
 
 def _keep(m: Any, latest: dict, order: list) -> bool:
@@ -145,7 +139,7 @@ def _keep(m: Any, latest: dict, order: list) -> bool:
     if not (isinstance(m, dict) and isinstance(m.get("id"), str) and "$rewindTo" not in m):
         return False
     if m["id"] not in latest:
-        order.append(m["id"])
+        order.append((m["id"], None))
     latest[m["id"]] = m
     return True
 
@@ -154,13 +148,13 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     """The session's metadata (a hidden record) and its messages, each marked with what only its
     neighbours say: the rewind that dropped it, the results its tool calls hold already."""
     if not (isinstance(doc, dict) and isinstance(doc.get("messages"), list)
-            and any(k in doc for k in _HEAD_KEYS)):
+            and any(k in doc for k in (FOLDED, *_HEAD_KEYS))):
         return None
     msgs = doc["messages"]
-    head = {k: v for k, v in doc.items() if k != "messages"}
+    head = {k: v for k, v in doc.items() if k not in ("messages", FOLDED)}
     dropped = _dropped(msgs)
-    answered: set = set()
-    out: list = [("session", head)]
+    answered: set = set()  # ids of the calls whose results earlier messages hold (it only grows)
+    out: list = [("session", head)] if head else []
     for i, m in enumerate(msgs):
         links: dict = {}
         if i in dropped:
@@ -168,8 +162,8 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
         if isinstance(m, dict) and m.get("type") == "user" and answered:
             links["answered"] = answered
         if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
-            answered = answered | {tc.get("id") for tc in m["toolCalls"]
-                                   if isinstance(tc, dict) and tc.get("result")}
+            answered.update(tc["id"] for tc in m["toolCalls"] if isinstance(tc, dict)
+                            and isinstance(tc.get("id"), str) and tc.get("result"))
         out.append((f"messages[{i}]", Linked(m, links) if links and isinstance(m, dict) else m))
     return out
 
