@@ -20,11 +20,13 @@ REPLY = "m-0c7e2f4a-6d0b-4b6e-8a3c-2d5f1e9b7c02"
 def test_a_finished_recording_reads_whole(serve, watched_page, tmp_path):
     root = quiet_copy(FIXTURES / "legacy-json", tmp_path / "chats")
     page = watched_page
+    timeline = page.locator("#timeline")
     page.goto(f"{serve(root).url}/s/session-2025-10-18T14-57-f86f5318")
     expect(page.locator("#session-title")).to_contain_text(
         "Fix the off-by-one in @src/pager.py and show me the logo")
-    expect(page.get_by_text("gemini-2.5-pro, gemini-2.5-flash")).to_be_visible()
-    expect(page.get_by_text("$0.010")).to_be_visible()
+    facts = page.locator("#session-facts")
+    expect(facts.get_by_text("gemini-2.5-pro, gemini-2.5-flash")).to_be_visible()
+    expect(facts.get_by_text("$0.010")).to_be_visible()
     # the prompt as typed (the @-file contents the model got only in its raw view)
     prompt = page.locator("#m-91ff4a35-0f7b-492d-8a04-ee206be11ec6")
     expect(prompt).to_contain_text("show me the logo")
@@ -41,9 +43,9 @@ def test_a_finished_recording_reads_whole(serve, watched_page, tmp_path):
     assert image.evaluate("i => i.naturalWidth") == 24  # decoded, drawn inline
     expect(page.locator(".tool .tool-result").nth(2)).to_contain_text("Command exited with code 1")
     # the CLI's info / warning / error records as notices, an unknown record as a quiet card
-    expect(page.get_by_text("Loaded cached credentials.")).to_be_visible()
-    expect(page.get_by_text("Tool call cancelled by the user.")).to_be_visible()
-    expect(page.get_by_text("429 Too Many Requests")).to_be_visible()
+    expect(timeline.get_by_text("Loaded cached credentials.")).to_be_visible()
+    expect(timeline.get_by_text("Tool call cancelled by the user.")).to_be_visible()
+    expect(timeline.get_by_text("429 Too Many Requests")).to_be_visible()
     expect(page.locator("#m-f7a8b9c0-3b45-4d6e-8f7a-8b9c0d1e2f08 .kind")).to_have_text("unknown")
     assert page.problems == []
 
@@ -55,6 +57,7 @@ def test_a_recording_followed_live(serve, watched_page, tmp_path):
     path = root / "chats" / JSONL.name
     path.write_bytes(b"".join(lines[:6]))  # the prompt, the reply, its call executing
     page = watched_page
+    timeline = page.locator("#timeline")
     page.goto(f"{serve(root).url}/s/chats~{JSONL.stem}")
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
     expect(page.locator("#session-title")).to_contain_text("List the tables in app.db")
@@ -63,12 +66,12 @@ def test_a_recording_followed_live(serve, watched_page, tmp_path):
     with path.open("ab") as f:  # the same message again: the call succeeded, the tokens came
         f.write(b"".join(lines[6:9]))
     expect(state).to_have_text("completed")
-    expect(page.get_by_text("orders  users  sessions")).to_be_visible()
+    expect(timeline.get_by_text("orders  users  sessions")).to_be_visible()
     expect(page.locator("li.ev", has_text="I'll ask sqlite.")).to_have_count(1)  # one card, updated
     with path.open("ab") as f:  # the rest: a rewind, a call awaiting approval, one running
         f.write(b"".join(lines[9:]))
-    expect(page.get_by_text("how many rows does users have?")).to_be_visible()
-    expect(page.get_by_text("awaiting permission").first).to_be_visible()
-    expect(page.get_by_text("dropped by a /rewind").first).to_be_visible()
+    expect(timeline.get_by_text("how many rows does users have?")).to_be_visible()
+    expect(timeline.get_by_text("awaiting permission").first).to_be_visible()
+    expect(timeline.get_by_text("dropped by a /rewind").first).to_be_visible()
     assert page.problems == []
     shutil.rmtree(root)

@@ -235,3 +235,15 @@ def test_gemini_home_lists_sessions_and_checkpoints(tmp_path):
     assert (log.format, log.title, log.models) == ("gemini-cli", "List the tables in app.db",
                                                    ["gemini-3-pro-preview"])
     assert rows[CHECKPOINT.name].format == "gemini-api"
+
+
+def test_qwen_home_lists_its_sessions(tmp_path):
+    chats = tmp_path / "projects" / "-home-li-calc" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(QWEN, chats / QWEN.name)
+    st = Store([tmp_path / "projects"])
+    (ref,) = st.sessions()
+    st.index(ref.key)
+    row = st.summary_of(ref.key)
+    assert (row.format, row.title, row.models, row.started) == (
+        "qwen-code", "Why does add(2, 2) return 5?", ["qwen3-coder-plus"], 1772438400.0)
