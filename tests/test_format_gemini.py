@@ -19,7 +19,7 @@ from conftest import ROOT
 FIXTURES = ROOT / "test_data" / "formats"
 LEGACY = FIXTURES / "gemini-cli" / "legacy-json" / "session-2025-10-18T14-57-f86f5318.json"
 JSONL = FIXTURES / "gemini-cli" / "jsonl-recording" / "chats" / "session-2026-10-05T21-32-0f0e0d0c.jsonl"
-FORK = FIXTURES / "gemini-cli" / "fork-bob-shell" / "session-2026-05-17T14-10-a0b1c2d3.json"
+FORK = FIXTURES / "gemini-cli" / "ibm-bob-fork" / "session-2026-05-17T14-10-a0b1c2d3.json"
 CHECKPOINT = FIXTURES / "gemini-api" / "chat-save-checkpoint" / "checkpoint-docs.json"
 HISTORY = FIXTURES / "gemini-api" / "chat-save-checkpoint-history" / "checkpoint-readme.json"
 QWEN = FIXTURES / "qwen-code" / "chats" / "2c9b7a1e-4f3d-4e2a-9b8c-7d6e5f4a3b2c.jsonl"
@@ -58,6 +58,8 @@ def test_legacy_document_calls_thoughts_notices_and_usage(tmp_path):
         "run_shell_command-1760799482772-1a2b3c4d5e6f7": "error",
         "write_file-1760799482773-7f6e5d4c3b2a1": "cancelled"}
     assert not idx.calls.orphans and not any(idx.unanswered(c) for c in idx.calls.calls.values())
+    # from the message that asked for it to the time its outcome was recorded
+    assert idx.calls.calls["replace-1760799455410-2b173df6d077b"].duration == pytest.approx(3.791)
     reply = by_id["0c7e2f4a-6d0b-4b6e-8a3c-2d5f1e9b7c02"]
     assert [b.kind for b in reply.blocks] == ["thinking", "text", "tool_use", "tool_result",
                                               "tool_use", "tool_result"]

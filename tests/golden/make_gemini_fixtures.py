@@ -212,4 +212,4 @@ fork = {"sessionId": "a0b1c2d3-0000-4000-8000-000000000001", "projectHash": "1f"
    "model": "ibm/granite-4-h-small",
    "toolCalls": [call("tool-1", "list_files", {"path": "src/app/api"}, "success", "2026-05-17T14:10:31.464Z",
                       output="Directory listing for src/app/api:\n[DIR] chat\nroute.ts", display="Listed 2 item(s).", disp_name="ReadFolder")]}]}
-w("gemini-cli/fork-bob-shell/session-2026-05-17T14-10-a0b1c2d3.json", json.dumps(fork, indent=2))
+w("gemini-cli/ibm-bob-fork/session-2026-05-17T14-10-a0b1c2d3.json", json.dumps(fork, indent=2))

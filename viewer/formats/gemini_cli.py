@@ -290,7 +290,7 @@ def _thoughts(thoughts: Any) -> Thinking | None:
 def _call(tc: dict, ev: Event) -> list:
     """A ToolCallRecord: the call, and its result once its status says it has one."""
     cid = str(tc.get("id") or f"{tc.get('name') or '?'}@{ev.ref.line}")
-    use = ToolUse(cid, str(tc.get("name") or "?"), tc.get("args"), started=tc.get("timestamp"))
+    use = ToolUse(cid, str(tc.get("name") or "?"), tc.get("args"))
     status = text_field(tc, "status")
     if status == "awaiting_approval":
         ev.states[cid] = AWAITING
@@ -300,6 +300,7 @@ def _call(tc: dict, ev: Event) -> list:
         return [use]
     if status not in FINAL and not tc.get("result"):
         return [use]  # a status no version writes, and nothing to show: left open
+    use.ended = tc.get("timestamp")  # when its outcome was recorded (the message is when it was asked)
     content, failed = _result(tc)
     error = FINAL.get(status, True if failed else None)
     return [use, ToolResult(cid, content, error, state=CANCELLED if status == "cancelled" else None)]
