@@ -12,7 +12,7 @@ from viewer.index import SessionIndex
 from viewer.timeline import load_events
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, bounded
 
 FIXTURES = ROOT / "test_data" / "formats" / "openai-chat"
 V1 = FIXTURES / "mini-swe-agent-1.17.5-textbased" / "calc-divide.traj.json"
@@ -83,3 +83,48 @@ def test_page_shows_the_commands_as_cards_with_their_state(tmp_path):
     assert html.count('<span class="state error">error</span><span class="dur"') == 2  # (on a card)
     assert "grep: missing_file.py: No such file or directory" in html
     assert "&lt;returncode&gt;" not in html
+
+
+def xml_run(tmp_path, regex: str) -> Path:
+    """The real 1.17.5 run as a `<bash_code>` config (mini-swe-agent's `swebench_xml.yaml`) writes
+    it: the saved `action_regex` and every answer's block in that form."""
+    doc = json.loads(V1.read_text())
+    doc["info"]["config"]["agent"]["action_regex"] = regex
+    for m in doc["messages"]:
+        if m["role"] == "assistant":
+            m["content"] = re.sub(r"```bash\s*\n(.*?)\n```", r"<bash_code>\1</bash_code>", m["content"],
+                                  flags=re.DOTALL)
+    path = tmp_path / "xml" / "calc-divide.traj.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_custom_action_regex_saved_with_the_run_pairs_its_calls(tmp_path):
+    idx, evs = events(xml_run(tmp_path, "<bash_code>(.*?)</bash_code>"))
+    uses = [b for ev in evs for b in ev.blocks if b.kind == "tool_use"]
+    assert [u.input["command"] for u in uses] == [c for c, _ in RAN]
+    assert [idx.calls.get(u.id).status for u in uses] == ["error" if f else "completed" for _, f in RAN]
+    assert idx.calls.orphans == {}
+    # the format error (two blocks) is still no call, in the run's own form too
+    i = next(i for i, ev in enumerate(evs) if ev.role == "user" and "found 2" in ev.text())
+    assert not any(b.kind == "tool_use" for b in evs[i - 1].blocks)
+
+
+@pytest.mark.parametrize("regex", [r"(<bash_code>)+(.*?)</bash_code>", r"<bash_code>((?:.|\s)*)*</bash_code>",
+                                   r"<bash_code>(.*?)\1", "<bash_code>(.*?", "x" * 400 + "(.*)"])
+def test_a_saved_regex_that_could_hang_or_does_not_compile_is_not_run(tmp_path, regex):
+    path = xml_run(tmp_path, regex)
+    idx, evs = bounded(lambda: events(path), timeout=30)
+    assert idx.summary.tool_calls == 0  # not paired, nothing lost: the answers show as written
+    assert any("<bash_code>ls -1</bash_code>" in ev.text() for ev in evs if ev.role == "assistant")
+
+
+def test_a_saved_regex_is_not_run_on_a_huge_answer(tmp_path):
+    path = xml_run(tmp_path, "<bash_code>(.*?)</bash_code>")
+    doc = json.loads(path.read_text())
+    first = next(m for m in doc["messages"] if m["role"] == "assistant")
+    first["content"] += "\n" + "<bash_code>" * 20_000  # 220,000 characters: the pattern's worst case
+    path.write_text(json.dumps(doc))
+    idx, evs = bounded(lambda: events(path), timeout=30)
+    assert idx.summary.tool_calls == len(RAN) - 1  # every other answer is still paired

@@ -55,7 +55,9 @@ Shapes read:
   `created_at` fields are read too.
 
 mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their calls in
-the answer's text, not `tool_calls`: document mode reads them as calls (`_link_actions`).
+the answer's text, not `tool_calls`: document mode reads them as calls (`_link_actions`), found by
+the standard fences or by the run's own `action_regex` saved in `info.config`, when that has a
+shape that cannot backtrack catastrophically (`_saved_action_regex`).
 
 mini-swe-agent submits by running a command whose output starts with
 `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`: that call gets no tool message, the run ends with the `exit`
@@ -161,7 +163,7 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
                             for _, r in found):
         return None
     if _mini_swe_agent(doc):
-        found = _link_actions(found)
+        found = _link_actions(found, _saved_action_regex(doc))
     return _link_handoffs(_link_exit(found))
 
 
@@ -244,18 +246,87 @@ _TIMED_OUT = "The last command <command>"
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 
 
-def _link_actions(found: list) -> list:
+def _saved_action_regex(doc: dict) -> re.Pattern | None:
+    """The `action_regex` a trajectory's run was configured with, when it is not one of the two
+    standard fences: `save_traj` keeps the config in `info.config` (1.x: the agent's, `agent.
+    action_regex`; 2.x: the text-based model's, `model.action_regex` — 2.x also lists each answer's
+    commands in `extra.actions`, read first). The pattern comes from the file, so it is run only
+    when it has the shape every mini-swe-agent config gives it (`<bash_code>(.*?)</bash_code>`,
+    a fence of another language): one capture group of a single repeated character, the rest
+    literals, character classes, alternatives of those and at most two more single-character
+    repeats, nothing nested — no pattern that can backtrack catastrophically. One that does not
+    compile, or has another shape, is not read (the fences still are)."""
+    info = doc.get("info")
+    config = info.get("config") if isinstance(info, dict) else None
+    if not isinstance(config, dict):
+        return None
+    for part in ("agent", "model"):
+        saved = config.get(part).get("action_regex") if isinstance(config.get(part), dict) else None
+        if isinstance(saved, str) and saved not in _STANDARD_REGEXES:
+            return _safe_action_regex(saved)
+    return None
+
+
+# the patterns `_ACTION` covers: mini-swe-agent's 1.x and 2.x defaults
+_STANDARD_REGEXES = {r"```bash\s*\n(.*?)\n```", r"```mswea_bash_command\s*\n(.*?)\n```",
+                     r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```"}
+_MAX_SAVED_REGEX = 300  # characters of a saved pattern
+_MAX_ACTION_TEXT = 100_000  # characters of an answer a saved pattern is run on
+
+
+def _safe_action_regex(pattern: str) -> re.Pattern | None:
+    from re import _constants as c, _parser as sre  # the stdlib's own parser: the shape it compiles
+
+    if len(pattern) > _MAX_SAVED_REGEX:
+        return None
+    try:
+        parsed = sre.parse(pattern, re.DOTALL)
+        compiled = re.compile(pattern, re.DOTALL)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    simple = {c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY}
+
+    def plain(items) -> bool:  # literals, classes and alternatives of them, nothing repeated
+        for op, av in items:
+            if op in simple or op == c.AT:
+                continue
+            if op == c.BRANCH and all(plain(alt) for alt in av[1]):
+                continue
+            if op == c.SUBPATTERN and av[0] is None and plain(av[3]):
+                continue
+            return False
+        return True
+
+    def single_repeat(op, av) -> bool:  # `x*`, a class's `+`, `.*?`, `[^<]{0,9}`: one character
+        return op in (c.MAX_REPEAT, c.MIN_REPEAT) and len(av[2]) == 1 and av[2][0][0] in simple
+
+    groups = repeats = 0
+    for op, av in parsed:
+        if op == c.SUBPATTERN and av[0] is not None:  # the capture: one repeated character
+            body = list(av[3])
+            if len(body) != 1 or not single_repeat(*body[0]):
+                return None
+            groups += 1
+        elif single_repeat(op, av):
+            repeats += 1
+        elif not plain([(op, av)]):
+            return None
+    return compiled if groups == 1 == compiled.groups and repeats <= 2 else None
+
+
+def _link_actions(found: list, saved: re.Pattern | None = None) -> list:
     """mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their one
     call per answer as a fenced block in its text (```bash, 2.x ```mswea_bash_command; 2.x also lists
     it in `extra.actions`), and what the command did comes back as the next user message: its
     `<returncode>` and output, a timeout, or (1.x) the submission. The agent pairs them by position;
     so do we: the answer gets the call, the user message becomes its result. A user message that
-    answers no call (the task, a format error after an answer with two blocks) stays the user's."""
+    answers no call (the task, a format error after an answer with two blocks) stays the user's.
+    `saved` is the run's own `action_regex` when it was not a standard fence."""
     out = list(found)
     for i, (path, rec) in enumerate(found):
         if not (isinstance(rec, dict) and rec.get("role") == "assistant") or rec.get("tool_calls"):
             continue
-        commands = _text_actions(rec)
+        commands = _text_actions(rec, saved)
         if not commands:
             continue
         calls = [(f"{path}.action{k}" if len(commands) > 1 else f"{path}.action", c)
@@ -269,15 +340,18 @@ def _link_actions(found: list) -> list:
     return out
 
 
-def _text_actions(rec: dict) -> list[str]:
-    """The commands of a text-based answer: 2.x's `extra.actions`, else the one fenced block the 1.x
-    agent runs (none when there are more: that answer was a format error)."""
+def _text_actions(rec: dict, saved: re.Pattern | None = None) -> list[str]:
+    """The commands of a text-based answer: 2.x's `extra.actions`, else the one block the 1.x
+    agent runs — found by the run's own `saved` pattern, else by the standard fences — (none when
+    there are more: that answer was a format error)."""
     actions = _extra(rec).get("actions")
     if isinstance(actions, list) and actions:
         commands = [a.get("command") if isinstance(a, dict) else None for a in actions]
         return commands if all(isinstance(c, str) for c in commands) else []
     content = rec.get("content")
-    blocks = _ACTION.findall(content) if isinstance(content, str) else []
+    if not isinstance(content, str) or (saved is not None and len(content) > _MAX_ACTION_TEXT):
+        return []
+    blocks = (saved or _ACTION).findall(content)
     return [blocks[0].strip()] if len(blocks) == 1 else []
 
 
