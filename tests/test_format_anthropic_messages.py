@@ -428,7 +428,29 @@ def test_cline_turns_take_their_time_from_the_environment_details():
     ("1/22/2026, 6:47:34 AM (UTC, UTC+0:00)", "2026-01-22T06:47:34+00:00"),
     ("1/22/2026, 12:05:00 PM (America/Los_Angeles, UTC-8:00)", "2026-01-22T20:05:00+00:00"),
     ("12/1/2025, 12:00:01\u202fAM (Asia/Kolkata, UTC+5.5:00)", "2025-11-30T18:30:01+00:00"),
-    ("22.1.2026, 06:47:34 (Europe/Berlin, UTC+1:00)", None),  # another locale: left without a time
+    # other locales, as Node's Intl.DateTimeFormat writes Cline's options (hour12: true) in them
+    ("22/01/2026, 6:07:04 pm (Europe/London, UTC+0:00)", "2026-01-22T18:07:04+00:00"),  # en-GB
+    ("05/03/2026, 6:07:04 PM (Europe/Rome, UTC+1:00)", "2026-03-05T17:07:04+00:00"),  # it: day first
+    ("22.1.2026, 6:07:04 PM (Europe/Berlin, UTC+1:00)", "2026-01-22T17:07:04+00:00"),  # de
+    ("22/1/2026, 6:07:04 p. m. (Europe/Madrid, UTC+1:00)", "2026-01-22T17:07:04+00:00"),  # es
+    ("2026-01-22, 6:07:04 a.m. (America/Toronto, UTC-5:00)", "2026-01-22T11:07:04+00:00"),  # en-CA
+    ("22-1-2026, 12:07:04 a.m. (Europe/Amsterdam, UTC+1:00)", "2026-01-21T23:07:04+00:00"),  # nl
+    ("2026/1/22 午後6:07:04 (Asia/Tokyo, UTC+9:00)", "2026-01-22T09:07:04+00:00"),  # ja
+    ("2026/1/22 上午9:07:04 (Asia/Shanghai, UTC+8:00)", "2026-01-22T01:07:04+00:00"),  # zh
+    ("2026. 1. 22. PM 6:07:04 (Asia/Seoul, UTC+9:00)", "2026-01-22T09:07:04+00:00"),  # ko
+    ("22.01.2026 ÖS 6:07:04 (Europe/Istanbul, UTC+3:00)", "2026-01-22T15:07:04+00:00"),  # tr
+    ("6:07:04 CH 22/1/2026 (Asia/Ho_Chi_Minh, UTC+7:00)", "2026-01-22T11:07:04+00:00"),  # vi
+    ("22.1.2026 klo 6.07.04 ip. (Europe/Helsinki, UTC+2:00)", "2026-01-22T16:07:04+00:00"),  # fi
+    ("2026-01-22 6:07:04 fm (Europe/Stockholm, UTC+1:00)", "2026-01-22T05:07:04+00:00"),  # sv
+    # a 24-hour form (toLocaleString without hour12) where nothing else is written
+    ("22.1.2026, 06:47:34 (Europe/Berlin, UTC+1:00)", "2026-01-22T05:47:34+00:00"),
+    ("2026/1/22 18:07:04 (Asia/Tokyo, UTC+9:00)", "2026-01-22T09:07:04+00:00"),
+    # unread: other digits and calendars, a word for the half of the day not known, no offset
+    ("٢٢\u200f/١\u200f/٢٠٢٦، ٦:٠٧:٠٤ م (Africa/Cairo, UTC+2:00)", None),  # ar: Arabic digits
+    ("22/1/2569 6:07:04 PM (Asia/Bangkok, UTC+7:00)", None),  # th: the Buddhist year
+    ("22.1.2026, 6:07:04 nachmittags (Europe/Berlin, UTC+1:00)", None),
+    ("22.1.2026, 6:07:04 PM", None),
+    ("22.1.2026, 13:07:04 PM (Europe/Berlin, UTC+1:00)", None),  # a 12-hour word on hour 13
 ])
 def test_cline_current_time_forms(line, iso):
     doc = [{"role": "user", "content": [
@@ -463,3 +485,24 @@ def test_cline_resumed_task_answers_the_calls_it_never_ran_as_interrupted(tmp_pa
     assert (call.status, call.named) == ("error", "interrupted")
     evs = events(idx)
     assert evs[2].timestamp.isoformat() == "2026-02-02T05:36:09.276000+00:00"
+
+
+def test_a_cline_task_folder_lists_one_session_not_its_ui_messages(tmp_path):
+    """Cline keeps a task as `tasks/<id>/`: `api_conversation_history.json` (what the model was
+    sent, read here), `ui_messages.json` (the `ClineMessage[]` its chat panel draws: `ts`, `type`
+    say / ask, `text`, `conversationHistoryIndex`) and `task_metadata.json`. The panel's list is the
+    same task again, so it is never a session of its own — no second row, no "unknown" one."""
+    task = tmp_path / "tasks" / "1769053680585"
+    quiet_copy(CLINE_DIR, task)
+    (task / "ui_messages.json").write_text(json.dumps([
+        {"ts": 1769053680585, "type": "say", "say": "task", "text": "Build the card game"},
+        {"ts": 1769053681000, "type": "say", "say": "api_req_started", "conversationHistoryIndex": -1,
+         "text": json.dumps({"request": "…", "tokensIn": 10, "tokensOut": 5, "cost": 0.01})},
+        {"ts": 1769053689000, "type": "say", "say": "text", "text": "I'll look.", "conversationHistoryIndex": 0},
+    ]))
+    (task / "task_metadata.json").write_text(json.dumps({"files_in_context": [], "model_usage": []}))
+    app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    home = app.test_client().get("/").get_data(as_text=True)
+    rows = re.findall(r'<tr[^>]*data-key="([^"]+)"', home)
+    assert len(rows) == 1 and "ui_messages" not in rows[0] and "task_metadata" not in rows[0]
+    assert "ui_messages" not in home and "unknown" not in home

@@ -37,8 +37,10 @@ Cline's `api_conversation_history.json` (and its forks') quirks:
   RECOMMENDED`, `[ERROR] You did not use a tool…`) → collapsed `Cline reminder` Data blocks; the
   first prompt's `<task>…</task>` wrapper is unwrapped. The exact text stays in the raw view;
 * the file keeps no timestamps, but each turn Cline sends says when in its environment details
-  (`# Current Time`, Cline's en-US local time with its offset, or Roo Code's "Current time in
-  ISO 8601 UTC format: …"): that is the turn's time (the model's replies have none).
+  (`# Current Time`, Cline's local time in the machine's locale with its offset — en-US, and the
+  other locales' date orders, 12-hour words and 24-hour forms where they leave no doubt — or Roo
+  Code's "Current time in ISO 8601 UTC format: …"): that is the turn's time (the model's replies
+  have none).
 """
 
 from __future__ import annotations
@@ -310,14 +312,73 @@ def _common(ev: Event, rec: dict) -> None:
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", "role")}
 
 
-# Cline's environment details say when the turn was sent: `# Current Time` then
-# `1/22/2026, 6:47:34 AM (UTC, UTC+0:00)` (Intl.DateTimeFormat in the machine's locale, hour12,
-# then the zone and its offset in hours, which may be fractional: "UTC+5.5:00"). Only the en-US
-# form is read; another locale's leaves the turn without a time, as before.
+# Cline's environment details say when the turn was sent: `# Current Time` then the local time as
+# `new Intl.DateTimeFormat(undefined, {year, month, day, hour, minute, second: "numeric", hour12:
+# true})` writes it in the machine's locale, then `(zone, UTC+N:00)` with the zone's offset in hours
+# (fractional: "UTC+5.5:00"). en-US gives `1/22/2026, 6:47:34 AM (UTC, UTC+0:00)`; other locales
+# order the date otherwise, separate with `.`, `-` or `. `, name the half of the day in their own
+# words ("p. m.", "nachm.", "午後", "오후") and may put it first (ko, ja, zh) or the time before the
+# date (vi). `_local_time` reads those written in ASCII digits and the Gregorian calendar.
 _ROO_TIME = "Current time in ISO 8601 UTC format:"
-_CLINE_TIME = re.compile(
-    r"(?P<mo>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4}), (?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})\s?"
-    r"(?P<ap>AM|PM) \([^()]*, UTC(?P<off>[+-]?\d+(?:\.\d+)?):00\)$")
+_ZONE = re.compile(r"\s*\((?P<zone>[^()]*), UTC(?P<off>[+-]?\d+(?:\.\d+)?):00\)$")
+# the en-US form exactly: month first (the one common locale whose numeric date does that), never
+# zero-padded — it-IT and pt-BR write `22/01/2026, 6:07:04 PM`, day first and padded
+_EN_US = re.compile(r"(?:1[0-2]|[1-9])/(?:[12]\d|3[01]|[1-9])/\d{4}, \d{1,2}:\d{2}:\d{2}\s?[AP]M")
+_NUMBER = re.compile(r"[0-9]+")
+_SEPARATORS = re.compile(r"[\s,./:\-]+")
+# what locales write for the two halves of a 12-hour day, once spaces and dots are taken out
+# (lower case): en "PM", es / pt / nl / nb / ro "p. m.", de "nachm.", zh "下午", ja "午後", ko "오후",
+# tr "ÖS", sv "em", vi "CH", hu "du.", fi "ip.", el "μ.μ.", uk / ru "пп", cs "odp." …
+_PM = {"pm", "nachm", "下午", "午後", "오후", "ös", "em", "ch", "du", "ip", "μμ", "пп", "odp"}
+_AM = {"am", "vorm", "上午", "午前", "오전", "öö", "fm", "sa", "de", "ap", "πμ", "дп", "dop"}
+_CONNECTORS = {"klo", "um", "à", "at", "alle", "às", "om", "kl"}  # "22.1.2026 klo 6.07.04 ip." (fi)
+
+
+def _local_time(text: str) -> datetime | None:
+    """The wall-clock time a `Current Time` line's locale form says, or None when its order or half
+    of the day cannot be told: six numbers (ASCII digits), the date the three holding the 4-digit
+    year (year first, else day first — month first only in the en-US form, or where the numbers
+    leave no doubt), the time the other three; the rest must be a known AM / PM word (12-hour, as
+    Cline writes it) or nothing (a 24-hour form)."""
+    numbers = list(_NUMBER.finditer(text))
+    if len(numbers) != 6:
+        return None
+    first, second = numbers[:3], numbers[3:]
+    if any(len(n[0]) == 4 for n in first):
+        date, clock = first, second
+    elif any(len(n[0]) == 4 for n in second):
+        date, clock = second, first
+    else:
+        return None
+    a, b, c = (int(n[0]) for n in date)
+    if len(date[0][0]) == 4:
+        y, mo, d = a, b, c
+    elif len(date[2][0]) == 4:
+        y = c
+        if _EN_US.fullmatch(text) or (a <= 12 < b):
+            mo, d = a, b
+        else:
+            d, mo = a, b
+    else:
+        return None
+    rest = text
+    for n in reversed(numbers):
+        rest = rest[:n.start()] + " " + rest[n.end():]
+    words = [w for w in _SEPARATORS.split(rest.lower()) if w and w not in _CONNECTORS]
+    half = "".join(words)
+    h, mi, sec = (int(n[0]) for n in clock)
+    if half in _PM or half in _AM:
+        if not 1 <= h <= 12:
+            return None
+        h = h % 12 + (12 if half in _PM else 0)
+    elif half:
+        return None  # a word we do not know: which half of the day is not known
+    if not 1970 <= y <= 2200:
+        return None  # (another calendar: the Buddhist year 2569, the Persian 1404)
+    try:
+        return datetime(y, mo, d, h, mi, sec)
+    except ValueError:
+        return None
 
 
 def _sent_at(ev: Event) -> None:
@@ -329,16 +390,15 @@ def _sent_at(ev: Event) -> None:
             if isinstance(line, str) and line.startswith(_ROO_TIME):  # Roo Code writes ISO 8601
                 set_time(ev, line[len(_ROO_TIME):].strip())
                 return
-            m = _CLINE_TIME.fullmatch(line.strip()) if isinstance(line, str) else None
-            if m is None:
+            zone = _ZONE.search(line) if isinstance(line, str) and len(line) < 200 else None
+            if zone is None:
                 continue
+            local = _local_time(line[:zone.start()].strip())
             try:
-                local = datetime(int(m["y"]), int(m["mo"]), int(m["d"]),
-                                 int(m["h"]) % 12 + (12 if m["ap"] == "PM" else 0), int(m["mi"]), int(m["s"]))
-                offset = float(m["off"])
+                offset = float(zone["off"])
             except ValueError:
                 return
-            if abs(offset) <= 14:
+            if local is not None and abs(offset) <= 14:
                 ev.timestamp = (local - timedelta(hours=offset)).replace(tzinfo=timezone.utc)
                 ev.timestamp_raw = line.strip()
             return
