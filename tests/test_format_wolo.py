@@ -200,7 +200,8 @@ def test_tool_part_mapping():
     results = {b.tool_use_id: b for b in ev.tool_results()}
     assert uses["a"].status == "running" and uses["a"].started == 1.7e9 and uses["a"].ended is None
     assert ev.running == ["a"] and "a" not in results
-    assert results["b"].is_error is None and results["c"].is_error is True
+    # (`partial`: Wolo's word for a batch some of whose calls failed: it failed)
+    assert results["b"].is_error is True and results["c"].is_error is True
     assert results["c"].content[0].text == "error, no output"
     assert "d" not in results
     assert [b.kind for b in ev.blocks][-1] == "data"  # an unknown part type is kept

@@ -343,3 +343,39 @@ def test_a_task_reads_how_its_sub_agents_last_turn_ended(tmp_path, reason, text,
     idx = SessionIndex(root / PARENT / "session.json").build()
     assert idx.calls.calls["call_task_2"].status == status
     assert idx.summary.errors == errors
+
+
+# --- a batch of sub-agents: how it ended (tools_pkg/executor.py, 0.13: a batch is `completed` when
+# every call's part says `completed`, else `partial`; a task passes a failed sub-agent on as
+# completed, its output starting "Subagent error: " or holding whatever the sub-agent wrote) -------
+
+BATCH_OUT = ("Batch execution results (2 tools):\n\n1. [✓] task\n   Subagent (explore) response:\nfound 3"
+             "\n\n2. [✓] task\n   {second}\n\nSummary: 2/2 succeeded")
+
+
+def batch_run(tmp_path, status="completed", second="Subagent (plan) response:\nplanned", plan_end="stop"):
+    root = tmp_path / "sessions"
+    main = write_session(root, "p1", messages=[
+        user("u1", "audit", T0),
+        turn("a1", T0 + 1, task("b1", "", status, T0 + 2, T0 + 9, BATCH_OUT.format(second=second),
+                                tool="batch"))])
+    write_session(root, "kid1", parent="p1", agent_type="explore", created=T0 + 3, messages=[
+        user("k1", "go", T0 + 3), {**turn("k2", T0 + 4), "finish_reason": "stop",
+                                   "parts": [{"type": "text", "id": "kt", "text": "found 3"}]}])
+    write_session(root, "kid2", parent="p1", agent_type="plan", created=T0 + 3.5, messages=[
+        user("m1", "go", T0 + 3.5), {**turn("m2", T0 + 5), "finish_reason": plan_end,
+                                     "parts": [{"type": "text", "id": "mt", "text": "planned"}]}])
+    return SessionIndex(main).build()
+
+
+@pytest.mark.parametrize("case,status", [
+    ({}, "completed"),  # both sub-agents answered
+    ({"plan_end": "error"}, "error"),  # one sub-agent's model call failed: its session says so
+    ({"second": "Subagent error: model unavailable"}, "error"),  # the task said so in its output
+    ({"status": "partial"}, "error"),  # Wolo saw a call of the batch fail
+], ids=["answered", "sub-agent-model-error", "subagent-error-output", "partial"])
+def test_a_batch_reads_failed_when_one_of_its_sub_agents_failed(tmp_path, case, status):
+    idx = batch_run(tmp_path, **case)
+    call = idx.calls.calls["b1"]
+    assert idx.subthreads(call) == ["kid1", "kid2"]
+    assert call.status == status

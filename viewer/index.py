@@ -854,14 +854,16 @@ class SessionIndex:
             return
         threads = self.threads
         for call in self.calls.calls.values():
-            sub = call.subthread
-            if sub is None or call.status != COMPLETED or call.named or sub not in threads \
-                    or threads[sub].pending:
+            if call.subthread is None or call.status != COMPLETED or call.named:
+                continue
+            # (a Wolo batch that ran several sub-agents: one of them failing fails the batch)
+            subs = [threads[s] for s in self.subthreads(call) if s in threads]
+            if not subs or any(th.pending for th in subs):
                 continue
             try:
-                failed = judge(threads[sub])
+                failed = any(judge(th) for th in subs)
             except Exception:  # (an adapter's mistake must not stop the index)
-                log.exception("agent_failed failed on %s", threads[sub].path)
+                log.exception("agent_failed failed on %s", subs[0].path)
                 failed = False
             if failed:
                 call.status, call.is_error = ERROR, True

@@ -31,9 +31,17 @@ event; a `running` part marks the call executing. A `failed` / `error` part is a
 failures of its own tools as `completed` (see `_FAILED_OUTPUT`): those are read as failed from the
 text the tool wrote; an `error` part that something refused before it ran (the person, a path or
 shell guard, the agent's permissions: `_REFUSED`) reads denied. A shell command that exits non-zero
-is saved `completed` and its exit code is not saved at all (Wolo keeps it only for its live
-display, which shows such a command with ✓ too): it reads completed, its output being all there
-is. `reasoning_content` is a `Thinking` block. The
+is saved `completed` and its exit code is not saved at all: shell.py returns it only in the
+result's `metadata`, the executor copies it to the part's `_metadata` for its live display (which
+shows such a command with ✓ too), and neither is written; the output is stdout then stderr, with
+no "exit code" line (checked at lzjever/wolo 579d4cb / 014a88b). It reads completed, its output being
+all there is; only a timeout ("Command timed out after …ms"), the high-risk guard's refusal and an
+exception the executor caught (`error` "Error executing shell: …") say it failed. A `batch` is
+`partial` when Wolo saw one of its calls fail, and its output lists each call ("N. [✓] tool" and the
+start of its output): a call Wolo counted ✓ whose output is its tool's own failure report (a task's
+"Subagent error: …") fails the batch too (`_failed_in_batch`), as does a sub-agent it ran whose
+own session ended in a failed turn (`agent_failed`, for every sub-agent of the batch).
+`reasoning_content` is a `Thinking` block. The
 session metadata and todos are hidden bookkeeping cards; the agent's display name comes from
 `session.json` (`session_info`, which also reports the session finished once `pid` is cleared).
 A ToolPart's `metadata` (compaction pruning) becomes a note; `finished`, `finish_reason` (shown when
@@ -88,7 +96,7 @@ MESSAGES_DIR = "messages"
 FOLDER_KEY = "wolo_session_folder"  # marks the document `folder_document` builds
 
 # part status → is_error of the result it carries (None = success); other statuses have no result
-_FINAL = {"completed": None, "partial": None, "success": None, "done": None,
+_FINAL = {"completed": None, "partial": True, "success": None, "done": None,
           "error": True, "failed": True, "interrupted": True, "cancelled": True}
 _UNFINISHED = {"pending", "running"}
 # part statuses that say how a call ended without running to completion: not failures of the tool
@@ -256,7 +264,8 @@ def _tool(ev: Event, part: dict) -> None:
     has_output = output not in (None, "")
     if state in _FINAL or (state not in _UNFINISHED and (has_output or error)):
         is_error = _FINAL.get(state)
-        if (error or (state == "completed" and _failed_output(part.get("tool"), output))) \
+        if (error or (state == "completed" and (_failed_output(part.get("tool"), output)
+                                                 or _failed_in_batch(part.get("tool"), output)))) \
                 and is_error is None:
             is_error = True
         content = []
@@ -290,6 +299,21 @@ def _failed_output(tool: Any, output: Any) -> bool:
         return m is not None and int(m[1]) < int(m[2])
     pattern = _FAILED_OUTPUT.get(tool) if isinstance(tool, str) else None
     return pattern is not None and pattern.match(output) is not None
+
+
+# a `batch` part's output (tools_pkg/executor.py, 0.13): one entry per call, "N. [✓] tool" (✗ when
+# the call's own part was not saved `completed`), then the first 200 characters of its output
+_BATCH_ENTRY = re.compile(r"^\d+\. \[[✓✗]\] ([\w.-]+)\n {3}(.*?)(?=\n\n\d+\. \[|\n\nSummary: |\Z)",
+                          re.MULTILINE | re.DOTALL)
+
+
+def _failed_in_batch(tool: Any, output: Any) -> bool:
+    """Whether a `batch` saved `completed` ran a call that failed all the same: Wolo counts a call
+    whose part says `completed` a success (✓), so a tool's own failure report (a sub-agent's
+    "Subagent error: …", a file not found) passes as one. Its output's previews say so."""
+    if tool != "batch" or not isinstance(output, str) or not output.startswith("Batch execution results"):
+        return False
+    return any(_failed_output(m[1], m[2]) for m in _BATCH_ENTRY.finditer(output[:20_000]))
 
 
 def _part_note(md: dict) -> Notice:
