@@ -23,6 +23,8 @@ built from the writer code, row by row):
 import json
 import re
 
+import pytest
+
 from viewer.formats import agentpress, detect
 from viewer.index import SessionIndex
 from viewer.model import Ref
@@ -217,3 +219,34 @@ def test_pages_show_paired_states_errors_and_the_screenshot(tmp_path):
     assert "Cannot connect to host status.example.invalid:443" in html
     assert "<img" in html and "computer screenshot" in html
     assert html.count('class="tool ') == 3
+
+
+def _row(mid, t, content, ts):
+    return json.dumps({"message_id": mid, "thread_id": "3f6e1a2b-7c8d-4e9f-a0b1-c2d3e4f5a6b7", "type": t,
+                       "is_llm_message": t in ("user", "assistant"), "content": content, "metadata": {},
+                       "created_at": f"2026-11-21T14:0{ts}.000000+00:00"})
+
+
+
+@pytest.mark.parametrize("after,states", [
+    # the run's end came with two of its calls unanswered: they were cut off
+    ([_row("k-run-end", "status", {"status_type": "thread_run_end"}, "1:00")], ["completed", "interrupted", "interrupted"]),
+    # the thread went on: a new prompt, a new run
+    ([_row("k-user-2", "user", {"role": "user", "content": "go on"}, "2:00"),
+      _row("k-run-2", "status", {"status_type": "thread_run_start"}, "2:01")], ["completed", "interrupted", "interrupted"]),
+    # nothing after the first result (killed, or its tools still running): not known yet
+    ([], ["completed", "pending", "pending"]),
+], ids=["run-end", "next-run", "nothing-after"])
+def test_a_non_streamed_run_cut_off_while_its_tools_ran_leaves_them_interrupted(tmp_path, after, states):
+    lines = NONSTREAM.read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "suna" / "messages.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines[:6] + after) + "\n")  # the first call's result came, no more
+    idx, evs = by_id(path)
+    uses = evs["n-03-assistant"].tool_uses()
+    calls = [idx.calls.calls[u.id] for u in uses]
+    assert [c.state for c in calls] == states
+    assert idx.summary.errors == 0  # cut off is not a failure of the tool
+    if after:
+        html = page(path, tmp_path)
+        assert html.count('<span class="state interrupted"') == 2

@@ -62,10 +62,13 @@ stateless pipeline's message_builder.py, commit 106d6cd9, write them; older rows
 Kept only in the raw view: `metadata.frontend_content`, `parsing_details`, `thread_run_id`,
 `linked_tool_result_message_id`, `text_content`, `agent_id` / `agent_version_id`,
 `created_by_user_id`, `sequence`, `updated_at` (all in `Event.meta`).
+A call still open when its run ends (`thread_run_end`) or the next run starts (`thread_run_start`)
+is interrupted: a run saves every call's result before it ends.
 Known gaps: XML calls repeated with identical parameters in one older row (no recorded ids) share
-one derived id; a non-streamed response's `tool_started` rows (written before each result, naming
-only the random id) cannot mark its calls running, so a run killed while a tool ran shows that call
-pending.
+one derived id; a non-streamed response runs all its tools before it saves any row of them (then
+`tool_started`, the result and `tool_completed` for each, in a burst), so while its tools run its
+calls show pending, not executing, and a run killed then (no end row, no next run) leaves them
+pending until the thread goes on or the session has ended ("never answered").
 """
 
 from __future__ import annotations
@@ -384,6 +387,11 @@ def _status(content: Any, md: dict, ref: Ref) -> Event:
     if st == "error":
         ev.role = "error"
         return ev
+    if st in ("thread_run_end", "thread_run_start"):
+        # a run writes every call's result before it ends (a non-streamed response runs all its
+        # tools first, then saves started / result / completed for each): a call still open when
+        # its run ends, or when the next run starts, was cut off and will get none
+        ev.states["*"] = "interrupted"
     call = c.get("tool_call_id")
     # a tool that raised leaves no result row: its tool_error row is the only word of why, so it
     # stays on the page (as a status line, not a second error: the call already counts as failed)
