@@ -1,6 +1,7 @@
 """legion adapter: the corpus fixtures, the bundled sessions, and each writer generation."""
 
 import json
+import re
 
 import pytest
 
@@ -8,6 +9,7 @@ from viewer.formats import detect, legion
 from viewer.index import SessionIndex
 from viewer.model import Ref
 from viewer.timeline import Timeline, load_events
+from viewer.web import create_app
 
 from conftest import SESSIONS, corpus_sessions
 
@@ -262,6 +264,67 @@ def test_result_costs_are_the_process_running_total_not_each_turns(tmp_path):
     idx.refresh()
     assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
     assert SessionIndex(path).build().summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
+
+
+def _cost_session(tmp_path):
+    def result(ts, total, mid):
+        return _sdk("ResultMessage", ts, {"subtype": "success", "is_error": False, "num_turns": 1,
+                                          "total_cost_usd": total, "usage": {"input_tokens": 2, "output_tokens": 23},
+                                          "result": "ok", "permission_denials": []}, mid)
+    launched = {"type": "system", "content": "Claude Code Launched", "timestamp": 1790133469.2,
+                "metadata": {"subtype": "client_launched", "source": "system"}, "session_id": "s1", "message_id": "l2"}
+    lines = [
+        {"type": "user", "content": "Scenario 1.", "session_id": "s1", "timestamp": 1790131136.8, "message_id": "u1"},
+        result(1790131138.26, 0.226425, "r1"),
+        {"type": "user", "content": "Scenario 2.", "session_id": "s1", "timestamp": 1790131172.6, "message_id": "u2"},
+        result(1790131418.02, 0.4281195, "r2"),
+        {"type": "user", "content": "Scenario 3.", "session_id": "s1", "timestamp": 1790131500.0, "message_id": "u3"},
+        result(1790131600.0, 0.5, "r3"),
+        launched,
+        {"type": "user", "content": "Back online.", "session_id": "s1", "timestamp": 1790133481.7, "message_id": "u4"},
+        result(1790133483.43, 0.044, "r4"),
+    ]
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_a_turn_end_card_shows_the_turns_own_cost_and_the_running_total_after_it(tmp_path):
+    path = _cost_session(tmp_path)
+    idx = SessionIndex(path).build()
+    ends = {e.id: e for e in load_events(idx, "main", 0, len(idx.threads["main"])) if e.kind == "result"}
+    words = {mid: ev.blocks[0].text for mid, ev in ends.items()}
+    assert words["r1"] == "turn success · 1 turn · $0.2264"  # the process's first turn: all its own
+    assert words["r2"] == "turn success · 1 turn · $0.2017 this turn ($0.4281 so far this process)"
+    assert words["r3"] == "turn success · 1 turn · $0.0719 this turn ($0.5000 so far this process)"
+    assert words["r4"] == "turn success · 1 turn · $0.0440"  # a restarted client: a new running total
+    assert ends["r2"].usage["cost"] == pytest.approx(0.4281195 - 0.226425)
+    # the page says the same
+    app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert "$0.2017 this turn ($0.4281 so far this process)" in html
+
+
+def test_a_first_screen_from_the_middle_does_not_count_a_running_total_whole(tmp_path):
+    """A region read from the middle of a big file (a live session's latest lines, a permalink)
+    has not read the turns before its first result: that turn's own cost is not known, and the
+    region's cost is what the turns after it added, not the whole running total."""
+    path = _cost_session(tmp_path)
+    data = path.read_bytes()
+    lo = data.index(b'"u2"')
+    lo = data.rindex(b"\n", 0, lo) + 1  # the line of the second prompt
+    region = SessionIndex(path).read_region(lo, len(data))
+    ends = {e.id: e for e in load_events(region, "main", 0, len(region.threads["main"])) if e.kind == "result"}
+    assert ends["r2"].blocks[0].text == ("turn success · 1 turn · $0.4281 so far this process (this turn's "
+                                         "share not known: the turns before it were not read)")
+    assert "cost" not in ends["r2"].usage
+    assert ends["r3"].blocks[0].text.startswith("turn success · 1 turn · $0.0719 this turn")
+    assert region.usage.summary()["source_cost"] == pytest.approx(0.5 - 0.4281195 + 0.044)
+    # from the start it is known
+    whole = SessionIndex(path).read_region(0, len(data))
+    assert whole.usage.summary()["source_cost"] == pytest.approx(0.5 + 0.044)
 
 
 @pytest.mark.parametrize("inner,words", [

@@ -983,7 +983,10 @@ class SessionIndex:
                 adapter = formats.get(fmt)
                 put = self._putter(th, adapter)
                 if (follow := getattr(adapter, "follow", None)) is not None:
-                    # as the full pass reads them (a region further on knows no handoff before it)
+                    # as the full pass reads them (a region further on knows no handoff before
+                    # it, nor legion's running cost: `from_middle` says so)
+                    if lo:
+                        th.carried["from_middle"] = True
                     put = _following(put, follow, th.carried)
                 scanner = reader.LineScanner(f, lo, line, eol=th.eol.encode())
                 for raw in scanner:

@@ -281,6 +281,8 @@ _events = _Events()
 def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
               expand: int = 0, kept: tuple | None = None) -> list[Event]:
     out = []
+    # what the index's pass found of a line from the lines before it (legion: a turn's own cost)
+    recall = getattr(adapter, "recall", None)
     first, last = th.offsets[start], th.offsets[stop - 1] + th.lengths[stop - 1]
     bulk = last - first <= 4 * reader.HUGE_LINE
     if bulk:
@@ -304,6 +306,8 @@ def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
         if ev.author is None and th.authors[seq]:
             # what earlier lines said of this one (index.ThreadIndex.carried: a handoff's agent)
             ev.author = th.authors[seq]
+        if recall is not None:
+            recall(ev, th.carried)
         if expand and data is None:
             _expand(ev, f, expand)
         elif kept is not None and data is not None and not isinstance(value, reader.BadLine):

@@ -186,13 +186,17 @@ def _attached(blocks: list) -> list:
 
 def follow(ev: Event, carried: dict) -> None:
     """A ResultMessage's `total_cost_usd` is what the SDK's CLI process has cost so far, not the
-    turn (0.23, 0.43, 0.64… in the real recording; back to a small figure after a restart, whose
-    `client_launched` line starts a new process): the turn's own cost is the rise since the last
-    one, so that adding the turns up gives what the session cost. (The card still shows the
-    figure the source wrote.)"""
+    turn (the Claude Agent SDK's client keeps one process for every turn, and its result restates
+    the running total: anthropics/claude-code#83239; 0.23, 0.43, 0.64… in the real recording; back
+    to a small figure after a restart, whose `client_launched` line starts a new process): the
+    turn's own cost is the rise since the last one, so that adding the turns up gives what the
+    session cost. Each result's own cost is kept (`carried["turns"]`, by the line's offset) for its
+    card (`recall`). A region read from the middle of a file (`carried["from_middle"]`) does not
+    know the running total before its first result: that turn's own cost is not known, and counts
+    nothing rather than the whole running total."""
     rec = ev.meta
     if ev.kind == "system:client_launched":
-        carried.pop("paid", None)
+        carried["paid"] = 0.0  # a new process: its first running total is all its own
         return
     if ev.kind != "result" or rec.__class__ is not dict or rec.get("_type") != "ResultMessage":
         return
@@ -205,7 +209,37 @@ def follow(ev: Event, carried: dict) -> None:
     # a running total only ever rises (every turn is billed); a figure that does not is a turn's
     # own (hand-written files) or a new process's first
     if before.__class__ in (int, float) and total > before:
-        ev.usage = {**usage, "cost": round(total - before, 10)}
+        own = round(total - before, 10)
+        ev.usage = {**usage, "cost": own}
+    elif before is None and carried.get("from_middle"):
+        own = None  # (the turns before it lie before what was read)
+        ev.usage = {k: v for k, v in usage.items() if k != "cost"}
+    else:
+        own = total
+    turns = carried.get("turns")
+    if turns is None:
+        turns = carried["turns"] = {}
+    turns[str(ev.ref.offset)] = own
+
+
+_UNKNOWN = object()
+
+
+def recall(ev: Event, carried: dict) -> None:
+    """A result card as the index read it: its own cost (what `follow` found) first, the process's
+    running total the source wrote after it."""
+    if ev.kind != "result":
+        return
+    turns = carried.get("turns")
+    own = turns.get(str(ev.ref.offset), _UNKNOWN) if turns else _UNKNOWN
+    first = ev.blocks[0] if ev.blocks else None
+    if own is _UNKNOWN or not isinstance(first, Notice) or not isinstance(first.detail, dict):
+        return
+    ev.blocks[0] = Notice(_result_words(first.detail, own), first.detail)
+    usage = ev.usage if isinstance(ev.usage, dict) else None
+    if usage is not None:
+        ev.usage = {**usage, "cost": own} if own is not None else \
+            {k: v for k, v in usage.items() if k != "cost"}
 
 
 def _configured(model: str) -> str:
@@ -643,15 +677,24 @@ def _tool_state(d: dict, ref: Ref) -> Event:
     return ev
 
 
-def _result_words(d: dict) -> str:
+def _result_words(d: dict, own: Any = _UNKNOWN) -> str:
+    """The turn's end: how it ended, its turns and time, and its cost — its own, when the index
+    knows it (`own`; None: not known), and the running total the source wrote."""
     stopped = str(d.get("terminal_reason") or "").startswith("aborted")
     parts = ["turn interrupted" if stopped else f"turn {d.get('subtype') or 'finished'}".replace("_", " ")]
     if isinstance(d.get("num_turns"), int):
         parts.append(f"{d['num_turns']} turn{'s' if d['num_turns'] != 1 else ''}")
     if isinstance(d.get("duration_ms"), (int, float)):
         parts.append(f"{d['duration_ms'] / 1000:.1f}s")
-    if isinstance(d.get("total_cost_usd"), (int, float)):
-        parts.append(f"${d['total_cost_usd']:.4f}")
+    total = d.get("total_cost_usd")
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        if own is _UNKNOWN or own == total:
+            parts.append(f"${total:.4f}")
+        elif own is None:
+            parts.append(f"${total:.4f} so far this process (this turn's share not known: the turns "
+                         "before it were not read)")
+        else:
+            parts.append(f"${own:.4f} this turn (${total:.4f} so far this process)")
     return " · ".join(parts)
 
 
