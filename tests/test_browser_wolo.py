@@ -81,7 +81,14 @@ def test_a_sub_agent_started_while_the_parent_is_open_appears_under_its_call(ser
     srv = serve(root)
     page = watched_page
     page.goto(srv.url + f"/s/{PARENT}~session")
-    stream_open(page, "live")
+    # Every wait below is on what the reader sees, bounded by a minute, not by a guess of how long
+    # the server takes: on a loaded machine (two cores, three suites) the chain behind a new
+    # sub-agent (the watcher's event or the feed's 1 s poll, the sessions folder listed again, the
+    # child's folder read, its card rendered and streamed, then the click's request) can take
+    # longer than the 15 s (and Playwright's default 5 s) this test used to allow; the stream is
+    # waited for until the page says "live" (connected), not only until it was created.
+    stream_open(page, "live", timeout=60)
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=60000)
     page.evaluate("window.drawnOnce = true")
     card = page.locator("#tc-call_task_1")
     expect(card.locator(".state")).to_have_text("pending")
@@ -90,10 +97,10 @@ def test_a_sub_agent_started_while_the_parent_is_open_appears_under_its_call(ser
     shutil.copytree(SESSIONS / EXPLORE, tmp)  # session of its own the watcher may see first)
     tmp.rename(root / EXPLORE)  # (whole at once: this test is not about half-written folders)
     thread = card.locator("details.subthread")
-    expect(thread).to_have_count(1, timeout=15000)
+    expect(thread).to_have_count(1, timeout=60000)
     expect(thread.locator("summary")).to_contain_text("explore")
     thread.locator("summary").click()
-    expect(card.get_by_text("Looking for callers of divide().")).to_be_visible()
+    expect(card.get_by_text("Looking for callers of divide().")).to_be_visible(timeout=60000)
     expect(page.locator("#tc-call_task_2 details.subthread")).to_have_count(0)
     assert page.evaluate("window.drawnOnce === true")  # no reload
     assert page.problems == []
