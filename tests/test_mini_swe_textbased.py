@@ -106,6 +106,9 @@ def test_a_custom_action_regex_saved_with_the_run_pairs_its_calls(tmp_path):
     assert [u.input["command"] for u in uses] == [c for c, _ in RAN]
     assert [idx.calls.get(u.id).status for u in uses] == ["error" if f else "completed" for _, f in RAN]
     assert idx.calls.orphans == {}
+    # the answer's text keeps the thought; its card shows the command (not twice)
+    first = next(ev for ev in evs if any(b.kind == "tool_use" for b in ev.blocks))
+    assert first.text().strip() == "THOUGHT: First I look at what the folder holds."
     # the format error (two blocks) is still no call, in the run's own form too
     i = next(i for i, ev in enumerate(evs) if ev.role == "user" and "found 2" in ev.text())
     assert not any(b.kind == "tool_use" for b in evs[i - 1].blocks)

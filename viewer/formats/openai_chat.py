@@ -108,11 +108,12 @@ class Linked(dict):
     links: Any  # e.g. the calls this record answers, which the record itself does not name
     agent: str | None  # the agent that speaks it, where only an earlier handoff says which
     calls: list | None  # (call id, command) of the calls its text makes (`_link_actions`)
+    action: Any  # the pattern that found them, when not the standard fences (a run's own)
 
     def __init__(self, rec: dict, links: Any = None, agent: str | None = None,
-                 calls: list | None = None):
+                 calls: list | None = None, action: Any = None):
         super().__init__(rec)
-        self.links, self.agent, self.calls = links, agent, calls
+        self.links, self.agent, self.calls, self.action = links, agent, calls, action
 
 
 def sniff(rec: Any) -> int:
@@ -331,7 +332,7 @@ def _link_actions(found: list, saved: re.Pattern | None = None) -> list:
             continue
         calls = [(f"{path}.action{k}" if len(commands) > 1 else f"{path}.action", c)
                  for k, c in enumerate(commands)]
-        out[i] = (path, Linked(rec, calls=calls))
+        out[i] = (path, Linked(rec, calls=calls, action=saved))
         for k, (cid, _) in enumerate(calls, i + 1):  # 2.x: one observation per action, in order
             nxt = found[k][1] if k < len(found) else None
             if not (isinstance(nxt, dict) and nxt.get("role") == "user") or _extra(nxt).get("interrupt_type"):
@@ -460,8 +461,10 @@ def event(rec: Any, ref: Ref) -> Event:
         ev.blocks = [ToolResult(call, text, True) for call, _ in rec.links]
     else:
         calls = getattr(rec, "calls", None)
-        if calls and isinstance(content, str) and len(_ACTION.findall(content)) == 1:
-            content = _ACTION.sub("", content).strip()  # (the call's card shows the command)
+        action = getattr(rec, "action", None) or _ACTION
+        if calls and isinstance(content, str) and (action is _ACTION or len(content) <= _MAX_ACTION_TEXT) \
+                and len(action.findall(content)) == 1:
+            content = action.sub("", content).strip()  # (the call's card shows the command)
         ev.blocks = thinking_blocks(rec) + content_blocks(content, markdown=role != "system")
         if sources := _cited(rec.get("annotations"), content):
             ev.blocks.append(Notice(citation_words(sources), sources))
