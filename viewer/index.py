@@ -984,7 +984,8 @@ class SessionIndex:
                 put = self._putter(th, adapter)
                 if (follow := getattr(adapter, "follow", None)) is not None:
                     # as the full pass reads them (a region further on knows no handoff before
-                    # it, nor legion's running cost: `from_middle` says so)
+                    # it, nor legion's running cost: `from_middle` says so, and a format whose
+                    # events then read otherwise than the full index's sets `needs_before`)
                     if lo:
                         th.carried["from_middle"] = True
                     put = _following(put, follow, th.carried)

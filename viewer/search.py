@@ -698,6 +698,8 @@ class QuickScan(Scan):
                     th = idx.threads["main"]
                     if len(th) == 0:
                         return self  # a last line with no end: the index decides what it is
+                    if th.carried.get("needs_before"):
+                        return self  # it reads as the lines before it say (legion: a turn's cost)
                     events = load_picked(idx, "main", range(len(th)))
                     for ev in events:
                         if ev.id == ev.source_id and _occurs_before(f, ev.id.encode(), lo):

@@ -214,6 +214,7 @@ def follow(ev: Event, carried: dict) -> None:
     elif before is None and carried.get("from_middle"):
         own = None  # (the turns before it lie before what was read)
         ev.usage = {k: v for k, v in usage.items() if k != "cost"}
+        carried["needs_before"] = True  # (this region reads otherwise than the full index)
     else:
         own = total
     turns = carried.get("turns")
