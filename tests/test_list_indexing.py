@@ -160,3 +160,30 @@ def test_the_search_index_note_goes_once_all_that_can_be_read_is_in(tmp_path, un
     assert c.get("/sessions.json").get_json()["search_indexing"] is None
     assert "hello" in c.get("/search?q=hello").get_data(as_text=True)
     viewer.store.indexer.stop()
+
+
+def test_a_progress_note_drawn_before_the_indexer_finished_is_taken_down(root, tmp_path):
+    """A page draws its progress note before its rows; when the indexer finishes in between, the
+    rows are current (nothing for the stream to fill in) but the note is not: the stream's first
+    message takes it down, or it says "Indexing 0 of 1" for good."""
+    app, hold, indexer = held_app(root, tmp_path, HEARTBEAT=0.5)
+    c = app.test_client()
+    html = c.get("/").get_data(as_text=True)
+    assert re.search(r"Indexing \d+ of 30 sessions", html)
+    hold.release.set()
+    assert indexer.idle(60)
+    # the page's rows as of now: only its note is behind
+    url = re.search(r'hx-sse:connect="([^"]+)"', html).group(1).replace("&amp;", "&")
+    url = re.sub(r"\bv=\d+", f"v={indexer.version}", url)
+    resp = c.get(url, buffered=False)
+    data = ""
+    try:
+        for chunk in resp.response:  # up to the first message, or three seconds of heartbeats
+            data += chunk.decode() if isinstance(chunk, bytes) else chunk
+            if "data:" in data or data.count(": ping") >= 6:
+                break
+    finally:
+        resp.close()
+    note = re.search(r'<p class="list-indexing muted" id="list-indexing"[^>]*>', data)
+    assert note and "hx-swap-oob" in note.group(0) and "hidden" in note.group(0)
+    assert "<tr" not in data  # no row changed

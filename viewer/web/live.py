@@ -375,10 +375,15 @@ def list_events():
             since = store.indexer.version
         seen = hub.version if hub else 0
         last_beat = time.monotonic()
-        progress = indexing(store), search_indexing(store)
+        # the first tick always sends the progress notes: the page drew them before its rows (and a
+        # pass may have ended since), so what it shows is not known to be what holds now
+        progress = None
         while True:
             # while the indexer works, rows fill in every fraction of a second
-            wait = 0.3 if store.indexer.busy else 1.0 if progress[1] else min(5.0, heartbeat)
+            if progress is None or store.indexer.busy:
+                wait = 0.3
+            else:
+                wait = 1.0 if progress[1] else min(5.0, heartbeat)
             if hub:
                 seen = hub.wait(seen, wait)
             else:
