@@ -238,52 +238,39 @@ def test_result_costs_are_the_process_running_total_not_each_turns(tmp_path):
     """A ResultMessage's `total_cost_usd` is the SDK process's running total (the real recording:
     0.226425, 0.4281195, … and a small figure again after a restart's `client_launched`). The
     session's recorded cost is what the turns added, not the sum of the running totals."""
-    def result(ts, total, mid):
-        return _sdk("ResultMessage", ts, {"subtype": "success", "is_error": False, "num_turns": 1,
-                                          "total_cost_usd": total, "usage": {"input_tokens": 2, "output_tokens": 23},
-                                          "result": "ok", "permission_denials": []}, mid)
-    launched = {"type": "system", "content": "Claude Code Launched", "timestamp": 1790133469.2,
-                "metadata": {"subtype": "client_launched", "source": "system"}, "session_id": "s1", "message_id": "l2"}
-    lines = [
-        {"type": "user", "content": "Scenario 1.", "session_id": "s1", "timestamp": 1790131136.8, "message_id": "u1"},
-        result(1790131138.26, 0.226425, "r1"),
-        {"type": "user", "content": "Scenario 2.", "session_id": "s1", "timestamp": 1790131172.6, "message_id": "u2"},
-        result(1790131418.02, 0.4281195, "r2"),
-        launched,
-        {"type": "user", "content": "Back online.", "session_id": "s1", "timestamp": 1790133481.7, "message_id": "u3"},
-        result(1790133483.43, 0.044, "r3"),
-    ]
-    path = tmp_path / "messages.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    path = _cost_session(tmp_path, (0.226425, 0.4281195))
     idx = SessionIndex(path).build()
     assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.044)
     # a turn appended later, read by the next pass of the same index (a live session): the
     # running total it starts from is the one the last pass ended with
     with open(path, "a") as f:
-        f.write(json.dumps(result(1790133500.0, 0.05, "r4")) + "\n")
+        f.write(json.dumps(_result(1790133500.0, 0.05, "r9")) + "\n")
     idx.refresh()
     assert idx.summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
     assert SessionIndex(path).build().summary.usage["source_cost"] == pytest.approx(0.4281195 + 0.05)
 
 
-def _cost_session(tmp_path):
-    def result(ts, total, mid):
-        return _sdk("ResultMessage", ts, {"subtype": "success", "is_error": False, "num_turns": 1,
-                                          "total_cost_usd": total, "usage": {"input_tokens": 2, "output_tokens": 23},
-                                          "result": "ok", "permission_denials": []}, mid)
-    launched = {"type": "system", "content": "Claude Code Launched", "timestamp": 1790133469.2,
-                "metadata": {"subtype": "client_launched", "source": "system"}, "session_id": "s1", "message_id": "l2"}
-    lines = [
-        {"type": "user", "content": "Scenario 1.", "session_id": "s1", "timestamp": 1790131136.8, "message_id": "u1"},
-        result(1790131138.26, 0.226425, "r1"),
-        {"type": "user", "content": "Scenario 2.", "session_id": "s1", "timestamp": 1790131172.6, "message_id": "u2"},
-        result(1790131418.02, 0.4281195, "r2"),
-        {"type": "user", "content": "Scenario 3.", "session_id": "s1", "timestamp": 1790131500.0, "message_id": "u3"},
-        result(1790131600.0, 0.5, "r3"),
-        launched,
-        {"type": "user", "content": "Back online.", "session_id": "s1", "timestamp": 1790133481.7, "message_id": "u4"},
-        result(1790133483.43, 0.044, "r4"),
-    ]
+def _result(ts, total, mid):
+    return _sdk("ResultMessage", ts, {"subtype": "success", "is_error": False, "num_turns": 1,
+                                      "total_cost_usd": total, "usage": {"input_tokens": 2, "output_tokens": 23},
+                                      "result": "ok", "permission_denials": []}, mid)
+
+
+def _cost_session(tmp_path, totals=(0.226425, 0.4281195, 0.5)):
+    """A legion session whose turns end with the given running totals (prompts u1…, results r1…),
+    then a restarted client (`client_launched`) whose one turn costs 0.044."""
+    lines = []
+    for i, total in enumerate(totals, 1):
+        lines += [{"type": "user", "content": f"Scenario {i}.", "session_id": "s1",
+                   "timestamp": 1790131000.0 + 200 * i, "message_id": f"u{i}"},
+                  _result(1790131100.0 + 200 * i, total, f"r{i}")]
+    n = len(totals) + 1
+    lines += [{"type": "system", "content": "Claude Code Launched", "timestamp": 1790133469.2,
+               "metadata": {"subtype": "client_launched", "source": "system"}, "session_id": "s1",
+               "message_id": "l2"},
+              {"type": "user", "content": "Back online.", "session_id": "s1", "timestamp": 1790133481.7,
+               "message_id": f"u{n}"},
+              _result(1790133483.43, 0.044, f"r{n}")]
     path = tmp_path / "messages.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
