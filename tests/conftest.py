@@ -206,6 +206,15 @@ def list_settled(page, timeout: float = 60.0) -> None:
     expect(page.locator("#list-indexing")).to_be_hidden(timeout=timeout * 1000)
 
 
+def indexed_list(page, url: str) -> None:
+    """Open the list at `url` and draw it again once every row is indexed: rows the list's stream
+    fills in keep their place, a page drawn after indexing groups, nests and names them as the
+    index says."""
+    page.goto(url)
+    list_settled(page)
+    page.reload()
+
+
 def bounded(fn, timeout: float = 15.0):
     """`fn()` run on a daemon thread; the test fails (instead of hanging the suite) when it has not
     returned within `timeout` seconds. Exceptions are re-raised here."""

@@ -9,7 +9,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, list_settled, quiet_copy
+from conftest import ROOT, indexed_list, quiet_copy
 
 pytestmark = pytest.mark.browser
 
@@ -75,9 +75,7 @@ def test_a_spawned_thread_opens_under_its_call_and_its_session_links_back(serve,
         os.utime(day / src.name, (CHILD_BEGAN + 60, CHILD_BEGAN + 60))
     srv = serve(tmp_path / "sessions", WATCH=False)
     page = watched_page
-    page.goto(srv.url + "/")
-    list_settled(page)
-    page.reload()  # (a page drawn once the sessions are indexed puts the thread under its parent)
+    indexed_list(page, srv.url + "/")  # (drawn once indexed: the thread under its parent)
     rows = page.locator("table.sessions tbody tr")
     expect(rows.nth(0)).to_contain_text("Who calls the cart module? Ask a helper to look.")
     expect(rows.nth(1).locator(".spawned-by a")).to_have_text(re.compile("019c4a10"))

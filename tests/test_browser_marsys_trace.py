@@ -8,7 +8,7 @@ import shutil
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, list_settled
+from conftest import ROOT, indexed_list
 
 pytestmark = pytest.mark.browser
 
@@ -26,9 +26,7 @@ def test_a_trace_counts_its_agent_steps_in_the_list_header_and_outline(
     shutil.copy(trace, root / trace.name)
     srv = serve(root, WATCH=False)
     page = watched_page
-    page.goto(srv.url + "/")
-    list_settled(page)
-    page.reload()
+    indexed_list(page, srv.url + "/")
     row = page.locator("table.sessions tbody tr")
     expect(row).to_have_count(1)
     # 4 agent steps (the failed one too), 2 tool calls, 2 errors (the failed step, the failed call)

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, list_settled
+from conftest import ROOT, indexed_list
 
 pytestmark = pytest.mark.browser
 
@@ -23,9 +23,7 @@ def test_a_json_and_a_jsonl_of_one_name_are_told_apart(serve, watched_page, tmp_
         shutil.copy(FIX / name, root / name)
     srv = serve(root, WATCH=False)
     page = watched_page
-    page.goto(srv.url + "/")
-    list_settled(page)
-    page.reload()
+    indexed_list(page, srv.url + "/")
     rows = page.locator("table.sessions tbody tr")
     expect(rows).to_have_count(3)
     labels = page.locator("table.sessions tbody tr td.title > div.label:first-of-type")

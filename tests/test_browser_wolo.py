@@ -12,25 +12,16 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, stream_open
+from conftest import indexed_list, stream_open
+from test_wolo_subagents import EXPLORE, GENERAL, PARENT, SESSIONS, copy, swallowed
 
 pytestmark = pytest.mark.browser
 
-SESSIONS = ROOT / "test_data" / "formats" / "wolo" / "golden-mbos-wolo-0.13.3" / "sessions"
-PARENT, EXPLORE, GENERAL = "Orion_260302_110000", "424b1fee", "5108d45a"
-
 
 def test_task_card_opens_the_sub_agent_and_its_session_links_back(serve, watched_page, tmp_path):
-    root = tmp_path / "sessions"
-    for name in (PARENT, EXPLORE, GENERAL):
-        shutil.copytree(SESSIONS / name, root / name)
-    srv = serve(root, WATCH=False)
+    srv = serve(copy(tmp_path, PARENT, EXPLORE, GENERAL), WATCH=False)
     page = watched_page
-    page.goto(srv.url + "/")
-    # (rows the list's stream fills in keep their place: a page drawn once the sessions are
-    # indexed puts the sub-agents under their parent)
-    expect(page.locator("table.sessions td.pending")).to_have_count(0, timeout=60000)
-    page.reload()
+    indexed_list(page, srv.url + "/")  # (drawn once indexed: the sub-agents under their parent)
     # the list: the sub-agents right under their parent, each saying whose it is
     rows = page.locator("table.sessions tbody tr")
     expect(rows).to_have_count(3)
@@ -119,15 +110,7 @@ def test_a_task_whose_sub_agent_failed_reads_failed_and_a_killed_run_never_answe
     sub-agent's (empty) reply and the part is saved `completed`, while the sub-agent's own session
     keeps its reply unfinished. A parent killed while a task ran keeps that part `running` (what a
     last save wrote) and its pid: the session ended with the call never answered."""
-    root = tmp_path / "sessions"
-    for name in (PARENT, EXPLORE, GENERAL):
-        shutil.copytree(SESSIONS / name, root / name)
-    msg = root / PARENT / "messages" / "msg_102.json"
-    turn = json.loads(msg.read_text())
-    for part in turn["parts"]:
-        if part.get("id") == "call_task_2":
-            part.update(status="completed", output="Subagent (general) response:\n")
-    msg.write_text(json.dumps(turn, indent=2))
+    root = swallowed(tmp_path)
     killed = root / "Vega_260302_120000"  # the same audit, killed while its first task ran
     shutil.copytree(SESSIONS / PARENT, killed)
     (killed / "messages" / "msg_103.json").unlink()
