@@ -439,7 +439,7 @@ def _holds_something(data: bytes) -> bool:
     try:
         value = json.loads(data.decode("utf-8-sig", "replace"))
     except (ValueError, RecursionError):
-        return bool(data.strip())
+        return bool(data.removeprefix(b"\xef\xbb\xbf").strip())  # a BOM alone is an empty file
     return value not in (None, [], {}, "")
 
 
