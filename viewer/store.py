@@ -272,8 +272,9 @@ class Store:
                         yield _candidate(e.path, e.path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
-                elif name.endswith(".json") and name not in NOT_SESSIONS \
+                elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
                         and not name.endswith(".meta.json"):
+                    # (`.traj`: SWE-agent's trajectory, one JSON document like a `.json`)
                     found = _candidate(e.path, e.path[cut:-5])
                     if found[3] or self._is_document(e.path, found[2]):
                         yield found
@@ -284,7 +285,7 @@ class Store:
         known = self._verdicts.get(path)
         if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
             return known[2]
-        if path.endswith(".json"):
+        if path.endswith((".json", ".traj")):
             why = None  # documents were recognised by their content already
         else:
             try:

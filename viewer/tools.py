@@ -18,6 +18,8 @@ How a result is shown — the rule, by tool first and by content second (`result
 * **file**: what a read tool returns is the file's content: highlighted by the path's extension,
   with the line numbers the tool printed (Claude Code's `   42→`) as a gutter instead of text. The
   same for the `cat -n` snippet an edit or write result shows after its first line.
+* **diff**: a unified diff (what `git diff` prints, a patch SWE-agent submitted): a diff per file
+  and hunk, drawn as an edit call's diff is.
 * **output**: commands, searches, edits, listings, and everything else of a known tool: kept as
   written, ANSI colours rendered. Never Markdown: a `#` in shell output is a comment, not a heading.
 * An **unknown** tool decides by content: a JSON object or array is highlighted JSON; text with
@@ -124,19 +126,24 @@ class EditPart:
 _SEARCH_REPLACE = re.compile(
     r"^-{3,} SEARCH\n(?P<old>.*?)^={3,}\n(?P<new>.*?)^\+{3,} REPLACE$", re.S | re.M)
 _OLD_NEW = (("old_string", "new_string"), ("oldString", "newString"), ("old_text", "new_text"),
-            ("old_str", "new_str"))
+            ("old_str", "new_str"), ("search", "replace"))
 
 
 def edits(inp: Any) -> list[EditPart]:
     """The replacements an edit call makes: one `old_string`/`new_string` pair (or `old_text` /
-    `old_str`), a MultiEdit's list, Cline's SEARCH / REPLACE blocks in `diff`, or a Codex patch
-    (`apply_patch`'s input, as text or in `input` / `patch`)."""
+    `old_str`, SWE-agent's `search` / `replace`), a MultiEdit's list, Cline's SEARCH / REPLACE
+    blocks in `diff`, a Codex patch (`apply_patch`'s input, as text or in `input` / `patch`), or a
+    unified diff (`git diff`) given the same ways."""
     if isinstance(inp, dict):
-        inp_patch = next((inp[k] for k in ("input", "patch") if isinstance(inp.get(k), str)), None)
+        inp_patch = next((inp[k] for k in ("input", "patch", "diff") if isinstance(inp.get(k), str)), None)
         if inp_patch is not None and inp_patch.lstrip().startswith(PATCH_BEGIN):
             return patch_edits(inp_patch)
+        if inp_patch is not None and is_unified_diff(inp_patch):
+            return unified_edits(inp_patch)
     elif isinstance(inp, str) and inp.lstrip().startswith(PATCH_BEGIN):
         return patch_edits(inp)
+    elif isinstance(inp, str) and is_unified_diff(inp):
+        return unified_edits(inp)
     if not isinstance(inp, dict):
         return []
     if one := _edit_pair(inp):
@@ -187,6 +194,83 @@ def patch_edits(patch: str) -> list[EditPart]:
             if line[:1] != "-":
                 new.append(line[1:])
     close()
+    return out
+
+
+_GIT_FILE = re.compile(r"^diff --git a/(.+?) b/(.+?)\r?$")
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+UNIFIED_CAP = 2_000_000  # characters of a text looked at as a unified diff
+
+
+def is_unified_diff(text: str) -> bool:
+    """Whether a text is a unified diff (what `git diff` prints, what SWE-agent submits): a
+    `diff --git` header, or `---` / `+++` file lines, before a first `@@` hunk."""
+    head = text[:4096].lstrip("\r\n")
+    if not (head.startswith("diff --git ") or head.startswith("--- ")):
+        return False
+    return "\n+++ " in head and "\n@@ -" in text[:UNIFIED_CAP]
+
+
+def unified_edits(patch: str) -> list[EditPart]:
+    """A unified diff as one replacement per hunk, each with its file (`diff --git a/x b/y`, else
+    the `+++ b/y` line), a new or deleted file said. A hunk ends where its header's line counts
+    say, so a removed line that starts with `-- ` is not read as a file header."""
+    out: list[EditPart] = []
+    path: str | None = None
+    action: str | None = None
+    old: list[str] = []
+    new: list[str] = []
+    left = right = 0  # lines of the open hunk still to come (old side, new side)
+    files_done: set[str] = set()
+
+    def close() -> None:
+        if path is not None and (old or new):
+            out.append(EditPart("\n".join(old), "\n".join(new), False, path, action))
+            files_done.add(path)
+        old.clear()
+        new.clear()
+
+    def close_file() -> None:
+        if path is not None and action == "deleted" and path not in files_done:
+            out.append(EditPart("", "", False, path, action))
+
+    for line in patch[:UNIFIED_CAP].splitlines():
+        if left > 0 or right > 0:
+            op, text = line[:1], line[1:]
+            if op == "\\":
+                continue  # "\ No newline at end of file"
+            if op == "-" or op == " " or not line:
+                old.append(text)
+                left -= 1
+            if op == "+" or op == " " or not line:
+                new.append(text)
+                right -= 1
+            if op not in ("-", "+", " ", ""):
+                left = right = 0  # not a hunk line after all: the hunk is over
+            else:
+                continue
+        if m := _GIT_FILE.match(line):
+            close()
+            close_file()
+            path, action = m[2].strip(), None
+        elif m := _HUNK.match(line):
+            close()
+            left = int(m[1]) if m[1] is not None else 1
+            right = int(m[2]) if m[2] is not None else 1
+        elif line.startswith("new file mode"):
+            action = "added"
+        elif line.startswith("deleted file mode"):
+            action = "deleted"
+        elif line.startswith("rename from "):
+            action = f"moved from {line[12:].strip()}"
+        elif line.startswith("+++ ") and line[4:].strip() != "/dev/null":
+            name = line[4:].split("\t", 1)[0].strip()
+            path = name[2:] if name.startswith("b/") else name
+        elif line.startswith("--- ") and path is None:
+            name = line[4:].split("\t", 1)[0].strip()
+            path = name[2:] if name.startswith("a/") else name
+    close()
+    close_file()
     return out
 
 
@@ -347,7 +431,7 @@ def todo_items(inp: dict) -> list[tuple[str, str]]:
 class ResultView:
     """How one text of a result is shown. `kind` is a fixed word the templates branch on."""
 
-    kind: str  # prose | file | json | output
+    kind: str  # prose | file | json | diff | output
     filename: str | None = None  # picks the highlighter of a file
     code: str = ""  # file: the file's lines without their printed numbers; prose: the Markdown
     numbers: list | None = None  # file: the number of each line, when the tool printed them
@@ -373,6 +457,8 @@ def result_view(name: str | None, inp: Any, text: str, error: bool = False) -> R
         return ResultView("json")
     if error:
         return ResultView("output")  # an error message reads as written, whatever the tool
+    if is_unified_diff(text) and unified_edits(text):
+        return ResultView("diff")  # `git diff`, a submitted patch: a diff per file, as edits read
     if fam in PROSE_FAMILIES:
         return ResultView("prose", code=_search_links(text) if fam == "websearch" else text)
     if fam in ("read", "write", "edit"):
