@@ -40,7 +40,8 @@ PAYLOADS = [
 # keys whose values say what a record is: kept in the structural variant
 STRUCTURE = {"type", "role", "id", "uuid", "parentUuid", "tool_use_id", "tool_call_id", "call_id",
              "sessionId", "session_id", "message_id", "_type", "status", "is_llm_message",
-             "media_type", "isSidechain", "agentId", "finish_reason", "subtype"}
+             "media_type", "isSidechain", "agentId", "finish_reason", "subtype",
+             "source", "action", "observation"}  # (an OpenHands event: who, and which action)
 
 
 def swap(value, counter, keep_structure: bool, key: str | None = None):

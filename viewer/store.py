@@ -273,7 +273,7 @@ class Store:
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
                 elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
-                        and not name.endswith(".meta.json"):
+                        and not name.endswith(".meta.json") and not _is_companion(e.path):
                     # (`.traj`: SWE-agent's trajectory, one JSON document like a `.json`)
                     found = _candidate(e.path, e.path[cut:-5])
                     if found[3] or self._is_document(e.path, found[2]):

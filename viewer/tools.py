@@ -40,7 +40,8 @@ from .formats.legion import COMM_TOOLS
 FAMILIES: dict[str, set[str]] = {
     "shell": {"bash", "shell", "run_shell_command", "execute_command", "execute_shell_command",
               "exec", "exec_command", "terminal", "run_terminal_cmd", "run_command", "local_shell",
-              "bashoutput", "killshell", "python", "execute_python_code", "run_python"},
+              "bashoutput", "killshell", "python", "execute_python_code", "run_python", "execute_bash",
+              "execute_ipython_cell"},
     "read": {"read", "read_file", "readfile", "read_text_file", "view_text_file", "view", "cat",
              "notebookread", "open_file"},
     "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file"},

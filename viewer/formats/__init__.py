@@ -29,11 +29,11 @@ from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
 from . import agentscope, codex
 from . import gemini, gemini_cli, qwen_code
-from . import swe_agent
+from . import openhands, swe_agent
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, wolo, agentpress,
-                               agentscope, codex, swe_agent, openai_chat, anthropic_messages, gemini]
+                               agentscope, codex, swe_agent, openhands, openai_chat, anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)
