@@ -678,6 +678,10 @@ class SessionIndex:
             a_ts(NAN if ts is None else ts)
             if path is not None:
                 a_path(path)
+                if kind == "section":
+                    # a conversation of a file of many (a dataset's, a batch's, an API log's: only
+                    # documents have them) starts a turn of the outline, named by its heading
+                    th.prompts[seq] = ev.text() or _heading(ev)
             # `hidden` is appended last: a reader of len(th) on another thread finds every column
             a_hidden(1 if hidden else 0)
             ids[eid] = (name, seq)
@@ -1106,6 +1110,11 @@ def truncated(bad: reader.BadLine) -> reader.BadLine:
     return reader.BadLine("truncated last line (no newline; the writer stopped mid-record): "
                           + bad.reason)
 SEAL = 64
+
+
+def _heading(ev) -> str:
+    """A section's heading: its first notice (formats.wrapped)."""
+    return next((b.text for b in ev.blocks if b.kind == "notice"), "")[:PROMPT_PREVIEW]
 
 
 def _content(adapter, th: ThreadIndex, seq: int, ev: Event) -> int:

@@ -151,7 +151,7 @@ _KIND_CLASSES = frozenset({
     "message", "tool_result", "tool_output", "tool_state", "comm", "agent_call", "agent_response",
     "unparsed", "unknown", "broken", "system", "status", "result", "error", "permission", "interrupt",
     "progress", "snapshot", "summary", "compact_summary", "command_output", "hint", "control",
-    "exit", "session", "branch", "stream", "task", "sdk", "compaction", "tool_context"})
+    "exit", "session", "branch", "stream", "task", "sdk", "compaction", "tool_context", "section"})
 
 
 def role_class(role: str) -> str:

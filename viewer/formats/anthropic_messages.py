@@ -52,6 +52,7 @@ from typing import Any
 from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, set_time, \
     text_field
+from . import wrapped
 from .openai_chat import Linked, prompt_title
 
 NAME = "anthropic-messages"
@@ -73,6 +74,8 @@ _REMINDERS = ("# TODO LIST UPDATE REQUIRED", "# task_progress RECOMMENDED", "[ER
 
 
 def sniff(rec: Any) -> int:
+    if (w := wrapped.sniff(rec, "anthropic")) is not None:
+        return w  # a batch line, a logged API call, a dataset line (`wrapped`)
     if not isinstance(rec, dict) or rec.get("role") not in ("user", "assistant"):
         return 0
     if "content" not in rec or _OPENAI & rec.keys():
@@ -93,6 +96,8 @@ def sniff(rec: Any) -> int:
 
 def records(doc: Any) -> list[tuple[str, Any]] | None:
     """The message list (with a document's `system` first), Cline's text results paired."""
+    if (unwrapped := wrapped.records(doc, "anthropic")) is not None:
+        return unwrapped
     found: list = []
     if isinstance(doc, list):
         found = [(f"[{i}]", r) for i, r in enumerate(doc)]
@@ -103,6 +108,11 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     if not any(isinstance(r, dict) and "role" in r for _, r in found):
         return None
     return _pair_text_results(found)
+
+
+def folds_lines(records: list) -> bool:
+    """JSONL whose lines are wrappers is read whole (`wrapped`; openai_chat reads the lines)."""
+    return wrapped.folds(records)
 
 
 def document_bonus(doc: Any) -> int:
@@ -173,6 +183,8 @@ def _header(b: Any) -> re.Match | None:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if isinstance(rec, wrapped.Wrapped):
+        return wrapped.event(rec, ref, event, NAME)
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
         return generic_event(rec, ref, NAME)
     role = rec["role"]

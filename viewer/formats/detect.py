@@ -183,18 +183,22 @@ def detect_file(path: str | Path) -> Detected:
                 # just begun) as much as a document: it is scored as a record like any other
                 as_record, record_score = detect_records([doc], path.parent)
                 if record_score > doc_score or name == FALLBACK.NAME:
-                    return Detected(as_record, _lines_mode(as_record))
+                    return Detected(as_record, _lines_mode(as_record, [doc]))
             return Detected(name, "document")
     records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])
                if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
-    return Detected(name, _lines_mode(name), eol=eol)
+    return Detected(name, _lines_mode(name, records), eol=eol)
 
 
-def _lines_mode(name: str) -> str:
+def _lines_mode(name: str, records: list = ()) -> str:
     """How a JSONL file of a format is read: line by line, or whole as one document when its
-    lines rewrite earlier records (`FOLDS_LINES`; the format folds them in `folder_document`)."""
-    return "document" if getattr(BY_NAME.get(name), "FOLDS_LINES", False) else "jsonl"
+    lines rewrite earlier records (`FOLDS_LINES`; the format folds them in `folder_document`) or
+    each hold many records (`folds_lines(records)`: a dataset's or an API log's lines)."""
+    adapter = BY_NAME.get(name)
+    if getattr(adapter, "FOLDS_LINES", False):
+        return "document"
+    return "document" if records and hook(adapter, "folds_lines", records) else "jsonl"
 
 
 def _one_line(path: Path) -> bool:

@@ -81,6 +81,7 @@ import orjson
 
 from ..model import ANSWERED, AWAITING, DENIED, UNAPPROVED, Data, Event, Media, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
+from . import wrapped
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
     text_field
@@ -117,6 +118,8 @@ class Linked(dict):
 
 
 def sniff(rec: Any) -> int:
+    if (w := wrapped.sniff(rec, "openai")) is not None:
+        return w  # a dataset line, a batch line, a logged API call (`wrapped`)
     if _langchain(rec) is not None:
         return 3
     if isinstance(rec, dict) and rec.get("role") is None and _item_type(rec):
@@ -146,7 +149,9 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     """The message list of a bare array or of a document holding one (mini-swe-agent, AgentPress);
     else a Responses request and / or response kept as one document (`input` items, then the
     `output` items the model answered with: a saved `Response` object has only `output`)."""
-    found = None
+    found = wrapped.records(doc, "openai")
+    if found is not None:
+        return found
     if _run_state(doc):
         return _link_handoffs(_run_state_records(doc))
     if isinstance(doc, list):
@@ -170,6 +175,16 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
 
 def _mini_swe_agent(doc: Any) -> bool:
     return isinstance(doc, dict) and str(doc.get("trajectory_format", "")).startswith("mini-swe-agent")
+
+
+def folder_document(path) -> dict | None:
+    """A JSONL file of wrappers (dataset, batch or API call log lines) read whole (`wrapped`)."""
+    return wrapped.lines_document(path)
+
+
+def folds_lines(records: list) -> bool:
+    """JSONL whose lines are wrappers is read whole: one line holds many records."""
+    return wrapped.folds(records)
 
 
 def document_bonus(doc: Any) -> int:
@@ -425,6 +440,8 @@ def follow(ev: Event, carried: dict) -> None:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if isinstance(rec, wrapped.Wrapped):
+        return wrapped.event(rec, ref, event, NAME)
     if (message := _langchain(rec)) is not None:
         return event(message, ref)
     if t := _stream_type(rec):

@@ -1,0 +1,257 @@
+"""Conversations saved inside wrappers (formats/wrapped.py): fine-tuning and eval datasets, ShareGPT,
+OpenAI and Anthropic batch files, request/response logs (a proxy's pair, LiteLLM's payloads,
+claude-trace's log). Each reads as its messages' format, one section per conversation, the
+growing history of an API log shown once. Fixtures: test_data/formats/{openai-chat,
+anthropic-messages}/ (their README says where each shape comes from)."""
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from viewer import outline
+from viewer.cli import main
+from viewer.formats import detect
+from viewer.index import SessionIndex
+from viewer.timeline import load_events, raw_record
+from viewer.web import create_app
+
+from conftest import ROOT, quiet_copy
+
+OPENAI = ROOT / "test_data" / "formats" / "openai-chat"
+ANTHROPIC = ROOT / "test_data" / "formats" / "anthropic-messages"
+TRACE = ANTHROPIC / "claude-trace" / "log-2025-11-25-06-00-00.jsonl"
+
+
+def read(path, tmp_path):
+    """The index and every event of a finished copy of one fixture file."""
+    copy = quiet_copy(path.parent, tmp_path / path.parent.name) / path.name
+    idx = SessionIndex(copy).build()
+    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
+
+
+def texts(evs, role=None, kind="message"):
+    return [e.text() for e in evs if (role is None or e.role == role) and e.kind == kind]
+
+
+def notices(ev):
+    return [b.text for b in ev.blocks if b.kind == "notice"]
+
+
+def sections(evs):
+    return [(e.id, notices(e)[0]) for e in evs if e.kind == "section"]
+
+
+def test_a_fine_tuning_file_reads_one_section_per_line_with_its_calls_paired(tmp_path):
+    path = OPENAI / "finetune-dataset" / "finetune.jsonl"
+    assert detect.detect_file(path) == detect.Detected("openai-chat", "document")
+    idx, evs = read(path, tmp_path)
+    assert idx.summary.title == "What's the capital of France?"
+    assert sections(evs) == [("L1", "Conversation 1 · line 1"), ("L5", "Conversation 2 · line 2"),
+                             ("L10", "Conversation 3 · line 3")]
+    assert texts(evs, "assistant") == ["Paris, as if everyone doesn't know that already.", "",
+                                       "It is 18 °C in San Francisco.", "", "Oslo: -3 °C."]
+    # both lines call their tool `call_id`: each result goes with its own line's call
+    assert idx.calls.by_state()["completed"] == 2 and not idx.calls.orphans
+    results = [b for e in evs for b in e.tool_results()]
+    assert [r.content[0].text for r in results] == ['{"temperature": 18, "unit": "C"}',
+                                                    '{"temperature": -3, "unit": "C"}']
+    assert len({r.tool_use_id for r in results}) == 2
+    # the tool definitions are folded on the section; the line's other keys beside them
+    second = next(e for e in evs if e.id == "L5")
+    assert [(b.kind, b.label) for b in second.blocks[1:]] == [("data", "tool definitions (1)"),
+                                                              ("data", "details")]
+    assert second.blocks[2].value == {"parallel_tool_calls": False}
+    # the outline has a turn for each conversation, named by its heading, and its prompts
+    assert [t.text for t in outline.turns(idx)] == [
+        "Conversation 1 · line 1", "What's the capital of France?", "Conversation 2 · line 2",
+        "What is the weather in San Francisco?", "Conversation 3 · line 3", "And in Oslo?"]
+    # the raw view shows a message as the line holds it
+    assert json.loads(raw_record(idx, "L4")[0]) == {
+        "role": "assistant", "content": "Paris, as if everyone doesn't know that already."}
+
+
+def test_preference_and_eval_lines_say_which_output_is_which(tmp_path):
+    _, evs = read(OPENAI / "finetune-dataset" / "preference.jsonl", tmp_path / "p")
+    answers = [e for e in evs if e.role == "assistant"]
+    assert [notices(e) for e in answers] == [["preferred output"], ["non-preferred output"]]
+    assert answers[1].text() == "It is not particularly cold in San Francisco today."
+    _, evs = read(OPENAI / "finetune-dataset" / "evals.jsonl", tmp_path / "e")
+    heads = [e for e in evs if e.kind == "section"]
+    assert [h.blocks[-1].value for h in heads] == [{"ideal": "Tokyo"}, {"ideal": ["Lima"]}]
+    assert texts(evs, "user") == ["Capital of Japan?", "Capital of Peru?"]
+    _, evs = read(OPENAI / "finetune-dataset" / "trl_preference.jsonl", tmp_path / "t")
+    assert [(e.role, notices(e), e.text()) for e in evs if e.kind == "message"] == [
+        ("user", [], "What color is the sky?"), ("assistant", ["chosen"], "It is blue."),
+        ("assistant", ["rejected"], "It is green."), ("user", ["chosen"], "Name a prime."),
+        ("assistant", ["chosen"], "7"), ("user", ["rejected"], "Name a prime."),
+        ("assistant", ["rejected"], "8")]
+
+
+def test_sharegpt_turns_read_as_messages_and_function_calls_pair(tmp_path):
+    path = OPENAI / "sharegpt" / "sharegpt.json"
+    idx, evs = read(path, tmp_path)
+    assert idx.threads["main"].format == "openai-chat"
+    assert sections(evs) == [("conv-1", "Conversation 1 · conv-1 · item 1"),
+                             ("conv-2", "Conversation 2 · conv-2 · item 2"),
+                             ("conv-3", "Conversation 3 · conv-3 · item 3")]
+    assert [(e.role, e.text()) for e in evs if e.kind == "message"] == [
+        ("user", "Summarise the plot of Hamlet in one sentence."),
+        ("assistant", "A Danish prince avenges his father's murder and nearly everyone dies."),
+        ("system", "You can call tools."), ("user", "What is 17 * 23?"), ("assistant", ""),
+        ("assistant", "17 × 23 = 391."), ("user", "Is 2 + 2 = 4?"), ("assistant", "Yes."),
+        ("assistant", "No, it is 5.")]
+    # a preference item's chosen and rejected answers say which is which
+    assert [notices(e) for e in evs[-2:]] == [["chosen"], ["rejected"]]
+    (call,) = idx.calls.calls.values()
+    assert (call.name, call.status) == ("calculator", "completed")
+    use = next(b for e in evs for b in e.tool_uses())
+    assert use.input == {"expr": "17 * 23"}
+    # the tools LLaMA-Factory keeps as JSON text are shown as the list they are
+    assert next(e for e in evs if e.id == "conv-2").blocks[1].value[0]["name"] == "calculator"
+    # the raw view shows the turn as written
+    turn = next(e for e in evs if e.role == "tool")
+    assert json.loads(raw_record(idx, turn.id)[0]) == {"from": "observation", "value": '{"result": 391}'}
+
+
+def test_openai_batch_files_read_each_request_and_result_by_its_custom_id(tmp_path):
+    idx, evs = read(OPENAI / "batch-api" / "batch_input.jsonl", tmp_path / "in")
+    assert sections(evs) == [("request-1", "Request request-1 · line 1"),
+                             ("request-2", "Request request-2 · line 2")]
+    assert next(e for e in evs if e.id == "request-1").blocks[-1].value["model"] == "gpt-4o-mini"
+    assert texts(evs, "system") == ["You are a helpful assistant.", "You are an unhelpful assistant."]
+
+    idx, evs = read(OPENAI / "batch-api" / "batch_output.jsonl", tmp_path / "out")
+    assert [s[1] for s in sections(evs)] == ["Result request-2 · line 1", "Result request-1 · line 2",
+                                             "Result request-3 · line 3"]
+    reply = next(e for e in evs if e.role == "assistant")
+    assert (reply.id, reply.text(), reply.model) == ("chatcmpl-123", "Hello. Leave me alone.",
+                                                     "gpt-4o-mini-2024-07-18")
+    assert reply.usage["prompt_tokens"] == 22 and idx.summary.usage["cost"] > 0
+    errors = [e for e in evs if e.role == "error"]
+    assert [(notices(e)[0], e.text()) for e in errors] == [
+        ("request failed (400)", "invalid_request_error context_length_exceeded: "
+                                 "This model's maximum context length is 128000 tokens."),
+        ("request failed", "batch_expired: This request could not be executed before the "
+                           "completion window expired.")]
+    assert idx.summary.errors == 2
+
+
+def test_anthropic_message_batches_read_requests_results_and_their_outcomes(tmp_path):
+    idx, evs = read(ANTHROPIC / "message-batches" / "requests.jsonl", tmp_path / "in")
+    assert idx.threads["main"].format == "anthropic-messages"
+    assert [s[0] for s in sections(evs)] == ["my-first-request", "my-second-request"]
+    assert [(e.role, e.text()) for e in evs if e.kind == "message"] == [
+        ("user", "Hello, world"), ("system", "Answer in French."), ("user", "Hi again, friend")]
+
+    idx, evs = read(ANTHROPIC / "message-batches" / "results.jsonl", tmp_path / "out")
+    reply = next(e for e in evs if e.role == "assistant")
+    assert (reply.id, reply.model, reply.usage) == (
+        "msg_014VwiXbi91y3JMjcpyGBHX5", "claude-sonnet-4-5-20250929",
+        {"input_tokens": 11, "output_tokens": 36})
+    (error,) = [e for e in evs if e.role == "error"]
+    assert error.text() == "invalid_request_error: max_tokens: 100000 > 64000, which is the maximum allowed"
+    assert [notices(e) for e in evs if e.kind == "notice"] == [["request canceled"], ["request expired"]]
+    assert idx.summary.errors == 1
+
+
+def test_a_request_response_pair_reads_as_the_prompt_and_the_answer(tmp_path):
+    idx, evs = read(OPENAI / "request-response" / "request_response.json", tmp_path)
+    assert idx.summary.title == "List the files here."
+    (head,) = [e for e in evs if e.kind == "section"]
+    assert notices(head) == ["Conversation 1 · API call 1"]
+    assert head.blocks[1].label == "tool definitions (1)"
+    reply = evs[-1]
+    assert (reply.role, reply.id, reply.model) == ("assistant", "chatcmpl-AB1", "gpt-4o-2024-08-06")
+    assert [b.name for b in reply.tool_uses()] == ["shell"]
+    assert reply.usage["completion_tokens"] == 14
+
+
+def test_a_litellm_log_shows_the_history_once_with_cost_duration_and_the_failed_call(tmp_path):
+    idx, evs = read(OPENAI / "request-response" / "litellm_payloads.jsonl", tmp_path)
+    # three calls, each sending the whole history: every message is shown once
+    assert [(e.role, e.text()) for e in evs if e.kind in ("message", "tool_result")] == [
+        ("system", "You are a coding assistant."), ("user", "How many lines does main.py have?"),
+        ("assistant", ""), ("tool", ""), ("assistant", "main.py has 42 lines."),
+        ("user", "Thanks. Now count tests/.")]
+    assert len(sections(evs)) == 1
+    replies = [e for e in evs if e.role == "assistant"]
+    assert [notices(e) for e in replies] == [["API call 1 · 1.2 s"], ["API call 2 · 1.2 s"]]
+    assert [e.usage["cost"] for e in replies] == [0.00038, 0.000365]
+    assert idx.summary.usage["cost"] == 0.000745
+    assert idx.calls.by_state()["completed"] == 1
+    (error,) = [e for e in evs if e.role == "error"]
+    assert notices(error) == ["API call 3 failed"]
+    assert "Rate limit reached for gpt-4o" in error.text()
+
+
+def test_a_claude_trace_log_reads_as_the_conversation_once(tmp_path):
+    assert detect.detect_file(TRACE) == detect.Detected("anthropic-messages", "document")
+    idx, evs = read(TRACE, tmp_path)
+    # the quota probe is its own section and never the title
+    assert idx.summary.title == "Which Python version is installed?"
+    assert [s[1] for s in sections(evs)] == ["Conversation 1 · API call 1 · line 1",
+                                            "Conversation 2 · API call 2 · line 2"]
+    probe = evs[1]
+    assert (probe.kind, notices(probe)) == ("probe", ["a probe call (max_tokens 1)"])
+    # the prompt is sent again with every call (its cache mark moving): shown once
+    assert texts(evs, "user") == ["Which Python version is installed?", "And pip?"]
+    assert texts(evs, "system") == ["You are Claude Code, Anthropic's official CLI for Claude."]
+    replies = [e for e in evs if e.role == "assistant"]
+    assert [notices(e) for e in replies] == [["API call 1 · 0.4 s"], ["API call 2 · 2.2 s"],
+                                             ["API call 3 · 2.5 s"]]
+    # the streamed answer put back together from its events: thinking, text, final usage
+    streamed = replies[2]
+    assert [b.kind for b in streamed.blocks] == ["notice", "thinking", "text"]
+    assert streamed.text() == "Python 3.12.3 is installed."
+    assert streamed.usage["output_tokens"] == 24 and streamed.usage["cache_read_input_tokens"] == 2100
+    (call,) = idx.calls.calls.values()
+    assert (call.name, call.status, round(call.duration, 2)) == ("Bash", "completed", 0.85)
+    # the overloaded call is an error, the call with no response a notice
+    (error,) = [e for e in evs if e.role == "error"]
+    assert (notices(error), error.text()) == (["API call 4 failed (529)"], "overloaded_error: Overloaded")
+    assert notices(evs[-1]) == ["API call 5: ORPHANED_REQUEST - No matching response received"]
+    assert idx.summary.models == ["claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929"]
+    assert idx.summary.errors == 1 and idx.summary.usage["cost"] > 0
+
+
+def test_a_growing_log_keeps_its_ids(tmp_path):
+    lines = TRACE.read_text().splitlines()
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    log = folder / TRACE.name
+    log.write_text("\n".join(lines[:3]) + "\n")
+    first = SessionIndex(log).build()
+    before = list(first.threads["main"].ids)
+    log.write_text("\n".join(lines) + "\n")
+    after = SessionIndex(log).build().threads["main"].ids
+    assert after[:len(before)] == before and len(after) > len(before)
+
+
+def test_plain_message_files_are_read_as_before(tmp_path):
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    (tmp_path / "m.jsonl").write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    assert detect.detect_file(tmp_path / "m.jsonl") == detect.Detected("openai-chat", "jsonl")
+    (tmp_path / "d.json").write_text(json.dumps({"messages": msgs}))
+    idx = SessionIndex(tmp_path / "d.json").build()
+    assert idx.threads["main"].kinds == ["message", "message"]
+
+
+def test_check_reports_a_dataset_and_hostile_wrapper_fields_stay_inert(tmp_path):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    evil = '<img src=x onerror="alert(1)">'
+    lines = [{"custom_id": evil, "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": evil, "messages": [{"role": "user", "content": evil}]}},
+             {"custom_id": "ok-1", "method": "POST", "url": "/v1/chat/completions",
+              "body": {"model": "gpt-4o", "messages": [{"role": "user", "content": "fine"}]}}]
+    (folder / "batch.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = CliRunner().invoke(main, ["check", str(folder / "batch.jsonl"), "--json"])
+    data = json.loads(r.output)
+    assert (data["format"], data["events"], data["unparsed"]) == ("openai-chat", 4, [])
+    app = create_app({"ROOTS": [str(folder)], "CACHE_DIR": str(tmp_path / "cache")})
+    html = app.test_client().get("/s/batch").get_data(as_text=True)
+    assert "Request ok-1" in html and 'id="m-ok-1"' in html
+    # the custom_id is no id (not one an id may be), and shown as text, never as markup
+    assert evil not in html and "<img src=x" not in html
+    assert "Request &lt;img src=x onerror=" in html

@@ -1,0 +1,839 @@
+"""Conversations kept inside wrappers: datasets, batch files and API call logs.
+
+Plain OpenAI / Anthropic messages are often saved not as a bare list but inside a wrapper, many
+conversations to a file. `openai_chat` and `anthropic_messages` read these through this module
+(each file is read as the format its messages are in); it is not an adapter of its own.
+
+Shapes (one per JSONL line, or a JSON list of them; a request/response pair also alone):
+* datasets: OpenAI fine-tuning lines `{"messages", "tools"?, "parallel_tool_calls"?}` (and any
+  other keys a dataset adds), preference lines `{"input": {"messages", "tools"},
+  "preferred_output", "non_preferred_output"}`, eval lines `{"input": [messages], "ideal"…}`,
+  Anthropic (Bedrock) fine-tuning `{"system", "messages"}`; ShareGPT `{"conversations": [{"from":
+  human | gpt | system | function_call | observation, "value"}], "system"?, "tools"?}`.
+* batch files: OpenAI batch input `{custom_id, method, url, body: {model, messages}}` and output
+  `{id, custom_id, response: {status_code, request_id, body: ChatCompletion} | null, error}`;
+  Anthropic Message Batches requests `{custom_id, params: {model, messages, system}}` and results
+  `{custom_id, result: {type: succeeded | errored | canceled | expired, message | error}}`.
+* API call logs, one call per line with the request's whole history: claude-trace's `RawPair`
+  (badlogic/lemmy apps/claude-trace/src/interceptor.ts: `{request: {timestamp (s), method, url,
+  headers, body}, response: {timestamp, status_code, headers, body | body_raw (an SSE stream)} |
+  null, logged_at}`, `note: "ORPHANED_REQUEST…"` when no response came) and proxies' `{request,
+  response}` pairs; LiteLLM's StandardLoggingPayload (docs/my-website/docs/proxy/logging_spec.md:
+  `{id, model, messages, response, response_cost, startTime, endTime, status, error_str,
+  error_information, prompt_tokens…}`).
+
+How they read. Each conversation opens with a section card (kind `section`: "Conversation 3 ·
+line 3", "Request r2", "Result r2") holding what the wrapper says beside the messages (tool
+definitions folded, eval keys, the request's settings); a file of many conversations is one
+session whose outline and minimap have one section per conversation, each with a stable id (the
+`custom_id` when it is unique, else the record's place). Tool call ids a conversation shares with
+an earlier one (datasets reuse `call_1`) are told apart as `id~N` (N its section), so every call
+pairs with its own result. An API call log shows the conversation once: a call whose messages go
+on from a conversation already shown (its first message and last known messages equal, the earlier
+answer standing for the assistant message that repeats it) adds only its new messages, then its
+response as the assistant turn (model, usage, cost, the call's time and duration); a call that
+does not go on from one (another first message: a title or quota probe, a compacted history)
+starts a new section. A failed call (a non-2xx status, an `error` object, LiteLLM `status:
+failure`, an errored batch result) is an error card with its message; a canceled or expired batch
+request, or a request logged without a response, a notice. A streamed response kept as its SSE
+text (claude-trace `body_raw`) is put back together from its events (Anthropic `message_start`,
+`content_block_*`, `message_delta`; OpenAI `chat.completion.chunk` deltas).
+
+A JSONL file of these is read whole as one document (like every document: again when it changes);
+the raw view of a message shows it as the line holds it, of a response the response.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import files, reader
+from ..model import Data, Event, Notice, Ref, Text
+from .common import as_text, model_and_usage, set_time
+
+# the key marking a JSONL file of wrappers read whole (see `lines_document`)
+LINES = "\u0000wrapped-lines"
+HEAD_BYTES = 256 << 10
+_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+                     "document", "image"}
+# keys of records of other formats: a record holding one is never a wrapper
+_FOREIGN = {"role", "type", "_type", "uuid", "sessionId", "session_id", "thread_id", "message_id",
+            "$set", "trajectory_format", "parts", "is_llm_message", "payload", "sender"}
+_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                   "chatgpt": "assistant", "bing": "assistant", "bard": "assistant",
+                   "model": "assistant", "system": "system", "tool": "tool", "observation": "tool",
+                   "function_call": "assistant", "function": "tool"}
+_DATASET_LISTS = ("messages", "input", "prompt", "preferred_output", "non_preferred_output", "chosen",
+                  "rejected", "conversations", "conversation")
+# the outputs a preference line ranks: OpenAI's preference fine-tuning, LLaMA-Factory's and TRL's
+_RANKED = (("preferred_output", "preferred output"), ("non_preferred_output", "non-preferred output"),
+           ("chosen", "chosen"), ("rejected", "rejected"))
+
+
+NAME_OF = {"openai": "openai-chat", "anthropic": "anthropic-messages"}
+
+
+class Wrapped(dict):
+    """A record read out of a wrapper, as the file holds it (what the raw view shows), with what
+    only the wrapper around it says: `what` it is (section, message, reply, error, notice) and
+    `info` (the section's number and label, the message to map, the call's times and status…)."""
+
+    what: str
+    info: dict
+
+    def __init__(self, rec: Any, what: str, **info):
+        super().__init__(rec if isinstance(rec, dict) else {"value": rec})
+        self.what, self.info = what, info
+
+
+# --- recognising a wrapper ---------------------------------------------------------------------
+
+def _messages(value: Any) -> list | None:
+    """`value` when it is a non-empty list of messages (dicts with a string `role`)."""
+    if isinstance(value, list) and value and all(isinstance(m, dict) for m in value[:3]) \
+            and isinstance(value[0].get("role"), str):
+        return value
+    return None
+
+
+def _request_body(rec: dict) -> dict | None:
+    """The request body of a logged call: `request.body` (claude-trace, proxies), `request` itself
+    (a request kept as its body), or the record (LiteLLM keeps `messages` at the top)."""
+    req = rec.get("request")
+    if isinstance(req, dict):
+        body = req.get("body")
+        if isinstance(body, dict):
+            return body
+        if isinstance(body, str):  # a body a logger could not parse stays text
+            parsed = reader.decode(body)
+            return parsed if isinstance(parsed, dict) else {}
+        return req
+    return rec
+
+
+def kind(rec: Any) -> str | None:
+    """What wrapper a record is: dataset, sharegpt, batch_request, batch_result, exchange; None
+    when it is none (a message, another format's record)."""
+    if not isinstance(rec, dict) or _FOREIGN & rec.keys():
+        return None
+    if isinstance(rec.get("custom_id"), str):
+        if isinstance(rec.get("body"), dict) or isinstance(rec.get("params"), dict):
+            return "batch_request"
+        if ("response" in rec and "error" in rec) or isinstance(rec.get("result"), dict):
+            return "batch_result"
+        return None
+    if "response" in rec and isinstance(rec.get("request"), dict):
+        body = _request_body(rec)
+        if isinstance(body, dict) and ("messages" in body or "input" in body or "prompt" in body):
+            return "exchange"
+        return "exchange" if {"method", "url"} <= rec["request"].keys() else None
+    if "response" in rec and _messages(rec.get("messages")) and isinstance(rec.get("model"), str) \
+            and ({"startTime", "response_cost", "call_type"} & rec.keys()):
+        return "exchange"  # LiteLLM's StandardLoggingPayload
+    for key in ("conversations", "conversation"):
+        conv = rec.get(key)
+        if isinstance(conv, list) and conv and isinstance(conv[0], dict) \
+                and "from" in conv[0] and "value" in conv[0]:
+            return "sharegpt"
+    if _messages(rec.get("messages")) or _messages(rec.get("prompt")) \
+            or (_messages(rec.get("chosen")) and _messages(rec.get("rejected"))):
+        return "dataset"  # (TRL's preference lines: `prompt`, or whole `chosen` / `rejected` talks)
+    inp = rec.get("input")
+    if isinstance(inp, dict) and _messages(inp.get("messages")):
+        return "dataset"  # a preference (DPO) line
+    if _messages(inp) and not ({"model", "output"} & rec.keys()):
+        return "dataset"  # an eval line
+    return None
+
+
+def flavor(rec: dict, k: str | None = None) -> str:
+    """"anthropic" or "openai": whose messages the wrapper holds."""
+    k = k or kind(rec)
+    if k == "batch_request":
+        return "anthropic" if isinstance(rec.get("params"), dict) else "openai"
+    if k == "batch_result":
+        return "anthropic" if isinstance(rec.get("result"), dict) else "openai"
+    if k == "sharegpt":
+        return "openai"
+    if k == "exchange":
+        req = rec.get("request") if isinstance(rec.get("request"), dict) else {}
+        url = req.get("url")
+        if isinstance(url, str) and ("anthropic" in url or "/v1/messages" in url
+                                     or "bedrock-runtime" in url):
+            return "anthropic"
+        resp = rec.get("response") if isinstance(rec.get("response"), dict) else {}
+        body = resp.get("body") if isinstance(resp.get("body"), dict) else resp
+        if body.get("type") == "message" or "stop_reason" in body:
+            return "anthropic"
+        raw = resp.get("body_raw")
+        if isinstance(raw, str) and "message_start" in raw[:2000]:
+            return "anthropic"
+        request = _request_body(rec) or {}
+        if request.get("system") or _anthropic_messages(request.get("messages")):
+            return "anthropic"
+        return "openai"
+    if rec.get("system") or _anthropic_messages(rec.get("messages")):
+        return "anthropic"
+    return "openai"
+
+
+def _anthropic_messages(msgs: Any) -> bool:
+    for m in (msgs if isinstance(msgs, list) else [])[:50]:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _ANTHROPIC_BLOCKS
+                                             for b in content):
+            return True
+        if isinstance(m, dict) and ({"tool_calls", "tool_call_id"} & m.keys() or m.get("role") == "tool"):
+            return False
+    return False
+
+
+def sniff(rec: Any, own: str) -> int | None:
+    """3 for a wrapper of `own`'s messages, 0 for one of the other's, None for no wrapper; a record
+    `records` read out of one is `own`'s (only `own`'s adapter is asked about it)."""
+    if isinstance(rec, Wrapped):
+        return 3
+    k = kind(rec)
+    if k is None:
+        return None
+    return 3 if flavor(rec, k) == own else 0
+
+
+def folds(records: list) -> bool:
+    """Whether JSONL lines (their first records, as detection read them) are wrappers: the file is
+    then read whole (`lines_document`), a line holding many records."""
+    first = next((r for r in records if isinstance(r, dict)), None)
+    return first is not None and kind(first) is not None
+
+
+def lines_document(path: Path) -> dict | None:
+    """A JSONL file of wrappers as one document (`{LINES: [(line number, record), …]}`), or None
+    when its first record is no wrapper (a look at its head: other files cost no more). A last
+    line the writer has not finished is left for the next read."""
+    if path.suffix.lower() == ".json":
+        return None
+    with files.open_file(path) as f:
+        reader.skip_bom(f)
+        head = f.read(HEAD_BYTES)
+        first = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
+        if first.lstrip()[:1] != b"{" or kind(reader.decode(first)) is None:
+            return None
+        f.seek(0)
+        out = []
+        history: list = []  # the messages of the last logged call
+        for line, offset, length, data in reader.LineScanner(f).lines():
+            rec = reader.decode(data) if data is not None else reader.skim(f, offset, length)
+            msgs = _logged_messages(rec)
+            if msgs is not None:
+                # each call of an API log sends the history again: its equal messages are kept
+                # once (the copies are let go), so a long log holds about one history
+                for i in range(min(len(msgs), len(history))):
+                    if msgs[i] == history[i]:
+                        msgs[i] = history[i]
+                history = msgs
+            out.append((line, rec))
+    return {LINES: out}
+
+
+def _logged_messages(rec: Any) -> list | None:
+    if not isinstance(rec, dict) or "response" not in rec:
+        return None
+    body = _request_body(rec)
+    msgs = body.get("messages") if isinstance(body, dict) else None
+    return msgs if isinstance(msgs, list) else None
+
+
+# --- unwrapping --------------------------------------------------------------------------------
+
+def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
+    """The records of a document of wrappers whose messages are `own`'s, or None when it is none:
+    a JSONL file read whole, a JSON list of wrappers, or one request/response pair."""
+    if isinstance(doc, dict) and isinstance(doc.get(LINES), list):
+        items = [(f"[{n - 1}]", rec, n) for n, rec in doc[LINES]]
+    elif isinstance(doc, list) and doc and isinstance(doc[0], dict) and kind(doc[0]) \
+            and all(kind(r) for r in doc[:50] if isinstance(r, dict)):
+        items = [(f"[{i}]", rec, None) for i, rec in enumerate(doc)]
+    elif isinstance(doc, dict) and kind(doc) == "exchange":
+        items = [("", doc, None)]
+    else:
+        return None
+    first = next((r for _, r, _ in items if isinstance(r, dict) and kind(r)), None)
+    if first is None or flavor(first) != own:
+        return None
+    return _Unwrap(len(items)).run(items)
+
+
+class _Unwrap:
+    def __init__(self, total: int):
+        self.total = total
+        self.out: list = []
+        self.section = 0
+        self.calls = 0
+        self.ids: dict[str, int] = {}  # tool call id → the section that used it first
+        self.renamed: dict[str, str] = {}  # this section's ids that an earlier section used
+        self.conversations: list[dict] = []  # API call logs: each conversation shown so far
+        self.keys: dict[int, tuple] = {}  # id of a message → (the message, its `_key`)
+
+    def run(self, items: list) -> list:
+        for path, rec, line in items:
+            k = kind(rec) if isinstance(rec, dict) else None
+            if k is None:  # an unparsed line, a record of no known shape: kept as it is
+                self.out.append((path or "$", rec))
+                continue
+            getattr(self, k)(path or "$", rec, line, flavor(rec, k))
+        return self.out
+
+    # sections
+    def open(self, path: str, rec: dict, label: str, fl: str, shown: dict, *, ident: Any = None,
+             line: int | None = None, tools: Any = None) -> None:
+        self.section += 1
+        self.renamed = {}
+        item = path.strip("[]$")
+        where = f"line {line}" if line else (f"item {int(item) + 1}" if item.isdigit() else "")
+        heading = f"{label}" + (f" · {where}" if where and where not in label else "")
+        self.out.append((f"{path}.(section)",
+                         Wrapped(shown, "section", section=self.section, label=heading, flavor=fl,
+                                 ident=ident if isinstance(ident, str) else None, tools=tools)))
+
+    def message(self, path: str, msg: Any, fl: str, **info) -> None:
+        if isinstance(msg, dict):
+            self._own_ids(msg)
+        self.out.append((path, Wrapped(msg, "message", flavor=fl, section=self.section,
+                                       renamed=self.renamed, **info)))
+
+    def _own_ids(self, msg: dict) -> None:
+        """Note the call ids a message holds; an id an earlier section used is renamed here."""
+        for cid in _call_ids(msg):
+            first = self.ids.setdefault(cid, self.section)
+            if first != self.section:
+                self.renamed[cid] = f"{cid}~{self.section}"
+
+    # datasets
+    def dataset(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        inp = rec.get("input")
+        shown = {k: v for k, v in rec.items() if k not in _DATASET_LISTS and k != "system"}
+        tools = rec.get("tools") or rec.get("functions")
+        if isinstance(inp, dict):
+            shown.update({f"input.{k}": v for k, v in inp.items() if k != "messages"})
+            tools = tools or inp.get("tools")
+        ident = rec.get("custom_id") or rec.get("id")
+        label = f"Conversation {self.section + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        self.open(path, rec, label, fl, shown, ident=ident, line=line, tools=tools)
+        if rec.get("system"):
+            self.message(f"{path}.system", {"role": "system", "content": rec["system"]}, fl)
+        if isinstance(inp, dict):
+            base, msgs = f"{path}.input.messages", inp.get("messages")
+        elif _messages(rec.get("messages")):
+            base, msgs = f"{path}.messages", rec["messages"]
+        elif _messages(rec.get("prompt")):
+            base, msgs = f"{path}.prompt", rec["prompt"]
+        else:
+            base, msgs = f"{path}.input", inp if isinstance(inp, list) else []
+        for i, m in enumerate(msgs or ()):
+            self.message(f"{base}[{i}]", m, fl)
+        self.ranked(path, rec, fl)
+
+    def ranked(self, path: str, rec: dict, fl: str) -> None:
+        """The outputs a preference line ranks, each said to be the preferred or the other."""
+        for key, label in _RANKED:
+            value = rec.get(key)
+            for i, m in enumerate(value if isinstance(value, list) else [value] if isinstance(value, dict) else ()):
+                p = f"{path}.{key}[{i}]" if isinstance(value, list) else f"{path}.{key}"
+                if isinstance(m, dict) and "from" in m and "role" not in m:  # a ShareGPT turn
+                    role = _SHAREGPT_ROLES.get(str(m.get("from")).lower(), "assistant")
+                    self.message(p, m, fl, label=label, message={"role": role, "content": m.get("value")})
+                else:
+                    self.message(p, m, fl, label=label)
+
+    def sharegpt(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        key = "conversations" if isinstance(rec.get("conversations"), list) else "conversation"
+        shown = {k: v for k, v in rec.items() if k not in _DATASET_LISTS and k != "system"}
+        ident = rec.get("id")
+        label = f"Conversation {self.section + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        tools = rec.get("tools")
+        if isinstance(tools, str):  # LLaMA-Factory keeps them as JSON text
+            tools = reader.decode(tools) if tools.strip()[:1] in ("[", "{") else tools
+        self.open(path, rec, label, fl, shown, ident=ident, line=line, tools=tools)
+        if isinstance(rec.get("system"), str) and rec["system"]:
+            self.message(f"{path}.system", {"role": "system", "content": rec["system"]}, fl)
+        pending: list[str] = []
+        for i, turn in enumerate(rec[key]):
+            p = f"{path}.{key}[{i}]"
+            if not isinstance(turn, dict):
+                self.message(p, turn, fl)
+                continue
+            who, value = turn.get("from"), turn.get("value")
+            role = _SHAREGPT_ROLES.get(who.lower() if isinstance(who, str) else "", who if isinstance(who, str) else "unknown")
+            msg: dict = {"role": role, "content": value}
+            if who == "function_call":
+                call = reader.decode(value) if isinstance(value, str) else value
+                calls = call if isinstance(call, list) else [call]
+                tcs = []
+                for j, c in enumerate(calls):
+                    c = c if isinstance(c, dict) else {}
+                    cid = f"call-{self.section}-{i}" + (f"-{j}" if j else "")
+                    args = c.get("arguments", c.get("parameters"))
+                    tcs.append({"id": cid, "type": "function", "function": {
+                        "name": as_text(c.get("name") or "function"),
+                        "arguments": args if isinstance(args, str) else as_text(args)}})
+                    pending.append(cid)
+                msg = {"role": "assistant", "content": None, "tool_calls": tcs}
+            elif who in ("observation", "function", "tool"):
+                msg = {"role": "tool", "tool_call_id": pending.pop(0) if pending else "", "content": value}
+            self.message(p, turn, fl, message=msg)
+        self.ranked(path, rec, fl)
+
+    # batch files
+    def batch_request(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        body = rec.get("body") if isinstance(rec.get("body"), dict) else rec.get("params")
+        body = body if isinstance(body, dict) else {}
+        shown = {k: v for k, v in rec.items() if k not in ("body", "params")}
+        shown.update({k: v for k, v in body.items() if k not in ("messages", "system", "input")})
+        cid = rec["custom_id"]
+        self.open(path, rec, f"Request {cid}", fl, shown, ident=cid, line=line, tools=body.get("tools"))
+        key = "body" if isinstance(rec.get("body"), dict) else "params"
+        if body.get("system"):
+            self.message(f"{path}.{key}.system", {"role": "system", "content": body["system"]}, fl)
+        msgs = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
+        if isinstance(msgs, str):
+            msgs = [{"role": "user", "content": msgs}]
+        name = "messages" if isinstance(body.get("messages"), list) else "input"
+        for i, m in enumerate(msgs if isinstance(msgs, list) else ()):
+            self.message(f"{path}.{key}.{name}[{i}]", m, fl)
+
+    def batch_result(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        cid = rec["custom_id"]
+        shown = {k: v for k, v in rec.items() if k not in ("response", "result")}
+        self.open(path, rec, f"Result {cid}", fl, shown, ident=cid, line=line)
+        if fl == "anthropic":
+            result = rec["result"]
+            t = result.get("type")
+            if t == "succeeded" and isinstance(result.get("message"), dict):
+                self.reply(f"{path}.result.message", result["message"], fl, body=result["message"])
+            elif t == "errored":
+                self.error(f"{path}.result", result, "request failed", _error_text(result.get("error")))
+            else:
+                self.out.append((f"{path}.result", Wrapped(result, "notice", text=f"request {as_text(t)}"
+                                 if t else "no result", section=self.section)))
+            return
+        resp = rec.get("response") if isinstance(rec.get("response"), dict) else None
+        status = resp.get("status_code") if resp else None
+        body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
+        if rec.get("error") or resp is None or not _ok(status) or (body and body.get("error")):
+            what = rec.get("error") or (body or {}).get("error") or "no response"
+            self.error(f"{path}.response" if resp else path, resp or rec,
+                       f"request failed ({status})" if status else "request failed", _error_text(what))
+            return
+        self.reply(f"{path}.response", resp, fl, body=body)
+
+    # API call logs
+    def exchange(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        self.calls += 1
+        req = rec.get("request") if isinstance(rec.get("request"), dict) else {}
+        body = _request_body(rec) or {}
+        msgs = body.get("messages") if isinstance(body.get("messages"), list) else None
+        if msgs is None and isinstance(body.get("input"), (list, str)):
+            msgs = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
+        msgs = [m for m in msgs or ()]
+        keys = [self._key(m) for m in msgs]
+        conv = self._goes_on(keys)
+        started = req.get("timestamp") if req else None
+        started = started if started is not None else rec.get("startTime")
+        base = f"{path}.request.body" if isinstance(req.get("body"), dict) else \
+            f"{path}.request" if req else path
+        if conv is None:
+            shown = {k: v for k, v in body.items() if k not in ("messages", "system")}
+            if req:
+                shown = {**{f"request.{k}": v for k, v in req.items() if k not in ("body", "headers")},
+                         **shown}
+            label = f"Conversation {self.section + 1}"
+            self.open(path, shown, f"{label} · API call {self.calls}", fl, shown, line=line,
+                      tools=body.get("tools") or body.get("functions"))
+            conv = {"keys": [], "section": self.section}
+            # a call allowed one token (Claude Code's "quota" check) is a probe, not the person's
+            probe = body.get("max_tokens") == 1
+            self.conversations.append(conv)
+            if body.get("system"):
+                self.message(f"{base}.system", {"role": "system", "content": body["system"]}, fl,
+                             time=started)
+            new = range(len(msgs))
+        else:
+            if conv["section"] != self.section:  # back to an earlier conversation: its section
+                self.section_note(path, conv, line)
+            new = range(len(conv["keys"]), len(msgs))
+            probe = False
+        name = "messages" if isinstance(body.get("messages"), list) else "input"
+        for i in new:
+            self.message(f"{base}.{name}[{i}]" if isinstance(body.get(name), list) else f"{base}.{name}",
+                         msgs[i], fl, time=started, probe=probe)
+        conv["keys"] = keys
+        conv["call"] = self.calls
+        resp = rec.get("response")
+        ended = resp.get("timestamp") if isinstance(resp, dict) and "status_code" in resp else None
+        ended = ended if ended is not None else rec.get("endTime")
+        timing = {"started": started, "ended": ended, "call": self.calls, "logged_at": rec.get("logged_at")}
+        if resp is None and (rec.get("status") == "failure" or rec.get("error_str")):
+            what = rec.get("error_information") or rec.get("error_str")
+            self.error(f"{path}.response", rec, f"API call {self.calls} failed", _error_text(what),
+                       **timing)
+            return
+        if resp is None:
+            why = rec.get("note") if isinstance(rec.get("note"), str) else "no response was logged"
+            self.out.append((f"{path}.response", Wrapped(rec.get("request") or rec, "notice",
+                             text=f"API call {self.calls}: {why}", section=self.section, time=started)))
+            return
+        if isinstance(resp, dict) and "status_code" in resp:
+            status, rbody = resp.get("status_code"), resp.get("body")
+            if rbody is None and isinstance(resp.get("body_raw"), str):
+                rbody = sse_message(resp["body_raw"], fl)
+        else:
+            status, rbody = None, resp
+        failed = not _ok(status) or (isinstance(rbody, dict) and rbody.get("error")) \
+            or rec.get("status") == "failure"
+        if failed:
+            what = rbody.get("error") if isinstance(rbody, dict) and rbody.get("error") else \
+                rec.get("error_str") or rec.get("error_information") or rbody
+            self.error(f"{path}.response", resp if isinstance(resp, dict) else rec,
+                       f"API call {self.calls} failed" + (f" ({status})" if status else ""),
+                       _error_text(what), **timing)
+            return
+        if not isinstance(rbody, dict):
+            self.out.append((f"{path}.response", Wrapped(resp, "notice", section=self.section,
+                             text=f"API call {self.calls}: a response of no known shape", time=ended)))
+            return
+        cost = rec.get("response_cost")
+        self.reply(f"{path}.response", resp, fl, body=rbody, cost=cost, status=status, **timing)
+        if fl == "anthropic" and isinstance(rbody.get("content"), list):
+            answer = {"role": "assistant", "content": rbody["content"]}
+        elif isinstance(rbody.get("output"), list):
+            answer = {}
+        else:
+            choice = (rbody.get("choices") or [None])[0] if isinstance(rbody.get("choices"), list) else None
+            answer = choice.get("message") if isinstance(choice, dict) else None
+        conv["keys"] = keys + ([("assistant", None)] if isinstance(answer, dict) else [])
+
+    def _key(self, msg: Any) -> tuple:
+        """`_key(msg)`, once per message object (an API log's lines share the equal ones)."""
+        got = self.keys.get(id(msg))
+        if got is None or got[0] is not msg:
+            got = self.keys[id(msg)] = (msg, _key(msg))
+        return got[1]
+
+    def section_note(self, path: str, conv: dict, line: int | None) -> None:
+        self.out.append((f"{path}.(section)", Wrapped({}, "notice", section=conv["section"], text=(
+            f"API call {self.calls} goes on with conversation {conv['section']}"
+            + (f" (line {line})" if line else "")))))
+
+    def _goes_on(self, keys: list) -> dict | None:
+        """The conversation a call's messages go on from: its first message and the last two it
+        knew are the call's at the same places (an earlier answer stands for any assistant message
+        there). The latest such conversation; None when none."""
+        if not keys:
+            return None
+        for conv in reversed(self.conversations):
+            known = conv["keys"]
+            if not known or len(known) > len(keys) or not _same(known[0], keys[0]):
+                continue
+            if all(_same(known[i], keys[i]) for i in range(max(1, len(known) - 2), len(known))):
+                return conv
+        return None
+
+    # responses
+    def reply(self, path: str, shown: Any, fl: str, *, body: dict, **info) -> None:
+        self.out.append((path, Wrapped(shown, "reply", flavor=fl, body=body, section=self.section,
+                                       renamed=self.renamed, **info)))
+        for cid in _response_ids(body, fl):
+            first = self.ids.setdefault(cid, self.section)
+            if first != self.section:
+                self.renamed[cid] = f"{cid}~{self.section}"
+
+    def error(self, path: str, shown: Any, head: str, text: str, **info) -> None:
+        self.out.append((path, Wrapped(shown, "error", head=head, text=text, section=self.section,
+                                       **info)))
+
+
+def _ok(status: Any) -> bool:
+    return status is None or (isinstance(status, int) and 200 <= status < 300)
+
+
+def _error_text(error: Any) -> str:
+    """An API error's words: `{error: {type, message}}`, `{code, message}`, text."""
+    if isinstance(error, dict):
+        inner = error.get("error")
+        if isinstance(inner, dict):
+            return _error_text(inner)
+        msg = error.get("message") or error.get("error_message")
+        head = " ".join(as_text(error[k]) for k in ("type", "code", "error_class")
+                        if isinstance(error.get(k), (str, int)) and error.get(k) not in ("", "error"))
+        if msg:
+            return f"{head}: {as_text(msg)}" if head else as_text(msg)
+        return as_text(error)
+    return as_text(error)
+
+
+def _key(msg: Any) -> tuple:
+    """A message to compare across calls: its role and content, a moving `cache_control` mark
+    aside and a string the same as one text block."""
+    if not isinstance(msg, dict):
+        return ("", orjson.dumps(msg, default=str))
+    content = msg.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    elif isinstance(content, list):
+        content = [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+                   for b in content]
+    rest = {k: v for k, v in msg.items() if k not in ("content", "cache_control")}
+    return (msg.get("role"), orjson.dumps([content, rest], option=orjson.OPT_SORT_KEYS, default=str))
+
+
+def _same(known: Any, key: Any) -> bool:
+    if known == key:
+        return True
+    # an answer shown from the response stands for the assistant message the next request repeats
+    return isinstance(known, tuple) and known[1] is None and key[0] == known[0]
+
+
+def _call_ids(msg: dict) -> list[str]:
+    out = []
+    for c in msg.get("tool_calls") or () if isinstance(msg.get("tool_calls"), list) else ():
+        if isinstance(c, dict) and isinstance(c.get("id"), str):
+            out.append(c["id"])
+    if isinstance(msg.get("tool_call_id"), str):
+        out.append(msg["tool_call_id"])
+    content = msg.get("content")
+    for b in content if isinstance(content, list) else ():
+        if isinstance(b, dict):
+            for k in ("id", "tool_use_id"):
+                if b.get("type") in ("tool_use", "tool_result", "server_tool_use") and isinstance(b.get(k), str):
+                    out.append(b[k])
+    return out
+
+
+def _response_ids(body: dict, fl: str) -> list[str]:
+    if fl == "anthropic":
+        return _call_ids({"content": body.get("content")})
+    out = []
+    for choice in body.get("choices") or () if isinstance(body.get("choices"), list) else ():
+        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+            out += _call_ids(choice["message"])
+    return out
+
+
+# --- streamed responses ------------------------------------------------------------------------
+
+def sse_message(raw: str, fl: str) -> dict | None:
+    """A response kept as its server-sent events, put back together: the Anthropic message
+    (`message_start` … `message_delta`), or an OpenAI chat completion from its chunks; an `error`
+    event as `{"error": …}`. None when the text holds no event."""
+    events = []
+    for line in raw.splitlines():
+        if line.startswith("data:"):
+            data = line[5:].strip()
+            if data and data != "[DONE]":
+                value = reader.decode(data)
+                if isinstance(value, dict):
+                    events.append(value)
+    if not events:
+        return None
+    if fl == "anthropic" or any(e.get("type") == "message_start" for e in events[:3]):
+        return _anthropic_stream(events)
+    return _openai_stream(events)
+
+
+def _anthropic_stream(events: list) -> dict:
+    message: dict = {"role": "assistant", "content": []}
+    blocks: dict[int, dict] = {}
+    partial: dict[int, str] = {}
+    for e in events:
+        t = e.get("type")
+        if t == "message_start" and isinstance(e.get("message"), dict):
+            message = {**e["message"], "content": list(e["message"].get("content") or [])}
+        elif t == "content_block_start" and isinstance(e.get("content_block"), dict):
+            blocks[e.get("index", len(blocks))] = dict(e["content_block"])
+        elif t == "content_block_delta" and isinstance(e.get("delta"), dict):
+            b = blocks.setdefault(e.get("index", 0), {"type": "text", "text": ""})
+            d = e["delta"]
+            dt = d.get("type")
+            if dt == "text_delta":
+                b["text"] = (b.get("text") or "") + as_text(d.get("text"))
+            elif dt == "thinking_delta":
+                b["thinking"] = (b.get("thinking") or "") + as_text(d.get("thinking"))
+            elif dt == "signature_delta":
+                b["signature"] = as_text(d.get("signature"))
+            elif dt == "input_json_delta":
+                partial[e.get("index", 0)] = partial.get(e.get("index", 0), "") + as_text(d.get("partial_json"))
+            elif dt == "citations_delta" and isinstance(d.get("citation"), dict):
+                b.setdefault("citations", []).append(d["citation"])
+        elif t == "message_delta":
+            delta = e.get("delta") if isinstance(e.get("delta"), dict) else {}
+            message.update({k: v for k, v in delta.items() if v is not None})
+            if isinstance(e.get("usage"), dict):
+                message["usage"] = {**(message.get("usage") or {}), **e["usage"]}
+        elif t == "error":
+            message["error"] = e.get("error") or e
+    for i, text in partial.items():
+        parsed = reader.decode(text) if text.strip() else {}
+        if i in blocks:
+            blocks[i]["input"] = parsed if not isinstance(parsed, reader.BadLine) else text
+    message["content"] = message.get("content", []) + [blocks[i] for i in sorted(blocks)]
+    return message
+
+
+def _openai_stream(events: list) -> dict:
+    out: dict = {}
+    text, reasoning = [], []
+    calls: dict[int, dict] = {}
+    finish = None
+    for e in events:
+        if e.get("error"):
+            out["error"] = e["error"]
+        for k in ("id", "model", "created", "system_fingerprint"):
+            if k in e and k not in out:
+                out[k] = e[k]
+        if isinstance(e.get("usage"), dict):
+            out["usage"] = e["usage"]
+        for choice in e.get("choices") or () if isinstance(e.get("choices"), list) else ():
+            d = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(d, dict):
+                continue
+            finish = choice.get("finish_reason") or finish
+            if isinstance(d.get("content"), str):
+                text.append(d["content"])
+            if isinstance(d.get("reasoning_content"), str):
+                reasoning.append(d["reasoning_content"])
+            for tc in d.get("tool_calls") or () if isinstance(d.get("tool_calls"), list) else ():
+                if not isinstance(tc, dict):
+                    continue
+                c = calls.setdefault(tc.get("index", len(calls)), {"id": "", "type": "function",
+                                                                    "function": {"name": "", "arguments": ""}})
+                if tc.get("id"):
+                    c["id"] = tc["id"]
+                fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                c["function"]["name"] += as_text(fn.get("name") or "")
+                c["function"]["arguments"] += as_text(fn.get("arguments") or "")
+    message: dict = {"role": "assistant", "content": "".join(text)}
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    out["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    return out
+
+
+# --- events ------------------------------------------------------------------------------------
+
+def event(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
+    """The Event of a record read out of a wrapper. `mapper(message, ref)` maps one message of the
+    format whose adapter reads the file (`name`)."""
+    w, info = rec.what, rec.info
+    if w == "section":
+        ev = Event(ref, "system", "section", format=name, blocks=[Notice(info["label"])])
+        tools = info.get("tools")
+        if tools:
+            n = len(tools) if isinstance(tools, list) else None
+            ev.blocks.append(Data(tools, f"tool definitions ({n})" if n else "tool definitions"))
+        shown = {k: v for k, v in rec.items() if k not in ("tools", "functions")}
+        if shown:
+            ev.blocks.append(Data(shown, "details"))
+        if info.get("ident"):
+            ev.source_id = info["ident"]
+        ev.meta = dict(rec)
+        _when(ev, rec.get("request.timestamp"), rec.get("created_at"))
+        return ev
+    if w == "message":
+        msg = info.get("message", dict(rec))
+        ev = mapper(msg, ref)
+        if info.get("label"):
+            ev.blocks.insert(0, Notice(info["label"]))
+        if info.get("probe") and ev.role == "user":
+            ev.kind = "probe"  # not a prompt of the person's: never the title, not a turn
+            ev.blocks.insert(0, Notice("a probe call (max_tokens 1)"))
+        _when(ev, info.get("time"))
+    elif w == "reply":
+        ev = _reply(rec, ref, mapper)
+    elif w == "error":
+        ev = Event(ref, "error", "error", format=name,
+                   blocks=[Notice(info["head"]), Text(info["text"] or "(no message)", markdown=False)])
+        ev.meta = dict(rec)
+        _when(ev, info.get("ended"), info.get("started"))
+        return ev
+    else:
+        ev = Event(ref, "system", "notice", format=name, blocks=[Notice(info.get("text") or "")])
+        ev.meta = dict(rec)
+        _when(ev, info.get("time"))
+        return ev
+    renamed = info.get("renamed")
+    if renamed:
+        for b in ev.blocks:
+            if b.kind == "tool_use" and b.id in renamed:
+                b.id = renamed[b.id]
+            elif b.kind == "tool_result" and b.tool_use_id in renamed:
+                b.tool_use_id = renamed[b.tool_use_id]
+    return ev
+
+
+def _reply(rec: Wrapped, ref: Ref, mapper) -> Event:
+    info = rec.info
+    body = info["body"]
+    if info["flavor"] == "anthropic":
+        msg = {k: v for k, v in body.items() if k not in ("type",)}
+        msg.setdefault("role", "assistant")
+        ev = mapper(msg, ref)
+        usage = body.get("usage")
+    elif isinstance(body.get("output"), list):  # a Responses API response: its output items
+        ev = Event(ref, "assistant", format=NAME_OF.get(info["flavor"], ""))
+        for item in body["output"]:
+            ev.blocks += mapper(dict(item) if isinstance(item, dict) else {"value": item}, ref).blocks
+        usage = body.get("usage")
+    else:
+        choices = body.get("choices") if isinstance(body.get("choices"), list) else []
+        first = choices[0] if choices and isinstance(choices[0], dict) else {}
+        msg = first.get("message") if isinstance(first.get("message"), dict) else \
+            {"role": "assistant", "content": first.get("text")}
+        ev = mapper(dict(msg), ref)
+        for extra in choices[1:]:
+            if isinstance(extra, dict) and isinstance(extra.get("message"), dict):
+                ev.blocks.append(Notice(f"choice {as_text(extra.get('index'))}"))
+                ev.blocks += mapper(dict(extra["message"]), ref).blocks
+        reason = first.get("finish_reason")
+        if reason not in (None, "stop", "tool_calls", "function_call"):
+            ev.blocks.append(Notice(f"finish reason: {as_text(reason)}"))
+        usage = body.get("usage")
+    model_and_usage(ev, body.get("model"), usage, info.get("cost"))
+    if isinstance(body.get("id"), str) and body["id"]:
+        ev.source_id = body["id"]
+    call, started, ended = info.get("call"), info.get("started"), info.get("ended")
+    if call:
+        words = [f"API call {call}"]
+        if info.get("status") not in (None, 200):
+            words.append(f"status {info['status']}")
+        try:
+            if started is not None and ended is not None:
+                a, b = _epoch(started), _epoch(ended)
+                if a is not None and b is not None and b >= a:
+                    words.append(f"{b - a:.1f} s")
+        except (TypeError, ValueError):
+            pass
+        ev.blocks.insert(0, Notice(" · ".join(words)))
+    _when(ev, ended, started, info.get("logged_at"))
+    ev.meta = {**ev.meta, "response": dict(rec)} if ev.meta is not None else {"response": dict(rec)}
+    return ev
+
+
+def _epoch(value: Any) -> float | None:
+    ev = Event(Ref("main", 0, 0, 0), "system")
+    set_time(ev, value)
+    return ev.timestamp.timestamp() if ev.timestamp else None
+
+
+def _when(ev: Event, *candidates: Any) -> None:
+    if ev.timestamp is not None:
+        return
+    for raw in candidates:
+        if raw is not None and not isinstance(raw, (dict, list, bool)):
+            set_time(ev, raw)
+            if ev.timestamp is not None:
+                return
