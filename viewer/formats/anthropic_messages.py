@@ -15,6 +15,10 @@ redacted_thinking, tool_use / tool_result, image / document, server tool blocks 
 plain-text documents, search_result blocks, all as text), and an answer cut at its citations read
 as one text followed by the sources it cites.
 
+Conversations kept inside wrappers — Message Batches requests and results, claude-trace logs and
+other logged calls to `/v1/messages`, Anthropic fine-tuning lines — are read by `wrapped` (one
+section per conversation, an API log's repeated history shown once).
+
 Cline's `api_conversation_history.json` (and its forks') quirks:
 * assistant messages carry `modelInfo` (`modelId`, `providerId`, `mode`) and `metrics`
   (`tokens: {prompt, completion, cached}`, `cost`) → model and usage; `ts` when present → time;

@@ -42,6 +42,9 @@ Shapes read:
   stopped for a `needs_approval` tool) leaves its call awaiting permission. Its model responses,
   usage and step bookkeeping stay in the raw document.
 * Responses streaming event logs: the `response.*` events one per line (see the section below).
+* conversations kept inside wrappers, many to a file: fine-tuning / preference / eval datasets,
+  ShareGPT, Batch API input and output, `{request, response}` pairs and LiteLLM payloads — read by
+  `wrapped` (one section per conversation, an API log's repeated history shown once).
 * LangChain's own message serialisations (see `_langchain`): `messages_to_dict` `{type, data}`,
   `dumpd` `{lc, type: constructor, id, kwargs}` and a message's `model_dump()`, read as the chat
   message each one is; unlike `convert_to_openai_messages` they keep a ToolMessage's `status`, so an
