@@ -4,7 +4,6 @@ fine-tuning dataset reads one section per line, the outline jumping to each. Fix
 test_data/formats/{anthropic-messages/claude-trace, openai-chat/finetune-dataset} (their README)."""
 
 import re
-import shutil
 
 import pytest
 from playwright.sync_api import expect

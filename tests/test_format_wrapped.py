@@ -5,7 +5,7 @@ growing history of an API log shown once. Fixtures: test_data/formats/{openai-ch
 anthropic-messages}/ (their README says where each shape comes from)."""
 
 import json
-import shutil
+import os
 
 from click.testing import CliRunner
 
@@ -198,8 +198,8 @@ def test_a_claude_trace_log_reads_as_the_conversation_once(tmp_path):
     assert texts(evs, "user") == ["Which Python version is installed?", "And pip?"]
     assert texts(evs, "system") == ["You are Claude Code, Anthropic's official CLI for Claude."]
     replies = [e for e in evs if e.role == "assistant"]
-    assert [notices(e) for e in replies] == [["API call 1 · 0.4 s"], ["API call 2 · 2.2 s"],
-                                             ["API call 3 · 2.5 s"]]
+    assert [notices(e) for e in replies] == [["API call 1 · 0.4 s", "stop reason: max_tokens"],
+                                             ["API call 2 · 2.2 s"], ["API call 3 · 2.5 s"]]
     # the streamed answer put back together from its events: thinking, text, final usage
     streamed = replies[2]
     assert [b.kind for b in streamed.blocks] == ["notice", "thinking", "text"]
@@ -255,3 +255,59 @@ def test_check_reports_a_dataset_and_hostile_wrapper_fields_stay_inert(tmp_path)
     # the custom_id is no id (not one an id may be), and shown as text, never as markup
     assert evil not in html and "<img src=x" not in html
     assert "Request &lt;img src=x onerror=" in html
+
+
+def test_nothing_of_a_batch_file_is_lost(tmp_path):
+    lines = (OPENAI / "batch-api" / "batch_input.jsonl").read_text().splitlines()
+    # written without a final newline: the last request is read all the same
+    (tmp_path / "a.jsonl").write_text("\n".join(lines))
+    idx = SessionIndex(tmp_path / "a.jsonl").build()
+    assert [e.id for e in load_events(idx, "main", 0, 99) if e.kind == "section"] == ["request-1", "request-2"]
+    # a line of no known shape is a card of its own; a last line cut off (its writer stopped long
+    # ago) is an unparsed line that says where it is in the file
+    (tmp_path / "b.jsonl").write_text(lines[0] + '\n{"note": "kept"}\n' + lines[1] + '\n{"custom_id": "r9", "bo')
+    old = (tmp_path / "b.jsonl").stat().st_mtime - 3600
+    os.utime(tmp_path / "b.jsonl", (old, old))
+    evs = load_events(idx := SessionIndex(tmp_path / "b.jsonl").build(), "main", 0, 99)
+    assert [e.kind for e in evs] == ["section", "message", "message", "unknown", "section", "message",
+                                     "message", "unparsed"]
+    assert "line 4 of the file: malformed JSON" in evs[-1].blocks[0].reason
+    assert json.loads(raw_record(idx, evs[3].id)[0]) == {"note": "kept"}
+
+
+def test_a_proxy_log_of_streamed_openai_calls_reads_the_answers_put_back_together(tmp_path):
+    def chunks(*deltas, usage=None):
+        out = [{"id": "chatcmpl-S", "object": "chat.completion.chunk", "model": "gpt-4.1-2025-04-14",
+                "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        if usage:
+            out.append({"id": "chatcmpl-S", "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        return "".join(f"data: {json.dumps(c)}\n\n" for c in out) + "data: [DONE]\n\n"
+
+    ask = {"role": "user", "content": "Read setup.cfg"}
+    call = {"id": "call_9", "type": "function", "function": {"name": "read", "arguments": '{"path": "setup.cfg"}'}}
+    first = chunks({"role": "assistant", "content": None, "tool_calls": [{"index": 0, **call, "function": {
+        "name": "read", "arguments": ""}}]}, {"tool_calls": [{"index": 0, "function": {"arguments": '{"path": '}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": '"setup.cfg"}'}}]},
+        usage={"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42})
+    second = chunks({"role": "assistant", "content": "It sets "}, {"content": "flake8 options."})
+    url = "https://api.openai.com/v1/chat/completions"
+    lines = [{"request": {"timestamp": 1764050400, "method": "POST", "url": url, "body": {
+                 "model": "gpt-4.1", "stream": True, "messages": [ask]}},
+              "response": {"timestamp": 1764050401, "status_code": 200, "body_raw": first}},
+             {"request": {"timestamp": 1764050402, "method": "POST", "url": url, "body": {
+                 "model": "gpt-4.1", "stream": True, "messages": [
+                     ask, {"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": "call_9", "content": "[flake8]\nmax-line-length = 100"}]}},
+              "response": {"timestamp": 1764050403.5, "status_code": 200, "body_raw": second}}]
+    (tmp_path / "proxy.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert detect.detect_file(tmp_path / "proxy.jsonl") == detect.Detected("openai-chat", "document")
+    idx = SessionIndex(tmp_path / "proxy.jsonl").build()
+    evs = load_events(idx, "main", 0, 99)
+    assert [(e.role, e.kind) for e in evs] == [("system", "section"), ("user", "message"),
+                                               ("assistant", "message"), ("tool", "tool_result"),
+                                               ("assistant", "message")]
+    (use,) = evs[2].tool_uses()
+    assert (use.id, use.name, use.input) == ("call_9", "read", {"path": "setup.cfg"})
+    assert evs[2].usage["completion_tokens"] == 12 and evs[2].model == "gpt-4.1-2025-04-14"
+    assert evs[4].text() == "It sets flake8 options." and notices(evs[4]) == ["API call 2 · 1.5 s"]
+    assert idx.calls.calls["call_9"].status == "completed"

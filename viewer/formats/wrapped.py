@@ -45,6 +45,8 @@ the raw view of a message shows it as the line holds it, of a response the respo
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,7 @@ from .common import as_text, model_and_usage, set_time
 # the key marking a JSONL file of wrappers read whole (see `lines_document`)
 LINES = "\u0000wrapped-lines"
 HEAD_BYTES = 256 << 10
+TORN_GRACE = 30.0  # seconds a last line without its newline may wait for it (index.TRUNCATED_GRACE)
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                      "document", "image"}
 # keys of records of other formats: a record holding one is never a wrapper
@@ -192,14 +195,19 @@ def _anthropic_messages(msgs: Any) -> bool:
 
 
 def sniff(rec: Any, own: str) -> int | None:
-    """3 for a wrapper of `own`'s messages, 0 for one of the other's, None for no wrapper; a record
+    """3 for a wrapper of `own`'s messages (2 for a dataset line), 0 for one of the other's, None
+    for no wrapper; a record
     `records` read out of one is `own`'s (only `own`'s adapter is asked about it)."""
     if isinstance(rec, Wrapped):
         return 3
     k = kind(rec)
     if k is None:
         return None
-    return 3 if flavor(rec, k) == own else 0
+    if flavor(rec, k) != own:
+        return 0
+    # a dataset line is only messages under a key: sure enough for lines, but a one-line JSON
+    # document of that shape stays the document it is (detect_file weighs it as a record too)
+    return 2 if k == "dataset" else 3
 
 
 def folds(records: list) -> bool:
@@ -224,7 +232,8 @@ def lines_document(path: Path) -> dict | None:
         f.seek(0)
         out = []
         history: list = []  # the messages of the last logged call
-        for line, offset, length, data in reader.LineScanner(f).lines():
+        scanner = reader.LineScanner(f)
+        for line, offset, length, data in [*scanner.lines(), *_last_line(f, scanner)]:
             rec = reader.decode(data) if data is not None else reader.skim(f, offset, length)
             msgs = _logged_messages(rec)
             if msgs is not None:
@@ -236,6 +245,24 @@ def lines_document(path: Path) -> dict | None:
                 history = msgs
             out.append((line, rec))
     return {LINES: out}
+
+
+def _last_line(f, scanner) -> list:
+    """A last line with no newline after it: read when it is whole JSON (a file written without a
+    final newline), left for the next read while it may still be being written, and shown as the
+    unparsed line it is once the file has not changed for TORN_GRACE seconds (a writer cut off)."""
+    if scanner.tail is None:
+        return []
+    offset, length = scanner.tail
+    f.seek(offset)
+    data = f.read(min(length, reader.HUGE_LINE))
+    if not data.strip():
+        return []
+    if length <= reader.HUGE_LINE and not isinstance(reader.decode(data), reader.BadLine):
+        return [(scanner.line + 1, offset, length, data)]
+    if time.time() - os.fstat(f.fileno()).st_mtime < TORN_GRACE:
+        return []
+    return [(scanner.line + 1, offset, length, data)]
 
 
 def _logged_messages(rec: Any) -> list | None:
@@ -281,6 +308,8 @@ class _Unwrap:
         for path, rec, line in items:
             k = kind(rec) if isinstance(rec, dict) else None
             if k is None:  # an unparsed line, a record of no known shape: kept as it is
+                if isinstance(rec, reader.BadLine) and line:  # (its place here is no file line)
+                    rec = reader.BadLine(f"line {line} of the file: {rec.reason}")
                 self.out.append((path or "$", rec))
                 continue
             getattr(self, k)(path or "$", rec, line, flavor(rec, k))
@@ -783,6 +812,8 @@ def _reply(rec: Wrapped, ref: Ref, mapper) -> Event:
         msg.setdefault("role", "assistant")
         ev = mapper(msg, ref)
         usage = body.get("usage")
+        if body.get("stop_reason") in ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded"):
+            ev.blocks.append(Notice(f"stop reason: {body['stop_reason']}"))
     elif isinstance(body.get("output"), list):  # a Responses API response: its output items
         ev = Event(ref, "assistant", format=NAME_OF.get(info["flavor"], ""))
         for item in body["output"]:
