@@ -226,13 +226,16 @@ def lines_document(path: Path) -> dict | None:
     with files.open_file(path) as f:
         reader.skip_bom(f)
         head = f.read(HEAD_BYTES)
-        first = next((ln for ln in head.split(b"\n") if ln.strip()), b"")
-        if first.lstrip()[:1] != b"{" or kind(reader.decode(first)) is None:
+        # the lines detection reads, as it reads them (detect.detect_file: its line end, the first
+        # record that is JSON) — the file is read whole exactly when detection said so (`folds`)
+        eol = b"\r" if b"\n" not in head and b"\r" in head.strip() else b"\n"
+        lines = [ln for ln in head.split(eol) if ln.strip()][:50]
+        if not folds([reader.decode(ln) for ln in lines]):
             return None
         f.seek(0)
         out = []
         history: list = []  # the messages of the last logged call
-        scanner = reader.LineScanner(f)
+        scanner = reader.LineScanner(f, eol=eol)
         for line, offset, length, data in [*scanner.lines(), *_last_line(f, scanner)]:
             rec = reader.decode(data) if data is not None else reader.skim(f, offset, length)
             msgs = _logged_messages(rec)
@@ -312,7 +315,15 @@ class _Unwrap:
                     rec = reader.BadLine(f"line {line} of the file: {rec.reason}")
                 self.out.append((path or "$", rec))
                 continue
-            getattr(self, k)(path or "$", rec, line, flavor(rec, k))
+            mark, section = len(self.out), self.section
+            try:
+                getattr(self, k)(path or "$", rec, line, flavor(rec, k))
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+                # a wrapper of a shape this reading does not foresee: the record as it is, a card
+                # of its own (nothing of it lost), and the records after it read on
+                del self.out[mark:]
+                self.section = section
+                self.out.append((path or "$", rec))
         return self.out
 
     # sections
@@ -451,6 +462,10 @@ class _Unwrap:
         resp = rec.get("response") if isinstance(rec.get("response"), dict) else None
         status = resp.get("status_code") if resp else None
         body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
+        if resp is not None and body is None and _ok(status) and not rec.get("error"):
+            self.out.append((f"{path}.response", Wrapped(resp, "notice", section=self.section,
+                             text="a response of no known shape")))
+            return
         if rec.get("error") or resp is None or not _ok(status) or (body and body.get("error")):
             what = rec.get("error") or (body or {}).get("error") or "no response"
             self.error(f"{path}.response" if resp else path, resp or rec,
@@ -641,7 +656,9 @@ def _call_ids(msg: dict) -> list[str]:
     return out
 
 
-def _response_ids(body: dict, fl: str) -> list[str]:
+def _response_ids(body: Any, fl: str) -> list[str]:
+    if not isinstance(body, dict):
+        return []
     if fl == "anthropic":
         return _call_ids({"content": body.get("content")})
     out = []
