@@ -1338,10 +1338,10 @@ def identity_matches(files: list) -> bool:
     and no partial last line has outlived its grace (it must now be shown as truncated)."""
     for path, size, mtime_ns, ino, *pending in files:
         try:
-            st = os.stat(path)
+            now = reader.file_identity(path)  # (a session kept as a folder of files: the folder's)
         except OSError:
             return False
-        if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime_ns, ino):
+        if now != (size, mtime_ns, ino):
             return False
         if pending and pending[0] and _grace_over(mtime_ns):
             return False

@@ -367,8 +367,19 @@ def _unescape(body: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+# Formats that keep one session in a folder of files (OpenCode: a file per message and per part,
+# rewritten in place while they stream) name the whole folder's state by its main file's path:
+# functions path -> (size, mtime_ns, inode) or None (not such a file). Filled by `viewer.formats`.
+FOLDER_IDENTITIES: list = []
+
+
 def file_identity(path: str | os.PathLike) -> tuple[int, int, int]:
-    """(size, mtime_ns, inode) — what tells a grown file from a replaced one."""
+    """(size, mtime_ns, inode) — what tells a grown file from a replaced one (for a session kept as
+    a folder of files, what tells that any of its files changed)."""
+    for folder_identity in FOLDER_IDENTITIES:
+        found = folder_identity(os.fspath(path))
+        if found is not None:
+            return found
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns, st.st_ino
 

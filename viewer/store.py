@@ -259,13 +259,17 @@ class Store:
                 yield _candidate(os.path.join(folder, SESSION_FILE), folder[cut:])
                 continue
             stems = {n[:-6] for n in names if n.endswith(".jsonl")}
+            # a format's folders that hold parts of sessions listed elsewhere (OpenCode's storage)
+            skip = set().union(*(f(names) for f in formats.SKIPPING)) if "message" in names \
+                or "snapshot" in names else ()
             for e in entries:
                 name = e.name
                 if name.startswith("."):
                     continue
                 if e.is_dir(follow_symlinks=False):
                     # Claude Code keeps a session's sub-agents in a folder named like the session
-                    if depth < MAX_DEPTH and name not in SKIP_DIRS and name not in stems:
+                    if depth < MAX_DEPTH and name not in SKIP_DIRS and name not in stems \
+                            and name not in skip:
                         stack.append((e.path, depth + 1))
                 elif name.endswith(".jsonl"):
                     if not _is_companion(e.path):

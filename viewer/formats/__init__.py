@@ -15,6 +15,12 @@ and may have:
                      lines rewrite earlier records: Gemini CLI's recordings)
   is_companion(path) whether a file (path as a string) belongs to another session and is
                      never listed alone
+  claims_file(path, head)  whether a `.json` file is the format's, told from where it sits and its
+                     first bytes (a session kept as a folder of files: detection need not read it all)
+  skip_folders(names)  of a folder's entry names, the folders discovery must not walk into (a
+                     session's own message and part folders)
+  folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
+                     when `path` is one's main file: what tells the index and the live tail it changed
 
 Adapters are pure: no Flask, no file access beyond their own companions.
 """
@@ -24,19 +30,25 @@ from __future__ import annotations
 import logging
 from types import ModuleType
 
+from .. import reader
+
 from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
 from . import agentscope, codex
 from . import gemini, gemini_cli, qwen_code
 from . import openhands, swe_agent
+from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
-ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, wolo, agentpress,
+ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo, agentpress,
                                agentscope, codex, swe_agent, openhands, openai_chat, anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)
+CLAIMING = [a for a in ADAPTERS if hasattr(a, "claims_file")]
+SKIPPING = [a.skip_folders for a in ADAPTERS if hasattr(a, "skip_folders")]
+reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 
 def get(name: str) -> ModuleType:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import files, reader
-from . import ADAPTERS, BY_NAME, FALLBACK, hook
+from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
@@ -166,6 +166,9 @@ def detect_file(path: str | Path) -> Detected:
         raise NotTranscript(path, why)
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
+    for adapter in CLAIMING:  # a session kept as a folder of files, told by its main file
+        if hook(adapter, "claims_file", path, head[:size] if size <= HEAD_BYTES else head):
+            return Detected(adapter.NAME, "document", "its folder's layout")
     whole = size <= HEAD_BYTES
     eol = "\r" if b"\n" not in head and b"\r" in head.strip() else "\n"
     lines = [ln for ln in head.split(eol.encode()) if ln.strip()]
