@@ -46,7 +46,7 @@ FAMILIES: dict[str, set[str]] = {
              "notebookread", "open_file"},
     "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file"},
     "edit": {"edit", "str_replace", "str_replace_editor", "replace", "edit_file", "multiedit",
-             "replace_in_file", "notebookedit", "insert_text", "search_replace", "apply_patch"},
+             "replace_in_file", "notebookedit", "insert_text", "search_replace", "apply_patch", "patch"},
     "search": {"grep", "glob", "ls", "list_files", "list_dir", "list_directory", "search_files",
                "file_search", "grep_search", "codebase_search", "find", "find_files",
                "list_code_definition_names", "toolsearch"},
@@ -133,10 +133,12 @@ _OLD_NEW = (("old_string", "new_string"), ("oldString", "newString"), ("old_text
 def edits(inp: Any) -> list[EditPart]:
     """The replacements an edit call makes: one `old_string`/`new_string` pair (or `old_text` /
     `old_str`, SWE-agent's `search` / `replace`), a MultiEdit's list, Cline's SEARCH / REPLACE
-    blocks in `diff`, a Codex patch (`apply_patch`'s input, as text or in `input` / `patch`), or a
-    unified diff (`git diff`) given the same ways."""
+    blocks in `diff`, a Codex patch (`apply_patch`'s input, as text or in `input` / `patch`;
+    OpenCode's `patch` / `apply_patch`: `patchText`), or a unified diff (`git diff`) given the same
+    ways."""
     if isinstance(inp, dict):
-        inp_patch = next((inp[k] for k in ("input", "patch", "diff") if isinstance(inp.get(k), str)), None)
+        inp_patch = next((inp[k] for k in ("input", "patch", "patchText", "diff")
+                          if isinstance(inp.get(k), str)), None)
         if inp_patch is not None and inp_patch.lstrip().startswith(PATCH_BEGIN):
             return patch_edits(inp_patch)
         if inp_patch is not None and is_unified_diff(inp_patch):

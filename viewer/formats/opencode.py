@@ -72,6 +72,7 @@ from typing import Any
 import orjson
 
 from .. import files, keys
+from ..reader import BadLine
 from ..model import CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data, Event, \
     Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, set_time
@@ -304,6 +305,9 @@ def _sum(*vs: Any) -> float | None:
 
 
 def _part(ev: Event, part: Any) -> None:
+    if isinstance(part, BadLine):  # a part file that did not parse (being written, or damaged)
+        ev.blocks.append(Notice(f"a part of this message could not be read: {part.reason}"))
+        return
     if not isinstance(part, dict):
         ev.blocks.append(Data(part, "part"))
         return
@@ -555,8 +559,6 @@ def _json_names(folder: Path) -> list[str]:
 
 
 def _load(p: Path) -> Any:
-    from ..reader import BadLine
-
     try:
         return orjson.loads(files.read_file(p))
     except OSError as e:

@@ -1,0 +1,99 @@
+"""OpenCode sessions in headless Chromium: the list shows a stored session under its own title with
+its sub-agent's session right below it; the session reads as OpenCode wrote it (thinking, every call
+with its state, the edit as a diff, the todo list, the task's sub-agent conversation in place); and
+a session followed live while OpenCode writes its part files again in place (a running command's
+part rewritten as completed updates its card; a new part appears). Fixtures:
+test_data/formats/opencode (make_fixtures.py)."""
+
+import json
+import re
+import shutil
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT, indexed_list, quiet_copy
+
+pytestmark = pytest.mark.browser
+
+DATA = ROOT / "test_data" / "formats" / "opencode" / "data"
+PROJECT = "4b0ea68d7af9a6031a7ffda7ad66e0cb83315750"
+PARENT, CHILD = "ses_53a1c2d3e001aAbBcCdDeEfFgG", "ses_53a1c2d3e00bhHiIjJkKlLmM"
+KEY = f"storage~session~{PROJECT}~{PARENT}"
+TESTS_RUN = "msg_a1c2d3e00103CCCCCCCCCCCCCC"
+
+
+def test_a_stored_session_from_the_list_to_its_sub_agent(serve, watched_page, tmp_path):
+    root = quiet_copy(DATA, tmp_path / "opencode")
+    page = watched_page
+    indexed_list(page, serve(root, WATCH=False).url + "/")
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(3)
+    parent = rows.filter(has_text="Fix divide-by-zero in calc.py")
+    expect(parent.locator("span.format")).to_have_text("opencode")
+    child = rows.filter(has_text="Find divide() callers (@explore subagent)")
+    expect(child).to_have_class(re.compile(r"\bsubagent\b"))
+    expect(child.locator(".spawned-by a")).to_have_text(re.compile(PARENT))
+    parent.locator("td.title > a").click()
+    expect(page).to_have_url(re.compile(rf"/s/{KEY}$"))
+    expect(page.locator("#session-title")).to_contain_text("Fix divide-by-zero in calc.py")
+    timeline = page.locator("#timeline")
+    expect(timeline.get_by_text("<script>alert('x')</script>", exact=False)).to_be_visible()
+    expect(page.locator("#tc-toolu_bash_1 .state")).to_have_text("denied by user")
+    expect(page.locator("#tc-toolu_fetch_1 .state")).to_have_text("interrupted")
+    edit = page.locator("#tc-toolu_edit_1")
+    expect(edit.locator("tr.add").first).to_contain_text("if b == 0:")
+    expect(page.locator("#tc-toolu_todo_1")).to_contain_text("Add a test for divide(1, 0)")
+    card = page.locator("#tc-toolu_task_1")
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text("Sub-agent: explore · Find divide() callers")
+    thread.locator("summary").click()  # the sub-agent's conversation, loaded in place
+    expect(card.get_by_text("divide() is called from main.py:12 only.").first).to_be_visible()
+    expect(card.locator("#tc-toolu_grep_s1 .state")).to_have_text("completed")
+    failed = page.locator("li.ev", has_text="retry 1 after APIError")  # the reply that failed
+    expect(failed.locator(".notice")).to_contain_text(["retry 1 after APIError: Overloaded",
+                                                       "APIError: Overloaded"])
+    assert page.problems == []
+
+
+def _rewrite(path, value) -> None:
+    """As OpenCode's Storage.write does (Bun.write): the same file written again in place."""
+    with open(path, "r+") as f:
+        f.truncate(0)
+        f.write(json.dumps(value, indent=2))
+
+
+def test_a_session_followed_live_as_its_parts_are_written_again(serve, watched_page, tmp_path):
+    root = tmp_path / "opencode"
+    shutil.copytree(DATA, root)
+    storage = root / "storage"
+    for message in sorted((storage / "message" / PARENT).iterdir()):
+        if message.stem > TESTS_RUN:  # the session as it was while the tests ran: nothing after
+            message.unlink()
+            shutil.rmtree(storage / "part" / message.stem)
+    parts = storage / "part" / TESTS_RUN
+    files = sorted(parts.iterdir())
+    bash = next(p for p in files if '"toolu_bash_2"' in p.read_text())
+    done = json.loads(bash.read_text())
+    later = [p for p in files if p.name > bash.name]  # the reply's text and its step's end
+    held = {p: p.read_text() for p in later}
+    for p in later:
+        p.unlink()
+    running = dict(done, state={"status": "running", "input": done["state"]["input"], "title": "Run tests",
+                                "metadata": {"output": "collecting 3 items"},
+                                "time": {"start": done["state"]["time"]["start"]}})
+    _rewrite(bash, running)
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/{KEY}")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+    state = page.locator("#tc-toolu_bash_2 .state").first
+    expect(state).to_have_text("executing")
+    expect(page.locator("li.ev", has_text="python -m pytest -q").get_by_text("output so far")).to_be_visible()
+    _rewrite(bash, done)  # the command returned: its part written again, nothing else changed
+    expect(state).to_have_text("completed", timeout=30_000)
+    expect(page.locator("#tc-toolu_bash_2").get_by_text("3 passed in 0.02s")).to_be_visible()
+    for p, text in held.items():  # the reply's closing words stream in as a new part
+        p.write_text(text)
+    expect(page.get_by_text("divide() now raises")).to_be_visible(timeout=30_000)
+    expect(page.locator("li.ev", has_text="python -m pytest -q")).to_have_count(1)  # one card, updated
+    assert page.problems == []
