@@ -25,7 +25,8 @@ storage hold it; the first two are read here.
   a message's parts sorted by id (`Storage.list` sorts), so file names give the order. Parts are
   written again in place while they stream (`Session.updatePart` on every text delta and tool
   state change), so a live session changes files in `part/` and `message/` and hardly ever its
-  session file: `folder_identity` names the whole folder's state for the index and the live tail.
+  session file: `folder_identity` names the state of the files OpenCode writes to (its messages
+  folder, its last messages and their parts) for the index and the live tail.
 * Before the per-project move (storage.ts's first MIGRATION, OpenCode 0.1 / 0.2):
   `project/<dir>/storage/session/info/<sessionID>.json`, `…/session/message/<sessionID>/*.json`
   and `…/session/part/<sessionID>/<messageID>/*.json`; the oldest messages (`session/message.ts`,
@@ -567,38 +568,53 @@ def _load(p: Path) -> Any:
         return BadLine(f"{p.name}: malformed JSON: {e}")
 
 
+TAIL_MESSAGES = 8  # the last messages whose files and parts `folder_identity` looks at
+
+
 def folder_identity(path: str) -> tuple[int, int, int] | None:
     """(size, mtime_ns, inode) standing for a file-storage session as a whole, or None when `path`
-    is no such session file: the bytes of its session file, messages and parts added up, the
-    newest of their times, the session file's inode. OpenCode writes a streaming part again in
-    place (a text part on every delta, a tool part on each state), which changes neither the
-    session file nor a folder's time: each part file is looked at (a stat each)."""
-    if not path.endswith(".json") or os.sep + "session" + os.sep not in path:
+    is no such session file. OpenCode writes a streaming part again in place (a text part on every
+    delta, a tool part on each state), which changes neither the session file nor a folder's time,
+    so the files themselves are looked at — but only where OpenCode writes: the messages folder
+    (a message added or removed: /undo's cleanup, a new step) and the last TAIL_MESSAGES messages
+    with their parts (the reply being written, its steps, the prompt's summary). A message is
+    written again later only along with new ones (compaction's pruning marks old tool parts as it
+    adds its summary), so the whole is read again then. The list asks this of every session it
+    shows: a stat of every part of a long session (thousands) each time would cost it seconds.
+    size: the bytes of the session file and of those files, one more per file (a file emptied
+    still counts), and the count of messages; mtime: the newest of their times and the folder's."""
+    if not path.endswith(".json") or _SESSION_DIR not in path:
         return None
-    p = Path(path)
-    layout = _session_layout(p)
+    layout = _session_layout(Path(path))
     if layout is None:
         return None
     st = os.stat(path)
     size, newest = st.st_size, st.st_mtime_ns
-    msg_dir, part_root = layout
-    for name in _json_names(msg_dir):
-        for f in [msg_dir / name, *((part_root / name[:-5] / q) for q in _json_names(part_root / name[:-5]))]:
-            try:
-                s = os.stat(f)
-            except OSError:
-                continue
-            size += s.st_size + 1  # (+1: a file replaced by an empty one still counts)
-            newest = max(newest, s.st_mtime_ns)
-        try:
-            newest = max(newest, os.stat(part_root / name[:-5]).st_mtime_ns)
-        except OSError:
-            pass
+    msg_dir, part_root = str(layout[0]), str(layout[1])
     try:
+        with os.scandir(msg_dir) as it:
+            names = sorted(e.name for e in it if e.name.endswith(".json"))
         newest = max(newest, os.stat(msg_dir).st_mtime_ns)
     except OSError:
-        pass
+        return size, newest, st.st_ino
+    size += len(names) << 32
+    for name in names[-TAIL_MESSAGES:]:
+        try:
+            s = os.stat(os.path.join(msg_dir, name))
+            size += s.st_size + 1
+            newest = max(newest, s.st_mtime_ns)
+            with os.scandir(os.path.join(part_root, name[:-5])) as parts:
+                for p in parts:
+                    s = p.stat()
+                    size += s.st_size + 1
+                    if s.st_mtime_ns > newest:
+                        newest = s.st_mtime_ns
+        except OSError:
+            continue  # (a message with no parts yet, a file gone meanwhile)
     return size, newest, st.st_ino
+
+
+_SESSION_DIR = os.sep + "session" + os.sep
 
 
 # --- sub-agent sessions ---------------------------------------------------------------------------
