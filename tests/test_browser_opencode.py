@@ -2,7 +2,8 @@
 its sub-agent's session right below it; the session reads as OpenCode wrote it (thinking, every call
 with its state, the edit as a diff, the todo list, the task's sub-agent conversation in place); and
 a session followed live while OpenCode writes its part files again in place (a running command's
-part rewritten as completed updates its card; a new part appears). Fixtures:
+part rewritten as completed updates its card; a new part appears; a sub-agent's session written
+beside it shows up under its task call). Fixtures:
 test_data/formats/opencode (make_fixtures.py)."""
 
 import json
@@ -71,6 +72,9 @@ def test_a_session_followed_live_as_its_parts_are_written_again(serve, watched_p
         if message.stem > TESTS_RUN:  # the session as it was while the tests ran: nothing after
             message.unlink()
             shutil.rmtree(storage / "part" / message.stem)
+    child = root / "storage" / "session" / PROJECT / f"{CHILD}.json"
+    child_info = child.read_text()
+    child.unlink()  # the sub-agent's session is written later, below
     parts = storage / "part" / TESTS_RUN
     files = sorted(parts.iterdir())
     bash = next(p for p in files if '"toolu_bash_2"' in p.read_text())
@@ -96,4 +100,8 @@ def test_a_session_followed_live_as_its_parts_are_written_again(serve, watched_p
         p.write_text(text)
     expect(page.get_by_text("divide() now raises")).to_be_visible(timeout=30_000)
     expect(page.locator("li.ev", has_text="python -m pytest -q")).to_have_count(1)  # one card, updated
+    task = page.locator("#tc-toolu_task_1")
+    expect(task.locator("details.subthread")).to_have_count(0)
+    child.write_text(child_info)  # the task's sub-agent session appears beside its parent's
+    expect(task.locator("details.subthread summary")).to_contain_text("Sub-agent: explore", timeout=60_000)
     assert page.problems == []

@@ -207,3 +207,19 @@ def test_detection_takes_nothing_from_other_formats(tmp_path):
     assert detect.detect_file(wolo).format == "wolo"
     assert opencode.sniff({"id": "m", "role": "assistant", "parts": [{"type": "tool", "tool": "x",
                                                                      "status": "completed"}]}) == 0
+
+
+def test_a_sub_agent_session_written_later_goes_under_its_call(tmp_path):
+    root = data_copy(tmp_path, ended=False)
+    child = root / SESSIONS / f"{CHILD}.json"
+    held = child.read_text()
+    child.unlink()
+    idx = SessionIndex(root / SESSIONS / f"{PARENT}.json").build()
+    assert list(idx.threads) == ["main"]
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    page = app.test_client().get(f"/s/storage~session~{PROJECT}~{PARENT}")
+    assert page.status_code == 200 and "Sub-agent:" not in page.get_data(as_text=True)
+    child.write_text(held)
+    assert idx.refresh()
+    assert idx.calls.calls["toolu_task_1"].subthread in idx.threads
+    assert len(idx.threads[idx.calls.calls["toolu_task_1"].subthread]) == 3
