@@ -137,14 +137,13 @@ def claims_file(path: Path, head: bytes) -> bool:
 def skip_folders(names: set) -> set:
     """The folders of an OpenCode data folder discovery must not walk into: storage's `message/`
     and `part/` (a file per message and per part, read with their session), and the rest beside
-    `session/` (projects, diffs, todos, shares); the data folder's `snapshot/` (git objects), `bin/`
-    and `log/`."""
+    `session/` (projects, diffs, todos, shares); the data folder's `snapshot/` (git objects)."""
     if "session" in names and "message" in names and "part" in names:
         return names - {"session"}
     if "info" in names and "message" in names and "part" in names:  # the older session/ folder
         return {"message", "part"}
     if "storage" in names and "snapshot" in names:
-        return {"snapshot", "bin", "log"}
+        return {"snapshot"}  # a git repository per project: thousands of folders of objects
     return set()
 
 
