@@ -223,3 +223,16 @@ def test_a_sub_agent_session_written_later_goes_under_its_call(tmp_path):
     assert idx.refresh()
     assert idx.calls.calls["toolu_task_1"].subthread in idx.threads
     assert len(idx.threads[idx.calls.calls["toolu_task_1"].subthread]) == 3
+
+
+def test_a_command_that_exits_non_zero_fails():
+    def bash(call, exit_code):
+        return {"type": "tool", "callID": call, "tool": "bash", "state": {
+            "status": "completed", "input": {"command": "pytest"}, "output": "1 failed", "title": "t",
+            "metadata": {"output": "1 failed", "exit": exit_code}, "time": {"start": 1, "end": 2}}}
+    rec = {"info": {"id": "m", "role": "assistant", "time": {"created": 1764064800000}},
+           "parts": [bash("a", 1), bash("b", 0), bash("c", None)]}
+    ev = opencode.event(rec, opencode.Ref("main", 1, 0, 1, "messages[0]"))
+    results = {b.tool_use_id: b for b in ev.blocks if b.kind == "tool_result"}
+    assert results["a"].is_error and "exit code 1" in [c.text for c in results["a"].content]
+    assert not results["b"].is_error and not results["c"].is_error

@@ -47,7 +47,8 @@ storage hold it; the first two are read here.
 
 Parts: text → prose (`synthetic` text OpenCode added itself, such as a mentioned file's content, is
 a context chip); reasoning → thinking; tool → a `ToolUse` with the state's status and start / end
-times, then for `completed` / `error` a `ToolResult` (output and attachments; error text; an error
+times, then for `completed` / `error` a `ToolResult` (output and attachments — a bash command whose
+`metadata.exit` is not 0 failed; error text; an error
 "Tool execution aborted" or metadata.interrupted is interrupted, a permission refusal denied);
 a `running` tool marks the call executing (bash's `metadata.output` streamed so far is shown); a
 `task` tool's `metadata.sessionId` names the sub-agent session it spawned. file → media (inline
@@ -400,7 +401,13 @@ def _tool(ev: Event, part: dict) -> None:
             content.append(Notice("output cleared from the model's context by compaction"))
         if not content:
             content.append(Notice("completed, no output"))
-        ev.blocks.append(ToolResult(call, content, None))
+        # bash (tool/bash.ts) saves its command's exit code in the metadata and the part
+        # `completed` whatever it was: a command that failed is a failed call here, as elsewhere
+        code = md.get("exit")
+        failed = name == "bash" and isinstance(code, int) and not isinstance(code, bool) and code != 0
+        if failed:
+            content.append(Notice(f"exit code {code}"))
+        ev.blocks.append(ToolResult(call, content, True if failed else None))
     elif status == "error":
         error = as_text(state.get("error"))
         content = [Text(error, markdown=False)] if error else [Notice("failed, no error text")]
