@@ -236,3 +236,14 @@ def test_a_command_that_exits_non_zero_fails():
     results = {b.tool_use_id: b for b in ev.blocks if b.kind == "tool_result"}
     assert results["a"].is_error and "exit code 1" in [c.text for c in results["a"].content]
     assert not results["b"].is_error and not results["c"].is_error
+
+
+def test_served_from_below_storage_it_says_where_the_messages_are(tmp_path):
+    root = data_copy(tmp_path)
+    app = create_app({"ROOTS": [str(root / "storage" / "session")], "CACHE_DIR": str(tmp_path / "c"),
+                      "WATCH": False})
+    html = app.test_client().get(f"/s/{PROJECT}~{PARENT}").get_data(as_text=True)
+    assert "Fix divide-by-zero in calc.py" in html
+    text = html.replace("&#39;", "'")
+    assert "This session's messages are not shown" in text
+    assert "outside the folders being served. Serve OpenCode's data folder" in text

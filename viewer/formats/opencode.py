@@ -180,6 +180,8 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
         out.append((f"messages[{i}]", m))
     if isinstance(doc.get("todos"), list) and doc["todos"]:
         out.append(("todos", doc["todos"]))
+    if isinstance(doc.get("unreachable"), str):
+        out.append(("unreachable", doc["unreachable"]))
     return out
 
 
@@ -203,6 +205,11 @@ def event(rec: Any, ref: Ref) -> Event:
         return _session_card(rec, ref)
     if ref.path == "todos":
         return _todos_card(rec, ref)
+    if ref.path == "unreachable":
+        return Event(ref, "system", kind="notice", format=NAME, blocks=[Notice(
+            f"This session's messages are not shown: they are in {as_text(rec)}/message and "
+            f"{as_text(rec)}/part, outside the folders being served. Serve OpenCode's data folder "
+            f"(~/.local/share/opencode) or its storage folder to read them.")])
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
     info = rec.get("info") if isinstance(rec.get("info"), dict) else None
@@ -543,6 +550,12 @@ def folder_document(path: Path) -> dict | None:
     if not _is_info(info):
         return None
     msg_dir, part_root = layout
+    conf = files.current()
+    if conf is not None and not conf.follow_symlinks and msg_dir.is_dir() and \
+            not conf.inside(files.real_path(msg_dir)):
+        # served from below storage/ (its session/ folder): the messages sit outside the roots
+        return {FOLDER_KEY: True, "info": info, "messages": [], "todos": None,
+                "unreachable": str(msg_dir.parent.parent)}
     messages = []
     for name in _json_names(msg_dir):
         msg = _load(msg_dir / name)
