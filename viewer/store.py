@@ -259,6 +259,9 @@ class Store:
                 yield _candidate(os.path.join(folder, SESSION_FILE), folder[cut:])
                 continue
             stems = {n[:-6] for n in names if n.endswith(".jsonl")}
+            for name in formats.NOTED_FILES.keys() & names:  # a store no format reads: say why
+                yield os.path.join(folder, name), os.path.join(folder, name)[cut:], None, \
+                    formats.NOTED_FILES[name]
             # a format's folders that hold parts of sessions listed elsewhere (OpenCode's storage)
             skip = set().union(*(f(names) for f in formats.SKIPPING)) if "message" in names \
                 or "snapshot" in names else ()

@@ -19,6 +19,8 @@ and may have:
                      first bytes (a session kept as a folder of files: detection need not read it all)
   skip_folders(names)  of a folder's entry names, the folders discovery must not walk into (a
                      session's own message and part folders)
+  NOTED_FILES        file name → why the viewer does not read it (listed as skipped: OpenCode's
+                     SQLite store)
   folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
                      when `path` is one's main file: what tells the index and the live tail it changed
 
@@ -48,6 +50,8 @@ BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)
 CLAIMING = [a for a in ADAPTERS if hasattr(a, "claims_file")]
 SKIPPING = [a.skip_folders for a in ADAPTERS if hasattr(a, "skip_folders")]
+# file names discovery lists as skipped, with the reason (a format's store the viewer cannot read)
+NOTED_FILES = {n: why for a in ADAPTERS for n, why in getattr(a, "NOTED_FILES", {}).items()}
 reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 
