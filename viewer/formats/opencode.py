@@ -86,8 +86,8 @@ FOLDER_KEY = "opencode_session_folder"  # marks the document `folder_document` b
 INFO_LIMIT = 1 << 20  # a session file is a few hundred bytes (its summary diffs moved out in 0.5)
 CHILD_DEPTH = 4  # levels of sub-agents of sub-agents listed under one session
 # OpenCode 1.2+'s store (storage/db.ts): listed among the skipped files, saying what to do instead
-NOTED_FILES = {"opencode.db": "OpenCode's SQLite database (OpenCode 1.2 and later): not read here; "
-                              "`opencode export <session id> > session.json` writes a session as a "
+NOTED_FILES = {"opencode.db": "OpenCode's SQLite database (OpenCode 1.2 and later): not read here. "
+                              "“opencode export <session id> > session.json” writes a session as a "
                               "file this viewer opens (sessions OpenCode stored before 1.2 are "
                               "listed from storage/)"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # the only ids joined into a path
