@@ -259,3 +259,20 @@ def test_the_sqlite_store_is_listed_as_skipped_with_what_to_do(tmp_path):
     app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
     html = app.test_client().get("/").get_data(as_text=True).replace("&#39;", "'")
     assert "opencode.db" in html and "OpenCode's SQLite database" in html
+
+
+def test_the_per_project_layout_with_separate_parts(tmp_path):
+    """OpenCode 0.2's layout (storage.ts's first migration copies it): per project,
+    `session/info/<id>.json`, `session/message/<id>/`, `session/part/<id>/<message id>/`."""
+    base = tmp_path / "project" / "home-dev-calc" / "storage" / "session"
+    shutil.copytree(DATA / "storage" / "message" / PARENT, base / "message" / PARENT)
+    for m in (base / "message" / PARENT).iterdir():
+        shutil.copytree(DATA / "storage" / "part" / m.stem, base / "part" / PARENT / m.stem)
+    (base / "info").mkdir()
+    shutil.copy(DATA / SESSIONS / f"{PARENT}.json", base / "info" / f"{PARENT}.json")
+    old = SessionIndex(base / "info" / f"{PARENT}.json").build()
+    new = SessionIndex(DATA / SESSIONS / f"{PARENT}.json").build()
+    assert old.threads["main"].ids == new.threads["main"].ids[:-1]  # (its todos lived elsewhere)
+    assert {c.id: c.state for c in old.calls.calls.values()} == {
+        c.id: c.state for c in new.calls.calls.values() if c.id != "toolu_grep_s1"}
+    assert [Path(r.path).name for r in Store([tmp_path]).sessions()] == [f"{PARENT}.json"]
