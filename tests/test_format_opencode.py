@@ -103,7 +103,7 @@ def test_discovery_lists_each_session_once_and_nothing_of_its_parts(tmp_path):
     assert sorted(Path(r.path).name for r in refs) == sorted(f"{s}.json" for s in (PARENT, CHILD, UNDONE))
     # and over the whole fixtures folder: the export and the old layout, no message or part files
     paths = {Path(r.path).relative_to(FIXTURES.resolve()).as_posix() for r in Store([FIXTURES]).sessions()}
-    assert len(paths) == 5
+    assert len(paths) == 6  # (the data folder's three, the export, the 0.1 layout, the run log)
     assert not any(re.search(r"/storage/(message|part|project|todo|session_diff)/|/session/(message|part)/"
                              r"|/(log|snapshot)/", p) for p in paths)
 
@@ -276,3 +276,22 @@ def test_the_per_project_layout_with_separate_parts(tmp_path):
     assert {c.id: c.state for c in old.calls.calls.values()} == {
         c.id: c.state for c in new.calls.calls.values() if c.id != "toolu_grep_s1"}
     assert [Path(r.path).name for r in Store([tmp_path]).sessions()] == [f"{PARENT}.json"]
+
+
+def test_a_run_log_reads_as_the_session_it_ran():
+    """`opencode run --format json` (cli/cmd/run.ts): a line per part as it ended."""
+    log = FIXTURES / "run" / "opencode-run.jsonl"
+    found = detect.detect_file(log)
+    assert (found.format, found.mode) == ("opencode", "jsonl")
+    idx = SessionIndex(log).build()
+    stored = SessionIndex(DATA / SESSIONS / f"{PARENT}.json").build()
+    assert {c.id: c.state for c in idx.calls.calls.values()} == {
+        c.id: c.state for c in stored.calls.calls.values() if c.id != "toolu_grep_s1"}
+    assert idx.calls.calls["toolu_edit_1"].duration == pytest.approx(1.2)
+    assert idx.summary.errors == 1  # the session's error line
+    # each step its own model call, with its own tokens and cost
+    assert idx.summary.usage["calls"] == 4  # two steps of the first reply, one of two others
+    assert idx.summary.usage["source_cost"] == pytest.approx(0.0421 + 0.0051 + 0.0032)
+    th = idx.threads["main"]
+    shown = [k for k, h in zip(th.kinds, th.hidden) if not h]
+    assert "step" not in shown and th.kinds.count("step") == 7

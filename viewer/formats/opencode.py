@@ -40,6 +40,12 @@ storage hold it; the first two are read here.
   session of any generation as the document read below. (`storage/json-migration.ts` copies the
   file storage into the database and leaves the files in place: older sessions still list.)
 
+`opencode run --format json` (cli/cmd/run.ts) prints a JSONL log of a run: one line per part as it
+ended (`{type: step_start | text | reasoning | tool_use | step_finish, timestamp, sessionID, part}`)
+and `{type: "error", error}`; each line is an event (step starts and plain step ends hidden, a
+step's tokens and cost its own model call), so CI and benchmark logs of OpenCode (and its forks,
+Kilo's `user_message` line too) read as sessions.
+
 `opencode export <sessionID>` (cli/cmd/export.ts) writes `{info, messages: [{info, parts}], todos}`;
 `folder_document` reads a session of the file storage into that same shape (marked with
 `FOLDER_KEY`), so both are read by one `records` / `event`: the session info is a hidden card
@@ -153,10 +159,22 @@ def skip_folders(names: set) -> set:
     return set()
 
 
+# the lines `opencode run --format json` prints (cli/cmd/run.ts: `emit(type, {part})` writes
+# `{type, timestamp, sessionID, part}`; a session error `{type: "error", …, error}`)
+_RUN_LINES = {"step_start", "step_finish", "text", "reasoning", "tool_use", "tool_running",
+              "user_message", "error"}
+
+
 def sniff(rec: Any) -> int:
-    """An exported message (`{info, parts}`) or a session's info (the export's `info`)."""
+    """An exported message (`{info, parts}`), a session's info (the export's `info`), or a line of
+    `opencode run --format json`."""
     if not isinstance(rec, dict):
         return 0
+    if rec.get("type") in _RUN_LINES and isinstance(rec.get("sessionID"), str):
+        part = rec.get("part")
+        if isinstance(part, dict) and isinstance(part.get("type"), str) and "messageID" in part:
+            return 3
+        return 2 if rec["type"] == "error" and "error" in rec else 0
     info, parts = rec.get("info"), rec.get("parts")
     if isinstance(info, dict) and isinstance(parts, list) and info.get("role") in ("user", "assistant"):
         if isinstance(info.get("time"), dict) or any(isinstance(p, dict) and "messageID" in p
@@ -217,6 +235,8 @@ def event(rec: Any, ref: Ref) -> Event:
             f"(~/.local/share/opencode) or its storage folder to read them.")])
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
+    if rec.get("type") in _RUN_LINES and isinstance(rec.get("sessionID"), str):
+        return _run_line(rec, ref)
     info = rec.get("info") if isinstance(rec.get("info"), dict) else None
     if info is None and isinstance(rec.get("parts"), list) and isinstance(rec.get("metadata"), dict):
         return _v1_message(rec, ref)  # a MessageV1 file of the oldest layout: parts inline
@@ -483,6 +503,42 @@ def _v1_tool(ev: Event, inv: dict, tools: dict) -> None:
                                     True if meta.get("error") else None))
     elif state == "call":
         ev.running.append(call)
+
+
+# --- `opencode run --format json` -----------------------------------------------------------------
+
+
+def _run_line(rec: dict, ref: Ref) -> Event:
+    """One line of `opencode run --format json`: a part as it ended (a tool `completed` / `error`,
+    text and reasoning once written, a step's start and end), or the session's error. The person's
+    prompt is not printed (a fork's `user_message` line is), nor the model's name."""
+    kind = rec["type"]
+    part = rec.get("part") if isinstance(rec.get("part"), dict) else None
+    ev = Event(ref, "user" if kind == "user_message" else "assistant", format=NAME)
+    set_time(ev, rec.get("timestamp"))
+    ev.meta = {k: v for k, v in rec.items() if k != "part"}
+    if kind == "error" or part is None:
+        name, text = _error_words(rec.get("error"))
+        ev.role = "error"
+        ev.blocks.append(Notice(f"{name}: {text}" if text else name, rec.get("error")))
+        return ev
+    if isinstance(part.get("id"), str) and part["id"]:
+        ev.source_id = part["id"]
+    ev.message_id = part.get("messageID") if isinstance(part.get("messageID"), str) else None
+    _part(ev, part)
+    if kind == "step_start":
+        ev.kind, ev.hidden, ev.hidden_reason = "step", True, "a model call began"
+        ev.blocks.append(Notice("step started"))
+    elif kind == "step_finish":
+        # a step is one model call: its own usage (not merged with its message's other steps)
+        ev.usage = _usage({}, [part])
+        ev.message_id = ev.source_id
+        if not ev.blocks:
+            ev.kind, ev.hidden, ev.hidden_reason = "step", True, "a model call ended (its tokens and cost)"
+            ev.blocks.append(Notice(f"step ended: {as_text(part.get('reason'))}"))
+    if not ev.blocks:
+        ev.blocks.append(Notice(f"empty {kind.replace('_', ' ')}"))
+    return ev
 
 
 # --- bookkeeping cards ----------------------------------------------------------------------------

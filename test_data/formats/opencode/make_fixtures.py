@@ -4,8 +4,8 @@ with a licence is public), each field as the source names it (see README.md for 
     python test_data/formats/opencode/make_fixtures.py
 
 Writes `data/` (an OpenCode data folder, ~/.local/share/opencode: the file storage), `export/`
-(the same parent session as `opencode export` writes it) and `legacy/` (the 0.1 layout, parts
-inline). Deterministic: fixed ids and times.
+(the same parent session as `opencode export` writes it), `legacy/` (the 0.1 layout, parts
+inline) and `run/` (the parent's replies as `opencode run --format json` prints them). Deterministic: fixed ids and times.
 """
 
 import json
@@ -234,9 +234,36 @@ def write_legacy(root: Path) -> None:
                                      "tokens": tokens(1200, 40, 0, 0, 1100)}}})
 
 
+RUN_TYPES = {"step-start": "step_start", "step-finish": "step_finish", "text": "text",
+             "reasoning": "reasoning", "tool": "tool_use"}
+
+
+def run_log(sid):
+    """The parent's replies as `opencode run --format json --thinking` prints them (cli/cmd/run.ts:
+    a line per part as it ended, `{type, timestamp, sessionID, part}`; a session error's line)."""
+    lines = []
+    info, messages = SESSIONS[sid]
+    for minfo, parts in messages:
+        if minfo["role"] != "assistant":
+            continue
+        t = minfo["time"]["created"]
+        for i, p in enumerate(part_ids(minfo["id"], parts)):
+            p["sessionID"] = sid
+            kind = RUN_TYPES.get(p["type"])
+            if kind is None or (kind == "tool_use" and p["state"]["status"] not in ("completed", "error")):
+                continue
+            lines.append({"type": kind, "timestamp": t + 100 * (i + 1), "sessionID": sid, "part": p})
+        if minfo.get("error"):
+            lines.append({"type": "error", "timestamp": minfo["time"]["completed"], "sessionID": sid,
+                          "error": minfo["error"]})
+    return "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
+
+
 if __name__ == "__main__":
-    for name in ("data", "export", "legacy"):
+    for name in ("data", "export", "legacy", "run"):
         shutil.rmtree(HERE / name, ignore_errors=True)
     write_storage(HERE / "data")
     dump(HERE / "export" / f"{PARENT}.json", export_of(PARENT))
     write_legacy(HERE / "legacy")
+    (HERE / "run").mkdir()
+    (HERE / "run" / "opencode-run.jsonl").write_text(run_log(PARENT))
