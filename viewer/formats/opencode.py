@@ -4,7 +4,7 @@ OpenCode's message model (`packages/opencode/src/session/message-v2.ts`) is the 
 a message is its info (`User` / `Assistant`) plus an ordered list of parts. Three generations of
 storage hold it; the first two are read here.
 
-* File storage (`storage/storage.ts`, OpenCode 0.3 … 1.1), under `~/.local/share/opencode/storage/`:
+* File storage (`storage/storage.ts`, OpenCode up to 1.1.x), under `~/.local/share/opencode/storage/`:
 
       session/<projectID>/<sessionID>.json   Session.Info {id, slug, projectID, directory, parentID,
                                              title, version, time {created, updated, compacting,
@@ -33,12 +33,16 @@ storage hold it; the first two are read here.
   "MessageV1") hold their parts inline (`parts`, with `tool-invocation` parts: {state call |
   partial-call | result, toolCallId, toolName, args, result}) and their facts in `metadata` (time,
   error, tool {callID: {title, time}}, assistant {modelID, cost, tokens, summary}).
-* SQLite (OpenCode 1.2+, `storage/db.ts`: `~/.local/share/opencode/opencode.db`, tables session /
-  message / part whose `data` column holds the same JSON). Not read: the viewer's sessions are
-  files (a session's key, its identity for the cache and the live tail, the raw view's record all
-  come from a file), and one database holds every session. `opencode export <id>` writes a
-  session of any generation as the document read below. (`storage/json-migration.ts` copies the
-  file storage into the database and leaves the files in place: older sessions still list.)
+* SQLite (OpenCode 1.2.0, 2026-02, and later: `storage/db.ts`, `~/.local/share/opencode/opencode.db`
+  in WAL mode, tables session / message / part whose `data` column holds the same JSON). Not
+  read: the viewer's sessions are files — discovery stats them, a session's key and its identity
+  for the cache and the live tail, the raw view and the downloads all come from its file, and
+  every read goes through `files.open_file` — while one database holds every session; reading it
+  would mean sessions that are rows, through the whole server. Discovery lists `opencode.db`
+  among the skipped files saying so (`NOTED_FILES`); `opencode export <id>` writes a session of
+  any generation as the document read below. (`storage/json-migration.ts`, up to 1.15, copies the
+  file storage into the database and leaves the files in place: sessions written before the
+  upgrade still list from `storage/`.)
 
 `opencode run --format json` (cli/cmd/run.ts) prints a JSONL log of a run: one line per part as it
 ended (`{type: step_start | text | reasoning | tool_use | step_finish, timestamp, sessionID, part}`)
