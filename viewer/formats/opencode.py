@@ -169,12 +169,18 @@ _RUN_LINES = {"step_start", "step_finish", "text", "reasoning", "tool_use", "too
               "user_message", "error"}
 
 
+def _run_line_kind(rec: dict) -> str | None:
+    kind = rec.get("type")
+    return kind if isinstance(kind, str) and kind in _RUN_LINES and isinstance(
+        rec.get("sessionID"), str) else None
+
+
 def sniff(rec: Any) -> int:
     """An exported message (`{info, parts}`), a session's info (the export's `info`), or a line of
     `opencode run --format json`."""
     if not isinstance(rec, dict):
         return 0
-    if rec.get("type") in _RUN_LINES and isinstance(rec.get("sessionID"), str):
+    if _run_line_kind(rec):
         part = rec.get("part")
         if isinstance(part, dict) and isinstance(part.get("type"), str) and "messageID" in part:
             return 3
@@ -239,7 +245,7 @@ def event(rec: Any, ref: Ref) -> Event:
             f"(~/.local/share/opencode) or its storage folder to read them.")])
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
-    if rec.get("type") in _RUN_LINES and isinstance(rec.get("sessionID"), str):
+    if _run_line_kind(rec):
         return _run_line(rec, ref)
     info = rec.get("info") if isinstance(rec.get("info"), dict) else None
     if info is None and isinstance(rec.get("parts"), list) and isinstance(rec.get("metadata"), dict):
