@@ -4,7 +4,6 @@ parts inline. Fixtures are written by hand from OpenCode's schemas
 (test_data/formats/opencode/make_fixtures.py; README.md there cites the source files)."""
 
 import json
-import os
 import re
 import shutil
 import time

@@ -263,8 +263,7 @@ class Store:
                 yield os.path.join(folder, name), os.path.join(folder, name)[cut:], None, \
                     formats.NOTED_FILES[name]
             # a format's folders that hold parts of sessions listed elsewhere (OpenCode's storage)
-            skip = set().union(*(f(names) for f in formats.SKIPPING)) if "message" in names \
-                or "snapshot" in names else ()
+            skip = set().union(*(f(names) for f in formats.SKIPPING))
             for e in entries:
                 name = e.name
                 if name.startswith("."):

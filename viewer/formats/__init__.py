@@ -43,8 +43,9 @@ from . import openhands, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
-ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo, agentpress,
-                               agentscope, codex, swe_agent, openhands, openai_chat, anthropic_messages, gemini]
+ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
+                               agentpress, agentscope, codex, swe_agent, openhands, openai_chat,
+                               anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)

@@ -167,7 +167,7 @@ def detect_file(path: str | Path) -> Detected:
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
     for adapter in CLAIMING:  # a session kept as a folder of files, told by its main file
-        if hook(adapter, "claims_file", path, head[:size] if size <= HEAD_BYTES else head):
+        if hook(adapter, "claims_file", path, head):
             return Detected(adapter.NAME, "document", "its folder's layout")
     whole = size <= HEAD_BYTES
     eol = "\r" if b"\n" not in head and b"\r" in head.strip() else "\n"

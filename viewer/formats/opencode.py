@@ -85,7 +85,7 @@ import orjson
 
 from .. import files, keys
 from ..reader import BadLine
-from ..model import CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data, Event, \
+from ..model import DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data, Event, \
     Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, set_time
 
@@ -721,8 +721,8 @@ def _small_info(p: Path) -> dict | None:
 def companions(main: Path) -> list[tuple[str, Path, dict]]:
     """(session id, its session file, meta) of each sub-agent session of the session at `main`, and
     of theirs, breadth first: the session files beside it (its project's folder) that name it as
-    their `parentID`. meta: `parent_session_id`, `title`, `created`, `toolUseId` (the task call
-    that spawned it, read from the parent's parts by `spawns`, so none here)."""
+    their `parentID`. meta: `session_id`, `parent_session_id`, `title`, `created`. (The task call
+    that spawned one names it in its part, `metadata.sessionId`: `event` links them by `spawns`.)"""
     if _session_layout(main) is None:
         return []
     own = _small_info(main)
@@ -748,8 +748,7 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
                 seen.add(p.stem)
                 time = info.get("time") if isinstance(info.get("time"), dict) else {}
                 out.append((p.stem, p, {"session_id": p.stem, "parent_session_id": parent,
-                                        "title": info.get("title") if isinstance(info.get("title"), str) else None,
-                                        "created": time.get("created")}))
+                                        "title": info["title"], "created": time.get("created")}))
                 below.append(p.stem)
         frontier = below
     return out
