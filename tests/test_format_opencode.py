@@ -6,7 +6,6 @@ parts inline. Fixtures are written by hand from OpenCode's schemas
 import json
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -165,8 +164,7 @@ def test_a_streaming_part_written_in_place_updates_the_index(tmp_path):
     idx = SessionIndex(main).build()
     assert idx.calls.calls["toolu_bash_2"].state == "executing"
     files = idx.files()
-    time.sleep(0.01)
-    _write(bash, done)  # the tool returned: its part is written again, nothing else changes
+    _write(bash, done)  # the tool returned: its part is written again in place, nothing else changes
     assert not identity_matches(files) and not idx.unchanged()
     change = idx.refresh()
     assert change
