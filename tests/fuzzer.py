@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 WINDOW = 24  # records of a file a case keeps
 MAX_FILES = 6  # files of a session folder a case keeps
+OPENCODE_FILES = 20  # an OpenCode session's: its session file, its first messages and their parts
 CASE_SECONDS = 60  # a case that takes longer is a hang
 
 LONG = "long " * 20_000
@@ -94,7 +95,7 @@ def fixture_files(folder: Path) -> None:
 def seeds(fixtures: Path | None = None) -> list[Seed]:
     """Every session of the corpus and of test_data (and of the tests' inline records, written
     under `fixtures`), with the files that belong to it."""
-    from viewer.formats import detect
+    from viewer.formats import detect, opencode
     from viewer.store import Store
 
     out = []
@@ -106,7 +107,13 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
         for ref in sorted(Store([base]).sessions(), key=lambda r: r.path):
             main = Path(ref.path)
             found = detect.detect_file(main)
-            if main.name in ("messages.jsonl", "session.json"):
+            stored = opencode.session_files(main) if found.format == "opencode" else []
+            if stored:
+                # an OpenCode session of the file storage: its session file, messages and parts,
+                # under the folder holding storage/ (their places tell them apart)
+                folder = next(p for p in main.parents if p.name in ("storage", "session")).parent
+                files = [main] + stored[:OPENCODE_FILES - 1]
+            elif main.name in ("messages.jsonl", "session.json"):
                 folder = main.parent  # the session's folder: sub-agents, messages/, sidecars
                 files = [main] + sorted(
                     p for p in folder.rglob("*")

@@ -641,6 +641,20 @@ def folder_document(path: Path) -> dict | None:
             "todos": todos if isinstance(todos, list) else None}
 
 
+def session_files(main: Path) -> list[Path]:
+    """The files of a stored session besides its session file, in the order OpenCode writes them:
+    each message, then its parts (the live-path fuzzer writes a session from these)."""
+    layout = _session_layout(main)
+    if layout is None:
+        return []
+    msg_dir, part_root = layout
+    out = []
+    for name in _json_names(msg_dir):
+        out.append(msg_dir / name)
+        out += [part_root / name[:-5] / p for p in _json_names(part_root / name[:-5])]
+    return out
+
+
 def _json_names(folder: Path) -> list[str]:
     try:
         with os.scandir(folder) as it:
