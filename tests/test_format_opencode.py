@@ -292,3 +292,15 @@ def test_a_run_log_reads_as_the_session_it_ran():
     th = idx.threads["main"]
     shown = [k for k, h in zip(th.kinds, th.hidden) if not h]
     assert "step" not in shown and th.kinds.count("step") == 7
+
+
+def test_a_damaged_session_file_still_shows_its_messages(tmp_path):
+    root = data_copy(tmp_path)
+    main = root / SESSIONS / f"{PARENT}.json"
+    main.write_text('{"id": "ses_53a1c2d3e001aAbBcCdDeEfFgG", "title": "Fix div')  # cut short
+    assert detect.detect_file(main).format == "opencode"
+    idx = SessionIndex(main).build()
+    assert REPLY in idx.threads["main"].ids and idx.summary.title.startswith("Fix the divide-by-zero")
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    html = app.test_client().get(f"/s/storage~session~{PROJECT}~{PARENT}").get_data(as_text=True)
+    assert "malformed JSON" in html and "Let me look at" in html  # its card says why, the rest reads

@@ -164,11 +164,11 @@ def detect_file(path: str | Path) -> Detected:
     why = not_a_transcript(head)
     if why:
         raise NotTranscript(path, why)
+    for adapter in CLAIMING:  # a session kept as a folder of files, told by its main file
+        if hook(adapter, "claims_file", path, head):  # (even emptied: its other files remain)
+            return Detected(adapter.NAME, "document", "its folder's layout")
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
-    for adapter in CLAIMING:  # a session kept as a folder of files, told by its main file
-        if hook(adapter, "claims_file", path, head):
-            return Detected(adapter.NAME, "document", "its folder's layout")
     whole = size <= HEAD_BYTES
     eol = "\r" if b"\n" not in head and b"\r" in head.strip() else "\n"
     lines = [ln for ln in head.split(eol.encode()) if ln.strip()]

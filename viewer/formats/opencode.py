@@ -142,12 +142,15 @@ def claims_file(path: Path, head: bytes) -> bool:
     """Whether `path` is a session file of OpenCode's file storage, told from where it sits and its
     first bytes alone (discovery asks this of every `.json` file: reading the whole session to
     know would read every message and part of every session on a first listing)."""
-    if _session_layout(path) is None:
+    layout = _session_layout(path)
+    if layout is None:
         return False
     try:
-        return _is_info(orjson.loads(head))
+        if _is_info(orjson.loads(head)):
+            return True
     except orjson.JSONDecodeError:
-        return False
+        pass
+    return _has_messages(layout[0])  # a damaged session file: its messages are still there
 
 
 def skip_folders(names: set) -> set:
@@ -504,7 +507,7 @@ def _v1_tool(ev: Event, inv: dict, tools: dict) -> None:
     call = str(inv.get("toolCallId") or "")
     meta = tools.get(call) if isinstance(tools.get(call), dict) else {}
     times = meta.get("time") if isinstance(meta.get("time"), dict) else {}
-    state = inv.get("state")
+    state = inv.get("state") if isinstance(inv.get("state"), str) else None
     status = {"result": "completed", "call": "running", "partial-call": "pending"}.get(state)
     ev.blocks.append(ToolUse(call, str(inv.get("toolName") or "?"), inv.get("args"), status=status,
                              started=times.get("start"), ended=times.get("end")))
@@ -558,8 +561,9 @@ def _session_card(info: Any, ref: Ref) -> Event:
     ev = Event(ref, "system", kind="session", format=NAME, hidden=True,
                hidden_reason="session metadata")
     if not isinstance(info, dict):
-        ev.blocks = [Notice("session file missing or unreadable"), Data(info, "session")]
-        return ev
+        why = info.reason if isinstance(info, BadLine) else f"not a session's info: {as_text(info)[:200]}"
+        return Event(ref, "system", kind="notice", format=NAME, blocks=[
+            Notice(f"the session file cannot be read ({why}): its messages are shown")])
     words = [f"OpenCode session {as_text(info.get('id'))}"]
     if isinstance(info.get("version"), str):
         words.append(f"version {info['version']}")
@@ -618,9 +622,9 @@ def folder_document(path: Path) -> dict | None:
     if layout is None:
         return None
     info = _load(path)
-    if not _is_info(info):
-        return None
     msg_dir, part_root = layout
+    if not _is_info(info) and not _has_messages(msg_dir):
+        return None  # another tool's file in a folder named session/
     conf = files.current()
     if conf is not None and not conf.follow_symlinks and msg_dir.is_dir() and \
             not conf.inside(files.real_path(msg_dir)):
@@ -655,6 +659,14 @@ def session_files(main: Path) -> list[Path]:
     return out
 
 
+def _has_messages(msg_dir: Path) -> bool:
+    try:
+        with os.scandir(msg_dir) as it:
+            return any(e.name.startswith("msg_") and e.name.endswith(".json") for e in it)
+    except OSError:
+        return False
+
+
 def _json_names(folder: Path) -> list[str]:
     try:
         with os.scandir(folder) as it:
@@ -685,37 +697,40 @@ def folder_identity(path: str) -> tuple[int, int, int] | None:
     written again later only along with new ones (compaction's pruning marks old tool parts as it
     adds its summary), so the whole is read again then. The list asks this of every session it
     shows: a stat of every part of a long session (thousands) each time would cost it seconds.
-    size: the bytes of the session file and of those files, one more per file (a file emptied
-    still counts), and the count of messages; mtime: the newest of their times and the folder's."""
+
+    size and inode are the session file's own (readers take the size as the file's length);
+    mtime_ns is the newest time among those files and folders, moved on by less than a
+    millisecond by a digest of their count and sizes, so that a part written again within the
+    clock's tick but to another length still reads as a change."""
     if not path.endswith(".json") or _SESSION_DIR not in path:
         return None
     layout = _session_layout(Path(path))
     if layout is None:
         return None
     st = os.stat(path)
-    size, newest = st.st_size, st.st_mtime_ns
+    total, newest = 0, st.st_mtime_ns
     msg_dir, part_root = str(layout[0]), str(layout[1])
     try:
         with os.scandir(msg_dir) as it:
             names = sorted(e.name for e in it if e.name.endswith(".json"))
         newest = max(newest, os.stat(msg_dir).st_mtime_ns)
     except OSError:
-        return size, newest, st.st_ino
-    size += len(names) << 32
+        return st.st_size, st.st_mtime_ns, st.st_ino
     for name in names[-TAIL_MESSAGES:]:
         try:
             s = os.stat(os.path.join(msg_dir, name))
-            size += s.st_size + 1
+            total += s.st_size + 1  # (+1 a file: one emptied still counts)
             newest = max(newest, s.st_mtime_ns)
             with os.scandir(os.path.join(part_root, name[:-5])) as parts:
                 for p in parts:
                     s = p.stat()
-                    size += s.st_size + 1
+                    total += s.st_size + 1
                     if s.st_mtime_ns > newest:
                         newest = s.st_mtime_ns
         except OSError:
             continue  # (a message with no parts yet, a file gone meanwhile)
-    return size, newest, st.st_ino
+    # (a hash of ints is the same in every process: the cache keeps identities across restarts)
+    return st.st_size, newest + hash((len(names), total)) % 1_000_000, st.st_ino
 
 
 _SESSION_DIR = os.sep + "session" + os.sep
