@@ -9,11 +9,12 @@ from __future__ import annotations
 import ast
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .. import reader, timestamps
+from .. import files, reader, timestamps
 from ..model import (
     CANCELLED,
     DENIED,
@@ -37,6 +38,17 @@ def loads(text: str | bytes) -> Any:
     """JSON held in a record's string (tool arguments, a content string), parsed like a line is:
     nothing nested deeper than reader.MAX_DEPTH. Raises orjson.JSONDecodeError."""
     return reader.shallow(orjson.loads(text), text)
+
+
+def load_json_file(p: Path) -> Any:
+    """One JSON file of a session kept as a folder of files (Wolo, OpenCode), or an unparsed line
+    saying why it could not be read: the rest of the session still reads."""
+    try:
+        return orjson.loads(files.read_file(p))
+    except OSError as e:
+        return reader.BadLine(f"{p.name}: cannot read: {e.strerror or e}")
+    except orjson.JSONDecodeError as e:
+        return reader.BadLine(f"{p.name}: malformed JSON: {e}")
 
 
 def set_time(ev: Event, raw: Any) -> Event:

@@ -87,7 +87,7 @@ from .. import files, keys
 from ..reader import BadLine
 from ..model import DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data, Event, \
     Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, set_time
+from .common import as_text, generic_event, load_json_file, set_time
 
 NAME = "opencode"
 MODE = "document"
@@ -621,7 +621,7 @@ def folder_document(path: Path) -> dict | None:
     layout = _session_layout(path)
     if layout is None:
         return None
-    info = _load(path)
+    info = load_json_file(path)
     msg_dir, part_root = layout
     if not _is_info(info) and not _has_messages(msg_dir):
         return None  # another tool's file in a folder named session/
@@ -633,14 +633,14 @@ def folder_document(path: Path) -> dict | None:
                 "unreachable": str(msg_dir.parent.parent)}
     messages = []
     for name in _json_names(msg_dir):
-        msg = _load(msg_dir / name)
+        msg = load_json_file(msg_dir / name)
         if isinstance(msg, dict) and isinstance(msg.get("parts"), list):
             messages.append(msg)  # MessageV1: its parts inline
             continue
-        parts = [_load(part_root / name[:-5] / p) for p in _json_names(part_root / name[:-5])]
+        parts = [load_json_file(part_root / name[:-5] / p) for p in _json_names(part_root / name[:-5])]
         messages.append({"info": msg, "parts": parts} if isinstance(msg, dict) else msg)
     todo = path.parent.parent.parent / "todo" / path.name
-    todos = _load(todo) if todo.is_file() else None
+    todos = load_json_file(todo) if todo.is_file() else None
     return {FOLDER_KEY: True, "info": info, "messages": messages,
             "todos": todos if isinstance(todos, list) else None}
 
@@ -673,15 +673,6 @@ def _json_names(folder: Path) -> list[str]:
             return sorted(e.name for e in it if e.name.endswith(".json") and not e.name.startswith("."))
     except OSError:
         return []
-
-
-def _load(p: Path) -> Any:
-    try:
-        return orjson.loads(files.read_file(p))
-    except OSError as e:
-        return BadLine(f"{p.name}: cannot read: {e.strerror or e}")
-    except orjson.JSONDecodeError as e:
-        return BadLine(f"{p.name}: malformed JSON: {e}")
 
 
 TAIL_MESSAGES = 8  # the last messages whose files and parts `folder_identity` looks at

@@ -85,7 +85,7 @@ import orjson
 from .. import files, keys
 from ..model import CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Data, Event, Notice, Ref, \
     Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, set_time
+from .common import as_text, generic_event, load_json_file, set_time
 
 NAME = "wolo"
 MODE = "jsonl"
@@ -381,13 +381,13 @@ def folder_document(path: Path) -> dict | None:
     msgs_dir = folder / MESSAGES_DIR
     if not msgs_dir.is_dir():
         return None
-    meta = _load(path)
-    messages = [(p.name, _load(p)) for p in msgs_dir.glob("*.json")]
+    meta = load_json_file(path)
+    messages = [(p.name, load_json_file(p)) for p in msgs_dir.glob("*.json")]
     wolo_meta = isinstance(meta, dict) and "id" in meta and bool(_SESSION_KEYS & meta.keys())
     if not wolo_meta and not any(sniff(rec) for _, rec in messages[:20]):
         return None  # another tool's session.json: read it as the file it is
     messages.sort(key=lambda m: _order(m[1], m[0]))
-    todos = _load(folder / TODOS_FILE) if (folder / TODOS_FILE).is_file() else None
+    todos = load_json_file(folder / TODOS_FILE) if (folder / TODOS_FILE).is_file() else None
     return {FOLDER_KEY: True, "session": meta, "messages": messages, "todos": todos}
 
 
@@ -398,24 +398,13 @@ def _order(rec: Any, name: str) -> tuple:
     return (1, 0.0, name)
 
 
-def _load(p: Path) -> Any:
-    from ..reader import BadLine
-
-    try:
-        return orjson.loads(files.read_file(p))
-    except OSError as e:
-        return BadLine(f"{p.name}: cannot read: {e.strerror or e}")
-    except orjson.JSONDecodeError as e:
-        return BadLine(f"{p.name}: malformed JSON: {e}")
-
-
 def session_info(main: Path) -> dict:
     """The agent's display name, whether no Wolo process holds the session (pid cleared), and for
     a sub-agent's session its type and where its parent's session.json is (`parent_path`, beside
     it under sessions/, whether or not it is there)."""
     if main.name != SESSION_FILE:
         return {}
-    meta = _load(main)
+    meta = load_json_file(main)
     if not isinstance(meta, dict):
         return {}
     info: dict = {}
