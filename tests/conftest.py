@@ -14,12 +14,20 @@ from pathlib import Path
 import pytest
 
 from viewer.cli import make_server as serve_app
+from viewer.index import SessionIndex
+from viewer.timeline import load_events
 from viewer.web import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "test_data" / "sessions"
 CORPUS = ROOT.parent / "shared" / "corpus"
 CHROMIUM = "/usr/bin/chromium"
+
+
+def built(path: Path):
+    """A session indexed as the page reads it: its index and its main thread's events."""
+    idx = SessionIndex(path).build()
+    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
 
 
 def corpus_sessions(fmt: str) -> list[Path]:

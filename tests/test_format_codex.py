@@ -12,9 +12,9 @@ from viewer.formats import codex, detect, openai_chat
 from viewer.index import SessionIndex
 from viewer.model import Ref
 from viewer.store import Store
-from viewer.timeline import load_events, raw_record
+from viewer.timeline import raw_record
 
-from conftest import ROOT
+from conftest import ROOT, built
 
 SESSIONS = ROOT / "test_data" / "formats" / "codex" / "sessions"
 CURRENT = next(SESSIONS.glob("2025/10/29/rollout-*.jsonl"))
@@ -23,11 +23,6 @@ DOCUMENT = next(SESSIONS.glob("2025/04/18/rollout-*.json"))
 PARENT = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a10-*.jsonl"))
 CHILD = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a11-*.jsonl"))
 R = Ref("main", 1, 0, 1)
-
-
-def built(path: Path):
-    idx = SessionIndex(path).build()
-    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
 
 
 def records(path: Path) -> list[dict]:

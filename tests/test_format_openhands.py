@@ -6,27 +6,19 @@ tests/golden/make_openhands_fixtures.py from OpenHands' serializer."""
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
 from viewer import tools
 from viewer.formats import detect
-from viewer.index import SessionIndex
-from viewer.timeline import load_events
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, built
 
 FIXTURES = ROOT / "test_data" / "formats" / "openhands"
 REAL = FIXTURES / "real-basic-interactions" / "basic_interactions.json"
 EXPORT = FIXTURES / "export-calc" / "trajectory-calc.json"
 HOSTILE = FIXTURES / "hostile" / "hostile-openhands.json"
-
-
-def built(path: Path):
-    idx = SessionIndex(path).build()
-    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
 
 
 def uses(evs):

@@ -6,18 +6,15 @@ from SWE-agent's writer."""
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
 from viewer import tools
 from viewer.formats import detect
-from viewer.index import SessionIndex
 from viewer.store import Store
-from viewer.timeline import load_events
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, built
 
 FIXTURES = ROOT / "test_data" / "formats" / "swe-agent"
 REAL = FIXTURES / "real-1.x-test-repo" / "SWE-agent__test-repo-i1.traj"
@@ -25,11 +22,6 @@ V0 = FIXTURES / "0.x-pydicom-trimmed" / "pydicom__pydicom-1458.traj"
 COST = FIXTURES / "1.x-cost-limit" / "calc__divide-1.traj"
 RETRY = FIXTURES / "1.x-retry-agent" / "calc__divide-2.traj"
 HOSTILE = FIXTURES / "hostile" / "hostile.traj"
-
-
-def built(path: Path):
-    idx = SessionIndex(path).build()
-    return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
 
 
 def visible(evs):
