@@ -262,6 +262,42 @@ def test_cline_replace_in_file_is_a_diff(tmp_path):
     assert tools.view_of("replace_in_file", {"absolutePath": "/w/a.cs", "diff": diff}) == "edit"
 
 
+def numbers(html: str) -> list[tuple[str, str]]:
+    """A diff table's line numbers (old, new) as the page shows them."""
+    return re.findall(r'<td class="no">(\d*)</td><td class="no">(\d*)</td>', html)
+
+
+def test_an_edit_diff_is_numbered_by_the_file_lines_its_result_names(tmp_path):
+    # Claude Code's Edit result carries the hunk it made (`structuredPatch`): the old_string
+    # starts mid-line at file line 41, and the new text adds a line before line 42 stays
+    inp = {"file_path": "/w/calc.py", "old_string": "divide(a, b):\n    return a / b",
+           "new_string": "divide(a, b):\n    if b == 0:\n        return None\n    return a / b"}
+    patch = [{"oldStart": 38, "oldLines": 6, "newStart": 38, "newLines": 8, "lines": [
+        " # 38", " # 39", " ", " def divide(a, b):", "+    if b == 0:", "+        return None",
+        "     return a / b", " "]}]
+    root = tmp_path / "root"
+    result = call_and_result("Edit", inp, "The file /w/calc.py has been updated.", n=2)
+    result[1]["toolUseResult"] = {"filePath": "/w/calc.py", "oldString": inp["old_string"],
+                                  "newString": inp["new_string"], "structuredPatch": patch}
+    write_session(root / "s", [cc_line(1, "user", "Guard it."), *result,
+                               *call_and_result("Edit", {**inp, "file_path": "/w/b.py"}, "ok", n=4)])
+    html = page(tmp_path, root, "/s/s")
+    assert numbers(card(html, "toolu_Edit_2")) == [("41", "41"), ("", "42"), ("", "43"), ("42", "44")]
+    # without its result's hunks, an edit's lines count from its own first line
+    assert numbers(card(html, "toolu_Edit_4")) == [("1", "1"), ("", "2"), ("", "3"), ("2", "4")]
+
+
+def test_a_unified_diff_is_numbered_from_its_hunk_headers():
+    patch = ("diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n"
+             "@@ -10,3 +12,4 @@ def divide(a, b):\n a\n-b\n+c\n+d\n e\n"
+             "@@ -0,0 +1 @@\n+new\n")
+    first, second = tools.unified_edits(patch)
+    lines = render.diff(first.old, first.new, first.old_start, first.new_start)
+    assert [(d.op, d.old_no, d.new_no) for d in lines] == [
+        (" ", 10, 12), ("-", 11, None), ("+", None, 13), ("+", None, 14), (" ", 12, 15)]
+    assert (second.old_start, second.new_start) == (1, 1)
+
+
 # --- 11. Read results: numbered, highlighted code -------------------------------------------------
 
 

@@ -593,29 +593,32 @@ class DiffLine:
     parts: list  # [(text, changed: bool)]
 
 
-def diff(old: str, new: str, context: int = 3) -> list[DiffLine]:
-    """A line diff of an edit, with the changed part of each changed line marked."""
+def diff(old: str, new: str, old_start: int = 1, new_start: int = 1,
+         context: int = 3) -> list[DiffLine]:
+    """A line diff of an edit, with the changed part of each changed line marked; lines are
+    numbered from `old_start` / `new_start` (where the edit sits in its file, when known)."""
     a, b = old.splitlines(), new.splitlines()
     if len(a) > DIFF_CAP or len(b) > DIFF_CAP:
         a, b = a[:DIFF_CAP], b[:DIFF_CAP]
     out: list[DiffLine] = []
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    i0, j0 = old_start, new_start
     for group in sm.get_grouped_opcodes(context) if a != b else []:
         if out:
             out.append(DiffLine("…", None, None, [("", False)]))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                out.extend(DiffLine(" ", i1 + k + 1, j1 + k + 1, [(a[i1 + k], False)])
+                out.extend(DiffLine(" ", i1 + k + i0, j1 + k + j0, [(a[i1 + k], False)])
                            for k in range(i2 - i1))
                 continue
             olds, news = a[i1:i2], b[j1:j2]
             if tag == "replace" and len(olds) == len(news):
                 pairs = [_intraline(x, y) for x, y in zip(olds, news)]
-                out.extend(DiffLine("-", i1 + k + 1, None, p[0]) for k, p in enumerate(pairs))
-                out.extend(DiffLine("+", None, j1 + k + 1, p[1]) for k, p in enumerate(pairs))
+                out.extend(DiffLine("-", i1 + k + i0, None, p[0]) for k, p in enumerate(pairs))
+                out.extend(DiffLine("+", None, j1 + k + j0, p[1]) for k, p in enumerate(pairs))
             else:
-                out.extend(DiffLine("-", i1 + k + 1, None, [(x, False)]) for k, x in enumerate(olds))
-                out.extend(DiffLine("+", None, j1 + k + 1, [(y, False)]) for k, y in enumerate(news))
+                out.extend(DiffLine("-", i1 + k + i0, None, [(x, False)]) for k, x in enumerate(olds))
+                out.extend(DiffLine("+", None, j1 + k + j0, [(y, False)]) for k, y in enumerate(news))
     return out
 
 

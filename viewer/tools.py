@@ -122,6 +122,8 @@ class EditPart:
     replace_all: bool = False
     path: str | None = None  # the file, where one call edits several (a patch); else the call's
     action: str | None = None  # what a patch does to the file besides editing it: added, deleted…
+    old_start: int = 1  # the file's line number of `old`'s first line, where the source says it
+    new_start: int = 1
 
 
 _SEARCH_REPLACE = re.compile(
@@ -130,12 +132,75 @@ _OLD_NEW = (("old_string", "new_string"), ("oldString", "newString"), ("old_text
             ("old_str", "new_str"), ("search", "replace"))
 
 
-def edits(inp: Any) -> list[EditPart]:
+def edits(inp: Any, structured: Any = None) -> list[EditPart]:
     """The replacements an edit call makes: one `old_string`/`new_string` pair (or `old_text` /
     `old_str`, SWE-agent's `search` / `replace`), a MultiEdit's list, Cline's SEARCH / REPLACE
     blocks in `diff`, a Codex patch (`apply_patch`'s input, as text or in `input` / `patch`;
     OpenCode's `patch` / `apply_patch`: `patchText`), or a unified diff (`git diff`) given the same
-    ways."""
+    ways. `structured` is the call's machine-readable result: where it holds the hunks the edit
+    made (Claude Code's `structuredPatch`), each replacement is placed at its lines in the file."""
+    parts = _edits(inp)
+    hunks = structured.get("structuredPatch") if isinstance(structured, dict) else None
+    if isinstance(hunks, list):
+        for part in parts:
+            _place(part, hunks)
+    return parts
+
+
+def _place(part: EditPart, hunks: list) -> None:
+    """Number a replacement's lines as its file's, from the hunks the edit made. A hunk holds
+    every changed line but only three lines of context, and an `old_string` may begin or end
+    mid-line: so the replacement is found by its first changed (non-blank) line, then checked
+    line by line wherever it overlaps the hunk."""
+    want = part.old.split("\n")
+    have = part.new.split("\n")
+    changed = next((i for i, (x, y) in enumerate(zip(want, have)) if x != y), min(len(want), len(have)))
+    pivot = next((i for i in range(min(changed, len(want) - 1), len(want)) if want[i].strip()), None)
+    if pivot is None:
+        return
+    for h in hunks:
+        olds = _old_side(h)
+        texts = [t for t, _, _ in olds]
+        for k, text in enumerate(texts):
+            first = k - pivot  # where want[0] sits among the hunk's old lines (< 0: before it)
+            if want[pivot] in text and all(_same_line(want, j, texts[first + j])
+                                           for j in range(len(want)) if 0 <= first + j < len(texts)):
+                part.old_start = olds[k][1] - pivot
+                part.new_start = olds[first][2] if first >= 0 else olds[k][2] - pivot
+                return
+
+
+def _old_side(hunk: Any) -> list[tuple[str, int, int]]:
+    """A `structuredPatch` hunk's old-side lines: text, its line number, and the new side's
+    line number at that point."""
+    if not (isinstance(hunk, dict) and isinstance(hunk.get("lines"), list)
+            and isinstance(hunk.get("oldStart"), int) and isinstance(hunk.get("newStart"), int)):
+        return []
+    out = []
+    o, n = hunk["oldStart"], hunk["newStart"]
+    for line in hunk["lines"]:
+        op = line[:1] if isinstance(line, str) else ""
+        if op in (" ", "-"):
+            out.append((line[1:], o, n))
+            o += 1
+        if op in (" ", "+"):
+            n += 1
+    return out
+
+
+def _same_line(want: list[str], j: int, line: str) -> bool:
+    """Whether line `j` of a replacement's old text is this file line (its first line may start
+    mid-line, its last end mid-line)."""
+    if len(want) == 1:
+        return want[0] in line
+    if j == 0:
+        return line.endswith(want[0])
+    if j == len(want) - 1:
+        return line.startswith(want[j])
+    return line == want[j]
+
+
+def _edits(inp: Any) -> list[EditPart]:
     if isinstance(inp, dict):
         inp_patch = next((inp[k] for k in ("input", "patch", "patchText", "diff")
                           if isinstance(inp.get(k), str)), None)
@@ -201,7 +266,7 @@ def patch_edits(patch: str) -> list[EditPart]:
 
 
 _GIT_FILE = re.compile(r"^diff --git a/(.+?) b/(.+?)\r?$")
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 UNIFIED_CAP = 2_000_000  # characters of a text looked at as a unified diff
 
 
@@ -224,11 +289,12 @@ def unified_edits(patch: str) -> list[EditPart]:
     old: list[str] = []
     new: list[str] = []
     left = right = 0  # lines of the open hunk still to come (old side, new side)
+    starts = (1, 1)  # the open hunk's first line numbers (old side, new side)
     files_done: set[str] = set()
 
     def close() -> None:
         if path is not None and (old or new):
-            out.append(EditPart("\n".join(old), "\n".join(new), False, path, action))
+            out.append(EditPart("\n".join(old), "\n".join(new), False, path, action, *starts))
             files_done.add(path)
         old.clear()
         new.clear()
@@ -258,8 +324,10 @@ def unified_edits(patch: str) -> list[EditPart]:
             path, action = m[2].strip(), None
         elif m := _HUNK.match(line):
             close()
-            left = int(m[1]) if m[1] is not None else 1
-            right = int(m[2]) if m[2] is not None else 1
+            left = int(m[2]) if m[2] is not None else 1
+            right = int(m[4]) if m[4] is not None else 1
+            # "-0,0" is an empty side (a new file): its first line, when it has one, is line 1
+            starts = (max(int(m[1]), 1), max(int(m[3]), 1))
         elif line.startswith("new file mode"):
             action = "added"
         elif line.startswith("deleted file mode"):
