@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import orjson
 
-from . import __version__
+from . import __version__, formats
 from .formats.detect import NotTranscript
 from .index import SessionIndex
 from .store import Store
@@ -259,7 +259,8 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
         from .redact import Redactor
 
         redactor = Redactor()
-    label = main_file.parent.name if main_file.name == "messages.jsonl" else main_file.stem
+    label = (main_file.parent.name if main_file.name == "messages.jsonl"
+             or main_file.name in formats.FOLDER_FILES else main_file.stem)
     try:
         x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
                    media_limit=int(max_media * (1 << 20) * 4 / 3),

@@ -239,7 +239,7 @@ class Store:
         of thousands of sessions is listed in milliseconds."""
         if not root.is_dir():
             yield _candidate(str(root), _label(root.parent.name if root.name == SESSION_FILE
-                                               else root.stem))
+                                               or root.name in formats.FOLDER_FILES else root.stem))
             return
         if os.path.lexists(root / SESSION_FILE):
             yield _candidate(str(root / SESSION_FILE), _label(root.name))
@@ -274,7 +274,9 @@ class Store:
                             and name not in skip:
                         stack.append((e.path, depth + 1))
                 elif name.endswith(".jsonl"):
-                    if not _is_companion(e.path):
+                    if name in formats.FOLDER_FILES:  # a session kept as a folder: its name
+                        yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
+                    elif not _is_companion(e.path):
                         yield _candidate(e.path, e.path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])

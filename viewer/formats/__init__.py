@@ -19,6 +19,8 @@ and may have:
                      first bytes (a session kept as a folder of files: detection need not read it all)
   skip_folders(names)  of a folder's entry names, the folders discovery must not walk into (a
                      session's own message and part folders)
+  EVENTS_FILE        the name of the JSONL file that holds a session kept as a folder (Copilot
+                     CLI's `events.jsonl`): listed under its folder's name
   NOTED_FILES        file name → why the viewer does not read it (listed as skipped: OpenCode's
                      SQLite store)
   folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
@@ -37,14 +39,14 @@ from .. import reader
 from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
-from . import agentscope, codex
+from . import agentscope, codex, copilot_cli
 from . import gemini, gemini_cli, qwen_code
 from . import openhands, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, codex, swe_agent, openhands, openai_chat,
+                               agentpress, agentscope, codex, copilot_cli, swe_agent, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
@@ -53,6 +55,9 @@ CLAIMING = [a for a in ADAPTERS if hasattr(a, "claims_file")]
 SKIPPING = [a.skip_folders for a in ADAPTERS if hasattr(a, "skip_folders")]
 # file names discovery lists as skipped, with the reason (a format's store the viewer cannot read)
 NOTED_FILES = {n: why for a in ADAPTERS for n, why in getattr(a, "NOTED_FILES", {}).items()}
+# JSONL file names that stand for the folder they are in (a session kept as a folder of files, its
+# events in this one): listed under the folder's name
+FOLDER_FILES = frozenset(a.EVENTS_FILE for a in ADAPTERS if hasattr(a, "EVENTS_FILE"))
 reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 

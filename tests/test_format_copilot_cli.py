@@ -1,0 +1,193 @@
+"""copilot_cli adapter: GitHub Copilot CLI sessions, the folder form (`<id>/events.jsonl`) and the
+first versions' single file (`<id>.jsonl`), from test_data/formats/copilot-cli (see its README),
+read through the index as the page reads them."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from viewer.formats import copilot_cli, detect
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.store import Store
+
+from conftest import CORPUS, ROOT, built
+
+STATE = ROOT / "test_data" / "formats" / "copilot-cli" / "session-state"
+FOLDER = STATE / "7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"
+EVENTS = FOLDER / "events.jsonl"
+LEGACY = STATE / "1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
+R = Ref("main", 1, 0, 1)
+
+
+def result_text(idx, evs, call_id) -> str:
+    call = idx.calls.calls[call_id]
+    res = evs[call.result[1]].tool_results()[0]
+    return "\n".join(getattr(b, "text", "") for b in res.content)
+
+
+@pytest.mark.parametrize("path", [EVENTS, LEGACY])
+def test_both_layouts_are_detected_as_copilot_cli(path):
+    found = detect.detect_file(path)
+    assert (found.format, found.mode) == ("copilot-cli", "jsonl")
+
+
+def test_no_other_bundled_or_corpus_session_is_taken_for_copilot_cli():
+    others = [p for base in (ROOT / "test_data", CORPUS) for p in base.rglob("*.jsonl")
+              if "copilot-cli" not in p.parts]
+    assert len(others) > 20
+    assert [p for p in others if detect.detect_file(p).format == "copilot-cli"] == []
+
+
+def test_the_folder_is_listed_once_by_its_name_and_its_own_files_never():
+    rows = Store([STATE.parent]).sessions()
+    assert sorted(r.label for r in rows) == ["session-state/1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b",
+                                             "session-state/7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"]
+    assert {Path(r.path) for r in rows} == {EVENTS, LEGACY}  # not files/notes.jsonl
+    # the session folder given itself is the one session, named after the folder
+    only, = Store([FOLDER]).sessions()
+    assert only.label == FOLDER.name and Path(only.path) == EVENTS
+
+
+def test_title_model_and_each_call_with_its_own_input_and_state():
+    idx, evs = built(EVENTS)
+    assert idx.summary.title == "Why does the cart total ignore the discount? Fix it and run the tests."
+    assert idx.summary.models == ["claude-sonnet-4.5", "gpt-5.1"]
+    states = {cid: c.state for cid, c in idx.calls.calls.items()}
+    assert states == {"toolu_view_1": "completed", "toolu_edit_2": "completed", "toolu_bash_3": "error",
+                      "toolu_task_4": "completed", "toolu_grep_5": "completed", "toolu_rm_6": "denied",
+                      "toolu_bash_7": "interrupted"}
+    uses = {b.id: b for e in evs for b in e.tool_uses()}
+    assert uses["toolu_edit_2"].input["new_str"].endswith("- discount")  # a JSON string, parsed
+    assert uses["toolu_bash_3"].input == {"command": "pytest -q tests/test_cart.py",
+                                          "description": "Run the cart tests"}
+    # the full result the CLI shows (a diff) rather than the short line the model got
+    assert result_text(idx, evs, "toolu_edit_2").startswith("diff --git a/cart.py")
+    failed = result_text(idx, evs, "toolu_bash_3")
+    assert "exit code 1" in failed and "1 failed, 1 passed" in failed
+    call = idx.calls.calls["toolu_view_1"]
+    assert call.finished_at - call.called_at == 2.0  # from the request to its completion
+
+
+def test_a_refusal_names_who_refused_and_shows_what_the_person_said():
+    idx, evs = built(EVENTS)
+    answer = next(e for e in evs if e.kind == "permission_answer" and not e.hidden)
+    assert answer.blocks[0].text == "denied by the user" and answer.text() == "keep the fixtures"
+    assert idx.calls.calls["toolu_rm_6"].state == "denied"
+    # an answer that let the call run is bookkeeping
+    assert all(e.hidden for e in evs if e.kind == "permission_answer" and "approved" in e.blocks[0].text)
+
+
+@pytest.mark.parametrize("kind,state", [("denied-by-rules", "denied_by_settings"),
+                                        ("denied-no-approval-rule-and-could-not-request-from-user",
+                                         "denied_by_settings"),
+                                        ("denied-by-permission-request-hook", "blocked_by_hook"),
+                                        ("cancelled", "cancelled")])
+def test_other_refusals_keep_their_own_name(tmp_path, kind, state):
+    path = tmp_path / "s.jsonl"
+    rows = [{"type": "assistant.message", "data": {"messageId": "m", "content": "",
+                                                   "toolRequests": [{"toolCallId": "c1", "name": "bash",
+                                                                     "arguments": {"command": "ls"}}]}},
+            {"type": "permission.completed", "data": {"requestId": "p", "toolCallId": "c1",
+                                                      "result": {"kind": kind}}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": False,
+                                                         "error": {"message": "not allowed"}}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, _ = built(path)
+    assert idx.calls.calls["c1"].state == state
+
+
+def test_a_call_asked_about_and_not_yet_answered_awaits_permission(tmp_path):
+    path = tmp_path / "events.jsonl"
+    lines = EVENTS.read_text().splitlines(keepends=True)
+    cut = next(i for i, ln in enumerate(lines) if '"perm-2"' in ln)
+    path.write_text("".join(lines[:cut + 1]))  # the CLI is waiting on the person
+    idx, _ = built(path)
+    assert idx.calls.calls["toolu_rm_6"].state == "awaiting_permission"
+
+
+def test_thinking_context_attachments_and_the_sub_agent_under_its_call():
+    idx, evs = built(EVENTS)
+    thoughts = [b.text for e in evs for b in e.blocks if b.kind == "thinking"]
+    assert thoughts == ["The total is computed before the discount is applied.",
+                        "I will subtract the discount, then run the tests."]
+    system = next(e for e in evs if e.kind == "context")
+    assert system.blocks[0].kind == "context" and system.blocks[0].label == "system prompt"
+    prompt = next(e for e in evs if e.role == "user")
+    assert [b.text for b in prompt.blocks if b.kind == "notice"] == ["attached file: cart.py"]
+    under = [e for e in evs if e.parent == "toolu_task_4"]
+    assert [e.kind for e in under] == ["subagent.started", "message", "tool_result", "subagent.finished"]
+    assert under[-1].text() == "" and "4.2s, 1 tool calls, 1,830 tokens" in under[-1].blocks[0].text
+    assert idx.summary.agents == ["Explore"]
+
+
+def test_abort_interrupts_the_open_call_and_the_session_end_card_has_the_totals():
+    idx, evs = built(EVENTS)
+    abort = next(e for e in evs if e.kind == "abort")
+    assert abort.blocks[0].text == "turn aborted: user initiated" and not abort.hidden
+    end = next(e for e in evs if e.kind == "shutdown")
+    texts = [b.text for b in end.blocks]
+    assert texts[0] == "session ended"
+    assert "1 files changed, +1 −1 lines: /home/dev/shop/cart.py" in texts
+    assert "claude-sonnet-4.5: 48,210 in, 495 out, 30,100 cache read, 5 requests, 5 premium requests" in texts
+    # the messages' output counts alone are not priced as if they were the whole cost
+    assert idx.summary.usage.get("tokens", 0) == 0 and not idx.summary.usage.get("cost")
+
+
+def test_a_calls_full_usage_is_counted_once_per_api_call(tmp_path):
+    path = tmp_path / "s.jsonl"
+    usage = {"type": "assistant.usage", "data": {"model": "claude-sonnet-4.5", "apiCallId": "a1",
+                                                 "inputTokens": 1000, "outputTokens": 50, "cacheReadTokens": 400}}
+    rows = [{"type": "user.message", "data": {"content": "hi"}}, usage, usage,
+            {"type": "assistant.message", "data": {"messageId": "m", "apiCallId": "a1", "content": "hello",
+                                                   "outputTokens": 50}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, _ = built(path)
+    assert idx.summary.usage["calls"] == 1 and idx.summary.usage["tokens"] == 1450
+
+
+def test_unknown_types_are_quiet_visible_cards_and_odd_shapes_never_crash():
+    idx, evs = built(EVENTS)
+    assert idx.summary.unparsed == 0
+    future = next(e for e in evs if e.kind == "session.future_event")
+    assert not future.hidden and future.blocks[0].kind == "data" and future.blocks[0].value == {"whatever": 1}
+    turns = [e for e in evs if e.kind in ("assistant.turn_start", "assistant.turn_end")]
+    assert turns and all(e.hidden for e in turns)
+    for rec in ({"type": "user.message", "data": None}, {"type": "assistant.message", "data": {
+            "toolRequests": [None, {"arguments": "{not json"}], "content": 3}},
+            {"type": "tool.execution_complete", "data": {"result": [1], "error": 5}},
+            {"type": "session.shutdown", "data": {"modelMetrics": {"m": None}, "codeChanges": 3}},
+            {"type": "permission.completed", "data": {"result": "x"}}, [1], "x", None):
+        copilot_cli.event(rec, R)
+
+
+def test_sniff_claims_its_events_and_nothing_else():
+    assert copilot_cli.sniff({"type": "session.start", "data": {}, "id": "x"}) == 3
+    assert copilot_cli.sniff({"type": "subagent.newly_added", "data": {}}) == 3
+    assert copilot_cli.sniff({"type": "progress", "data": {"type": "hook_progress"}}) == 0  # Claude Code
+    assert copilot_cli.sniff({"type": "user.message", "content": "x"}) == 0
+    assert copilot_cli.sniff({"type": "response_item", "payload": {}}) == 0
+
+
+def test_legacy_single_file_reads_model_call_and_result():
+    idx, evs = built(LEGACY)
+    assert idx.summary.title == "List the files here"
+    assert idx.summary.models == ["claude-sonnet-4.5"]
+    assert result_text(idx, evs, "tooluse_ls").startswith("README.md\nsrc")
+    assert idx.calls.calls["tooluse_ls"].state == "completed"
+
+
+def test_appended_lines_extend_the_index(tmp_path):
+    path = tmp_path / "s" / "events.jsonl"
+    path.parent.mkdir()
+    lines = EVENTS.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:10]))
+    idx = SessionIndex(path).build()
+    assert idx.calls.calls["toolu_bash_3"].state == "pending"
+    with path.open("a") as f:
+        f.write("".join(lines[10:17]))
+    idx.refresh()
+    assert idx.calls.calls["toolu_bash_3"].state == "error"
+    assert len(idx.threads["main"]) == 17
