@@ -175,8 +175,21 @@ def test_legacy_single_file_reads_model_call_and_result():
     idx, evs = built(LEGACY)
     assert idx.summary.title == "List the files here"
     assert idx.summary.models == ["claude-sonnet-4.5"]
-    assert result_text(idx, evs, "tooluse_ls").startswith("README.md\nsrc")
+    assert result_text(idx, evs, "tooluse_ls") == "README.md\nsrc"  # the exit line taken off
     assert idx.calls.calls["tooluse_ls"].state == "completed"
+
+
+def test_a_command_that_exited_non_zero_is_an_error_though_the_tool_ran(tmp_path):
+    path = tmp_path / "s.jsonl"
+    rows = [{"type": "assistant.message", "data": {"messageId": "m", "content": "",
+                                                   "toolRequests": [{"toolCallId": "c1", "name": "bash",
+                                                                     "arguments": {"command": "make"}}]}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {
+                "content": "make: *** No rule to make target\n<exited with exit code 2>"}}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, evs = built(path)
+    assert idx.calls.calls["c1"].state == "error"
+    assert result_text(idx, evs, "c1") == "make: *** No rule to make target\nexit code 2"
 
 
 def test_appended_lines_extend_the_index(tmp_path):

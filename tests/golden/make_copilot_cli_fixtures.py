@@ -75,7 +75,7 @@ def folder_session() -> str:
     add("tool.execution_start", {"toolCallId": "toolu_bash_3", "toolName": "bash",
                                  "arguments": {"command": "pytest -q tests/test_cart.py"}, "turnId": "1"})
     add("tool.execution_complete", {"toolCallId": "toolu_bash_3", "success": False,
-                                    "result": {"content": "F.\nFAILED tests/test_cart.py::test_total - assert 90 == 95\n1 failed, 1 passed",
+                                    "result": {"content": "F.\nFAILED tests/test_cart.py::test_total - assert 90 == 95\n1 failed, 1 passed\n<exited with exit code 1>",
                                                "contents": [{"type": "shell_exit", "exitCode": 1, "shellId": "s1"}]},
                                     "turnId": "1"})
     add("assistant.message", {"messageId": "m-3", "apiCallId": "call-api-3", "model": "claude-sonnet-4.5",

@@ -25,8 +25,9 @@ they are read the same way if one is. One line → one event:
   `assistant.usage` (a call's full token counts, when a client saved it) → the usage tally;
 * `tool.execution_start` / `…_progress` / `…_partial_result` → the call is executing;
   `tool.execution_complete` → its result: `result.detailedContent` (the full text the CLI shows,
-  diffs included) or `result.content`, images and a shell's exit code from `result.contents`,
-  `error.message` when `success` is false (an error);
+  diffs included) or `result.content`, images and a shell's exit code from `result.contents` or
+  the `<exited with exit code N>` line that ends a shell's output (non-zero: an error, as is
+  `success: false`, with `error.message`);
 * `permission.requested` → the call awaits permission; `permission.completed` → the answer: denied
   by the user (with their feedback shown), by rules or for want of anyone to ask (denied by
   settings), by a hook, or cancelled;
@@ -94,6 +95,7 @@ _REFUSALS = {"denied-interactively-by-user": ("denied", "denied by the user"),
              "cancelled": ("cancelled", "permission request cancelled")}
 _RUNNING = ("tool.execution_start", "tool.execution_progress", "tool.execution_partial_result")
 _NOTIFICATION = re.compile(r"^\s*<system_notification>\s*(.*?)\s*</system_notification>\s*$", re.S)
+_EXIT = re.compile(r"\n?<exited with exit code (-?\d+)>\s*\Z")
 _META_SKIP = frozenset({"content", "toolRequests", "reasoningText", "encryptedContent",
                         "reasoningOpaque", "transformedContent"})
 
@@ -379,9 +381,11 @@ def _complete(d: dict, ref: Ref) -> Event:
     ok = d.get("success")
     blocks: list = []
     result = d.get("result")
+    exit_code = None
     if isinstance(result, dict):
         text = result.get("detailedContent") or result.get("content")
         if isinstance(text, str) and text:
+            text, exit_code = _exited(text)
             blocks.append(Text(text, markdown=False))
         elif text is not None:
             blocks.append(Data(text))
@@ -389,8 +393,13 @@ def _complete(d: dict, ref: Ref) -> Event:
             block = _content(c)
             if block is not None:
                 blocks.append(block)
-    elif result is not None:  # the first versions wrote the text itself
-        blocks.append(Text(result, markdown=False) if isinstance(result, str) else Data(result))
+    elif isinstance(result, str):  # the first versions wrote the text itself
+        text, exit_code = _exited(result)
+        blocks.append(Text(text, markdown=False))
+    elif result is not None:
+        blocks.append(Data(result))
+    if exit_code and not any(b.kind == "notice" and b.text == f"exit code {exit_code}" for b in blocks):
+        blocks.append(Notice(f"exit code {exit_code}"))
     err = d.get("error")
     if isinstance(err, dict):
         msg = as_text(err.get("message"))
@@ -398,10 +407,20 @@ def _complete(d: dict, ref: Ref) -> Event:
         blocks.insert(0, Notice(f"{code}: {msg}" if isinstance(code, str) and code else msg or "failed"))
     elif isinstance(err, str) and err:
         blocks.insert(0, Notice(err))
-    failed = ok is False or (ok is None and err is not None)
+    # a command that exited non-zero failed, whatever the tool said of its own run
+    failed = ok is False or (ok is None and err is not None) or bool(exit_code)
     structured = {k: d[k] for k in ("toolTelemetry",) if d.get(k)} or None
     res = ToolResult(cid, blocks, True if failed else (False if ok is True else None), structured)
     return Event(ref, "tool", "tool_result", blocks=[res])
+
+
+def _exited(text: str) -> tuple[str, int | None]:
+    """A shell result's text without the `<exited with exit code N>` line the CLI ends it with,
+    and N."""
+    m = _EXIT.search(text)
+    if m is None:
+        return text, None
+    return text[:m.start()], int(m.group(1))
 
 
 def _content(c: Any):
