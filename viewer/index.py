@@ -767,6 +767,9 @@ class SessionIndex:
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         if self.info.get("agent") and self.info["agent"] not in s.agents:
             s.agents.insert(0, self.info["agent"])
+        model = self.info.get("model")  # a model the session's own files name beside it
+        if isinstance(model, str) and model and model not in s.models:
+            s.models.append(model)
         s.parent = self.info.get("parent_path") or ""
         self.built_at = time.time()
 

@@ -23,6 +23,9 @@ and may have:
                      CLI's `events.jsonl`): listed under its folder's name
   NOTED_FILES        file name → why the viewer does not read it (listed as skipped: OpenCode's
                      SQLite store)
+  session_info(main)  what the files beside a session say of it: {"agent", "finished", "model",
+                     "parent_path", …} (legion's state.json, Factory Droid's settings)
+  sidecars(main)     the files session_info reads: a change to one refreshes the index
   folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
                      when `path` is one's main file: what tells the index and the live tail it changed
 
@@ -39,14 +42,14 @@ from .. import reader
 from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
-from . import agentscope, codex, copilot_cli
+from . import agentscope, codex, copilot_cli, factory_droid
 from . import gemini, gemini_cli, qwen_code
 from . import openhands, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, codex, copilot_cli, swe_agent, openhands, openai_chat,
+                               agentpress, agentscope, codex, copilot_cli, factory_droid, swe_agent, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
