@@ -491,3 +491,68 @@ def _prompt_line(i: int, sidechain: bool = False) -> str:
                        "sessionId": "s", "isSidechain": sidechain,
                        "timestamp": f"2025-10-21T10:00:{i:02}Z",
                        "message": {"role": "user", "content": f"line {i}"}}) + "\n"
+
+
+def agents_sdk_items(odd_type, handoff_output: str) -> list:
+    return [{"role": "user", "content": "Refund order A17."},
+            {"type": "function_call", "call_id": "c1", "name": "transfer_to_refunds", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": handoff_output},
+            {"type": odd_type, "call_id": "c2", "name": "refund", "arguments": "{}"},
+            {"role": "assistant", "type": "message", "content": [{"type": "output_text", "text": "Done."}]}]
+
+
+@pytest.mark.parametrize("odd_type", [["function_call"], {"t": 1}])
+def test_an_agents_sdk_item_whose_type_is_not_text_is_a_card_of_its_own(odd_type, tmp_path, errors):
+    # "unhashable type: 'list'" when the handoffs were linked: the whole document (and in a
+    # RunState, its generated items) read as an unknown format
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "items.json").write_text(json.dumps(agents_sdk_items(odd_type, '{"assistant": "Refunds"}')))
+    (root / "run_state.json").write_text(json.dumps({
+        "$schemaVersion": "1.0", "current_turn": 1, "current_agent": {"name": "Refunds"},
+        "original_input": "Refund order A17.", "model_responses": [],
+        "generated_items": [{"type": "message_output_item", "agent": {"name": "Triage"},
+                             "raw_item": item} for item in agents_sdk_items(odd_type, "ok")[1:]]}))
+    for name in ("items", "run_state"):
+        idx = SessionIndex(root / f"{name}.json").build()
+        assert idx.format == "openai-chat" and idx.summary.unparsed == 0
+        status = pages(root, tmp_path, name)
+        assert [u for u, code in status.items() if code != 200] == []
+    assert [e.getMessage() for e in errors] == []
+
+
+def test_a_handoff_output_holding_a_raw_control_character_is_an_output(tmp_path, errors):
+    # the handoff pattern let a raw tab through and orjson refused it: the result's event was lost
+    # to the safety net, whether read as a document or one item per line
+    items = agents_sdk_items("function_call", '{"assistant": "Refunds\tTeam"}')
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "items.json").write_text(json.dumps(items))
+    (root / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
+    for name in ("items.json", "items.jsonl"):
+        idx = SessionIndex(root / name).build()
+        assert idx.summary.unparsed == 0 and idx.summary.messages >= 2
+    assert [e.getMessage() for e in errors] == []
+
+
+def test_the_raw_view_of_a_document_record_nested_past_orjsons_depth_is_cut_not_an_error(tmp_path, errors):
+    # a record of a JSONL file read as a document (a preference dataset) nested 300 levels deep:
+    # its raw view and `check --redact-report` raised "Recursion limit reached"
+    from click.testing import CliRunner
+    from viewer.cli import main
+
+    deep: object = "assistant"
+    for _ in range(300):
+        deep = [deep]
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "prefs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
+        {"prompt": [{"role": "user", "content": "What color is the sky?"}],
+         "chosen": [{"role": "assistant", "content": "It is blue."}],
+         "rejected": [{"role": deep, "content": "It is green."}]}]))
+    status = pages(root, tmp_path, "prefs")
+    assert [u for u, code in status.items() if code != 200] == []
+    assert any("/raw/" in u for u in status)
+    r = CliRunner().invoke(main, ["check", "--json", "--redact-report", str(root / "prefs.jsonl")])
+    assert r.exit_code == 0, r.output
+    assert [e.getMessage() for e in errors] == []

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import files, formats, reader, timestamps, tools
+from . import files, formats, reader, render, timestamps, tools
 from .formats import detect
 from .index import NOT_RECORDED, UNPARSED_PREVIEW, Region, SessionIndex, ThreadIndex, \
     safe_event, truncated
@@ -378,13 +378,10 @@ def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     th = idx.threads[thread]
     redactor = idx.redactor
     if th.mode == "document":
-        import orjson
-
         rec = _document_records(th)[seq][1]
         if redactor is not None:
             rec = redactor.value(rec)
-        return orjson.dumps(rec, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
-                            default=str), False
+        return render.json_text(rec).encode(), False
     limit = reader.HUGE_LINE
     with files.open_file(th.path) as f:
         data = reader.read_bytes(f, th.offsets[seq], th.lengths[seq], limit)

@@ -227,7 +227,7 @@ def _run_state_records(doc: dict) -> list:
             found.append((f"generated_items[{i}]", item))  # not a second call: `_approval`
             continue
         agent = _agent_name(item.get("agent"))
-        spoken = raw.get("role") == "assistant" or (raw.get("role") is None and raw.get("type") in _SPOKEN)
+        spoken = _spoken(raw)
         found.append((f"generated_items[{i}].raw_item", Linked(raw, None, agent) if spoken else raw))
     return found
 
@@ -416,14 +416,11 @@ def _link_handoffs(found: list) -> list:
     for i, (path, rec) in enumerate(found):
         if not isinstance(rec, dict):
             continue
-        output = rec.get("output")
-        if rec.get("type") == "function_call_output" and isinstance(output, str) \
-                and (m := _SDK_HANDOFF.fullmatch(output)):
-            agent = orjson.loads(m[1])
+        if rec.get("type") == "function_call_output" and (to := _handed_to(rec.get("output"))):
+            agent = to
         elif getattr(rec, "agent", None):
             agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
-        elif agent and (rec.get("role") == "assistant" or (
-                rec.get("role") is None and rec.get("type") in _SPOKEN)):
+        elif agent and _spoken(rec):
             out[i] = (path, Linked(rec, getattr(rec, "links", None), agent, getattr(rec, "calls", None)))
     return out
 
@@ -437,9 +434,8 @@ def follow(ev: Event, carried: dict) -> None:
         if ev.author is None and carried.get("agent"):
             ev.author = carried["agent"]
     elif ev.role == "tool" and isinstance(meta := ev.meta, dict) \
-            and meta.get("type") == "function_call_output" and isinstance(meta.get("output"), str) \
-            and (m := _SDK_HANDOFF.fullmatch(meta["output"])):
-        carried["agent"] = orjson.loads(m[1])
+            and meta.get("type") == "function_call_output" and (to := _handed_to(meta.get("output"))):
+        carried["agent"] = to
 
 
 def event(rec: Any, ref: Ref) -> Event:
@@ -768,6 +764,22 @@ _SDK_FAILED = re.compile(r"An error occurred while running the tool\.|Tool '[^'\
 _SDK_REFUSED = "Tool execution was not approved."
 # the output of a handoff's `transfer_to_<agent>` call (agents/handoffs: `get_transfer_message`)
 _SDK_HANDOFF = re.compile(r'\{"assistant": ("(?:[^"\\]|\\.)*")\}')
+
+
+def _handed_to(output: Any) -> str | None:
+    """The agent a handoff's output names (the Agents SDK writes `{"assistant": "<agent>"}`)."""
+    if not (isinstance(output, str) and (m := _SDK_HANDOFF.fullmatch(output))):
+        return None
+    try:
+        return str(orjson.loads(m[1])) or None
+    except orjson.JSONDecodeError:  # the pattern lets through what JSON does not (a raw tab)
+        return None
+
+
+def _spoken(rec: dict) -> bool:
+    """Whether an item is the model's (an agent's) own: an assistant message, a call, reasoning."""
+    t = rec.get("type")
+    return rec.get("role") == "assistant" or (rec.get("role") is None and isinstance(t, str) and t in _SPOKEN)
 _NAMED = {"denied": DENIED}
 
 
@@ -791,8 +803,8 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
     if t in _OUTPUTS:
         call = str(rec.get("call_id") or rec.get("id") or "")  # local_shell_call_output: `id`
         blocks, failed = _item_output(rec.get("output"))
-        if isinstance(rec.get("output"), str) and (m := _SDK_HANDOFF.fullmatch(rec["output"])):
-            blocks = [Notice(f"handed off to {orjson.loads(m[1])}")]
+        if to := _handed_to(rec.get("output")):
+            blocks = [Notice(f"handed off to {to}")]
         error = True if failed or rec.get("status") == "failed" else None
         if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
             error = True
