@@ -555,7 +555,7 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
             th = idx.threads["main"]
             eid = th.ids[r.randrange(len(th.ids))]
             where = idx.locate(eid)
-            if where and not th.paths:
+            if where and not th.paths and th.mode == "jsonl":  # a document has no first screen
                 partial.around(str(path), th.offsets[where[1]], th.lines[where[1]])
                 partial.locate(str(path), eid)
     if found is not None and found.mode == "jsonl":

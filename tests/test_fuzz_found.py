@@ -556,3 +556,19 @@ def test_the_raw_view_of_a_document_record_nested_past_orjsons_depth_is_cut_not_
     r = CliRunner().invoke(main, ["check", "--json", "--redact-report", str(root / "prefs.jsonl")])
     assert r.exit_code == 0, r.output
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_logged_call_whose_request_body_is_text_that_is_not_json_is_read_on(tmp_path, errors):
+    # a logger keeps a body it could not parse as text: sniffing that record raised ("a bytes-like
+    # object is required") on every line, so the call was lost to the safety net
+    src = ROOT / "test_data" / "formats" / "anthropic-messages" / "claude-trace" / "log-2025-11-25-06-00-00.jsonl"
+    lines = src.read_text().splitlines()
+    odd = json.loads(lines[1])
+    odd["request"]["body"] = "{not json: cut by the logger"
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "log.jsonl").write_text("\n".join([lines[0], json.dumps(odd), *lines[2:]]) + "\n")
+    idx = SessionIndex(root / "log.jsonl").build()
+    assert idx.format == "anthropic-messages" and idx.summary.messages >= 4
+    assert [u for u, code in pages(root, tmp_path, "log").items() if code != 200] == []
+    assert [e.getMessage() for e in errors] == []
