@@ -572,3 +572,15 @@ def test_a_logged_call_whose_request_body_is_text_that_is_not_json_is_read_on(tm
     assert idx.format == "anthropic-messages" and idx.summary.messages >= 4
     assert [u for u, code in pages(root, tmp_path, "log").items() if code != 200] == []
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_dataset_line_whose_tools_are_cut_json_text_is_read_on(tmp_path, errors):
+    # LLaMA-Factory keeps `tools` as JSON text: text that began like JSON and did not parse raised
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "data.jsonl").write_text(json.dumps({"tools": '[{"name": "get_weather", cut', "conversations": [
+        {"from": "human", "value": "Weather in Paris?"}, {"from": "gpt", "value": "Sunny."}]}) + "\n")
+    idx = SessionIndex(root / "data.jsonl").build()
+    assert idx.summary.messages == 2 and idx.summary.unparsed == 0
+    assert [u for u, code in pages(root, tmp_path, "data").items() if code != 200] == []
+    assert [e.getMessage() for e in errors] == []

@@ -194,9 +194,11 @@ def _strip_cr_len(f: BinaryIO, begin: int, end: int) -> int:
     return end - begin - (1 if f.read(1) == b"\r" else 0)
 
 
-def decode(data: bytes) -> Any:
+def decode(data: bytes | str) -> Any:
     """One JSON line → value, or BadLine. Invalid UTF-8 and lone surrogate escapes are retried
-    with replacement characters."""
+    with replacement characters. A text (JSON kept as a string inside a record) is read alike."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as e:

@@ -111,7 +111,7 @@ def _request_body(rec: dict) -> dict | None:
         if isinstance(body, dict):
             return body
         if isinstance(body, str):  # a body a logger could not parse stays text
-            parsed = reader.decode(body.encode("utf-8", "surrogatepass"))
+            parsed = reader.decode(body)
             return parsed if isinstance(parsed, dict) else {}
         return req
     return rec
