@@ -97,3 +97,28 @@ def test_a_spawned_thread_opens_under_its_call_and_its_session_links_back(serve,
     expect(page.locator("h1")).to_contain_text("Who calls the cart module?")
     expect(page.locator("#tc-call_spawn")).to_be_in_viewport()
     assert page.problems == []
+
+
+def test_multi_agent_v2_threads_open_under_the_calls_that_spawned_them(serve, watched_page, tmp_path):
+    # a v2 spawn answers with the agent's path, no thread id: each thread is still under its call
+    day = tmp_path / "sessions" / "2026" / "03" / "02"
+    day.mkdir(parents=True)
+    began = time.mktime((2026, 3, 2, 14, 0, 0, 0, 0, -1))
+    for src in (SESSIONS / "2026" / "03" / "02").glob("rollout-*.jsonl"):
+        (day / src.name).write_bytes(src.read_bytes())
+        os.utime(day / src.name, (began + 60, began + 60))
+    srv = serve(tmp_path / "sessions", WATCH=False)
+    page = watched_page
+    indexed_list(page, srv.url + "/")
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(3)
+    rows.nth(0).locator("td.title > a").click()
+    explorer = page.locator("#tc-call_v2_explorer details.subthread")
+    expect(explorer.locator("summary")).to_contain_text("Sub-agent: Hubble · explorer")
+    tester = page.locator("#tc-call_v2_tester details.subthread")
+    expect(tester.locator("summary")).to_contain_text("000000000003")
+    tester.locator("summary").click()
+    expect(page.locator("#tc-call_v2_tester ol.timeline.nested").get_by_text(
+        "Run tests/test_cart.py and report failures.")).to_be_visible()
+    expect(page.locator("#tc-call_t1")).to_contain_text("4 passed")
+    assert page.problems == []

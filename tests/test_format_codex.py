@@ -11,6 +11,7 @@ from viewer import tools
 from viewer.formats import codex, detect, openai_chat
 from viewer.index import SessionIndex
 from viewer.model import Ref
+from viewer.order import reading_order
 from viewer.store import Store
 from viewer.timeline import raw_record
 
@@ -22,6 +23,7 @@ BARE = next(SESSIONS.glob("2025/08/14/rollout-*.jsonl"))
 DOCUMENT = next(SESSIONS.glob("2025/04/18/rollout-*.json"))
 PARENT = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a10-*.jsonl"))
 CHILD = next(SESSIONS.glob("2026/02/10/rollout-*-019c4a11-*.jsonl"))
+V2_PARENT = next(SESSIONS.glob("2026/03/02/rollout-*-000000000001.jsonl"))
 R = Ref("main", 1, 0, 1)
 
 
@@ -187,6 +189,25 @@ def test_a_spawned_thread_nests_under_its_call_and_lists_under_its_parent():
     assert codex.session_info(PARENT) == {} and codex.companions(CHILD) == []
     # a rollout begun after the parent's last write is not its child, whatever it names
     assert codex.companions(PARENT) and SessionIndex(CHILD).build().summary.parent == str(PARENT)
+
+
+def test_a_multi_agent_v2_spawn_nests_its_thread_by_the_agent_path_it_answered():
+    # multi-agent v2 answers a spawn with the new agent's path, no thread id; the child's
+    # session_meta names that path (`agent_path`): each thread goes under its own call
+    idx, _ = built(V2_PARENT)
+    explorer, tester = "019cb2a0-aaaa-7bbb-8ccc-000000000002", "019cb2a0-aaaa-7bbb-8ccc-000000000003"
+    assert list(idx.threads) == ["main", explorer, tester]
+    assert idx.subthreads(idx.calls.calls["call_v2_explorer"]) == [explorer]
+    assert idx.subthreads(idx.calls.calls["call_v2_tester"]) == [tester]  # (`{"task_name"}` alone)
+    assert idx.threads[explorer].meta["parent_call"] == "call_v2_explorer"
+    assert idx.threads[tester].meta["parent_call"] == "call_v2_tester"
+    assert idx.threads[explorer].label == f"Hubble · explorer (thread {explorer})"
+    # the page shows each child's events right after its own call, the tester's after the explorer's
+    assert [(seg.thread, seg.start, seg.stop) for seg in reading_order(idx).segments] == [
+        ("main", 0, 4), (explorer, 0, 6), ("main", 4, 5), (tester, 0, 6), ("main", 5, 9)]
+    # an output naming no agent path is no spawn (another tool's `task_name`)
+    assert codex._spawned('{"task_name": "explorer"}') is None
+    assert codex._spawned('{"task_name": 3}') is None
 
 
 def test_a_spawned_thread_begun_after_its_parent_ended_is_not_nested(tmp_path):

@@ -939,6 +939,11 @@ class SessionIndex:
             group = th.meta.get("spawn_group") if isinstance(th.meta, dict) else None
             if isinstance(group, str):
                 runs.setdefault(group, []).append(name)
+            # the name the spawning call's output gives the thread when it gives no id of it
+            # (Codex's multi-agent v2: its agent path)
+            spawned = th.meta.get("spawned_as") if isinstance(th.meta, dict) else None
+            if isinstance(spawned, str):
+                runs.setdefault(keys.thread_key(spawned), []).append(name)
         return runs
 
     def unanswered(self, call) -> bool:

@@ -9,6 +9,8 @@ An adapter module has:
 and may have:
   records(doc)       for document formats: the message records inside a parsed document
   companions(path)   sub-agent / companion files of a session: [(thread id, path, meta)]
+                     (a meta's `toolUseId` names the call that spawned it; its `spawned_as`, the
+                     name that call's `Event.spawns` gives it when the call's output has no id of it)
   companion_folders(path)  the folders a new companion file would change (their times tell a
                      refresh whether to list them again); without it, they are listed every time
   FOLDS_LINES        True when a JSONL file of the format is read whole as one document (its later

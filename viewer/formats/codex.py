@@ -189,7 +189,7 @@ def _item(item: dict, ref: Ref) -> Event:
                      for b in ev.blocks]
         child = _spawned(item.get("output"))
         if child is not None and isinstance(item.get("call_id"), str):
-            ev.spawns = {item["call_id"]: keys.thread_key(child)}
+            ev.spawns = {item["call_id"]: child}  # (made a thread key by the index)
     elif t == "web_search_call" and item.get("status") == "completed" and not ev.tool_results():
         # Codex keeps the search, not its results (they went to the model): done is all it says
         ev.blocks += [ToolResult(u.id, [Notice("searched; the results went to the model only")])
@@ -312,9 +312,18 @@ _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_i
 # A thread Codex spawns (`spawn_agent`, answered `{"agent_id": <thread id>, "nickname"}`) is a
 # rollout of its own, beside its parent's in the day's folder, whose session_meta names the parent:
 # `source: {"subagent": {"thread_spawn": {"parent_thread_id", "depth", "agent_nickname",
-# "agent_role"}}}` (protocol.rs `SubAgentSource::ThreadSpawn`). The parent's page nests it under the
-# call (its output names the thread: `Event.spawns`); the list puts it under its parent.
+# "agent_role", "agent_path"}}}` (protocol.rs `SubAgentSource::ThreadSpawn`). The parent's page nests
+# it under the call (its output names the thread: `Event.spawns`); the list puts it under its parent.
+# A multi-agent v2 spawn (tools/handlers/multi_agents_v2/spawn.rs) answers with no id, only the new
+# agent's path (`{"task_name": "/root/explorer", "nickname"}`, or `{"task_name"}` when the metadata
+# is hidden): the call names that path, and the child, whose `agent_path` it is, says it is spawned
+# as it (its thread meta's `spawned_as`, which the index matches to the call's `subthread`). The
+# collab spawn events that pair the call with the thread id are not written to the rollout
+# (rollout/policy.rs).
 
+# an agent path (codex_protocol `AgentPath`): the root thread's is `/root`, a spawned one's its
+# parent's joined with the `task_name` the spawn was given (`/root/explorer`)
+_ROOT_PATH = "/root/"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 HEAD_LIMIT = 256 << 10  # a session_meta line holds the base instructions: tens of KB
 SNIFF_LIMIT = 8 << 10  # ...after its `source`
@@ -323,15 +332,29 @@ DAYS_BACK = 7  # how many day folders before a spawned thread's own its parent's
 
 
 def _spawned(output: Any) -> str | None:
-    """The thread id a `spawn_agent` output names (`{"agent_id": …, "nickname": …}`)."""
-    if not (isinstance(output, str) and output[:1] == "{" and "agent_id" in output):
+    """The thread a `spawn_agent` output names: its id (`{"agent_id": …, "nickname": …}`), or the
+    agent path a multi-agent v2 spawn answers with (`{"task_name": "/root/explorer", …}`), which
+    the child's session_meta names as its `agent_path` (see `spawned_as`)."""
+    if not (isinstance(output, str) and output[:1] == "{"
+            and ("agent_id" in output or "task_name" in output)):
         return None
     try:
         doc = orjson.loads(output)
     except orjson.JSONDecodeError:
         return None
-    child = doc.get("agent_id") if isinstance(doc, dict) else None
-    return child if isinstance(child, str) and _UUID.fullmatch(child) else None
+    if not isinstance(doc, dict):
+        return None
+    child = doc.get("agent_id")
+    if isinstance(child, str) and _UUID.fullmatch(child):
+        return child
+    path = doc.get("task_name")
+    return _path_key(path) if isinstance(path, str) and path.startswith(_ROOT_PATH) else None
+
+
+def _path_key(agent_path: str) -> str:
+    """The name a spawned thread is known by from its agent path, the same from the parent's
+    spawn output and from the child's own session_meta."""
+    return f"agent-path:{agent_path}"
 
 
 def _own_id(path: Path) -> str | None:
@@ -440,8 +463,10 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
                 continue
             spawn = _spawn_of(_meta_of(path, own.encode()))
             if spawn is not None and spawn["parent_thread_id"] == own:
-                out.append((child, path, {k: spawn[k] for k in ("agent_nickname", "agent_role", "depth")
-                                          if k in spawn}))
+                meta = {k: spawn[k] for k in ("agent_nickname", "agent_role", "depth") if k in spawn}
+                if isinstance(spawn.get("agent_path"), str) and spawn["agent_path"].startswith(_ROOT_PATH):
+                    meta["spawned_as"] = _path_key(spawn["agent_path"])
+                out.append((child, path, meta))
     return out
 
 
