@@ -29,7 +29,7 @@ def test_a_copilot_cli_session_reads_with_its_calls_and_grows_live(serve, watche
     page = watched_page
     page.goto(srv.url + "/")
     rows = page.locator("table.sessions tbody tr")
-    expect(rows).to_have_count(2)  # the folder once (its own files never), the single-file session
+    expect(rows).to_have_count(3)  # each folder once (its own files never), the single-file session
     row = rows.filter(has_text=PROMPT)
     expect(row.locator(".label").first).to_contain_text(f"session-state/{SID}")
     expect(row).not_to_contain_text("events")
@@ -75,4 +75,22 @@ def test_a_copilot_cli_session_reads_with_its_calls_and_grows_live(serve, watche
     expect(card.locator(".state")).to_have_text("completed")
     expect(card).to_contain_text("test_checkout.py")
     assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
+
+
+def test_sub_agents_named_only_by_agent_id_read_indented_under_their_task_calls(serve, watched_page,
+                                                                               tmp_path):
+    root = quiet_copy(STATE, tmp_path / "copilot")
+    srv = serve(root, WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/")
+    page.get_by_role("link", name="Find who calls cart.total and run its tests, in parallel.").click()
+    # both helpers' work, interleaved as they ran, is indented as a sub-agent's; the main agent's is not
+    sub = page.locator("#timeline > li.ev.sub")
+    expect(sub.filter(has_text="sub-agent Explore started")).to_have_count(1)
+    expect(sub.filter(has_text="sub-agent Task started")).to_have_count(1)
+    expect(sub.filter(has=page.locator("#tc-toolu_01Grep"))).to_have_count(1)
+    expect(sub.filter(has=page.locator("#tc-toolu_01Pytest"))).to_have_count(1)
+    expect(page.locator("#tc-toolu_01Pytest")).to_contain_text("4 passed")
+    expect(page.locator("#timeline > li.ev:not(.sub)", has_text="Starting two helpers.")).to_have_count(1)
     assert page.problems == []

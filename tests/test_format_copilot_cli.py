@@ -19,6 +19,7 @@ STATE = ROOT / "test_data" / "formats" / "copilot-cli" / "session-state"
 FOLDER = STATE / "7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"
 EVENTS = FOLDER / "events.jsonl"
 LEGACY = STATE / "1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b.jsonl"
+AGENTS = STATE / "c0ffee00-1d2e-4f30-8a41-52b6c7d8e9f0" / "events.jsonl"
 R = Ref("main", 1, 0, 1)
 
 
@@ -28,7 +29,7 @@ def result_text(idx, evs, call_id) -> str:
     return "\n".join(getattr(b, "text", "") for b in res.content)
 
 
-@pytest.mark.parametrize("path", [EVENTS, LEGACY])
+@pytest.mark.parametrize("path", [EVENTS, LEGACY, AGENTS])
 def test_both_layouts_are_detected_as_copilot_cli(path):
     found = detect.detect_file(path)
     assert (found.format, found.mode) == ("copilot-cli", "jsonl")
@@ -44,8 +45,9 @@ def test_no_other_bundled_or_corpus_session_is_taken_for_copilot_cli():
 def test_the_folder_is_listed_once_by_its_name_and_its_own_files_never():
     rows = Store([STATE.parent]).sessions()
     assert sorted(r.label for r in rows) == ["session-state/1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b",
-                                             "session-state/7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"]
-    assert {Path(r.path) for r in rows} == {EVENTS, LEGACY}  # not files/notes.jsonl
+                                             "session-state/7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55",
+                                             "session-state/c0ffee00-1d2e-4f30-8a41-52b6c7d8e9f0"]
+    assert {Path(r.path) for r in rows} == {EVENTS, LEGACY, AGENTS}  # not files/notes.jsonl
     # the session folder given itself is the one session, named after the folder
     only, = Store([FOLDER]).sessions()
     assert only.label == FOLDER.name and Path(only.path) == EVENTS
@@ -121,6 +123,22 @@ def test_thinking_context_attachments_and_the_sub_agent_under_its_call():
     assert [e.kind for e in under] == ["subagent.started", "message", "tool_result", "subagent.finished"]
     assert under[-1].text() == "" and "4.2s, 1 tool calls, 1,830 tokens" in under[-1].blocks[0].text
     assert idx.summary.agents == ["Explore"]
+
+
+def test_parallel_sub_agents_named_only_by_agent_id_each_hang_under_their_own_task_call():
+    # newer CLIs drop `data.parentToolCallId`: the envelope's `agentId` (the task call's id) says whose
+    idx, evs = built(AGENTS)
+    callers = [e.kind for e in evs if e.parent == "toolu_01TaskCallers"]
+    tests = [e.kind for e in evs if e.parent == "toolu_01TaskTests"]
+    assert callers == tests == ["subagent.started", "message", "tool_result", "subagent.finished"]
+    grep = next(e for e in evs if any(u.id == "toolu_01Grep" for u in e.tool_uses()))
+    assert grep.parent == "toolu_01TaskCallers"
+    # the main agent's own events (its prompt, its task calls and their results) are not a sub-agent's
+    main = [e for e in evs if e.message_id in ("n-1", "n-4") or e.role == "user"
+            or e.tool_results() and e.tool_results()[0].tool_use_id.startswith("toolu_01Task")]
+    assert len(main) == 5 and [e.parent for e in main] == [None] * 5
+    assert idx.calls.calls["toolu_01Pytest"].state == "completed"
+    assert {"Explore", "Task"} <= set(idx.summary.agents)
 
 
 def test_abort_interrupts_the_open_call_and_the_session_end_card_has_the_totals():

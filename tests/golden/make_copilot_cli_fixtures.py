@@ -11,6 +11,7 @@ from pathlib import Path
 OUT = Path("test_data/formats/copilot-cli/session-state")
 SID = "7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"
 OLD = "1a2b3c4d-0000-4e5f-8a9b-0c1d2e3f4a5b"
+NEW = "c0ffee00-1d2e-4f30-8a41-52b6c7d8e9f0"
 
 
 def lines(sid: str, events: list[tuple[str, dict, dict]]) -> str:
@@ -125,6 +126,58 @@ def folder_session() -> str:
     return lines(SID, e)
 
 
+def agents_session() -> str:
+    """A newer CLI's (1.0.x) session with two `task` sub-agents run in parallel. Their events say
+    whose they are only by the envelope's `agentId` (`data.parentToolCallId` is deprecated), which
+    the CLI sets to the id of the `task` call that spawned the sub-agent, on `subagent.started`
+    too (measured on CLI 1.0.69: weijen/agent-delivery-harness
+    `docs/runtime-adapters/github-copilot.subagent-spike.md`, "events.jsonl inspection")."""
+    e = []
+    add = lambda t, d, **x: e.append((t, d, x))  # noqa: E731
+    a, b = "toolu_01TaskCallers", "toolu_01TaskTests"
+    add("session.start", {"sessionId": NEW, "version": 1, "producer": "copilot-agent", "copilotVersion": "1.0.69",
+                          "startTime": "2026-03-02T10:00:00.000Z", "selectedModel": "claude-sonnet-4.5",
+                          "context": {"cwd": "/home/dev/shop", "branch": "main"}})
+    add("user.message", {"content": "Find who calls cart.total and run its tests, in parallel.", "attachments": []})
+    add("assistant.message", {"messageId": "n-1", "model": "claude-sonnet-4.5", "content": "Starting two helpers.",
+                              "toolRequests": [
+                                  {"toolCallId": a, "name": "task", "type": "function",
+                                   "arguments": {"description": "Find callers", "agent_type": "explore",
+                                                 "prompt": "List every caller of cart.total."}},
+                                  {"toolCallId": b, "name": "task", "type": "function",
+                                   "arguments": {"description": "Run cart tests", "agent_type": "task",
+                                                 "prompt": "Run tests/test_cart.py."}}],
+                              "outputTokens": 60})
+    add("tool.execution_start", {"toolCallId": a, "toolName": "task"})
+    add("tool.execution_start", {"toolCallId": b, "toolName": "task"})
+    add("subagent.started", {"toolCallId": a, "agentName": "explore", "agentDisplayName": "Explore",
+                             "agentDescription": "Find callers"}, agentId=a)
+    add("subagent.started", {"toolCallId": b, "agentName": "task", "agentDisplayName": "Task",
+                             "agentDescription": "Run cart tests"}, agentId=b)
+    add("assistant.message", {"messageId": "n-2", "content": "",
+                              "toolRequests": [{"toolCallId": "toolu_01Grep", "name": "grep", "type": "function",
+                                                "arguments": {"pattern": "total\\(", "path": "/home/dev/shop"}}]},
+        agentId=a)
+    add("assistant.message", {"messageId": "n-3", "content": "",
+                              "toolRequests": [{"toolCallId": "toolu_01Pytest", "name": "bash", "type": "function",
+                                                "arguments": {"command": "pytest -q tests/test_cart.py"}}]},
+        agentId=b)
+    add("tool.execution_complete", {"toolCallId": "toolu_01Grep", "success": True,
+                                    "result": {"content": "checkout.py:12: total(items, 0.05)"}}, agentId=a)
+    add("tool.execution_complete", {"toolCallId": "toolu_01Pytest", "success": True,
+                                    "result": {"content": "4 passed in 0.31s\n<exited with exit code 0>"}}, agentId=b)
+    add("subagent.completed", {"toolCallId": a, "agentName": "explore", "agentDisplayName": "Explore",
+                               "durationMs": 3100, "totalToolCalls": 1}, agentId=a)
+    add("subagent.completed", {"toolCallId": b, "agentName": "task", "agentDisplayName": "Task",
+                               "durationMs": 3900, "totalToolCalls": 1}, agentId=b)
+    add("tool.execution_complete", {"toolCallId": a, "success": True,
+                                    "result": {"content": "One caller: checkout.py:12."}})
+    add("tool.execution_complete", {"toolCallId": b, "success": True, "result": {"content": "All 4 cart tests pass."}})
+    add("assistant.message", {"messageId": "n-4", "model": "claude-sonnet-4.5",
+                              "content": "checkout.py:12 is the one caller, and the cart tests pass."})
+    return lines(NEW, e)
+
+
 def legacy_session() -> str:
     e = []
     add = lambda t, d, **x: e.append((t, d, x))  # noqa: E731
@@ -157,6 +210,8 @@ def main() -> None:
     (folder / "files").mkdir()
     (folder / "files" / "notes.jsonl").write_text('{"note": "scratch"}\n')
     (OUT / f"{OLD}.jsonl").write_text(legacy_session())
+    (OUT / NEW).mkdir()
+    (OUT / NEW / "events.jsonl").write_text(agents_session())
 
 
 if __name__ == "__main__":

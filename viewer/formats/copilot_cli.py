@@ -33,7 +33,9 @@ they are read the same way if one is. One line → one event:
   settings), by a hook, or cancelled;
 * `abort` → "turn aborted", every call still open interrupted;
 * `subagent.started` / `.completed` / `.failed` → notices under the call that spawned the sub-agent
-  (`toolCallId`); a sub-agent's own events (`data.parentToolCallId`) hang under that call too;
+  (`toolCallId`); a sub-agent's own events hang under that call too: older CLIs name it in
+  `data.parentToolCallId`, newer ones only by the envelope's `agentId`, which is that call's id
+  (measured on CLI 1.0.69, see the fixtures' README);
 * `skill.invoked` → a notice with the skill's text as a context chip; `tool.user_requested` → a
   call the person made; turn boundaries, hooks, binary assets and other bookkeeping → hidden;
 * any other type → a quiet card with its data, never lost.
@@ -134,8 +136,11 @@ def event(rec: Any, ref: Ref) -> Event:
     if isinstance(parent, str) and parent and t != "subagent.started":
         ev.parent = parent
     agent = rec.get("agentId")
-    if isinstance(agent, str) and agent and ev.author is None:
-        ev.author = f"sub-agent {agent}"
+    if isinstance(agent, str) and agent:
+        if ev.author is None:
+            ev.author = f"sub-agent {agent}"
+        if ev.parent is None:  # the CLI names a sub-agent by the id of the `task` call that spawned it
+            ev.parent = agent
     ev.meta = {k: v for k, v in d.items() if k not in _META_SKIP
                and not (k == "result" and t == "tool.execution_complete")}
     for k in ("agentId", "ephemeral", "parentId"):
