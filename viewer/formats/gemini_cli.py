@@ -14,7 +14,9 @@ summary?, kind?, directories?, messages: [MessageRecord]}`:
   `folder_document` folds such a file into the document above, so a line that only updates an
   earlier message never shows as a card of its own; the rewind stays a record in its place and
   each message it dropped says so (they are kept, dimmed by nothing but their notice). A
-  sub-agent's recording (`chats/<parent session id>/<id>.jsonl`, `kind: "subagent"`) is the same.
+  sub-agent's recording (`chats/<parent session id>/<id>.jsonl`, `kind: "subagent"`) is the same,
+  listed on its own: nothing in either file names the call that ran it (its id is a random agent
+  id; the call's id stays in the CLI's live activity events), so it is not nested under that call.
 
 A MessageRecord is `{id, timestamp, type, content, displayContent?}` plus, for `type: "gemini"`,
 `thoughts` ([{subject, description, timestamp}] → one Thinking block), `tokens` ({input, output,
