@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 import orjson
 
-from . import __version__, formats
+from . import __version__, files, formats
 from .formats.detect import NotTranscript
 from .index import SessionIndex
 from .store import Store
@@ -346,10 +346,13 @@ class _Unusable(Exception):
 
 def _main_file(path: Path, verb: str = "check") -> Path:
     """The transcript to check: the file itself, or the one session the server would find in the
-    folder (its messages.jsonl, its one transcript, a Wolo session.json…)."""
+    folder (its messages.jsonl, its one transcript, a Wolo session.json…); a session row of a
+    database (`…/opencode.db/<session id>`), or the one session of a database."""
+    if files.row_store(path) is not None:
+        return path
     if not path.exists():
         raise _Unusable(f"no such file or folder: {path}")
-    if not path.is_dir():
+    if not path.is_dir() and not any(rows.is_store(path.name) for rows in formats.ROW_STORES):
         return path
     store = Store([path])
     found = store.sessions()

@@ -14,11 +14,17 @@ never ends), or a symlink to any file on the machine. Every file the viewer read
 The confinement in force is a context variable: the store and the index set it around their work,
 so the format adapters (which open companion files: sub-agents, `state.json`, `.meta.json`) need
 no extra argument. With none set (`session-viewer check`, unit tests), any regular file opens.
+
+A session kept as a row of a database (OpenCode 1.2+'s `opencode.db`) is named by a path below the
+database file (`…/opencode.db/<session id>`), which no file system holds. `ROW_STORES` (filled by
+`viewer.formats`) are the modules that own such paths: `is_row(path)` and `row_bytes(path)`, what
+opening the path reads (checked as the database file itself is: a regular file inside the roots).
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 import time
@@ -26,6 +32,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
+
+ROW_STORES: list = []  # modules with is_row(path) and row_bytes(path): see the module docstring
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -141,9 +149,19 @@ def refusal(path: str | os.PathLike, st: os.stat_result | None = None) -> str | 
     return None
 
 
+def row_store(path: str | os.PathLike):
+    """The module owning `path` when it names a database row rather than a file, else None."""
+    for store in ROW_STORES:
+        if store.is_row(os.fspath(path)):
+            return store
+    return None
+
+
 def open_file(path: str | os.PathLike) -> BinaryIO:
     """Open a regular file for reading, within the confinement in force. Raises Refused (an
     OSError) for anything else, and OSError when it cannot be read."""
+    if (store := row_store(path)) is not None:
+        return io.BytesIO(store.row_bytes(os.fspath(path)))
     return os.fdopen(_open_fd(path), "rb")
 
 
@@ -151,6 +169,9 @@ def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
     """The bytes of a small file (a `.meta.json`, a `state.json`), or its first `limit` bytes,
     checked as `open_file` checks (discovery reads the head of thousands of files: no file
     object is made for that)."""
+    if (store := row_store(path)) is not None:
+        data = store.row_bytes(os.fspath(path))
+        return data if limit is None else data[:limit]
     fd = _open_fd(path)
     try:
         parts, left = [], limit if limit is not None else -1

@@ -1,10 +1,12 @@
 """Sessions under the served roots: discovery, stable keys, and their indexes (memory + disk cache).
 
 A root is a folder of sessions (any depth: `~/.claude/projects` holds project folders of session
-files), one session folder (holding `messages.jsonl`), or one transcript file. Keys are derived from
-a session's path relative to its root alone (`keys.py`), so they are stable across restarts, URL-safe
-and unambiguous; pages resolve keys only through the discovered set, never by joining user input onto
-a path.
+files), one session folder (holding `messages.jsonl`), or one transcript file. A database whose rows
+are sessions (OpenCode's `opencode.db`, see `files.ROW_STORES`) lists each row as a session named by
+a path below the database file; a write to the database or its `-wal` lists them again. Keys are
+derived from a session's path relative to its root alone (`keys.py`), so they are stable across
+restarts, URL-safe and unambiguous; pages resolve keys only through the discovered set, never by
+joining user input onto a path.
 
 Files that are not sessions are skipped with a reason, in one place: `Store.skipped` (path → why),
 which the list page shows. A path is first only stat'ed: a FIFO, a device, a folder named like a
@@ -139,6 +141,11 @@ class Store:
                     return
                 ref.mtime, ref.size = st.st_mtime, st.st_size
                 self.indexer.poke()
+            elif any(rows.store_of(path) for rows in formats.ROW_STORES):
+                # a database whose rows are sessions (or its write-ahead log) was written: its
+                # sessions are listed again (one query, remembered while the database is as it was)
+                self._dirty = True
+                self.indexer.poke()
             return
         self._dirty = True
         self.indexer.poke()
@@ -228,6 +235,12 @@ class Store:
                 if key in found:  # two hashes alike: never seen, but never two sessions one key
                     key = keys.marked(key, path)
                 found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
+        for rows in formats.ROW_STORES:  # a session found both as a file and as a row: the row
+            by_path = {r.path: r for r in found.values()}
+            for path, why in rows.shadowed(list(by_path)).items():
+                del found[by_path[path].key]
+                skipped[path] = why
+                skipped_keys.setdefault(by_path[path].key, path)
         _tell_apart(found.values())
         skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
         return found, skipped, skipped_keys, {a: k for a, k in aliases.items() if a not in found}
@@ -238,6 +251,9 @@ class Store:
         symlink out of the roots…). Plain strings and one scandir per folder: a projects folder
         of thousands of sessions is listed in milliseconds."""
         if not root.is_dir():
+            if _row_store(root.name):
+                yield from _rows(str(root), len(str(root.parent)) + 1)
+                return
             yield _candidate(str(root), _label(root.parent.name if root.name == SESSION_FILE
                                                or root.name in formats.FOLDER_FILES else root.stem))
             return
@@ -259,9 +275,6 @@ class Store:
                 yield _candidate(os.path.join(folder, SESSION_FILE), folder[cut:])
                 continue
             stems = {n[:-6] for n in names if n.endswith(".jsonl")}
-            for name in formats.NOTED_FILES.keys() & names:  # a store no format reads: say why
-                yield os.path.join(folder, name), os.path.join(folder, name)[cut:], None, \
-                    formats.NOTED_FILES[name]
             # a format's folders that hold parts of sessions listed elsewhere (OpenCode's storage)
             skip = set().union(*(f(names) for f in formats.SKIPPING))
             for e in entries:
@@ -280,6 +293,8 @@ class Store:
                         yield _candidate(e.path, e.path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
+                elif name.endswith(".db") and _row_store(name):
+                    yield from _rows(e.path, cut)  # its rows are sessions (OpenCode's opencode.db)
                 elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
                         and not name.endswith(".meta.json") and not _is_companion(e.path):
                     # (`.traj`: SWE-agent's trajectory, one JSON document like a `.json`)
@@ -293,7 +308,7 @@ class Store:
         known = self._verdicts.get(path)
         if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
             return known[2]
-        if path.endswith((".json", ".traj")):
+        if path.endswith((".json", ".traj")) or files.row_store(path) is not None:
             why = None  # documents were recognised by their content already
         else:
             try:
@@ -789,6 +804,33 @@ def _candidate(path: str, label: str) -> tuple[str, str, os.stat_result | None, 
     except OSError as e:
         return path, label, None, _os_reason(path, e)
     return path, label, st, reason
+
+
+def _row_store(name: str):
+    """The module whose database a file of this name is (its rows are sessions), else None."""
+    return next((rows for rows in formats.ROW_STORES if rows.is_store(name)), None)
+
+
+def _rows(db: str, cut: int):
+    """(row path, label, stat, None) for each session row of a database (see files.ROW_STORES),
+    its stat the database's with the row's own time and size; or (the database, label, stat, why)
+    when it cannot be read as one (locked, damaged, another program's)."""
+    rows = _row_store(os.path.basename(db))
+    path, label, st, why = _candidate(db, db[cut:])
+    if why or st is None:
+        yield path, label, st, why
+        return
+    try:
+        found = rows.list_sessions(db)
+    except OSError as e:
+        yield path, label, st, str(e)
+        return
+    for row, _sid, mtime, size in found:
+        ns = int(mtime * 1e9)
+        # (seconds as integers, then as floats, then in nanoseconds: what os.stat gives)
+        yield row, row[cut:], os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink,
+                                              st.st_uid, st.st_gid, size, *[int(mtime)] * 3,
+                                              *[mtime] * 3, *[ns] * 3)), None
 
 
 def _os_reason(path: str, e: OSError) -> str:

@@ -23,11 +23,12 @@ and may have:
                      session's own message and part folders)
   EVENTS_FILE        the name of the JSONL file that holds a session kept as a folder (Copilot
                      CLI's `events.jsonl`): listed under its folder's name
-  NOTED_FILES        file name → why the viewer does not read it (listed as skipped: OpenCode's
-                     SQLite store)
   session_info(main)  what the files beside a session say of it: {"agent", "finished", "model",
                      "parent_path", …} (legion's state.json, Factory Droid's settings)
   sidecars(main)     the files session_info reads: a change to one refreshes the index
+  ROW_STORE          a module for sessions that are rows of a database file (OpenCode's
+                     `opencode_db`): is_store(name), list_sessions(db) for discovery, store_of(path)
+                     for the watcher, is_row(path) / row_bytes(path) for `files.open_file`
   folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
                      when `path` is one's main file: what tells the index and the live tail it changed
 
@@ -39,7 +40,7 @@ from __future__ import annotations
 import logging
 from types import ModuleType
 
-from .. import reader
+from .. import files, reader
 
 from . import claude_code, generic, legion
 from . import marsys, wolo
@@ -58,11 +59,12 @@ BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
 log = logging.getLogger(__name__)
 CLAIMING = [a for a in ADAPTERS if hasattr(a, "claims_file")]
 SKIPPING = [a.skip_folders for a in ADAPTERS if hasattr(a, "skip_folders")]
-# file names discovery lists as skipped, with the reason (a format's store the viewer cannot read)
-NOTED_FILES = {n: why for a in ADAPTERS for n, why in getattr(a, "NOTED_FILES", {}).items()}
 # JSONL file names that stand for the folder they are in (a session kept as a folder of files, its
 # events in this one): listed under the folder's name
 FOLDER_FILES = frozenset(a.EVENTS_FILE for a in ADAPTERS if hasattr(a, "EVENTS_FILE"))
+# databases whose rows are sessions: discovery lists them, `files.open_file` reads a row's path
+ROW_STORES = [a.ROW_STORE for a in ADAPTERS if hasattr(a, "ROW_STORE")]
+files.ROW_STORES[:] = ROW_STORES
 reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 

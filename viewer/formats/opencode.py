@@ -34,15 +34,13 @@ storage hold it; the first two are read here.
   partial-call | result, toolCallId, toolName, args, result}) and their facts in `metadata` (time,
   error, tool {callID: {title, time}}, assistant {modelID, cost, tokens, summary}).
 * SQLite (OpenCode 1.2.0, 2026-02, and later: `storage/db.ts`, `~/.local/share/opencode/opencode.db`
-  in WAL mode, tables session / message / part whose `data` column holds the same JSON). Not
-  read: the viewer's sessions are files — discovery stats them, a session's key and its identity
-  for the cache and the live tail, the raw view and the downloads all come from its file, and
-  every read goes through `files.open_file` — while one database holds every session; reading it
-  would mean sessions that are rows, through the whole server. Discovery lists `opencode.db`
-  among the skipped files saying so (`NOTED_FILES`); `opencode export <id>` writes a session of
-  any generation as the document read below. (`storage/json-migration.ts`, up to 1.15, copies the
-  file storage into the database and leaves the files in place: sessions written before the
-  upgrade still list from `storage/`.)
+  in WAL mode, tables session / message / part / todo whose `data` column holds the same JSON).
+  Each session row is listed as a session named by a path below the database file
+  (`…/opencode.db/<session id>`): `opencode_db` owns those paths and reads a row-session into the
+  same export-shaped document (`folder_document`), its identity (`folder_identity`), its
+  sub-agents (`companions`) and its parent (`session_info`). (`storage/json-migration.ts`, up to
+  1.15, copies the file storage into the database and leaves the files in place: a session found
+  in both is listed once, from the database — `shadowed`.)
 
 `opencode run --format json` (cli/cmd/run.ts) prints a JSONL log of a run: one line per part as it
 ended (`{type: step_start | text | reasoning | tool_use | step_finish, timestamp, sessionID, part}`)
@@ -85,6 +83,7 @@ import orjson
 
 from .. import files, keys
 from ..reader import BadLine
+from . import opencode_db
 from ..model import DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data, Event, \
     Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, load_json_file, set_time
@@ -95,11 +94,7 @@ MODE = "document"
 FOLDER_KEY = "opencode_session_folder"  # marks the document `folder_document` builds
 INFO_LIMIT = 1 << 20  # a session file is a few hundred bytes (its summary diffs moved out in 0.5)
 CHILD_DEPTH = 4  # levels of sub-agents of sub-agents listed under one session
-# OpenCode 1.2+'s store (storage/db.ts): listed among the skipped files, saying what to do instead
-NOTED_FILES = {"opencode.db": "OpenCode's SQLite database (OpenCode 1.2 and later): not read here. "
-                              "“opencode export <session id> > session.json” writes a session as a "
-                              "file this viewer opens (sessions OpenCode stored before 1.2 are "
-                              "listed from storage/)"}
+ROW_STORE = opencode_db  # OpenCode 1.2+'s database: its session rows are sessions (formats/__init__)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # the only ids joined into a path
 # a tool part's error text when something refused the call before it ran (permission/next.ts:
 # RejectedError, CorrectedError, DeniedError), or when the run was stopped (session/processor.ts)
@@ -141,7 +136,10 @@ def _is_info(data: Any) -> bool:
 def claims_file(path: Path, head: bytes) -> bool:
     """Whether `path` is a session file of OpenCode's file storage, told from where it sits and its
     first bytes alone (discovery asks this of every `.json` file: reading the whole session to
-    know would read every message and part of every session on a first listing)."""
+    know would read every message and part of every session on a first listing); or a session
+    row of OpenCode's database."""
+    if opencode_db.is_row(str(path)):
+        return True
     layout = _session_layout(path)
     if layout is None:
         return False
@@ -218,6 +216,8 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
         out.append(("todos", doc["todos"]))
     if isinstance(doc.get("unreachable"), str):
         out.append(("unreachable", doc["unreachable"]))
+    if isinstance(doc.get("stale_wal"), str):
+        out.append(("stale_wal", doc["stale_wal"]))
     return out
 
 
@@ -246,6 +246,8 @@ def event(rec: Any, ref: Ref) -> Event:
             f"This session's messages are not shown: they are in {as_text(rec)}/message and "
             f"{as_text(rec)}/part, outside the folders being served. Serve OpenCode's data folder "
             f"(~/.local/share/opencode) or its storage folder to read them.")])
+    if ref.path == "stale_wal":
+        return Event(ref, "system", kind="notice", format=NAME, blocks=[Notice(as_text(rec))])
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
     if _run_line_kind(rec):
@@ -617,10 +619,12 @@ def title_of(ev: Event) -> str | None:
 def folder_document(path: Path) -> dict | None:
     """A session of OpenCode's file storage read as one export-shaped document, when `path` is its
     session file; else None. Messages and parts are ordered by id, as OpenCode orders them; a file
-    that does not parse stays in its place as a record the index shows as unparsed."""
+    that does not parse stays in its place as a record the index shows as unparsed. A session row
+    of OpenCode's database is read into the same shape (`opencode_db.document`)."""
     layout = _session_layout(path)
     if layout is None:
-        return None
+        doc = opencode_db.document(str(path))
+        return {FOLDER_KEY: True, **doc} if doc is not None else None
     info = load_json_file(path)
     msg_dir, part_root = layout
     if not _is_info(info) and not _has_messages(msg_dir):
@@ -692,9 +696,11 @@ def folder_identity(path: str) -> tuple[int, int, int] | None:
     size and inode are the session file's own (readers take the size as the file's length);
     mtime_ns is the newest time among those files and folders, moved on by less than a
     millisecond by a digest of their count and sizes, so that a part written again within the
-    clock's tick but to another length still reads as a change."""
+    clock's tick but to another length still reads as a change.
+
+    A session row of OpenCode's database: `opencode_db.identity`."""
     if not path.endswith(".json") or _SESSION_DIR not in path:
-        return None
+        return opencode_db.identity(path)  # (None at once for any other path: told by its name)
     layout = _session_layout(Path(path))
     if layout is None:
         return None
@@ -742,9 +748,10 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     """(session id, its session file, meta) of each sub-agent session of the session at `main`, and
     of theirs, breadth first: the session files beside it (its project's folder) that name it as
     their `parentID`. meta: `session_id`, `parent_session_id`, `title`, `created`. (The task call
-    that spawned one names it in its part, `metadata.sessionId`: `event` links them by `spawns`.)"""
+    that spawned one names it in its part, `metadata.sessionId`: `event` links them by `spawns`.)
+    A session row's: the rows naming it as their `parent_id`."""
     if _session_layout(main) is None:
-        return []
+        return [(cid, Path(p), meta) for cid, p, meta in opencode_db.children(str(main), CHILD_DEPTH)]
     own = _small_info(main)
     if own is None:
         return []
@@ -775,8 +782,13 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
 
 
 def companion_folders(main: Path) -> list[Path]:
-    """The project's sessions folder: a new sub-agent session is a new file in it."""
-    return [main.parent] if _session_layout(main) is not None else []
+    """The project's sessions folder: a new sub-agent session is a new file in it (a session row's:
+    its database and write-ahead log, which change with every write)."""
+    if _session_layout(main) is not None:
+        return [main.parent]
+    if opencode_db.is_row(str(main)):
+        return [main.parent, Path(f"{main.parent}-wal")]
+    return []
 
 
 _SUBAGENT_TITLE = re.compile(r"^(.*) \(@([\w.-]+) subagent\)$")
@@ -793,16 +805,24 @@ def thread_label(agent: str, meta: dict) -> str:
 def session_info(main: Path) -> dict:
     """For a sub-agent's session: its parent (`parent_session`), the parent's session file beside
     it (`parent_path`), its thread in the parent's index, and its agent (from its title)."""
-    if _session_layout(main) is None:
-        return {}
-    info = _small_info(main)
+    row = _session_layout(main) is None
+    if row:
+        if not opencode_db.is_row(str(main)):
+            return {}
+        try:
+            parent, title = opencode_db.parent(str(main))
+        except OSError:
+            return {}
+        info = {"parentID": parent, "title": title}
+    else:
+        info = _small_info(main)
     if info is None:
         return {}
     out: dict = {}
     parent = info.get("parentID")
     if isinstance(parent, str) and _ID.fullmatch(parent) and parent != main.stem:
         out["parent_session"] = parent
-        out["parent_path"] = str(main.parent / f"{parent}.json")
+        out["parent_path"] = str(main.parent / (parent if row else f"{parent}.json"))
         out["thread"] = keys.thread_key(main.stem)
         m = _SUBAGENT_TITLE.match(info.get("title") or "")
         if m:

@@ -1,0 +1,489 @@
+"""OpenCode 1.2+'s SQLite store (`opencode.db`): sessions that are rows, read as the file storage is.
+
+Since OpenCode 1.2.0 (2026-02) every session lives in one database, `~/.local/share/opencode/
+opencode.db` (`storage/db.ts`; another release channel's `opencode-<channel>.db`), in WAL mode. Its
+tables (`session/session.sql.ts`, first created by the migration `20260127222353_familiar_lady_ursula`):
+
+    session  id, project_id, workspace_id, parent_id, slug, directory, path, title, version,
+             share_url, summary_additions / _deletions / _files, summary_diffs (JSON), revert (JSON),
+             permission (JSON), time_created, time_updated, time_compacting, time_archived, and
+             columns later releases add (cost, tokens_*, agent, model…)
+    message  id, session_id, time_created, time_updated, data — MessageV2.Info without id, sessionID
+    part     id, message_id, session_id, time_created, time_updated, data — MessageV2.Part without
+             id, sessionID, messageID
+    todo     session_id, content, status, priority, position, time_created, time_updated
+
+The server's sessions are files, so a row-session is named by a path below its database file,
+`<folder>/opencode.db/<session id>`, which no file system holds (`is_row`): its key is
+`opencode.db~<session id>` (keys.py), stable and URL-safe. This module owns everything about that
+path, and the rest of the server reaches it through the hooks files already use:
+
+* `files.open_file(path)` reads `row_bytes(path)`: the session row as OpenCode's Session.Info JSON
+  (what the file storage's session file held), so detection, the raw bytes and the index's pass
+  need nothing new. The session's summary diffs (file contents before and after) are left out, as
+  they left the session file in 0.5.
+* `document(path)` is the session as `opencode export` writes it (`{info, messages: [{info,
+  parts}], todos}`), read by `opencode.folder_document`, so `records` / `event` are the file
+  storage's. A row whose `data` does not parse is a BadLine in its place (an unparsed card).
+* `identity(path)`: (size of `row_bytes`, a time standing for every row of the session, the
+  database's inode) for the cache, the list and the live tail — a few indexed aggregate queries
+  (count and newest/summed `time_updated` of its messages, parts and todos), remembered while the
+  database and its `-wal` file are unchanged, never a read of the session's data.
+* `list_sessions(db)`: the sessions discovery lists (store.py), or why the database is skipped.
+
+Reading never writes: a WAL database without a `-wal` file (no OpenCode has it open) is opened
+`immutable` (a read-only open of a WAL database would otherwise create `-wal` and `-shm` files
+beside it, or fail in a read-only folder); with one, or in rollback mode, `mode=ro`, in a short transaction closed at
+once (a WAL reader never blocks OpenCode's writer). When the `-shm` file is missing and cannot be
+made (a read-only folder), the database file alone is read and the session says that OpenCode's
+latest writes are not shown. The database must be a regular file inside the served roots (a
+symlink out of them is refused as any file is).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import files
+from ..reader import BadLine
+
+DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]{1,64})?\.db")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+TIMEOUT = 0.5  # seconds a read waits for a lock (only a WAL recovery or a rollback-mode writer)
+_NEEDED = {"session": {"id", "title", "time_created", "time_updated"},
+           "message": {"id", "session_id", "data"},
+           "part": {"id", "message_id", "session_id", "data"}}
+# session columns that hold JSON (`text({mode: "json"})`), and the one left out of a session's info
+_JSON_COLUMNS = {"revert", "permission", "model", "goal", "metadata", "summary_diffs"}
+_LEFT_OUT = {"summary_diffs"}
+_NAMED = {"project_id": "projectID", "workspace_id": "workspaceID", "parent_id": "parentID"}
+
+
+class Unreadable(OSError):
+    """The database cannot be read as OpenCode's; `str()` says why in a user's words."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(5, reason, path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+
+def is_store(name: str) -> bool:
+    """Whether a file name is OpenCode's database (`opencode.db`, `opencode-<channel>.db`)."""
+    return name.endswith(".db") and bool(DB_NAME.fullmatch(name))
+
+
+def store_of(path: str) -> str | None:
+    """The database a watched file belongs to (the database itself or its `-wal`), else None."""
+    name = os.path.basename(path)
+    if name.endswith("-wal"):
+        path, name = path[:-4], name[:-4]
+    return path if is_store(name) else None
+
+
+def row_path(db: str, session_id: str) -> str:
+    return os.path.join(db, session_id)
+
+
+def split(path: str) -> tuple[str, str] | None:
+    """(database, session id) of a row-session's path, else None — told from the name alone (it is
+    asked of every path whose identity is taken)."""
+    db, sid = os.path.split(path)
+    if not is_store(os.path.basename(db)) or not _ID.fullmatch(sid):
+        return None
+    return db, sid
+
+
+def is_row(path: str) -> bool:
+    found = split(os.fspath(path))
+    return found is not None and os.path.isfile(found[0])
+
+
+# --- connections ----------------------------------------------------------------------------------
+
+
+class _Reader:
+    """One short read transaction on a database: `with _Reader(db) as r: r.all(sql, args)`."""
+
+    def __init__(self, db: str):
+        self.db = db
+        self.stale_wal: str | None = None  # why the -wal file's writes could not be read
+
+    def __enter__(self) -> "_Reader":
+        reason = files.refusal(self.db)  # a regular file, inside the served roots
+        if reason:
+            raise files.Refused(self.db, reason)
+        real = files.real_path(self.db)
+        wal = os.path.exists(real + "-wal")
+        try:
+            # (a WAL database no OpenCode has open is whole in its file; one in rollback mode,
+            # OpenCode's fallback on file systems without WAL, may be mid-write: read with locks)
+            self._begin(real, immutable=not wal and _wal_mode(self.db))
+        except sqlite3.OperationalError as e:
+            self.__exit__()
+            if not wal or "unable to open" not in str(e):
+                raise _unreadable(self.db, e) from e
+            # the -shm file is missing and cannot be made here (a read-only folder)
+            self.stale_wal = (f"{os.path.basename(self.db)}-wal could not be read ({e}): what "
+                              f"OpenCode wrote since its last checkpoint is not shown")
+            try:
+                self._begin(real, immutable=True)
+            except sqlite3.Error as e2:
+                self.__exit__()
+                raise _unreadable(self.db, e2) from e2
+        except sqlite3.Error as e:
+            self.__exit__()
+            raise _unreadable(self.db, e) from e
+        return self
+
+    def _begin(self, real: str, immutable: bool) -> None:
+        self.con = _connect(real, immutable)
+        self.con.execute("BEGIN")
+        self.con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # the snapshot is taken
+
+    def __exit__(self, *exc) -> None:
+        con, self.con = getattr(self, "con", None), None
+        if con is not None:
+            con.close()  # (the transaction ends with it: nothing was written)
+
+    def all(self, sql: str, args: tuple = ()) -> list:
+        try:
+            return self.con.execute(sql, args).fetchall()
+        except sqlite3.Error as e:
+            raise _unreadable(self.db, e) from e
+
+    def columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.all(f"PRAGMA table_info({table})")]
+
+    def check(self) -> dict[str, list[str]]:
+        """The columns of OpenCode's tables; Unreadable when this is not OpenCode's database."""
+        tables = {t: self.columns(t) for t in ("session", "message", "part", "todo")}
+        missing = [t for t in ("session", "message", "part") if not tables[t]]
+        if missing and self.stale_wal:  # (its tables may all be in the log still)
+            raise Unreadable(self.db, "OpenCode's SQLite database: " + self.stale_wal)
+        if missing:
+            raise Unreadable(self.db, "a SQLite database without OpenCode's "
+                                      + ", ".join(missing) + " table" + "s" * (len(missing) > 1))
+        for table, needed in _NEEDED.items():
+            lacking = needed - set(tables[table])
+            if lacking:
+                raise Unreadable(self.db, f"OpenCode's {table} table lacks {', '.join(sorted(lacking))}"
+                                          ": a layout this viewer does not know")
+        return tables
+
+
+def _wal_mode(db: str) -> bool:
+    """Whether the database file's header says WAL mode (its read and write versions are 2)."""
+    try:
+        head = files.read_file(db, 20)
+    except OSError:
+        return False
+    return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
+
+
+def _connect(real: str, immutable: bool) -> sqlite3.Connection:
+    uri = Path(real).as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    con = sqlite3.connect(uri, uri=True, timeout=TIMEOUT, isolation_level=None,
+                          check_same_thread=False)
+    con.text_factory = lambda b: b.decode("utf-8", "replace")
+    return con
+
+
+def _unreadable(db: str, e: sqlite3.Error) -> Unreadable:
+    text = str(e)
+    if "locked" in text or "busy" in text:
+        why = "the database is locked by another program; try again in a moment"
+    elif "not a database" in text or "malformed" in text or "corrupt" in text:
+        why = f"not a readable SQLite database ({text}): damaged, or not a database"
+    else:
+        why = f"the database cannot be read ({text})"
+    return Unreadable(db, "OpenCode's SQLite database: " + why)
+
+
+# --- remembered while the database is unchanged --------------------------------------------------
+
+
+def _state(db: str) -> tuple:
+    """What changes whenever OpenCode writes: the database file and its -wal file."""
+    st = os.stat(db)
+    try:
+        w = os.stat(db + "-wal")
+        wal = (w.st_size, w.st_mtime_ns, w.st_ino)
+    except OSError:
+        wal = None
+    return st.st_size, st.st_mtime_ns, st.st_ino, wal
+
+
+_memo: dict[tuple, tuple[tuple, Any]] = {}
+_memo_lock = threading.Lock()
+
+
+def _remembered(what: tuple, db: str, make):
+    state = _state(db)
+    with _memo_lock:
+        hit = _memo.get(what)
+    if hit is not None and hit[0] == state:
+        return hit[1]
+    value = make()
+    with _memo_lock:
+        if len(_memo) > 20_000:
+            _memo.clear()
+        _memo[what] = (state, value)
+    return value
+
+
+# --- sessions -------------------------------------------------------------------------------------
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, (str, bytes)):
+        return text
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _session_columns(r: _Reader) -> list[str]:
+    return [c for c in r.check()["session"] if c not in _LEFT_OUT]
+
+
+def _info(row: dict) -> dict:
+    """A session row as OpenCode's Session.Info (its `fromRow`); columns it does not know are kept
+    under their own names."""
+    info: dict = {}
+    rest = dict(row)
+    for col in ("id", "slug"):
+        if col in rest:
+            info[col] = rest.pop(col)
+    for col, name in _NAMED.items():
+        if col in rest:
+            info[name] = rest.pop(col)
+    for col in ("directory", "path", "title", "version"):
+        if col in rest:
+            info[col] = rest.pop(col)
+    summary = {k: rest.pop(f"summary_{k}", None) for k in ("additions", "deletions", "files")}
+    if any(v is not None for v in summary.values()):
+        info["summary"] = summary
+    if rest.get("share_url"):
+        info["share"] = {"url": rest.pop("share_url")}
+    rest.pop("share_url", None)
+    time = {k: rest.pop(f"time_{k}", None) for k in ("created", "updated", "compacting", "archived")}
+    for col, value in rest.items():
+        info[col] = _loads(value) if col in _JSON_COLUMNS else value
+    info["time"] = {k: v for k, v in time.items() if v is not None}
+    return {k: v for k, v in info.items() if v is not None}
+
+
+def _info_bytes(info: dict) -> bytes:
+    return orjson.dumps(info, option=orjson.OPT_INDENT_2, default=str)
+
+
+def _session_row(r: _Reader, sid: str) -> dict | None:
+    cols = _session_columns(r)
+    rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)} FROM session WHERE id = ?", (sid,))
+    return dict(zip(cols, rows[0])) if rows else None
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _gone(path: str) -> FileNotFoundError:
+    return FileNotFoundError(2, "this session is no longer in OpenCode's database", path)
+
+
+def row_bytes(path: str) -> bytes:
+    """What opening a row-session's path reads: its session row as Session.Info JSON."""
+    db, sid = split(os.fspath(path)) or (None, None)
+    if db is None:
+        raise FileNotFoundError(2, "No such file", path)
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+    if row is None:
+        raise _gone(path)
+    return _info_bytes(_info(row))
+
+
+def identity(path: str) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) standing for a row-session as a whole, or None when `path` is not
+    one. mtime_ns is the newest `time_updated` among its session row, messages, parts and todos
+    (OpenCode sets it on every write: a part rewritten in place as it streams too), moved on by
+    less than a millisecond by a digest of their counts and summed times, so a row added or
+    removed within the same millisecond as the last write still reads as a change (a row
+    rewritten in place within that millisecond is seen with the next write: telling it would
+    mean reading every row's data). Raises OSError when the session or its database cannot be
+    read."""
+    found = split(path)
+    if found is None or not os.path.isfile(found[0]):
+        return None
+    db, sid = found
+    return _remembered(("identity", db, sid), db, lambda: _identity(db, sid, path))
+
+
+def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+        if row is None:
+            raise _gone(path)
+        counts = []
+        for table in ("message", "part", "todo"):
+            if table == "todo" and not r.columns("todo"):
+                continue
+            counts.append(r.all(f"SELECT count(*), max(time_updated), total(time_updated) FROM {table} "
+                                "WHERE session_id = ?", (sid,))[0])
+    size = len(_info_bytes(_info(row)))
+    newest = max([row.get("time_updated") or 0] + [c[1] or 0 for c in counts])
+    newest = int(newest) * 1_000_000 if isinstance(newest, (int, float)) else 0
+    digest = hash(tuple((c[0], c[2]) for c in counts)) % 1_000_000
+    return size, newest + digest, os.stat(db).st_ino
+
+
+def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
+    """(row path, session id, last write as epoch seconds, size) of every session in a database;
+    Unreadable (an OSError) when it is not a readable OpenCode database."""
+    return _remembered(("list", db), db, lambda: _list(db))
+
+
+def _list(db: str) -> list[tuple[str, str, float, int]]:
+    with _Reader(db) as r:
+        cols = _session_columns(r)
+        # a session's own time moves with its title and summary; its newest message with the work
+        rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)}, (SELECT max(time_created) FROM "
+                     "message WHERE message.session_id = session.id) FROM session")
+    out = []
+    for values in rows:
+        row = dict(zip(cols, values[:-1]))
+        sid = row.get("id")
+        if not isinstance(sid, str) or not _ID.fullmatch(sid):
+            continue  # (an id no path can name)
+        times = [t for t in (row.get("time_updated"), values[-1]) if isinstance(t, (int, float))]
+        out.append((row_path(db, sid), sid, max(times) / 1000 if times else 0.0,
+                    len(_info_bytes(_info(row)))))
+    return out
+
+
+def document(path: str) -> dict | None:
+    """A row-session as `opencode export` writes it (`{info, messages: [{info, parts}], todos}`,
+    marked with `key`), or None when `path` is not one. Messages in OpenCode's order (time
+    created, then id), each with its parts by id."""
+    found = split(os.fspath(path))
+    if found is None or not os.path.isfile(found[0]):
+        return None
+    db, sid = found
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+        if row is None:
+            raise _gone(path)
+        msgs = r.all("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+                     (sid,))
+        parts = r.all("SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY "
+                      "message_id, id", (sid,))
+        todos = r.all("SELECT content, status, priority, position FROM todo WHERE session_id = ? "
+                      "ORDER BY position", (sid,)) if r.columns("todo") else []
+        stale = r.stale_wal
+    by_message: dict[str, list] = {}
+    for mid, pid, data in parts:
+        by_message.setdefault(mid, []).append(
+            _row_value(data, f"part {pid}", {"id": pid, "sessionID": sid, "messageID": mid}))
+    messages = []
+    for mid, data in msgs:
+        info = _row_value(data, f"message {mid}", {"id": mid, "sessionID": sid})
+        messages.append({"info": info, "parts": by_message.get(mid, [])}
+                        if isinstance(info, dict) else info)
+    doc: dict = {"info": _info(row), "messages": messages,
+                 "todos": [{"content": c, "status": s, "priority": p} for c, s, p, _ in todos]
+                 or None}
+    if stale:
+        doc["stale_wal"] = stale
+    return doc
+
+
+def _row_value(data: Any, what: str, ids: dict) -> Any:
+    """A row's `data` with the ids OpenCode keeps in columns put back (its `fromRow`), or a
+    BadLine saying why it cannot be read."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    if not isinstance(data, str):
+        return BadLine(f"{what}: its data is not JSON text")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        return BadLine(f"{what}: its data is not JSON ({e})")
+    return {**value, **ids} if isinstance(value, dict) else value
+
+
+def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
+    """(session id, row path, meta) of the sub-agent sessions of a row-session and of theirs,
+    breadth first, `depth` levels down (the `task` tool's sessions name it as `parent_id`)."""
+    found = split(os.fspath(path))
+    if found is None or not os.path.isfile(found[0]):
+        return []
+    db, sid = found
+    out: list[tuple[str, str, dict]] = []
+    with _Reader(db) as r:
+        r.check()
+        seen, frontier = {sid}, [sid]
+        for _ in range(depth):
+            if not frontier:
+                break
+            marks = ", ".join("?" * len(frontier))
+            below = []
+            for cid, parent, title, created in r.all(
+                    f"SELECT id, parent_id, title, time_created FROM session WHERE parent_id IN "
+                    f"({marks}) ORDER BY id", tuple(frontier)):
+                if not isinstance(cid, str) or not _ID.fullmatch(cid) or cid in seen:
+                    continue
+                seen.add(cid)
+                out.append((cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent,
+                                                     "title": title, "created": created}))
+                below.append(cid)
+            frontier = below
+    return out
+
+
+def parent(path: str) -> tuple[str | None, str | None]:
+    """(parent session id, title) of a row-session."""
+    found = split(os.fspath(path))
+    if found is None or not os.path.isfile(found[0]):
+        return None, None
+    db, sid = found
+    with _Reader(db) as r:
+        r.check()
+        rows = r.all("SELECT parent_id, title FROM session WHERE id = ?", (sid,))
+    return rows[0] if rows else (None, None)
+
+
+def shadowed(paths: list[str]) -> dict[str, str]:
+    """Of the sessions discovery found, the file storage's session files (`<data>/storage/session/
+    <project>/<id>.json`) whose session is also a row of a database in the same data folder, with
+    why they are skipped: OpenCode 1.2's json-migration copied them there and left the files."""
+    rows: dict[str, set[str]] = {}
+    for p in paths:
+        found = split(p)
+        if found is not None:
+            rows.setdefault(os.path.dirname(found[0]), set()).add(found[1])
+    if not rows:
+        return {}
+    out = {}
+    for p in paths:
+        if not p.endswith(".json"):
+            continue
+        parts = p.rsplit(os.sep, 4)
+        if len(parts) == 5 and parts[1:3] == ["storage", "session"] and \
+                parts[4][:-5] in rows.get(parts[0], ()):
+            out[p] = ("also in OpenCode's database (opencode.db), where OpenCode 1.2 copied it "
+                      "from these files: listed from there")
+    return out
