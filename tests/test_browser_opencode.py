@@ -3,8 +3,9 @@ its sub-agent's session right below it; the session reads as OpenCode wrote it (
 with its state, the edit as a diff, the todo list, the task's sub-agent conversation in place); and
 a session followed live while OpenCode writes its part files again in place (a running command's
 part rewritten as completed updates its card; a new part appears; a sub-agent's session written
-beside it shows up under its task call). Fixtures:
-test_data/formats/opencode (make_fixtures.py)."""
+beside it shows up under its task call); a session of OpenCode 1.2+'s database (opencode.db), opened
+from the list while OpenCode writes to it, shows a new message live. Fixtures:
+test_data/formats/opencode (make_fixtures.py, make_db.py)."""
 
 import json
 import re
@@ -105,3 +106,38 @@ def test_a_session_followed_live_as_its_parts_are_written_again(serve, watched_p
     child.write_text(child_info)  # the task's sub-agent session appears beside its parent's
     expect(task.locator("details.subthread summary")).to_contain_text("Sub-agent: explore", timeout=60_000)
     assert page.problems == []
+
+
+def test_a_session_of_opencode_s_database_followed_live(serve, watched_page, tmp_path):
+    """OpenCode 1.2+ keeps sessions as rows of opencode.db: a session is listed under its title,
+    opens, and a message OpenCode writes while the page is open appears in it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_db", DATA.parent / "make_db.py")
+    make_db = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_db)
+    root = tmp_path / "opencode"
+    root.mkdir()
+    con = make_db.build(root / "opencode.db", keep_open=True)  # a running OpenCode's database
+    try:
+        page = watched_page
+        srv = serve(root)
+        indexed_list(page, srv.url + "/")
+        rows = page.locator("table.sessions tbody tr")
+        expect(rows).to_have_count(3)
+        child = rows.filter(has_text="Find divide() callers (@explore subagent)")
+        expect(child).to_have_class(re.compile(r"\bsubagent\b"))
+        rows.filter(has_text="Fix divide-by-zero in calc.py").locator("td.title > a").click()
+        expect(page).to_have_url(re.compile(rf"/s/opencode.db~{PARENT}$"))
+        expect(page.locator("#tc-toolu_bash_1 .state")).to_have_text("denied by user")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        msg = "msg_a1c2d3e00108ZZZZZZZZZZZZZZ"
+        make_db.write_message(con, PARENT, {"role": "user", "time": {"created": 1764064990000},
+                                            "agent": "build"}, msg, now=1764064990000)
+        make_db.write_part(con, PARENT, msg, {"type": "text", "text": "Now check modulo by zero too."},
+                           "prt_a1c2d3e0010801ZZZZZZZZZZZZ", now=1764064990000)
+        expect(page.locator("#timeline").get_by_text("Now check modulo by zero too.")).to_be_visible(
+            timeout=30_000)
+        assert page.problems == []
+    finally:
+        con.close()
