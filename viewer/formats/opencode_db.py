@@ -168,7 +168,26 @@ class _Reader:
         return [r[1] for r in self.all(f"PRAGMA table_info({table})")]
 
     def check(self) -> dict[str, list[str]]:
-        """The columns of OpenCode's tables; Unreadable when this is not OpenCode's database."""
+        """The columns of OpenCode's tables; Unreadable when this is not OpenCode's database.
+        (Remembered while the schema is the same: asked on every read.)"""
+        version = self.all("PRAGMA schema_version")[0][0]
+        key = (self.db, os.stat(self.db).st_ino, version)
+        known = _schemas.get(key)
+        if known is None:
+            known = _schemas[key] = self._tables()
+            if len(_schemas) > 64:
+                _schemas.clear()
+        if isinstance(known, str):
+            raise Unreadable(self.db, known)
+        return known
+
+    def _tables(self) -> dict[str, list[str]] | str:
+        try:
+            return self._check()
+        except Unreadable as e:
+            return e.reason
+
+    def _check(self) -> dict[str, list[str]]:
         tables = {t: self.columns(t) for t in ("session", "message", "part", "todo")}
         missing = [t for t in ("session", "message", "part") if not tables[t]]
         if missing and self.stale_wal:  # (its tables may all be in the log still)
@@ -191,6 +210,10 @@ def _wal_mode(db: str) -> bool:
     except OSError:
         return False
     return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
+
+
+# (database, inode, schema_version) → its tables' columns, or why it is not OpenCode's
+_schemas: dict[tuple, dict | str] = {}
 
 
 def _connect(real: str, immutable: bool) -> sqlite3.Connection:
@@ -317,10 +340,16 @@ def row_bytes(path: str) -> bytes:
     return _info_bytes(_info(row))
 
 
+TAIL_MESSAGES = 8  # the last messages whose parts `identity` looks at
+
+
 def identity(path: str) -> tuple[int, int, int] | None:
     """(size, mtime_ns, inode) standing for a row-session as a whole, or None when `path` is not
-    one. mtime_ns is the newest `time_updated` among its session row, messages, parts and todos
-    (OpenCode sets it on every write: a part rewritten in place as it streams too), moved on by
+    one. mtime_ns is the newest `time_updated` among its session row, its messages, the parts of
+    its last TAIL_MESSAGES messages (where OpenCode writes; an older message's parts are written
+    again only along with new messages — compaction's pruning marks old tool parts as it adds
+    its summary — and then the whole is read again) and its todos (OpenCode sets it on every
+    write: a part rewritten in place as it streams too), moved on by
     less than a millisecond by a digest of their counts and summed times, so a row added or
     removed within the same millisecond as the last write still reads as a change (a row
     rewritten in place within that millisecond is seen with the next write: telling it would
@@ -338,12 +367,12 @@ def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
         row = _session_row(r, sid)
         if row is None:
             raise _gone(path)
-        counts = []
-        for table in ("message", "part", "todo"):
-            if table == "todo" and not r.columns("todo"):
-                continue
-            counts.append(r.all(f"SELECT count(*), max(time_updated), total(time_updated) FROM {table} "
-                                "WHERE session_id = ?", (sid,))[0])
+        each = "SELECT count(*), max(time_updated), total(time_updated) FROM "
+        counts = [r.all(each + "message WHERE session_id = ?", (sid,))[0],
+                  r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
+                        "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
+        if r.check()["todo"]:
+            counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
     newest = max([row.get("time_updated") or 0] + [c[1] or 0 for c in counts])
     newest = int(newest) * 1_000_000 if isinstance(newest, (int, float)) else 0
@@ -392,7 +421,7 @@ def document(path: str) -> dict | None:
         parts = r.all("SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY "
                       "message_id, id", (sid,))
         todos = r.all("SELECT content, status, priority, position FROM todo WHERE session_id = ? "
-                      "ORDER BY position", (sid,)) if r.columns("todo") else []
+                      "ORDER BY position", (sid,)) if r.check()["todo"] else []
         stale = r.stale_wal
     by_message: dict[str, list] = {}
     for mid, pid, data in parts:
