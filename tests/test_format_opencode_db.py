@@ -298,3 +298,55 @@ def test_a_row_path_is_opened_only_as_its_row(tmp_path):
     with pytest.raises(FileNotFoundError, match="no longer in OpenCode's database"):
         files.open_file(row(folder, "ses_gone"))
     assert files.row_store(folder / "notadb.db" / PARENT) is None
+
+
+def test_every_session_row_is_in_the_full_text_search(tmp_path):
+    """The search index reads a row-session as every read does (through files.open_file), and
+    its newest rows once OpenCode writes them."""
+    from viewer.cache import IndexCache
+    from viewer.fts import FullText
+
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    con = make_db.build(folder / "opencode.db", keep_open=True)
+    store = Store([folder], IndexCache(tmp_path / "cache"))
+    search = FullText(store, store.cache.path)
+    store.indexer.listen(search)
+    store.indexer.start()
+    try:
+        assert store.indexer.idle(60) and search.wait(60)
+        found = search.search("ZeroDivisionError").sessions
+        assert [r.path for r in found] == [str(row(folder, PARENT))]
+        assert search.coverage(store.sessions())["complete"]
+        msg = "msg_a1c2d3e00108ZZZZZZZZZZZZZZ"
+        make_db.write_message(con, PARENT, {"role": "user", "time": {"created": 1764064990000}},
+                              msg, now=1764064990000)
+        make_db.write_part(con, PARENT, msg, {"type": "text", "text": "what about a xylophone"},
+                           "prt_a1c2d3e0010801ZZZZZZZZZZZZ", now=1764064990000)
+        store.refresh(f"opencode.db~{PARENT}")  # what a live stream does on a file event
+        assert search.wait(60)
+        assert [h.id for r in search.search("xylophone").sessions for h in r.hits] == [msg]
+    finally:
+        store.indexer.stop()
+        search.close()
+        con.close()
+    store.flush()
+    # a restart whose index cache is current and whose search tables are gone: no index pass
+    # runs, so the search index reads every session back by itself (the walker's catch-up)
+    db = sqlite3.connect(tmp_path / "cache" / "index.sqlite")
+    for t in ("fts", "fts_text", "fts_sessions", "fts_meta"):
+        db.execute(f"DROP TABLE IF EXISTS {t}")
+    db.execute("DROP VIEW IF EXISTS fts_content")
+    db.commit()
+    db.close()
+    store = Store([folder], IndexCache(tmp_path / "cache"))
+    search = FullText(store, store.cache.path)
+    store.indexer.listen(search)
+    store.indexer.start()
+    try:
+        for _ in range(3):
+            assert store.indexer.idle(60) and search.wait(60)
+        assert [r.path for r in search.search("xylophone").sessions] == [str(row(folder, PARENT))]
+    finally:
+        store.indexer.stop()
+        search.close()

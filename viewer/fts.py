@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from . import text
+from . import files, reader, text
 from .formats.detect import NotTranscript
 from .reader import CutStr
 
@@ -315,12 +315,14 @@ class FullText:
             return True
         main = st[2].get("main")
         try:
-            now = os.stat(path)
+            # (the identity the index keeps: a stat, or for a session kept in a folder of files or
+            # as a database row, what its format says stands for it)
+            size, mtime_ns, _ = reader.file_identity(path)
         except OSError:
             return False
         # a document's rows stand for its time too: a Wolo folder's session.json is saved again at
         # the same size (its updated_at) whenever a message changes, and only its time says so
-        return main is None or main[5] != now.st_size or bool(main[6] and main[6] != now.st_mtime_ns)
+        return main is None or main[5] != size or bool(main[6] and main[6] != mtime_ns)
 
     def catch_up(self, key: str) -> None:
         """Hand one session to the writer, which reads what the passes did not hand over from the
@@ -568,7 +570,9 @@ class FullText:
         out = {}
         try:
             events = load_events(idx, thread, start, stop)
-            with open(th.path, "rb") as f:
+            # (through files.open_file, as every read: a session row of OpenCode's database
+            # is no file the system opens)
+            with files.confined(idx.confinement), files.open_file(th.path) as f:
                 expand = text.expander(f)
                 for i, ev in enumerate(events):
                     out[start + i] = (ev.id, self._text(ev, expand))
@@ -748,7 +752,7 @@ def _still(mark: list | None, th) -> bool:
 
 def _mtime(path: str) -> float:
     try:
-        return os.stat(path).st_mtime
+        return reader.file_identity(path)[1] / 1e9  # (a database row's: its newest row's time)
     except OSError:
         return 0.0
 
