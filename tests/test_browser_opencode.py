@@ -134,10 +134,10 @@ def test_a_session_of_opencode_s_database_followed_live(serve, watched_page, tmp
         msg = "msg_a1c2d3e00108ZZZZZZZZZZZZZZ"
         make_db.write_message(con, PARENT, {"role": "user", "time": {"created": 1764064990000},
                                             "agent": "build"}, msg, now=1764064990000)
-        make_db.write_part(con, PARENT, msg, {"type": "text", "text": "Now check modulo by zero too."},
+        words = "Now check modulo by zero too."
+        make_db.write_part(con, PARENT, msg, {"type": "text", "text": words},
                            "prt_a1c2d3e0010801ZZZZZZZZZZZZ", now=1764064990000)
-        expect(page.locator("#timeline").get_by_text("Now check modulo by zero too.")).to_be_visible(
-            timeout=30_000)
+        expect(page.locator("#timeline").get_by_text(words)).to_be_visible(timeout=30_000)
         assert page.problems == []
     finally:
         con.close()

@@ -40,7 +40,7 @@ storage hold it; the first two are read here.
   same export-shaped document (`folder_document`), its identity (`folder_identity`), its
   sub-agents (`companions`) and its parent (`session_info`). (`storage/json-migration.ts`, up to
   1.15, copies the file storage into the database and leaves the files in place: a session found
-  in both is listed once, from the database — `shadowed`.)
+  in both is listed once, from the database: `opencode_db.shadowed`.)
 
 `opencode run --format json` (cli/cmd/run.ts) prints a JSONL log of a run: one line per part as it
 ended (`{type: step_start | text | reasoning | tool_use | step_finish, timestamp, sessionID, part}`)

@@ -24,17 +24,23 @@ path, and the rest of the server reaches it through the hooks files already use:
   they left the session file in 0.5.
 * `document(path)` is the session as `opencode export` writes it (`{info, messages: [{info,
   parts}], todos}`), read by `opencode.folder_document`, so `records` / `event` are the file
-  storage's. A row whose `data` does not parse is a BadLine in its place (an unparsed card).
-* `identity(path)`: (size of `row_bytes`, a time standing for every row of the session, the
-  database's inode) for the cache, the list and the live tail — a few indexed aggregate queries
-  (count and newest/summed `time_updated` of its messages, parts and todos), remembered while the
-  database and its `-wal` file are unchanged, never a read of the session's data.
-* `list_sessions(db)`: the sessions discovery lists (store.py), or why the database is skipped.
+  storage's. A row whose `data` does not parse is a BadLine in its place (an unparsed card). The
+  raw view of a message shows it as assembled here: its row's `data` with its parts', the ids
+  OpenCode keeps in columns put back.
+* `identity(path)`: (size of `row_bytes`, a time standing for the session's rows, the database's
+  inode) for the cache, the list and the live tail — a few indexed aggregate queries (count and
+  newest / summed `time_updated` of its messages, of the parts of its last messages and of its
+  todos), remembered while the database and its `-wal` file are unchanged, never a read of the
+  session's data.
+* `list_sessions(db)`: the sessions discovery lists (store.py), or why the database is skipped;
+  `shadowed(paths)`: the file storage's session files also found as rows (listed once).
+* `children` / `parent`: the sub-agent sessions (`parent_id`) for `opencode.companions` and
+  `opencode.session_info`.
 
 Reading never writes: a WAL database without a `-wal` file (no OpenCode has it open) is opened
 `immutable` (a read-only open of a WAL database would otherwise create `-wal` and `-shm` files
-beside it, or fail in a read-only folder); with one, or in rollback mode, `mode=ro`, in a short transaction closed at
-once (a WAL reader never blocks OpenCode's writer). When the `-shm` file is missing and cannot be
+beside it, or fail in a read-only folder); with one, or in rollback mode, `mode=ro`, in a short
+transaction closed at once (a WAL reader never blocks OpenCode's writer). When the `-shm` file is missing and cannot be
 made (a read-only folder), the database file alone is read and the session says that OpenCode's
 latest writes are not shown. The database must be a regular file inside the served roots (a
 symlink out of them is refused as any file is).

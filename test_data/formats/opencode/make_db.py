@@ -205,8 +205,8 @@ def write_message(con, session: str, info: dict, mid: str | None = None, now: in
     con.execute("INSERT INTO message (id, session_id, time_created, time_updated, data) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET data = excluded.data, "
                 "time_updated = excluded.time_updated",
-                (mid, session, t.get("created", 0), now or t.get("completed") or t.get("created", 0),
-                 _dumps(data)))
+                (mid, session, t.get("created", 0),
+                 now or t.get("completed") or t.get("created", 0), _dumps(data)))
 
 
 def write_part(con, session: str, message: str, part: dict, pid: str | None = None,
