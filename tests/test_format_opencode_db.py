@@ -223,7 +223,10 @@ def test_a_newer_schema_and_rows_it_does_not_know_read_tolerantly(tmp_path):
     con.execute("UPDATE part SET data = '{\"type\": \"hologram\", \"beam\": 3}' WHERE id = "
                 "(SELECT min(id) FROM part WHERE message_id = ?)", (REPLY,))
     con.execute("UPDATE message SET data = 'not json' WHERE id = 'msg_a1c2d3e00104DDDDDDDDDDDDDD'")
+    con.execute("UPDATE part SET time_updated = 'soon' WHERE message_id = ?", (REPLY,))
+    con.execute("UPDATE session SET time_updated = 'later' WHERE id = ?", (PARENT,))
     con.close()
+    assert len(Store([folder]).sessions()) == 3
     idx = SessionIndex(row(folder, PARENT)).build()
     events = _events(idx)
     info = events[0].blocks[0].detail

@@ -380,10 +380,15 @@ def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
         if r.check()["todo"]:
             counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
-    newest = max([row.get("time_updated") or 0] + [c[1] or 0 for c in counts])
-    newest = int(newest) * 1_000_000 if isinstance(newest, (int, float)) else 0
+    newest = int(max([_ms(row.get("time_updated"))] + [_ms(c[1]) for c in counts])) * 1_000_000
     digest = hash(tuple((c[0], c[2]) for c in counts)) % 1_000_000
     return size, newest + digest, os.stat(db).st_ino
+
+
+def _ms(value: Any) -> float:
+    """A time column's milliseconds (0 for what is not a number: a damaged row)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e15
+    return value if ok else 0
 
 
 def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
@@ -404,8 +409,7 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
         sid = row.get("id")
         if not isinstance(sid, str) or not _ID.fullmatch(sid):
             continue  # (an id no path can name)
-        times = [t for t in (row.get("time_updated"), values[-1]) if isinstance(t, (int, float))]
-        out.append((row_path(db, sid), sid, max(times) / 1000 if times else 0.0,
+        out.append((row_path(db, sid), sid, max(_ms(row.get("time_updated")), _ms(values[-1])) / 1000,
                     len(_info_bytes(_info(row)))))
     return out
 
