@@ -47,12 +47,13 @@ from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
 from . import agentscope, codex, copilot_cli, factory_droid
 from . import gemini, gemini_cli, qwen_code
-from . import openhands, swe_agent
+from . import openhands, openhands_v1, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, codex, copilot_cli, factory_droid, swe_agent, openhands, openai_chat,
+                               agentpress, agentscope, codex, copilot_cli, factory_droid, swe_agent,
+                               openhands_v1, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic
 BY_NAME = {a.NAME: a for a in [*ADAPTERS, FALLBACK]}
