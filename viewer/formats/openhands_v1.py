@@ -42,11 +42,12 @@ Every event is `{kind: <class name>, id, timestamp, source: agent | user | envir
   summary folded; `CondensationRequest` and `CondensationSummaryEvent` → a notice, a folded summary.
 * `PauseEvent`, `InterruptEvent` → notices; `ConversationStateUpdateEvent` {key, value} (the agent
   server's) → a notice for an execution status, else hidden; `TokenEvent` hidden.
-* the conversation as `base_state.json` keeps it → a hidden card (its model and workspace), and at
-  the end of the session its `execution_status` said plainly (finished, stopped on an error, stuck,
-  paused, waiting for confirmation) and each LLM's totals from `stats.usage_to_metrics` (one per
-  usage id: calls, tokens, cache, the cost OpenHands computed) as the session's usage — the
-  events themselves carry none.
+* the conversation as `base_state.json` keeps it → a hidden card (its model and workspace), then
+  each LLM's totals from `stats.usage_to_metrics` (one per usage id: calls, tokens, cache, the
+  cost OpenHands computed) as the session's usage — the events themselves carry none; they come
+  first, as the totals of the whole conversation so far (a turn result further on would end the
+  calls still waiting for their observations) — and at the end its `execution_status` said
+  plainly (finished, stopped on an error, stuck, paused, waiting for confirmation).
 
 `folder_document` reads the folder as one document, keyed by its `base_state.json`; discovery does
 not walk into `events/` (`skip_folders`), and `folder_identity` names the folder's state (the
@@ -129,13 +130,16 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     if isinstance(doc, dict) and doc.get(FOLDER_KEY) is True:
         state = doc.get("state")
         out: list[tuple[str, Any]] = [(BASE_STATE, state)]
+        # the totals come first: a turn result (`kind` "result") marks the calls before it as
+        # answered or never to be, and these hold for the whole conversation, however far it is
+        stats = state.get("stats") if _is_state(state) and isinstance(state.get("stats"), dict) else {}
+        metrics = stats.get("usage_to_metrics")
+        for usage_id, m in metrics.items() if isinstance(metrics, dict) else ():
+            if isinstance(m, dict):
+                out.append((f"stats.usage_to_metrics.{usage_id}", _Ending(m, "usage", str(usage_id))))
         out += _link([(f"{EVENTS_DIR}/{name}", rec) for name, rec in doc.get("events") or ()])
         if _is_state(state):
             out.append(("status", _Ending(state, "status")))
-            metrics = state.get("stats", {}).get("usage_to_metrics") if isinstance(state.get("stats"), dict) else None
-            for usage_id, m in metrics.items() if isinstance(metrics, dict) else ():
-                if isinstance(m, dict):
-                    out.append((f"stats.usage_to_metrics.{usage_id}", _Ending(m, "usage", str(usage_id))))
         return out
     found = None
     if isinstance(doc, list):
