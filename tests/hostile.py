@@ -41,7 +41,8 @@ PAYLOADS = [
 STRUCTURE = {"type", "role", "id", "uuid", "parentUuid", "tool_use_id", "tool_call_id", "call_id",
              "sessionId", "session_id", "message_id", "_type", "status", "is_llm_message",
              "media_type", "isSidechain", "agentId", "finish_reason", "subtype",
-             "source", "action", "observation"}  # (an OpenHands event: who, and which action)
+             "source", "action", "observation",  # (an OpenHands event: who, and which action)
+             "kind"}  # (an OpenHands V1 event's class)
 
 
 def swap(value, counter, keep_structure: bool, key: str | None = None):

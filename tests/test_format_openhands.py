@@ -129,7 +129,7 @@ def test_events_one_per_line_read_the_same(tmp_path):
     assert idx.calls.get("oh-23").state == "error"  # (the action's id names its call)
 
 
-def test_the_session_stores_event_files_are_not_listed_one_by_one(tmp_path):
+def test_the_session_store_is_one_session_under_its_title(tmp_path):
     from viewer.store import Store
 
     events = json.loads(EXPORT.read_text())["trajectory"]
@@ -142,7 +142,44 @@ def test_the_session_stores_event_files_are_not_listed_one_by_one(tmp_path):
     (session / "metadata.json").write_text(json.dumps({"conversation_id": "abc123", "title": "calc"}))
     shutil.copy(EXPORT, tmp_path / "sessions")
     assert detect.detect_file(session / "events" / "1.json").format == "openhands"  # `check` reads one
-    assert [r.path for r in Store([tmp_path / "sessions"]).sessions()] == [str(tmp_path / "sessions" / EXPORT.name)]
+    # the folder is one session, keyed by its metadata.json; its event files and cache pages are
+    # never listed alone
+    assert sorted(r.path for r in Store([tmp_path / "sessions"]).sessions()) == sorted(
+        [str(tmp_path / "sessions" / EXPORT.name), str(session / "metadata.json")])
+    idx, evs = built(session / "metadata.json")
+    assert idx.summary.title == "calc" and idx.summary.format == "openhands"
+    assert [ev.source_id for ev in evs if ev.source_id] == ["0", "1", "2"]
+    # a new event file (OpenHands writes each once) is read live
+    (session / "events" / "3.json").write_text(json.dumps(events[3]))
+    assert idx.refresh()
+    assert idx.threads["main"].ids[-1] == "3"
+
+
+def test_a_stored_conversation_reads_as_its_export_does():
+    store = FIXTURES / "store-calc" / "sessions" / "3f2a9c1e7b5d4e08a6c2f1b0d9e8c7a6" / "metadata.json"
+    idx, evs = built(store)
+    _, exported = built(EXPORT)
+    assert [(ev.role, ev.text()) for ev in evs[1:]] == [(ev.role, ev.text()) for ev in exported]
+    assert [(u.name, idx.calls.get(u.id).state) for u in uses(evs)] == [
+        (u.name, built(EXPORT)[0].calls.get(u.id).state) for u in uses(exported)]
+    assert idx.summary.title == "Fix divide by zero in calc"  # the title OpenHands gave it
+    assert evs[0].hidden and "selected repository dev/calc" in evs[0].blocks[0].text
+
+
+def test_a_cli_conversation_without_metadata_is_keyed_by_its_first_event(tmp_path):
+    from viewer.store import Store
+
+    cli = FIXTURES / "store-cli"
+    first = cli / "sessions" / "9d8c7b6a5f4e4d3c2b1a0f9e8d7c6b5a" / "events" / "0.json"
+    assert [r.path for r in Store([cli]).sessions()] == [str(first.resolve())]
+    idx, evs = built(first)
+    assert idx.summary.title == "Fix the failing test in calc.py"
+    assert len(evs) == 9 and idx.summary.unparsed == 0
+    # an event file that is no OpenHands event is read as the file it is, not as a conversation
+    other = tmp_path / "x" / "events" / "0.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    assert detect.detect_file(other).format != "openhands"
 
 
 def test_plain_lists_stay_with_their_formats(tmp_path):

@@ -182,7 +182,30 @@ def hostile() -> list:
     ]
 
 
+def store(folder: Path, events: list, metadata: dict | None) -> None:
+    """A conversation as OpenHands' session store keeps it (openhands/storage/locations.py:
+    `sessions/<sid>/events/<id>.json` written once per event by the event stream,
+    `event_cache/<start>-<end>.json` pages of 25, `metadata.json` by FileConversationStore —
+    the CLI writes none)."""
+    (folder / "events").mkdir(parents=True, exist_ok=True)
+    for ev in events:
+        (folder / "events" / f"{ev['id']}.json").write_text(json.dumps(ev))
+    if len(events) >= 25:
+        (folder / "event_cache").mkdir(exist_ok=True)
+        (folder / "event_cache" / "0-25.json").write_text(json.dumps(events[:25]))
+    if metadata is not None:
+        (folder / "metadata.json").write_text(json.dumps(metadata))
+
+
 if __name__ == "__main__":
+    events = session()
+    store(OUT / "store-calc" / "sessions" / "3f2a9c1e7b5d4e08a6c2f1b0d9e8c7a6", events, {
+        "conversation_id": "3f2a9c1e7b5d4e08a6c2f1b0d9e8c7a6", "github_user_id": None,
+        "selected_repository": "dev/calc", "user_id": None, "selected_branch": "main",
+        "title": "Fix divide by zero in calc", "last_updated_at": "2025-06-02T10:01:10.000000Z",
+        "trigger": "gui", "created_at": "2025-06-02T10:00:00.000000Z", "llm_model": MODEL,
+        "accumulated_cost": 0.0412, "prompt_tokens": 41200, "completion_tokens": 960, "total_tokens": 42160})
+    store(OUT / "store-cli" / "sessions" / "9d8c7b6a5f4e4d3c2b1a0f9e8d7c6b5a", events[:8], None)
     (OUT / "export-calc").mkdir(parents=True, exist_ok=True)
     (OUT / "export-calc" / "trajectory-calc.json").write_text(json.dumps({"trajectory": session()}, indent=2))
     (OUT / "hostile").mkdir(parents=True, exist_ok=True)

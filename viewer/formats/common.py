@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -582,3 +583,22 @@ def _context(tag: str, body: str) -> Context:
 
 def _base(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1] or path
+
+
+def events_folder_identity(main: str, events: str, order) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) standing for a session kept as a main file and a folder of event
+    files each written once (OpenHands' stores): the main file's size and inode; the newest time of
+    the main file and of the last event file (`order` sorts the names as the writer numbers them;
+    the folder's own time is not used: a copied folder is new though its events are old), moved on
+    by the number of event files, so that a new one reads as a change even within the clock's tick.
+    None when the folder cannot be listed."""
+    try:
+        with os.scandir(events) as it:
+            names = [e.name for e in it if e.name.endswith(".json") and not e.name.startswith(".")]
+        st = os.stat(main)
+        newest = st.st_mtime_ns
+        if names:
+            newest = max(newest, os.stat(os.path.join(events, max(names, key=order))).st_mtime_ns)
+    except (OSError, ValueError):
+        return None
+    return st.st_size, newest + len(names) % 1_000_000, st.st_ino

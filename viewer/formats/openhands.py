@@ -36,10 +36,14 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
-from ..model import DENIED, Context, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, first_time, generic_event, parse_arguments, result_content, text_field
+import orjson
+
+from ..model import DENIED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
+    parse_arguments, result_content, text_field
 
 NAME = "openhands"
 MODE = "document"
@@ -98,6 +102,9 @@ def sniff(rec: Any) -> int:
 def records(doc: Any) -> list[tuple[str, Any]] | None:
     """A bare list of events, or `{"trajectory": [...]}` (the UI's export), `{"history": [...]}`."""
     found = None
+    if isinstance(doc, dict) and doc.get(FOLDER_KEY) is True:  # the session store, as one document
+        events = [(f"events/{name}", r) for name, r in doc.get("events") or ()]
+        return [(METADATA, doc.get("metadata"))] + _link(events)
     if isinstance(doc, list):
         found = [(f"[{i}]", r) for i, r in enumerate(doc)]
     elif isinstance(doc, dict):
@@ -108,6 +115,10 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     if not found or not any(_kind(r) for _, r in found[:50]):
         return None
     return _link(found)
+
+
+def document_bonus(doc: Any) -> int:
+    return 10 if isinstance(doc, dict) and doc.get(FOLDER_KEY) is True else 0
 
 
 def _link(found: list) -> list:
@@ -148,6 +159,8 @@ def _call_id(action_id: Any) -> str:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    if ref.path == METADATA:
+        return _metadata_card(rec, ref)
     k = _kind(rec)
     if k is None:
         return generic_event(rec, ref, NAME)
@@ -359,19 +372,132 @@ def _exit_code(extras: dict) -> int | None:
     return code if isinstance(code, int) and not isinstance(code, bool) and code != -1 else None
 
 
-_STORE_FILE = re.compile(r"\d+\.json|\d+-\d+\.json")
-
-
-def is_companion(path: str) -> bool:
-    """OpenHands' own session store (`sessions/<id>/events/<n>.json`, one event per file, and its
-    `event_cache/<a>-<b>.json` chunks): pieces of a conversation, never listed one by one."""
-    folder, name = os.path.split(path)
-    return os.path.basename(folder) in ("events", "event_cache") and bool(_STORE_FILE.fullmatch(name))
-
-
 def title_of(ev: Event) -> str | None:
+    """The conversation's own title (the session store's metadata.json), else its first prompt."""
+    if ev.kind == "session":
+        title = ev.meta.get("title")
+        if isinstance(title, str) and title.strip() and not _DEFAULT_TITLE.fullmatch(title.strip()):
+            return title.strip()
+        return None
     if ev.role == "user" and ev.kind == "message" and not ev.hidden:
         text = ev.text()
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         return (first if len(first) <= 200 else first[:199] + "…") or None
     return None
+
+
+# --- the session store ----------------------------------------------------------------------------
+#
+# OpenHands (V0) keeps a conversation as a folder (openhands/storage/locations.py:
+# `sessions/<sid>/`, or `users/<user id>/conversations/<sid>/`): `events/<id>.json`, one event
+# each as event_to_dict writes it, written once; `event_cache/<start>-<end>.json`, pages of 25 of
+# the same events; `metadata.json` (ConversationMetadata: conversation_id, title, selected
+# repository, created_at, last_updated_at, accumulated_cost, prompt / completion / total tokens…),
+# which the CLI's conversations do not have; `agent_state.pkl`, `conversation_stats.pkl`. It is
+# read as one session keyed by its metadata.json, or by `events/0.json` where there is none.
+
+METADATA = "metadata.json"
+FOLDER_KEY = "openhands_session_folder"  # marks the document `folder_document` builds
+_STORE_FILE = re.compile(r"\d+\.json|\d+-\d+\.json")
+_EVENT_FILE = re.compile(r"(\d+)\.json")
+_DEFAULT_TITLE = re.compile(r"Conversation [0-9a-f]{5}")  # get_default_conversation_title
+
+
+def _store_events(folder: Path) -> list[str]:
+    """The event files of a store's `events/` folder, in id order."""
+    try:
+        with os.scandir(folder) as it:
+            names = [e.name for e in it if _EVENT_FILE.fullmatch(e.name)]
+    except OSError:
+        return []
+    return sorted(names, key=lambda n: int(n[:-5]))
+
+
+def _conversation(path: Path) -> Path | None:
+    """The conversation folder `path` is the main file of: its metadata.json (with an `events/`
+    folder beside it), or `events/0.json` of a conversation without one."""
+    if path.name == METADATA:
+        return path.parent if (path.parent / "events" / "0.json").is_file() else None
+    if path.name == "0.json" and path.parent.name == "events":
+        conv = path.parent.parent
+        return conv if not (conv / METADATA).exists() else None
+    return None
+
+
+def claims_file(path: Path, head: bytes) -> bool:
+    """A metadata.json with `events/0.json` beside it; an `events/0.json` of a conversation without
+    one when it is an OpenHands event (else it is read as the file it is)."""
+    if _conversation(path) is None:
+        return False
+    if path.name == METADATA:
+        return True
+    try:
+        return _kind(orjson.loads(head)) is not None
+    except orjson.JSONDecodeError:
+        return False
+
+
+def skip_folders(names: set) -> set:
+    """A stored conversation's pages of cached events, and its `events/` when its metadata.json
+    stands for it."""
+    if "events" in names and METADATA in names:
+        return names & {"events", "event_cache"}
+    if "events" in names and "event_cache" in names:
+        return {"event_cache"}
+    return set()
+
+
+def is_companion(path: str) -> bool:
+    """OpenHands' own session store (`sessions/<id>/events/<n>.json`, one event per file, and its
+    `event_cache/<a>-<b>.json` chunks): pieces of a conversation, never listed one by one — but for
+    `events/0.json` of a conversation without a metadata.json, which stands for it."""
+    folder, name = os.path.split(path)
+    if os.path.basename(folder) not in ("events", "event_cache") or not _STORE_FILE.fullmatch(name):
+        return False
+    if name == "0.json" and os.path.basename(folder) == "events":
+        return os.path.exists(os.path.join(os.path.dirname(folder), METADATA))
+    return True
+
+
+def folder_document(path: Path) -> dict | None:
+    conv = _conversation(path)
+    if conv is None:
+        return None
+    meta = load_json_file(conv / METADATA) if path.name == METADATA else None
+    events = [(n, load_json_file(conv / "events" / n)) for n in _store_events(conv / "events")]
+    if path.name != METADATA and not (events and _kind(events[0][1])):
+        return None  # (as `claims_file` tells it: not an OpenHands event, read as the file it is)
+    return {FOLDER_KEY: True, "metadata": meta, "events": events}
+
+
+def folder_identity(path: str) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) standing for a stored conversation: its main file's, its newest event
+    file's time and their number (`common.events_folder_identity`)."""
+    name = os.path.basename(path)
+    if name == METADATA:
+        events = os.path.join(os.path.dirname(path), "events")
+    elif name == "0.json" and os.path.basename(os.path.dirname(path)) == "events":
+        events = os.path.dirname(path)
+    else:
+        return None
+    return events_folder_identity(path, events, _event_order)
+
+
+def _event_order(name: str) -> tuple:
+    m = _EVENT_FILE.fullmatch(name)
+    return (0, int(m[1])) if m else (-1, 0)
+
+
+def _metadata_card(meta: Any, ref: Ref) -> Event:
+    """The conversation's metadata.json: a hidden card (its title is the session's title)."""
+    ev = Event(ref, "system", "session", format=NAME, hidden=True, hidden_reason="conversation metadata")
+    if not isinstance(meta, dict):
+        ev.blocks = [Notice("no metadata.json (a conversation the CLI started)")] if meta is None else \
+            [Data(meta, METADATA)]
+        return ev
+    facts = [f"{k.replace('_', ' ')} {as_text(meta[k])}" for k in ("selected_repository", "selected_branch", "llm_model")
+             if isinstance(meta.get(k), str) and meta[k]]
+    ev.blocks = [Notice("OpenHands conversation" + (": " + ", ".join(facts) if facts else "")), Data(meta, METADATA)]
+    ev.meta = {k: meta[k] for k in ("title", "conversation_id") if isinstance(meta.get(k), str)}
+    first_time(ev, meta.get("created_at"))
+    return ev

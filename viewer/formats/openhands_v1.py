@@ -69,7 +69,8 @@ import orjson
 
 from ..model import BLOCKED_BY_HOOK, DENIED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
-from .common import as_text, first_time, generic_event, load_json_file, parse_arguments, text_field
+from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
+    parse_arguments, text_field
 
 NAME = "openhands_v1"
 MODE = "document"
@@ -628,22 +629,17 @@ def folder_document(path: Path) -> dict | None:
 
 
 def folder_identity(path: str) -> tuple[int, int, int] | None:
-    """(size, mtime_ns, inode) standing for a conversation folder: base_state.json's size and inode,
-    and the newest of its time and the events folder's (an event file is written once, so a new
-    one changes the folder's time), moved on by the number of event files so that one written
-    within the clock's tick still reads as a change."""
+    """(size, mtime_ns, inode) standing for a conversation folder: base_state.json's, the newest
+    event file's time and their number (`common.events_folder_identity`: an event file is written
+    once, so a new one is what changes)."""
     if not path.endswith(os.sep + BASE_STATE):
         return None
-    st = os.stat(path)
-    events = os.path.join(os.path.dirname(path), EVENTS_DIR)
-    try:
-        est = os.stat(events)
-        with os.scandir(events) as it:
-            n = sum(1 for e in it if e.name.endswith(".json"))
-    except OSError:
-        return None
-    newest = max(st.st_mtime_ns, est.st_mtime_ns)
-    return st.st_size, newest + n % 1_000_000, st.st_ino
+    return events_folder_identity(path, os.path.join(os.path.dirname(path), EVENTS_DIR), _event_order)
+
+
+def _event_order(name: str) -> tuple:
+    m = _EVENT_NAME.fullmatch(name)
+    return (0, int(m[1])) if m else (-1, 0)
 
 
 def session_info(main: Path) -> dict:
