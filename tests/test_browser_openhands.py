@@ -52,6 +52,7 @@ def test_an_export_reads_as_calls_with_their_observations(serve, watched_page, e
     # the browsing agent's call is under its name
     browse = page.locator("li.ev", has=page.locator(".tool-name", has_text="fetch"))
     expect(browse.locator(".ev-head")).to_contain_text("BrowsingAgent")
+    expect(browse).to_have_class(re.compile(r"\bsub\b"))  # under the delegate call, indented
     expect(page.get_by_text("context condensed: events 5–12 forgotten and summarized")).to_be_visible()
     expect(page.get_by_text("agent state: awaiting_user_confirmation")).to_be_visible()
     expect(page.get_by_text("agent state: running")).to_be_hidden()

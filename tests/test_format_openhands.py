@@ -198,3 +198,15 @@ def test_hostile_content_stays_text(tmp_path):
     assert "agent state: &lt;img src=x onerror=" in html
     assert not re.search(r"<img[^>]*onerror|<script>alert|(?:href|src)=\"javascript:", html)
     assert '<span class="url">javascript:alert(3)</span>' in html  # an image address shown, never loaded
+
+
+def test_a_delegates_events_hang_under_its_delegate_call():
+    idx, evs = built(EXPORT)
+    by_id = {ev.source_id: ev for ev in evs}
+    delegate = next(u for u in uses(evs) if u.name == "delegate_to_browsing_agent")
+    # the BrowsingAgent's browse and its observation run under the delegate call, named for it
+    assert [(i, by_id[i].parent, by_id[i].author) for i in ("17", "18")] == [
+        ("17", delegate.id, "BrowsingAgent"), ("18", delegate.id, "BrowsingAgent")]
+    # the delegate's answer is the call's own result, and what follows is the main agent's again
+    assert by_id["19"].parent is None and by_id["16"].parent is None
+    assert all(ev.parent is None for ev in evs if ev.source_id and int(ev.source_id) > 19)

@@ -5,7 +5,10 @@ every event is `{id, timestamp, source: agent | user | environment, message, cau
 tool_call_metadata?, llm_metrics?}` plus either `action` + `args` (+ `timeout`) or `observation` +
 `content` + `extras` (+ `success`). The UI's "Export trajectory" (`GET /api/conversations/<id>/
 trajectory`) gives `{"trajectory": [events]}`; `save_trajectory_path` and the runtime's replay files
-(tests/runtime/trajs/*.json) hold the bare list; events one per line read the same.
+(tests/runtime/trajs/*.json) hold the bare list; events one per line read the same. The session
+store (`sessions/<id>/events/<n>.json`, one event per file, and `metadata.json`) is read as one
+session: see "the session store" below. (OpenHands V1, the software-agent-sdk's `kind`-typed
+events, is `openhands_v1`.)
 
 Mapping:
 * `message` → the user's prompt or the agent's reply (its `image_urls` as images); `system` → the
@@ -22,7 +25,8 @@ Mapping:
 * `think` → thinking (its "Your thought has been logged." observation hidden); `finish` / `reject` →
   the agent's last words and a notice; `condensation` → a notice saying which events were
   forgotten, with the summary; `delegate` → a call to the named agent, the events until its
-  `delegate` observation are that agent's (in a document).
+  `delegate` observation are that agent's (in a document): named for it and hanging under the call
+  (`Event.parent`, drawn indented below it).
 * `agent_state_changed` → a notice (running / loading ones hidden); `null` observations hidden.
 * the model response each action came from (`tool_call_metadata.model_response`): its model and
   `usage` (one API call, however many actions it made: its id is the message id), the call's cost
@@ -68,14 +72,17 @@ _NAMES = {"run": "execute_bash", "run_ipython": "execute_ipython_cell", "read": 
 
 class Linked(dict):
     """An event with what only the stream around it says (never serialised): the action an
-    observation answers is a call or not, the agent a delegate runs."""
+    observation answers is a call or not, the agent a delegate runs and the delegate call it runs
+    under."""
 
     answers: bool | None
     agent: str | None
+    under: str | None
 
-    def __init__(self, rec: dict, answers: bool | None = None, agent: str | None = None):
+    def __init__(self, rec: dict, answers: bool | None = None, agent: str | None = None,
+                 under: str | None = None):
         super().__init__(rec)
-        self.answers, self.agent = answers, agent
+        self.answers, self.agent, self.under = answers, agent, under
 
 
 def _kind(rec: Any) -> tuple[str, str] | None:
@@ -123,7 +130,8 @@ def document_bonus(doc: Any) -> int:
 
 def _link(found: list) -> list:
     """Observations learn whether the action they answer is a call; events after a `delegate`
-    action, up to its observation, are the delegated agent's."""
+    action, up to its observation, are the delegated agent's and hang under that call (OpenHands
+    runs a delegate on the same event stream: nothing else in its events says whose they are)."""
     calls: dict[Any, bool] = {}
     delegates: dict[Any, str] = {}  # open delegate action id → agent
     out = []
@@ -132,22 +140,30 @@ def _link(found: list) -> list:
         if k is None:
             out.append((path, rec))
             continue
-        agent = next(reversed(delegates.values())) if delegates else None
+        agent, under = _innermost(delegates)
         if k[0] == "action":
             if rec.get("id") is not None and isinstance(rec.get("id"), (int, str)):
                 calls[rec["id"]] = _is_call(rec, k[1])
                 args = rec.get("args") if isinstance(rec.get("args"), dict) else {}
                 if k[1] == "delegate" and calls[rec["id"]]:
                     delegates[rec["id"]] = as_text(args.get("agent") or "delegate")
-            out.append((path, Linked(rec, None, agent)))
+            out.append((path, Linked(rec, None, agent, under)))
         else:
             cause = rec.get("cause")
             answers = calls.get(cause) if isinstance(cause, (int, str)) else None
             if k[1] == "delegate" and isinstance(cause, (int, str)):
                 delegates.pop(cause, None)
-                agent = next(reversed(delegates.values())) if delegates else None
-            out.append((path, Linked(rec, answers if answers is not None else False, agent)))
+                agent, under = _innermost(delegates)
+            out.append((path, Linked(rec, answers if answers is not None else False, agent, under)))
     return out
+
+
+def _innermost(delegates: dict) -> tuple[str | None, str | None]:
+    """(agent, its delegate call's id) of the delegate running now, if any."""
+    if not delegates:
+        return None, None
+    action_id = next(reversed(delegates))
+    return delegates[action_id], _call_id(action_id)
 
 
 def _is_call(rec: dict, t: str) -> bool:
@@ -172,6 +188,9 @@ def event(rec: Any, ref: Ref) -> Event:
     agent = getattr(rec, "agent", None)
     if agent and ev.role in ("assistant", "tool", "system") and ev.author is None:
         ev.author = agent
+    under = getattr(rec, "under", None)
+    if under and ev.parent is None:
+        ev.parent = under  # the delegate's own events: shown under its call
     ev.meta = {k2: v for k2, v in rec.items() if k2 not in ("args", "content", "tool_call_metadata")}
     return ev
 
