@@ -45,7 +45,7 @@ def test_a_conversation_folder_reads_as_calls_with_their_observations(serve, wat
     expect(page.locator("#tc-toolu_04Edit .tool-input tr.add")).to_contain_text("return a / b if b else None")
     expect(page.get_by_text("context condensed: 4 events forgotten and summarized")).to_be_visible()
     expect(page.get_by_text("conversation status: finished")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"usage · condenser .*: 1 call, 9,100 tokens in"))).to_be_visible()
+    expect(page.get_by_text("usage · condenser: 1 call, 9,100 tokens in, 310 out · $0.0320")).to_be_visible()
     expect(page.locator("#session-facts")).to_contain_text("claude-sonnet-4-5")
     expect(page.get_by_text("orphan result")).to_have_count(0)
     assert page.problems == []

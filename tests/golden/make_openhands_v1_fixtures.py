@@ -170,9 +170,8 @@ def calc() -> tuple[Conversation, dict]:
           forgotten_event_ids=[c.events[i]["id"] for i in (2, 3, 4, 5)],
           summary="The user asked to fix calc.py; the agent viewed it and ran the tests (one failed).",
           summary_offset=1, llm_response_id="chatcmpl-8")
-    fin = c.action("finish", "toolu_09Fin", "chatcmpl-9",
-                   {"kind": "FinishAction", "message": "Fixed: `divide` now returns None when b is 0; both tests pass."},
-                   {"message": "Fixed: `divide` now returns None when b is 0; both tests pass."})
+    done = "Fixed: `divide` now returns None when b is 0; both tests pass."
+    fin = c.action("finish", "toolu_09Fin", "chatcmpl-9", {"kind": "FinishAction", "message": done}, {"message": done})
     c.add("ObservationEvent", "environment", tool_name="finish", tool_call_id="toolu_09Fin",
           observation={"kind": "FinishObservation", "content": [text(
               "Fixed: `divide` now returns None when b is 0; both tests pass.")], "is_error": False},

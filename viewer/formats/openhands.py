@@ -514,8 +514,8 @@ def _metadata_card(meta: Any, ref: Ref) -> Event:
         ev.blocks = [Notice("no metadata.json (a conversation the CLI started)")] if meta is None else \
             [Data(meta, METADATA)]
         return ev
-    facts = [f"{k.replace('_', ' ')} {as_text(meta[k])}" for k in ("selected_repository", "selected_branch", "llm_model")
-             if isinstance(meta.get(k), str) and meta[k]]
+    facts = [f"{k.replace('_', ' ')} {as_text(meta[k])}"
+             for k in ("selected_repository", "selected_branch", "llm_model") if isinstance(meta.get(k), str) and meta[k]]
     ev.blocks = [Notice("OpenHands conversation" + (": " + ", ".join(facts) if facts else "")), Data(meta, METADATA)]
     ev.meta = {k: meta[k] for k in ("title", "conversation_id") if isinstance(meta.get(k), str)}
     first_time(ev, meta.get("created_at"))

@@ -544,9 +544,7 @@ def _totals(m: dict, ref: Ref) -> Event:
                 "prompt_tokens_details": {"cached_tokens": read}, "cache_creation_input_tokens": write}
     if cost is not None:
         ev.usage["cost"] = cost
-    words = f"usage · {ref.path.rsplit('.', 1)[-1] if ref.path else 'llm'}"
-    if model:
-        words += f" ({model})"
+    words = f"usage · {ref.path.rsplit('.', 1)[-1] if ref.path else 'llm'}"  # (its model: the card's)
     if calls is not None:
         words += f": {calls:,} call{'s' if calls != 1 else ''}"
     words += f", {prompt:,} tokens in" + (f" ({read:,} from cache)" if read else "") + f", {out:,} out"
