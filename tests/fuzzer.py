@@ -113,8 +113,9 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
                 # under the folder holding storage/ (their places tell them apart)
                 folder = next(p for p in main.parents if p.name in ("storage", "session")).parent
                 files = [main] + stored[:OPENCODE_FILES - 1]
-            elif main.name in ("messages.jsonl", "session.json"):
-                folder = main.parent  # the session's folder: sub-agents, messages/, sidecars
+            elif main.name in ("messages.jsonl", "session.json", "base_state.json", "metadata.json"):
+                # the session's folder: sub-agents, messages/, sidecars, OpenHands' events/
+                folder = main.parent
                 files = [main] + sorted(
                     p for p in folder.rglob("*")
                     if p.is_file() and p != main and p.suffix in (".json", ".jsonl"))[:MAX_FILES - 1]
