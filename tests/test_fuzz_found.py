@@ -583,4 +583,60 @@ def test_a_dataset_line_whose_tools_are_cut_json_text_is_read_on(tmp_path, error
     idx = SessionIndex(root / "data.jsonl").build()
     assert idx.summary.messages == 2 and idx.summary.unparsed == 0
     assert [u for u, code in pages(root, tmp_path, "data").items() if code != 200] == []
+
+
+def _nested(depth: int):
+    value: object = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("fmt", ["openhands_v1", "openhands", "wolo"])
+def test_a_file_of_a_folder_session_nested_too_deep_is_cut_and_its_raw_view_answers(fmt, tmp_path, errors):
+    # a session kept as a folder of files read its files into (name, record) pairs: a tuple, which
+    # the depth cap does not go through, so a record nested 300 deep reached the index, the pages
+    # and the raw view whole (its raw view could not be written back as JSON: orjson stops at 255)
+    import shutil
+
+    root = tmp_path / "root"
+    if fmt == "openhands_v1":
+        src = ROOT / "test_data" / "formats" / "openhands_v1" / "cli-calc"
+        shutil.copytree(src, root / "c")
+        victim = sorted((root / "c").glob("*/events/event-00002-*.json"))[0]
+        main = victim.parent.parent / "base_state.json"
+    elif fmt == "openhands":
+        src = ROOT / "test_data" / "formats" / "openhands" / "store-calc"
+        shutil.copytree(src, root / "c")
+        victim = sorted((root / "c").glob("sessions/*/events/3.json"))[0]
+        main = victim.parent.parent / "metadata.json"
+    else:
+        src = ROOT / "test_data" / "formats" / "wolo"
+        main = next(p for p in sorted(src.rglob("session.json")) if (p.parent / "messages").is_dir())
+        shutil.copytree(main.parent, root / "w")
+        victim = sorted((root / "w" / "messages").glob("*.json"))[0]
+        main = root / "w" / "session.json"
+    rec = json.loads(victim.read_text())
+    rec["deep"] = _nested(300)
+    victim.write_text(json.dumps(rec))
+    from viewer.store import Store
+
+    from viewer import reader
+    from viewer.formats import detect
+
+    def depth(value) -> int:  # (through tuples too)
+        deepest, stack = 0, [(value, 0)]
+        while stack:
+            v, d = stack.pop()
+            deepest = max(deepest, d)
+            if isinstance(v, dict):
+                stack += [(c, d + 1) for c in v.values()]
+            elif isinstance(v, (list, tuple)):
+                stack += [(c, d + 1) for c in v]
+        return deepest
+
+    assert depth(detect.read_document(main)) <= reader.MAX_DEPTH + 1  # cut, as any record is
+    key = next(r.key for r in Store([root]).sessions() if r.path == str(main.resolve()))
+    statuses = pages(root, tmp_path, key)
+    assert set(statuses.values()) == {200}, {u: s for u, s in statuses.items() if s != 200}
     assert [e.getMessage() for e in errors] == []

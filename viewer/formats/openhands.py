@@ -483,7 +483,8 @@ def folder_document(path: Path) -> dict | None:
     if conv is None:
         return None
     meta = load_json_file(conv / METADATA) if path.name == METADATA else None
-    events = [(n, load_json_file(conv / "events" / n)) for n in _store_events(conv / "events")]
+    events = [[n, load_json_file(conv / "events" / n)] for n in _store_events(conv / "events")]  # (lists: see
+    # reader.cap_depth)
     if path.name != METADATA and not (events and _kind(events[0][1])):
         return None  # (as `claims_file` tells it: not an OpenHands event, read as the file it is)
     return {FOLDER_KEY: True, "metadata": meta, "events": events}

@@ -517,7 +517,8 @@ def _state_card(state: Any, ref: Ref) -> Event:
 def _status(state: dict, ref: Ref) -> Event:
     status = state.get("execution_status")
     if not isinstance(status, str) or status in _QUIET_STATUSES:
-        words = {"running": "running", "idle": "idle (waiting for a message)"}.get(status, "not recorded")
+        words = {"running": "running", "idle": "idle (waiting for a message)"}.get(
+            status if isinstance(status, str) else "", "not recorded")
         return Event(ref, "system", "state", format=NAME, hidden=True, hidden_reason="agent state",
                      blocks=[Notice(f"conversation status: {words}")])
     words, role = _STATUS_WORDS.get(status, (status, "system"))
@@ -622,7 +623,8 @@ def folder_document(path: Path) -> dict | None:
     events_dir = path.parent / EVENTS_DIR
     if not events_dir.is_dir() and not _is_state(state):
         return None
-    events = [(n, load_json_file(events_dir / n)) for n in _event_names(events_dir)]
+    events = [[n, load_json_file(events_dir / n)] for n in _event_names(events_dir)]  # (lists: depth is capped
+    # through lists and dicts only, reader.cap_depth)
     return {FOLDER_KEY: True, "state": state, "events": events}
 
 
@@ -650,4 +652,4 @@ def session_info(main: Path) -> dict:
     except (OSError, orjson.JSONDecodeError):
         return {}
     status = state.get("execution_status") if isinstance(state, dict) else None
-    return {"finished": True} if status in TERMINAL else {}
+    return {"finished": True} if isinstance(status, str) and status in TERMINAL else {}

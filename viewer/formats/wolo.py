@@ -382,7 +382,8 @@ def folder_document(path: Path) -> dict | None:
     if not msgs_dir.is_dir():
         return None
     meta = load_json_file(path)
-    messages = [(p.name, load_json_file(p)) for p in msgs_dir.glob("*.json")]
+    messages = [[p.name, load_json_file(p)] for p in msgs_dir.glob("*.json")]  # (lists, not tuples: a
+    # record nested too deep is cut through lists and dicts only, reader.cap_depth)
     wolo_meta = isinstance(meta, dict) and "id" in meta and bool(_SESSION_KEYS & meta.keys())
     if not wolo_meta and not any(sniff(rec) for _, rec in messages[:20]):
         return None  # another tool's session.json: read it as the file it is
