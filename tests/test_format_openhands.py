@@ -11,6 +11,7 @@ import pytest
 
 from viewer import tools
 from viewer.formats import detect
+from viewer.index import SessionIndex
 from viewer.web import create_app
 
 from conftest import ROOT, built
@@ -210,3 +211,29 @@ def test_a_delegates_events_hang_under_its_delegate_call():
     # the delegate's answer is the call's own result, and what follows is the main agent's again
     assert by_id["19"].parent is None and by_id["16"].parent is None
     assert all(ev.parent is None for ev in evs if ev.source_id and int(ev.source_id) > 19)
+
+
+def test_a_conversation_is_listed_from_its_metadata_before_its_first_event(tmp_path):
+    from viewer.store import Store
+
+    # OpenHands writes metadata.json as the conversation is created, its events as they come
+    events = json.loads(EXPORT.read_text())["trajectory"]
+    conv = tmp_path / "sessions" / "abc123"
+    conv.mkdir(parents=True)
+    (conv / "metadata.json").write_text(json.dumps(
+        {"conversation_id": "abc123", "github_user_id": None, "selected_repository": None,
+         "title": "Conversation abc12", "created_at": "2025-06-02T10:00:00Z"}))
+    store = Store([tmp_path])
+    assert [r.path for r in store.sessions()] == [str((conv / "metadata.json").resolve())]
+    idx = SessionIndex(conv / "metadata.json").build()
+    assert not idx.summary.title  # the default title gives way to the first prompt, when there is one
+    (conv / "events").mkdir()
+    for e in events[:3]:
+        (conv / "events" / f"{e['id']}.json").write_text(json.dumps(e))
+    assert idx.refresh()
+    assert idx.summary.title == "Fix the failing test in calc.py"
+    # a metadata.json of another tool, with no OpenHands event beside it, is not a conversation
+    other = tmp_path / "other" / "metadata.json"
+    other.parent.mkdir()
+    other.write_text(json.dumps({"name": "x", "version": 1}))
+    assert detect.detect_file(other).format != "openhands"

@@ -433,37 +433,41 @@ def _store_events(folder: Path) -> list[str]:
 
 
 def _conversation(path: Path) -> Path | None:
-    """The conversation folder `path` is the main file of: its metadata.json (with an `events/`
-    folder beside it), or `events/0.json` of a conversation without one."""
+    """The conversation folder `path` may be the main file of: its metadata.json, or `events/0.json`
+    of a conversation without one (what they hold says whether they are: `claims_file`)."""
     if path.name == METADATA:
-        return path.parent if (path.parent / "events" / "0.json").is_file() else None
+        return path.parent
     if path.name == "0.json" and path.parent.name == "events":
         conv = path.parent.parent
         return conv if not (conv / METADATA).exists() else None
     return None
 
 
+def _is_metadata(d: Any) -> bool:
+    """Whether a decoded value is OpenHands' ConversationMetadata."""
+    return isinstance(d, dict) and isinstance(d.get("conversation_id"), str) and bool(
+        {"selected_repository", "github_user_id", "last_updated_at", "trigger"} & d.keys())
+
+
 def claims_file(path: Path, head: bytes) -> bool:
-    """A metadata.json with `events/0.json` beside it; an `events/0.json` of a conversation without
-    one when it is an OpenHands event (else it is read as the file it is)."""
+    """A metadata.json with `events/0.json` beside it, or one that is OpenHands' own (written as
+    the conversation is created, before its first event); an `events/0.json` of a conversation
+    without one when it is an OpenHands event (else each is read as the file it is)."""
     if _conversation(path) is None:
         return False
-    if path.name == METADATA:
+    if path.name == METADATA and (path.parent / "events" / "0.json").is_file():
         return True
     try:
-        return _kind(orjson.loads(head)) is not None
+        head_value = orjson.loads(head)
     except orjson.JSONDecodeError:
         return False
+    return _is_metadata(head_value) if path.name == METADATA else _kind(head_value) is not None
 
 
 def skip_folders(names: set) -> set:
-    """A stored conversation's pages of cached events, and its `events/` when its metadata.json
-    stands for it."""
-    if "events" in names and METADATA in names:
-        return names & {"events", "event_cache"}
-    if "events" in names and "event_cache" in names:
-        return {"event_cache"}
-    return set()
+    """A stored conversation's pages of cached events (its `events/` is walked: its event files are
+    companions, never listed alone, and a folder named so may hold another tool's sessions)."""
+    return {"event_cache"} if "events" in names and "event_cache" in names else set()
 
 
 def is_companion(path: str) -> bool:
@@ -485,8 +489,12 @@ def folder_document(path: Path) -> dict | None:
     meta = load_json_file(conv / METADATA) if path.name == METADATA else None
     events = [[n, load_json_file(conv / "events" / n)] for n in _store_events(conv / "events")]  # (lists: see
     # reader.cap_depth)
-    if path.name != METADATA and not (events and _kind(events[0][1])):
-        return None  # (as `claims_file` tells it: not an OpenHands event, read as the file it is)
+    # (as `claims_file` tells it: else the file is read as the file it is)
+    if path.name == METADATA:
+        if not (events and events[0][0] == "0.json") and not _is_metadata(meta):
+            return None
+    elif not (events and _kind(events[0][1])):
+        return None
     return {FOLDER_KEY: True, "metadata": meta, "events": events}
 
 
