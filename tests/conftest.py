@@ -30,6 +30,21 @@ def built(path: Path):
     return idx, load_events(idx, "main", 0, len(idx.threads["main"]))
 
 
+def tool_uses(evs) -> list:
+    """Every tool call block of these events, in order."""
+    return [b for ev in evs for b in ev.blocks if b.kind == "tool_use"]
+
+
+def result_of(evs, call_id: str):
+    """The result block answering one call."""
+    return next(b for ev in evs for b in ev.blocks if b.kind == "tool_result" and b.tool_use_id == call_id)
+
+
+def notices(ev) -> list[str]:
+    """The texts of one event's notices."""
+    return [b.text for b in ev.blocks if b.kind == "notice"]
+
+
 def corpus_sessions(fmt: str) -> list[Path]:
     """Every session folder of one format in the shared corpus."""
     folder = CORPUS / fmt

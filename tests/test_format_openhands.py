@@ -14,24 +14,12 @@ from viewer.formats import detect
 from viewer.index import SessionIndex
 from viewer.web import create_app
 
-from conftest import ROOT, built
+from conftest import ROOT, built, notices, result_of, tool_uses
 
 FIXTURES = ROOT / "test_data" / "formats" / "openhands"
 REAL = FIXTURES / "real-basic-interactions" / "basic_interactions.json"
 EXPORT = FIXTURES / "export-calc" / "trajectory-calc.json"
 HOSTILE = FIXTURES / "hostile" / "hostile-openhands.json"
-
-
-def uses(evs):
-    return [b for ev in evs for b in ev.blocks if b.kind == "tool_use"]
-
-
-def result_of(evs, call_id):
-    return next(b for ev in evs for b in ev.blocks if b.kind == "tool_result" and b.tool_use_id == call_id)
-
-
-def notices(ev):
-    return [b.text for b in ev.blocks if b.kind == "notice"]
 
 
 @pytest.mark.parametrize("path", [REAL, EXPORT, HOSTILE], ids=lambda p: p.parent.name)
@@ -55,7 +43,7 @@ def test_a_real_chat_reads_as_prompts_replies_and_the_finish():
 
 def test_each_action_is_the_models_call_and_its_observation_the_result():
     idx, evs = built(EXPORT)
-    calls = uses(evs)
+    calls = tool_uses(evs)
     assert [(u.name, u.input) for u in calls] == [
         ("str_replace_editor", {"command": "view", "path": "/workspace/calc.py"}),
         ("execute_bash", {"command": "python -m pytest -q"}),
@@ -161,8 +149,8 @@ def test_a_stored_conversation_reads_as_its_export_does():
     idx, evs = built(store)
     _, exported = built(EXPORT)
     assert [(ev.role, ev.text()) for ev in evs[1:]] == [(ev.role, ev.text()) for ev in exported]
-    assert [(u.name, idx.calls.get(u.id).state) for u in uses(evs)] == [
-        (u.name, built(EXPORT)[0].calls.get(u.id).state) for u in uses(exported)]
+    assert [(u.name, idx.calls.get(u.id).state) for u in tool_uses(evs)] == [
+        (u.name, built(EXPORT)[0].calls.get(u.id).state) for u in tool_uses(exported)]
     assert idx.summary.title == "Fix divide by zero in calc"  # the title OpenHands gave it
     assert evs[0].hidden and "selected repository dev/calc" in evs[0].blocks[0].text
 
@@ -204,7 +192,7 @@ def test_hostile_content_stays_text(tmp_path):
 def test_a_delegates_events_hang_under_its_delegate_call():
     idx, evs = built(EXPORT)
     by_id = {ev.source_id: ev for ev in evs}
-    delegate = next(u for u in uses(evs) if u.name == "delegate_to_browsing_agent")
+    delegate = next(u for u in tool_uses(evs) if u.name == "delegate_to_browsing_agent")
     # the BrowsingAgent's browse and its observation run under the delegate call, named for it
     assert [(i, by_id[i].parent, by_id[i].author) for i in ("17", "18")] == [
         ("17", delegate.id, "BrowsingAgent"), ("18", delegate.id, "BrowsingAgent")]

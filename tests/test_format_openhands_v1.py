@@ -15,24 +15,12 @@ from viewer.index import SessionIndex
 from viewer.store import Store
 from viewer.web import create_app
 
-from conftest import ROOT, built, quiet_copy
+from conftest import ROOT, built, notices, quiet_copy, result_of, tool_uses
 
 FIXTURES = ROOT / "test_data" / "formats" / "openhands_v1"
 CONV = "6b1c0e3f9a2d4c58b7e1f0a4d3c2b1a0"
 CALC = FIXTURES / "cli-calc" / CONV
 KEY = f"cli-calc~{CONV}~base_state"
-
-
-def uses(evs):
-    return [b for ev in evs for b in ev.blocks if b.kind == "tool_use"]
-
-
-def result_of(evs, call_id):
-    return next(b for ev in evs for b in ev.blocks if b.kind == "tool_result" and b.tool_use_id == call_id)
-
-
-def notices(evs):
-    return [b.text for ev in evs if not ev.hidden for b in ev.blocks if b.kind == "notice"]
 
 
 def test_a_conversation_folder_is_one_session_under_its_first_prompt(tmp_path):
@@ -51,7 +39,7 @@ def test_a_conversation_folder_is_one_session_under_its_first_prompt(tmp_path):
 
 def test_calls_pair_with_their_observations_by_tool_call_id():
     idx, evs = built(CALC / "base_state.json")
-    calls = uses(evs)
+    calls = tool_uses(evs)
     assert [(u.name, u.input) for u in calls] == [
         ("file_editor", {"command": "view", "path": "/home/dev/calc/calc.py"}),
         ("terminal", {"command": "python -m pytest -q", "security_risk": "LOW"}),
@@ -81,7 +69,7 @@ def test_calls_pair_with_their_observations_by_tool_call_id():
 
 def test_finish_and_think_are_the_agents_words_not_calls():
     idx, evs = built(CALC / "base_state.json")
-    assert "finish" not in [u.name for u in uses(evs)] and "think" not in [u.name for u in uses(evs)]
+    assert "finish" not in [u.name for u in tool_uses(evs)] and "think" not in [u.name for u in tool_uses(evs)]
     think = next(ev for ev in evs if any(b.kind == "thinking" and "return None" in b.text for b in ev.blocks))
     assert think.role == "assistant"
     finish = next(ev for ev in evs if "the agent finished" in [b.text for b in ev.blocks if b.kind == "notice"])
@@ -93,7 +81,7 @@ def test_finish_and_think_are_the_agents_words_not_calls():
 
 def test_status_condensation_and_usage_from_base_state():
     idx, evs = built(CALC / "base_state.json")
-    said = notices(evs)
+    said = [t for ev in evs if not ev.hidden for t in notices(ev)]
     assert "context condensed: 4 events forgotten and summarized" in said
     assert "conversation status: finished" in said
     assert "usage · agent: 8 calls, 56,400 tokens in (51,350 from cache), 960 out · $0.0488" in said
@@ -161,7 +149,7 @@ def test_an_event_file_that_does_not_parse_is_one_unparsed_card(tmp_path):
     idx, evs = built(conv / "base_state.json")
     assert idx.summary.unparsed == 1
     assert idx.summary.title == "Fix the failing test in calc.py and tell me what was wrong."
-    assert len(uses(evs)) == 5  # the rest reads on
+    assert len(tool_uses(evs)) == 5  # the rest reads on
 
 
 def test_the_page_shows_the_conversation(tmp_path):
@@ -189,5 +177,5 @@ def test_the_events_listed_alone_read_as_v1_events(tmp_path):
     doc.write_text(json.dumps({"items": [json.loads(p.read_text()) for p in events]}))
     assert detect.detect_file(doc).format == "openhands_v1"
     idx, evs = built(doc)
-    assert idx.calls.orphans == {} and len(uses(evs)) == 6
+    assert idx.calls.orphans == {} and len(tool_uses(evs)) == 6
     assert openhands_v1.is_companion(str(events[0]))

@@ -14,7 +14,7 @@ from viewer.formats import detect
 from viewer.store import Store
 from viewer.web import create_app
 
-from conftest import ROOT, built
+from conftest import ROOT, built, notices, result_of, tool_uses
 
 FIXTURES = ROOT / "test_data" / "formats" / "swe-agent"
 REAL = FIXTURES / "real-1.x-test-repo" / "SWE-agent__test-repo-i1.traj"
@@ -26,18 +26,6 @@ HOSTILE = FIXTURES / "hostile" / "hostile.traj"
 
 def visible(evs):
     return [ev for ev in evs if not ev.hidden]
-
-
-def calls(evs):
-    return [b for ev in evs for b in ev.blocks if b.kind == "tool_use"]
-
-
-def result_of(evs, call_id):
-    return next(b for ev in evs for b in ev.blocks if b.kind == "tool_result" and b.tool_use_id == call_id)
-
-
-def notices(ev):
-    return [b.text for b in ev.blocks if b.kind == "notice"]
 
 
 @pytest.mark.parametrize("path", [REAL, V0, COST, RETRY, HOSTILE], ids=lambda p: p.parent.name)
@@ -52,14 +40,14 @@ def test_each_step_is_its_thought_its_command_and_what_it_printed():
     steps = [ev for ev in visible(evs) if ev.tool_uses()]
     assert len(steps) == 5
     # a function-calling run lends each step its call's own name and arguments
-    assert [(u.name, u.input) for u in calls(evs)] == [
+    assert [(u.name, u.input) for u in tool_uses(evs)] == [
         ("find_file", {"file_name": "missing_colon.py"}),
         ("open", {"path": "/SWE-agent__test-repo/tests/missing_colon.py"}),
         ("edit", {"search": "def division(a: float, b: float) -> float",
                   "replace": "def division(a: float, b: float) -> float:", "replace-all": False}),
         ("bash", {"command": "python3 /SWE-agent__test-repo/tests/missing_colon.py"}),
         ("bash", {"command": "submit"})]
-    assert [idx.calls.get(u.id).status for u in calls(evs)] == ["completed"] * 5
+    assert [idx.calls.get(u.id).status for u in tool_uses(evs)] == ["completed"] * 5
     first = steps[0]
     assert first.role == "assistant" and first.text().startswith("To start addressing this issue")
     assert result_of(evs, "step-1").content[0].text.endswith("/SWE-agent__test-repo/tests/missing_colon.py")
@@ -67,9 +55,9 @@ def test_each_step_is_its_thought_its_command_and_what_it_printed():
     assert notices(first) == ["step 1 · ran 0.28 s · in /SWE-agent__test-repo"]
     assert notices(steps[1])[0].endswith("open file /SWE-agent__test-repo/tests/missing_colon.py")
     # SWE-agent's edit (search / replace) reads as a diff
-    assert [(e.old, e.new) for e in tools.edits(calls(evs)[2].input)] == [
+    assert [(e.old, e.new) for e in tools.edits(tool_uses(evs)[2].input)] == [
         ("def division(a: float, b: float) -> float", "def division(a: float, b: float) -> float:")]
-    assert tools.view_of("edit", calls(evs)[2].input) == "edit"
+    assert tools.view_of("edit", tool_uses(evs)[2].input) == "edit"
 
 
 def test_the_system_prompt_and_the_template_fold_and_the_issue_is_the_prompt():
@@ -88,7 +76,7 @@ def test_the_history_copies_of_the_steps_are_hidden_not_lost():
     idx, evs = built(REAL)
     copies = [ev for ev in evs if ev.hidden]
     assert len(copies) == 8 and {ev.hidden_reason for ev in copies} == {"the model's copy of a step above"}
-    assert not calls(copies) and any("(Open file: n/a)" in ev.blocks[0].text for ev in copies)
+    assert not tool_uses(copies) and any("(Open file: n/a)" in ev.blocks[0].text for ev in copies)
     assert idx.summary.tool_calls == 5  # the copies make no second call
 
 
@@ -114,11 +102,11 @@ def test_the_run_ends_with_its_exit_status_the_patch_and_its_cost():
 
 def test_0x_reads_the_action_as_a_shell_command_and_its_state_string():
     idx, evs = built(V0)
-    assert [u.input["command"] for u in calls(evs)] == [
+    assert [u.input["command"] for u in tool_uses(evs)] == [
         "create reproduce_bug.py", "python reproduce_bug.py",
         "edit 287:295\n        'BitsAllocated', 'Rows', 'Columns', 'SamplesPerPixel', 'PhotometricInterpretation'\n"
         "    ]\nend_of_edit", "rm reproduce_bug.py", "submit"]
-    assert {u.name for u in calls(evs)} == {"bash"}
+    assert {u.name for u in tool_uses(evs)} == {"bash"}
     steps = [ev for ev in evs if ev.tool_uses()]
     assert notices(steps[0]) == ["step 1 · in /pydicom__pydicom · open file /pydicom__pydicom/reproduce_bug.py"]
     assert steps[0].text() == "First, I'll create a new Python script to reproduce the bug as described in the issue."
@@ -169,7 +157,7 @@ def test_a_retry_agent_run_reads_its_chosen_attempt_and_a_failed_exit_is_an_erro
     idx, evs = built(RETRY)
     assert notices(evs[0]) == ["attempt 2 of 2 (chosen): SWE-agent's RetryAgent ran 2 attempts; the "
                                "others are in the raw view"]
-    assert [u.input for u in calls(evs)] == [{"command": "ls"}]
+    assert [u.input for u in tool_uses(evs)] == [{"command": "ls"}]
     end = evs[-1]
     assert end.role == "error" and notices(end)[:2] == [
         "Run ended · exit status: exit_format (repeated format, blocklist or syntax errors) · 2 API calls"
@@ -186,7 +174,7 @@ def test_a_history_without_steps_pairs_each_answer_with_its_observation(tmp_path
     path.write_text(json.dumps({"history": doc["history"]}))
     assert detect.detect_file(path).format == "swe-agent"
     idx, evs = built(path)
-    uses = calls(evs)
+    uses = tool_uses(evs)
     assert len(uses) == (4 if src == REAL else 5)
     states = [idx.calls.get(u.id).status for u in uses]
     assert idx.calls.orphans == {}

@@ -16,7 +16,7 @@ from viewer.index import SessionIndex
 from viewer.timeline import load_events, raw_record
 from viewer.web import create_app
 
-from conftest import ROOT, quiet_copy
+from conftest import ROOT, notices, quiet_copy
 
 OPENAI = ROOT / "test_data" / "formats" / "openai-chat"
 ANTHROPIC = ROOT / "test_data" / "formats" / "anthropic-messages"
@@ -32,10 +32,6 @@ def read(path, tmp_path):
 
 def texts(evs, role=None, kind="message"):
     return [e.text() for e in evs if (role is None or e.role == role) and e.kind == kind]
-
-
-def notices(ev):
-    return [b.text for b in ev.blocks if b.kind == "notice"]
 
 
 def sections(evs):
