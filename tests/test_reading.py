@@ -616,3 +616,19 @@ def test_a_long_first_prompt_makes_a_title_cut_between_words():
     assert title[:-1] == title[:-1].rstrip() and prompt.replace("\n\n", " ").startswith(title[:-1])
     assert (title[:-1] + " ").split()[-1] in prompt.split()  # the last word is whole
     assert short_title("Fix   the\nbug") == "Fix the bug"
+
+
+def test_a_unified_diff_keeps_its_changes_whatever_its_lines_hold_and_names_files_without_hunks():
+    # a form feed inside a context line: `splitlines` split the line there, the hunk's counts ran
+    # out a line early and its change was lost; a binary file, a rename and a mode change have no
+    # hunk and were left out of the drawn diff though the text named them
+    patch = ("diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1,3 +1,3 @@\n a\x0cpage\n-b\n+c\n d\n"
+             "diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"
+             "diff --git a/old.py b/new.py\nsimilarity index 100%\nrename from old.py\nrename to new.py\n"
+             "diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n")
+    parts = tools.diff_of(patch)
+    assert [(p.path, p.old, p.new, p.action) for p in parts] == [
+        ("a.c", "a\x0cpage\nb\nd", "a\x0cpage\nc\nd", None),
+        ("logo.png", "", "", "binary file changed"),
+        ("new.py", "", "", "moved from old.py"),
+        ("run.sh", "", "", "mode changed")]

@@ -245,7 +245,7 @@ def patch_edits(patch: str) -> list[EditPart]:
         old.clear()
         new.clear()
 
-    for line in patch.splitlines():
+    for line in _lines(patch):
         if m := _PATCH_FILE.match(line):
             close()
             part = EditPart("", "", False, m[2].strip(), _PATCH_ACTIONS.get(m[1]))
@@ -272,13 +272,27 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 UNIFIED_CAP = 2_000_000  # characters of a text looked at as a unified diff
 
 
+def _lines(text: str) -> list[str]:
+    """A patch's lines: split at line ends only (`splitlines` also splits at a form feed or U+2028
+    inside a line, which would end a hunk early and lose its changes)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the end of the last line, not a line
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def diff_of(text: str) -> list[EditPart]:
+    """A text's replacements when it is a unified diff holding any (else none)."""
+    return unified_edits(text) if is_unified_diff(text) else []
+
+
 def is_unified_diff(text: str) -> bool:
     """Whether a text is a unified diff (what `git diff` prints, what SWE-agent submits): a
     `diff --git` header, or `---` / `+++` file lines, before a first `@@` hunk."""
     head = text[:4096].lstrip("\r\n")
     if not (head.startswith("diff --git ") or head.startswith("--- ")):
         return False
-    return "\n+++ " in head and "\n@@ -" in text[:UNIFIED_CAP]
+    return "\n+++ " in head and text.find("\n@@ -", 0, UNIFIED_CAP) >= 0
 
 
 def unified_edits(patch: str) -> list[EditPart]:
@@ -302,10 +316,13 @@ def unified_edits(patch: str) -> list[EditPart]:
         new.clear()
 
     def close_file() -> None:
-        if path is not None and action == "deleted" and path not in files_done:
-            out.append(EditPart("", "", False, path, action))
+        # a file the diff names without a hunk (deleted, renamed, binary, its mode changed) is
+        # still one the call changed: said, with nothing to draw
+        if path is not None and path not in files_done and (action or binary):
+            out.append(EditPart("", "", False, path, action or "binary file changed"))
 
-    for line in patch[:UNIFIED_CAP].splitlines():
+    binary = False
+    for line in _lines(patch[:UNIFIED_CAP]):
         if left > 0 or right > 0:
             op, text = line[:1], line[1:]
             if op == "\\":
@@ -323,13 +340,17 @@ def unified_edits(patch: str) -> list[EditPart]:
         if m := _GIT_FILE.match(line):
             close()
             close_file()
-            path, action = m[2].strip(), None
+            path, action, binary = m[2].strip(), None, False
         elif m := _HUNK.match(line):
             close()
             left = int(m[2]) if m[2] is not None else 1
             right = int(m[4]) if m[4] is not None else 1
             # "-0,0" is an empty side (a new file): its first line, when it has one, is line 1
             starts = (max(int(m[1]), 1), max(int(m[3]), 1))
+        elif line.startswith(("Binary files ", "GIT binary patch")):
+            binary = True
+        elif line.startswith("new mode "):
+            action = action or "mode changed"
         elif line.startswith("new file mode"):
             action = "added"
         elif line.startswith("deleted file mode"):
@@ -510,6 +531,7 @@ class ResultView:
     numbers: list | None = None  # file: the number of each line, when the tool printed them
     before: str = ""  # file: what the tool said before the lines ("The file … has been updated…")
     after: str = ""  # file: what it said after them
+    edits: list | None = None  # diff: its replacements (EditParts), one per hunk
 
 
 # `   42→text` (Claude Code's Read, cat -n with an arrow) or `    42\ttext` (cat -n)
@@ -530,8 +552,8 @@ def result_view(name: str | None, inp: Any, text: str, error: bool = False) -> R
         return ResultView("json")
     if error:
         return ResultView("output")  # an error message reads as written, whatever the tool
-    if is_unified_diff(text) and unified_edits(text):
-        return ResultView("diff")  # `git diff`, a submitted patch: a diff per file, as edits read
+    if parts := diff_of(text):
+        return ResultView("diff", edits=parts)  # `git diff`, a submitted patch: a diff per file
     if fam in PROSE_FAMILIES:
         return ResultView("prose", code=_search_links(text) if fam == "websearch" else text)
     if fam in ("read", "write", "edit"):
