@@ -681,7 +681,7 @@ class SessionIndex:
                 if kind == "section":
                     # a conversation of a file of many (a dataset's, a batch's, an API log's: only
                     # documents have them) starts a turn of the outline, named by its heading
-                    th.prompts[seq] = ev.text() or _heading(ev)
+                    th.prompts[seq] = _heading(ev)
             # `hidden` is appended last: a reader of len(th) on another thread finds every column
             a_hidden(1 if hidden else 0)
             ids[eid] = (name, seq)

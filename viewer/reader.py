@@ -256,6 +256,16 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def json_text(value) -> str:
+    """Any value as indented JSON (what JSON cannot hold as its str(); what is nested deeper than
+    orjson writes, cut with `cap_depth`'s note — never Python's repr, which recurses without limit)."""
+    option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    try:
+        return orjson.dumps(value, option=option, default=str).decode()
+    except TypeError:  # orjson.JSONEncodeError: nested too deeply
+        return orjson.dumps(cap_depth(value), option=option, default=str).decode()
+
+
 def cap_depth(value: Any, limit: int = MAX_DEPTH, depth: int = 0) -> Any:
     """A copy of `value` whose containers `limit` levels down are replaced by DEEP."""
     if isinstance(value, dict):

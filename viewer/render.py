@@ -34,6 +34,7 @@ from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
 from pygments.util import ClassNotFound
 
 from . import lexing, reader
+from .reader import json_text  # noqa: F401 (pages and exports call it render.json_text)
 
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
 TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"
@@ -258,16 +259,6 @@ def pretty_json_text(text: str, cap: int = HIGHLIGHT_CAP) -> Markup:
         return pretty_json(orjson.loads(text), cap)
     except orjson.JSONDecodeError:
         return highlight(text, "text")
-
-
-def json_text(value) -> str:
-    """Any value as indented JSON (what JSON cannot hold as its str(); what is nested deeper than
-    orjson writes, cut with a note — never Python's repr, which recurses without limit)."""
-    option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-    try:
-        return orjson.dumps(value, option=option, default=str).decode()
-    except TypeError:  # orjson.JSONEncodeError: nested too deeply
-        return orjson.dumps(reader.cap_depth(value), option=option, default=str).decode()
 
 
 @dataclass(slots=True)
@@ -602,23 +593,22 @@ def diff(old: str, new: str, old_start: int = 1, new_start: int = 1,
         a, b = a[:DIFF_CAP], b[:DIFF_CAP]
     out: list[DiffLine] = []
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    i0, j0 = old_start, new_start
     for group in sm.get_grouped_opcodes(context) if a != b else []:
         if out:
             out.append(DiffLine("…", None, None, [("", False)]))
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                out.extend(DiffLine(" ", i1 + k + i0, j1 + k + j0, [(a[i1 + k], False)])
+                out.extend(DiffLine(" ", i1 + k + old_start, j1 + k + new_start, [(a[i1 + k], False)])
                            for k in range(i2 - i1))
                 continue
             olds, news = a[i1:i2], b[j1:j2]
             if tag == "replace" and len(olds) == len(news):
                 pairs = [_intraline(x, y) for x, y in zip(olds, news)]
-                out.extend(DiffLine("-", i1 + k + i0, None, p[0]) for k, p in enumerate(pairs))
-                out.extend(DiffLine("+", None, j1 + k + j0, p[1]) for k, p in enumerate(pairs))
+                out.extend(DiffLine("-", i1 + k + old_start, None, p[0]) for k, p in enumerate(pairs))
+                out.extend(DiffLine("+", None, j1 + k + new_start, p[1]) for k, p in enumerate(pairs))
             else:
-                out.extend(DiffLine("-", i1 + k + i0, None, [(x, False)]) for k, x in enumerate(olds))
-                out.extend(DiffLine("+", None, j1 + k + j0, [(y, False)]) for k, y in enumerate(news))
+                out.extend(DiffLine("-", i1 + k + old_start, None, [(x, False)]) for k, x in enumerate(olds))
+                out.extend(DiffLine("+", None, j1 + k + new_start, [(y, False)]) for k, y in enumerate(news))
     return out
 
 

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import files, formats, reader, render, timestamps, tools
+from . import files, formats, reader, timestamps, tools
 from .formats import detect
 from .index import NOT_RECORDED, UNPARSED_PREVIEW, Region, SessionIndex, ThreadIndex, \
     safe_event, truncated
@@ -381,7 +381,7 @@ def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
         rec = _document_records(th)[seq][1]
         if redactor is not None:
             rec = redactor.value(rec)
-        return render.json_text(rec).encode(), False
+        return reader.json_text(rec).encode(), False
     limit = reader.HUGE_LINE
     with files.open_file(th.path) as f:
         data = reader.read_bytes(f, th.offsets[seq], th.lengths[seq], limit)
