@@ -640,3 +640,17 @@ def test_a_file_of_a_folder_session_nested_too_deep_is_cut_and_its_raw_view_answ
     statuses = pages(root, tmp_path, key)
     assert set(statuses.values()) == {200}, {u: s for u, s in statuses.items() if s != 200}
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_folder_sessions_file_with_a_lone_surrogate_escape_reads(tmp_path, errors):
+    # a Wolo message file holding a JavaScript string cut inside an emoji ("\ud83d" alone): the
+    # whole message was an unparsed card, where a line of the same bytes reads with one character
+    # replaced
+    from viewer.formats import common
+
+    path = tmp_path / "m1.json"
+    path.write_bytes(rb'{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "cut \ud83d here"}]}')
+    assert common.load_json_file(path)["parts"][0]["text"] == "cut \ufffd here"
+    path.write_bytes(b'{"id": ')
+    assert common.load_json_file(path).reason.startswith("m1.json: malformed JSON: ")
+    assert [e.getMessage() for e in errors] == []

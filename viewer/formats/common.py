@@ -45,11 +45,11 @@ def load_json_file(p: Path) -> Any:
     """One JSON file of a session kept as a folder of files (Wolo, OpenCode), or an unparsed line
     saying why it could not be read: the rest of the session still reads."""
     try:
-        return orjson.loads(files.read_file(p))
+        data = files.read_file(p)
     except OSError as e:
         return reader.BadLine(f"{p.name}: cannot read: {e.strerror or e}")
-    except orjson.JSONDecodeError as e:
-        return reader.BadLine(f"{p.name}: malformed JSON: {e}")
+    value = reader.decode(data)  # as a line is read: bad UTF-8 and a lone surrogate mended
+    return reader.BadLine(f"{p.name}: {value.reason}") if isinstance(value, reader.BadLine) else value
 
 
 def set_time(ev: Event, raw: Any) -> Event:
