@@ -237,6 +237,55 @@ def test_a_newer_schema_and_rows_it_does_not_know_read_tolerantly(tmp_path):
     assert len(bad) == 1 and "message msg_a1c2d3e00104DDDDDDDDDDDDDD" in bad[0].blocks[0].reason
 
 
+def test_todos_of_a_layout_this_viewer_does_not_know_are_left_out_the_messages_read(tmp_path, caplog):
+    folder = database(tmp_path)
+    con = sqlite3.connect(folder / "opencode.db", isolation_level=None)
+    con.execute("ALTER TABLE todo DROP COLUMN priority")
+    con.close()
+    idx = SessionIndex(row(folder, PARENT)).build()
+    assert REPLY in idx.threads["main"].ids and idx.summary.title == "Fix divide-by-zero in calc.py"
+    assert not [e for e in _events(idx) if e.kind == "todos"]
+    assert "Traceback" not in caplog.text and "failed" not in caplog.text
+
+
+def test_messages_that_cannot_be_read_say_why_in_their_place(tmp_path, caplog):
+    """A query that fails past the schema check (a damaged page): the session card and one
+    unparsed card saying why, never the session card alone, and no traceback in the log."""
+    folder = database(tmp_path)
+    con = sqlite3.connect(folder / "opencode.db", isolation_level=None)
+    con.execute("ALTER TABLE part RENAME TO part_rows")
+    con.execute("CREATE VIEW part AS SELECT id, message_id, session_id, time_created, "
+                "time_updated, json_extract('{', '$') AS data FROM part_rows")  # fails when read
+    con.close()
+    events = _events(SessionIndex(row(folder, PARENT)).build())
+    assert events[0].kind == "session"
+    (bad,) = [e for e in events if e.kind == "unparsed"]
+    why = bad.blocks[0].reason
+    assert why.startswith("this session's messages: OpenCode's SQLite database:") and "(malformed JSON)" in why
+    assert "Traceback" not in caplog.text and "failed" not in caplog.text
+
+
+def test_a_part_cut_in_the_middle_of_an_emoji_reads(tmp_path):
+    folder = database(tmp_path)
+    con = sqlite3.connect(folder / "opencode.db", isolation_level=None)
+    con.execute("UPDATE part SET data = ? WHERE id = (SELECT min(id) FROM part WHERE message_id = ? "
+                "AND data LIKE '%\"text\"%')",
+                ('{"type": "text", "text": "nearly there \\ud83d"}', REPLY))
+    con.close()
+    events = _events(SessionIndex(row(folder, PARENT)).build())
+    assert not [e for e in events if e.kind == "unparsed"]
+    assert "nearly there \ufffd" in next(e for e in events if e.source_id == REPLY).text()
+
+
+def test_a_sub_agent_session_whose_title_is_no_text_still_nests(tmp_path, caplog):
+    folder = database(tmp_path)
+    con = sqlite3.connect(folder / "opencode.db", isolation_level=None)
+    con.execute("UPDATE session SET title = X'41' WHERE id = ?", (CHILD,))  # (a blob)
+    con.close()
+    assert SessionIndex(row(folder, CHILD)).build().summary.parent == str(row(folder, PARENT))
+    assert "Traceback" not in caplog.text
+
+
 def test_a_database_linked_from_outside_the_roots_is_refused(tmp_path):
     outside = database(tmp_path / "elsewhere")
     folder = tmp_path / "served"

@@ -95,7 +95,7 @@ FOLDER_KEY = "opencode_session_folder"  # marks the document `folder_document` b
 INFO_LIMIT = 1 << 20  # a session file is a few hundred bytes (its summary diffs moved out in 0.5)
 CHILD_DEPTH = 4  # levels of sub-agents of sub-agents listed under one session
 ROW_STORE = opencode_db  # OpenCode 1.2+'s database: its session rows are sessions (formats/__init__)
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # the only ids joined into a path
+_ID = opencode_db.ID  # the only ids joined into a path
 # a tool part's error text when something refused the call before it ran (permission/next.ts:
 # RejectedError, CorrectedError, DeniedError), or when the run was stopped (session/processor.ts)
 _REFUSED = [
@@ -343,8 +343,7 @@ def _usage(info: dict, parts: list) -> dict | None:
     return usage
 
 
-def _count(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and 0 <= v < 1e15
+_count = opencode_db.is_count
 
 
 def _sum(*vs: Any) -> float | None:
@@ -623,7 +622,12 @@ def folder_document(path: Path) -> dict | None:
     of OpenCode's database is read into the same shape (`opencode_db.document`)."""
     layout = _session_layout(path)
     if layout is None:
-        doc = opencode_db.document(str(path))
+        try:
+            doc = opencode_db.document(str(path))
+        except FileNotFoundError:
+            return None  # gone from the database: reading the path says so
+        except OSError as e:  # the database cannot be read now (locked, damaged): the session says why
+            return {FOLDER_KEY: True, "info": BadLine(str(e)), "messages": [], "todos": None}
         return {FOLDER_KEY: True, **doc} if doc is not None else None
     info = load_json_file(path)
     msg_dir, part_root = layout
@@ -679,7 +683,7 @@ def _json_names(folder: Path) -> list[str]:
         return []
 
 
-TAIL_MESSAGES = 8  # the last messages whose files and parts `folder_identity` looks at
+TAIL_MESSAGES = opencode_db.TAIL_MESSAGES  # the last messages whose files and parts are looked at
 
 
 def folder_identity(path: str) -> tuple[int, int, int] | None:
@@ -824,7 +828,8 @@ def session_info(main: Path) -> dict:
         out["parent_session"] = parent
         out["parent_path"] = str(main.parent / (parent if row else f"{parent}.json"))
         out["thread"] = keys.thread_key(main.stem)
-        m = _SUBAGENT_TITLE.match(info.get("title") or "")
+        title = info.get("title")
+        m = _SUBAGENT_TITLE.match(title) if isinstance(title, str) else None
         if m:
             out["agent_type"] = m[2]
     return out

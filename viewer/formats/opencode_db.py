@@ -57,15 +57,19 @@ from typing import Any
 
 import orjson
 
-from .. import files
+from .. import files, reader
 from ..reader import BadLine
 
 DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]{1,64})?\.db")
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id (the only ids joined into a path)
+TAIL_MESSAGES = 8  # the last messages whose parts a session's identity looks at (rows and files)
 TIMEOUT = 0.5  # seconds a read waits for a lock (only a WAL recovery or a rollback-mode writer)
-_NEEDED = {"session": {"id", "title", "time_created", "time_updated"},
-           "message": {"id", "session_id", "data"},
-           "part": {"id", "message_id", "session_id", "data"}}
+# every column the queries below read (the todo table's only when all of its are there: todos
+# are left out otherwise, the session still reads)
+_NEEDED = {"session": {"id", "parent_id", "title", "time_created", "time_updated"},
+           "message": {"id", "session_id", "time_created", "time_updated", "data"},
+           "part": {"id", "message_id", "session_id", "time_updated", "data"}}
+_TODO = {"session_id", "content", "status", "priority", "position", "time_updated"}
 # session columns that hold JSON (`text({mode: "json"})`), and the one left out of a session's info
 _JSON_COLUMNS = {"revert", "permission", "model", "goal", "metadata", "summary_diffs"}
 _LEFT_OUT = {"summary_diffs"}
@@ -107,14 +111,19 @@ def split(path: str) -> tuple[str, str] | None:
     """(database, session id) of a row-session's path, else None — told from the name alone (it is
     asked of every path whose identity is taken)."""
     db, sid = os.path.split(path)
-    if not is_store(os.path.basename(db)) or not _ID.fullmatch(sid):
+    if not is_store(os.path.basename(db)) or not ID.fullmatch(sid):
         return None
     return db, sid
 
 
 def is_row(path: str) -> bool:
+    return _located(path) is not None
+
+
+def _located(path: str | os.PathLike) -> tuple[str, str] | None:
+    """(database, session id) of a row-session's path whose database is a file, else None."""
     found = split(os.fspath(path))
-    return found is not None and os.path.isfile(found[0])
+    return found if found is not None and os.path.isfile(found[0]) else None
 
 
 # --- connections ----------------------------------------------------------------------------------
@@ -172,6 +181,9 @@ class _Reader:
 
     def columns(self, table: str) -> list[str]:
         return [r[1] for r in self.all(f"PRAGMA table_info({table})")]
+
+    def has_todos(self) -> bool:
+        return _TODO <= set(self.check()["todo"])
 
     def check(self) -> dict[str, list[str]]:
         """The columns of OpenCode's tables; Unreadable when this is not OpenCode's database.
@@ -277,12 +289,9 @@ def _remembered(what: tuple, db: str, make):
 
 
 def _loads(text: Any) -> Any:
-    if not isinstance(text, (str, bytes)):
-        return text
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
+    """A JSON column's value; its text as it is when it does not parse."""
+    value = reader.decode(text) if isinstance(text, (str, bytes)) else text
+    return text if isinstance(value, BadLine) else value
 
 
 def _session_columns(r: _Reader) -> list[str]:
@@ -346,9 +355,6 @@ def row_bytes(path: str) -> bytes:
     return _info_bytes(_info(row))
 
 
-TAIL_MESSAGES = 8  # the last messages whose parts `identity` looks at
-
-
 def identity(path: str) -> tuple[int, int, int] | None:
     """(size, mtime_ns, inode) standing for a row-session as a whole, or None when `path` is not
     one. mtime_ns is the newest `time_updated` among its session row, its messages, the parts of
@@ -361,8 +367,8 @@ def identity(path: str) -> tuple[int, int, int] | None:
     rewritten in place within that millisecond is seen with the next write: telling it would
     mean reading every row's data). Raises OSError when the session or its database cannot be
     read."""
-    found = split(path)
-    if found is None or not os.path.isfile(found[0]):
+    found = _located(path)
+    if found is None:
         return None
     db, sid = found
     return _remembered(("identity", db, sid), db, lambda: _identity(db, sid, path))
@@ -377,7 +383,7 @@ def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
         counts = [r.all(each + "message WHERE session_id = ?", (sid,))[0],
                   r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
                         "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
-        if r.check()["todo"]:
+        if r.has_todos():
             counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
     newest = int(max([_ms(row.get("time_updated"))] + [_ms(c[1]) for c in counts])) * 1_000_000
@@ -385,10 +391,16 @@ def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
     return size, newest + digest, os.stat(db).st_ino
 
 
+def is_count(value: Any) -> bool:
+    """Whether a value is a number a count, cost or time in milliseconds can be (not a bool, NaN,
+    negative or absurd: a damaged record's)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
+        and 0 <= value < 1e15
+
+
 def _ms(value: Any) -> float:
     """A time column's milliseconds (0 for what is not a number: a damaged row)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e15
-    return value if ok else 0
+    return value if is_count(value) else 0
 
 
 def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
@@ -407,7 +419,7 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
     for values in rows:
         row = dict(zip(cols, values[:-1]))
         sid = row.get("id")
-        if not isinstance(sid, str) or not _ID.fullmatch(sid):
+        if not isinstance(sid, str) or not ID.fullmatch(sid):
             continue  # (an id no path can name)
         out.append((row_path(db, sid), sid, max(_ms(row.get("time_updated")), _ms(values[-1])) / 1000,
                     len(_info_bytes(_info(row)))))
@@ -417,27 +429,33 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
 def document(path: str) -> dict | None:
     """A row-session as `opencode export` writes it (`{info, messages: [{info, parts}], todos}`,
     marked with `key`), or None when `path` is not one. Messages in OpenCode's order (time
-    created, then id), each with its parts by id."""
-    found = split(os.fspath(path))
-    if found is None or not os.path.isfile(found[0]):
+    created, then id), each with its parts by id. When its messages cannot be read (a damaged
+    page of the database), they are one BadLine saying why; raises OSError when the session
+    itself cannot be (Unreadable, or FileNotFoundError once it is gone)."""
+    found = _located(path)
+    if found is None:
         return None
     db, sid = found
     with _Reader(db) as r:
         row = _session_row(r, sid)
         if row is None:
             raise _gone(path)
-        msgs = r.all("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-                     (sid,))
-        parts = r.all("SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY "
-                      "message_id, id", (sid,))
-        todos = r.all("SELECT content, status, priority, position FROM todo WHERE session_id = ? "
-                      "ORDER BY position", (sid,)) if r.check()["todo"] else []
+        try:
+            msgs = r.all("SELECT id, data FROM message WHERE session_id = ? ORDER BY "
+                         "time_created, id", (sid,))
+            parts = r.all("SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY "
+                          "message_id, id", (sid,))
+            todos = r.all("SELECT content, status, priority, position FROM todo WHERE "
+                          "session_id = ? ORDER BY position", (sid,)) if r.has_todos() else []
+            unread = None
+        except Unreadable as e:
+            msgs, parts, todos, unread = [], [], [], BadLine(f"this session's messages: {e}")
         stale = r.stale_wal
     by_message: dict[str, list] = {}
     for mid, pid, data in parts:
         by_message.setdefault(mid, []).append(
             _row_value(data, f"part {pid}", {"id": pid, "sessionID": sid, "messageID": mid}))
-    messages = []
+    messages: list = [unread] if unread else []
     for mid, data in msgs:
         info = _row_value(data, f"message {mid}", {"id": mid, "sessionID": sid})
         messages.append({"info": info, "parts": by_message.get(mid, [])}
@@ -453,22 +471,19 @@ def document(path: str) -> dict | None:
 def _row_value(data: Any, what: str, ids: dict) -> Any:
     """A row's `data` with the ids OpenCode keeps in columns put back (its `fromRow`), or a
     BadLine saying why it cannot be read."""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    if not isinstance(data, str):
+    if not isinstance(data, (str, bytes)):
         return BadLine(f"{what}: its data is not JSON text")
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        return BadLine(f"{what}: its data is not JSON ({e})")
+    value = reader.decode(data)
+    if isinstance(value, BadLine):
+        return BadLine(f"{what}: its data is {value.reason}")
     return {**value, **ids} if isinstance(value, dict) else value
 
 
 def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
     """(session id, row path, meta) of the sub-agent sessions of a row-session and of theirs,
     breadth first, `depth` levels down (the `task` tool's sessions name it as `parent_id`)."""
-    found = split(os.fspath(path))
-    if found is None or not os.path.isfile(found[0]):
+    found = _located(path)
+    if found is None:
         return []
     db, sid = found
     out: list[tuple[str, str, dict]] = []
@@ -483,7 +498,7 @@ def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
             for cid, parent, title, created in r.all(
                     f"SELECT id, parent_id, title, time_created FROM session WHERE parent_id IN "
                     f"({marks}) ORDER BY id", tuple(frontier)):
-                if not isinstance(cid, str) or not _ID.fullmatch(cid) or cid in seen:
+                if not isinstance(cid, str) or not ID.fullmatch(cid) or cid in seen:
                     continue
                 seen.add(cid)
                 out.append((cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent,
@@ -495,8 +510,8 @@ def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
 
 def parent(path: str) -> tuple[str | None, str | None]:
     """(parent session id, title) of a row-session."""
-    found = split(os.fspath(path))
-    if found is None or not os.path.isfile(found[0]):
+    found = _located(path)
+    if found is None:
         return None, None
     db, sid = found
     with _Reader(db) as r:
