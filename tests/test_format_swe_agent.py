@@ -72,6 +72,25 @@ def test_the_system_prompt_and_the_template_fold_and_the_issue_is_the_prompt():
     assert idx.summary.title == "SyntaxError: invalid syntax"
 
 
+def test_an_issue_with_long_runs_of_blank_lines_is_still_the_prompt(tmp_path):
+    """Blank lines in the issue (and several before INSTRUCTIONS) are searched in linear time: the
+    old `\\n\\s*\\n` rescanned each run of them from every line of it."""
+    doc = json.loads(REAL.read_text())
+    prompt = doc["history"][1]["content"]
+    head, _, rest = prompt.partition("ISSUE:\n")
+    issue, _, instructions = rest.partition("INSTRUCTIONS:")
+    doc["history"][1]["content"] = (head + "ISSUE:\nA title\n" + "\n" * 5000 + "  \n\t\nthe body\n\r\n\n\n"
+                                    + "INSTRUCTIONS:" + instructions)
+    path = tmp_path / "blank.traj"
+    path.write_text(json.dumps(doc))
+    idx, evs = built(path)
+    task = visible(evs)[1]
+    assert [b.kind for b in task.blocks] == ["context", "text", "context"]
+    assert task.blocks[1].text.startswith("A title\n\n") and task.blocks[1].text.endswith("\nthe body")
+    assert task.blocks[2].text.startswith("INSTRUCTIONS:")
+    assert idx.summary.title == "A title"
+
+
 def test_the_history_copies_of_the_steps_are_hidden_not_lost():
     idx, evs = built(REAL)
     copies = [ev for ev in evs if ev.hidden]

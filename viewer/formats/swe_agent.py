@@ -59,8 +59,9 @@ _STEP_KEYS = frozenset({"action", "observation"})
 _HISTORY_TYPES = frozenset({"system_prompt", "demonstration", "observation", "action", "thought",
                             "user", "assistant"})
 # the places SWE-agent's instance templates put the problem statement (0.x / 1.x defaults, SWE-bench
-# configs): the issue is the prompt, the template around it folded instructions
-_STATEMENT = (re.compile(r"ISSUE:\n(.*?)\n\s*\nINSTRUCTIONS:", re.S),
+# configs): the issue is the prompt, the template around it folded instructions. (One blank line
+# before INSTRUCTIONS: `\n\s*\n` there rescans a run of blank lines from each of them, quadratic.)
+_STATEMENT = (re.compile(r"ISSUE:\n(.*?)\n[ \t\r]*\nINSTRUCTIONS:", re.S),
               re.compile(r"<pr_description>\n?(.*?)\n?</pr_description>", re.S),
               re.compile(r"<issue_description>\n?(.*?)\n?</issue_description>", re.S),
               re.compile(r"<issue>\n?(.*?)\n?</issue>", re.S))
