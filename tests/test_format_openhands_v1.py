@@ -113,6 +113,17 @@ def test_how_the_conversation_stands_is_said_plainly(tmp_path, status, words, ro
     assert idx.info.get("finished", False) == (status in ("stuck", "error"))
 
 
+def test_a_long_conversations_base_state_past_4_mb_still_says_it_finished(tmp_path):
+    conv = tmp_path / CONV
+    shutil.copytree(CALC, conv)
+    state = json.loads((conv / "base_state.json").read_text())
+    state["stats"]["usage_to_metrics"]["agent"]["token_usages"] += [{"prompt_tokens": 1}] * 300_000
+    (conv / "base_state.json").write_text(json.dumps(state))
+    assert (conv / "base_state.json").stat().st_size > 4 << 20 and state["execution_status"] == "finished"
+    idx, evs = built(conv / "base_state.json")
+    assert idx.info.get("finished") is True
+
+
 def test_a_running_conversation_says_no_status_and_is_not_finished(tmp_path):
     conv = tmp_path / CONV
     shutil.copytree(CALC, conv)

@@ -646,10 +646,6 @@ def session_info(main: Path) -> dict:
     """Whether the conversation has ended (its status finished, error or stuck)."""
     if main.name != BASE_STATE:
         return {}
-    try:
-        from .. import files
-        state = orjson.loads(files.read_file(main, 1 << 22))
-    except (OSError, orjson.JSONDecodeError):
-        return {}
+    state = load_json_file(main)  # (whole: a long conversation's stats grow it past any head)
     status = state.get("execution_status") if isinstance(state, dict) else None
     return {"finished": True} if isinstance(status, str) and status in TERMINAL else {}
