@@ -79,6 +79,23 @@ def test_finish_and_think_are_the_agents_words_not_calls():
     assert len([ev for ev in evs if ev.kind == "bookkeeping"]) == 2
 
 
+def test_redacted_thinking_keeps_its_data_and_reasoning_content_reads(tmp_path):
+    conv = tmp_path / CONV
+    shutil.copytree(CALC, conv)
+    action = sorted((conv / "events").glob("event-00004-*.json"))[0]
+    rec = json.loads(action.read_text())
+    rec["thinking_blocks"] = [{"type": "redacted_thinking", "data": "EqQBCkYIARgCKkA"}]
+    action.write_text(json.dumps(rec))
+    reply = sorted((conv / "events").glob("event-00006-*.json"))[0]
+    rec = json.loads(reply.read_text())
+    rec["reasoning_content"] = "the tests pass now"  # (its thinking_blocks empty)
+    reply.write_text(json.dumps(rec))
+    idx, evs = built(conv / "base_state.json")
+    thinking = [b for ev in evs for b in ev.blocks if b.kind == "thinking"]
+    assert ("", True, "EqQBCkYIARgCKkA") in [(b.text, b.redacted, b.signature) for b in thinking]
+    assert "the tests pass now" in [b.text for b in thinking]
+
+
 def test_status_condensation_and_usage_from_base_state():
     idx, evs = built(CALC / "base_state.json")
     said = [t for ev in evs if not ev.hidden for t in notices(ev)]

@@ -45,9 +45,9 @@ from typing import Any
 
 import orjson
 
-from ..model import DENIED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from ..model import DENIED, Context, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
-    parse_arguments, result_content, text_field
+    media_block, parse_arguments, result_content, text_field
 
 NAME = "openhands"
 MODE = "document"
@@ -211,7 +211,7 @@ def _action(rec: dict, t: str, ref: Ref) -> Event:
         ev.blocks = [Text(content)] if isinstance(content, str) and content.strip() else []
         for url in args.get("image_urls") or () if isinstance(args.get("image_urls"), list) else ():
             if isinstance(url, str):
-                ev.blocks.append(_image(url))
+                ev.blocks.append(media_block({"image_url": url}, "image"))
         return ev
     if t == "system":
         text = as_text(args.get("content") or rec.get("message") or "")
@@ -296,13 +296,6 @@ def _condensed(args: dict) -> str:
     return f"context condensed: {what} forgotten" + (" and summarized" if args.get("summary") else "")
 
 
-def _image(url: str) -> Media:
-    m = re.match(r"data:(image/[\w.+-]+);base64,(.*)", url, re.S)
-    if m:
-        return Media("image", m[1], m[2])
-    return Media("image", None, None, url)
-
-
 def _usage(ev: Event, rec: dict) -> None:
     """The model response an action came from: its model, usage and id (parallel actions of one
     response carry the same, counted once), and the call's cost from the event's metrics."""
@@ -377,10 +370,10 @@ def _observation(rec: dict, t: str, ref: Ref) -> Event:
     urls = extras.get("image_urls")
     for url in urls if isinstance(urls, list) else ():
         if isinstance(url, str):
-            blocks.append(_image(url))
+            blocks.append(media_block({"image_url": url}, "image"))
     shot = extras.get("screenshot")
     if isinstance(shot, str) and shot.startswith("data:image/"):
-        blocks.append(_image(shot))
+        blocks.append(media_block({"image_url": shot}, "image"))
     ev = Event(ref, "tool", "tool_result", blocks=[ToolResult(_call_id(cause), blocks, error, state=state)])
     return ev
 

@@ -67,10 +67,11 @@ from typing import Any
 
 import orjson
 
-from ..model import BLOCKED_BY_HOOK, DENIED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, \
+from ..model import BLOCKED_BY_HOOK, DENIED, Context, Data, Event, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
+from . import openai_chat
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
-    parse_arguments, text_field
+    media_block, parse_arguments, text_field
 
 NAME = "openhands_v1"
 MODE = "document"
@@ -240,31 +241,9 @@ def _content_blocks(content: Any, markdown: bool) -> list:
             if c["text"].strip():
                 out.append(Text(c["text"], markdown))
         elif isinstance(c.get("image_urls"), list):
-            out += [_image(u) for u in c["image_urls"] if isinstance(u, str)]
+            out += [media_block({"image_url": u}, "image") for u in c["image_urls"] if isinstance(u, str)]
         else:
             out.append(Data(c, as_text(c.get("type") or "content")))
-    return out
-
-
-def _image(url: str) -> Media:
-    m = re.match(r"data:(image/[\w.+-]+);base64,(.*)", url, re.S)
-    if m:
-        return Media("image", m[1], m[2])
-    return Media("image", None, None, url)
-
-
-def _thinking(reasoning: Any, blocks: Any) -> list:
-    out: list = []
-    for b in blocks if isinstance(blocks, list) else ():
-        if not isinstance(b, dict):
-            continue
-        if b.get("type") == "redacted_thinking":
-            out.append(Thinking("", True))
-        elif isinstance(b.get("thinking"), str) and b["thinking"].strip():
-            sig = b.get("signature")
-            out.append(Thinking(b["thinking"], False, sig if isinstance(sig, str) else None))
-    if not out and isinstance(reasoning, str) and reasoning.strip():
-        out.append(Thinking(reasoning))
     return out
 
 
@@ -274,7 +253,7 @@ def _message(rec: dict, ref: Ref) -> Event:
     role = "user" if source == "user" else "assistant" if source == "agent" else "system"
     ev = Event(ref, role)
     if role == "assistant":
-        ev.blocks += _thinking(msg.get("reasoning_content"), msg.get("thinking_blocks"))
+        ev.blocks += openai_chat.thinking_blocks(msg)
         if isinstance(rec.get("llm_response_id"), str):
             ev.message_id = rec["llm_response_id"]
     ev.blocks += _content_blocks(msg.get("content"), markdown=True)
@@ -323,7 +302,7 @@ def _action(rec: dict, ref: Ref) -> Event:
     ev = Event(ref, "assistant")
     if isinstance(rec.get("llm_response_id"), str):
         ev.message_id = rec["llm_response_id"]
-    ev.blocks += _thinking(rec.get("reasoning_content"), rec.get("thinking_blocks"))
+    ev.blocks += openai_chat.thinking_blocks(rec)
     thought = _texts(rec.get("thought"))
     name = text_field(rec, "tool_name") or ""
     action = rec["action"] if isinstance(rec.get("action"), dict) else None
