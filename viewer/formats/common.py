@@ -68,6 +68,15 @@ def first_time(ev: Event, *candidates: Any) -> Event:
     return ev
 
 
+def prompt_first_line(ev: Event) -> str | None:
+    """A shown user prompt's first non-blank line (at most 200 characters), for the formats whose
+    prompt starts with its subject (an issue's title, the task's first sentence)."""
+    if not (ev.role == "user" and ev.kind == "message" and not ev.hidden):
+        return None
+    first = next((ln.strip() for ln in ev.text().splitlines() if ln.strip()), "")
+    return (first if len(first) <= 200 else first[:199] + "…") or None
+
+
 def model_and_usage(ev: Event, model: Any, usage: Any, cost: Any = None) -> None:
     """Model name, token usage and cost where a source recorded them."""
     if isinstance(model, str) and model:

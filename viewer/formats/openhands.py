@@ -47,7 +47,7 @@ import orjson
 
 from ..model import DENIED, Context, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
-    media_block, parse_arguments, result_content, text_field
+    media_block, parse_arguments, prompt_first_line, result_content, text_field
 
 NAME = "openhands"
 MODE = "document"
@@ -391,11 +391,7 @@ def title_of(ev: Event) -> str | None:
         if isinstance(title, str) and title.strip() and not _DEFAULT_TITLE.fullmatch(title.strip()):
             return title.strip()
         return None
-    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
-        text = ev.text()
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        return (first if len(first) <= 200 else first[:199] + "…") or None
-    return None
+    return prompt_first_line(ev)
 
 
 # --- the session store ----------------------------------------------------------------------------

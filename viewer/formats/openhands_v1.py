@@ -71,7 +71,7 @@ from ..model import BLOCKED_BY_HOOK, DENIED, Context, Data, Event, Notice, Ref, 
     ToolResult, ToolUse
 from . import openai_chat
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
-    media_block, parse_arguments, text_field
+    media_block, parse_arguments, prompt_first_line, text_field
 
 NAME = "openhands_v1"
 MODE = "document"
@@ -535,11 +535,8 @@ def _totals(m: dict, ref: Ref) -> Event:
 
 
 def title_of(ev: Event) -> str | None:
-    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
-        text = ev.text()
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        return (first if len(first) <= 200 else first[:199] + "…") or None
-    return None
+    """The first prompt's first line."""
+    return prompt_first_line(ev)
 
 
 # --- the folder -----------------------------------------------------------------------------------

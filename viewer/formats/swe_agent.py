@@ -50,7 +50,7 @@ import orjson
 
 from ..model import Context, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from . import openai_chat
-from .common import as_text, generic_event, parse_arguments, result_content, text_field
+from .common import as_text, generic_event, parse_arguments, prompt_first_line, result_content, text_field
 
 NAME = "swe-agent"
 MODE = "document"
@@ -528,8 +528,6 @@ def title_of(ev: Event) -> str | None:
     GitHub or SWE-bench problem statement starts with the issue's title), else the prompt's."""
     if not (ev.role == "user" and ev.kind == "message" and not ev.hidden):
         return None
-    text = ev.text()
     if any(b.kind == "context" and b.source == "template" for b in ev.blocks):
-        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-        return first if len(first) <= 200 else first[:199] + "…"
-    return openai_chat.prompt_title(text)
+        return prompt_first_line(ev)
+    return openai_chat.prompt_title(ev.text())
