@@ -47,7 +47,7 @@ import orjson
 
 from ..model import DENIED, Context, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
-    media_block, parse_arguments, prompt_first_line, result_content, text_field
+    media_block, model_and_usage, parse_arguments, prompt_first_line, result_content, text_field
 
 NAME = "openhands"
 MODE = "document"
@@ -301,18 +301,16 @@ def _usage(ev: Event, rec: dict) -> None:
     response carry the same, counted once), and the call's cost from the event's metrics."""
     meta = rec.get("tool_call_metadata") if isinstance(rec.get("tool_call_metadata"), dict) else {}
     response = meta.get("model_response") if isinstance(meta.get("model_response"), dict) else {}
-    if isinstance(response.get("model"), str) and response["model"]:
-        ev.model = response["model"]
-    if isinstance(response.get("usage"), dict):
-        ev.usage = dict(response["usage"])
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else None
+    cost = None
+    if usage is not None:  # (an event without a response of its own: its metrics' last cost is another's)
         if isinstance(response.get("id"), str) and response["id"]:
             ev.message_id = response["id"]
-    metrics = rec.get("llm_metrics") if isinstance(rec.get("llm_metrics"), dict) else {}
-    costs = metrics.get("costs")
-    if ev.usage is not None and isinstance(costs, list) and costs and isinstance(costs[-1], dict):
-        cost = costs[-1].get("cost")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-            ev.usage["cost"] = cost
+        metrics = rec.get("llm_metrics") if isinstance(rec.get("llm_metrics"), dict) else {}
+        costs = metrics.get("costs")
+        if isinstance(costs, list) and costs and isinstance(costs[-1], dict):
+            cost = costs[-1].get("cost")
+    model_and_usage(ev, response.get("model"), usage, cost)
 
 
 def _observation(rec: dict, t: str, ref: Ref) -> Event:

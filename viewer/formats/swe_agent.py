@@ -460,10 +460,17 @@ def _end(rec: Part, ref: Ref) -> Event:
     calls = stats.get("api_calls")
     if isinstance(calls, int) and not isinstance(calls, bool):
         line += f" · {calls:,} API call{'s' if calls != 1 else ''}"
-    sent, got, cost = stats.get("tokens_sent"), stats.get("tokens_received"), stats.get("instance_cost")
+    sent, got = stats.get("tokens_sent"), stats.get("tokens_received")
     if isinstance(sent, int) and isinstance(got, int) and not isinstance(sent, bool) and not isinstance(got, bool):
         line += f" · {sent:,} tokens sent, {got:,} received"
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost and cost >= 0:
+    usage: dict = {}
+    for key, to in (("tokens_sent", "prompt_tokens"), ("tokens_received", "completion_tokens")):
+        v = stats.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            usage[to] = v
+    cost = stats.get("instance_cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        usage["cost"] = cost
         line += f" · ${cost:,.4f}"
     ev.blocks.append(Notice(line))
     submission = rec.get("submission")
@@ -479,14 +486,6 @@ def _end(rec: Part, ref: Ref) -> Event:
     state = _state_words(_state(x.get("state")))
     if state:
         ev.blocks.append(Notice("final state: " + " · ".join(state)))
-    usage: dict = {}
-    for key, to in (("tokens_sent", "prompt_tokens"), ("tokens_received", "completion_tokens")):
-        v = stats.get(key)
-        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
-            usage[to] = v
-    cost = stats.get("instance_cost")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        usage["cost"] = cost
     if usage:
         ev.usage = usage
     if x.get("model"):
