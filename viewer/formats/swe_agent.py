@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 
+from .. import tools
 from ..model import Context, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from . import openai_chat
 from .common import as_text, generic_event, parse_arguments, prompt_first_line, result_content, text_field
@@ -511,11 +512,8 @@ def _exit_code(status: Any) -> str:
     return m[1] if m else status.strip()
 
 
-_DIFF_FILE = re.compile(r"^diff --git a/(.+?) b/(.+)$", re.M)
-
-
 def _patched_files(patch: str) -> list[str]:
-    return list(dict.fromkeys(m[2].strip() for m in _DIFF_FILE.finditer(patch[:2_000_000])))
+    return list(dict.fromkeys(e.path for e in tools.unified_edits(patch) if e.path))
 
 
 _BY_PART = {"system": _system, "demo": _demo, "task": _task, "step": _step, "copy": _copy,
