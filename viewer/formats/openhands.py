@@ -243,12 +243,13 @@ def _action(rec: dict, t: str, ref: Ref) -> Event:
         ev.role, ev.kind, ev.hidden, ev.hidden_reason = "system", "state", True, "agent state"
         ev.blocks = [Notice(f"agent state set to {as_text(args.get('agent_state'))}")]
         return ev
-    if t in ("condensation", "condensation_request"):
+    if t == "condensation":
         ev.role, ev.kind = "system", "compaction"
-        ev.blocks = [Notice(_condensed(args) if t == "condensation" else "the agent asked to condense its context")]
-        summary = args.get("summary")
-        if isinstance(summary, str) and summary.strip():
-            ev.blocks.append(Context("summary of the forgotten events", summary, "condensation"))
+        ev.blocks = condensation_blocks(_forgotten(args), args.get("summary"))
+        return ev
+    if t == "condensation_request":
+        ev.role, ev.kind = "system", "compaction"
+        ev.blocks = [Notice("the agent asked to condense its context")]
         return ev
     if not _is_call(rec, t):
         ev.kind = t
@@ -284,16 +285,25 @@ def _call(rec: dict, t: str, args: dict) -> tuple[str, Any, str | None]:
     return fn or _NAMES.get(t, t), inp, None
 
 
-def _condensed(args: dict) -> str:
+def _forgotten(args: dict) -> str:
     ids = args.get("forgotten_event_ids")
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if isinstance(start, int) and isinstance(end, int):
-        what = f"events {start}–{end}"
-    elif isinstance(ids, list) and ids:
-        what = f"{len(ids)} events"
-    else:
-        what = "earlier events"
-    return f"context condensed: {what} forgotten" + (" and summarized" if args.get("summary") else "")
+        return f"events {start}–{end}"
+    if isinstance(ids, list) and ids:
+        return f"{len(ids):,} event{'s' if len(ids) != 1 else ''}"
+    return "earlier events"
+
+
+def condensation_blocks(forgotten: str | None, summary: Any) -> list:
+    """An OpenHands condensation (V0's and V1's): which events it forgot (None: not said) and the
+    summary that stands for them, folded."""
+    summarized = isinstance(summary, str) and bool(summary.strip())
+    words = "context condensed" + (f": {forgotten} forgotten" if forgotten else "")
+    blocks: list = [Notice(words + (" and summarized" if summarized else ""))]
+    if summarized:
+        blocks.append(Context("summary of the forgotten events", summary, "condensation"))
+    return blocks
 
 
 def _usage(ev: Event, rec: dict) -> None:

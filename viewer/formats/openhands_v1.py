@@ -70,6 +70,7 @@ import orjson
 from ..model import BLOCKED_BY_HOOK, DENIED, Context, Data, Event, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
 from . import openai_chat
+from .openhands import condensation_blocks
 from .common import as_text, events_folder_identity, first_time, generic_event, load_json_file, \
     media_block, parse_arguments, prompt_first_line, text_field
 
@@ -397,14 +398,8 @@ def _conversation_error(rec: dict, ref: Ref) -> Event:
 def _condensation(rec: dict, ref: Ref) -> Event:
     ids = rec.get("forgotten_event_ids")
     n = len(ids) if isinstance(ids, list) else 0
-    summary = rec.get("summary")
-    words = f"context condensed: {n:,} event{'s' if n != 1 else ''} forgotten" if n else "context condensed"
-    if isinstance(summary, str) and summary.strip():
-        words += " and summarized"
-    ev = Event(ref, "system", "compaction", blocks=[Notice(words)])
-    if isinstance(summary, str) and summary.strip():
-        ev.blocks.append(Context("summary of the forgotten events", summary, "condensation"))
-    return ev
+    forgotten = f"{n:,} event{'s' if n != 1 else ''}" if n else None
+    return Event(ref, "system", "compaction", blocks=condensation_blocks(forgotten, rec.get("summary")))
 
 
 def _condensation_request(rec: dict, ref: Ref) -> Event:
