@@ -483,15 +483,19 @@ def folder_document(path: Path) -> dict | None:
     conv = _conversation(path)
     if conv is None:
         return None
+    folder = conv / "events"
+    names = _store_events(folder)
     meta = load_json_file(conv / METADATA) if path.name == METADATA else None
-    events = [[n, load_json_file(conv / "events" / n)] for n in _store_events(conv / "events")]  # (lists: see
-    # reader.cap_depth)
-    # (as `claims_file` tells it: else the file is read as the file it is)
+    first = load_json_file(folder / names[0]) if names else None
+    # (as `claims_file` tells it, before the other events are read: else the file is read as the
+    # file it is)
     if path.name == METADATA:
-        if not (events and events[0][0] == "0.json") and not _is_metadata(meta):
+        if not (names and names[0] == "0.json") and not _is_metadata(meta):
             return None
-    elif not (events and _kind(events[0][1])):
+    elif not _kind(first):
         return None
+    events = [[n, first if i == 0 else load_json_file(folder / n)] for i, n in enumerate(names)]  # (lists:
+    # see reader.cap_depth)
     return {FOLDER_KEY: True, "metadata": meta, "events": events}
 
 
