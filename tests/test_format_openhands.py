@@ -107,6 +107,24 @@ def test_a_delegates_events_are_its_agents():
     assert after.author is None
 
 
+def test_an_event_id_true_is_not_event_1(tmp_path):
+    # JSON's true is no event id: it must not stand for id 1 (True == 1 as a dict key)
+    events = [
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls", "thought": ""}},
+        {"id": True, "source": "agent", "action": "message", "args": {"content": "a stray record"}},
+        {"id": 2, "cause": True, "source": "environment", "observation": "run", "content": "not ls's",
+         "extras": {"metadata": {"exit_code": 0}}},
+        {"id": 3, "cause": 1, "source": "environment", "observation": "run", "content": "calc.py",
+         "extras": {"metadata": {"exit_code": 0}}},
+    ]
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events))
+    idx, evs = built(path)
+    assert idx.calls.calls["oh-1"].state == "completed"
+    assert [b.text for b in result_of(evs, "oh-1").content] == ["calc.py"]
+    assert idx.calls.orphans == {}
+
+
 def test_events_one_per_line_read_the_same(tmp_path):
     events = json.loads(EXPORT.read_text())["trajectory"]
     path = tmp_path / "events.jsonl"

@@ -87,7 +87,7 @@ class Linked(dict):
 
 def _kind(rec: Any) -> tuple[str, str] | None:
     """("action" | "observation", its type) for an OpenHands event, else None."""
-    if rec.__class__ is not dict and not isinstance(rec, dict):
+    if not isinstance(rec, dict):
         return None
     if text_field(rec, "source") not in _SOURCES:
         return None
@@ -142,20 +142,26 @@ def _link(found: list) -> list:
             continue
         agent, under = _innermost(delegates)
         if k[0] == "action":
-            if rec.get("id") is not None and isinstance(rec.get("id"), (int, str)):
-                calls[rec["id"]] = _is_call(rec, k[1])
+            action_id = _event_id(rec.get("id"))
+            if action_id is not None:
+                calls[action_id] = _is_call(rec, k[1])
                 args = rec.get("args") if isinstance(rec.get("args"), dict) else {}
-                if k[1] == "delegate" and calls[rec["id"]]:
-                    delegates[rec["id"]] = as_text(args.get("agent") or "delegate")
+                if k[1] == "delegate" and calls[action_id]:
+                    delegates[action_id] = as_text(args.get("agent") or "delegate")
             out.append((path, Linked(rec, None, agent, under)))
         else:
-            cause = rec.get("cause")
-            answers = calls.get(cause) if isinstance(cause, (int, str)) else None
-            if k[1] == "delegate" and isinstance(cause, (int, str)):
+            cause = _event_id(rec.get("cause"))
+            answers = calls.get(cause) if cause is not None else None
+            if k[1] == "delegate" and cause is not None:
                 delegates.pop(cause, None)
                 agent, under = _innermost(delegates)
             out.append((path, Linked(rec, answers if answers is not None else False, agent, under)))
     return out
+
+
+def _event_id(v: Any) -> int | str | None:
+    """An event id or cause (JSON's true is none: as a key it would be id 1)."""
+    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
 
 
 def _innermost(delegates: dict) -> tuple[str | None, str | None]:
@@ -329,7 +335,7 @@ def _observation(rec: dict, t: str, ref: Ref) -> Event:
     cause = rec.get("cause")
     answers = getattr(rec, "answers", None)
     if answers is None:  # read without its document (one per line): by its type alone
-        answers = t not in _NOT_RESULTS and isinstance(cause, (int, str)) and not isinstance(cause, bool)
+        answers = t not in _NOT_RESULTS and _event_id(cause) is not None
     if t == "agent_state_changed":
         state = as_text(extras.get("agent_state") or "?")
         reason = extras.get("reason")
