@@ -307,3 +307,36 @@ def test_a_proxy_log_of_streamed_openai_calls_reads_the_answers_put_back_togethe
     assert evs[2].usage["completion_tokens"] == 12 and evs[2].model == "gpt-4.1-2025-04-14"
     assert evs[4].text() == "It sets flake8 options." and notices(evs[4]) == ["API call 2 · 1.5 s"]
     assert idx.calls.calls["call_9"].status == "completed"
+
+
+def test_a_call_going_back_to_an_earlier_conversation_pairs_its_results_and_says_so_once(tmp_path):
+    url = "https://api.anthropic.com/v1/messages"
+    ask = {"role": "user", "content": "Run ls"}
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                             "input": {"command": "ls"}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                           "content": "a.py b.py"}]}
+
+    def call(messages, answer, max_tokens=1000):
+        return {"request": {"method": "POST", "url": url, "body": {
+                    "model": "claude-sonnet-4-5", "max_tokens": max_tokens, "messages": messages}},
+                "response": {"status_code": 200, "body": {
+                    "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": answer, "stop_reason": "end_turn"}}}
+
+    said = [{"type": "text", "text": "Two files."}]
+    lines = [call([ask], use["content"]),
+             call([{"role": "user", "content": "quota"}], [{"type": "text", "text": "ok"}], 1),
+             call([ask, use, result], said),
+             call([ask, use, result, {"role": "assistant", "content": said},
+                   {"role": "user", "content": "Thanks"}], [{"type": "text", "text": "You're welcome."}])]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(tmp_path / "log.jsonl").build()
+    evs = load_events(idx, "main", 0, 99)
+    # the result after the probe is the first call's: paired with it, under its own id
+    assert idx.calls.by_state()["completed"] == 1 and not idx.calls.orphans
+    assert [b.tool_use_id for e in evs for b in e.tool_results()] == ["toolu_1"]
+    # the return to conversation 1 is said once, not again with every later call
+    assert [notices(e)[0] for e in evs if e.kind == "notice"] == [
+        "API call 3 goes on with conversation 1 (line 3)"]
+    assert texts(evs, "user") == ["Run ls", "Thanks"]

@@ -76,9 +76,6 @@ _RANKED = (("preferred_output", "preferred output"), ("non_preferred_output", "n
            ("chosen", "chosen"), ("rejected", "rejected"))
 
 
-NAME_OF = {"openai": "openai-chat", "anthropic": "anthropic-messages"}
-
-
 class Wrapped(dict):
     """A record read out of a wrapper, as the file holds it (what the raw view shows), with what
     only the wrapper around it says: `what` it is (section, message, reply, error, notice) and
@@ -300,7 +297,8 @@ class _Unwrap:
     def __init__(self, total: int):
         self.total = total
         self.out: list = []
-        self.section = 0
+        self.sections = 0  # how many sections were opened
+        self.section = 0  # the one records go into (an API call log may go back to an earlier)
         self.calls = 0
         self.ids: dict[str, int] = {}  # tool call id → the section that used it first
         self.renamed: dict[str, str] = {}  # this section's ids that an earlier section used
@@ -315,38 +313,38 @@ class _Unwrap:
                     rec = reader.BadLine(f"line {line} of the file: {rec.reason}")
                 self.out.append((path or "$", rec))
                 continue
-            mark, section = len(self.out), self.section
+            mark, state = len(self.out), (self.sections, self.section, self.renamed, len(self.conversations))
             try:
                 getattr(self, k)(path or "$", rec, line, flavor(rec, k))
             except (TypeError, AttributeError, KeyError, IndexError, ValueError):
                 # a wrapper of a shape this reading does not foresee: the record as it is, a card
                 # of its own (nothing of it lost), and the records after it read on
                 del self.out[mark:]
-                self.section = section
+                self.sections, self.section, self.renamed, n = state
+                del self.conversations[n:]
                 self.out.append((path or "$", rec))
         return self.out
 
     # sections
-    def open(self, path: str, rec: dict, label: str, fl: str, shown: dict, *, ident: Any = None,
+    def open(self, path: str, label: str, shown: dict, *, ident: Any = None,
              line: int | None = None, tools: Any = None) -> None:
-        self.section += 1
-        self.renamed = {}
+        self.sections += 1
+        self.section, self.renamed = self.sections, {}
         item = path.strip("[]$")
         where = f"line {line}" if line else (f"item {int(item) + 1}" if item.isdigit() else "")
         heading = f"{label}" + (f" · {where}" if where and where not in label else "")
         self.out.append((f"{path}.(section)",
-                         Wrapped(shown, "section", section=self.section, label=heading, flavor=fl,
-                                 ident=ident if isinstance(ident, str) else None, tools=tools)))
+                         Wrapped(shown, "section", label=heading, ident=ident if isinstance(ident, str) else None, tools=tools)))
 
-    def message(self, path: str, msg: Any, fl: str, **info) -> None:
+    def message(self, path: str, msg: Any, **info) -> None:
         if isinstance(msg, dict):
-            self._own_ids(msg)
-        self.out.append((path, Wrapped(msg, "message", flavor=fl, section=self.section,
-                                       renamed=self.renamed, **info)))
+            self._own_ids(_call_ids(msg))
+        self.out.append((path, Wrapped(msg, "message", renamed=self.renamed, **info)))
 
-    def _own_ids(self, msg: dict) -> None:
-        """Note the call ids a message holds; an id an earlier section used is renamed here."""
-        for cid in _call_ids(msg):
+    def _own_ids(self, ids: list[str]) -> None:
+        """Note the call ids of a message or response; an id an earlier section used is renamed
+        here."""
+        for cid in ids:
             first = self.ids.setdefault(cid, self.section)
             if first != self.section:
                 self.renamed[cid] = f"{cid}~{self.section}"
@@ -360,10 +358,10 @@ class _Unwrap:
             shown.update({f"input.{k}": v for k, v in inp.items() if k != "messages"})
             tools = tools or inp.get("tools")
         ident = rec.get("custom_id") or rec.get("id")
-        label = f"Conversation {self.section + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
-        self.open(path, rec, label, fl, shown, ident=ident, line=line, tools=tools)
+        label = f"Conversation {self.sections + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        self.open(path, label, shown, ident=ident, line=line, tools=tools)
         if rec.get("system"):
-            self.message(f"{path}.system", {"role": "system", "content": rec["system"]}, fl)
+            self.message(f"{path}.system", {"role": "system", "content": rec["system"]})
         if isinstance(inp, dict):
             base, msgs = f"{path}.input.messages", inp.get("messages")
         elif _messages(rec.get("messages")):
@@ -373,7 +371,7 @@ class _Unwrap:
         else:
             base, msgs = f"{path}.input", inp if isinstance(inp, list) else []
         for i, m in enumerate(msgs or ()):
-            self.message(f"{base}[{i}]", m, fl)
+            self.message(f"{base}[{i}]", m)
         self.ranked(path, rec, fl)
 
     def ranked(self, path: str, rec: dict, fl: str) -> None:
@@ -384,26 +382,26 @@ class _Unwrap:
                 p = f"{path}.{key}[{i}]" if isinstance(value, list) else f"{path}.{key}"
                 if isinstance(m, dict) and "from" in m and "role" not in m:  # a ShareGPT turn
                     role = _SHAREGPT_ROLES.get(str(m.get("from")).lower(), "assistant")
-                    self.message(p, m, fl, label=label, message={"role": role, "content": m.get("value")})
+                    self.message(p, m, label=label, message={"role": role, "content": m.get("value")})
                 else:
-                    self.message(p, m, fl, label=label)
+                    self.message(p, m, label=label)
 
     def sharegpt(self, path: str, rec: dict, line: int | None, fl: str) -> None:
         key = "conversations" if isinstance(rec.get("conversations"), list) else "conversation"
         shown = {k: v for k, v in rec.items() if k not in _DATASET_LISTS and k != "system"}
         ident = rec.get("id")
-        label = f"Conversation {self.section + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        label = f"Conversation {self.sections + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
         tools = rec.get("tools")
         if isinstance(tools, str):  # LLaMA-Factory keeps them as JSON text
             tools = reader.decode(tools) if tools.strip()[:1] in ("[", "{") else tools
-        self.open(path, rec, label, fl, shown, ident=ident, line=line, tools=tools)
+        self.open(path, label, shown, ident=ident, line=line, tools=tools)
         if isinstance(rec.get("system"), str) and rec["system"]:
-            self.message(f"{path}.system", {"role": "system", "content": rec["system"]}, fl)
+            self.message(f"{path}.system", {"role": "system", "content": rec["system"]})
         pending: list[str] = []
         for i, turn in enumerate(rec[key]):
             p = f"{path}.{key}[{i}]"
             if not isinstance(turn, dict):
-                self.message(p, turn, fl)
+                self.message(p, turn)
                 continue
             who, value = turn.get("from"), turn.get("value")
             role = _SHAREGPT_ROLES.get(who.lower() if isinstance(who, str) else "", who if isinstance(who, str) else "unknown")
@@ -423,7 +421,7 @@ class _Unwrap:
                 msg = {"role": "assistant", "content": None, "tool_calls": tcs}
             elif who in ("observation", "function", "tool"):
                 msg = {"role": "tool", "tool_call_id": pending.pop(0) if pending else "", "content": value}
-            self.message(p, turn, fl, message=msg)
+            self.message(p, turn, message=msg)
         self.ranked(path, rec, fl)
 
     # batch files
@@ -433,21 +431,21 @@ class _Unwrap:
         shown = {k: v for k, v in rec.items() if k not in ("body", "params")}
         shown.update({k: v for k, v in body.items() if k not in ("messages", "system", "input")})
         cid = rec["custom_id"]
-        self.open(path, rec, f"Request {cid}", fl, shown, ident=cid, line=line, tools=body.get("tools"))
+        self.open(path, f"Request {cid}", shown, ident=cid, line=line, tools=body.get("tools"))
         key = "body" if isinstance(rec.get("body"), dict) else "params"
         if body.get("system"):
-            self.message(f"{path}.{key}.system", {"role": "system", "content": body["system"]}, fl)
+            self.message(f"{path}.{key}.system", {"role": "system", "content": body["system"]})
         msgs = body.get("messages") if isinstance(body.get("messages"), list) else body.get("input")
         if isinstance(msgs, str):
             msgs = [{"role": "user", "content": msgs}]
         name = "messages" if isinstance(body.get("messages"), list) else "input"
         for i, m in enumerate(msgs if isinstance(msgs, list) else ()):
-            self.message(f"{path}.{key}.{name}[{i}]", m, fl)
+            self.message(f"{path}.{key}.{name}[{i}]", m)
 
     def batch_result(self, path: str, rec: dict, line: int | None, fl: str) -> None:
         cid = rec["custom_id"]
         shown = {k: v for k, v in rec.items() if k not in ("response", "result")}
-        self.open(path, rec, f"Result {cid}", fl, shown, ident=cid, line=line)
+        self.open(path, f"Result {cid}", shown, ident=cid, line=line)
         if fl == "anthropic":
             result = rec["result"]
             t = result.get("type")
@@ -457,13 +455,13 @@ class _Unwrap:
                 self.error(f"{path}.result", result, "request failed", _error_text(result.get("error")))
             else:
                 self.out.append((f"{path}.result", Wrapped(result, "notice", text=f"request {as_text(t)}"
-                                 if t else "no result", section=self.section)))
+                                 if t else "no result")))
             return
         resp = rec.get("response") if isinstance(rec.get("response"), dict) else None
         status = resp.get("status_code") if resp else None
         body = resp.get("body") if resp and isinstance(resp.get("body"), dict) else None
         if resp is not None and body is None and _ok(status) and not rec.get("error"):
-            self.out.append((f"{path}.response", Wrapped(resp, "notice", section=self.section,
+            self.out.append((f"{path}.response", Wrapped(resp, "notice",
                              text="a response of no known shape")))
             return
         if rec.get("error") or resp is None or not _ok(status) or (body and body.get("error")):
@@ -493,26 +491,27 @@ class _Unwrap:
             if req:
                 shown = {**{f"request.{k}": v for k, v in req.items() if k not in ("body", "headers")},
                          **shown}
-            label = f"Conversation {self.section + 1}"
-            self.open(path, shown, f"{label} · API call {self.calls}", fl, shown, line=line,
+            label = f"Conversation {self.sections + 1}"
+            self.open(path, f"{label} · API call {self.calls}", shown, line=line,
                       tools=body.get("tools") or body.get("functions"))
-            conv = {"keys": [], "section": self.section}
+            conv = {"keys": [], "section": self.section, "renamed": self.renamed}
             # a call allowed one token (Claude Code's "quota" check) is a probe, not the person's
             probe = body.get("max_tokens") == 1
             self.conversations.append(conv)
             if body.get("system"):
-                self.message(f"{base}.system", {"role": "system", "content": body["system"]}, fl,
+                self.message(f"{base}.system", {"role": "system", "content": body["system"]},
                              time=started)
             new = range(len(msgs))
         else:
             if conv["section"] != self.section:  # back to an earlier conversation: its section
+                self.section, self.renamed = conv["section"], conv["renamed"]
                 self.section_note(path, conv, line)
             new = range(len(conv["keys"]), len(msgs))
             probe = False
         name = "messages" if isinstance(body.get("messages"), list) else "input"
         for i in new:
             self.message(f"{base}.{name}[{i}]" if isinstance(body.get(name), list) else f"{base}.{name}",
-                         msgs[i], fl, time=started, probe=probe)
+                         msgs[i], time=started, probe=probe)
         conv["keys"] = keys
         conv["call"] = self.calls
         resp = rec.get("response")
@@ -527,7 +526,7 @@ class _Unwrap:
         if resp is None:
             why = rec.get("note") if isinstance(rec.get("note"), str) else "no response was logged"
             self.out.append((f"{path}.response", Wrapped(rec.get("request") or rec, "notice",
-                             text=f"API call {self.calls}: {why}", section=self.section, time=started)))
+                             text=f"API call {self.calls}: {why}", time=started)))
             return
         if isinstance(resp, dict) and "status_code" in resp:
             status, rbody = resp.get("status_code"), resp.get("body")
@@ -545,7 +544,7 @@ class _Unwrap:
                        _error_text(what), **timing)
             return
         if not isinstance(rbody, dict):
-            self.out.append((f"{path}.response", Wrapped(resp, "notice", section=self.section,
+            self.out.append((f"{path}.response", Wrapped(resp, "notice",
                              text=f"API call {self.calls}: a response of no known shape", time=ended)))
             return
         cost = rec.get("response_cost")
@@ -567,7 +566,7 @@ class _Unwrap:
         return got[1]
 
     def section_note(self, path: str, conv: dict, line: int | None) -> None:
-        self.out.append((f"{path}.(section)", Wrapped({}, "notice", section=conv["section"], text=(
+        self.out.append((f"{path}.(section)", Wrapped({}, "notice", text=(
             f"API call {self.calls} goes on with conversation {conv['section']}"
             + (f" (line {line})" if line else "")))))
 
@@ -587,16 +586,12 @@ class _Unwrap:
 
     # responses
     def reply(self, path: str, shown: Any, fl: str, *, body: dict, **info) -> None:
-        self.out.append((path, Wrapped(shown, "reply", flavor=fl, body=body, section=self.section,
-                                       renamed=self.renamed, **info)))
-        for cid in _response_ids(body, fl):
-            first = self.ids.setdefault(cid, self.section)
-            if first != self.section:
-                self.renamed[cid] = f"{cid}~{self.section}"
+        self.out.append((path, Wrapped(shown, "reply", flavor=fl, body=body, renamed=self.renamed,
+                                       **info)))
+        self._own_ids(_response_ids(body, fl))
 
     def error(self, path: str, shown: Any, head: str, text: str, **info) -> None:
-        self.out.append((path, Wrapped(shown, "error", head=head, text=text, section=self.section,
-                                       **info)))
+        self.out.append((path, Wrapped(shown, "error", head=head, text=text, **info)))
 
 
 def _ok(status: Any) -> bool:
@@ -799,7 +794,7 @@ def event(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
             ev.blocks.insert(0, Notice("a probe call (max_tokens 1)"))
         _when(ev, info.get("time"))
     elif w == "reply":
-        ev = _reply(rec, ref, mapper)
+        ev = _reply(rec, ref, mapper, name)
     elif w == "error":
         ev = Event(ref, "error", "error", format=name,
                    blocks=[Notice(info["head"]), Text(info["text"] or "(no message)", markdown=False)])
@@ -821,7 +816,7 @@ def event(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
     return ev
 
 
-def _reply(rec: Wrapped, ref: Ref, mapper) -> Event:
+def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
     info = rec.info
     body = info["body"]
     if info["flavor"] == "anthropic":
@@ -832,7 +827,7 @@ def _reply(rec: Wrapped, ref: Ref, mapper) -> Event:
         if body.get("stop_reason") in ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded"):
             ev.blocks.append(Notice(f"stop reason: {body['stop_reason']}"))
     elif isinstance(body.get("output"), list):  # a Responses API response: its output items
-        ev = Event(ref, "assistant", format=NAME_OF.get(info["flavor"], ""))
+        ev = Event(ref, "assistant", format=name)
         for item in body["output"]:
             ev.blocks += mapper(dict(item) if isinstance(item, dict) else {"value": item}, ref).blocks
         usage = body.get("usage")
