@@ -54,7 +54,8 @@ import orjson
 
 from .. import files, reader
 from ..model import Data, Event, Notice, Ref, Text
-from .common import as_text, model_and_usage, set_time
+from ..timestamps import to_epoch
+from .common import as_text, first_time, model_and_usage
 
 # the key marking a JSONL file of wrappers read whole (see `lines_document`)
 LINES = "\u0000wrapped-lines"
@@ -853,30 +854,16 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         words = [f"API call {call}"]
         if info.get("status") not in (None, 200):
             words.append(f"status {info['status']}")
-        try:
-            if started is not None and ended is not None:
-                a, b = _epoch(started), _epoch(ended)
-                if a is not None and b is not None and b >= a:
-                    words.append(f"{b - a:.1f} s")
-        except (TypeError, ValueError):
-            pass
+        a, b = to_epoch(started), to_epoch(ended)
+        if a is not None and b is not None and b >= a:
+            words.append(f"{b - a:.1f} s")
         ev.blocks.insert(0, Notice(" · ".join(words)))
     _when(ev, ended, started, info.get("logged_at"))
     ev.meta = {**ev.meta, "response": dict(rec)} if ev.meta is not None else {"response": dict(rec)}
     return ev
 
 
-def _epoch(value: Any) -> float | None:
-    ev = Event(Ref("main", 0, 0, 0), "system")
-    set_time(ev, value)
-    return ev.timestamp.timestamp() if ev.timestamp else None
-
-
 def _when(ev: Event, *candidates: Any) -> None:
-    if ev.timestamp is not None:
-        return
-    for raw in candidates:
-        if raw is not None and not isinstance(raw, (dict, list, bool)):
-            set_time(ev, raw)
-            if ev.timestamp is not None:
-                return
+    """The wrapper's time for an event its message gave none."""
+    if ev.timestamp is None:
+        first_time(ev, *candidates)
