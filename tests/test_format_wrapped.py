@@ -340,3 +340,44 @@ def test_a_call_going_back_to_an_earlier_conversation_pairs_its_results_and_says
     assert [notices(e)[0] for e in evs if e.kind == "notice"] == [
         "API call 3 goes on with conversation 1 (line 3)"]
     assert texts(evs, "user") == ["Run ls", "Thanks"]
+
+
+def test_a_call_card_shows_neither_the_request_headers_nor_the_response(tmp_path):
+    # a proxy's record of a call without a body: its auth header stays out of the card
+    lines = [{"request": {"timestamp": 1764050400, "method": "GET", "url": "https://api.openai.com/v1/models",
+                          "headers": {"authorization": "Bearer sk-secret"}},
+              "response": {"timestamp": 1764050401, "status_code": 200, "body": {"object": "list"}}}]
+    (tmp_path / "proxy.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    head = load_events(SessionIndex(tmp_path / "proxy.jsonl").build(), "main", 0, 1)[0]
+    assert head.kind == "section"
+    assert head.blocks[1].value == {"request.timestamp": 1764050400, "request.method": "GET",
+                                    "request.url": "https://api.openai.com/v1/models"}
+    # LiteLLM keeps the call's settings beside its messages and response: the response is the
+    # answer, not a detail of the card
+    _, evs = read(OPENAI / "request-response" / "litellm_payloads.jsonl", tmp_path / "l")
+    details = evs[0].blocks[-1].value
+    assert details["response_cost"] == 0.00038 and "response" not in details
+
+
+def test_a_request_body_kept_as_text_reads_like_a_line_however_deep(tmp_path):
+    # a proxy that could not parse the body keeps it as JSON text: read once, nested no deeper
+    # than any record (a value 400 levels down made the whole call one unknown card)
+    deep = "x"
+    for _ in range(400):
+        deep = [deep]
+    body = {"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok", "extra": deep}]}
+    line = {"request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                        "body": json.dumps(body)},
+            "response": {"status_code": 200, "body": {"choices": [
+                {"message": {"role": "assistant", "content": "done"}}]}}}
+    (tmp_path / "p.jsonl").write_text(json.dumps(line) + "\n")
+    idx = SessionIndex(tmp_path / "p.jsonl").build()
+    evs = load_events(idx, "main", 0, 99)
+    assert [(e.kind, e.role) for e in evs] == [("section", "system"), ("message", "user"),
+                                               ("message", "assistant"), ("tool_result", "tool"),
+                                               ("message", "assistant")]
+    assert idx.calls.by_state()["completed"] == 1 and evs[-1].text() == "done"

@@ -100,18 +100,36 @@ def _messages(value: Any) -> list | None:
     return None
 
 
-def _request_body(rec: dict) -> dict | None:
-    """The request body of a logged call: `request.body` (claude-trace, proxies), `request` itself
-    (a request kept as its body), or the record (LiteLLM keeps `messages` at the top)."""
+def _decode(text: str) -> Any:
+    """JSON kept as text inside a record, read like a line: nothing nested deeper than
+    reader.MAX_DEPTH; a BadLine when it is no JSON."""
+    return reader.shallow(reader.decode(text), text)
+
+
+def _request_body(rec: dict) -> dict:
+    """The request body of a logged call: `request.body` (claude-trace, proxies; {} when the
+    request has none), `request` itself (a request kept as its body), or the record (LiteLLM
+    keeps `messages` at the top)."""
     req = rec.get("request")
     if isinstance(req, dict):
         body = req.get("body")
         if isinstance(body, dict):
             return body
         if isinstance(body, str):  # a body a logger could not parse stays text
-            parsed = reader.decode(body)
+            parsed = _decode(body)
             return parsed if isinstance(parsed, dict) else {}
-        return req
+        return {} if "url" in req or "method" in req else req
+    return rec
+
+
+def _settle(rec: Any) -> Any:
+    """A record whose request body is JSON text, with the body read once and kept in its place
+    (every look at the record would read it again, and as new dicts each time)."""
+    req = rec.get("request") if isinstance(rec, dict) else None
+    if isinstance(req, dict) and isinstance(req.get("body"), str):
+        body = _decode(req["body"])
+        if isinstance(body, dict):
+            req["body"] = body
     return rec
 
 
@@ -128,7 +146,7 @@ def kind(rec: Any) -> str | None:
         return None
     if "response" in rec and isinstance(rec.get("request"), dict):
         body = _request_body(rec)
-        if isinstance(body, dict) and ("messages" in body or "input" in body or "prompt" in body):
+        if "messages" in body or "input" in body or "prompt" in body:
             return "exchange"
         return "exchange" if {"method", "url"} <= rec["request"].keys() else None
     if "response" in rec and _messages(rec.get("messages")) and isinstance(rec.get("model"), str) \
@@ -172,7 +190,7 @@ def flavor(rec: dict, k: str | None = None) -> str:
         raw = resp.get("body_raw")
         if isinstance(raw, str) and "message_start" in raw[:2000]:
             return "anthropic"
-        request = _request_body(rec) or {}
+        request = _request_body(rec)
         if request.get("system") or _anthropic_messages(request.get("messages")):
             return "anthropic"
         return "openai"
@@ -234,8 +252,8 @@ def lines_document(path: Path) -> dict | None:
         out = []
         history: list = []  # the messages of the last logged call
         scanner = reader.LineScanner(f, eol=eol)
-        for line, offset, length, data in [*scanner.lines(), *_last_line(f, scanner)]:
-            rec = reader.decode(data) if data is not None else reader.skim(f, offset, length)
+        for line, offset, length, data in _all_lines(f, scanner):
+            rec = _settle(reader.decode(data) if data is not None else reader.skim(f, offset, length))
             msgs = _logged_messages(rec)
             if msgs is not None:
                 # each call of an API log sends the history again: its equal messages are kept
@@ -246,6 +264,12 @@ def lines_document(path: Path) -> dict | None:
                 history = msgs
             out.append((line, rec))
     return {LINES: out}
+
+
+def _all_lines(f, scanner):
+    """The scanner's lines, one at a time, then the last line when it may be read (`_last_line`)."""
+    yield from scanner.lines()
+    yield from _last_line(f, scanner)
 
 
 def _last_line(f, scanner) -> list:
@@ -269,8 +293,7 @@ def _last_line(f, scanner) -> list:
 def _logged_messages(rec: Any) -> list | None:
     if not isinstance(rec, dict) or "response" not in rec:
         return None
-    body = _request_body(rec)
-    msgs = body.get("messages") if isinstance(body, dict) else None
+    msgs = _request_body(rec).get("messages")
     return msgs if isinstance(msgs, list) else None
 
 
@@ -283,9 +306,9 @@ def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
         items = [(f"[{n - 1}]", rec, n) for n, rec in doc[LINES]]
     elif isinstance(doc, list) and doc and isinstance(doc[0], dict) and kind(doc[0]) \
             and all(kind(r) for r in doc[:50] if isinstance(r, dict)):
-        items = [(f"[{i}]", rec, None) for i, rec in enumerate(doc)]
+        items = [(f"[{i}]", _settle(rec), None) for i, rec in enumerate(doc)]
     elif isinstance(doc, dict) and kind(doc) == "exchange":
-        items = [("", doc, None)]
+        items = [("", _settle(doc), None)]
     else:
         return None
     first = next((r for _, r, _ in items if isinstance(r, dict) and kind(r)), None)
@@ -394,7 +417,7 @@ class _Unwrap:
         label = f"Conversation {self.sections + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
         tools = rec.get("tools")
         if isinstance(tools, str):  # LLaMA-Factory keeps them as JSON text
-            tools = reader.decode(tools) if tools.strip()[:1] in ("[", "{") else tools
+            tools = _decode(tools) if tools.strip()[:1] in ("[", "{") else tools
         self.open(path, label, shown, ident=ident, line=line, tools=tools)
         if isinstance(rec.get("system"), str) and rec["system"]:
             self.message(f"{path}.system", {"role": "system", "content": rec["system"]})
@@ -408,7 +431,7 @@ class _Unwrap:
             role = _SHAREGPT_ROLES.get(who.lower() if isinstance(who, str) else "", who if isinstance(who, str) else "unknown")
             msg: dict = {"role": role, "content": value}
             if who == "function_call":
-                call = reader.decode(value) if isinstance(value, str) else value
+                call = _decode(value) if isinstance(value, str) else value
                 calls = call if isinstance(call, list) else [call]
                 tcs = []
                 for j, c in enumerate(calls):
@@ -476,7 +499,7 @@ class _Unwrap:
     def exchange(self, path: str, rec: dict, line: int | None, fl: str) -> None:
         self.calls += 1
         req = rec.get("request") if isinstance(rec.get("request"), dict) else {}
-        body = _request_body(rec) or {}
+        body = _request_body(rec)
         msgs = body.get("messages") if isinstance(body.get("messages"), list) else None
         if msgs is None and isinstance(body.get("input"), (list, str)):
             msgs = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
@@ -488,7 +511,8 @@ class _Unwrap:
         base = f"{path}.request.body" if isinstance(req.get("body"), dict) else \
             f"{path}.request" if req else path
         if conv is None:
-            shown = {k: v for k, v in body.items() if k not in ("messages", "system")}
+            # (LiteLLM's body is the record: its response is the answer, not a detail)
+            shown = {k: v for k, v in body.items() if k not in ("messages", "system", "response")}
             if req:
                 shown = {**{f"request.{k}": v for k, v in req.items() if k not in ("body", "headers")},
                          **shown}
@@ -675,7 +699,7 @@ def sse_message(raw: str, fl: str) -> dict | None:
         if line.startswith("data:"):
             data = line[5:].strip()
             if data and data != "[DONE]":
-                value = reader.decode(data)
+                value = _decode(data)
                 if isinstance(value, dict):
                     events.append(value)
     if not events:
@@ -717,7 +741,7 @@ def _anthropic_stream(events: list) -> dict:
         elif t == "error":
             message["error"] = e.get("error") or e
     for i, text in partial.items():
-        parsed = reader.decode(text) if text.strip() else {}
+        parsed = _decode(text) if text.strip() else {}
         if i in blocks:
             blocks[i]["input"] = parsed if not isinstance(parsed, reader.BadLine) else text
     message["content"] = message.get("content", []) + [blocks[i] for i in sorted(blocks)]
