@@ -381,3 +381,14 @@ def test_a_request_body_kept_as_text_reads_like_a_line_however_deep(tmp_path):
                                                ("message", "assistant"), ("tool_result", "tool"),
                                                ("message", "assistant")]
     assert idx.calls.by_state()["completed"] == 1 and evs[-1].text() == "done"
+
+
+def test_a_huge_last_line_without_its_newline_is_read_when_whole(tmp_path):
+    from viewer import reader
+    lines = (OPENAI / "batch-api" / "batch_input.jsonl").read_text().splitlines()
+    big = {"custom_id": "request-big", "method": "POST", "url": "/v1/chat/completions",
+           "body": {"model": "gpt-4o", "messages": [{"role": "user", "content": "y" * reader.HUGE_LINE}]}}
+    (tmp_path / "a.jsonl").write_text(lines[0] + "\n" + json.dumps(big))
+    evs = load_events(SessionIndex(tmp_path / "a.jsonl").build(), "main", 0, 99)
+    assert [e.id for e in evs if e.kind == "section"] == ["request-1", "request-big"]
+    assert evs[-1].role == "user" and evs[-1].text().startswith("yyyy")

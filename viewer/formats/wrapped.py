@@ -252,8 +252,8 @@ def lines_document(path: Path) -> dict | None:
         out = []
         history: list = []  # the messages of the last logged call
         scanner = reader.LineScanner(f, eol=eol)
-        for line, offset, length, data in _all_lines(f, scanner):
-            rec = _settle(reader.decode(data) if data is not None else reader.skim(f, offset, length))
+        for line, rec in _lines(f, scanner):
+            rec = _settle(rec)
             msgs = _logged_messages(rec)
             if msgs is not None:
                 # each call of an API log sends the history again: its equal messages are kept
@@ -266,28 +266,35 @@ def lines_document(path: Path) -> dict | None:
     return {LINES: out}
 
 
-def _all_lines(f, scanner):
-    """The scanner's lines, one at a time, then the last line when it may be read (`_last_line`)."""
-    yield from scanner.lines()
-    yield from _last_line(f, scanner)
+def _lines(f, scanner):
+    """(line number, value) of each line, one at a time (a huge line skimmed), then of the last
+    line when it may be read (`_last_line`)."""
+    for line, offset, length, data in scanner.lines():
+        yield line, reader.decode(data) if data is not None else reader.skim(f, offset, length)
+    if (last := _last_line(f, scanner)) is not None:
+        yield scanner.line + 1, last
 
 
-def _last_line(f, scanner) -> list:
+def _last_line(f, scanner) -> Any:
     """A last line with no newline after it: read when it is whole JSON (a file written without a
-    final newline), left for the next read while it may still be being written, and shown as the
-    unparsed line it is once the file has not changed for TORN_GRACE seconds (a writer cut off)."""
+    final newline; a huge one skimmed), left for the next read (None) while it may still be being
+    written, and the unparsed line it is once the file has not changed for TORN_GRACE seconds (a
+    writer cut off)."""
     if scanner.tail is None:
-        return []
+        return None
     offset, length = scanner.tail
-    f.seek(offset)
-    data = f.read(min(length, reader.HUGE_LINE))
-    if not data.strip():
-        return []
-    if length <= reader.HUGE_LINE and not isinstance(reader.decode(data), reader.BadLine):
-        return [(scanner.line + 1, offset, length, data)]
-    if time.time() - os.fstat(f.fileno()).st_mtime < TORN_GRACE:
-        return []
-    return [(scanner.line + 1, offset, length, data)]
+    if length <= reader.HUGE_LINE:
+        data = reader.read_bytes(f, offset, length)
+        if not data.strip():
+            return None
+        value = reader.decode(data)
+    elif reader.read_bytes(f, offset + length - 1, 1) in (b"}", b"]"):
+        value = reader.skim(f, offset, length)
+    else:  # a huge line still being written: not skimmed on every read
+        value = reader.BadLine("the line does not end a JSON value")
+    if isinstance(value, reader.BadLine) and time.time() - os.fstat(f.fileno()).st_mtime < TORN_GRACE:
+        return None
+    return value
 
 
 def _logged_messages(rec: Any) -> list | None:
