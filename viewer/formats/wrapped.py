@@ -80,7 +80,7 @@ _RANKED = (("preferred_output", "preferred output"), ("non_preferred_output", "n
 class Wrapped(dict):
     """A record read out of a wrapper, as the file holds it (what the raw view shows), with what
     only the wrapper around it says: `what` it is (section, message, reply, error, notice) and
-    `info` (the section's number and label, the message to map, the call's times and status…)."""
+    `info` (the section's label, the message to map, the call's times and status…)."""
 
     what: str
     info: dict
