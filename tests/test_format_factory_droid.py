@@ -87,6 +87,14 @@ def test_todos_compaction_and_unknown_records():
         factory_droid.event(rec, R)
 
 
+def test_a_message_with_an_unknown_role_is_a_data_card_even_holding_only_results():
+    rec = {"type": "message", "message": {"role": "reviewer", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}}
+    ev = factory_droid.event(rec, R)
+    assert (ev.role, ev.kind) == ("unknown", "message")
+    assert [b.kind for b in ev.blocks] == ["data"] and ev.blocks[0].value == rec["message"]
+
+
 def test_a_sub_agent_session_says_so():
     idx, evs = built(SUB)
     assert idx.summary.title == "sub-agent task (code-reviewer): Review the redirect fix"

@@ -30,7 +30,7 @@ from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
     ERROR, INTERRUPTED, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
-    retry_words, set_time, text_field
+    retry_words, set_time, text_field, with_context
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -320,7 +320,7 @@ def _user(rec: dict, ref: Ref) -> Event:
             ev.blocks.extend(_prompt_blocks(b.text, ev) if b.kind == "text" else [b])
     results = [b for b in ev.blocks if b.kind == "tool_result"]
     for r in results:  # the CLI appends system reminders to what a tool returned
-        r.content = _with_context(_unwrapped(r.content) if r.is_error else r.content)
+        r.content = with_context(_unwrapped(r.content) if r.is_error else r.content)
     if results:
         structured = rec.get("toolUseResult")
         if len(results) == 1 and structured is not None:
@@ -512,12 +512,6 @@ def _summary_blocks(blocks: list) -> list:
             at = m.end()
         out += context_blocks(b.text[at:], b.markdown)
     return out
-
-
-def _with_context(blocks: list) -> list:
-    """Text blocks with the IDE / reminder tags at their ends made into context chips."""
-    return [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text"
-                                        else [b])]
 
 
 def _trailer(text: str) -> Notice:
@@ -822,7 +816,7 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
     elif t == "queue-operation":
         content = rec.get("content")
         words = f"queue {rec.get('operation', '')}".strip()
-        ev.blocks = [Notice(words), *_with_context(anthropic_blocks(content))] if content else [
+        ev.blocks = [Notice(words), *with_context(anthropic_blocks(content))] if content else [
             Notice(words)]
         if isinstance(content, str) and content.lstrip().startswith("<task-notification>"):
             _task_ended(content, ev)  # the work ended when it was queued, even if never delivered

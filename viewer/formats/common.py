@@ -576,6 +576,11 @@ def context_blocks(text: str, markdown: bool = True) -> list:
     return head + body + tail
 
 
+def with_context(blocks: list) -> list:
+    """Blocks with the context tags at the ends of each text made into context chips."""
+    return [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text" else [b])]
+
+
 def _context(tag: str, body: str) -> Context:
     body = body.strip("\n")
     label = {"ide_selection": "IDE selection", "ide_opened_file": "opened in the IDE",

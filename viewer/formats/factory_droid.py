@@ -38,7 +38,7 @@ import orjson
 
 from .. import files
 from ..model import Data, Event, Notice, Ref, Text
-from .common import anthropic_blocks, as_text, context_blocks, generic_event, set_time, text_field
+from .common import anthropic_blocks, as_text, generic_event, model_and_usage, set_time, text_field, with_context
 from .openai_chat import prompt_title
 
 NAME = "factory-droid"
@@ -107,21 +107,16 @@ def _start(rec: dict, ref: Ref) -> Event:
 
 
 def _message(msg: dict, ref: Ref) -> Event:
-    role = msg.get("role") if msg.get("role") in _ROLES else "unknown"
-    ev = Event(ref, role)
-    content = msg.get("content")
-    blocks = anthropic_blocks(content, markdown=True)
-    if role == "user":
-        blocks = [x for b in blocks for x in (context_blocks(b.text, b.markdown) if b.kind == "text"
-                                              else [b])]
-    ev.blocks = blocks
-    results = [b for b in blocks if b.kind == "tool_result"]
-    if results and all(b.kind in ("tool_result", "context") for b in blocks):
-        ev.role, ev.kind = "tool", "tool_result"
-    if role == "unknown":
-        ev.blocks = [Data(msg, "message")]
-    if isinstance(msg.get("model"), str) and msg["model"]:
-        ev.model = msg["model"]
+    if msg.get("role") not in _ROLES:  # a role this reader does not know: its message as it is
+        ev = Event(ref, "unknown", blocks=[Data(msg, "message")])
+    else:
+        ev = Event(ref, msg["role"])
+        blocks = anthropic_blocks(msg.get("content"), markdown=True)
+        ev.blocks = with_context(blocks) if ev.role == "user" else blocks
+        if any(b.kind == "tool_result" for b in ev.blocks) and all(b.kind in ("tool_result", "context")
+                                                                  for b in ev.blocks):
+            ev.role, ev.kind = "tool", "tool_result"  # a line that only answers calls
+    model_and_usage(ev, msg.get("model"), None)
     return ev
 
 
