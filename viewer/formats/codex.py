@@ -52,7 +52,7 @@ import orjson
 from .. import files, keys
 from ..model import INTERRUPTED, Context, Event, Notice, Ref, Text, ToolResult
 from . import openai_chat
-from .common import as_text, first_time, generic_event, result_content, text_field
+from .common import as_text, compaction_event, first_time, generic_event, result_content, text_field
 
 NAME = "codex"
 MODE = "jsonl"
@@ -296,12 +296,9 @@ def _token_count(msg: dict, ref: Ref) -> Event:
 
 
 def _compacted(item: dict, ref: Ref) -> Event:
-    text = item.get("message")
-    blocks: list = [Notice("context compacted: the conversation so far, summarized")]
-    if isinstance(text, str) and text.strip():
-        blocks.append(Text(text))
-    return Event(ref, "system", "compact_summary", blocks=blocks,
-                 meta={k: v for k, v in item.items() if k != "message"})
+    ev = compaction_event(ref, item.get("message"))
+    ev.meta = {k: v for k, v in item.items() if k != "message"}
+    return ev
 
 
 _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_item": _item,

@@ -543,6 +543,16 @@ def unparsed_event(raw: str, ref: Ref, reason: str, fmt: str = "") -> Event:
     return Event(ref, "unparsed", "unparsed", format=fmt, blocks=[Unparsed(raw, ref.line, reason)])
 
 
+def compaction_event(ref: Ref, *summaries: Any) -> Event:
+    """A source's note that it compacted the context: a notice, and the first of `summaries` that
+    is text as the summary the model goes on from."""
+    blocks: list = [Notice("context compacted: the conversation so far, summarized")]
+    summary = next((s for s in summaries if isinstance(s, str) and s.strip()), None)
+    if summary is not None:
+        blocks.append(Text(summary))
+    return Event(ref, "system", "compact_summary", blocks=blocks)
+
+
 # --- context a client attaches to a prompt -------------------------------------------------------
 
 # IDE integrations and the CLI wrap what they attach for the model in these tags, before or after

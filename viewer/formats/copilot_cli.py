@@ -50,7 +50,7 @@ import re
 from typing import Any
 
 from ..model import INTERRUPTED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, parse_arguments, set_time, text_field
+from .common import as_text, compaction_event, generic_event, parse_arguments, set_time, text_field
 from .openai_chat import prompt_title
 
 NAME = "copilot-cli"
@@ -215,12 +215,7 @@ def _truncation(d: dict, ref: Ref) -> Event:
 
 
 def _compacted(d: dict, ref: Ref) -> Event:
-    blocks: list = [Notice("context compacted: the conversation so far, summarized")]
-    for key in ("summaryContent", "summary"):
-        if isinstance(d.get(key), str) and d[key].strip():
-            blocks.append(Text(d[key]))
-            break
-    return Event(ref, "system", "compact_summary", blocks=blocks)
+    return compaction_event(ref, d.get("summaryContent"), d.get("summary"))
 
 
 def _rewind(d: dict, ref: Ref) -> Event:

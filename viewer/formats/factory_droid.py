@@ -38,7 +38,8 @@ import orjson
 
 from .. import files
 from ..model import Data, Event, Notice, Ref, Text
-from .common import anthropic_blocks, as_text, generic_event, model_and_usage, set_time, text_field, with_context
+from .common import anthropic_blocks, as_text, compaction_event, generic_event, model_and_usage, set_time, \
+    text_field, with_context
 from .openai_chat import prompt_title
 
 NAME = "factory-droid"
@@ -77,11 +78,7 @@ def event(rec: Any, ref: Ref) -> Event:
     elif t == "todo_state":
         ev = _todos(rec, ref)
     elif t == "compaction_state":
-        blocks: list = [Notice("context compacted: the conversation so far, summarized")]
-        summary = rec.get("summaryText") or rec.get("summary")
-        if isinstance(summary, str) and summary.strip():
-            blocks.append(Text(summary))
-        ev = Event(ref, "system", "compact_summary", blocks=blocks)
+        ev = compaction_event(ref, rec.get("summaryText"), rec.get("summary"))
     else:
         return generic_event(rec, ref, NAME)
     ev.format = NAME
