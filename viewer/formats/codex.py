@@ -344,14 +344,15 @@ def _spawned(output: Any) -> str | None:
     child = doc.get("agent_id")
     if isinstance(child, str) and _UUID.fullmatch(child):
         return child
-    path = doc.get("task_name")
-    return _path_key(path) if isinstance(path, str) and path.startswith(_ROOT_PATH) else None
+    return _path_key(doc.get("task_name"))
 
 
-def _path_key(agent_path: str) -> str:
+def _path_key(agent_path: Any) -> str | None:
     """The name a spawned thread is known by from its agent path, the same from the parent's
-    spawn output and from the child's own session_meta."""
-    return f"agent-path:{agent_path}"
+    spawn output and from the child's own session_meta; None for what is no agent path."""
+    if isinstance(agent_path, str) and agent_path.startswith(_ROOT_PATH):
+        return f"agent-path:{agent_path}"
+    return None
 
 
 def _own_id(path: Path) -> str | None:
@@ -461,8 +462,8 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
             spawn = _spawn_of(_meta_of(path, own.encode()))
             if spawn is not None and spawn["parent_thread_id"] == own:
                 meta = {k: spawn[k] for k in ("agent_nickname", "agent_role", "depth") if k in spawn}
-                if isinstance(spawn.get("agent_path"), str) and spawn["agent_path"].startswith(_ROOT_PATH):
-                    meta["spawned_as"] = _path_key(spawn["agent_path"])
+                if (key := _path_key(spawn.get("agent_path"))) is not None:
+                    meta["spawned_as"] = key
                 out.append((child, path, meta))
     return out
 
