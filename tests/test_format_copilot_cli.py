@@ -210,6 +210,26 @@ def test_a_command_that_exited_non_zero_is_an_error_though_the_tool_ran(tmp_path
     assert result_text(idx, evs, "c1") == "make: *** No rule to make target\nexit code 2"
 
 
+@pytest.mark.parametrize("kind", ["shell_exit", "terminal"])
+def test_a_non_zero_exit_code_among_the_results_contents_is_an_error(tmp_path, kind):
+    path = tmp_path / "s.jsonl"
+    rows = [{"type": "assistant.message", "data": {"messageId": "m", "content": "",
+                                                   "toolRequests": [{"toolCallId": "c1", "name": "bash",
+                                                                     "arguments": {"command": "make"}}]}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {
+                "content": "make: *** No rule to make target\n<exited with exit code 2>",
+                "contents": [{"type": kind, "exitCode": 2}]}}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, evs = built(path)
+    assert idx.calls.calls["c1"].state == "error"
+    assert result_text(idx, evs, "c1") == "make: *** No rule to make target\nexit code 2"  # said once
+    rows[1]["data"]["result"]["content"] = "make: *** No rule to make target"  # the contents alone
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, evs = built(path)
+    assert idx.calls.calls["c1"].state == "error"
+    assert result_text(idx, evs, "c1") == "make: *** No rule to make target\nexit code 2"
+
+
 def test_appended_lines_extend_the_index(tmp_path):
     path = tmp_path / "s" / "events.jsonl"
     path.parent.mkdir()

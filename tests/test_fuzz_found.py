@@ -654,3 +654,25 @@ def test_a_folder_sessions_file_with_a_lone_surrogate_escape_reads(tmp_path, err
     path.write_bytes(b'{"id": ')
     assert common.load_json_file(path).reason.startswith("m1.json: malformed JSON: ")
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_copilot_image_whose_mime_type_is_not_text_draws_its_card(tmp_path, errors):
+    # A Copilot CLI result's image with an object for `mimeType`: the page lowered it to pick the
+    # image's type, and the card was drawn as "could not be displayed"
+    root = tmp_path / "root"
+    root.mkdir()
+    rows = [{"type": "user.message", "data": {"content": "look"}},
+            {"type": "assistant.message", "data": {"messageId": "m", "content": "", "toolRequests": [
+                {"toolCallId": "c1", "name": "view", "arguments": {"path": "a.png"}}]}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {
+                "content": "an image", "contents": [{"type": "image", "data": "iVBORw0KGgo=",
+                                                     "mimeType": {"x": 1}}]}}},
+            {"type": "user.message", "data": {"content": "again", "attachments": [
+                {"type": "blob", "data": "iVBORw0KGgo=", "mimeType": "image/png", "displayName": "shot"}]}}]
+    (root / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from viewer.store import Store
+
+    key = next(r.key for r in Store([root]).sessions())
+    statuses = pages(root, tmp_path, key)
+    assert set(statuses.values()) == {200}, {u: s for u, s in statuses.items() if s != 200}
+    assert [e.getMessage() for e in errors] == []

@@ -49,8 +49,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import INTERRUPTED, Context, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, compaction_event, generic_event, parse_arguments, set_time, text_field
+from ..model import INTERRUPTED, Context, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, compaction_event, generic_event, media_block, parse_arguments, set_time, text_field
 from .openai_chat import prompt_title
 
 NAME = "copilot-cli"
@@ -296,7 +296,9 @@ def _attachment(att: Any) -> Any:
     if kind == "selection" and isinstance(att.get("text"), str):
         return Context(f"selection in {as_text(name)}", att["text"], "selection")
     if kind == "blob" and isinstance(att.get("data"), str) and str(att.get("mimeType", "")).startswith("image/"):
-        return Media("image", att.get("mimeType"), att["data"], None, as_text(name))
+        image = media_block(att, "image")
+        image.name = as_text(name)
+        return image
     return Notice(f"attached {kind or 'file'}: {as_text(name)}", att)
 
 
@@ -393,12 +395,13 @@ def _complete(d: dict, ref: Ref) -> Event:
             block = _content(c)
             if block is not None:
                 blocks.append(block)
+        exit_code = exit_code or _exit_code(result.get("contents"))
     elif isinstance(result, str):  # the first versions wrote the text itself
         text, exit_code = _exited(result)
         blocks.append(Text(text, markdown=False))
     elif result is not None:
         blocks.append(Data(result))
-    if exit_code and not any(b.kind == "notice" and b.text == f"exit code {exit_code}" for b in blocks):
+    if exit_code:
         blocks.append(Notice(f"exit code {exit_code}"))
     err = d.get("error")
     if isinstance(err, dict):
@@ -423,15 +426,23 @@ def _exited(text: str) -> tuple[str, int | None]:
     return text[:m.start()], int(m.group(1))
 
 
+def _exit_code(contents: Any) -> int | None:
+    """The exit code a shell's `shell_exit` / `terminal` item of a result's `contents` names."""
+    for c in contents if isinstance(contents, list) else ():
+        if isinstance(c, dict) and c.get("type") in ("shell_exit", "terminal") \
+                and isinstance(c.get("exitCode"), int) and not isinstance(c["exitCode"], bool):
+            return c["exitCode"]
+    return None
+
+
 def _content(c: Any):
-    """One of a result's `contents` worth showing beside its text: an image, a shell's exit code."""
+    """One of a result's `contents` worth showing beside its text: an image, a sound, a link (a
+    shell's exit code is said once with the text's, by `_complete`)."""
     if not isinstance(c, dict):
         return None
     t = c.get("type")
     if t in ("image", "audio") and isinstance(c.get("data"), str):
-        return Media(t, c.get("mimeType"), c["data"])
-    if t in ("shell_exit", "terminal") and isinstance(c.get("exitCode"), int) and c["exitCode"] != 0:
-        return Notice(f"exit code {c['exitCode']}")
+        return media_block(c, t)
     if t == "resource_link" and isinstance(c.get("uri"), str):
         return Notice(f"resource: {c.get('title') or c.get('name') or ''} {c['uri']}".replace("  ", " "))
     return None
