@@ -230,6 +230,21 @@ def test_a_non_zero_exit_code_among_the_results_contents_is_an_error(tmp_path, k
     assert result_text(idx, evs, "c1") == "make: *** No rule to make target\nexit code 2"
 
 
+def test_an_exit_line_with_a_number_too_long_to_be_a_code_stays_in_the_text(tmp_path):
+    path = tmp_path / "s.jsonl"
+    line = "<exited with exit code " + "9" * 5000 + ">"
+    rows = [{"type": "assistant.message", "data": {"messageId": "m", "content": "",
+                                                   "toolRequests": [{"toolCallId": "c1", "name": "bash",
+                                                                     "arguments": {"command": "make"}}]}},
+            {"type": "tool.execution_complete", "data": {"toolCallId": "c1", "success": True, "result": {
+                "content": "done\n" + line}}}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    idx, evs = built(path)
+    assert idx.summary.unparsed == 0
+    assert idx.calls.calls["c1"].state == "completed"
+    assert result_text(idx, evs, "c1") == "done\n" + line
+
+
 def test_appended_lines_extend_the_index(tmp_path):
     path = tmp_path / "s" / "events.jsonl"
     path.parent.mkdir()

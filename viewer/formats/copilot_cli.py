@@ -97,7 +97,8 @@ _REFUSALS = {"denied-interactively-by-user": ("denied", "denied by the user"),
              "cancelled": ("cancelled", "permission request cancelled")}
 _RUNNING = ("tool.execution_start", "tool.execution_progress", "tool.execution_partial_result")
 _NOTIFICATION = re.compile(r"^\s*<system_notification>\s*(.*?)\s*</system_notification>\s*$", re.S)
-_EXIT = re.compile(r"\n?<exited with exit code (-?\d+)>\s*\Z")
+_EXIT = re.compile(r"\n?<exited with exit code (-?\d{1,9})>\s*\Z")
+_EXIT_TAIL = 100  # the end of a shell's output the `<exited …>` line is looked for in
 _META_SKIP = frozenset({"content", "toolRequests", "reasoningText", "encryptedContent",
                         "reasoningOpaque", "transformedContent"})
 
@@ -420,7 +421,8 @@ def _complete(d: dict, ref: Ref) -> Event:
 def _exited(text: str) -> tuple[str, int | None]:
     """A shell result's text without the `<exited with exit code N>` line the CLI ends it with,
     and N."""
-    m = _EXIT.search(text)
+    at = max(0, len(text) - _EXIT_TAIL)
+    m = _EXIT.search(text, at)
     if m is None:
         return text, None
     return text[:m.start()], int(m.group(1))
