@@ -49,8 +49,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import INTERRUPTED, Context, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, compaction_event, generic_event, media_block, parse_arguments, set_time, text_field
+from ..model import (AWAITING, BLOCKED_BY_HOOK, CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data,
+                     Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse)
+from .common import (as_text, compaction_event, generic_event, media_block, model_and_usage, parse_arguments, set_time,
+                     text_field)
 from .openai_chat import prompt_title
 
 NAME = "copilot-cli"
@@ -87,14 +89,14 @@ _HIDDEN = {"assistant.turn_start": "turn start", "assistant.turn_end": "turn end
            "tool_search.activated": "tool search", "model.call_failure": "model call telemetry",
            "model.call_finished": "model call telemetry", "session.remote_steerable_changed": "remote steering"}
 # permission answers (`PermissionResult.kind`) that refuse the call → the map's word for it
-_REFUSALS = {"denied-interactively-by-user": ("denied", "denied by the user"),
-             "denied-by-rules": ("denied_by_settings", "denied by the permission rules"),
+_REFUSALS = {"denied-interactively-by-user": (DENIED, "denied by the user"),
+             "denied-by-rules": (DENIED_BY_SETTINGS, "denied by the permission rules"),
              "denied-no-approval-rule-and-could-not-request-from-user": (
-                 "denied_by_settings", "denied: no rule allows it and nobody could be asked"),
-             "denied-by-content-exclusion-policy": ("denied_by_settings",
+                 DENIED_BY_SETTINGS, "denied: no rule allows it and nobody could be asked"),
+             "denied-by-content-exclusion-policy": (DENIED_BY_SETTINGS,
                                                     "denied by the content exclusion policy"),
-             "denied-by-permission-request-hook": ("blocked_by_hook", "denied by a permission hook"),
-             "cancelled": ("cancelled", "permission request cancelled")}
+             "denied-by-permission-request-hook": (BLOCKED_BY_HOOK, "denied by a permission hook"),
+             "cancelled": (CANCELLED, "permission request cancelled")}
 _RUNNING = ("tool.execution_start", "tool.execution_progress", "tool.execution_partial_result")
 _NOTIFICATION = re.compile(r"^\s*<system_notification>\s*(.*?)\s*</system_notification>\s*$", re.S)
 _EXIT = re.compile(r"\n?<exited with exit code (-?\d{1,9})>\s*\Z")
@@ -124,9 +126,7 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = read(d, ref)
     elif t in _HIDDEN:
         ev = Event(ref, "system", t, hidden=True, hidden_reason=_HIDDEN[t])
-        model = d.get("model")
-        if isinstance(model, str) and model:
-            ev.model = model
+        model_and_usage(ev, d.get("model"), None)
     else:  # a type newer than this reader: a quiet card with its data
         ev = Event(ref, "system", t, blocks=[Data(d, t)])
     ev.format = NAME
@@ -202,8 +202,7 @@ def _model_change(d: dict, ref: Ref) -> Event:
     new, old = d.get("newModel"), d.get("previousModel")
     words = f"model: {old} → {new}" if isinstance(old, str) and old else f"model: {as_text(new) or '?'}"
     ev = Event(ref, "system", "model_change", blocks=[Notice(words)])
-    if isinstance(new, str) and new:
-        ev.model = new
+    model_and_usage(ev, new, None)
     return ev
 
 
@@ -261,8 +260,7 @@ def _num(n: Any) -> str:
 def _system_message(d: dict, ref: Ref) -> Event:
     role = d.get("role") if isinstance(d.get("role"), str) else "system"
     label = f"{role} prompt" if role in ("system", "developer") else role
-    ev = Event(ref, "system", "context", blocks=[Context(label, as_text(d.get("content")), "copilot")])
-    return ev
+    return Event(ref, "system", "context", blocks=[Context(label, as_text(d.get("content")), "copilot")])
 
 
 def _notification(d: dict, ref: Ref) -> Event:
@@ -279,7 +277,7 @@ def _user(d: dict, ref: Ref) -> Event:
     text = d.get("content")
     if isinstance(text, str) and text.strip():
         ev.blocks.append(Text(text))
-    for att in d.get("attachments") or () if isinstance(d.get("attachments"), list) else ():
+    for att in d.get("attachments") if isinstance(d.get("attachments"), list) else ():
         ev.blocks.append(_attachment(att))
     source = d.get("source")
     if isinstance(source, str) and source and source != "user":
@@ -320,8 +318,7 @@ def _assistant(d: dict, ref: Ref) -> Event:
         cid = cid if isinstance(cid, str) and cid else f"{ref.line}.{n}"
         args, raw = parse_arguments(req.get("arguments"))
         ev.blocks.append(ToolUse(cid, str(req.get("name") or "?"), args, input_raw=raw))
-    if isinstance(d.get("model"), str) and d["model"]:
-        ev.model = d["model"]
+    model_and_usage(ev, d.get("model"), None)
     # (`outputTokens` alone is not counted: a tally of output tokens without the input the call
     # read would price the session at a fraction of its cost; the session-end card has both)
     call = d.get("apiCallId") or d.get("messageId")
@@ -342,8 +339,7 @@ def _usage(d: dict, ref: Ref) -> Event:
     ev.usage = {"input_tokens": d.get("inputTokens") or 0, "output_tokens": d.get("outputTokens") or 0,
                 "cache_read_input_tokens": d.get("cacheReadTokens") or 0,
                 "cache_creation_input_tokens": d.get("cacheWriteTokens") or 0}
-    if isinstance(d.get("model"), str) and d["model"]:
-        ev.model = d["model"]
+    model_and_usage(ev, d.get("model"), None)
     if isinstance(d.get("apiCallId"), str) and d["apiCallId"]:
         ev.message_id = d["apiCallId"]
     return ev
@@ -392,11 +388,12 @@ def _complete(d: dict, ref: Ref) -> Event:
             blocks.append(Text(text, markdown=False))
         elif text is not None:
             blocks.append(Data(text))
-        for c in result.get("contents") or () if isinstance(result.get("contents"), list) else ():
+        contents = result.get("contents") if isinstance(result.get("contents"), list) else ()
+        for c in contents:
             block = _content(c)
             if block is not None:
                 blocks.append(block)
-        exit_code = exit_code or _exit_code(result.get("contents"))
+        exit_code = exit_code or _exit_code(contents)
     elif isinstance(result, str):  # the first versions wrote the text itself
         text, exit_code = _exited(result)
         blocks.append(Text(text, markdown=False))
@@ -413,7 +410,7 @@ def _complete(d: dict, ref: Ref) -> Event:
         blocks.insert(0, Notice(err))
     # a command that exited non-zero failed, whatever the tool said of its own run
     failed = ok is False or (ok is None and err is not None) or bool(exit_code)
-    structured = {k: d[k] for k in ("toolTelemetry",) if d.get(k)} or None
+    structured = {"toolTelemetry": d["toolTelemetry"]} if d.get("toolTelemetry") else None
     res = ToolResult(cid, blocks, True if failed else (False if ok is True else None), structured)
     return Event(ref, "tool", "tool_result", blocks=[res])
 
@@ -428,9 +425,9 @@ def _exited(text: str) -> tuple[str, int | None]:
     return text[:m.start()], int(m.group(1))
 
 
-def _exit_code(contents: Any) -> int | None:
+def _exit_code(contents: list | tuple) -> int | None:
     """The exit code a shell's `shell_exit` / `terminal` item of a result's `contents` names."""
-    for c in contents if isinstance(contents, list) else ():
+    for c in contents:
         if isinstance(c, dict) and c.get("type") in ("shell_exit", "terminal") \
                 and isinstance(c.get("exitCode"), int) and not isinstance(c["exitCode"], bool):
             return c["exitCode"]
@@ -457,7 +454,7 @@ def _permission_asked(d: dict, ref: Ref) -> Event:
     what = req.get("intention") or req.get("fullCommandText") or req.get("kind")
     ev.blocks.append(Notice(f"permission asked: {as_text(what)}" if what else "permission asked", req))
     if isinstance(cid, str) and cid and not d.get("resolvedByHook"):
-        ev.states[cid] = "awaiting_permission"
+        ev.states[cid] = AWAITING
     return ev
 
 
@@ -502,8 +499,7 @@ def _subagent(d: dict, ref: Ref, how: str) -> Event:
     ev = Event(ref, "system", f"subagent.{how}", blocks=[Notice(words)], author=as_text(name))
     if isinstance(d.get("toolCallId"), str) and d["toolCallId"]:
         ev.parent = d["toolCallId"]
-    if isinstance(d.get("model"), str) and d["model"]:
-        ev.model = d["model"]
+    model_and_usage(ev, d.get("model"), None)
     return ev
 
 
