@@ -23,7 +23,7 @@ import orjson
 from . import __version__, files, formats
 from .formats.detect import NotTranscript
 from .index import SessionIndex
-from .store import Store
+from .store import Store, main_label
 from .timeline import load_events
 
 
@@ -259,8 +259,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
         from .redact import Redactor
 
         redactor = Redactor()
-    label = (main_file.parent.name if main_file.name == "messages.jsonl"
-             or main_file.name in formats.FOLDER_FILES else main_file.stem)
+    label = main_label(main_file)
     try:
         x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
                    media_limit=int(max_media * (1 << 20) * 4 / 3),
@@ -352,7 +351,7 @@ def _main_file(path: Path, verb: str = "check") -> Path:
         return path
     if not path.exists():
         raise _Unusable(f"no such file or folder: {path}")
-    if not path.is_dir() and not any(rows.is_store(path.name) for rows in formats.ROW_STORES):
+    if not path.is_dir() and formats.row_store_named(path.name) is None:
         return path
     store = Store([path])
     found = store.sessions()

@@ -37,6 +37,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import NamedTuple
 
 from . import files, formats, keys
 from .cache import IndexCache
@@ -251,11 +253,10 @@ class Store:
         symlink out of the roots…). Plain strings and one scandir per folder: a projects folder
         of thousands of sessions is listed in milliseconds."""
         if not root.is_dir():
-            if _row_store(root.name):
-                yield from _rows(str(root), len(str(root.parent)) + 1)
+            if rows := formats.row_store_named(root.name):
+                yield from _rows(rows, str(root), len(str(root.parent)) + 1)
                 return
-            yield _candidate(str(root), _label(root.parent.name if root.name == SESSION_FILE
-                                               or root.name in formats.FOLDER_FILES else root.stem))
+            yield _candidate(str(root), main_label(root))
             return
         if os.path.lexists(root / SESSION_FILE):
             yield _candidate(str(root / SESSION_FILE), _label(root.name))
@@ -293,8 +294,8 @@ class Store:
                         yield _candidate(e.path, e.path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
-                elif name.endswith(".db") and _row_store(name):
-                    yield from _rows(e.path, cut)  # its rows are sessions (OpenCode's opencode.db)
+                elif name.endswith(".db") and (rows := formats.row_store_named(name)):
+                    yield from _rows(rows, e.path, cut)  # its rows are sessions (opencode.db)
                 elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
                         and not name.endswith(".meta.json") and not _is_companion(e.path):
                     # (`.traj`: SWE-agent's trajectory, one JSON document like a `.json`)
@@ -806,16 +807,17 @@ def _candidate(path: str, label: str) -> tuple[str, str, os.stat_result | None, 
     return path, label, st, reason
 
 
-def _row_store(name: str):
-    """The module whose database a file of this name is (its rows are sessions), else None."""
-    return next((rows for rows in formats.ROW_STORES if rows.is_store(name)), None)
+class _RowStat(NamedTuple):
+    """What discovery reads of a session's stat, for a row-session: its own time and size."""
+    st_mtime: float
+    st_mtime_ns: int
+    st_size: int
 
 
-def _rows(db: str, cut: int):
-    """(row path, label, stat, None) for each session row of a database (see files.ROW_STORES),
-    its stat the database's with the row's own time and size; or (the database, label, stat, why)
+def _rows(rows: ModuleType, db: str, cut: int):
+    """(row path, label, stat, None) for each session row of a database of `rows` (one of
+    files.ROW_STORES), its stat the row's own time and size; or (the database, label, stat, why)
     when it cannot be read as one (locked, damaged, another program's)."""
-    rows = _row_store(os.path.basename(db))
     path, label, st, why = _candidate(db, db[cut:])
     if why or st is None:
         yield path, label, st, why
@@ -826,11 +828,7 @@ def _rows(db: str, cut: int):
         yield path, label, st, str(e)
         return
     for row, _sid, mtime, size in found:
-        ns = int(mtime * 1e9)
-        # (seconds as integers, then as floats, then in nanoseconds: what os.stat gives)
-        yield row, row[cut:], os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink,
-                                              st.st_uid, st.st_gid, size, *[int(mtime)] * 3,
-                                              *[mtime] * 3, *[ns] * 3)), None
+        yield row, row[cut:], _RowStat(mtime, int(mtime * 1e9), size), None
 
 
 def _os_reason(path: str, e: OSError) -> str:
@@ -861,6 +859,13 @@ def _tell_apart(refs) -> None:
 
 def _label(name: str) -> str:
     return name or "session"
+
+
+def main_label(path: Path) -> str:
+    """The name a session is known by from its main file: its folder's when the file stands for
+    its folder (messages.jsonl, a format's events file: Copilot CLI's events.jsonl), else its stem."""
+    return _label(path.parent.name if path.name == SESSION_FILE or path.name in formats.FOLDER_FILES
+                  else path.stem)
 
 
 def _key_of(root: Path, path: str, label: str) -> tuple[str, str | None]:

@@ -69,6 +69,11 @@ files.ROW_STORES[:] = ROW_STORES
 reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 
+def row_store_named(name: str) -> ModuleType | None:
+    """The ROW_STORE whose database a file of this name is (its rows are sessions), else None."""
+    return next((rows for rows in ROW_STORES if rows.is_store(name)), None)
+
+
 def get(name: str) -> ModuleType:
     return BY_NAME.get(name, FALLBACK)
 
