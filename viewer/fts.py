@@ -34,6 +34,7 @@ import time
 import zlib
 from bisect import bisect_left
 from collections import Counter, OrderedDict
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 import orjson
@@ -570,10 +571,18 @@ class FullText:
         out = {}
         try:
             events = load_events(idx, thread, start, stop)
-            # (through files.open_file, as every read: a session row of OpenCode's database
-            # is no file the system opens)
-            with files.confined(idx.confinement), files.open_file(th.path) as f:
-                expand = text.expander(f)
+            # the file is opened only for a string cut from a huge record (most sessions have
+            # none; a session read as a folder document or a database row never has); through
+            # files.open_file, as every read: a session row of OpenCode's database is no file
+            with files.confined(idx.confinement), ExitStack() as opened:
+                read = None
+
+                def expand(cut: CutStr) -> str:
+                    nonlocal read
+                    if read is None:
+                        read = text.expander(opened.enter_context(files.open_file(th.path)))
+                    return read(cut)
+
                 for i, ev in enumerate(events):
                     out[start + i] = (ev.id, self._text(ev, expand))
         except OSError as e:
