@@ -144,8 +144,11 @@ class Store:
                 ref.mtime, ref.size = st.st_mtime, st.st_size
                 self.indexer.poke()
             elif any(rows.store_of(path) for rows in formats.ROW_STORES):
-                # a database whose rows are sessions (or its write-ahead log) was written: its
-                # sessions are listed again (one query, remembered while the database is as it was)
+                # a database whose rows are sessions (or its write-ahead log) was written: the
+                # next listing walks every root again, as for a new file (each database's sessions
+                # are one query, remembered until it is written: only this one is asked again),
+                # and a list shown after it takes each of its sessions' identity anew, a
+                # connection each (opencode_db.identity: remembered until the database is written)
                 self._dirty = True
                 self.indexer.poke()
             return
