@@ -392,3 +392,22 @@ def test_a_huge_last_line_without_its_newline_is_read_when_whole(tmp_path):
     evs = load_events(SessionIndex(tmp_path / "a.jsonl").build(), "main", 0, 99)
     assert [e.id for e in evs if e.kind == "section"] == ["request-1", "request-big"]
     assert evs[-1].role == "user" and evs[-1].text().startswith("yyyy")
+
+
+def test_a_last_line_its_writer_left_unfinished_is_shown_cut_once_the_grace_is_over(tmp_path, monkeypatch):
+    # the log's last line, cut while the writer was at it, waits for its end; the writer dies:
+    # the file never changes again, and the index built meanwhile (cached, or the server's) kept
+    # waiting for ever — the cut line never showed. It waits as a JSONL file's last line does
+    from viewer import index as index_mod
+
+    lines = (OPENAI / "batch-api" / "batch_input.jsonl").read_text().splitlines()
+    (tmp_path / "a.jsonl").write_text(lines[0] + '\n{"custom_id": "r9", "bo')
+    idx = SessionIndex(tmp_path / "a.jsonl").build()
+    assert [e.kind for e in load_events(idx, "main", 0, 99)] == ["section", "message", "message"]
+    assert index_mod.identity_matches(idx.files())
+    monkeypatch.setattr(index_mod, "TRUNCATED_GRACE", -1)  # …and now the grace is over
+    assert not index_mod.identity_matches(idx.files())  # a cached index is built again
+    assert idx.refresh()
+    evs = load_events(idx, "main", 0, 99)
+    assert [e.kind for e in evs] == ["section", "message", "message", "unparsed"]
+    assert "line 2 of the file" in evs[-1].blocks[0].reason

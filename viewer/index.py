@@ -382,6 +382,10 @@ class SessionIndex:
                 continue
             if (size, mtime_ns, ino) == (th.size, th.mtime_ns, th.ino):
                 if th.pending and _grace_over(th.mtime_ns):
+                    if th.mode == "document":  # read whole again: its last line is now shown cut
+                        self._build()
+                        change.reset = True
+                        return change
                     self._extend(th, change)  # the writer never finished its last line
                 continue
             # a file of a few records may read as another format once more are written (a
@@ -601,6 +605,8 @@ class SessionIndex:
             self._add(self._putter(th, adapter), th, adapter, doc, 1, 0, size, None, f)
             return
         records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+        # a document read from lines whose last one its writer may still finish (formats.wrapped)
+        th.pending = isinstance(doc, dict) and doc.get(reader.WAITING) is True
         put = self._putter(th, adapter)
         for i, (path, rec) in enumerate(records, 1):
             self._add(put, th, adapter, rec, i, 0, size, None, f, path)

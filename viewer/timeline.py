@@ -150,7 +150,8 @@ _docs_lock = threading.Lock()
 
 
 def _document_records(th: ThreadIndex) -> list:
-    key = (th.path, th.size, th.mtime_ns)
+    # (a document read while its last line was waiting reads otherwise once that wait is over)
+    key = (th.path, th.size, th.mtime_ns, th.pending)
     with _docs_lock:
         if key in _docs:
             _docs.move_to_end(key)

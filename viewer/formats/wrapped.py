@@ -46,7 +46,6 @@ the raw view of a message shows it as the line holds it, of a response the respo
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +59,7 @@ from .common import as_text, first_time, model_and_usage
 # the key marking a JSONL file of wrappers read whole (see `lines_document`)
 LINES = "\u0000wrapped-lines"
 HEAD_BYTES = 256 << 10
-TORN_GRACE = 30.0  # seconds a last line without its newline may wait for it (index.TRUNCATED_GRACE)
+_WAIT = object()  # `_last_line`: the line is left for a later read (see reader.WAITING)
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                      "document", "image"}
 # keys of records of other formats: a record holding one is never a wrapper
@@ -252,7 +251,11 @@ def lines_document(path: Path) -> dict | None:
         out = []
         history: list = []  # the messages of the last logged call
         scanner = reader.LineScanner(f, eol=eol)
+        waiting = False
         for line, rec in _lines(f, scanner):
+            if rec is _WAIT:
+                waiting = True
+                continue
             rec = _settle(rec)
             msgs = _logged_messages(rec)
             if msgs is not None:
@@ -263,12 +266,12 @@ def lines_document(path: Path) -> dict | None:
                         msgs[i] = history[i]
                 history = msgs
             out.append((line, rec))
-    return {LINES: out}
+    return {LINES: out, reader.WAITING: waiting}
 
 
 def _lines(f, scanner):
     """(line number, value) of each line, one at a time (a huge line skimmed), then of the last
-    line when it may be read (`_last_line`)."""
+    line (`_last_line`: or `_WAIT`)."""
     for line, offset, length, data in scanner.lines():
         yield line, reader.decode(data) if data is not None else reader.skim(f, offset, length)
     if (last := _last_line(f, scanner)) is not None:
@@ -277,9 +280,9 @@ def _lines(f, scanner):
 
 def _last_line(f, scanner) -> Any:
     """A last line with no newline after it: read when it is whole JSON (a file written without a
-    final newline; a huge one skimmed), left for the next read (None) while it may still be being
-    written, and the unparsed line it is once the file has not changed for TORN_GRACE seconds (a
-    writer cut off)."""
+    final newline; a huge one skimmed), left for a later read (`_WAIT`) while it may still be
+    being written, and the unparsed line it is once the file has been quiet as long as the index
+    waits for a JSONL file's last line (a writer cut off)."""
     if scanner.tail is None:
         return None
     offset, length = scanner.tail
@@ -292,8 +295,10 @@ def _last_line(f, scanner) -> Any:
         value = reader.skim(f, offset, length)
     else:  # a huge line still being written: not skimmed on every read
         value = reader.BadLine("the line does not end a JSON value")
-    if isinstance(value, reader.BadLine) and time.time() - os.fstat(f.fileno()).st_mtime < TORN_GRACE:
-        return None
+    from .. import index  # (at call time: the index imports the formats)
+
+    if isinstance(value, reader.BadLine) and not index._grace_over(os.fstat(f.fileno()).st_mtime_ns):
+        return _WAIT
     return value
 
 
