@@ -506,3 +506,76 @@ def test_a_cline_task_folder_lists_one_session_not_its_ui_messages(tmp_path):
     rows = re.findall(r'<tr[^>]*data-key="([^"]+)"', home)
     assert len(rows) == 1 and "ui_messages" not in rows[0] and "task_metadata" not in rows[0]
     assert "ui_messages" not in home and "unknown" not in home
+
+
+# The newest content blocks of a stored reply, from anthropics/anthropic-sdk-python
+# src/anthropic/types/beta: beta_content_block.py (32169b41), beta_compaction_block.py (0aa2a0d4:
+# `content` null when the compaction produced no summary), beta_advisor_tool_result_block.py,
+# beta_advisor_result_block.py, beta_advisor_redacted_result_block.py (0c20cf40 / 887ee67f /
+# 2b826760), ../tool_search_tool_result_block.py and tool_search_tool_result_error.py (0194a06e /
+# 887ee67f: `error_message`), ../stop_reason.py: a Message the API returned, kept whole.
+NEWEST_REPLY = [
+    {"role": "user", "content": "Plan the database migration."},
+    {"role": "assistant", "content": [
+        {"type": "compaction", "content": "The user wants to move the orders table to Postgres; "
+                                          "schema.sql holds 3 tables.", "encrypted_content": None},
+        {"type": "compaction", "content": None},
+        {"type": "server_tool_use", "id": "srvtoolu_adv1", "name": "advisor", "input": {}},
+        {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_adv1",
+         "content": {"type": "advisor_result", "text": "Migrate in two steps.", "stop_reason": "end_turn"}},
+        {"type": "server_tool_use", "id": "srvtoolu_adv2", "name": "advisor", "input": {}},
+        {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_adv2", "content": {
+            "type": "advisor_redacted_result", "encrypted_content": "EuYBCkQIBxgCIkA", "stop_reason": "end_turn"}},
+        {"type": "server_tool_use", "id": "srvtoolu_ts1", "name": "tool_search_tool_regex",
+         "input": {"pattern": "db_.*"}},
+        {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_ts1", "content": {
+            "type": "tool_search_tool_search_result", "tool_references": [
+                {"type": "tool_reference", "tool_name": "db_query"},
+                {"type": "tool_reference", "tool_name": "db_migrate"}]}},
+        {"type": "server_tool_use", "id": "srvtoolu_ts2", "name": "tool_search_tool_bm25",
+         "input": {"query": "backup"}},
+        {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_ts2", "content": {
+            "type": "tool_search_tool_result_error", "error_code": "unavailable",
+            "error_message": "The tool search service is down."}},
+        {"type": "text", "text": "Two steps, then."}]},
+    {"role": "user", "content": "And drop the old table?"},
+    {"id": "msg_01Refuse", "type": "message", "role": "assistant", "model": "claude-opus-4-5",
+     "content": [], "stop_reason": "refusal", "stop_sequence": None,
+     "usage": {"input_tokens": 812, "output_tokens": 0}},
+]
+
+
+def test_newest_reply_blocks_read_in_words_not_json(tmp_path):
+    path = tmp_path / "newest" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(NEWEST_REPLY), encoding="utf-8")
+    assert detect.detect_file(path).format == "anthropic-messages"
+    idx = SessionIndex(path).build()
+    assert {k: c.status for k, c in idx.calls.calls.items()} == {
+        "srvtoolu_adv1": "completed", "srvtoolu_adv2": "completed", "srvtoolu_ts1": "completed",
+        "srvtoolu_ts2": "error"}
+    evs = events(idx)
+    reply = evs[1]
+    assert [(b.kind, getattr(b, "text", None)) for b in reply.blocks[:3]] == [
+        ("notice", "context compacted: the conversation before this point is replaced by this summary"),
+        ("text", "The user wants to move the orders table to Postgres; schema.sql holds 3 tables."),
+        ("notice", "context compaction failed: no summary was produced")]
+    assert not any(b.kind == "data" for b in reply.blocks)  # no block left as raw JSON
+    results = {r.tool_use_id: [b.text for b in r.content] for r in reply.tool_results()}
+    assert results == {
+        "srvtoolu_adv1": ["Migrate in two steps."],
+        "srvtoolu_adv2": ["the advisor's answer is encrypted: only the model can read it"],
+        "srvtoolu_ts1": ["tools found: db_query, db_migrate"],
+        "srvtoolu_ts2": ["error: unavailable — The tool search service is down."]}
+    # a refusal with no content was hidden as an empty message: it now says why it is empty
+    refusal = evs[3]
+    assert not refusal.hidden and refusal.model == "claude-opus-4-5"
+    assert [b.text for b in refusal.blocks] == ["the model refused (stop reason: refusal)"]
+
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert "schema.sql holds 3 tables." in html and "the model refused" in html
+    assert "tools found: db_query, db_migrate" in html
+    assert "EuYBCkQIBxgCIkA" not in html  # the advisor's encrypted answer is for the model only

@@ -441,3 +441,22 @@ def test_a_lead_in_to_a_list_is_the_prompt(text, title):
     introduces a list of steps: the title of "Start by:\\n1. …" is not its first step."""
     got = openai_chat.prompt_title(text)
     assert got.splitlines()[0] == title
+
+
+def test_a_tool_search_output_names_the_tools_it_loaded():
+    # openai/openai-python src/openai/types/responses/response_tool_search_output_item.py
+    # (1db4657d): `{type: tool_search_output, call_id, execution, status, tools: [Tool]}`
+    call = openai_chat.event({"type": "tool_search_call", "id": "ts_1", "call_id": "call_ts",
+                              "arguments": {"query": "weather"}, "execution": "server",
+                              "status": "completed"}, R)
+    out = openai_chat.event({"type": "tool_search_output", "id": "tso_1", "call_id": "call_ts",
+                             "execution": "server", "status": "completed", "tools": [
+                                 {"type": "function", "name": "get_weather",
+                                  "description": "Current weather for a city.\nUses the API.",
+                                  "parameters": {}},
+                                 {"type": "function", "name": "get_forecast", "parameters": {}}]}, R)
+    (use,) = call.tool_uses()
+    (result,) = out.tool_results()
+    assert result.tool_use_id == use.id == "call_ts" and not result.is_error
+    assert [b.text for b in result.content] == [
+        "tools loaded", "get_weather — Current weather for a city.\nget_forecast"]

@@ -194,7 +194,7 @@ def test_a_claude_trace_log_reads_as_the_conversation_once(tmp_path):
     assert texts(evs, "user") == ["Which Python version is installed?", "And pip?"]
     assert texts(evs, "system") == ["You are Claude Code, Anthropic's official CLI for Claude."]
     replies = [e for e in evs if e.role == "assistant"]
-    assert [notices(e) for e in replies] == [["API call 1 · 0.4 s", "stop reason: max_tokens"],
+    assert [notices(e) for e in replies] == [["API call 1 · 0.4 s", "cut off: the reply reached its max_tokens limit"],
                                              ["API call 2 · 2.2 s"], ["API call 3 · 2.5 s"]]
     # the streamed answer put back together from its events: thinking, text, final usage
     streamed = replies[2]

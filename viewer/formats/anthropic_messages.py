@@ -55,7 +55,7 @@ from typing import Any
 
 from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, set_time, \
-    text_field
+    stop_notice, text_field
 from . import wrapped
 from .openai_chat import Linked, prompt_title
 
@@ -208,6 +208,8 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.blocks.append(ToolResult(call, [Notice(_TASK_ENDED)]))
         if role == "assistant":
             _cut_off(ev)
+            if stop := stop_notice(rec.get("stop_reason")):  # a stored Message (the API's reply)
+                ev.blocks.append(stop)
     for call in (getattr(rec, "links", None) or {}).get("interrupted", ()):
         ev.states[call] = INTERRUPTED
     _common(ev, rec)

@@ -317,6 +317,14 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
             out.append(Cached(as_text(b.get("text"))))
         elif t == "container_upload" and isinstance(b.get("file_id"), str):
             out.append(Notice(f"file {b['file_id']} uploaded to the code execution container", b))
+        elif t == "compaction":  # server-side context compaction (anthropic-sdk-python types/beta
+            # beta_compaction_block.py): the summary that stands for the turns before it
+            summary = b.get("content")
+            if isinstance(summary, str) and summary.strip():
+                out += [Notice("context compacted: the conversation before this point is replaced "
+                               "by this summary"), Text(summary, markdown)]
+            else:  # null content: the compaction produced no valid summary (the API ignores it)
+                out.append(Notice("context compaction failed: no summary was produced"))
         elif t == "fallback":  # the API answered with another model (Claude Code 2.1.170+)
             src, dst = b.get("from"), b.get("to")
             names = [m.get("model") if isinstance(m, dict) else None for m in (src, dst)]
@@ -331,6 +339,20 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
                 out[first:last + 1] = [Text("".join(x.text for x in out[first:last + 1]), markdown)]
         out.append(Notice(citation_words(cited), cited))
     return out
+
+
+# why a reply stopped, when a reader should know (anthropic-sdk-python types/stop_reason.py):
+# end_turn, tool_use and stop_sequence are the ordinary ends and say nothing
+_STOPS = {"max_tokens": "cut off: the reply reached its max_tokens limit",
+          "refusal": "the model refused (stop reason: refusal)",
+          "pause_turn": "turn paused: a long-running server tool goes on in the next request",
+          "model_context_window_exceeded": "cut off: the context window is full"}
+
+
+def stop_notice(stop_reason: Any) -> Notice | None:
+    """A stored Anthropic Message's `stop_reason` in words, or None for an ordinary end."""
+    words = _STOPS.get(stop_reason) if isinstance(stop_reason, str) else None
+    return Notice(words) if words else None
 
 
 def citation_words(cites: list) -> str:
@@ -361,7 +383,18 @@ def server_result(content: dict) -> tuple[list, bool]:
     t = text_field(content, "type") or ""
     if t.endswith("_error"):
         code = content.get("error_code") or content.get("error_message") or t
-        return [Notice(f"error: {as_text(code)}", content)], True
+        words = f"error: {as_text(code)}"
+        if content.get("error_code") and isinstance(content.get("error_message"), str) \
+                and content["error_message"]:
+            words += f" — {content['error_message']}"
+        return [Notice(words, content)], True
+    if isinstance(content.get("tool_references"), list):  # tool search: the tools it loaded
+        names = [str(r["tool_name"]) for r in content["tool_references"]
+                 if isinstance(r, dict) and isinstance(r.get("tool_name"), str)]
+        return [Text("tools found: " + ", ".join(names) if names else "no tools found",
+                     markdown=False)], False
+    if t == "advisor_redacted_result":  # the advisor's answer, encrypted for the model
+        return [Notice("the advisor's answer is encrypted: only the model can read it")], False
     out: list = []
     rc = content.get("return_code")
     failed = isinstance(rc, int) and not isinstance(rc, bool) and rc != 0

@@ -805,6 +805,10 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         blocks, failed = _item_output(rec.get("output"))
         if to := _handed_to(rec.get("output")):
             blocks = [Notice(f"handed off to {to}")]
+        elif t == "tool_search_output" and isinstance(rec.get("tools"), list):
+            # the tool definitions the search loaded (openai-python types/responses/
+            # response_tool_search_output_item.py): their names, not an empty result
+            blocks = [Notice("tools loaded"), _mcp_tools(rec["tools"])]
         error = True if failed or rec.get("status") == "failed" else None
         if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
             error = True

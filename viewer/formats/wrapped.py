@@ -54,7 +54,7 @@ import orjson
 from .. import files, reader
 from ..model import Data, Event, Notice, Ref, Text
 from ..timestamps import to_epoch
-from .common import as_text, first_time, model_and_usage
+from .common import as_text, first_time, model_and_usage, stop_notice
 
 # the key marking a JSONL file of wrappers read whole (see `lines_document`)
 LINES = "\u0000wrapped-lines"
@@ -861,8 +861,9 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         msg.setdefault("role", "assistant")
         ev = mapper(msg, ref)
         usage = body.get("usage")
-        if body.get("stop_reason") in ("max_tokens", "refusal", "pause_turn", "model_context_window_exceeded"):
-            ev.blocks.append(Notice(f"stop reason: {body['stop_reason']}"))
+        stop = stop_notice(body.get("stop_reason"))  # the mapper may have said it already
+        if stop and not any(b.kind == "notice" and b.text == stop.text for b in ev.blocks):
+            ev.blocks.append(stop)
     elif isinstance(body.get("output"), list):  # a Responses API response: its output items
         ev = Event(ref, "assistant", format=name)
         for item in body["output"]:
