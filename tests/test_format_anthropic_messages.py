@@ -515,7 +515,12 @@ def test_a_cline_task_folder_lists_one_session_not_its_ui_messages(tmp_path):
 # 2b826760), ../tool_search_tool_result_block.py and tool_search_tool_result_error.py (0194a06e /
 # 887ee67f: `error_message`), ../stop_reason.py: a Message the API returned, kept whole.
 NEWEST_REPLY = [
-    {"role": "user", "content": "Plan the database migration."},
+    {"role": "user", "content": [
+        {"type": "text", "text": "Plan the database migration."},
+        {"type": "document", "title": "schema.sql", "citations": {"enabled": True},
+         "source": {"type": "text", "media_type": "text/plain", "data": "CREATE TABLE orders (id int);"}},
+        {"type": "search_result", "source": "https://wiki/db", "title": "DB runbook",
+         "content": [{"type": "text", "text": "Back up first."}]}]},
     {"role": "assistant", "content": [
         {"type": "compaction", "content": "The user wants to move the orders table to Postgres; "
                                           "schema.sql holds 3 tables.", "encrypted_content": None},
@@ -551,6 +556,8 @@ def test_newest_reply_blocks_read_in_words_not_json(tmp_path):
     path.write_text(json.dumps(NEWEST_REPLY), encoding="utf-8")
     assert detect.detect_file(path).format == "anthropic-messages"
     idx = SessionIndex(path).build()
+    # the prompt's own words are the title, not the text of the documents sent with it
+    assert idx.summary.title == "Plan the database migration."
     assert {k: c.status for k, c in idx.calls.calls.items()} == {
         "srvtoolu_adv1": "completed", "srvtoolu_adv2": "completed", "srvtoolu_ts1": "completed",
         "srvtoolu_ts2": "error"}

@@ -423,6 +423,8 @@ def _sent_at(ev: Event) -> None:
 
 
 def title_of(ev: Event) -> str | None:
+    """The first prompt's own words: the text of a document or search result sent with it (plain
+    text, not Markdown) is not the title."""
     if ev.role == "user" and ev.kind == "message" and not ev.hidden:
-        return prompt_title(ev.text())
+        return prompt_title("\n".join(b.text for b in ev.blocks if b.kind == "text" and b.markdown))
     return None
