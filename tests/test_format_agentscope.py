@@ -478,3 +478,20 @@ def test_agents_whose_names_hash_alike_get_different_lanes(tmp_path):
         r'<span class="agent-chip lane-(\d)">([^<]+)</span>', html))
     assert cards.keys() == {"alice", "Coder"} and cards["alice"] != cards["Coder"]
     assert chips["alice"] == cards["alice"] and chips["Coder"] == cards["Coder"]
+
+
+def test_a_reply_stopped_at_the_iteration_limit_says_so():
+    # agentscope-ai/agentscope src/agentscope/message/_base.py (0d1ab5cd): `finished_reason` is a
+    # ReplyFinishedReason (src/agentscope/types: completed / interrupted / exceed_max_iters / error),
+    # `error` an ErrorInfo `{type, message}` only when it is "error"
+    base = {"name": "Friday", "role": "assistant", "metadata": {}, "usage": None,
+            "created_at": "2026-03-04T14:00:01", "finished_at": "2026-03-04T14:00:05",
+            "structured_output": None, "error": None}
+    stopped = agentscope.event({**base, "id": "m1", "finished_reason": "exceed_max_iters",
+                                "content": [{"type": "text", "text": "Still working on it."}]}, R)
+    assert [b.text for b in stopped.blocks] == [
+        "Still working on it.", "reply stopped: the agent reached its maximum number of iterations"]
+    failed = agentscope.event({**base, "id": "m2", "finished_reason": "error", "content": [],
+                               "error": {"type": "rate_limit", "message": "429 too many requests"}}, R)
+    assert failed.role == "error"
+    assert [b.text for b in failed.blocks] == ["error (rate_limit): 429 too many requests"]

@@ -75,6 +75,9 @@ _NAMED = {"interrupted": INTERRUPTED, "denied": DENIED, "cancelled": CANCELLED}
 _CALL_STATUS = {"pending": "pending", "asking": "asking", "allowed": "pending",
                 "submitted": "running", "parse_failed": "failed"}
 _MAX_DEPTH = 8
+# 2.x ReplyFinishedReason (agentscope src/agentscope/types: completed / interrupted / error, and
+# this one), in words
+_FINISHED = {"exceed_max_iters": "reply stopped: the agent reached its maximum number of iterations"}
 
 
 class _Copy(dict):
@@ -353,7 +356,7 @@ def _metadata(ev: Event, m: dict) -> None:
     if str(reason).lower() in _NAMED:
         ev.state = _NAMED[str(reason).lower()]  # shown as the reply's badge
     elif reason and reason != "completed" and not (reason == "error" and err):
-        ev.blocks.append(Notice(f"reply {str(reason).replace('_', ' ')}"))
+        ev.blocks.append(Notice(_FINISHED.get(str(reason)) or f"reply {str(reason).replace('_', ' ')}"))
     if err:
         if isinstance(err, dict):
             words = f"error ({err.get('type', 'unknown')}): {as_text(err.get('message'))}"
