@@ -411,3 +411,43 @@ def test_a_last_line_its_writer_left_unfinished_is_shown_cut_once_the_grace_is_o
     evs = load_events(idx, "main", 0, 99)
     assert [e.kind for e in evs] == ["section", "message", "message", "unparsed"]
     assert "line 2 of the file" in evs[-1].blocks[0].reason
+
+
+def test_responses_logged_without_their_requests_read_as_the_models_turns(tmp_path):
+    # a log of `Response` objects, one per line (test_data/formats/openai-chat/saved-responses, the
+    # shapes of openai-python types/responses/response.py 001707b8): read as unknown before
+    path = OPENAI / "saved-responses" / "responses.jsonl"
+    assert detect.detect_file(path).format == "openai-chat"
+    idx, evs = read(path, tmp_path)
+    assert [e.role for e in evs] == ["system", "system", "assistant", "assistant", "error"]
+    assert evs[0].blocks[0].text == "API responses, kept without their requests · line 1"
+    assert evs[1].text() == "You fix bugs in the user's repository. Be brief."  # shown once
+    first, cut, failed = evs[2:]
+    assert [b.kind for b in first.blocks] == ["notice", "thinking", "tool_use"]
+    assert first.blocks[0].text == "response 1" and first.model == "gpt-5-2025-08-07"
+    assert first.usage["output_tokens"] == 96 and first.source_id == "resp_01fix"
+    # the next response could only be asked for with the call's output: answered, output unseen
+    call = idx.calls.calls["call_read_utils"]
+    assert call.status == "completed" and call.result == ("main", 3)
+    assert [b.text for b in cut.blocks if b.kind in ("text", "notice")] == [
+        "response 2",
+        "The date parser compares a naive datetime with an aware one; the fix is to",
+        "response incomplete: max_output_tokens"]
+    assert [b.text for b in failed.blocks] == [
+        "response 3 failed", "server_error: The server had an error while processing your request."]
+    assert idx.summary.models == ["gpt-5-2025-08-07"]
+
+    completions, evs = read(OPENAI / "saved-responses" / "completions.jsonl", tmp_path / "c")
+    assert [e.role for e in evs] == ["system", "assistant", "assistant"]
+    assert [b.kind for b in evs[1].blocks] == ["notice", "tool_use"]
+    assert completions.calls.calls["call_grep"].status == "completed"
+    assert evs[2].text() == "`parse_date` is defined in utils.py and called from two tests."
+    # the last response's call has nothing after it to say it was answered: never answered
+    (only,) = [r for r in [json.loads(line) for line in path.read_text().splitlines()][:1]]
+    cut_short = tmp_path / "short" / "responses.jsonl"
+    cut_short.parent.mkdir()
+    cut_short.write_text(json.dumps(only) + "\n", encoding="utf-8")
+    os.utime(cut_short, (1, 1))  # long quiet: the session has ended
+    short = SessionIndex(cut_short).build()
+    call = short.calls.calls["call_read_utils"]
+    assert call.status == "pending" and short.unanswered(call)

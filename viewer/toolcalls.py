@@ -293,7 +293,9 @@ class ToolCallMap:
         """Complete the open calls of `where`'s thread, their result placed at `where`."""
         done = []
         for c in self._open():
-            if c.call is None or c.call[0] != where[0]:
+            # (a call held by `where` itself is not answered by it: a saved response both says
+            # the calls before it were answered and makes its own)
+            if c.call is None or c.call[0] != where[0] or c.call == where:
                 continue
             if c.named != AWAITING:
                 c.result, c.status, c.named, c.is_error = where, COMPLETED, None, False

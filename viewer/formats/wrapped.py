@@ -52,7 +52,7 @@ from typing import Any
 import orjson
 
 from .. import files, reader
-from ..model import Data, Event, Notice, Ref, Text
+from ..model import ANSWERED, Data, Event, Notice, Ref, Text
 from ..timestamps import to_epoch
 from .common import as_text, first_time, model_and_usage, stop_notice
 
@@ -148,6 +148,8 @@ def kind(rec: Any) -> str | None:
         if "messages" in body or "input" in body or "prompt" in body:
             return "exchange"
         return "exchange" if {"method", "url"} <= rec["request"].keys() else None
+    if _saved_response(rec):
+        return "response"
     if "response" in rec and _messages(rec.get("messages")) and isinstance(rec.get("model"), str) \
             and ({"startTime", "response_cost", "call_type"} & rec.keys()):
         return "exchange"  # LiteLLM's StandardLoggingPayload
@@ -167,6 +169,14 @@ def kind(rec: Any) -> str | None:
     return None
 
 
+def _saved_response(rec: dict) -> bool:
+    """An OpenAI API response kept on its own, without its request: a Responses API `Response`
+    (`object: "response"`, `output` items) or a `ChatCompletion` (`object: "chat.completion"`,
+    `choices`) — what a program that logs each `response.model_dump()` writes, one per line."""
+    return (rec.get("object") == "response" and isinstance(rec.get("output"), list)) or (
+        rec.get("object") == "chat.completion" and isinstance(rec.get("choices"), list))
+
+
 def flavor(rec: dict, k: str | None = None) -> str:
     """"anthropic" or "openai": whose messages the wrapper holds."""
     k = k or kind(rec)
@@ -174,7 +184,7 @@ def flavor(rec: dict, k: str | None = None) -> str:
         return "anthropic" if isinstance(rec.get("params"), dict) else "openai"
     if k == "batch_result":
         return "anthropic" if isinstance(rec.get("result"), dict) else "openai"
-    if k == "sharegpt":
+    if k in ("sharegpt", "response"):
         return "openai"
     if k == "exchange":
         req = rec.get("request") if isinstance(rec.get("request"), dict) else {}
@@ -340,6 +350,7 @@ class _Unwrap:
         self.renamed: dict[str, str] = {}  # this section's ids that an earlier section used
         self.conversations: list[dict] = []  # API call logs: each conversation shown so far
         self.keys: dict[int, tuple] = {}  # id of a message → (the message, its `_key`)
+        self.instructions: Any = None  # saved responses: the last instructions shown
 
     def run(self, items: list) -> list:
         for path, rec, line in items:
@@ -594,6 +605,34 @@ class _Unwrap:
             choice = (rbody.get("choices") or [None])[0] if isinstance(rbody.get("choices"), list) else None
             answer = choice.get("message") if isinstance(choice, dict) else None
         conv["keys"] = keys + ([("assistant", None)] if isinstance(answer, dict) else [])
+
+    # responses kept without their requests
+    def response(self, path: str, rec: dict, line: int | None, fl: str) -> None:
+        """One saved response of a log of them: its instructions when they change (a Response
+        repeats them each turn), then the answer. The requests are not kept, so what the model was
+        sent is not shown; a response after another says the calls before it were answered (the
+        API takes no request after a call without its output), their outputs unseen."""
+        self.calls += 1
+        started = rec.get("created_at", rec.get("created"))
+        ended = rec.get("completed_at")
+        if not self.sections:  # one conversation: its section says what the file holds
+            shown = {k: v for k, v in rec.items() if k in ("model", "tools", "tool_choice", "reasoning",
+                                                           "text", "truncation", "store")}
+            self.open(path, "API responses, kept without their requests", shown, line=line,
+                      tools=rec.get("tools"))
+        instructions = rec.get("instructions")
+        if isinstance(instructions, (str, list)) and instructions and instructions != self.instructions:
+            self.message(f"{path}.instructions", {"role": "system", "content": instructions},
+                         time=started)
+        self.instructions = instructions if instructions else self.instructions
+        timing = {"started": started, "ended": ended, "call": self.calls, "noun": "response",
+                  "answered": self.calls > 1}
+        error = rec.get("error")
+        if rec.get("status") == "failed" or (isinstance(error, dict) and error):
+            self.error(path, rec, f"response {self.calls} failed", _error_text(error or "no message"),
+                       **timing)
+            return
+        self.reply(path, rec, fl, body=rec, **timing)
 
     def _key(self, msg: Any) -> tuple:
         """`_key(msg)`, once per message object (an API log's lines share the equal ones)."""
@@ -868,6 +907,11 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         ev = Event(ref, "assistant", format=name)
         for item in body["output"]:
             ev.blocks += mapper(dict(item) if isinstance(item, dict) else {"value": item}, ref).blocks
+        if body.get("status") == "incomplete":  # cut off (max_output_tokens, content_filter)
+            details = body.get("incomplete_details")
+            why = details.get("reason") if isinstance(details, dict) else None
+            ev.blocks.append(Notice(f"response incomplete: {as_text(why)}" if why
+                                    else "response incomplete"))
         usage = body.get("usage")
     else:
         choices = body.get("choices") if isinstance(body.get("choices"), list) else []
@@ -888,13 +932,15 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         ev.source_id = body["id"]
     call, started, ended = info.get("call"), info.get("started"), info.get("ended")
     if call:
-        words = [f"API call {call}"]
+        words = [f"{info.get('noun') or 'API call'} {call}"]
         if info.get("status") not in (None, 200):
             words.append(f"status {info['status']}")
         a, b = to_epoch(started), to_epoch(ended)
         if a is not None and b is not None and b >= a:
             words.append(f"{b - a:.1f} s")
         ev.blocks.insert(0, Notice(" · ".join(words)))
+    if info.get("answered"):
+        ev.states = {**(ev.states or {}), "*": ANSWERED}
     _when(ev, ended, started, info.get("logged_at"))
     ev.meta = {**ev.meta, "response": dict(rec)} if ev.meta is not None else {"response": dict(rec)}
     return ev
