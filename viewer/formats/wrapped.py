@@ -21,6 +21,11 @@ Shapes (one per JSONL line, or a JSON list of them; a request/response pair also
   response}` pairs; LiteLLM's StandardLoggingPayload (docs/my-website/docs/proxy/logging_spec.md:
   `{id, model, messages, response, response_cost, startTime, endTime, status, error_str,
   error_information, prompt_tokens…}`).
+* responses kept without their requests, one per line: an OpenAI Responses API `Response`
+  (`object: "response"`, `output` items; openai-python types/responses/response.py) or a
+  `ChatCompletion` (`object: "chat.completion"`, `choices`), what a program logging each
+  `response.model_dump_json()` writes. One section; each response is the model's turn, and says the
+  calls of the one before it were answered (their outputs went with the next request, not kept).
 
 How they read. Each conversation opens with a section card (kind `section`: "Conversation 3 ·
 line 3", "Request r2", "Result r2") holding what the wrapper says beside the messages (tool
