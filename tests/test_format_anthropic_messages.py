@@ -1,6 +1,7 @@
 """anthropic-messages adapter: Cline's real api_conversation_history.json and hand-made lists."""
 
 import json
+import os
 import re
 
 import pytest
@@ -586,3 +587,28 @@ def test_newest_reply_blocks_read_in_words_not_json(tmp_path):
     assert "schema.sql holds 3 tables." in html and "the model refused" in html
     assert "tools found: db_query, db_migrate" in html
     assert "EuYBCkQIBxgCIkA" not in html  # the advisor's encrypted answer is for the model only
+
+
+def test_replies_logged_without_their_requests_answer_the_calls_before_them(tmp_path):
+    # `Message.model_dump_json()` of each reply, one per line (anthropic-sdk-python types/message.py:
+    # {id, type: "message", role, model, content, stop_reason, usage}); the requests, which carried
+    # the tool results, are not kept
+    path = tmp_path / "replies" / "replies.jsonl"
+    path.parent.mkdir()
+    replies = [
+        {"id": "msg_01A", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+         "content": [{"type": "text", "text": "Let me look."},
+                     {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {"path": "a.py"}}],
+         "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 30}},
+        {"id": "msg_01B", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+         "content": [{"type": "tool_use", "id": "toolu_02", "name": "read_file", "input": {"path": "b.py"}}],
+         "stop_reason": "tool_use", "usage": {"input_tokens": 150, "output_tokens": 20}},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in replies), encoding="utf-8")
+    os.utime(path, (1, 1))  # long quiet: the session has ended
+    idx = SessionIndex(path).build()
+    first, last = idx.calls.calls["toolu_01"], idx.calls.calls["toolu_02"]
+    # the second reply could only be asked for with the first call's result: answered, not
+    # "never answered"; the last call has nothing after it
+    assert (first.status, first.result) == ("completed", ("main", 1))
+    assert last.status == "pending" and idx.unanswered(last)

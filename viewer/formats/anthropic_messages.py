@@ -53,7 +53,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..model import DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
+from ..model import ANSWERED, DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, set_time, \
     stop_notice, text_field
 from . import wrapped
@@ -210,6 +210,11 @@ def event(rec: Any, ref: Ref) -> Event:
             _cut_off(ev)
             if stop := stop_notice(rec.get("stop_reason")):  # a stored Message (the API's reply)
                 ev.blocks.append(stop)
+            if rec.get("type") == "message":
+                # a reply the API returned, kept whole: the request that asked for it had to carry
+                # a result for every call before it, so those calls were answered, where the file
+                # may not show it (a log of replies keeps no requests)
+                ev.states = {**(ev.states or {}), "*": ANSWERED}
     for call in (getattr(rec, "links", None) or {}).get("interrupted", ()):
         ev.states[call] = INTERRUPTED
     _common(ev, rec)
