@@ -612,3 +612,20 @@ def test_replies_logged_without_their_requests_answer_the_calls_before_them(tmp_
     # "never answered"; the last call has nothing after it
     assert (first.status, first.result) == ("completed", ("main", 1))
     assert last.status == "pending" and idx.unanswered(last)
+
+
+def test_a_call_made_by_code_execution_says_so():
+    # programmatic tool calling: anthropic-sdk-python src/anthropic/types/beta/beta_tool_use_block.py
+    # (1316de75): `caller` is `{type: direct}` or a server tool (`{type: code_execution_20250825,
+    # tool_id}`) that made the call from the code it ran
+    ev = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_code", "name": "code_execution",
+         "input": {"code": "rows = await query_db('select 1')"}},
+        {"type": "tool_use", "id": "toolu_q", "name": "query_db", "input": {"sql": "select 1"},
+         "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_code"}},
+        {"type": "tool_use", "id": "toolu_d", "name": "left_click", "input": {"coordinate": [1, 2]},
+         "caller": {"type": "direct"}, "toolset_name": "browser"}]}, R)
+    assert [(b.kind, getattr(b, "text", None)) for b in ev.blocks] == [
+        ("tool_use", None),
+        ("notice", "called from code execution (srvtoolu_code), not by the model directly"),
+        ("tool_use", None), ("tool_use", None)]

@@ -295,6 +295,14 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
         elif t == "redacted_thinking":
             out.append(Thinking("", True, b.get("data")))
         elif t in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            caller = b.get("caller") if isinstance(b.get("caller"), dict) else {}
+            if text_field(caller, "type") not in (None, "direct"):
+                # programmatic tool calling (anthropic-sdk-python types/beta beta_tool_use_block.py:
+                # `caller` a server tool): the code that ran made the call, not the model
+                by = caller.get("tool_id") if isinstance(caller.get("tool_id"), str) else None
+                out.append(Notice(("called from code execution" if "code_execution" in caller["type"]
+                                   else f"called by {caller['type']}")
+                                  + (f" ({by}), not by the model directly" if by else ""), caller))
             out.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), b.get("input")))
         elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
             err = b.get("is_error")
