@@ -402,3 +402,69 @@ def test_every_session_row_is_in_the_full_text_search(tmp_path):
     finally:
         store.indexer.stop()
         search.close()
+
+
+def test_a_write_to_the_database_lists_its_sessions_again_and_walks_nothing_else(tmp_path, monkeypatch):
+    """OpenCode writes its database many times a second while it works: each write lists that
+    database's sessions again (a new one appears, a deleted one goes), without walking the roots."""
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    elsewhere = tmp_path / "projects"
+    elsewhere.mkdir()
+    line = b'{"type": "user", "uuid": "u1", "sessionId": "s1", "message": {"role": "user", "content": "hi"}}\n'
+    (elsewhere / "first.jsonl").write_bytes(line)
+    con = make_db.build(folder / "opencode.db", keep_open=True)
+    try:
+        store = Store([folder, elsewhere])
+        store.watched = True
+        before = {r.key for r in store.sessions()}
+        walks = []
+        real_walk = Store._walk
+        monkeypatch.setattr(Store, "_walk", lambda self, root: walks.append(root) or real_walk(self, root))
+        new = "ses_53a1c2d3e099zZyYxXwWvVuU"
+        con.execute("INSERT INTO session (id, project_id, slug, directory, title, version, "
+                    "time_created, time_updated) SELECT ?, id, 'new', '/home/dev/calc', 'A new one', "
+                    "'1.2.0', 1764065000000, 1764065000000 FROM project LIMIT 1", (new,))
+        con.execute("DELETE FROM session WHERE id = ?", (UNDONE,))
+        store.note_change(str(folder / "opencode.db-wal"), "modified")
+        after = {r.key for r in store.sessions()}
+        key = f"opencode~opencode.db~{{}}"  # (two roots: keys start with the root's name)
+        assert after == before - {key.format(UNDONE)} | {key.format(new)}
+        assert store.get(key.format(new)).label == f"opencode.db/{new}"
+        assert walks == []
+        # a file appearing elsewhere is found as before: the watcher says so, the roots are walked
+        (elsewhere / "second.jsonl").write_bytes(line)
+        store.note_change(str(elsewhere / "second.jsonl"), "created")
+        assert {"projects~second"} <= {r.key for r in store.sessions()} and walks
+    finally:
+        con.close()
+
+
+def test_the_list_asking_every_session_s_identity_after_a_write_opens_the_database_once(tmp_path, monkeypatch):
+    """After each write the list and the walker ask every session whether it changed: the answers
+    are the ones asked one by one, from one connection rather than one per session."""
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    con = make_db.build(folder / "opencode.db", keep_open=True)
+    try:
+        more = [f"ses_53a1c2d3e1{n:02d}aAbBcCdDeEfFgG" for n in range(10)]
+        for sid in more:
+            con.execute("INSERT INTO session (id, project_id, slug, directory, title, version, "
+                        "time_created, time_updated) SELECT ?, id, 's', '/home/dev/calc', 'Another', "
+                        "'1.2.0', 1764065000000, 1764065000000 FROM project LIMIT 1", (sid,))
+        paths = [str(row(folder, s)) for s in [PARENT, CHILD, UNDONE] + more]
+        opened = []
+        real = opencode_db._connect
+        monkeypatch.setattr(opencode_db, "_connect", lambda *a: opened.append(a) or real(*a))
+        for n in range(4):  # four writes, each followed by a list asking of every session
+            make_db.write_part(con, PARENT, REPLY, {"type": "text", "text": str(n)}, f"prt_live{n}",
+                               now=1764065000000 + n)
+            opened.clear()
+            asked = [opencode_db.identity(p) for p in paths]
+            assert len(opened) <= opencode_db.BURST + 1
+            assert asked == [opencode_db.identity(p) for p in paths]
+            with opencode_db._Reader(str(folder / "opencode.db")) as r:  # as asked one by one
+                assert asked == [opencode_db._identity(r, opencode_db.split(p)[1], p) for p in paths]
+        assert asked[0] != asked[1]
+    finally:
+        con.close()

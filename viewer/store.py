@@ -118,6 +118,7 @@ class Store:
         self._skipped_keys: dict[str, str] = {}  # the key it would have → path
         self._aliases: dict[str, str] = {}  # an older key of a session → its key (see `get`)
         self._verdicts: dict[str, tuple[int, int, str | None]] = {}  # path → (mtime_ns, size, why)
+        self._rows_written: set[str] = set()  # databases of row-sessions written since the scan
         self.indexer = Indexer(self)  # builds and listeners; walks the whole archive once started
         self._pages = 0  # page requests being answered: background passes let them go first
         self._quiet = threading.Condition()
@@ -143,13 +144,12 @@ class Store:
                     return
                 ref.mtime, ref.size = st.st_mtime, st.st_size
                 self.indexer.poke()
-            elif any(rows.store_of(path) for rows in formats.ROW_STORES):
+            elif db := next(filter(None, (rows.store_of(path) for rows in formats.ROW_STORES)),
+                            None):
                 # a database whose rows are sessions (or its write-ahead log) was written: the
-                # next listing walks every root again, as for a new file (each database's sessions
-                # are one query, remembered until it is written: only this one is asked again),
-                # and a list shown after it takes each of its sessions' identity anew, a
-                # connection each (opencode_db.identity: remembered until the database is written)
-                self._dirty = True
+                # next listing asks it for its sessions again (one query), nothing else
+                with self._lock:
+                    self._rows_written.add(db)
                 self.indexer.poke()
             return
         self._dirty = True
@@ -202,9 +202,13 @@ class Store:
             return
         try:
             if self._stale():
+                full = self._dirty or self._scanned == 0.0 or not self.watched
                 self._dirty = False  # before the walk: a change seen during it rescans again
+                with self._lock:
+                    written, self._rows_written = self._rows_written, set()
                 with files.confined(self.confinement):
-                    found, skipped, skipped_keys, aliases = self._scan()
+                    scan = None if full else self._relist(written)
+                    found, skipped, skipped_keys, aliases = scan or self._scan()
                 with self._lock:
                     self._refs = found
                     self._aliases = aliases
@@ -216,37 +220,73 @@ class Store:
             self._scan_lock.release()
 
     def _stale(self) -> bool:
-        return self._dirty or self._scanned == 0.0 or (
+        return self._dirty or self._scanned == 0.0 or bool(self._rows_written) or (
             not self.watched and time.monotonic() - self._scanned > RESCAN_AFTER)
 
     def _scan(self):
         """(sessions by key, skipped path → reason, skipped key → path, older key → key) under
         every root."""
-        found: dict[str, SessionRef] = {}
-        skipped: dict[str, str] = {}
-        skipped_keys: dict[str, str] = {}
-        aliases: dict[str, str] = {}
+        maps = {}, {}, {}, {}
         for root, prefix in zip(self.roots, self._prefixes):
-            for path, label, st, why in self._walk(root):
-                key, alias = _key_of(root, path, label)
-                key = prefix + key
-                if alias:
-                    aliases[prefix + alias] = key
-                why = why or self._why_skipped(path, st)
-                if why:
-                    skipped[path] = why
-                    skipped_keys.setdefault(key, path)
-                    continue
-                if key in found:  # two hashes alike: never seen, but never two sessions one key
-                    key = keys.marked(key, path)
-                found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
+            for entry in self._walk(root):
+                self._place(root, prefix, entry, *maps)
+        _tell_apart(maps[0].values())
+        return self._settled(*maps)
+
+    def _relist(self, dbs: set[str]):
+        """`_scan`'s maps with only these databases' rows listed again (OpenCode writes its
+        database many times a second while it works: walking every root for each write cost a
+        walk of thousands of sessions each time); None when one of them was not listed before
+        (a database just made: the roots are walked)."""
+        with self._lock:
+            maps = dict(self._refs), dict(self.skipped), dict(self._skipped_keys), dict(self._aliases)
+        found, skipped, skipped_keys, _ = maps
+        fresh = []
+        for db in dbs:
+            below = db + os.sep
+            place = next(((r, p) for r, p in zip(self.roots, self._prefixes)
+                          if db == str(r) or db.startswith(str(r) + os.sep)), None)
+            gone = [k for k, r in found.items() if r.path.startswith(below)]
+            were = [p for p in skipped if p == db or p.startswith(below)]
+            if place is None or not (gone or were):
+                return None
+            for k in gone:
+                del found[k]
+            for p in were:
+                del skipped[p]
+            root, prefix = place
+            cut = len(str(root if root.is_dir() else root.parent)) + 1
+            fresh += [(root, prefix, entry) for entry in
+                      _rows(formats.row_store_named(os.path.basename(db)), db, cut)]
+        for root, prefix, entry in fresh:
+            self._place(root, prefix, entry, *maps)
+        return self._settled(*maps)
+
+    def _place(self, root: Path, prefix: str, entry: tuple, found: dict, skipped: dict,
+               skipped_keys: dict, aliases: dict) -> None:
+        """One path the walk found, listed as a session or as skipped (with why)."""
+        path, label, st, why = entry
+        key, alias = _key_of(root, path, label)
+        key = prefix + key
+        if alias:
+            aliases[prefix + alias] = key
+        why = why or self._why_skipped(path, st)
+        if why:
+            skipped[path] = why
+            skipped_keys.setdefault(key, path)
+            return
+        if key in found:  # two hashes alike: never seen, but never two sessions one key
+            key = keys.marked(key, path)
+        found[key] = SessionRef(key, path, str(root), label, st.st_mtime, st.st_size)
+
+    @staticmethod
+    def _settled(found: dict, skipped: dict, skipped_keys: dict, aliases: dict):
         for rows in formats.ROW_STORES:  # a session found both as a file and as a row: the row
             by_path = {r.path: r for r in found.values()}
             for path, why in rows.shadowed(list(by_path)).items():
                 del found[by_path[path].key]
                 skipped[path] = why
                 skipped_keys.setdefault(by_path[path].key, path)
-        _tell_apart(found.values())
         skipped_keys = {k: p for k, p in skipped_keys.items() if k not in found}
         return found, skipped, skipped_keys, {a: k for a, k in aliases.items() if a not in found}
 

@@ -110,6 +110,8 @@ def row_path(db: str, session_id: str) -> str:
 def split(path: str) -> tuple[str, str] | None:
     """(database, session id) of a row-session's path, else None — told from the name alone (it is
     asked of every path whose identity is taken)."""
+    if ".db" + os.sep not in path:
+        return None
     db, sid = os.path.split(path)
     if not is_store(os.path.basename(db)) or not ID.fullmatch(sid):
         return None
@@ -371,24 +373,51 @@ def identity(path: str) -> tuple[int, int, int] | None:
     if found is None:
         return None
     db, sid = found
-    return _remembered(("identity", db, sid), db, lambda: _identity(db, sid, path))
+    return _remembered(("identity", db, sid), db, lambda: _fresh_identity(db, sid, path))
 
 
-def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
+BURST = 3  # identities taken afresh in one state of a database before all of its sessions' are
+_asked: dict[str, tuple[tuple, int]] = {}  # database → (its state, identities taken afresh in it)
+
+
+def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
+    """One session's identity — or, when more than BURST are asked while the database stays as it
+    is (the list and the walker ask of every session after each write), every session's at once,
+    remembered: a connection each cost half a millisecond, seconds for thousands of sessions,
+    while a page following one live session asks of that one alone."""
+    state = _state(db)
+    with _memo_lock:
+        seen, asked = _asked.get(db, (None, 0))
+        asked = asked + 1 if seen == state else 1
+        _asked[db] = (state, asked)
+    if asked <= BURST:
+        with _Reader(db) as r:
+            return _identity(r, sid, path)
     with _Reader(db) as r:
-        row = _session_row(r, sid)
-        if row is None:
-            raise _gone(path)
-        each = "SELECT count(*), max(time_updated), total(time_updated) FROM "
-        counts = [r.all(each + "message WHERE session_id = ?", (sid,))[0],
-                  r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
-                        "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
-        if r.has_todos():
-            counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
+        # (one snapshot: every session listed is there to be read)
+        every = {s: _identity(r, s, row_path(db, s)) for (s,) in r.all("SELECT id FROM session")
+                 if isinstance(s, str) and ID.fullmatch(s)}
+    with _memo_lock:
+        _memo.update({("identity", db, s): (state, ident) for s, ident in every.items()})
+    if sid not in every:
+        raise _gone(path)
+    return every[sid]
+
+
+def _identity(r: _Reader, sid: str, path: str) -> tuple[int, int, int]:
+    row = _session_row(r, sid)
+    if row is None:
+        raise _gone(path)
+    each = "SELECT count(*), max(time_updated), total(time_updated) FROM "
+    counts = [r.all(each + "message WHERE session_id = ?", (sid,))[0],
+              r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
+                    "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
+    if r.has_todos():
+        counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
     newest = int(max([_ms(row.get("time_updated"))] + [_ms(c[1]) for c in counts])) * 1_000_000
     digest = hash(tuple((c[0], c[2]) for c in counts)) % 1_000_000
-    return size, newest + digest, os.stat(db).st_ino
+    return size, newest + digest, os.stat(r.db).st_ino
 
 
 def is_count(value: Any) -> bool:
