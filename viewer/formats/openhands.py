@@ -508,6 +508,8 @@ def folder_document(path: Path) -> dict | None:
 def folder_identity(path: str) -> tuple[int, int, int] | None:
     """(size, mtime_ns, inode) standing for a stored conversation: its main file's, its newest event
     file's time and their number (`common.events_folder_identity`)."""
+    if not path.endswith((METADATA, "0.json")):  # (asked of every listed session: told cheaply)
+        return None
     name = os.path.basename(path)
     if name == METADATA:
         events = os.path.join(os.path.dirname(path), "events")
