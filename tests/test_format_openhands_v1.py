@@ -207,3 +207,29 @@ def test_the_events_listed_alone_read_as_v1_events(tmp_path):
     idx, evs = built(doc)
     assert idx.calls.orphans == {} and len(tool_uses(evs)) == 6
     assert openhands_v1.is_companion(str(events[0]))
+
+
+def test_what_a_delegated_sub_agent_sent_back_reads_as_from_it_not_as_a_prompt(tmp_path):
+    # openhands-tools' delegate tool (its first, asynchronous form) hands each reply of a
+    # sub-conversation to the parent as a user message "[Sub-agent <id[:8]>]: …", a failure as
+    # "[Sub-agent <id[:8]> ERROR]: …"; the sub-conversation itself is not saved
+    conv = tmp_path / CONV
+    shutil.copytree(CALC, conv)
+
+    def said(n: int, text: str) -> None:
+        (conv / "events" / f"event-{n:05d}-sub{n}.json").write_text(json.dumps({
+            "kind": "MessageEvent", "id": f"sub{n}", "timestamp": "2026-05-12T14:09:00",
+            "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": text}]},
+            "activated_skills": [], "extended_content": []}))
+
+    said(20, "[Sub-agent 1a2b3c4d]: The lodging options are **Camden** and Shoreditch.")
+    said(21, "[Sub-agent 5e6f7a8b ERROR]: rate limit exceeded")
+    idx, evs = built(conv / "base_state.json")
+    ok, failed = (next(e for e in evs if e.source_id == f"sub{n}") for n in (20, 21))
+    assert (ok.kind, ok.author, ok.text()) == ("comm", "sub-agent 1a2b3c4d",
+                                              "The lodging options are **Camden** and Shoreditch.")
+    assert failed.author == "sub-agent 5e6f7a8b" and notices(failed) == ["the sub-agent failed"]
+    assert idx.summary.title == "Fix the failing test in calc.py and tell me what was wrong."
+    client = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}).test_client()
+    page = client.get(f"/s/{CONV}~base_state").get_data(as_text=True)
+    assert "sub-agent 1a2b3c4d → this agent" in page and "[Sub-agent" not in page

@@ -82,6 +82,7 @@ EVENTS_DIR = "events"
 FOLDER_KEY = "openhands_v1_conversation"  # marks the document `folder_document` builds
 _EVENT_NAME = re.compile(r"event-(\d{5,})-([0-9a-fA-F-]{8,})\.json")
 _SOURCES = frozenset({"agent", "user", "environment"})
+_SUB_AGENT = re.compile(r"\[Sub-agent ([0-9a-f]{1,8})( ERROR)?\]: ")
 KINDS = frozenset({
     "MessageEvent", "ActionEvent", "ObservationEvent", "UserRejectObservation", "AgentErrorEvent",
     "SystemPromptEvent", "Condensation", "CondensationRequest", "CondensationSummaryEvent",
@@ -264,6 +265,8 @@ def _message(rec: dict, ref: Ref) -> Event:
     sender = rec.get("sender")
     if isinstance(sender, str) and sender:
         ev.author = sender
+    if role == "user":
+        _from_sub_agent(ev)
     skills = rec.get("activated_skills")
     if isinstance(skills, list) and skills:
         ev.blocks.append(Notice("skills activated: " + ", ".join(as_text(s) for s in skills)))
@@ -271,6 +274,22 @@ def _message(rec: dict, ref: Ref) -> Event:
     if extended.strip():
         ev.blocks.append(Context("context OpenHands added", extended, "extended_content"))
     return ev
+
+
+def _from_sub_agent(ev: Event) -> None:
+    """A message the delegate tool's sub-agent sent back (openhands-tools delegate, its first
+    form: each reply of a sub-conversation reaches the parent as a user message
+    `[Sub-agent <id[:8]>]: <text>`, a failure as `[Sub-agent <id[:8]> ERROR]: <error>`) reads as
+    from that sub-agent, not as the person's prompt. The sub-conversation itself is not saved (a
+    LocalConversation without a persistence folder): its words here are all there is of it."""
+    first = next((b for b in ev.blocks if b.kind == "text"), None)
+    m = _SUB_AGENT.match(first.text) if first is not None else None
+    if m is None:
+        return
+    ev.kind, ev.author = "comm", f"sub-agent {m[1]}"
+    first.text = first.text[m.end():]
+    if m[2]:
+        ev.blocks.insert(0, Notice("the sub-agent failed"))
 
 
 def _system(rec: dict, ref: Ref) -> Event:
