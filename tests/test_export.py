@@ -481,3 +481,26 @@ def test_an_event_that_cannot_be_drawn_leaves_the_rest_of_its_window(monkeypatch
     assert '<li class="ev role-user ' not in broken
     assert broken.count('<li class="ev role-assistant ') == whole.count('<li class="ev role-assistant ')
     assert set(re.findall(r'id="(m-[^"]+)"', broken)) == set(re.findall(r'id="(m-[^"]+)"', whole))
+
+
+def test_markdown_names_the_files_a_prompt_sent_by_name_or_id(tmp_path):
+    # files sent without their bytes: OpenAI chat `file` parts `{file_id, filename}` (openai-python
+    # types/chat/chat_completion_content_part_param.py), an Anthropic document from the Files API
+    # (`source: {type: file, file_id}`, anthropic-sdk-python types/beta/beta_file_document_source_param.py)
+    path = tmp_path / "files.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "Compare these."},
+            {"type": "document", "source": {"type": "file", "file_id": "file_011Spec"}},
+            {"type": "document", "source": {"type": "file", "file_id": "file_022"}, "title": "Q3 report"}]},
+        {"role": "assistant", "content": "They agree."}], "system": "Be brief."}), encoding="utf-8")
+    md, _ = export(path, "md")
+    assert "*[document “file\\_011Spec”: unknown type, 0 B]*" in md
+    assert "*[document “Q3 report”: unknown type, 0 B]*" in md
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"role": "user", "content": [
+        {"type": "text", "text": "Summarise"},
+        {"type": "file", "file": {"file_id": "file-abc", "filename": "notes_[draft].pdf"}}]}) + "\n",
+        encoding="utf-8")
+    md, _ = export(chat, "md")
+    assert "*[document “notes\\_\\[draft\\].pdf”: unknown type, 0 B]*" in md  # escaped: untrusted

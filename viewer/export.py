@@ -553,6 +553,12 @@ def _quote(text: str) -> str:
     return "\n".join(("> " + line).rstrip() for line in text.rstrip("\n").split("\n")) + "\n"
 
 
+def _media_head(b) -> str:
+    """"image", or "document “report.pdf”" when the source names the file (the page says so too):
+    a file sent by its id or name holds no bytes, and its name is all there is to tell it by."""
+    return f"{b.media} “{_inline(b.name)}”" if b.name else b.media
+
+
 def _inline(text: str) -> str:
     """One line of untrusted text for a heading or a list item."""
     one = " ".join(str(text).split())
@@ -678,7 +684,7 @@ class _Markdown:
                 return ""  # shown with its call
             return "**Orphan result** (no call with this id)\n\n" + self._content(b.content)
         if kind == "media":
-            return f"*[{b.media}: {b.media_type or 'unknown type'}, {render.human_size(b.size)}" \
+            return f"*[{_media_head(b)}: {b.media_type or 'unknown type'}, {render.human_size(b.size)}" \
                    f"{' ' + b.url if b.url and not b.data else ''}]*\n"
         if kind == "cached":
             return "*Cached history:*\n\n" + fence(b.text)
@@ -747,7 +753,7 @@ class _Markdown:
             if getattr(c, "kind", "") == "text":
                 parts.append(fence(render.strip_ansi(c.text)) if c.text.strip() else "")
             elif getattr(c, "kind", "") == "media":
-                parts.append(f"*[{c.media}: {c.media_type or 'unknown type'}, "
+                parts.append(f"*[{_media_head(c)}: {c.media_type or 'unknown type'}, "
                              f"{render.human_size(c.size)}]*\n")
             elif hasattr(c, "kind"):
                 parts.append(self._block(c, None, 0, None) or "")

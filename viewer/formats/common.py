@@ -215,6 +215,8 @@ def media_block(block: dict, media: str) -> Media:
         media_type = media_type or head[5:]
         url = None
     name = block.get("name") or block.get("title")
+    if not name and isinstance(src, dict) and src.get("type") == "file":
+        name = src.get("file_id")  # a file sent by its Files API id: the id is all it names
     return Media(media, media_type if isinstance(media_type, str) else None, data,
                  url if isinstance(url, str) else None, name if isinstance(name, str) else None)
 
