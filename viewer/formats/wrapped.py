@@ -341,12 +341,11 @@ def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
     first = next((r for _, r, _ in items if isinstance(r, dict) and kind(r)), None)
     if first is None or flavor(first) != own:
         return None
-    return _Unwrap(len(items)).run(items)
+    return _Unwrap().run(items)
 
 
 class _Unwrap:
-    def __init__(self, total: int):
-        self.total = total
+    def __init__(self):
         self.out: list = []
         self.sections = 0  # how many sections were opened
         self.section = 0  # the one records go into (an API call log may go back to an earlier)
