@@ -42,7 +42,7 @@ from . import __version__, reader, render, timestamps, tools, usage
 from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
-from .templating import environment, events_html, resource_dir, state_badge
+from .templating import call_questions, environment, events_html, resource_dir, state_badge
 from .timeline import STREAM_BACK, CallView, EventView, Timeline, load_events
 
 FORMATS = {"html": ("html", "text/html; charset=utf-8"),
@@ -723,6 +723,17 @@ class _Markdown:
             out.append(f"`{tools.path_of(inp) or ''}`\n\n" + fence(tools.content_of(inp)))
         elif view == "agent":
             out.append(_quote(str(inp.get("prompt"))))
+        elif view == "questions":  # each question, its options, [x] where the person picked
+            for i, q in enumerate(call_questions(inp, cv.result), 1):
+                out.append(f"{i}. " + (f"**{_inline(q.header)}** " if q.header else "") + _inline(q.question)
+                           + (" *(several answers allowed)*" if q.multi else ""))
+                out += [f"   - [{'x' if o.chosen else ' '}] {_inline(o.label)}"
+                        + (f" — {_inline(o.description)}" if o.description else "") for o in q.options]
+                if q.own:
+                    out.append(f"   - [x] {_inline(q.own)} *(their own answer)*")
+                if q.notes:
+                    out.append(f"   - notes: {_inline(q.notes)}")
+            out.append("")
         elif view == "kv" and len(inp) == 1 and summary:
             pass  # the one value is the summary already
         elif view == "fields":

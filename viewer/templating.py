@@ -182,6 +182,14 @@ def result_fold(content) -> str | None:
     return f"{lines:,} line{'s' if lines != 1 else ''}, {render.human_size(chars)}"
 
 
+def call_questions(inp, result) -> list:
+    """An AskUserQuestion call's questions with the answers its result holds (tools.questions)."""
+    if result is None:
+        return tools.questions(inp)
+    said = next((b.text for b in result.content if getattr(b, "kind", "") == "text"), "")
+    return tools.questions(inp, result.structured, said)
+
+
 def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
               media_limit: int = INLINE_MEDIA, exporting: bool = False,
               highlight_cap: int = render.HIGHLIGHT_CAP) -> Environment:
@@ -231,6 +239,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         tool_progress=tools.progress_of,
         tool_side_fields=tools.SIDE_FIELDS,
         todo_items=tools.todo_items,
+        call_questions=call_questions,
         result_view=tools.result_view,
         result_fold=result_fold,
         hl_later=render.highlights_later,

@@ -57,6 +57,7 @@ FAMILIES: dict[str, set[str]] = {
     "agent": {"task", "agent"},
     "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion"},
     "todos": {"todowrite", "todo_write", "update_todo_list", "update_plan"},
+    "questions": {"askuserquestion"},
 }
 _FAMILY = {name: fam for fam, names in FAMILIES.items() for name in names}
 PROSE_FAMILIES = {"agent", "fetch", "websearch", "plan"}
@@ -410,6 +411,8 @@ def view_of(name: str, inp: Any) -> str:
         return "todos"
     if fam == "agent" and isinstance(inp.get("prompt"), str):
         return "agent"
+    if fam == "questions" and _question_list(inp):
+        return "questions"
     if fam == "plan" and prose_input(inp):
         return "plan"
     if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ:
@@ -461,6 +464,14 @@ def summary(name: str, inp: Any) -> str:
             return _line(what) + (f"  in {_line(path)}" if path else "")
     if fam == "agent" and (label := agent_label(inp)):
         return _line(label)
+    if fam == "questions" and (qs := _question_list(inp)):
+        if len(qs) == 1:
+            return _line(str(qs[0].get("question") or qs[0].get("header") or "1 question"))
+        heads = [str(q["header"]) for q in qs if isinstance(q.get("header"), str) and q["header"].strip()]
+        return _line(f"{len(qs)} questions" + (": " + ", ".join(heads) if heads else ""))
+    if name in _TASK_TOOLS and isinstance(inp.get("taskId"), (str, int)) and not isinstance(inp["taskId"], bool):
+        status = inp.get("status")
+        return _line(f"#{inp['taskId']}" + (f" → {status}" if isinstance(status, str) and status else ""))
     if fam == "todos" and _todo_list(inp) is not None:
         items = todo_items(inp)
         done = sum(1 for status, _ in items if status == "completed")
@@ -515,6 +526,90 @@ def todo_items(inp: dict) -> list[tuple[str, str]]:
         if isinstance(t, dict):
             status = t.get("status") if t.get("status") in _TODO_STATES else "pending"
             out.append((status, str(t.get("content") or t.get("activeForm") or t.get("step") or "")))
+    return out
+
+
+# Claude Code's task list tools that name a task by its id (`TaskUpdate` also sets its status)
+_TASK_TOOLS = ("TaskUpdate", "TaskGet", "TaskStop", "TaskOutput")
+
+
+@dataclass(slots=True)
+class Option:
+    label: str
+    description: str = ""
+    preview: str = ""  # what the option would look like (Markdown or an HTML fragment), as written
+    chosen: bool = False
+
+
+@dataclass(slots=True)
+class Question:
+    """One question of an AskUserQuestion call, with the answer the person gave when it is known."""
+
+    question: str
+    header: str = ""
+    multi: bool = False
+    options: list = None  # Options
+    own: str = ""  # what the person typed instead of picking an option ("Other", a text question)
+    notes: str = ""  # the notes they added to their choice
+    answered: bool = False
+
+
+def _question_list(inp: Any) -> list:
+    """The questions of an AskUserQuestion call (Claude Code: `questions`, each `{question, header,
+    options: [{label, description, preview?}], multiSelect}`; newer CLIs add `kind` text / number
+    questions without options)."""
+    qs = inp.get("questions") if isinstance(inp, dict) else None
+    if not isinstance(qs, list) or not qs or not all(
+            isinstance(q, dict) and isinstance(q.get("question"), str) for q in qs):
+        return []
+    return qs
+
+
+# the answers as the CLI words them for the model: `"question"="answer"`, joined by ", " (2.1.x:
+# "Your questions have been answered: …"; before it "User has answered your questions: …")
+_ANSWER = re.compile(r'"((?:[^"\\]|\\.)*)"="((?:[^"\\]|\\.)*)"')
+
+
+def questions(inp: Any, structured: Any = None, said: str = "") -> list[Question]:
+    """An AskUserQuestion call's questions, each option marked chosen where the person picked it.
+    The answers come from the call's `toolUseResult` (`answers`: question → the label picked, the
+    labels of a multiple choice joined by ", ", or the person's own words; `annotations`: question →
+    `{notes}`), else from the result's text (`said`), which words them the same way."""
+    answers: dict = {}
+    notes: dict = {}
+    if isinstance(structured, dict):
+        if isinstance(structured.get("answers"), dict):
+            answers = structured["answers"]
+        if isinstance(structured.get("annotations"), dict):
+            notes = structured["annotations"]
+    elif said and "=" in said:
+        answers = {q: a for q, a in _ANSWER.findall(said[:20_000])}
+    out = []
+    for q in _question_list(inp):
+        text = q["question"]
+        opts = [Option(str(o.get("label") or ""), str(o.get("description") or ""),
+                       str(o.get("preview") or "")) for o in q.get("options") or [] if isinstance(o, dict)]
+        multi = q.get("multiSelect") is True
+        item = Question(text, str(q.get("header") or ""), multi, opts)
+        given = answers.get(text)
+        if isinstance(given, (int, float)) and not isinstance(given, bool):
+            given = str(given)
+        picked = [str(x) for x in given] if isinstance(given, list) else \
+            [given] if isinstance(given, str) and given.strip() else []
+        labels = {o.label: o for o in opts}
+        for answer in picked:
+            if answer in labels:
+                labels[answer].chosen = True
+            elif multi and all(part in labels for part in answer.split(", ")):
+                for part in answer.split(", "):
+                    labels[part].chosen = True
+            else:
+                item.own = f"{item.own}, {answer}" if item.own else answer
+        item.answered = bool(picked)
+        note = notes.get(text)
+        if isinstance(note, dict) and isinstance(note.get("notes"), str):
+            item.notes = note["notes"]
+        out.append(item)
     return out
 
 

@@ -221,6 +221,9 @@ def media_block(block: dict, media: str) -> Media:
                  url if isinstance(url, str) else None, name if isinstance(name, str) else None)
 
 
+_TOOLS_LOADED = "tools loaded: "
+
+
 def result_content(content: Any) -> list:
     """The content of a tool result: a string, a list of blocks, or anything else."""
     if content is None:
@@ -247,8 +250,15 @@ def result_content(content: Any) -> list:
                     out.append(web_search_text([item]))
                 elif str(t).endswith("_output") and isinstance(item.get("file_id"), str):
                     out.append(Notice(f"output file {item['file_id']}", item))  # code execution's
-                elif t == "tool_reference":
-                    out.append(Notice(f"tool reference: {item.get('tool_name', '?')}", item))
+                elif t == "tool_reference":  # a tool search's find: the tools it made available
+                    name = item.get("tool_name") if isinstance(item.get("tool_name"), str) else "?"
+                    last = out[-1] if out else None
+                    if isinstance(last, Notice) and last.text.startswith(_TOOLS_LOADED) \
+                            and isinstance(last.detail, list):
+                        last.text += f", {name}"  # one line for the tools one search loaded
+                        last.detail.append(item)
+                    else:
+                        out.append(Notice(_TOOLS_LOADED + name, [item]))
                 else:
                     out.append(Data(item, t))
             else:
