@@ -3,7 +3,9 @@
 Every line carries a `type`. `user` / `assistant` lines hold an Anthropic message (one content block
 per line for streamed assistant turns, grouped by `message.id`); everything else is bookkeeping that
 newer CLI versions keep adding (progress, snapshots, queue operations, attachments, modes, titles…).
-Unknown line types become quiet generic cards: format drift must never break a session.
+A line type this reader does not know is a generic card hidden behind the toggle (the CLI's new
+types are bookkeeping; one holding a `message` stays in sight): format drift must never break a
+session.
 
 Sub-agents live either beside the session (`agent-<id>.jsonl`, old layout) or in
 `<session>/subagents/agent-<id>.jsonl` with an `agent-<id>.meta.json`. They are linked to the Task /
@@ -94,6 +96,9 @@ _NOISE = {
     "host-row": "state",
     "repl-mode": "state",
     "hybrid-organization": "state",
+    # what 2.1.331 writes in place of a line it keeps back from a transcript it hands on (a line
+    # of no known type): `{type: line-withheld, bytes}`
+    "line-withheld": "state",
 }
 # lines a reader wants to see, though the CLI writes them beside the chat: where the session went
 _SHOWN = {"continued-in"}
@@ -130,14 +135,23 @@ def sniff(rec: Any) -> int:
                         or "uuid" in rec or "snapshot" in rec or "operation" in rec):
         return 2
     if t == "system" and "uuid" in rec and "parentUuid" in rec:
-        return 2
+        # the CLI's envelope (`userType` on every line it writes) tells its system lines from Qwen
+        # Code's look-alikes (which hold a `systemPayload`): a session that opens with a few
+        # slash commands (two `local_command` lines each) is still Claude Code's
+        return 3 if "userType" in rec and "systemPayload" not in rec else 2
     return 0
 
 
 def event(rec: Any, ref: Ref) -> Event:
     if not isinstance(rec, dict) or text_field(rec, "type") not in _KNOWN:
         ev = generic_event(rec, ref, NAME)
-        _common(ev, rec) if isinstance(rec, dict) else None
+        if isinstance(rec, dict):
+            _common(ev, rec)
+            if "message" not in rec:
+                # a line type of a CLI newer than this reader: the CLI adds bookkeeping types with
+                # nearly every release (the chat is always user / assistant / system /
+                # attachment), so it waits behind the toggle, its payload in the card
+                ev.hidden, ev.hidden_reason = True, "unknown line type"
         return ev
     t = rec["type"]
     if t == "assistant":
@@ -638,6 +652,9 @@ def _system(rec: dict, ref: Ref) -> Event:
                      "Conversation partly summarized — “Summarize up to here”")
             if before:
                 ev.summarized_after = kept["tailUuid"]
+        saved = get("tokensSaved")  # (a micro-compaction says what it cleared, not what was left)
+        if isinstance(pre, int) and isinstance(saved, int) and not isinstance(post, int):
+            post = pre - saved
         if trigger:
             words += f" ({trigger}"
             if isinstance(pre, int) and isinstance(post, int):  # (2.1.x also says what was left)
@@ -670,11 +687,37 @@ def _system(rec: dict, ref: Ref) -> Event:
     elif sub == "agents_killed":
         ev.blocks = [Notice("running sub-agents stopped")]
     elif sub == "local_command":
-        ev.kind = "command_output"
+        # 2.1.x writes a slash command the CLI ran itself as two of these: the command (its
+        # `<command-name>` tags, or "/name args" as typed), then its output in
+        # `<local-command-stdout>` (or `-stderr`: the command failed)
         text = as_text(content)
         outs = _STDOUT.findall(text)
-        ev.blocks = [Text(b, markdown=False) for _, b in outs] if outs else [
-            Notice(_COMMAND.sub(lambda m: m.group(1), text).strip() or "local command")]
+        if outs:
+            ev.kind = "command_output"
+            ev.blocks = [Text(b, markdown=False) for _, b in outs if b.strip()] or [
+                Notice("command produced no output")]
+            if any(stream == "stderr" for stream, _ in outs):
+                ev.blocks.insert(0, Notice("the command failed"))
+        else:
+            ev.kind = "command"
+            ev.blocks = _prompt_blocks(text, ev) if "<command-name>" in text else [
+                Notice(f"command {text.strip()}" if text.strip() else "local command")]
+    elif sub == "away_summary" and isinstance(content, str) and content.strip():
+        # the recap the CLI writes for someone coming back to the terminal
+        ev.blocks = [Notice("recap while you were away"), Text(content)]
+    elif sub == "scheduled_task_fire":
+        # a /loop or CronCreate job firing: its prompt is sent as the next turn
+        cron = rec.get("cron")
+        words = "scheduled task fired" + (f" ({cron})" if isinstance(cron, str) and cron else "")
+        ev.blocks = [Notice(words, {k: rec[k] for k in ("taskId", "cron", "prompt", "taskKind") if k in rec})]
+        if isinstance(content, str) and content.strip():
+            ev.blocks.append(Text(content, markdown=False))
+    elif sub in ("model_fallback", "model_consent_fallback") and isinstance(rec.get("fallbackModel"), str):
+        was = rec.get("originalModel")
+        words = f"model fallback: {was if isinstance(was, str) and was else '?'} → {rec['fallbackModel']}"
+        ev.blocks = [Notice(words)]
+        if isinstance(content, str) and content.strip():
+            ev.blocks.append(Text(content, markdown=False))
     elif sub == "turn_duration":
         ms = rec.get("durationMs")
         ev.blocks = [Notice(f"turn took {ms / 1000:.1f}s" if isinstance(ms, (int, float)) else "turn")]
@@ -832,10 +875,15 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
         n = len(files) if isinstance(files, dict) else 0
         ev.blocks = [Notice(f"file history snapshot ({n} file{'s' if n != 1 else ''})")]
     else:
-        fields = {k: v for k, v in rec.items() if k not in ("type", "sessionId", "uuid", "timestamp")}
+        fields = {k: v for k, v in rec.items() if k not in _ENVELOPE}
         ev.blocks = [Notice(t.replace("-", " ") + ": " + ", ".join(
             f"{k}={as_text(v)[:80]}" for k, v in fields.items()) if fields else t)]
     return ev
+
+
+# the fields every line may carry: not what a bookkeeping line says
+_ENVELOPE = frozenset(("type", "sessionId", "uuid", "timestamp", "parentUuid", "cwd", "version", "gitBranch",
+                       "userType", "entrypoint", "isSidechain", "slug", "logicalParentUuid"))
 
 
 def title_of(ev: Event) -> str | None:

@@ -1,0 +1,118 @@
+"""Lines the current Claude Code (2.1.331) writes that earlier readings showed raw or misread, read
+as a user reads them.
+
+Where each shape comes from (the CLI's bundled JS in the linux-x64 binary of
+`@anthropic-ai/claude-code@2.1.331`, the same one test_data/formats/claude-code records):
+- `system` lines: the message factories (`local_command` holding the command as typed or its
+  `<command-name>` tags, then `<local-command-stdout|stderr>`; `away_summary {content}`;
+  `scheduled_task_fire {content, taskId, cron, prompt}`; `model_fallback {content, trigger,
+  originalModel, fallbackModel}`; `microcompact_boundary` with `tokensSaved`), each with the
+  envelope the transcript writer adds (`parentUuid`, `isSidechain`, `userType`, `cwd`…).
+- the transcript writer's `line-withheld {bytes}` and its table of line types (`custom-title`…).
+"""
+
+from test_claude_code_questions import ENV, Lines, card_of, page_of, visible_text
+
+from viewer.formats import claude_code, detect
+from viewer.index import SessionIndex
+from viewer.model import Ref
+from viewer.timeline import load_events
+
+
+def test_commands_the_cli_ran_itself_read_as_commands_without_their_tags(tmp_path):
+    s = Lines()
+    s.prompt("Hi")
+    s.add(type="system", subtype="local_command", level="info", isMeta=False,
+          content="<command-name>/cost</command-name>\n<command-message>cost</command-message>\n"
+                  "<command-args></command-args>")
+    s.add(type="system", subtype="local_command", level="info", isMeta=False,
+          content="<local-command-stdout>Total cost: $0.12</local-command-stdout>")
+    s.add(type="system", subtype="local_command", level="info", isMeta=False, content="/model opus")
+    s.add(type="system", subtype="local_command", level="info", isMeta=False,
+          content="<local-command-stderr>Unknown model: opus-9</local-command-stderr>",
+          commandOutcome={"kind": "failed"})
+    path = s.write(tmp_path)
+    idx = SessionIndex(path).build()
+    evs = [e for e in load_events(idx, "main", 0, len(idx.threads["main"])) if e.role == "system"]
+    assert [(e.kind, e.hidden, [b.text for b in e.blocks]) for e in evs] == [
+        ("command", False, ["command /cost"]),
+        ("command_output", False, ["Total cost: $0.12"]),
+        ("command", False, ["command /model opus"]),
+        ("command_output", False, ["the command failed", "Unknown model: opus-9"])]
+    text = visible_text(page_of(tmp_path))
+    assert "command /cost" in text and "<command-message>" not in text
+
+
+def test_recaps_scheduled_tasks_fallbacks_and_micro_compactions_say_what_they_are():
+    def read(**kw):
+        return claude_code.event({**ENV, "type": "system", "uuid": "s1", "parentUuid": "p1",
+                                  "timestamp": "2026-11-24T10:00:00.000Z", "isMeta": False, **kw},
+                                 Ref("main", 1, 0, 1))
+
+    away = read(subtype="away_summary", content="The migration is written; tests pass.")
+    assert [b.text for b in away.blocks] == ["recap while you were away", "The migration is written; tests pass."]
+    fired = read(subtype="scheduled_task_fire", content="Running scheduled task: check the build",
+                 taskId="j1", cron="*/5 * * * *", prompt="check the build")
+    assert [b.text for b in fired.blocks] == ["scheduled task fired (*/5 * * * *)",
+                                              "Running scheduled task: check the build"]
+    assert fired.blocks[0].detail == {"taskId": "j1", "cron": "*/5 * * * *", "prompt": "check the build"}
+    fell = read(subtype="model_fallback", content="Opus is overloaded; using Sonnet", level="warning",
+                trigger="overloaded", originalModel="claude-opus-4-5", fallbackModel="claude-sonnet-4-5")
+    assert [b.text for b in fell.blocks] == ["model fallback: claude-opus-4-5 → claude-sonnet-4-5",
+                                             "Opus is overloaded; using Sonnet"]
+    micro = read(subtype="microcompact_boundary", content="Context microcompacted", level="info",
+                 microcompactMetadata={"trigger": "auto", "preTokens": 90000, "tokensSaved": 12000,
+                                       "compactedToolIds": ["t1"]})
+    assert micro.blocks[0].text == "Context micro-compacted (auto, 90,000 → 78,000 tokens)"
+    assert not any(e.hidden for e in (away, fired, fell, micro))
+
+
+def test_bookkeeping_of_newer_clis_waits_behind_the_toggle_with_its_payload(tmp_path):
+    s = Lines()
+    s.prompt("Hi")
+    s.add(type="custom-title", customTitle="migration work")
+    s.add(type="line-withheld", bytes=1234)
+    s.add(type="zeta-ledger", zeta={"v": 1})  # a type of a CLI newer than this reader
+    s.add(type="assistant", message={"id": "msg_1", "role": "assistant", "model": "claude-opus-4-5",
+                                     "content": [{"type": "text", "text": "Hello."}]})
+    path = s.write(tmp_path)
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    title, withheld, newer = evs[1:4]
+    # what the line says, not the fields every line carries
+    assert (title.hidden, title.blocks[0].text) == (True, "custom title: customTitle=migration work")
+    assert (withheld.hidden, withheld.kind, withheld.blocks[0].text) == (True, "line-withheld", "line withheld: bytes=1234")
+    assert (newer.hidden, newer.hidden_reason, newer.kind) == (True, "unknown line type", "unknown")
+    assert newer.blocks[0].value["zeta"] == {"v": 1}
+    assert idx.summary.hidden == 3
+    html = page_of(tmp_path)
+    assert "is-hidden" not in card_of(html, "Hello.")
+    assert "is-hidden" in card_of(html, "zeta-ledger") and "is-hidden" in card_of(html, "line withheld")
+    # a line of an unknown type that holds a message is not bookkeeping: it stays in sight
+    odd = claude_code.event({"type": "assistant-v2", "uuid": "x", "message": {"content": "hi"}},
+                            Ref("main", 1, 0, 1))
+    assert odd.kind == "unknown" and not odd.hidden
+
+
+def test_a_session_opening_with_slash_commands_is_claude_codes(tmp_path):
+    # /model then /context before the first prompt: 2.1.331 writes each as two `local_command`
+    # lines (the command, then its output) with its envelope (`userType` …). Qwen Code's system
+    # records look alike but hold a `systemPayload`: these were read as Qwen Code's, every card empty
+    s = Lines()
+    for command, said in (("/model", "Set model to claude-opus-4-5"), ("/context", "12k / 200k tokens")):
+        s.add(type="system", subtype="local_command", level="info", isMeta=False, content=command)
+        s.add(type="system", subtype="local_command", level="info", isMeta=False,
+              content=f"<local-command-stdout>{said}</local-command-stdout>")
+    s.prompt("Now fix the bug.")
+    path = s.write(tmp_path)
+    assert detect.detect_file(path).format == "claude-code"
+    idx = SessionIndex(path).build()
+    assert idx.format == "claude-code" and idx.summary.title == "Now fix the bug."
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [" ".join(b.text for b in e.blocks) for e in evs] == ["command /model", "Set model to claude-opus-4-5", "command /context",
+                                       "12k / 200k tokens", "Now fix the bug."]
+    # Qwen Code's own system records stay its own
+    qwen = {"uuid": "q1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-03-02T08:00:00.000Z",
+            "type": "system", "cwd": "/w", "version": "0.2.1", "subtype": "slash_command",
+            "systemPayload": {"phase": "invocation", "rawCommand": "/stats"}}
+    assert detect.detect_records([qwen, {**qwen, "uuid": "q2"}])[0] == "qwen-code"
