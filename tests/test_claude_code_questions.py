@@ -175,3 +175,23 @@ def test_task_tools_and_tool_search_read_in_a_line(tmp_path):
     text = visible_text(page_of(tmp_path))
     assert "TaskUpdate #1 → in_progress" in text
     assert "tools loaded: TaskCreate, TaskUpdate" in text and "tool reference" not in text
+
+
+def test_a_message_sent_to_the_user_reads_as_prose_and_powershell_as_a_command(tmp_path):
+    # SendUserMessage (alias Brief): `{message (Markdown), attachments?, status: normal | proactive}`,
+    # answered "Message delivered to user."; PowerShell: Bash's `{command, description, timeout}`
+    s = Lines()
+    s.prompt("Tell me when the build is done")
+    s.call("t_msg", "SendUserMessage", {"message": "The build **passed**.\n\n- 212 tests\n- 0 failures",
+                                        "attachments": ["build.log"], "status": "proactive"})
+    s.result("t_msg", "Message delivered to user. (1 attachment included)",
+             {"message": "The build **passed**.", "attachments": [{"path": "build.log", "size": 10}]})
+    s.call("t_ps", "PowerShell", {"command": "Get-ChildItem -Recurse *.py", "description": "List Python files"})
+    s.result("t_ps", "a.py\nb.py", {"stdout": "a.py\nb.py", "stderr": "", "interrupted": False})
+    s.write(tmp_path)
+    html = page_of(tmp_path)
+    text = visible_text(html)
+    assert "SendUserMessage to the user · unasked · 1 attachment" in text
+    assert "<strong>passed</strong>" in html and "<li>212 tests</li>" in html  # Markdown, not JSON
+    assert '<span class="prompt">$ </span>Get-ChildItem -Recurse *.py' in html
+    assert "List Python files" in text

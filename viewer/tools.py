@@ -41,7 +41,7 @@ FAMILIES: dict[str, set[str]] = {
     "shell": {"bash", "shell", "run_shell_command", "execute_command", "execute_shell_command",
               "exec", "exec_command", "terminal", "run_terminal_cmd", "run_command", "local_shell",
               "bashoutput", "killshell", "python", "execute_python_code", "run_python", "execute_bash",
-              "execute_ipython_cell", "execute"},
+              "execute_ipython_cell", "execute", "powershell"},
     "read": {"read", "read_file", "readfile", "read_text_file", "view_text_file", "view", "cat",
              "notebookread", "open_file"},
     "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file", "create"},
@@ -55,7 +55,9 @@ FAMILIES: dict[str, set[str]] = {
               "fetchurl"},
     "websearch": {"websearch", "web_search", "google_search", "search_web", "tavily_search"},
     "agent": {"task", "agent"},
-    "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion"},
+    # what the agent puts to the person in prose: a plan, its final answer, and Claude Code's
+    # SendUserMessage (alias Brief), the agent's visible reply in brief mode (`message`, Markdown)
+    "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion", "sendusermessage", "brief"},
     "todos": {"todowrite", "todo_write", "update_todo_list", "update_plan"},
     "questions": {"askuserquestion"},
 }
@@ -67,7 +69,7 @@ PATH_FIELDS = ("file_path", "filePath", "absolutePath", "absolute_path", "notebo
                "dir_path", "directory")
 _CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
 _COMMAND_FIELDS = ("command", "cmd", "script", "code")
-_PROSE_INPUT = ("plan", "result", "response")  # what a plan / completion tool says, in Markdown
+_PROSE_INPUT = ("plan", "result", "response", "message")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
 _SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
                  "title", "description", "name", "skill", "prompt", "message", "question", "code",
@@ -469,6 +471,11 @@ def summary(name: str, inp: Any) -> str:
             return _line(str(qs[0].get("question") or qs[0].get("header") or "1 question"))
         heads = [str(q["header"]) for q in qs if isinstance(q.get("header"), str) and q["header"].strip()]
         return _line(f"{len(qs)} questions" + (": " + ", ".join(heads) if heads else ""))
+    if name in ("SendUserMessage", "Brief") and isinstance(inp.get("message"), str):
+        # (the message is the card's body) who it is for, whether unasked, what went with it
+        files = inp.get("attachments") if isinstance(inp.get("attachments"), list) else []
+        return "to the user" + (" · unasked" if inp.get("status") == "proactive" else "") + (
+            f" · {len(files)} attachment{'s' if len(files) != 1 else ''}" if files else "")
     if name in _TASK_TOOLS and isinstance(inp.get("taskId"), (str, int)) and not isinstance(inp["taskId"], bool):
         status = inp.get("status")
         return _line(f"#{inp['taskId']}" + (f" → {status}" if isinstance(status, str) and status else ""))
