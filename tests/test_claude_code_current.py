@@ -116,3 +116,42 @@ def test_a_session_opening_with_slash_commands_is_claude_codes(tmp_path):
             "type": "system", "cwd": "/w", "version": "0.2.1", "subtype": "slash_command",
             "systemPayload": {"phase": "invocation", "rawCommand": "/stats"}}
     assert detect.detect_records([qwen, {**qwen, "uuid": "q2"}])[0] == "qwen-code"
+
+
+def test_what_a_prompt_brought_along_is_shown_under_it(tmp_path):
+    # 2.1.331's attachment builders: an @-mentioned file (`file` with its text), a PDF
+    # (`pdf_reference`), the IDE's selection, new diagnostics, an MCP resource; context the CLI adds
+    # itself (a todo reminder) stays behind the toggle
+    s = Lines()
+    s.prompt("Why does @src/parse.py fail on @docs/spec.pdf?")
+    s.add(type="attachment", attachment={
+        "type": "file", "filename": "/home/u/p/src/parse.py", "displayPath": "src/parse.py", "content": {
+            "type": "text", "file": {"filePath": "/home/u/p/src/parse.py", "content": "def parse(s):\n    return int(s)\n",
+                                     "numLines": 2, "startLine": 1, "totalLines": 2}}})
+    s.add(type="attachment", attachment={"type": "pdf_reference", "filename": "/home/u/p/docs/spec.pdf",
+                                         "pageCount": 12, "fileSize": 99999, "displayPath": "docs/spec.pdf"})
+    s.add(type="attachment", attachment={"type": "selected_lines_in_ide", "ideName": "VS Code", "lineStart": 1,
+                                         "lineEnd": 2, "filename": "/home/u/p/src/parse.py",
+                                         "content": "def parse(s):\n    return int(s)", "displayPath": "src/parse.py"})
+    s.add(type="attachment", attachment={"type": "diagnostics", "isNew": True, "files": [
+        {"uri": "file:///home/u/p/src/parse.py", "diagnostics": [
+            {"message": "Missing return type", "severity": "Warning", "range": {"start": {"line": 0, "character": 4}}},
+            {"message": "int() of str may raise", "severity": "Error", "range": {"start": {"line": 1, "character": 11}}}]},
+        "not a file"]})
+    s.add(type="attachment", attachment={"type": "mcp_resource", "server": "docs", "uri": "docs://spec", "name": "spec",
+                                         "content": {"contents": [{"uri": "docs://spec", "text": "Numbers may hold _."}]}})
+    s.add(type="attachment", attachment={"type": "todo_reminder", "content": [], "itemCount": 0})
+    path = s.write(tmp_path)
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))[1:]
+    assert [(e.kind, e.hidden) for e in evs] == [("context", False)] * 5 + [("attachment", True)]
+    shown = [(b.kind, getattr(b, "label", None) or b.text, getattr(b, "text", "")) for e in evs[:5] for b in e.blocks]
+    assert shown == [
+        ("context", "@src/parse.py attached (2 lines)", "def parse(s):\n    return int(s)\n"),
+        ("notice", "@docs/spec.pdf attached (12 pages)", "@docs/spec.pdf attached (12 pages)"),
+        ("context", "lines 1–2 of src/parse.py selected in VS Code", "def parse(s):\n    return int(s)"),
+        ("context", "2 new diagnostics in 1 file", "/home/u/p/src/parse.py:1: Warning Missing return type\n"
+                                                   "/home/u/p/src/parse.py:2: Error int() of str may raise"),
+        ("context", "MCP resource spec from docs", "Numbers may hold _.")]
+    text = visible_text(page_of(tmp_path))
+    assert "@src/parse.py attached (2 lines)" in text and "2 new diagnostics in 1 file" in text

@@ -824,9 +824,77 @@ def _attachment(rec: dict, ref: Ref) -> Event:
     if isinstance(context, str) and context.strip():  # what the hook told the model
         return Event(ref, "system", kind="hook", blocks=[Notice(f"hook {hook} added context", att),
                                                          Text(context, markdown=False)])
+    if (brought := _brought(kind, att)) is not None:
+        return Event(ref, "system", kind="context", blocks=[brought])
     ev = Event(ref, "system", kind="attachment", hidden=True, hidden_reason="attachment")
     ev.blocks = [Notice(f"attachment: {kind or '?'}"), Data(att, "attachment")]
     return ev
+
+
+def _brought(kind: str | None, att: dict) -> Context | Notice | None:
+    """What the person's prompt brought along, as the CLI lists it under the prompt: a file,
+    folder or PDF they @-mentioned, the IDE's selection or open file, new diagnostics, an MCP
+    resource (2.1.331's attachment builders: `file {filename, content: {type: text, file:
+    {content, numLines, startLine, totalLines}} | image | notebook, truncated?, displayPath}`,
+    `directory {path, content}`, `pdf_reference {filename, pageCount}`, `at_mention_reference
+    {mentions, unread}`, `selected_lines_in_ide {ideName, lineStart, lineEnd, filename, content}`,
+    `opened_file_in_ide {filename}`, `diagnostics {files: [{uri, diagnostics}]}`, `mcp_resource
+    {server, uri, name, content: {contents}}`). None for the rest: context the CLI adds itself."""
+    where = next((att[k] for k in ("displayPath", "filename", "path", "name", "uri")
+                  if isinstance(att.get(k), str) and att[k]), "?")
+    if kind == "file":
+        content = att.get("content") if isinstance(att.get("content"), dict) else {}
+        file = content.get("file") if isinstance(content.get("file"), dict) else {}
+        if content.get("type") == "text" and isinstance(file.get("content"), str):
+            n, total = file.get("numLines"), file.get("totalLines")
+            size = f"{n} of {total} lines" if isinstance(n, int) and isinstance(total, int) and n < total \
+                else f"{n} line{'s' if n != 1 else ''}" if isinstance(n, int) else ""
+            return Context(f"@{where} attached" + (f" ({size})" if size else ""), file["content"], "file")
+        what = content.get("type") if isinstance(content.get("type"), str) else ""
+        return Notice(f"@{where} attached" + (f" ({what})" if what else ""))
+    if kind == "directory" and isinstance(att.get("content"), str):
+        return Context(f"@{where} attached: its listing", att["content"], "directory")
+    if kind == "pdf_reference":
+        pages = att.get("pageCount")
+        return Notice(f"@{where} attached" + (f" ({pages} pages)" if isinstance(pages, int) else " (PDF)"))
+    if kind == "at_mention_reference":
+        names = [m for m in att.get("mentions") or () if isinstance(m, str)] or [where]
+        why = att.get("unread")
+        return Notice("@" + ", @".join(names) + " mentioned, not read" + (
+            f" ({why.replace('_', ' ')})" if isinstance(why, str) else ""))
+    if kind == "selected_lines_in_ide" and isinstance(att.get("content"), str):
+        a, b = att.get("lineStart"), att.get("lineEnd")
+        lines = (f"line {a}" if a == b else f"lines {a}–{b}") if isinstance(a, int) and isinstance(b, int) else "lines"
+        ide = att.get("ideName") if isinstance(att.get("ideName"), str) else "the IDE"
+        return Context(f"{lines} of {where} selected in {ide}", att["content"], "ide_selection")
+    if kind == "opened_file_in_ide":
+        return Notice(f"{where} open in the IDE")
+    if kind == "diagnostics" and isinstance(att.get("files"), list):
+        out, files = [], 0
+        for f in att["files"]:
+            found = f.get("diagnostics") if isinstance(f, dict) and isinstance(f.get("diagnostics"), list) else []
+            if not found:
+                continue
+            files += 1
+            path = f.get("uri", "?").removeprefix("file://") if isinstance(f.get("uri"), str) else "?"
+            for d in found:
+                if isinstance(d, dict):
+                    start = (d.get("range") or {}).get("start") if isinstance(d.get("range"), dict) else None
+                    line = start.get("line") if isinstance(start, dict) else None
+                    at = f"{path}:{line + 1}" if isinstance(line, int) else path
+                    level = d.get("severity") if isinstance(d.get("severity"), str) else ""
+                    out.append(" ".join(w for w in (f"{at}:", level, as_text(d.get("message"))) if w))
+        if not out:
+            return None
+        return Context(f"{len(out)} new diagnostic{'s' if len(out) != 1 else ''} in {files} "
+                       f"file{'s' if files != 1 else ''}", "\n".join(out), "diagnostics")
+    if kind == "mcp_resource":
+        body = att.get("content") if isinstance(att.get("content"), dict) else {}
+        texts = [c["text"] for c in body.get("contents") or () if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        server = att.get("server") if isinstance(att.get("server"), str) else "?"
+        words = f"MCP resource {where} from {server}"
+        return Context(words, "\n\n".join(texts), "mcp_resource") if texts else Notice(words)
+    return None
 
 
 # the hook attachments shown: what the hook did, and the fields that hold what it said
