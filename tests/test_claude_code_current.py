@@ -13,6 +13,7 @@ Where each shape comes from (the CLI's bundled JS in the linux-x64 binary of
 
 from test_claude_code_questions import ENV, Lines, card_of, page_of, visible_text
 
+from viewer import tools
 from viewer.formats import claude_code, detect
 from viewer.index import SessionIndex
 from viewer.model import Ref
@@ -155,3 +156,14 @@ def test_what_a_prompt_brought_along_is_shown_under_it(tmp_path):
         ("context", "MCP resource spec from docs", "Numbers may hold _.")]
     text = visible_text(page_of(tmp_path))
     assert "@src/parse.py attached (2 lines)" in text and "2 new diagnostics in 1 file" in text
+
+
+def test_odd_values_in_what_a_prompt_brought_cost_nothing():
+    # a hand-edited or future line: lists that are not lists, numbers where text goes
+    for att in ({"type": "at_mention_reference", "mentions": True, "unread": 3},
+                {"type": "mcp_resource", "server": 1, "content": {"contents": "x"}},
+                {"type": "diagnostics", "files": [{"uri": 5, "diagnostics": [{"range": [], "message": None}]}]},
+                {"type": "file", "content": {"type": "text", "file": {"content": "x", "numLines": "2"}}}):
+        ev = claude_code.event({**ENV, "type": "attachment", "uuid": "a", "attachment": att}, Ref("main", 1, 0, 1))
+        assert ev.kind in ("context", "attachment") and all(isinstance(getattr(b, "text", ""), str) for b in ev.blocks)
+    assert tools.questions({"questions": [{"question": "Q", "options": True}]}, {"answers": {"Q": "A"}})[0].own == "A"

@@ -595,7 +595,8 @@ def questions(inp: Any, structured: Any = None, said: str = "") -> list[Question
     for q in _question_list(inp):
         text = q["question"]
         opts = [Option(str(o.get("label") or ""), str(o.get("description") or ""),
-                       str(o.get("preview") or "")) for o in q.get("options") or [] if isinstance(o, dict)]
+                       str(o.get("preview") or "")) for o in q.get("options") if isinstance(o, dict)] \
+            if isinstance(q.get("options"), list) else []
         multi = q.get("multiSelect") is True
         item = Question(text, str(q.get("header") or ""), multi, opts)
         given = answers.get(text)

@@ -831,6 +831,10 @@ def _attachment(rec: dict, ref: Ref) -> Event:
     return ev
 
 
+def _list(x: Any) -> list:
+    return x if isinstance(x, list) else []
+
+
 def _brought(kind: str | None, att: dict) -> Context | Notice | None:
     """What the person's prompt brought along, as the CLI lists it under the prompt: a file,
     folder or PDF they @-mentioned, the IDE's selection or open file, new diagnostics, an MCP
@@ -858,7 +862,7 @@ def _brought(kind: str | None, att: dict) -> Context | Notice | None:
         pages = att.get("pageCount")
         return Notice(f"@{where} attached" + (f" ({pages} pages)" if isinstance(pages, int) else " (PDF)"))
     if kind == "at_mention_reference":
-        names = [m for m in att.get("mentions") or () if isinstance(m, str)] or [where]
+        names = [m for m in _list(att.get("mentions")) if isinstance(m, str)] or [where]
         why = att.get("unread")
         return Notice("@" + ", @".join(names) + " mentioned, not read" + (
             f" ({why.replace('_', ' ')})" if isinstance(why, str) else ""))
@@ -890,7 +894,7 @@ def _brought(kind: str | None, att: dict) -> Context | Notice | None:
                        f"file{'s' if files != 1 else ''}", "\n".join(out), "diagnostics")
     if kind == "mcp_resource":
         body = att.get("content") if isinstance(att.get("content"), dict) else {}
-        texts = [c["text"] for c in body.get("contents") or () if isinstance(c, dict) and isinstance(c.get("text"), str)]
+        texts = [c["text"] for c in _list(body.get("contents")) if isinstance(c, dict) and isinstance(c.get("text"), str)]
         server = att.get("server") if isinstance(att.get("server"), str) else "?"
         words = f"MCP resource {where} from {server}"
         return Context(words, "\n\n".join(texts), "mcp_resource") if texts else Notice(words)
