@@ -167,3 +167,24 @@ def test_odd_values_in_what_a_prompt_brought_cost_nothing():
         ev = claude_code.event({**ENV, "type": "attachment", "uuid": "a", "attachment": att}, Ref("main", 1, 0, 1))
         assert ev.kind in ("context", "attachment") and all(isinstance(getattr(b, "text", ""), str) for b in ev.blocks)
     assert tools.questions({"questions": [{"question": "Q", "options": True}]}, {"answers": {"Q": "A"}})[0].own == "A"
+
+
+def test_a_session_renamed_or_titled_by_the_cli_is_listed_under_that_title(tmp_path):
+    # `custom-title {customTitle}` is what /rename writes, `ai-title {aiTitle}` the title the CLI
+    # makes itself; /resume lists a session under the rename, else the CLI's latest title
+    s = Lines()
+    s.prompt("Hi, can you look at the flaky test in ci.yml?")
+    path = s.write(tmp_path)
+    idx = SessionIndex(path).build()
+    assert idx.summary.title == "Hi, can you look at the flaky test in ci.yml?"
+    s.add(type="ai-title", aiTitle="Investigate flaky CI test")
+    s.write(tmp_path)
+    assert idx.refresh() and idx.summary.title == "Investigate flaky CI test"
+    s.add(type="custom-title", customTitle="ci flake hunt")
+    s.add(type="ai-title", aiTitle="Fix retry logic in CI workflow")  # a rename outranks it
+    s.write(tmp_path)
+    assert idx.refresh() and idx.summary.title == "ci flake hunt"
+    assert SessionIndex(path).build().summary.title == "ci flake hunt"  # read afresh alike
+    from viewer.web import create_app
+    client = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}).test_client()
+    assert "ci flake hunt" in client.get("/").get_data(as_text=True)

@@ -636,6 +636,7 @@ class SessionIndex:
         name = th.name
         main = name == "main"
         calls, usage, s, sink = self.calls, self.usage, self.summary, self.sink
+        title_kinds, named_title = getattr(adapter, "TITLE_KINDS", ()), getattr(adapter, "named_title", None)
         a_id, a_off, a_len, a_line = th.ids.append, th.offsets.append, th.lengths.append, th.lines.append
         a_role, a_kind, a_author = th.roles.append, th.kinds.append, th.authors.append
         a_content, a_ts, a_hidden, a_path = th.content.append, th.ts.append, th.hidden.append, th.paths.append
@@ -717,10 +718,15 @@ class SessionIndex:
                     s.started = ts
                 if s.ended is None or ts > s.ended:
                     s.ended = ts
-            if main and not s.title:
-                title = hook(adapter, "title_of", ev)
-                if title:
-                    s.title = short_title(title)
+            if main:
+                if kind in title_kinds:  # a title the session was given (a /rename's)
+                    named = named_title(ev)
+                    if named is not None and named[0] >= s.title_rank:
+                        s.title_rank, s.title = named[0], short_title(named[1])
+                elif not s.title:
+                    title = hook(adapter, "title_of", ev)
+                    if title:
+                        s.title = short_title(title)
             if sink is not None:
                 sink(name, seq, ev)
 
@@ -1323,7 +1329,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
                    "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
-                   "finished", "usage", "tools", "tool_time", "parent")
+                   "finished", "usage", "tools", "tool_time", "parent", "title_rank")
 
 
 def summary_dump(s: SessionSummary) -> dict:

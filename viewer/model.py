@@ -280,6 +280,9 @@ class SessionSummary:
 
     format: str = "unknown"
     title: str = ""
+    # where the title comes from: 0 the first prompt, else the rank of a title the session was
+    # given (a format's `named_title`: Claude Code's /rename over the CLI's own)
+    title_rank: int = 0
     started: float | None = None
     ended: float | None = None
     events: int = 0

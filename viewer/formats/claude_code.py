@@ -174,7 +174,11 @@ def event(rec: Any, ref: Ref) -> Event:
 
 # --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------
 
-_DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"}
+# titles the session was given, by rank: a /rename's over the one the CLI makes itself; both over
+# the first prompt (the index's `named_title` hook; the latest of a rank wins, as in /resume)
+_TITLES = {"custom-title": ("customTitle", 2), "ai-title": ("aiTitle", 1)}
+TITLE_KINDS = frozenset(_TITLES)
+_DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"} - TITLE_KINDS
 
 
 def digest(rec: Any) -> Digest | None:
@@ -913,6 +917,8 @@ _CONTEXT_HOOKS = ("UserPromptSubmit", "SessionStart")
 
 def _noise(rec: dict, ref: Ref, t: str) -> Event:
     ev = Event(ref, "system", kind=t, hidden=True, hidden_reason=_NOISE[t])
+    if t in TITLE_KINDS:
+        ev.meta = rec  # (named_title reads it)
     if t == "progress":
         data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
         dt = data.get("type") or "progress"
@@ -956,6 +962,14 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
 # the fields every line may carry: not what a bookkeeping line says
 _ENVELOPE = frozenset(("type", "sessionId", "uuid", "timestamp", "parentUuid", "cwd", "version", "gitBranch",
                        "userType", "entrypoint", "isSidechain", "slug", "logicalParentUuid"))
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    """(rank, title) of a title line (`TITLE_KINDS`): the name /rename gave the session, or the
+    title the CLI wrote for it."""
+    field, rank = _TITLES[ev.kind]
+    text = ev.meta.get(field)
+    return (rank, text) if isinstance(text, str) and text.strip() else None
 
 
 def title_of(ev: Event) -> str | None:
