@@ -11,6 +11,8 @@ Where each shape comes from (the CLI's bundled JS in the linux-x64 binary of
 - the transcript writer's `line-withheld {bytes}` and its table of line types (`custom-title`…).
 """
 
+import re
+
 from test_claude_code_questions import ENV, Lines, card_of, page_of, visible_text
 
 from viewer import tools
@@ -188,3 +190,25 @@ def test_a_session_renamed_or_titled_by_the_cli_is_listed_under_that_title(tmp_p
     from viewer.web import create_app
     client = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}).test_client()
     assert "ci flake hunt" in client.get("/").get_data(as_text=True)
+
+
+def test_what_a_prompt_brought_along_joins_the_prompt_s_card(tmp_path):
+    s = Lines()
+    s.prompt("Why does @src/parse.py fail?")
+    s.add(type="attachment", attachment={"type": "pdf_reference", "filename": "/home/u/p/docs/spec.pdf",
+                                         "pageCount": 12, "fileSize": 99999, "displayPath": "docs/spec.pdf"})
+    s.add(type="attachment", attachment={"type": "todo_reminder", "content": [], "itemCount": 0})  # hidden
+    s.add(type="attachment", attachment={"type": "selected_lines_in_ide", "ideName": "VS Code", "lineStart": 1,
+                                         "lineEnd": 1, "filename": "/home/u/p/a.py", "content": "x = 1",
+                                         "displayPath": "a.py"})
+    s.add(type="assistant", message={"id": "msg_1", "role": "assistant", "model": "claude-opus-4-5",
+                                     "content": [{"type": "text", "text": "Looking."}]})
+    s.add(type="attachment", attachment={"type": "pdf_reference", "filename": "/home/u/p/b.pdf",
+                                         "pageCount": 1, "fileSize": 9, "displayPath": "b.pdf"})
+    s.write(tmp_path)
+    html = page_of(tmp_path)
+    cards = re.findall(r'<li class="ev ([^"]*)" id="m-[^"]*"', html)
+    # the prompt, its two visible attachments (drawn as part of its card), the hidden reminder, the
+    # reply, and an attachment after the reply (a card of its own: it came with no prompt)
+    assert [("role-system" in c, " continued" in c) for c in cards if "is-hidden" not in c] == [
+        (False, False), (True, True), (True, True), (False, False), (True, False)]

@@ -436,7 +436,14 @@ def _forward(hidden: list, start: int, n: int, want: int) -> int:
 def _follow(before: list[Event], v: EventView) -> None:
     """What the events just before say about this one (streamed messages come a block per line):
     the same message goes on (its card joins the one above), and thinking before it in the same
-    message was not recorded (its card says so). Folded empty lines in between do not count."""
+    message was not recorded (its card says so). Folded empty lines in between do not count.
+    What a prompt brought along (a context event: an @-mentioned file, the IDE's selection) joins
+    the prompt's card, as the CLI lists it under the prompt."""
+    if v.ev.kind == "context":
+        prev = next((p for p in reversed(before) if not p.hidden), None)
+        v.continued = prev is not None and (prev.kind == "context" or (
+            prev.role == "user" and prev.kind == "message"))
+        return
     mid = v.ev.message_id
     if not mid:
         return
