@@ -1,11 +1,14 @@
 """A seeded, deterministic mutation fuzzer for "nothing is lost, nothing crashes".
 
 Seeds are the sessions of the shared corpus and of test_data (every format, Claude Code sub-agent
-folders included). A case is one seed session copied with its companion files (a window of each
-file's records) and mutated: values swapped for other types at any depth, keys dropped, lines
-duplicated, swapped or dropped (a result before its call, a result with no call), ids made to
-collide, lines cut at a byte, invalid UTF-8, lone surrogates, BOM, CRLF, NUL, deep nesting, ANSI and
-HTML, huge strings. Each case is driven through what a user touches, in-process: detection, the
+folders, OpenHands event folders and the files a format reads beside a session included), and the
+sessions of an OpenCode database built from test_data's file storage. A case is one seed session
+copied with its companion files (a window of each file's records, a run of a folder's files) and
+mutated: values swapped for other types at any depth, keys dropped, lines duplicated, swapped or
+dropped (a result before its call, a result with no call), ids made to collide, lines cut at a
+byte, invalid UTF-8, lone surrogates, BOM, CRLF, NUL, deep nesting, ANSI and HTML, huge strings; a
+database's rows alike (a row's JSON mutated as a file is, rows dropped, moved to another message or
+session, columns given other types, a page of the file overwritten). Each case is driven through what a user touches, in-process: detection, the
 index (as detected and as the seed's format), the line invariant, the live path (a file written
 in two parts, the second after the page was drawn, read by the event stream and a refresh), the
 first-screen partial reads, every page of the web layer (session page, windows, threads,
@@ -39,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"
 WINDOW = 24  # records of a file a case keeps
-MAX_FILES = 6  # files of a session folder a case keeps
+MAX_FILES = 6  # files of a session folder a case keeps (its main file and a run of the others)
+FOLDER_FILES = 200  # files of a session folder a seed knows, a case's run taken among them
 OPENCODE_FILES = 20  # an OpenCode session's: its session file, its first messages and their parts
 CASE_SECONDS = 60  # a case that takes longer is a hang
 
@@ -60,9 +64,19 @@ class Seed:
     main: Path
     base: Path  # the folder the session's files are copied from (relative paths kept)
     files: list[Path] = field(default_factory=list)
+    window: bool = False  # a case keeps the main file and a run of MAX_FILES - 1 of the others
+
+    @property
+    def row(self) -> bool:
+        """A session that is rows of a database (OpenCode's opencode.db): files = [the database]."""
+        from viewer.formats import opencode_db
+
+        return opencode_db.split(str(self.main)) is not None
 
     @property
     def name(self) -> str:
+        if self.row:  # (every session of a database has the same parent: the database)
+            return f"fixture/{self.main.parent.name}/{self.main.name}"
         # (resolved: the store lists real paths, and ../shared may be a link to the corpus; the
         # name seeds each case's mutations, so it must not depend on how the checkout was made)
         for base in (CORPUS.parent.resolve(), ROOT):
@@ -77,11 +91,26 @@ FIXTURES = [("test_format_openai_chat", "RESPONSES", True), ("test_format_claude
             ("test_format_anthropic_messages", "SERVER_TOOLS", True)]
 
 
+OPENCODE = ROOT / "test_data" / "formats" / "opencode"
+
+
+def row_seed_names() -> list[str]:
+    """The names of the OpenCode database's seeds (fixture_files builds it)."""
+    return sorted(f"fixture/opencode.db/{p.stem}"
+                  for p in (OPENCODE / "data" / "storage" / "session").glob("*/*.json"))
+
+
 def fixture_files(folder: Path) -> None:
-    """The tests' inline records (FIXTURES) written under `folder`, one session each."""
+    """The tests' inline records (FIXTURES) written under `folder`, one session each, and an
+    OpenCode database built from test_data's file storage (make_db.py), whose sessions are rows."""
     import importlib
 
     sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(OPENCODE))
+    db = folder / "opencode-db" / "opencode.db"
+    if not db.exists():
+        db.parent.mkdir(parents=True, exist_ok=True)
+        importlib.import_module("make_db").build(db)
     for module, name, doc in FIXTURES:
         records = getattr(importlib.import_module(module), name)
         (folder / f"{module}-{name}").mkdir(parents=True, exist_ok=True)
@@ -95,7 +124,8 @@ def fixture_files(folder: Path) -> None:
 def seeds(fixtures: Path | None = None) -> list[Seed]:
     """Every session of the corpus and of test_data (and of the tests' inline records, written
     under `fixtures`), with the files that belong to it."""
-    from viewer.formats import detect, opencode
+    from viewer import formats
+    from viewer.formats import detect, opencode, opencode_db
     from viewer.store import Store
 
     out = []
@@ -108,7 +138,10 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
             main = Path(ref.path)
             found = detect.detect_file(main)
             stored = opencode.session_files(main) if found.format == "opencode" else []
-            if stored:
+            window = False
+            if opencode_db.split(str(main)) is not None:
+                folder, files = main.parent.parent, [main.parent]  # the database file
+            elif stored:
                 # an OpenCode session of the file storage: its session file, messages and parts,
                 # under the folder holding storage/ (their places tell them apart)
                 folder = next(p for p in main.parents if p.name in ("storage", "session")).parent
@@ -117,15 +150,30 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
                 # the session's folder: sub-agents, messages/, sidecars, OpenHands' events/
                 folder = main.parent
                 files = [main] + sorted(
-                    p for p in folder.rglob("*")
-                    if p.is_file() and p != main and p.suffix in (".json", ".jsonl"))[:MAX_FILES - 1]
+                    (p for p in folder.rglob("*")
+                     if p.is_file() and p != main and p.suffix in (".json", ".jsonl")),
+                    key=_natural)[:FOLDER_FILES]
+                window = True
             else:
                 folder = main.parent
                 companions = main.with_suffix("")  # a Claude Code <session>/subagents/ folder
-                files = [main] + (sorted(p for p in companions.rglob("*") if p.is_file())[:MAX_FILES - 1]
-                                  if companions.is_dir() else [])
-            out.append(Seed(found.format, found.mode, main, folder, files))
+                files = [main] + (sorted((p for p in companions.rglob("*") if p.is_file()),
+                                         key=_natural)[:FOLDER_FILES] if companions.is_dir() else [])
+                window = True
+            adapter = formats.BY_NAME.get(found.format)
+            for side in (adapter.sidecars(main) if hasattr(adapter, "sidecars") else []):
+                # the files read beside a session (Factory Droid's settings, legion's state.json)
+                if side.is_file() and side not in files and side.is_relative_to(folder):
+                    files.insert(1, side)
+            out.append(Seed(found.format, found.mode, main, folder, files, window))
     return out
+
+
+def _natural(path: Path) -> list:
+    """A path's sort key with its numbers as numbers: OpenHands' events/2.json before 10.json."""
+    import re
+
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(path)) if t]
 
 
 # --- mutations -----------------------------------------------------------------------------------
@@ -377,8 +425,17 @@ def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
     """The seed's files copied under `folder` (relative paths kept), each mutated."""
     muts = {}
     main = None
-    for src in seed.files:
+    files = seed.files
+    if seed.window and len(files) > MAX_FILES:  # the main file and a run of the others
+        start = r.choice([1, 1, r.randrange(1, len(files) - MAX_FILES + 2)])
+        files = files[:1] + files[start:start + MAX_FILES - 1]
+    for src in files:
         rel = src.relative_to(seed.base)
+        if seed.row:  # the database, its rows mutated; the session is a path below it
+            dst = folder / seed.base.name / rel
+            muts[str(rel)] = mutate_db(src, dst, seed.main.name, r)
+            main = dst / seed.main.name
+            continue
         dst = folder / seed.base.name / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         data = src.read_bytes()
@@ -394,6 +451,107 @@ def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
         if src == seed.main:
             main = dst
     return Case(seed, index, folder, main, muts)
+
+
+def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
+    """An OpenCode database copied to `dst` with some of session `sid`'s rows mutated: a row's
+    JSON as a document is, rows dropped or duplicated, parts moved to another message, columns
+    given values of other types (SQLite keeps what it is given), the session made its own or
+    another's child; now and then a page of the file overwritten (a damaged database)."""
+    import sqlite3
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    con = sqlite3.connect(dst, isolation_level=None)
+    con.execute("PRAGMA journal_mode = WAL")
+    done = []
+    others = [i for (i,) in con.execute("SELECT id FROM session WHERE id != ?", (sid,))]
+    for _ in range(r.choice([1, 2, 3, 5, 8, 13])):
+        msgs = [m for (m,) in con.execute("SELECT id FROM message WHERE session_id = ?", (sid,))]
+        parts = [p for (p,) in con.execute("SELECT id FROM part WHERE session_id = ?", (sid,))]
+        op = r.random()
+        table, ids = ("part", parts) if r.random() < 0.6 and parts else ("message", msgs)
+        if op < 0.45 and ids:
+            rid = r.choice(ids)
+            (data,) = con.execute(f"SELECT data FROM {table} WHERE id = ?", (rid,)).fetchone()
+            data = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+            new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
+            try:
+                value = new.decode("utf-8")
+            except UnicodeDecodeError:
+                value = new  # kept as a BLOB
+            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (value, rid))
+            done.append(f"{table} {rid}: {', '.join(what)}")
+        elif op < 0.55 and ids:
+            rid = r.choice(ids)
+            value = r.choice([42, 1.5, b"\xff\xfe", "", "null", "[]", '"text"'])
+            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (value, rid))
+            done.append(f"{table} {rid}: data set to {value!r}")
+        elif op < 0.65 and ids:
+            rid = r.choice(ids)
+            con.execute(f"DELETE FROM {table} WHERE id = ?", (rid,))
+            done.append(f"{table} {rid} dropped")
+        elif op < 0.72 and parts and msgs:
+            rid = r.choice(parts)
+            to = r.choice(msgs + ["msg_none", "", rid])
+            con.execute("UPDATE part SET message_id = ? WHERE id = ?", (to, rid))
+            done.append(f"part {rid} moved to message {to!r}")
+        elif op < 0.78 and ids:
+            rid = r.choice(ids)
+            cols = [c for (_, c, *_rest) in con.execute(f"PRAGMA table_info({table})")]
+            new_id = r.choice([rid + "x", "a" + rid, "0"])
+            con.execute(f"INSERT OR IGNORE INTO {table} ({', '.join(cols)}) SELECT "
+                        + ", ".join("?" if c == "id" else c for c in cols)
+                        + f" FROM {table} WHERE id = ?", (new_id, rid))
+            done.append(f"{table} {rid} duplicated as {new_id}")
+        elif op < 0.86:
+            cols = [c for (_, c, *_rest) in con.execute("PRAGMA table_info(session)") if c != "id"]
+            col = r.choice(cols)
+            value = r.choice([None, 0, -1, 10**18, 1.5e308, "", "x", b"\x00\xff", "{not json",
+                              "[1, 2]", '{"a": null}', "<script>alert(1)</script>", "\x1b[31m",
+                              sid, *others[:1]])
+            try:
+                con.execute(f'UPDATE session SET "{col}" = ? WHERE id = ?', (value, sid))
+                done.append(f"session {col} set to {value!r}"[:200])
+            except sqlite3.IntegrityError:  # (NOT NULL)
+                pass
+        elif op < 0.92 and ids:
+            rid = r.choice(ids)
+            col = r.choice(["time_created", "time_updated"])
+            value = r.choice([None, -1, 10**18, "yesterday", 1.5, b"\x01"])
+            try:
+                con.execute(f"UPDATE {table} SET {col} = ? WHERE id = ?", (value, rid))
+                done.append(f"{table} {rid}: {col} set to {value!r}")
+            except sqlite3.IntegrityError:
+                pass
+        elif op < 0.96:
+            rows = list(con.execute("SELECT rowid FROM todo WHERE session_id = ?", (sid,)))
+            if rows:
+                value = r.choice([None, 7, "", "<b>x</b>", b"\xff", "\ud800".encode("utf-8", "surrogatepass")])
+                col = r.choice(["content", "status", "priority"])
+                try:
+                    con.execute(f"UPDATE todo SET {col} = ? WHERE rowid = ?", (value, r.choice(rows)[0]))
+                    done.append(f"todo {col} set to {value!r}")
+                except sqlite3.IntegrityError:
+                    pass
+        elif ids:
+            rid = r.choice(ids)
+            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", ("x" * r.choice([300_000, 3 << 20]), rid))
+            done.append(f"{table} {rid}: huge data")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    for suffix in ("-wal", "-shm"):  # (no OpenCode has it open: the file alone holds it)
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    if r.random() < 0.04:
+        size = dst.stat().st_size
+        at = r.randrange(0, size, 512)
+        with open(dst, "r+b") as f:
+            f.seek(at)
+            f.write(bytes(r.randrange(256) for _ in range(512)))
+        done.append(f"512 bytes overwritten at {at}")
+    os.utime(dst, (time.time() - 3600,) * 2)
+    return done
 
 
 # --- driving -------------------------------------------------------------------------------------
@@ -519,7 +677,7 @@ def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) 
 def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
     from click.testing import CliRunner
 
-    from viewer import partial, usage
+    from viewer import files, partial, usage
     from viewer.cli import main as cli
     from viewer.export import Export
     from viewer.formats import detect
@@ -544,7 +702,7 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
             continue
         if case.seed.mode == "jsonl":
             problems.extend(invariant(idx))
-        elif not idx.summary.events and _holds_something(path.read_bytes()):
+        elif not idx.summary.events and _holds_something(files.read_file(path)):
             problems.append("a document with no event at all")
         usage.report(idx)
         usage.timeline(idx)

@@ -21,7 +21,7 @@ from viewer.store import Store
 from viewer.web import create_app
 
 from conftest import CORPUS, ROOT
-from fuzzer import FIXTURES, Errors, Run, seeds
+from fuzzer import FIXTURES, Errors, Run, row_seed_names, seeds
 
 WEIRD = [None, True, 0, -1, 1.5, 10**30, "", "x", "<b>", [], {}, [1, "a"], {"a": [None]}, "\x1b[1m",
          "2025-01-01T00:00:00Z", "text", "tool_use", float("nan")]
@@ -102,7 +102,7 @@ def test_wrong_types_everywhere_never_break_a_page(seed, corpus_records, tmp_pat
 
 FUZZ_CASES = int(os.environ.get("FUZZ_CASES", "1"))
 _SEED_NAMES = [s.name for s in seeds()] + [f"fixture/{m}-{n}{d}" for m, n, doc in FIXTURES
-                                          for d in (("", "-doc") if doc else ("",))]
+                                          for d in (("", "-doc") if doc else ("",))] + row_seed_names()
 
 
 @pytest.fixture(scope="module")
