@@ -53,6 +53,17 @@ WEIRD = [None, True, False, 0, -1, 10**30, -(10**40), 1.5e308, -0.0, "", "x", LO
          "\x1b[31mred\x1b[0m\x1b]8;;http://e/\x07l\x1b]8;;\x07", "\ud800", "a\x00b", "\ufeffbom",
          "2025-13-45T99:99:99Z", "NaN", "tool_use", "tool_result", "user", "assistant", "text",
          "L1", "main", "../../etc/passwd", "toolu_dup", "\u202eevil"]
+# texts the readers look into: a command's exit line, diffs, JSON kept as text, context tags, media
+TELLING = ["\n<exited with exit code " + "9" * 5000 + ">", "<exited with exit code -1>",
+           "<exited with exit code 2>", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,99999999999999999999 @@\n-a\n+b\f+c\n",
+           "@@ -0,0 +0,0 @@\n", "--- /dev/null\n+++ b/new\n@@ -0,0 +1 @@\n+x\n",
+           "diff --git a/\x1b[1m b/<script>\nrename from a\nrename to b\nBinary files a/x and b/y differ\n",
+           "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch", "```diff\n-a\n+b\n```",
+           "[" * 5000, '{"a":' * 300 + "1" + "}" * 300, '{"role": "user", "content": [{"type": "tool_use"}]}',
+           '[{"type": "function", "function": {"name": 1, "arguments": "{"}}]', "null", "{}",
+           "<system-reminder>x", "</system-reminder>", "<command-name>/x</command-name><command-args>",
+           "<local-command-stdout>\x1b[31m", "data:image/png;base64,AAAA", "data:;base64,", "\x0c",
+           "Traceback (most recent call last):\n", "1e999", "-0", "0x10", "9" * 5000]
 ID_KEYS = ("id", "uuid", "parentUuid", "tool_use_id", "tool_call_id", "call_id", "message_id",
            "toolUseID", "agentId", "sourceToolUseID", "leafUuid", "promptId")
 
@@ -230,6 +241,18 @@ def mutate_value(rec, r: random.Random, ids: list[str]):
         if idp and ids:
             p = r.choice(idp)
             return _set(rec, p, r.choice(ids)), f"collide id {p!r}"
+    if op < 0.79:  # a string the readers look into, or a value kept as its JSON text
+        strs = [p for p in paths if isinstance(_get(rec, p), str)]
+        if strs and r.random() < 0.7:
+            p = r.choice(strs)
+            new = r.choice(TELLING)
+            new = r.choice([new, _get(rec, p) + new, new + _get(rec, p)])
+            return _set(rec, p, new), f"telling text {new[:40]!r} at {p!r}"
+        p = r.choice(paths)
+        try:
+            return _set(rec, p, json.dumps(_get(rec, p))), f"JSON text of {p!r}"
+        except (ValueError, RecursionError):
+            pass
     if op < 0.85:
         strs = [p for p in paths if isinstance(_get(rec, p), str)]
         if strs:
