@@ -246,7 +246,7 @@ def mutate_value(rec, r: random.Random, ids: list[str]):
         if strs and r.random() < 0.7:
             p = r.choice(strs)
             new = r.choice(TELLING)
-            new = r.choice([new, _get(rec, p) + new, new + _get(rec, p)])
+            new = r.choice([new, _get(rec, p) + new, new + _get(rec, p), new * (100_000 // len(new))])
             return _set(rec, p, new), f"telling text {new[:40]!r} at {p!r}"
         p = r.choice(paths)
         try:
@@ -365,7 +365,9 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
                 strs = [p for p in _paths(rec) if isinstance(_get(rec, p), str)]
                 if strs:
                     p = r.choice(strs)
-                    rec = _set(rec, p, r.choice(["A" * 300_000, "QUJD" * 100_000, "é" * 100_000]))
+                    t = r.choice(TELLING + ["\n", " \t", "<", "\\", "@@ -1 +1 @@\n", "```\n", "* "])
+                    rec = _set(rec, p, r.choice(["A" * 300_000, "QUJD" * 100_000, "é" * 100_000,
+                                                 t * (300_000 // len(t))]))  # (a slow pattern's)
                     lines[i] = _dumps(rec, r)
             except (ValueError, RecursionError):
                 pass
