@@ -676,3 +676,38 @@ def test_a_copilot_image_whose_mime_type_is_not_text_draws_its_card(tmp_path, er
     statuses = pages(root, tmp_path, key)
     assert set(statuses.values()) == {200}, {u: s for u, s in statuses.items() if s != 200}
     assert [e.getMessage() for e in errors] == []
+
+
+# --- found by the fuzzer at stop 31 --------------------------------------------------------------
+
+OPENHANDS_CLI = ROOT / "test_data" / "formats" / "openhands" / "store-cli" / "sessions"
+
+
+@pytest.mark.parametrize("first, kind", [
+    (b'{"id": 0, "timestamp": "2025-06-02T10:00:01", "source": "agent<b>", "action": "system"}', "unknown"),
+    (b'{"id": 0, "timestamp": "2025-06-02T10:00:01", "source": "agent", "action": "sys', "unparsed"),
+], ids=["a source it does not know", "cut short"])
+def test_an_openhands_cli_conversation_whose_first_event_is_damaged_is_still_listed(first, kind, tmp_path,
+                                                                                       errors):
+    # A CLI conversation (no metadata.json) is told from its events/0.json; the other event files
+    # are never listed alone. A first event that was no OpenHands event (a source it does not
+    # know, a file cut short) made the whole conversation vanish from the list
+    import shutil
+
+    root = tmp_path / "root"
+    shutil.copytree(OPENHANDS_CLI, root / "sessions")
+    conv = next((root / "sessions").iterdir())
+    (conv / "events" / "0.json").write_bytes(first)
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    listed = c.get("/sessions.json").get_json()
+    keys = [s["key"] for s in (listed["sessions"] if isinstance(listed, dict) else listed)]
+    assert len(keys) == 1
+    page = c.get(f"/s/{keys[0]}").get_data(as_text=True)
+    assert "Fix the failing test in calc.py" in page  # the events after the damaged one
+    events = c.get(f"/s/{keys[0]}.json?hidden=1").get_json()["events"]
+    assert [e["kind"] for e in events[1:3]] == [kind, "message"]  # the damaged event is a card
+    app.extensions["viewer"].fts.close()
+    assert set(pages(root, tmp_path, keys[0]).values()) == {200}
+    assert [e.getMessage() for e in errors] == []

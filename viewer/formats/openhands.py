@@ -455,7 +455,8 @@ def _is_metadata(d: Any) -> bool:
 def claims_file(path: Path, head: bytes) -> bool:
     """A metadata.json with `events/0.json` beside it, or one that is OpenHands' own (written as
     the conversation is created, before its first event); an `events/0.json` of a conversation
-    without one when it is an OpenHands event (else each is read as the file it is)."""
+    without one when it is an OpenHands event, or the event after it is (else each is read as the
+    file it is)."""
     if _conversation(path) is None:
         return False
     if path.name == METADATA and (path.parent / "events" / "0.json").is_file():
@@ -463,8 +464,19 @@ def claims_file(path: Path, head: bytes) -> bool:
     try:
         head_value = orjson.loads(head)
     except orjson.JSONDecodeError:
-        return False
-    return _is_metadata(head_value) if path.name == METADATA else _kind(head_value) is not None
+        head_value = None
+    if path.name == METADATA:
+        return _is_metadata(head_value)
+    return _kind(head_value) is not None or _next_event_tells(path.parent)
+
+
+def _next_event_tells(events: Path) -> bool:
+    """Whether the event after a conversation's `events/0.json` that is no OpenHands event (a
+    damaged one) is one: the conversation is then OpenHands', its first event an unknown card,
+    rather than lost whole (its other event files are never listed alone). One more small file
+    read, only for a folder whose first event does not tell."""
+    names = _store_events(events)
+    return len(names) > 1 and _kind(load_json_file(events / names[1])) is not None
 
 
 def skip_folders(names: set) -> set:
@@ -498,7 +510,7 @@ def folder_document(path: Path) -> dict | None:
     if path.name == METADATA:
         if not (names and names[0] == "0.json") and not _is_metadata(meta):
             return None
-    elif not _kind(first):
+    elif not _kind(first) and not _next_event_tells(folder):
         return None
     events = [[n, first if i == 0 else load_json_file(folder / n)] for i, n in enumerate(names)]  # (lists:
     # see reader.cap_depth)
