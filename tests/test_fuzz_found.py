@@ -711,3 +711,41 @@ def test_an_openhands_cli_conversation_whose_first_event_is_damaged_is_still_lis
     app.extensions["viewer"].fts.close()
     assert set(pages(root, tmp_path, keys[0]).values()) == {200}
     assert [e.getMessage() for e in errors] == []
+
+
+FORMATS = ROOT / "test_data" / "formats"
+
+
+@pytest.mark.parametrize("main", ["openhands/store-calc/sessions/3f2a9c1e7b5d4e08a6c2f1b0d9e8c7a6/metadata.json",
+                                  "openhands_v1/cli-calc/6b1c0e3f9a2d4c58b7e1f0a4d3c2b1a0/base_state.json",
+                                  "opencode/data/storage/session/4b0ea68d7af9a6031a7ffda7ad66e0cb83315750/"
+                                  "ses_53a1c2d3e020nNoOpPqQrRsS.json"],
+                         ids=["OpenHands metadata.json", "OpenHands V1 base_state.json", "OpenCode session file"])
+@pytest.mark.parametrize("damage", [b'"text"', b"42", b"\x00\x01\x02 binary"], ids=["a string", "a number", "binary"])
+def test_a_folder_session_whose_main_file_is_not_json_records_is_still_listed(main, damage, tmp_path, errors):
+    # A session kept as a folder of files is claimed by its layout, its main file damaged or not
+    # ("its other files remain"), but a main file that did not open like JSON records (a JSON
+    # string or number, binary bytes) was refused first: the whole conversation was left out of
+    # the list, its events and messages with it
+    import os
+    import shutil
+    import time
+
+    from viewer.formats import detect
+
+    top = main.split("/")[0]
+    shutil.copytree(FORMATS / top, tmp_path / "root" / top)
+    path = tmp_path / "root" / main
+    path.write_bytes(damage)
+    os.utime(path, (time.time() - 3600,) * 2)  # (quiet: not a file being written)
+    assert detect.detect_file(path).format == top
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    listed = c.get("/sessions.json").get_json()["sessions"]
+    key = next(s["key"] for s in listed if s["path"] == str(path))
+    events = c.get(f"/s/{key}.json").get_json()["events"]
+    assert sum(e["kind"] == "message" for e in events) >= 2  # its prompts and replies are shown
+    app.extensions["viewer"].fts.close()
+    assert set(pages(tmp_path / "root", tmp_path, key).values()) == {200}
+    assert [e.getMessage() for e in errors] == []

@@ -161,12 +161,14 @@ def detect_file(path: str | Path) -> Detected:
         start = reader.skip_bom(f)
         head = f.read(HEAD_BYTES)
         size = f.seek(0, 2) - start
+    # a session kept as a folder of files, told by its main file and where it sits: even emptied
+    # or damaged (not JSON records at all), its other files remain
+    for adapter in CLAIMING:
+        if hook(adapter, "claims_file", path, head):
+            return Detected(adapter.NAME, "document", "its folder's layout")
     why = not_a_transcript(head)
     if why:
         raise NotTranscript(path, why)
-    for adapter in CLAIMING:  # a session kept as a folder of files, told by its main file
-        if hook(adapter, "claims_file", path, head):  # (even emptied: its other files remain)
-            return Detected(adapter.NAME, "document", "its folder's layout")
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
     whole = size <= HEAD_BYTES
