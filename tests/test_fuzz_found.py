@@ -719,8 +719,10 @@ FORMATS = ROOT / "test_data" / "formats"
 @pytest.mark.parametrize("main", ["openhands/store-calc/sessions/3f2a9c1e7b5d4e08a6c2f1b0d9e8c7a6/metadata.json",
                                   "openhands_v1/cli-calc/6b1c0e3f9a2d4c58b7e1f0a4d3c2b1a0/base_state.json",
                                   "opencode/data/storage/session/4b0ea68d7af9a6031a7ffda7ad66e0cb83315750/"
-                                  "ses_53a1c2d3e020nNoOpPqQrRsS.json"],
-                         ids=["OpenHands metadata.json", "OpenHands V1 base_state.json", "OpenCode session file"])
+                                  "ses_53a1c2d3e020nNoOpPqQrRsS.json",
+                                  "wolo/golden-mbos-wolo-0.13.3/sessions/424b1fee/session.json"],
+                         ids=["OpenHands metadata.json", "OpenHands V1 base_state.json", "OpenCode session file",
+                              "Wolo session.json"])
 @pytest.mark.parametrize("damage", [b'"text"', b"42", b"\x00\x01\x02 binary"], ids=["a string", "a number", "binary"])
 def test_a_folder_session_whose_main_file_is_not_json_records_is_still_listed(main, damage, tmp_path, errors):
     # A session kept as a folder of files is claimed by its layout, its main file damaged or not

@@ -370,6 +370,29 @@ def title_of(ev: Event) -> str | None:
 # --- the folder layout ---------------------------------------------------------------------------
 
 
+def claims_file(path: Path, head: bytes) -> bool:
+    """A `session.json` with a `messages/` folder beside it, when it is Wolo's (told from its first
+    bytes) or its first messages are: the session is its folder, even when session.json is
+    damaged past JSON records (its messages remain; it was refused as 'not a transcript')."""
+    if path.name != SESSION_FILE or not (path.parent / MESSAGES_DIR).is_dir():
+        return False
+    try:
+        meta = orjson.loads(head)
+    except orjson.JSONDecodeError:
+        meta = None
+    return _is_meta(meta) or _messages_tell(sorted((path.parent / MESSAGES_DIR).glob("*.json"))[:3])
+
+
+def _is_meta(meta: Any) -> bool:
+    """Whether a decoded session.json is Wolo's."""
+    return isinstance(meta, dict) and "id" in meta and bool(_SESSION_KEYS & meta.keys())
+
+
+def _messages_tell(paths: list[Path]) -> bool:
+    """Whether any of these message files is Wolo's."""
+    return any(sniff(load_json_file(p)) for p in paths)
+
+
 def folder_document(path: Path) -> dict | None:
     """A Wolo session folder read as one document, when `path` is its `session.json`; else None.
 
@@ -384,8 +407,7 @@ def folder_document(path: Path) -> dict | None:
     meta = load_json_file(path)
     messages = [[p.name, load_json_file(p)] for p in msgs_dir.glob("*.json")]  # (lists, not tuples: a
     # record nested too deep is cut through lists and dicts only, reader.cap_depth)
-    wolo_meta = isinstance(meta, dict) and "id" in meta and bool(_SESSION_KEYS & meta.keys())
-    if not wolo_meta and not any(sniff(rec) for _, rec in messages[:20]):
+    if not _is_meta(meta) and not any(sniff(rec) for _, rec in messages[:20]):
         return None  # another tool's session.json: read it as the file it is
     messages.sort(key=lambda m: _order(m[1], m[0]))
     todos = load_json_file(folder / TODOS_FILE) if (folder / TODOS_FILE).is_file() else None
