@@ -625,6 +625,19 @@ def invariant(idx) -> list[str]:
     return out
 
 
+def unlisted(case: Case) -> list[str]:
+    """A session kept as a folder of files that its format reads as one (`folder_document`) must
+    be listed: else its messages are lost with its main file's damage."""
+    from viewer import formats
+
+    adapter = formats.BY_NAME.get(case.seed.fmt)
+    if case.seed.row or not hasattr(adapter, "folder_document") or not case.main.is_file():
+        return []
+    if adapter.folder_document(case.main) is None:
+        return []
+    return [f"not listed, though {case.seed.fmt} reads its folder as a session"]
+
+
 def _holds_something(data: bytes) -> bool:
     """Whether a document has something to show: not JSON (an unparsed card) or a non-empty value."""
     try:
@@ -811,6 +824,8 @@ class Run:
             key = self.keys.get(case.main)
             try:
                 with deadline(CASE_SECONDS):
+                    if key is None:
+                        problems.extend(unlisted(case))
                     if key is not None:
                         drive_web(self.app, key, case, r, problems)
                         if case.main in self.tails:
