@@ -1,7 +1,8 @@
 """A seeded, deterministic mutation fuzzer for "nothing is lost, nothing crashes".
 
 Seeds are the sessions of the shared corpus and of test_data (every format, Claude Code sub-agent
-folders, OpenHands event folders and the files a format reads beside a session included), and the
+folders, Codex sub-agents' rollouts, OpenHands event folders and the files a format reads beside a
+session included), and the
 sessions of an OpenCode database built from test_data's file storage. A case is one seed session
 copied with its companion files (a window of each file's records, a run of a folder's files) and
 mutated: values swapped for other types at any depth, keys dropped, lines duplicated, swapped or
@@ -172,6 +173,12 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
                                          key=_natural)[:FOLDER_FILES] if companions.is_dir() else [])
                 window = True
             adapter = formats.BY_NAME.get(found.format)
+            for _, comp, _ in (adapter.companions(main) if hasattr(adapter, "companions") else []):
+                # a sub-agent's own file beside its parent's (Codex's rollouts); those elsewhere
+                # (Wolo's, OpenCode's sessions) are not copied
+                comp = Path(comp)
+                if comp.is_file() and comp not in files and comp.is_relative_to(folder):
+                    files.append(comp)
             for side in (adapter.sidecars(main) if hasattr(adapter, "sidecars") else []):
                 # the files read beside a session (Factory Droid's settings, legion's state.json)
                 if side.is_file() and side not in files and side.is_relative_to(folder):
