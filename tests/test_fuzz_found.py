@@ -751,3 +751,19 @@ def test_a_folder_session_whose_main_file_is_not_json_records_is_still_listed(ma
     app.extensions["viewer"].fts.close()
     assert set(pages(tmp_path / "root", tmp_path, key).values()) == {200}
     assert [e.getMessage() for e in errors] == []
+
+
+def test_calls_whose_input_was_all_cached_are_priced():
+    # A bucket of calls with no uncached input: its per-call average input ((input + cache read
+    # + cache write) / calls) could round below the cache read and write averaged apart, which
+    # genai-prices refuses ("exceeds input_tokens"): the model was listed as unpriced and the
+    # session's cost left it out
+    from viewer.usage import priced
+
+    import random
+
+    r = random.Random(5)
+    for calls, read, write in [(3, 547263, 548872)] + [
+            (r.randrange(1, 40), r.randrange(10**7), r.randrange(10**7)) for _ in range(300)]:
+        found = priced({"buckets": [["t0", "claude-sonnet-4-5", 480000, 0, calls, 0, 100, read, write]]})
+        assert found["unpriced"] == [] and found["cost"] > 0, (calls, read, write)

@@ -34,6 +34,7 @@ from array import array
 from bisect import bisect_left
 from collections import OrderedDict
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -203,8 +204,15 @@ class Prices:
         # bucket costs `calls` times its average call (prices are linear within a tier)
         if tier < 0 and self.tiers(name):
             calls = max(calls, (inp + read + write) // self.tiers(name)[0] + 1)
-        usage = genai_prices.Usage(input_tokens=(inp + read + write) / calls, output_tokens=out / calls,
-                                   cache_read_tokens=read / calls, cache_write_tokens=write / calls)
+        read_each, write_each = read / calls, write / calls
+        inp_each = (inp + read + write) / calls
+        # the input is at least its cached parts, but they may each round up when divided apart
+        # (the library, which subtracts the decimals the floats print as, refuses such usage):
+        # the input is rounded up too
+        while Decimal(repr(inp_each)) < Decimal(repr(read_each)) + Decimal(repr(write_each)):
+            inp_each = math.nextafter(inp_each, math.inf)
+        usage = genai_prices.Usage(input_tokens=inp_each, output_tokens=out / calls,
+                                   cache_read_tokens=read_each, cache_write_tokens=write_each)
         when = datetime.fromtimestamp(hour * HOUR + HOUR / 2, timezone.utc) if hour is not None \
             else datetime.now(timezone.utc)
         try:
