@@ -598,6 +598,19 @@ class Errors(logging.Handler):
         self.records.append(record)
 
 
+class Warnings(logging.Handler):
+    """The warnings logged, counted by message template, with the first one's text."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.seen: dict[tuple, list] = {}
+
+    def emit(self, record):
+        if record.levelno < logging.ERROR:
+            key = (record.name, str(record.msg))
+            self.seen.setdefault(key, [0, record.getMessage()[:300]])[0] += 1
+
+
 class Hang(Exception):
     pass
 
@@ -902,6 +915,8 @@ def main(argv=None) -> int:
     started = time.monotonic()
     total, found = 0, 0
     seen = set()
+    warnings = Warnings()  # not findings (a file gone, a price refused), but worth a look
+    logging.getLogger().addHandler(warnings)
 
     def report(case, problem):
         nonlocal found
@@ -931,6 +946,8 @@ def main(argv=None) -> int:
         if not args.minutes or time.monotonic() - started > args.minutes * 60:
             break
     shutil.rmtree(work / "w", ignore_errors=True)
+    for (name, msg), (n, example) in sorted(warnings.seen.items(), key=lambda kv: -kv[1][0]):
+        print(f"warning {n}x from {name}: {example}")
     print(f"{total} cases in {time.monotonic() - started:.0f} s; {found} problems, {len(seen)} distinct")
     return 1 if found else 0
 
