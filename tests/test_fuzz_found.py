@@ -767,3 +767,28 @@ def test_calls_whose_input_was_all_cached_are_priced():
             (r.randrange(1, 40), r.randrange(10**7), r.randrange(10**7)) for _ in range(300)]:
         found = priced({"buckets": [["t0", "claude-sonnet-4-5", 480000, 0, calls, 0, 100, read, write]]})
         assert found["unpriced"] == [] and found["cost"] > 0, (calls, read, write)
+
+
+def test_a_line_with_a_long_run_of_backslashes_and_a_cut_emoji_reads(tmp_path):
+    # A line orjson refuses for a lone surrogate escape is mended by a pattern that took a run of
+    # backslashes as the start of an escape from each of its backslashes in turn: quadratic, a
+    # line with a million of them (JSON kept as text, escaped again and again) never finished
+    # reading (the fuzzer's case hung, uninterruptibly, in the regular expression). Read in a
+    # child process, so that a hang fails the test instead of stopping the suite
+    import subprocess
+    import sys
+
+    line = {"type": "assistant", "content": "\\" * 1_000_000 + " cut \ud83d", "timestamp": 1761073200.0,
+            "session_id": "s", "message_id": "m1"}
+    legion(tmp_path / "s", LEGION_USER, line)
+    code = ("import sys; from viewer.index import SessionIndex; from viewer import reader\n"
+            "idx = SessionIndex(sys.argv[1]).build()\n"
+            "with open(sys.argv[1], 'rb') as f:\n"
+            "    th = idx.threads['main']\n"
+            "    rec = reader.read_line(f, th.offsets[1], th.lengths[1])\n"
+            "    text = rec['content']\n"
+            "    text = reader.read_cut(f, text) if isinstance(text, reader.CutStr) else text\n"
+            "    print(idx.summary.unparsed, idx.summary.messages, len(text), text[-7:])")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s" / "messages.jsonl")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split(None, 3) == ["0", "2", "1000006", "\\ cut \ufffd\n"], done.stderr

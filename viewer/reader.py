@@ -218,8 +218,9 @@ def decode(data: bytes | str) -> Any:
 
 
 # \uXXXX escapes of a surrogate: a pair (kept) or a lone half, after an odd run of backslashes (an
-# even run is escaped backslashes followed by the letters "ud…")
-_SURROGATE_ESCAPE = re.compile(r"(\\+)u(d[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|d[89a-f][0-9a-f]{2})",
+# even run is escaped backslashes followed by the letters "ud…"). A run is matched from its first
+# backslash only, and whole: tried from each of its backslashes, a long run cost its length squared
+_SURROGATE_ESCAPE = re.compile(r"(?<!\\)(\\++)u(d[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|d[89a-f][0-9a-f]{2})",
                                re.IGNORECASE)
 
 
