@@ -617,14 +617,21 @@ class Hang(Exception):
 
 @contextmanager
 def deadline(seconds: int):
+    """A Hang raised after `seconds`; and, for a hang the alarm cannot break (C code that never
+    returns to Python: a regular expression backtracking), every thread's stack printed after
+    twice that, so that the run says where it is stuck."""
+    import faulthandler
+
     def ring(*_):
         raise Hang(f"no answer in {seconds} s")
 
     old = signal.signal(signal.SIGALRM, ring)
     signal.alarm(seconds)
+    faulthandler.dump_traceback_later(seconds * 2, repeat=True, file=sys.stderr)
     try:
         yield
     finally:
+        faulthandler.cancel_dump_traceback_later()
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
 
