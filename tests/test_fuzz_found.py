@@ -792,3 +792,56 @@ def test_a_line_with_a_long_run_of_backslashes_and_a_cut_emoji_reads(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s" / "messages.jsonl")], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.stdout.split(None, 3) == ["0", "2", "1000006", "\\ cut \ufffd\n"], done.stderr
+
+
+def _in_child(code: str, *args: str) -> str:
+    """What `code` prints, run in a child process: a reader that never finishes (a pattern
+    backtracking in C, which no alarm interrupts) fails the test instead of stopping the suite."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+_RUN = ("import sys; from viewer.index import SessionIndex; from viewer.timeline import load_events\n"
+        "idx = SessionIndex(sys.argv[1], *sys.argv[2:]).build()\n"
+        "for ev in load_events(idx, 'main', 0, len(idx.threads['main'])):\n"
+        "    print(ev.author or ev.role, ev.state, [b.text[-40:] for b in ev.blocks if b.kind in ('text', 'notice')])\n")
+
+
+def test_a_cline_reply_with_a_long_run_of_blanks_reads(tmp_path):
+    # Cline's "[Response interrupted by user]" was searched for with a pattern that began with
+    # blanks: from each of a reply's million spaces (a model's degenerate output) in turn
+    doc = [{"role": "user", "content": [{"type": "text", "text": "<task>\nhi\n</task>"}]},
+           {"role": "assistant", "content": [{"type": "text", "text": "ok" + " " * 1_000_000 + "x"},
+                                             {"type": "text", "text": "\n\n[Response interrupted by user]"}]}]
+    (tmp_path / "task").mkdir()
+    (tmp_path / "task" / "api_conversation_history.json").write_text(json.dumps(doc))
+    out = _in_child(_RUN, str(tmp_path / "task" / "api_conversation_history.json"), "anthropic-messages").splitlines()
+    assert out[-1] == "assistant interrupted ['" + " " * 39 + "x', 'response interrupted by the user']"
+
+
+def test_a_teammate_message_with_a_long_attribute_name_reads(tmp_path):
+    # a teammate message's attributes were read by a pattern that took a run of letters as a
+    # name from each of its letters in turn: a million of them never finished
+    line = {"parentUuid": None, "uuid": "u2", "sessionId": "s1", "timestamp": "2026-04-19T10:14:00.000Z",
+            "type": "user", "message": {"role": "user", "content": (
+                '<teammate-message teammate_id="alice" ' + "a" * 1_000_000 + ' summary="done">\n'
+                "All pass.\n</teammate-message>")}}
+    (tmp_path / "s1.jsonl").write_text(json.dumps(line) + "\n")
+    assert _in_child(_RUN, str(tmp_path / "s1.jsonl")).splitlines() == [
+        "teammate alice None ['done', 'All pass.']"]
+
+
+def test_a_marsys_tool_call_repr_with_a_long_word_reads(tmp_path):
+    # a snapshot's `ToolCallMsg(...)` repr was read by a pattern that took a run of letters as an
+    # argument's name from each of its letters in turn (a long base64 value, unquoted by damage)
+    code = ("from viewer.formats import marsys; from viewer.model import Ref\n"
+            "ev = marsys.event({'role': 'assistant', 'content': None, 'name': 'A', 'timestamp': 1.0,"
+            " 'tool_calls': [\"ToolCallMsg(id='c9', name='fetch', data=\" + 'Q' * 1_000_000 + \")\"]},"
+            " Ref('main', 1, 0, 1))\n"
+            "print([(u.id, u.name) for u in ev.tool_uses()])")
+    assert _in_child(code).strip() == "[('c9', 'fetch')]"

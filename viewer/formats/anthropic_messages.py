@@ -167,7 +167,8 @@ def _pair_text_results(found: list) -> list:
 
 
 _NEVER_RAN = "Task was interrupted before this tool call could be completed"
-_CUT_OFF = re.compile(r"\s*\[Response interrupted by (?P<why>user|API Error)\]\s*$")
+# (no leading \s*: searched from each of a long run of blanks, it cost the run's length squared)
+_CUT_OFF = re.compile(r"\[Response interrupted by (?P<why>user|API Error)\]\s*$")
 
 # Cline's task ends with an `attempt_completion` call that nothing answers unless the user writes
 # back ("[attempt_completion] Result: The user has provided feedback…"): as the last message it is

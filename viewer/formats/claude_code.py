@@ -114,7 +114,7 @@ _HARNESS, _HARNESS_END = "[Workflow harness — computed task]", "The computed t
 _AGENT_ID = re.compile(r"[\w-]+")
 _USAGE = re.compile(r"<usage>(.*?)</usage>", re.S)
 _TEAMMATE = re.compile(r"<teammate-message\b([^>]*)>(.*?)</teammate-message>", re.S)
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
+_ATTR = re.compile(r'(?<!\w)(\w++)="([^"]*)"')  # (a name from its first letter, whole: linear)
 _TASK_NOTE = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
 _TASK_CALL = re.compile(r"<(tool-use-id|status)>([^<]{1,200})</\1>")
 # a task notification's status → the state of the background call it reports on

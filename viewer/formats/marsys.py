@@ -120,7 +120,8 @@ _PLACEHOLDER = "[Context was compacted. Previous conversation history is no long
 # tuples, not sets: a "kind" from a file may be a list, which a set cannot look up
 _SPAN_KINDS = ("execution", "branch", "step", "generation", "compaction", "tool")
 _TRACE_MARKS = ("stream_completed", "stream_event")
-_KWARG = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+# (a name from its first letter, whole: tried from each letter of a long run, its length squared)
+_KWARG = re.compile(r"(?<!\w)(\w++)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
 def sniff(rec: Any) -> int:
