@@ -845,3 +845,53 @@ def test_a_marsys_tool_call_repr_with_a_long_word_reads(tmp_path):
             " Ref('main', 1, 0, 1))\n"
             "print([(u.id, u.name) for u in ev.tool_uses()])")
     assert _in_child(code).strip() == "[('c9', 'fetch')]"
+
+
+def test_a_damaged_session_of_an_opencode_database_leaves_its_other_sessions_readable(tmp_path, errors):
+    # After a few asks, the identities of all of a database's sessions are taken at once; one
+    # session whose rows sit on a damaged page made that whole pass fail, and every session of
+    # the database answered 'Cannot read … damaged' from then on
+    import importlib.util
+    import os
+    import time
+
+    spec = importlib.util.spec_from_file_location("make_db", ROOT / "test_data" / "formats" / "opencode" / "make_db.py")
+    make_db = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_db)
+    db = tmp_path / "root" / "opencode.db"
+    db.parent.mkdir()
+    con = make_db.build(db, keep_open=True)
+    damaged, healthy = "ses_53a1c2d3e020nNoOpPqQrRsS", "ses_53a1c2d3e001aAbBcCdDeEfFgG"
+    (mid,) = con.execute("SELECT id FROM message WHERE session_id = ? ORDER BY time_created DESC LIMIT 1",
+                         (damaged,)).fetchone()
+    for i in range(40):  # parts of its own, on pages of their own
+        make_db.write_part(con, damaged, mid, {"type": "text", "text": "x" * 3000, "time": {"start": 1}},
+                           f"prt_zz{i:04d}")
+    cols = [r[1] for r in con.execute("PRAGMA table_info(session)")]
+    for n in range(4):  # more sessions than are asked one by one
+        con.execute(f"INSERT INTO session ({', '.join(cols)}) SELECT "
+                    + ", ".join("?" if c in ("id", "title") else c for c in cols)
+                    + " FROM session WHERE id = ?", (f"ses_extra{n}", f"Extra session {n}", healthy))
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (page,) = con.execute("SELECT max(pageno) FROM dbstat WHERE name = 'part' AND pagetype = 'leaf'").fetchone()
+    page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    with open(db, "r+b") as f:  # the last leaf page of the part table: the new parts' alone
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    os.utime(db, (time.time() - 3600,) * 2)
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    for _ in range(3):
+        assert c.get("/").status_code == 200
+    page = c.get(f"/s/opencode.db~{damaged}")
+    assert page.status_code == 503 and "damaged" in page.get_data(as_text=True)  # said plainly
+    for _ in range(3):
+        assert c.get("/").status_code == 200
+    for n in range(4):
+        page = c.get(f"/s/opencode.db~ses_extra{n}")
+        assert page.status_code == 200 and f"Extra session {n}" in page.get_data(as_text=True)
+    page = c.get(f"/s/opencode.db~{healthy}")
+    assert page.status_code == 200 and "Fix divide-by-zero in calc.py" in page.get_data(as_text=True)
+    app.extensions["viewer"].fts.close()

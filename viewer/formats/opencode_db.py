@@ -393,10 +393,16 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
     if asked <= BURST:
         with _Reader(db) as r:
             return _identity(r, sid, path)
+    every = {}
     with _Reader(db) as r:
         # (one snapshot: every session listed is there to be read)
-        every = {s: _identity(r, s, row_path(db, s)) for (s,) in r.all("SELECT id FROM session")
-                 if isinstance(s, str) and ID.fullmatch(s)}
+        for (s,) in r.all("SELECT id FROM session"):
+            if isinstance(s, str) and ID.fullmatch(s):
+                try:
+                    every[s] = _identity(r, s, row_path(db, s))
+                except Unreadable:  # its rows on a damaged page: said when it is asked for, and
+                    if s == sid:  # the others' still read
+                        raise
     with _memo_lock:
         _memo.update({("identity", db, s): (state, ident) for s, ident in every.items()})
     if sid not in every:
