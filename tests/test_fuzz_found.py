@@ -895,3 +895,20 @@ def test_a_damaged_session_of_an_opencode_database_leaves_its_other_sessions_rea
     page = c.get(f"/s/opencode.db~{healthy}")
     assert page.status_code == 200 and "Fix divide-by-zero in calc.py" in page.get_data(as_text=True)
     app.extensions["viewer"].fts.close()
+
+
+def test_a_jsonl_session_whose_first_line_is_a_long_text_is_listed(tmp_path, errors):
+    # Discovery judges a JSONL file from its first 16 KB: a first line longer than that which is
+    # no record (a long JSON string, a banner) was all it saw, and the session was skipped as
+    # 'not a transcript' though its records follow (the page, which reads more, showed them)
+    legion(tmp_path / "root" / "s", LEGION_USER)
+    path = tmp_path / "root" / "s" / "messages.jsonl"
+    path.write_text(json.dumps("long " * 10_000) + "\n" + path.read_text())
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    assert [s["key"] for s in c.get("/sessions.json").get_json()["sessions"]] == ["s"]
+    kinds = [e["kind"] for e in c.get("/s/s.json").get_json()["events"]]
+    assert kinds == ["unknown", "message"]  # the long line is a card of its own, the prompt follows
+    app.extensions["viewer"].fts.close()
+    assert [e.getMessage() for e in errors] == []

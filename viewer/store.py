@@ -356,7 +356,8 @@ class Store:
             why = None  # documents were recognised by their content already
         else:
             try:
-                why = detect.not_a_transcript(files.read_file(path, detect.SNIFF_BYTES))
+                head = files.read_file(path, detect.SNIFF_BYTES)
+                why = detect.not_a_transcript(head, more=len(head) == detect.SNIFF_BYTES)
             except OSError:
                 why = None  # listed; its page says why it cannot be read
             why = f"not a transcript ({why})" if why else None

@@ -43,20 +43,22 @@ class NotTranscript(Exception):
         self.path, self.reason = str(path), reason
 
 
-def not_a_transcript(head: bytes) -> str | None:
+def not_a_transcript(head: bytes, more: bool = False) -> str | None:
     """Why a file that starts with `head` cannot be a transcript, or None when it may be one.
 
     A transcript is made of JSON objects or arrays: one per line, or one document. A file may be
     one when it opens like JSON text, or when any of its first lines is such a record (a stray
     log line before the records does not disqualify it); otherwise it is not, and the reason
-    says whether it is binary (NUL or other control bytes) or text of another kind."""
+    says whether it is binary (NUL or other control bytes) or text of another kind. `more`: the
+    file goes on past `head` (discovery's quick look), so a text whose first line is longer than
+    the head is not judged by it: detection, which reads more, says."""
     body = head[3:] if head.startswith(_BOM) else head
     stripped = body.lstrip()
     if not stripped:
         return None  # empty: a session with no events yet
     sample = body[:4096]
     binary = len(sample.translate(None, _CONTROL)) < len(sample) * 0.95 or b"\0" in sample
-    if not binary and stripped[:1] in (b"{", b"["):
+    if not binary and (stripped[:1] in (b"{", b"[") or more and b"\n" not in stripped):
         return None
     seen = 0
     lines = body.split(b"\n")
