@@ -912,3 +912,37 @@ def test_a_jsonl_session_whose_first_line_is_a_long_text_is_listed(tmp_path, err
     assert kinds == ["unknown", "message"]  # the long line is a card of its own, the prompt follows
     app.extensions["viewer"].fts.close()
     assert [e.getMessage() for e in errors] == []
+
+
+def test_an_opencode_database_whose_sub_agent_index_is_damaged_still_shows_its_sessions(tmp_path, errors):
+    # A damaged page of the index OpenCode's database looks sub-agents up by (session_parent_idx):
+    # the sessions still read, but the search for their sub-agents raised, which the adapter's
+    # safety net logged as a failure of the viewer's on every read
+    import importlib.util
+    import os
+    import sqlite3
+    import time
+
+    spec = importlib.util.spec_from_file_location("make_db", ROOT / "test_data" / "formats" / "opencode" / "make_db.py")
+    make_db = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_db)
+    db = tmp_path / "root" / "opencode.db"
+    db.parent.mkdir()
+    make_db.build(db)
+    with sqlite3.connect(db) as con:
+        (page,) = con.execute("SELECT pageno FROM dbstat WHERE name = 'session_parent_idx'").fetchone()
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    with open(db, "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    os.utime(db, (time.time() - 3600,) * 2)
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    assert c.get("/").status_code == 200
+    page = c.get("/s/opencode.db~ses_53a1c2d3e001aAbBcCdDeEfFgG")
+    assert page.status_code == 200 and "Fix divide-by-zero in calc.py" in page.get_data(as_text=True)
+    listed = [s["key"] for s in c.get("/sessions.json").get_json()["sessions"]]
+    assert "opencode.db~ses_53a1c2d3e00bhHiIjJkKlLmM" in listed  # its sub-agent, listed on its own
+    app.extensions["viewer"].fts.close()
+    assert [e.getMessage() for e in errors] == []

@@ -755,7 +755,11 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     that spawned one names it in its part, `metadata.sessionId`: `event` links them by `spawns`.)
     A session row's: the rows naming it as their `parent_id`."""
     if _session_layout(main) is None:
-        return [(cid, Path(p), meta) for cid, p, meta in opencode_db.children(str(main), CHILD_DEPTH)]
+        try:
+            found = opencode_db.children(str(main), CHILD_DEPTH)
+        except opencode_db.Unreadable:  # a damaged page of the database where sub-agents are
+            return []  # looked up: the session reads without them; each is still listed alone
+        return [(cid, Path(p), meta) for cid, p, meta in found]
     own = _small_info(main)
     if own is None:
         return []
