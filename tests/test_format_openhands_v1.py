@@ -178,6 +178,12 @@ def test_an_event_file_that_does_not_parse_is_one_unparsed_card(tmp_path):
     assert idx.summary.unparsed == 1
     assert idx.summary.title == "Fix the failing test in calc.py and tell me what was wrong."
     assert len(tool_uses(evs)) == 5  # the rest reads on
+    # the card shows that file's bytes (not base_state.json's, nor nothing)
+    (bad,) = [b for e in evs for b in e.blocks if b.kind == "unparsed"]
+    assert bad.raw == '{"kind": "ActionEvent", "thou' and victim.name in bad.reason
+    client = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}).test_client()
+    page = client.get(f"/s/{CONV}~base_state?at=start").get_data(as_text=True)
+    assert "{&#34;kind&#34;: &#34;ActionEvent&#34;, &#34;thou" in page
 
 
 def test_the_page_shows_the_conversation(tmp_path):

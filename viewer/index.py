@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 INDEX_VERSION = 15  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
-UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
+UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
 PROGRESS_STEP = 1 << 20  # bytes between two progress reports of a pass
 HEAD_BYTES = 256 << 10  # of a file, read for a region's title and start time
@@ -619,7 +619,7 @@ class SessionIndex:
         if isinstance(value, reader.BadLine):
             if length > reader.HUGE_LINE and path is None:
                 th.bad[len(th.ids)] = value.reason
-            raw = data if data is not None else reader.read_bytes(f, offset, length, UNPARSED_PREVIEW)
+            raw = unparsed_bytes(value, data, f, ref)
             ev = unparsed_event(raw[:UNPARSED_PREVIEW].decode("utf-8", "replace"), ref,
                                 value.reason, th.format)
         else:
@@ -1251,6 +1251,18 @@ def _following(put, follow, carried: dict):
         put(ev, *args)
 
     return put_followed
+
+
+def unparsed_bytes(bad: reader.BadLine, data, f, ref: Ref) -> bytes:
+    """What an unparsed card shows of a record that could not be read: its line, or the bytes of
+    the file it came from (a record of a document has no bytes of its own in the main file)."""
+    if bad.raw is not None:
+        return bad.raw
+    if data is not None:
+        return data
+    if f is None or ref.path is not None:
+        return b""
+    return reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)
 
 
 def safe_event(adapter, value: Any, ref: Ref) -> Event:

@@ -83,9 +83,15 @@ class RawLine:
 WAITING = "\u0000waiting"
 
 
+UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
+
+
 @dataclass(slots=True)
 class BadLine:
     reason: str
+    # the first bytes of what could not be read, where they are not the line's own: a file of a
+    # session kept as a folder of files (its place in the session's main file holds no bytes of it)
+    raw: bytes | None = None
 
 
 class LineScanner:

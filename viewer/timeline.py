@@ -22,7 +22,7 @@ from functools import lru_cache
 from . import files, formats, reader, timestamps, tools
 from .formats import detect
 from .index import NOT_RECORDED, UNPARSED_PREVIEW, Region, SessionIndex, ThreadIndex, \
-    safe_event, truncated
+    safe_event, truncated, unparsed_bytes
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
@@ -344,9 +344,7 @@ def _expand(ev: Event, f, limit: int) -> None:
 def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
     value = reader.shallow(value, data)  # what a page shows is never nested too deep to write
     if isinstance(value, reader.BadLine):
-        if data is None and f is not None:
-            data = reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)
-        raw = (data or b"")[:UNPARSED_PREVIEW].decode("utf-8", "replace")
+        raw = unparsed_bytes(value, data, f, ref)[:UNPARSED_PREVIEW].decode("utf-8", "replace")
         ev = unparsed_event(raw, ref, value.reason, adapter.NAME)
     else:
         ev = safe_event(adapter, value, ref)

@@ -49,7 +49,9 @@ def load_json_file(p: Path) -> Any:
     except OSError as e:
         return reader.BadLine(f"{p.name}: cannot read: {e.strerror or e}")
     value = reader.decode(data)  # as a line is read: bad UTF-8 and a lone surrogate mended
-    return reader.BadLine(f"{p.name}: {value.reason}") if isinstance(value, reader.BadLine) else value
+    if isinstance(value, reader.BadLine):
+        return reader.BadLine(f"{p.name}: {value.reason}", data[:reader.UNPARSED_PREVIEW])
+    return value
 
 
 def set_time(ev: Event, raw: Any) -> Event:

@@ -288,7 +288,11 @@ def _lines(f, scanner):
     """(line number, value) of each line, one at a time (a huge line skimmed), then of the last
     line (`_last_line`: or `_WAIT`)."""
     for line, offset, length, data in scanner.lines():
-        yield line, reader.decode(data) if data is not None else reader.skim(f, offset, length)
+        value = reader.decode(data) if data is not None else reader.skim(f, offset, length)
+        if isinstance(value, reader.BadLine):  # (its card shows the line: the document has no place)
+            value.raw = bytes(data[:reader.UNPARSED_PREVIEW]) if data is not None else \
+                reader.read_bytes(f, offset, length, reader.UNPARSED_PREVIEW)
+        yield line, value
     if (last := _last_line(f, scanner)) is not None:
         yield scanner.line + 1, last
 
@@ -361,7 +365,7 @@ class _Unwrap:
             k = kind(rec) if isinstance(rec, dict) else None
             if k is None:  # an unparsed line, a record of no known shape: kept as it is
                 if isinstance(rec, reader.BadLine) and line:  # (its place here is no file line)
-                    rec = reader.BadLine(f"line {line} of the file: {rec.reason}")
+                    rec = reader.BadLine(f"line {line} of the file: {rec.reason}", rec.raw)
                 self.out.append((path or "$", rec))
                 continue
             mark, state = len(self.out), (self.sections, self.section, self.renamed, len(self.conversations))
