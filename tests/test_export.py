@@ -446,6 +446,14 @@ def test_an_export_stopped_midway_leaves_no_drawing_processes(monkeypatch):
 
     monkeypatch.setattr(exporting, "WINDOW", 3)
     monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
+    drawn = Export._html_window
+
+    def slow(self, a, tl, env):  # every window after the first takes long: still being drawn
+        if a > 0:
+            time.sleep(120)
+        return drawn(self, a, tl, env)
+
+    monkeypatch.setattr(Export, "_html_window", slow)
     before = set(multiprocessing.active_children())
     x = Export(SessionIndex(TOUR).build(), now=0, workers=2)
     pieces = x.chunks()

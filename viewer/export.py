@@ -294,7 +294,7 @@ class Export:
                 yield from self._html_drawn(drawing)
         finally:
             if drawing is not None:
-                drawing[0].terminate()
+                drawing.stop()
                 _forked(None)
         loose = [n for n in self.threads if n != self.sel.thread and not self._linked(n)]
         if loose:
@@ -328,7 +328,7 @@ class Export:
 
     def _html_workers(self, tl: Timeline, env):
         """`workers` forked processes drawing the selected thread's windows (with their
-        sub-agents), started now: (the pool, its results in order), or None where the events are
+        sub-agents), started now (`_Drawers`), or None where the events are
         drawn in this process. The workers inherit the index, and the templates and file-name
         patterns this process compiles for them first (each would compile its own); they return
         each window's HTML as the bytes written (sending text would decode and encode it again)."""
@@ -339,17 +339,14 @@ class Export:
         self.parallel = True
         _warm(env)
         _forked((self, tl, env))
-        pool = multiprocessing.get_context("fork").Pool(self.workers)
-        return pool, pool.imap(_draw_window, range(start, stop, WINDOW))
+        return _Drawers(self.workers, range(start, stop, WINDOW))
 
-    def _html_drawn(self, drawing) -> Iterator[bytes]:
-        pool, results = drawing
-        for html, events in results:
+    def _html_drawn(self, drawing: "_Drawers") -> Iterator[bytes]:
+        for html, events in drawing:
             if self.idx.generation != self.generation:
                 raise ExportError("the session file was replaced while it was exported")
             self.events += events
             yield html
-        pool.close()
 
     def _html_window(self, a: int, tl: Timeline, env) -> tuple[str, int]:
         """The HTML of the selected thread's window at seq `a` and its number of events (sub-agents
@@ -422,10 +419,57 @@ def _forked(what) -> None:
     _FORKED = what
 
 
-def _draw_window(a: int) -> tuple[bytes, int]:
+class _Drawers:
+    """Forked processes drawing an export's windows: window i by process i % n, each sending its
+    windows' HTML in order through a pipe of its own (it waits while the pipe is full, so what is
+    drawn ahead stays small), read back in order. `stop()` kills them: they share no lock with
+    this process that a killed one could leave held (multiprocessing.Pool's terminate waited for
+    ever on its task queue's lock when an idle worker held it)."""
+
+    def __init__(self, n: int, starts: range):
+        ctx = multiprocessing.get_context("fork")
+        self.total = len(starts)
+        self.conns, self.procs = [], []
+        for k in range(n):
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_draw_windows, args=(send, starts[k::n]), daemon=True)
+            proc.start()
+            send.close()
+            self.conns.append(recv)
+            self.procs.append(proc)
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        for i in range(self.total):
+            try:
+                html, events = self.conns[i % len(self.conns)].recv()
+            except EOFError:
+                raise ExportError("a process drawing the export ended before its part was drawn")
+            if html is None:
+                raise ExportError(f"drawing the export failed: {events}")
+            yield html, events
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.kill()
+        for proc in self.procs:
+            proc.join()
+        for conn in self.conns:
+            conn.close()
+
+
+def _draw_windows(conn, starts: range) -> None:
+    """A forked process's part of an export: (HTML bytes, events) of each window it was given, or
+    (None, why) when drawing failed."""
     x, tl, env = _FORKED
-    html, events = x._html_window(a, tl, env)
-    return html.encode("utf-8", "surrogatepass"), events
+    try:
+        for a in starts:
+            html, events = x._html_window(a, tl, env)
+            conn.send((html.encode("utf-8", "surrogatepass"), events))
+    except Exception as e:  # said to the exporting process, which stops with it
+        conn.send((None, f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
 
 
 # what drawing a window compiles on first use (the templates of an event, Pygments' file-name
