@@ -6,6 +6,8 @@ own browser downloads are never used.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import threading
@@ -22,6 +24,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "test_data" / "sessions"
 CORPUS = ROOT.parent / "shared" / "corpus"
 CHROMIUM = "/usr/bin/chromium"
+
+
+@functools.cache
+def opencode_make_db():
+    """test_data/formats/opencode/make_db.py, which builds OpenCode databases as OpenCode does
+    (and adds rows as a running OpenCode writes them)."""
+    spec = importlib.util.spec_from_file_location("make_db", ROOT / "test_data" / "formats" / "opencode" / "make_db.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def built(path: Path):

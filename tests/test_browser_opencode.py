@@ -14,7 +14,7 @@ import shutil
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, indexed_list, quiet_copy
+from conftest import ROOT, indexed_list, opencode_make_db, quiet_copy
 
 pytestmark = pytest.mark.browser
 
@@ -111,11 +111,7 @@ def test_a_session_followed_live_as_its_parts_are_written_again(serve, watched_p
 def test_a_session_of_opencode_s_database_followed_live(serve, watched_page, tmp_path):
     """OpenCode 1.2+ keeps sessions as rows of opencode.db: a session is listed under its title,
     opens, and a message OpenCode writes while the page is open appears in it."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_db", DATA.parent / "make_db.py")
-    make_db = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_db)
+    make_db = opencode_make_db()
     root = tmp_path / "opencode"
     root.mkdir()
     con = make_db.build(root / "opencode.db", keep_open=True)  # a running OpenCode's database

@@ -4,7 +4,6 @@ locked, damaged, another program's or from a newer OpenCode says so plainly; a s
 writing (a new part, a part rewritten in place) is seen as changed. Databases are built with
 OpenCode's own DDL from the file-storage fixture (test_data/formats/opencode/make_db.py)."""
 
-import importlib.util
 import json
 import os
 import sqlite3
@@ -21,7 +20,7 @@ from viewer.store import Store
 from viewer.timeline import raw_record
 from viewer.web import create_app
 
-from conftest import ROOT, quiet_copy
+from conftest import ROOT, opencode_make_db, quiet_copy
 
 FIXTURES = ROOT / "test_data" / "formats" / "opencode"
 DATA = FIXTURES / "data"
@@ -31,9 +30,7 @@ PARENT, CHILD, UNDONE = ("ses_53a1c2d3e001aAbBcCdDeEfFgG", "ses_53a1c2d3e00bhHiI
                          "ses_53a1c2d3e020nNoOpPqQrRsS")
 REPLY = "msg_a1c2d3e00102BBBBBBBBBBBBBB"
 
-_spec = importlib.util.spec_from_file_location("make_db", FIXTURES / "make_db.py")
-make_db = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_db)
+make_db = opencode_make_db()
 
 
 def database(tmp_path: Path, **kw) -> Path:

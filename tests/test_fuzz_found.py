@@ -4,14 +4,17 @@ session reads, every page of it answers, and nothing is logged at ERROR (the saf
 import io
 import json
 import logging
+import os
 import re
+import sqlite3
+import time
 
 import pytest
 
 from viewer.index import SessionIndex
 from viewer.web import create_app
 
-from conftest import ROOT
+from conftest import ROOT, opencode_make_db
 from test_fuzz import Errors
 
 SESSIONS = ROOT / "test_data" / "sessions"
@@ -847,17 +850,24 @@ def test_a_marsys_tool_call_repr_with_a_long_word_reads(tmp_path):
     assert _in_child(code).strip() == "[('c9', 'fetch')]"
 
 
+def _damage_page(db, which: str) -> None:
+    """Overwrite the page of a (closed) SQLite database that the query `which` names (its
+    `dbstat` page number), and date the file an hour back: a damaged database at rest."""
+    with sqlite3.connect(db) as con:
+        (page,) = con.execute(which).fetchone()
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    with open(db, "r+b") as f:
+        f.seek((page - 1) * page_size)
+        f.write(b"\xff" * page_size)
+    os.utime(db, (time.time() - 3600,) * 2)
+
+
 def test_a_damaged_session_of_an_opencode_database_leaves_its_other_sessions_readable(tmp_path, errors):
     # After a few asks, the identities of all of a database's sessions are taken at once; one
     # session whose rows sit on a damaged page made that whole pass fail, and every session of
     # the database answered 'Cannot read … damaged' from then on
-    import importlib.util
-    import os
-    import time
-
-    spec = importlib.util.spec_from_file_location("make_db", ROOT / "test_data" / "formats" / "opencode" / "make_db.py")
-    make_db = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_db)
+    make_db = opencode_make_db()
     db = tmp_path / "root" / "opencode.db"
     db.parent.mkdir()
     con = make_db.build(db, keep_open=True)
@@ -873,13 +883,9 @@ def test_a_damaged_session_of_an_opencode_database_leaves_its_other_sessions_rea
                     + ", ".join("?" if c in ("id", "title") else c for c in cols)
                     + " FROM session WHERE id = ?", (f"ses_extra{n}", f"Extra session {n}", healthy))
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    (page,) = con.execute("SELECT max(pageno) FROM dbstat WHERE name = 'part' AND pagetype = 'leaf'").fetchone()
-    page_size = con.execute("PRAGMA page_size").fetchone()[0]
     con.close()
-    with open(db, "r+b") as f:  # the last leaf page of the part table: the new parts' alone
-        f.seek((page - 1) * page_size)
-        f.write(b"\xff" * page_size)
-    os.utime(db, (time.time() - 3600,) * 2)
+    # the last leaf page of the part table: the new parts' alone
+    _damage_page(db, "SELECT max(pageno) FROM dbstat WHERE name = 'part' AND pagetype = 'leaf'")
     app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
                       "INDEX_ALL": False})
     c = app.test_client()
@@ -918,24 +924,10 @@ def test_an_opencode_database_whose_sub_agent_index_is_damaged_still_shows_its_s
     # A damaged page of the index OpenCode's database looks sub-agents up by (session_parent_idx):
     # the sessions still read, but the search for their sub-agents raised, which the adapter's
     # safety net logged as a failure of the viewer's on every read
-    import importlib.util
-    import os
-    import sqlite3
-    import time
-
-    spec = importlib.util.spec_from_file_location("make_db", ROOT / "test_data" / "formats" / "opencode" / "make_db.py")
-    make_db = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_db)
     db = tmp_path / "root" / "opencode.db"
     db.parent.mkdir()
-    make_db.build(db)
-    with sqlite3.connect(db) as con:
-        (page,) = con.execute("SELECT pageno FROM dbstat WHERE name = 'session_parent_idx'").fetchone()
-        page_size = con.execute("PRAGMA page_size").fetchone()[0]
-    with open(db, "r+b") as f:
-        f.seek((page - 1) * page_size)
-        f.write(b"\xff" * page_size)
-    os.utime(db, (time.time() - 3600,) * 2)
+    opencode_make_db().build(db)
+    _damage_page(db, "SELECT pageno FROM dbstat WHERE name = 'session_parent_idx'")
     app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
                       "INDEX_ALL": False})
     c = app.test_client()
