@@ -619,9 +619,7 @@ class SessionIndex:
         if isinstance(value, reader.BadLine):
             if length > reader.HUGE_LINE and path is None:
                 th.bad[len(th.ids)] = value.reason
-            raw = unparsed_bytes(value, data, f, ref)
-            ev = unparsed_event(raw[:UNPARSED_PREVIEW].decode("utf-8", "replace"), ref,
-                                value.reason, th.format)
+            ev = unparsed_event(unparsed_text(value, data, f, ref), ref, value.reason, th.format)
         else:
             ev = safe_event(adapter, value, ref)
         put(ev, epoch(ev.timestamp), line, offset, length, path)
@@ -1253,16 +1251,19 @@ def _following(put, follow, carried: dict):
     return put_followed
 
 
-def unparsed_bytes(bad: reader.BadLine, data, f, ref: Ref) -> bytes:
-    """What an unparsed card shows of a record that could not be read: its line, or the bytes of
-    the file it came from (a record of a document has no bytes of its own in the main file)."""
+def unparsed_text(bad: reader.BadLine, data, f, ref: Ref) -> str:
+    """What an unparsed card shows of a record that could not be read (its first UNPARSED_PREVIEW
+    bytes): its line, or the file it came from (a record of a document has no bytes of its own in
+    the main file)."""
     if bad.raw is not None:
-        return bad.raw
-    if data is not None:
-        return data
-    if f is None or ref.path is not None:
-        return b""
-    return reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)
+        raw = bad.raw
+    elif data is not None:
+        raw = data
+    elif f is None or ref.path is not None:
+        raw = b""
+    else:
+        raw = reader.read_bytes(f, ref.offset, ref.length, UNPARSED_PREVIEW)
+    return bytes(raw[:UNPARSED_PREVIEW]).decode("utf-8", "replace")
 
 
 def safe_event(adapter, value: Any, ref: Ref) -> Event:

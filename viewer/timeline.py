@@ -21,8 +21,8 @@ from functools import lru_cache
 
 from . import files, formats, reader, timestamps, tools
 from .formats import detect
-from .index import NOT_RECORDED, UNPARSED_PREVIEW, Region, SessionIndex, ThreadIndex, \
-    safe_event, truncated, unparsed_bytes
+from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
+    safe_event, truncated, unparsed_text
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
@@ -344,8 +344,7 @@ def _expand(ev: Event, f, limit: int) -> None:
 def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
     value = reader.shallow(value, data)  # what a page shows is never nested too deep to write
     if isinstance(value, reader.BadLine):
-        raw = unparsed_bytes(value, data, f, ref)[:UNPARSED_PREVIEW].decode("utf-8", "replace")
-        ev = unparsed_event(raw, ref, value.reason, adapter.NAME)
+        ev = unparsed_event(unparsed_text(value, data, f, ref), ref, value.reason, adapter.NAME)
     else:
         ev = safe_event(adapter, value, ref)
     ev.id = eid
