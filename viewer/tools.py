@@ -284,9 +284,19 @@ def _lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+_last_diff: tuple[str, list] = ("", [])  # the last text `diff_of` read, and what it found
+
+
 def diff_of(text: str) -> list[EditPart]:
-    """A text's replacements when it is a unified diff holding any (else none)."""
-    return unified_edits(text) if is_unified_diff(text) else []
+    """A text's replacements when it is a unified diff holding any (else none). A card asks it
+    twice of the same text (whether to draw a diff, then to draw it): the last answer is kept."""
+    global _last_diff
+    seen, parts = _last_diff
+    if text is seen or text == seen:
+        return parts
+    parts = unified_edits(text) if is_unified_diff(text) else []
+    _last_diff = (text, parts)
+    return parts
 
 
 def is_unified_diff(text: str) -> bool:
