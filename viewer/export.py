@@ -736,11 +736,11 @@ class _Markdown:
             return f"**Unparsed line {b.line}**: {_inline(b.reason)}\n\n" + fence(b.raw)
         if kind == "notice":
             detail = "" if b.detail is None or isinstance(b.detail, str) else "\n" + fence(
-                render.json_text(b.detail), "json")
+                reader.json_text(b.detail), "json")
             return f"*{_inline(b.text)}*\n{detail}"
         if kind == "data":
             return (f"*{_inline(b.label)}*\n\n" if b.label else "") + fence(
-                render.json_text(b.value), "json")
+                reader.json_text(b.value), "json")
         return ""
 
     def _call(self, cv: CallView, use, depth: int, tl: Timeline) -> str:
@@ -781,12 +781,12 @@ class _Markdown:
         elif view == "kv" and len(inp) == 1 and summary:
             pass  # the one value is the summary already
         elif view == "fields":
-            out += [f"- {_inline(k)}: {_inline(v if isinstance(v, str) else render.json_text(v))}"
+            out += [f"- {_inline(k)}: {_inline(v if isinstance(v, str) else reader.json_text(v))}"
                     for k, v in inp.items() if tools.is_short(v) and k not in tools.SIDE_FIELDS]
             out += [f"\n{_inline(k)}:\n\n" + fence(v) for k, v in inp.items()
                     if not tools.is_short(v) and k not in tools.SIDE_FIELDS]
         elif inp not in (None, {}):
-            out.append(fence(render.json_text(inp), "json"))
+            out.append(fence(reader.json_text(inp), "json"))
         if cv.result is not None:
             label = "Error" if call.is_error else "Result"
             out.append(f"{label}:\n\n" + self._content(cv.result.content))

@@ -34,7 +34,7 @@ from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
 from pygments.util import ClassNotFound
 
 from . import lexing, reader
-from .reader import json_text  # noqa: F401 (pages and exports call it render.json_text)
+from .reader import json_text
 
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
 TEXT_CAP = 10_000  # characters of tool output / plain text shown before "show all"

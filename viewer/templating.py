@@ -23,7 +23,7 @@ from markupsafe import Markup
 from . import catalog, render, timestamps, tools, usage
 from .index import epoch
 from .model import ROLES
-from .reader import CutStr
+from .reader import CutStr, json_text
 from .timeline import lane_of
 
 log = logging.getLogger(__name__)
@@ -205,7 +205,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         pjson=partial(render.pretty_json, cap=highlight_cap),
         json_pretty=partial(render.pretty_json_text, cap=highlight_cap),
         first_key=tools.key_of,
-        jtext=render.json_text,
+        jtext=json_text,
         ansi=render.ansi_segments,
         has_ansi=render.has_ansi,
         cut=render.cut,

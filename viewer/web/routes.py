@@ -22,7 +22,6 @@ from ..model import Event
 from ..store import NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
-from ..render import json_text
 from . import early
 from .urls import Urls
 from .find import Find, find_context, look_deeper, mark_fragment, window as find_window
@@ -436,7 +435,7 @@ def raw(key: str, event_id: str):
             pass
         else:  # a record too deep to indent is shown as written (the page shows it cut)
             deep = reader.too_deep(value)
-            text = None if deep else json_text(value)
+            text = None if deep else reader.json_text(value)
     if text is None:
         text = data.decode("utf-8", "replace")
     where = idx.locate(event_id)
@@ -512,9 +511,9 @@ def _text_of(idx: SessionIndex, ev: Event, node) -> Iterator[str]:
     elif node.kind == "media":
         text = node.data or ""
     elif node.kind == "data":
-        return iter([json_text(node.value)])
+        return iter([reader.json_text(node.value)])
     elif node.kind == "tool_use":  # a long input shown as JSON: its "show all"
-        return iter([json_text(node.input)])
+        return iter([reader.json_text(node.input)])
     else:
         abort(404, description="This block has no text.")
     if isinstance(text, reader.CutStr):
