@@ -6,6 +6,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# Byte-compile the package up front: an editable install leaves that to the first import, which
+# never keeps it where PYTHONDONTWRITEBYTECODE is set, and every start (the server, an export)
+# would compile the sources again (about 0.15 s). Only changed files are compiled.
+COMPILE = $(PY) -m compileall -q viewer
 STAMP := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 
@@ -18,6 +22,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 serve: $(STAMP)
+	$(COMPILE)
 	$(VENV)/bin/session-viewer serve $(ARGS)
 
 chromium:
@@ -29,9 +34,11 @@ chromium:
 	}
 
 test: $(STAMP) chromium
+	$(COMPILE)
 	$(PY) -m pytest $(ARGS)
 
 bench: $(STAMP) chromium
+	$(COMPILE)
 	$(PY) -m bench $(ARGS)
 
 css: $(STAMP)
