@@ -46,13 +46,13 @@ from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
 from . import agentscope, codex, copilot_cli, factory_droid
-from . import gemini, gemini_cli, qwen_code
+from . import gemini, gemini_cli, goose, qwen_code
 from . import openhands, openhands_v1, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, codex, copilot_cli, factory_droid, swe_agent,
+                               agentpress, agentscope, codex, copilot_cli, factory_droid, goose, swe_agent,
                                openhands_v1, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic

@@ -1,0 +1,180 @@
+"""goose adapter: Goose's JSONL sessions (`~/.local/share/goose/sessions/<id>.jsonl`, a metadata
+line then one Message per line) from test_data/formats/goose (see its README), read through the
+index as the page reads them: an early-2025 session (mcp_core shapes) and a late-2025 one (rmcp
+shapes, visibility metadata)."""
+
+import json
+import os
+
+import pytest
+
+from viewer.formats import detect, goose
+from viewer.index import SessionIndex
+from viewer.model import Ref
+
+from conftest import CORPUS, ROOT, built, notices, result_of
+
+SESSIONS = ROOT / "test_data" / "formats" / "goose" / "sessions"
+OLD = SESSIONS / "20250310_142501.jsonl"
+NEW = SESSIONS / "20250905_093012.jsonl"
+R = Ref("main", 1, 0, 1)
+
+
+def texts(result) -> list[str]:
+    return [b.text for b in result.content if b.kind == "text"]
+
+
+@pytest.mark.parametrize("path", [OLD, NEW])
+def test_detected_as_goose(path):
+    found = detect.detect_file(path)
+    assert (found.format, found.mode) == ("goose", "jsonl")
+
+
+def test_no_other_bundled_or_corpus_session_is_taken_for_goose():
+    others = [p for base in (ROOT / "test_data", CORPUS) for p in base.rglob("*.jsonl")
+              if "goose" not in p.parts]
+    assert len(others) > 20
+    assert [p for p in others if detect.detect_file(p).format == "goose"] == []
+
+
+def test_the_description_names_the_session_and_the_metadata_line_says_where_and_how_much():
+    idx, evs = built(OLD)
+    assert idx.summary.title == "Fix failing pagination test"
+    head = evs[0]
+    assert (head.role, head.kind, head.hidden) == ("system", "session", False)
+    assert notices(head) == ["Goose session in /home/dev/todo-api", "description: Fix failing pagination test",
+                             "tokens: 24,510 (23,160 in · 1,350 out)"]
+    # a session Goose has not described yet is named by its first prompt
+    idx, _ = built(NEW)
+    assert idx.summary.title == "Is the logo on the home page the new one? Here is a screenshot."
+
+
+def test_calls_pair_with_their_responses_and_an_output_for_the_model_is_not_shown_twice():
+    idx, evs = built(OLD)
+    states = {cid: c.state for cid, c in idx.calls.calls.items()}
+    assert states == {"toolu_01PyTestRun": "completed", "toolu_02ViewFile": "completed",
+                      "toolu_03BadCall": "error"}
+    assert not idx.calls.orphans
+    run = result_of(evs, "toolu_01PyTestRun")
+    assert texts(run) == ["F.\nFAILED tests/test_list.py::test_second_page - assert 10 == 5\n1 failed, 1 passed in 0.41s"]
+    # the editor's file, for the model as a resource and for the person as a fenced block: the
+    # person's, read as Markdown
+    view = result_of(evs, "toolu_02ViewFile")
+    assert [(b.kind, b.markdown) for b in view.content] == [("text", True)]
+    assert view.content[0].text.startswith("```python\ndef page(items, n, size=5):")
+    # results-only messages are tool events, not the person's words
+    assert [e.role for e in evs if e.tool_results()] == ["tool", "tool", "tool"]
+
+
+def test_a_tool_call_goose_could_not_read_is_an_error_with_its_reason():
+    idx, evs = built(OLD)
+    call = next(b for e in evs for b in e.tool_uses() if b.id == "toolu_03BadCall")
+    assert call.name == "invalid tool call"
+    holder = next(e for e in evs if call in e.blocks)
+    assert "Goose could not read this tool call" in notices(holder)
+    bad = result_of(evs, "toolu_03BadCall")
+    assert bad.is_error is True
+    assert texts(bad)[0].startswith("Could not interpret tool use parameters")
+    assert idx.summary.errors == 1
+
+
+def test_current_goose_content_kinds():
+    idx, evs = built(NEW)
+    prompt = evs[1]
+    assert [b.kind for b in prompt.blocks] == ["text", "media"]
+    assert (prompt.blocks[1].media_type, prompt.blocks[1].data[:8]) == ("image/png", "iVBORw0K")
+    reply = evs[2]
+    assert reply.source_id == "chatcmpl-9f2c7a" and reply.id == "chatcmpl-9f2c7a"
+    thinking = [b for b in reply.blocks if b.kind == "thinking"]
+    assert thinking[0].text.startswith("The screenshot shows an orange duck")
+    assert thinking[0].signature == "EqQBCkYIBxgCKkB3"
+    assert thinking[1].redacted is True
+    assert reply.timestamp.isoformat() == "2025-09-05T09:30:15+00:00"
+    # a notification is a notice; a kind no Goose writes is kept as a data card
+    assert notices(evs[9]) == ["Context is 82% full: compacting the conversation"]
+    last = evs[-1]
+    assert [b.kind for b in last.blocks] == ["tool_use", "notice", "data"]
+    assert last.blocks[2].label == "futureKind" and last.blocks[2].value["payload"] == {"x": 1}
+
+
+def test_tool_states_declined_failed_and_unanswered():
+    idx, evs = built(NEW)
+    calls = idx.calls.calls
+    assert {cid: (c.status, c.named) for cid, c in calls.items()} == {
+        "toolu_01Grep": ("completed", None), "toolu_02Sed": ("error", "denied"),
+        "toolu_03Deploy": ("error", None), "fe_01Open": ("pending", None)}
+    assert texts(result_of(evs, "toolu_03Deploy")) == ["make: *** No rule to make target 'deploy'.  Stop."]
+    assert result_of(evs, "toolu_03Deploy").is_error is True
+    assert idx.summary.errors == 1  # a declined call is no failure
+    ask = next(e for e in evs if e.permission)
+    assert ask.kind == "permission"
+    assert ask.permission["call"] == "toolu_02Sed"
+    assert notices(ask)[0] == ("permission requested for developer__shell: Goose would like to call "
+                               "the above tool. Allow?")
+
+
+def test_what_goose_does_not_show_the_person_is_hidden_and_what_the_model_forgot_is_shown():
+    idx, evs = built(NEW)
+    hidden = [e for e in evs if e.hidden]
+    assert len(hidden) == 1 and hidden[0].text().startswith("Summary of the conversation so far")
+    assert "not shown to the person" in hidden[0].hidden_reason
+    assert idx.summary.hidden == 1
+    forgotten = [e for e in evs if e.meta.get("metadata", {}).get("agentVisible") is False]
+    assert forgotten and not any(e.hidden for e in forgotten)
+
+
+def test_a_line_goose_writes_is_read_live_and_a_rewrite_with_a_description_renames_it(tmp_path):
+    path = tmp_path / "20250905_093012.jsonl"
+    path.write_bytes(NEW.read_bytes())
+    idx = SessionIndex(path).build()
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": None, "role": "assistant", "created": 1757064700, "content": [
+            {"type": "toolRequest", "id": "toolu_live", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "ls static"}}}}],
+            "metadata": {"userVisible": True, "agentVisible": True}}) + "\n")
+    idx.refresh()
+    assert idx.calls.calls["toolu_live"].state == "pending"
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": None, "role": "user", "created": 1757064702, "content": [
+            {"type": "toolResponse", "id": "toolu_live", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": "logo-2025.png\nlogo-old.png"}], "isError": False}}}],
+            "metadata": {"userVisible": True, "agentVisible": True}}) + "\n")
+    idx.refresh()
+    assert idx.calls.calls["toolu_live"].state == "completed"
+    # Goose saves by writing the whole file again, its metadata line now with a description
+    lines = path.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["description"] = "Check home page logo"
+    path.write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    os.utime(path, (2_000_000_000, 2_000_000_000))
+    idx.refresh()
+    assert idx.summary.title == "Check home page logo"
+    assert idx.calls.calls["toolu_live"].state == "completed"
+
+
+def test_sniff_claims_goose_lines_and_not_plain_messages():
+    assert goose.sniff({"working_dir": "/w", "description": "", "schedule_id": None, "message_count": 0}) == 3
+    assert goose.sniff({"description": "x", "message_count": 2, "total_tokens": None}) == 3
+    assert goose.sniff({"role": "user", "created": 1, "content": [{"type": "text", "text": "hi"}]}) == 3
+    assert goose.sniff({"role": "user", "content": [{"type": "text", "text": "hi"}]}) == 0
+    assert goose.sniff({"role": "user", "created": "2025", "content": [{"type": "text", "text": "hi"}]}) == 0
+    assert goose.sniff({"role": "user", "created": 1, "content": "hi"}) == 0
+    assert goose.sniff({"description": "a task", "message_count": 3}) == 0
+
+
+@pytest.mark.parametrize("rec", [
+    {"role": "assistant", "created": 1, "content": [None, 3, "x", {"type": "toolRequest"},
+                                                    {"type": "toolRequest", "id": 5, "toolCall": {"status": "success", "value": "x"}},
+                                                    {"type": "toolResponse", "toolResult": None},
+                                                    {"type": "toolResponse", "id": "a", "toolResult": {"status": "success", "value": 7}},
+                                                    {"type": "toolResponse", "id": "a", "toolResult": {"status": "success", "value": {"content": "x", "isError": "yes"}}},
+                                                    {"type": "actionRequired", "data": None},
+                                                    {"type": "actionRequired", "data": {"actionType": "elicitation", "message": None}},
+                                                    {"type": "thinking"}, {"type": "image"}, {"type": "systemNotification"}]},
+    {"role": "user", "created": 1, "content": [], "metadata": "hidden"},
+    {"description": 3, "message_count": "x"},
+    [1, 2],
+])
+def test_odd_shapes_never_crash_and_lose_nothing(rec):
+    ev = goose.event(rec, R)
+    assert ev.blocks or ev.meta or rec == {"role": "user", "created": 1, "content": [], "metadata": "hidden"}

@@ -1,0 +1,305 @@
+"""Goose (block/goose) session files: `~/.local/share/goose/sessions/<id>.jsonl`.
+
+Goose before its SQLite store (`sessions.db`, not read here) kept each session as JSONL
+(crates/goose/src/session/storage.rs, later legacy.rs): the first line is the session's
+`SessionMetadata`, the rest one `Message` per line. Goose rewrites the whole file on each save
+(the metadata line changes as the description and token counts are filled in); the index sees the
+rewrite and reads the file again.
+
+* the metadata line (snake_case): `working_dir`, `description` (the four-word name Goose's model
+  writes after the first prompts: the session's title while it is there), `schedule_id`,
+  `message_count`, the token counts (`total_tokens`, `input_tokens`, `output_tokens` of the last
+  call, `accumulated_*` of the session), later `extension_data` and `recipe` → a quiet notice;
+* a `Message` (camelCase): `id` (often null), `role` (user / assistant), `created` (unix seconds),
+  `content` (a list of MessageContent tagged by `type`), later `metadata: {userVisible,
+  agentVisible}`. Content:
+  - `text` → Markdown; `image` (`data`, `mimeType`) → an image;
+  - `toolRequest` / `frontendToolRequest` `{id, toolCall: {status: success, value: {name,
+    arguments}} | {status: error, error}}` → a call (an error is a call the model made that
+    Goose could not read: shown with its error);
+  - `toolResponse` `{id, toolResult: {status: success, value} | {status: error, error}}` → that
+    call's result; `value` is a list of MCP content (older Goose) or a `CallToolResult` `{content,
+    isError, structuredContent}` (current). MCP tools often return each output twice, once for
+    the model (`annotations.audience: ["assistant"]`) and once for the person (`["user"]`): Goose
+    shows the person's, and a copy for the model that says the same is not shown again;
+  - `toolConfirmationRequest` / `actionRequired` (`actionType: toolConfirmation`) → the call awaits
+    the person's permission; an elicitation (a question a tool asks) and its answer → notices;
+  - `thinking` (`thinking`, `signature`) and `redactedThinking` (`data`) → thinking;
+  - `contextLengthExceeded`, `summarizationRequested`, `conversationCompacted` (older Goose) and
+    `systemNotification` (`notificationType`, `msg`) → notices;
+  - anything else → a data card with its JSON.
+  A user message holding only tool responses is a tool event. A message Goose does not show the
+  person (`userVisible: false`: what it injects for the model, a compaction's summary) is hidden,
+  with that said; one the model no longer sees (`agentVisible: false`: compacted away) is shown.
+
+`sniff`: the metadata line (`description` + `message_count` + a token count or `working_dir`), and
+a message with an integer `created` and typed content, are unmistakable (3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import CANCELLED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, generic_event, result_content, set_time, text_field
+from .openai_chat import prompt_title
+
+NAME = "goose"
+MODE = "jsonl"
+TITLE_KINDS = frozenset({"session"})
+
+_META_MARKS = ("working_dir", "total_tokens", "accumulated_total_tokens", "schedule_id")
+_CALLS = ("toolRequest", "frontendToolRequest")
+_NOTICES = {"contextLengthExceeded": "context length exceeded",
+            "summarizationRequested": "summarization requested",
+            "conversationCompacted": "conversation compacted"}
+_HIDDEN_WHY = "not shown to the person: Goose sent it to the model only"
+# what Goose answers for a call it did not run (crates/goose/src/agents/tool_execution.rs)
+_DECLINED = "The user has declined to run this tool."
+_SKIPPED = "Let the user know the tool call was skipped in goose chat mode."
+
+
+def sniff(rec: Any) -> int:
+    if not isinstance(rec, dict):
+        return 0
+    if _metadata(rec):
+        return 3
+    if rec.get("role") not in ("user", "assistant") or not isinstance(rec.get("content"), list):
+        return 0
+    created = rec.get("created")
+    if isinstance(created, int) and not isinstance(created, bool) and all(
+            isinstance(b, dict) and isinstance(b.get("type"), str) for b in rec["content"]):
+        return 3
+    return 0
+
+
+def _metadata(rec: dict) -> bool:
+    return isinstance(rec.get("description"), str) and isinstance(rec.get("message_count"), int) \
+        and "role" not in rec and any(k in rec for k in _META_MARKS)
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if not isinstance(rec, dict):
+        return generic_event(rec, ref, NAME)
+    if _metadata(rec):
+        return _session(rec, ref)
+    if rec.get("role") not in ("user", "assistant") or not isinstance(rec.get("content"), list):
+        return generic_event(rec, ref, NAME)
+    ev = Event(ref, rec["role"], format=NAME)
+    for item in rec["content"]:
+        _content(ev, item)
+    if ev.role == "user" and ev.tool_results() and not any(b.kind == "text" for b in ev.blocks):
+        ev.role, ev.kind = "tool", "tool_result"
+    if isinstance(rec.get("id"), str) and rec["id"]:
+        ev.source_id = rec["id"]
+    set_time(ev, rec.get("created"))
+    md = rec.get("metadata")
+    if isinstance(md, dict) and md.get("userVisible") is False:
+        ev.hidden, ev.hidden_reason = True, _HIDDEN_WHY
+    ev.meta = {k: v for k, v in rec.items() if k != "content"}
+    return ev
+
+
+def _session(rec: dict, ref: Ref) -> Event:
+    """The metadata line: where the session ran, its description and its token counts."""
+    words = "Goose session"
+    if isinstance(rec.get("working_dir"), str) and rec["working_dir"]:
+        words += f" in {rec['working_dir']}"
+    if isinstance(rec.get("schedule_id"), str) and rec["schedule_id"]:
+        words += f" · scheduled ({rec['schedule_id']})"
+    blocks: list = [Notice(words)]
+    if rec["description"].strip():
+        blocks.append(Notice(f"description: {rec['description'].strip()}"))
+    tokens = _tokens(rec)
+    if tokens:
+        blocks.append(Notice(tokens))
+    if isinstance(rec.get("recipe"), dict):
+        recipe = rec["recipe"]
+        blocks.append(Data(recipe, f"recipe: {as_text(recipe.get('title') or '')}".rstrip(": ")))
+    return Event(ref, "system", "session", format=NAME, blocks=blocks, meta=rec)
+
+
+def _tokens(rec: dict) -> str | None:
+    """The session's token counts, in a line."""
+    def n(key: str) -> int | None:
+        v = rec.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    total, inp, out = n("accumulated_total_tokens"), n("accumulated_input_tokens"), n("accumulated_output_tokens")
+    if total is None:
+        total, inp, out = n("total_tokens"), n("input_tokens"), n("output_tokens")
+    if total is None:
+        return None
+    parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out")) if x is not None]
+    return f"tokens: {total:,}" + (f" ({' · '.join(parts)})" if parts else "")
+
+
+def _content(ev: Event, item: Any) -> None:
+    """One MessageContent as blocks of `ev` (or its permission request)."""
+    if not isinstance(item, dict):
+        ev.blocks.append(Data(item))
+        return
+    t = item.get("type")
+    if t == "text" and isinstance(item.get("text"), str):
+        ev.blocks.append(Text(item["text"]))
+    elif t == "image":
+        ev.blocks.append(_image(item))
+    elif t in _CALLS:
+        _call(ev, item, t)
+    elif t == "toolResponse":
+        ev.blocks.append(_response(item))
+    elif t == "toolConfirmationRequest":
+        _confirmation(ev, item)
+    elif t == "actionRequired":
+        _action(ev, item)
+    elif t == "thinking":
+        sig = item.get("signature")
+        ev.blocks.append(Thinking(as_text(item.get("thinking") or ""), signature=sig if isinstance(sig, str) else None))
+    elif t == "redactedThinking":
+        ev.blocks.append(Thinking("", redacted=True))
+    elif t in _NOTICES:
+        msg = text_field(item, "msg")
+        ev.blocks.append(Notice(f"{_NOTICES[t]}: {msg}" if msg else _NOTICES[t], item))
+    elif t == "systemNotification":
+        msg = text_field(item, "msg") or as_text(item.get("notificationType") or "notification")
+        ev.blocks.append(Notice(msg, item))
+    else:
+        ev.blocks.append(Data(item, as_text(t) if t is not None else None))
+
+
+def _image(item: dict) -> Media:
+    data = item.get("data") if isinstance(item.get("data"), str) else None
+    mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
+    return Media("image", mime, data)
+
+
+def _call(ev: Event, item: dict, t: str) -> None:
+    """A tool request: its name and arguments, or the error Goose met reading what the model
+    asked for (the call is shown with it; its response says the same)."""
+    cid = as_text(item.get("id") or "")
+    call = item.get("toolCall") if isinstance(item.get("toolCall"), dict) else {}
+    value = call.get("value") if isinstance(call.get("value"), dict) else None
+    if call.get("status") == "success" and value is not None:
+        name = value.get("name") if isinstance(value.get("name"), str) and value["name"] else "?"
+        args = value.get("arguments")
+        ev.blocks.append(ToolUse(cid, name, args if args is not None else {}))
+    else:
+        # (the error is the call's result too: Goose answers such a call with it)
+        ev.blocks.append(ToolUse(cid, "invalid tool call", {}))
+        ev.blocks.append(Notice("Goose could not read this tool call", call))
+    if t == "frontendToolRequest":
+        ev.blocks.append(Notice("run by the app (a frontend tool)"))
+
+
+def _response(item: dict) -> ToolResult:
+    cid = as_text(item.get("id") or "")
+    res = item.get("toolResult") if isinstance(item.get("toolResult"), dict) else {}
+    if res.get("status") == "error" or "error" in res and "value" not in res:
+        return ToolResult(cid, [Text(as_text(res.get("error") or "error"), markdown=False)], is_error=True)
+    value = res.get("value")
+    structured = None
+    if isinstance(value, dict):  # CallToolResult
+        err = value.get("isError")
+        structured = value.get("structuredContent")
+        items, is_error = value.get("content"), err if isinstance(err, bool) else None
+    else:  # older Goose: the content list itself
+        items, is_error = value, None
+    items = _for_the_person(items)
+    content = result_content(items)
+    if isinstance(items, list):  # a fenced block written for the person reads as Markdown
+        for i, (it, b) in enumerate(zip(items, content)):
+            if b.kind == "text" and _fenced(it):
+                content[i] = Text(b.text)
+    if not content and structured is not None:
+        content = [Data(structured, "structured content")]
+    result = ToolResult(cid, content, is_error=is_error, structured=structured)
+    said = next((b.text.lstrip() for b in content if b.kind == "text"), "")
+    if said.startswith(_DECLINED):
+        result.is_error, result.state = True, DENIED
+    elif said.startswith(_SKIPPED):
+        result.is_error, result.state = True, CANCELLED
+    return result
+
+
+def _for_the_person(items: Any) -> Any:
+    """MCP content as Goose shows it: an item meant for the model only (`audience: ["assistant"]`)
+    whose text an item for the person repeats is left out; every other item stays."""
+    if not isinstance(items, list):
+        return items
+    def audience(it: Any) -> list:
+        ann = it.get("annotations") if isinstance(it, dict) else None
+        aud = ann.get("audience") if isinstance(ann, dict) else None
+        return aud if isinstance(aud, list) else []
+
+    shown = {_item_text(it) for it in items if "assistant" not in audience(it) or "user" in audience(it)}
+    return [it for it in items
+            if not (audience(it) == ["assistant"] and _item_text(it) in shown)]
+
+
+def _item_text(it: Any) -> Any:
+    """An item's text as the person reads it: a Markdown fence around it aside."""
+    if isinstance(it, dict):
+        if isinstance(it.get("text"), str):
+            text = it["text"].strip()
+            if _fenced(it):
+                text = text.split("\n", 1)[1].rsplit("```", 1)[0] if "\n" in text else text
+            return text.strip()
+        res = it.get("resource")
+        if isinstance(res, dict) and isinstance(res.get("text"), str):
+            return res["text"].strip()
+    return None
+
+
+def _fenced(it: Any) -> bool:
+    """A text item for the person that is one fenced code block (Goose's editor writes a file so)."""
+    if not isinstance(it, dict) or it.get("type") != "text" or not isinstance(it.get("text"), str):
+        return False
+    ann = it.get("annotations")
+    text = it["text"].strip()
+    return isinstance(ann, dict) and ann.get("audience") == ["user"] and text.startswith("```") \
+        and text.endswith("```") and text.count("\n") >= 1
+
+
+def _confirmation(ev: Event, item: dict) -> None:
+    tool = text_field(item, "toolName") or text_field(item, "tool_name")
+    args = item.get("arguments")
+    _ask(ev, text_field(item, "id"), tool, args, text_field(item, "prompt"), item)
+
+
+def _ask(ev: Event, cid: str | None, tool: str | None, args: Any, prompt: str | None, item: dict) -> None:
+    """A call that waits for the person's permission."""
+    words = f"permission requested for {tool or 'a tool'}" + (f": {prompt}" if prompt else "")
+    ev.blocks.append(Notice(words, item))
+    if args:
+        ev.blocks.append(Data(args, "arguments"))
+    if ev.kind == "message" and ev.role == "assistant" and not ev.tool_uses():
+        ev.kind = "permission"
+    ev.permission = {"call": cid, "tool": tool, "request": None, "decision": None}
+
+
+def _action(ev: Event, item: dict) -> None:
+    data = item.get("data") if isinstance(item.get("data"), dict) else {}
+    kind = data.get("actionType")
+    if kind == "toolConfirmation":
+        _ask(ev, text_field(data, "id"), text_field(data, "toolName"), data.get("arguments"),
+             text_field(data, "prompt"), item)
+    elif kind == "elicitation":
+        ev.blocks.append(Notice(f"a tool asks: {as_text(data.get('message') or '')}".rstrip(": "), item))
+    elif kind == "elicitationResponse":
+        ev.blocks.append(Notice("the person's answer to a tool's question", item))
+        if data.get("user_data") is not None or data.get("userData") is not None:
+            ev.blocks.append(Data(data.get("user_data", data.get("userData")), "answer"))
+    else:
+        ev.blocks.append(Data(item, "action required"))
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    """(rank, title) of the metadata line: the description Goose wrote for the session."""
+    text = ev.meta.get("description")
+    return (1, text.strip()) if isinstance(text, str) and text.strip() else None
+
+
+def title_of(ev: Event) -> str | None:
+    if ev.role == "user" and ev.kind == "message" and not ev.hidden:
+        return prompt_title(ev.text())
+    return None
