@@ -1,0 +1,70 @@
+"""Goose sessions in headless Chromium, opened from `~/.local/share/goose/sessions` as a user points
+the viewer at it: listed by Goose's description (or the first prompt), each call with its result
+and state (declined, failed, never answered), what Goose hides from the person behind the hidden
+toggle, and a message Goose writes appearing live."""
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import ROOT, quiet_copy
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = ROOT / "test_data" / "formats" / "goose" / "sessions"
+PROMPT = "Is the logo on the home page the new one? Here is a screenshot."
+
+
+def test_goose_sessions_read_with_their_calls_and_grow_live(serve, watched_page, tmp_path):
+    root = quiet_copy(SESSIONS, tmp_path / "sessions", ended=False)
+    srv = serve(root)
+    page = watched_page
+    page.goto(srv.url + "/")
+    rows = page.locator("table.sessions tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.filter(has_text="Fix failing pagination test")).to_contain_text("goose")
+    rows.filter(has_text=PROMPT).get_by_role("link", name=PROMPT).click()
+    expect(page.locator("h1")).to_contain_text(PROMPT)
+
+    expect(page.locator("#timeline")).to_contain_text("Goose session in /home/dev/site")
+    grep = page.locator("#tc-toolu_01Grep")
+    expect(grep.locator(".state")).to_have_text("completed")
+    expect(grep).to_contain_text('<img src="/static/logo-old.png" alt="logo">')
+    expect(grep.get_by_text("12:  <img src", exact=False)).to_have_count(1)  # not twice
+    expect(page.locator("#tc-toolu_02Sed .state")).to_have_text(re.compile("denied", re.I))
+    deploy = page.locator("#tc-toolu_03Deploy")
+    expect(deploy.locator(".state")).to_have_text("error")
+    expect(deploy).to_contain_text("No rule to make target 'deploy'")
+    expect(page.locator("#timeline")).to_contain_text("permission requested for developer__shell")
+    expect(page.locator("#timeline .thinking").first).to_contain_text("Thinking")
+
+    summary = page.get_by_text("Summary of the conversation so far")
+    expect(summary).to_be_hidden()  # Goose never showed it to the person
+    toggle = page.locator("label.hidden-toggle")
+    expect(toggle).to_contain_text("Show 1 hidden event (", use_inner_text=True)
+    toggle.click()
+    expect(summary).to_be_visible()
+    toggle.click()
+
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+    path = root / "20250905_093012.jsonl"
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": None, "role": "assistant", "created": 1757064700, "content": [
+            {"type": "text", "text": "Listing the static folder."},
+            {"type": "toolRequest", "id": "toolu_live", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "ls static"}}}}],
+            "metadata": {"userVisible": True, "agentVisible": True}}) + "\n")
+    card = page.locator("#tc-toolu_live")
+    expect(card.locator(".state")).to_have_text("pending")
+    with open(path, "a") as f:
+        f.write(json.dumps({"id": None, "role": "user", "created": 1757064702, "content": [
+            {"type": "toolResponse", "id": "toolu_live", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": "logo-2025.png\nlogo-old.png"}], "isError": False}}}],
+            "metadata": {"userVisible": True, "agentVisible": True}}) + "\n")
+    expect(card.locator(".state")).to_have_text("completed")
+    expect(card).to_contain_text("logo-2025.png")
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
