@@ -140,7 +140,9 @@ def _content(ev: Event, item: Any) -> None:
         ev.blocks.append(Data(item))
         return
     t = item.get("type")
-    if t == "text" and isinstance(item.get("text"), str):
+    if not isinstance(t, str):
+        ev.blocks.append(Data(item))
+    elif t == "text" and isinstance(item.get("text"), str):
         ev.blocks.append(Text(item["text"]))
     elif t == "image":
         ev.blocks.append(_image(item))
@@ -164,7 +166,7 @@ def _content(ev: Event, item: Any) -> None:
         msg = text_field(item, "msg") or as_text(item.get("notificationType") or "notification")
         ev.blocks.append(Notice(msg, item))
     else:
-        ev.blocks.append(Data(item, as_text(t) if t is not None else None))
+        ev.blocks.append(Data(item, t))
 
 
 def _image(item: dict) -> Media:
