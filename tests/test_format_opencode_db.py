@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from viewer import files
 from viewer.cli import main
-from viewer.formats import detect, opencode_db
+from viewer.formats import detect, opencode_db, rowdb
 from viewer.index import SessionIndex, identity_matches
 from viewer.store import Store
 from viewer.timeline import raw_record
@@ -148,14 +148,14 @@ def test_a_log_that_cannot_be_read_is_said_and_the_database_read(tmp_path, monke
     con.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the database file holds the session…
     later = "msg_a1c2d3e00109YYYYYYYYYYYYYY"  # …and the log a message written since
     make_db.write_message(con, PARENT, {"role": "user", "time": {"created": 1764064990000}}, later)
-    real = opencode_db._connect
+    real = rowdb.connect
 
     def refusing(path, immutable):
         if not immutable:
             raise sqlite3.OperationalError("unable to open database file")
         return real(path, immutable)
 
-    monkeypatch.setattr(opencode_db, "_connect", refusing)
+    monkeypatch.setattr(rowdb, "connect", refusing)
     try:
         idx = SessionIndex(row(folder, PARENT)).build()
         events = _events(idx)
@@ -451,8 +451,8 @@ def test_the_list_asking_every_session_s_identity_after_a_write_opens_the_databa
                         "'1.2.0', 1764065000000, 1764065000000 FROM project LIMIT 1", (sid,))
         paths = [str(row(folder, s)) for s in [PARENT, CHILD, UNDONE] + more]
         opened = []
-        real = opencode_db._connect
-        monkeypatch.setattr(opencode_db, "_connect", lambda *a: opened.append(a) or real(*a))
+        real = rowdb.connect
+        monkeypatch.setattr(rowdb, "connect", lambda *a: opened.append(a) or real(*a))
         for n in range(4):  # four writes, each followed by a list asking of every session
             make_db.write_part(con, PARENT, REPLY, {"type": "text", "text": str(n)}, f"prt_live{n}",
                                now=1764065000000 + n)

@@ -37,33 +37,27 @@ path, and the rest of the server reaches it through the hooks files already use:
 * `children` / `parent`: the sub-agent sessions (`parent_id`) for `opencode.companions` and
   `opencode.session_info`.
 
-Reading never writes: a WAL database without a `-wal` file (no OpenCode has it open) is opened
-`immutable` (a read-only open of a WAL database would otherwise create `-wal` and `-shm` files
-beside it, or fail in a read-only folder); with one, or in rollback mode, `mode=ro`, in a short
-transaction closed at once (a WAL reader never blocks OpenCode's writer). When the `-shm` file is missing and cannot be
-made (a read-only folder), the database file alone is read and the session says that OpenCode's
-latest writes are not shown. The database must be a regular file inside the served roots (a
-symlink out of them is refused as any file is).
+Reading never writes: the database is read as rowdb.py reads any database whose rows are sessions
+(`immutable` while no OpenCode has it open, else `mode=ro` in a short transaction; when the `-shm`
+file cannot be made, the database file alone, and the session says that OpenCode's latest writes
+are not shown). The database must be a regular file inside the served roots.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sqlite3
-import threading
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .. import files, reader
+from .. import reader
 from ..reader import BadLine
+from . import rowdb
 
 DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]{1,64})?\.db")
-ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id (the only ids joined into a path)
+ID = rowdb.ID  # a session id (the only ids joined into a path)
 TAIL_MESSAGES = 8  # the last messages whose parts a session's identity looks at (rows and files)
-TIMEOUT = 0.5  # seconds a read waits for a lock (only a WAL recovery or a rollback-mode writer)
 # every column the queries below read (the todo table's only when all of its are there: todos
 # are left out otherwise, the session still reads)
 _NEEDED = {"session": {"id", "parent_id", "title", "time_created", "time_updated"},
@@ -76,15 +70,7 @@ _LEFT_OUT = {"summary_diffs"}
 _NAMED = {"project_id": "projectID", "workspace_id": "workspaceID", "parent_id": "parentID"}
 
 
-class Unreadable(OSError):
-    """The database cannot be read as OpenCode's; `str()` says why in a user's words."""
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(5, reason, path)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return self.reason
+Unreadable = rowdb.Unreadable
 
 
 # --- paths ----------------------------------------------------------------------------------------
@@ -97,10 +83,7 @@ def is_store(name: str) -> bool:
 
 def store_of(path: str) -> str | None:
     """The database a watched file belongs to (the database itself or its `-wal`), else None."""
-    name = os.path.basename(path)
-    if name.endswith("-wal"):
-        path, name = path[:-4], name[:-4]
-    return path if is_store(name) else None
+    return rowdb.store_of(path, is_store)
 
 
 def row_path(db: str, session_id: str) -> str:
@@ -110,12 +93,7 @@ def row_path(db: str, session_id: str) -> str:
 def split(path: str) -> tuple[str, str] | None:
     """(database, session id) of a row-session's path, else None — told from the name alone (it is
     asked of every path whose identity is taken)."""
-    if ".db" + os.sep not in path:
-        return None
-    db, sid = os.path.split(path)
-    if not is_store(os.path.basename(db)) or not ID.fullmatch(sid):
-        return None
-    return db, sid
+    return rowdb.split(path, is_store)
 
 
 def is_row(path: str) -> bool:
@@ -124,88 +102,19 @@ def is_row(path: str) -> bool:
 
 def _located(path: str | os.PathLike) -> tuple[str, str] | None:
     """(database, session id) of a row-session's path whose database is a file, else None."""
-    found = split(os.fspath(path))
-    return found if found is not None and os.path.isfile(found[0]) else None
+    return rowdb.located(path, is_store)
 
 
 # --- connections ----------------------------------------------------------------------------------
 
 
-class _Reader:
-    """One short read transaction on a database: `with _Reader(db) as r: r.all(sql, args)`."""
+class _Reader(rowdb.Reader):
+    """One short read transaction on OpenCode's database: `with _Reader(db) as r: r.all(sql, args)`."""
 
-    def __init__(self, db: str):
-        self.db = db
-        self.stale_wal: str | None = None  # why the -wal file's writes could not be read
-
-    def __enter__(self) -> "_Reader":
-        reason = files.refusal(self.db)  # a regular file, inside the served roots
-        if reason:
-            raise files.Refused(self.db, reason)
-        real = files.real_path(self.db)
-        wal = os.path.exists(real + "-wal")
-        try:
-            # (a WAL database no OpenCode has open is whole in its file; one in rollback mode,
-            # OpenCode's fallback on file systems without WAL, may be mid-write: read with locks)
-            self._begin(real, immutable=not wal and _wal_mode(self.db))
-        except sqlite3.OperationalError as e:
-            self.__exit__()
-            if not wal or "unable to open" not in str(e):
-                raise _unreadable(self.db, e) from e
-            # the -shm file is missing and cannot be made here (a read-only folder)
-            self.stale_wal = (f"{os.path.basename(self.db)}-wal could not be read ({e}): what "
-                              f"OpenCode wrote since its last checkpoint is not shown")
-            try:
-                self._begin(real, immutable=True)
-            except sqlite3.Error as e2:
-                self.__exit__()
-                raise _unreadable(self.db, e2) from e2
-        except sqlite3.Error as e:
-            self.__exit__()
-            raise _unreadable(self.db, e) from e
-        return self
-
-    def _begin(self, real: str, immutable: bool) -> None:
-        self.con = _connect(real, immutable)
-        self.con.execute("BEGIN")
-        self.con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # the snapshot is taken
-
-    def __exit__(self, *exc) -> None:
-        con, self.con = getattr(self, "con", None), None
-        if con is not None:
-            con.close()  # (the transaction ends with it: nothing was written)
-
-    def all(self, sql: str, args: tuple = ()) -> list:
-        try:
-            return self.con.execute(sql, args).fetchall()
-        except sqlite3.Error as e:
-            raise _unreadable(self.db, e) from e
-
-    def columns(self, table: str) -> list[str]:
-        return [r[1] for r in self.all(f"PRAGMA table_info({table})")]
+    PROGRAM = "OpenCode"
 
     def has_todos(self) -> bool:
         return _TODO <= set(self.check()["todo"])
-
-    def check(self) -> dict[str, list[str]]:
-        """The columns of OpenCode's tables; Unreadable when this is not OpenCode's database.
-        (Remembered while the schema is the same: asked on every read.)"""
-        version = self.all("PRAGMA schema_version")[0][0]
-        key = (self.db, os.stat(self.db).st_ino, version)
-        known = _schemas.get(key)
-        if known is None:
-            known = _schemas[key] = self._tables()
-            if len(_schemas) > 64:
-                _schemas.clear()
-        if isinstance(known, str):
-            raise Unreadable(self.db, known)
-        return known
-
-    def _tables(self) -> dict[str, list[str]] | str:
-        try:
-            return self._check()
-        except Unreadable as e:
-            return e.reason
 
     def _check(self) -> dict[str, list[str]]:
         tables = {t: self.columns(t) for t in ("session", "message", "part", "todo")}
@@ -221,70 +130,6 @@ class _Reader:
                 raise Unreadable(self.db, f"OpenCode's {table} table lacks {', '.join(sorted(lacking))}"
                                           ": a layout this viewer does not know")
         return tables
-
-
-def _wal_mode(db: str) -> bool:
-    """Whether the database file's header says WAL mode (its read and write versions are 2)."""
-    try:
-        head = files.read_file(db, 20)
-    except OSError:
-        return False
-    return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
-
-
-# (database, inode, schema_version) → its tables' columns, or why it is not OpenCode's
-_schemas: dict[tuple, dict | str] = {}
-
-
-def _connect(real: str, immutable: bool) -> sqlite3.Connection:
-    uri = Path(real).as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
-    con = sqlite3.connect(uri, uri=True, timeout=TIMEOUT, isolation_level=None,
-                          check_same_thread=False)
-    con.text_factory = lambda b: b.decode("utf-8", "replace")
-    return con
-
-
-def _unreadable(db: str, e: sqlite3.Error) -> Unreadable:
-    text = str(e)
-    if "locked" in text or "busy" in text:
-        why = "the database is locked by another program; try again in a moment"
-    elif "not a database" in text or "malformed" in text or "corrupt" in text:
-        why = f"not a readable SQLite database ({text}): damaged, or not a database"
-    else:
-        why = f"the database cannot be read ({text})"
-    return Unreadable(db, "OpenCode's SQLite database: " + why)
-
-
-# --- remembered while the database is unchanged --------------------------------------------------
-
-
-def _state(db: str) -> tuple:
-    """What changes whenever OpenCode writes: the database file and its -wal file."""
-    st = os.stat(db)
-    try:
-        w = os.stat(db + "-wal")
-        wal = (w.st_size, w.st_mtime_ns, w.st_ino)
-    except OSError:
-        wal = None
-    return st.st_size, st.st_mtime_ns, st.st_ino, wal
-
-
-_memo: dict[tuple, tuple[tuple, Any]] = {}
-_memo_lock = threading.Lock()
-
-
-def _remembered(what: tuple, db: str, make):
-    state = _state(db)
-    with _memo_lock:
-        hit = _memo.get(what)
-    if hit is not None and hit[0] == state:
-        return hit[1]
-    value = make()
-    with _memo_lock:
-        if len(_memo) > 20_000:
-            _memo.clear()
-        _memo[what] = (state, value)
-    return value
 
 
 # --- sessions -------------------------------------------------------------------------------------
@@ -337,8 +182,7 @@ def _session_row(r: _Reader, sid: str) -> dict | None:
     return dict(zip(cols, rows[0])) if rows else None
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+_q = rowdb.quoted
 
 
 def _gone(path: str) -> FileNotFoundError:
@@ -373,7 +217,7 @@ def identity(path: str) -> tuple[int, int, int] | None:
     if found is None:
         return None
     db, sid = found
-    return _remembered(("identity", db, sid), db, lambda: _fresh_identity(db, sid, path))
+    return rowdb.remembered(("identity", db, sid), db, lambda: _fresh_identity(db, sid, path))
 
 
 BURST = 3  # identities taken afresh in one state of a database before all of its sessions' are
@@ -385,8 +229,8 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
     is (the list and the walker ask of every session after each write), every session's at once,
     remembered: a connection each cost half a millisecond, seconds for thousands of sessions,
     while a page following one live session asks of that one alone."""
-    state = _state(db)
-    with _memo_lock:
+    state = rowdb.state(db)
+    with rowdb.memo_lock:
         seen, asked = _asked.get(db, (None, 0))
         asked = asked + 1 if seen == state else 1
         _asked[db] = (state, asked)
@@ -403,8 +247,8 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
                 except Unreadable:  # its rows on a damaged page: said when it is asked for, and
                     if s == sid:  # the others' still read
                         raise
-    with _memo_lock:
-        _memo.update({("identity", db, s): (state, ident) for s, ident in every.items()})
+    with rowdb.memo_lock:
+        rowdb.memo.update({("identity", db, s): (state, ident) for s, ident in every.items()})
     if sid not in every:
         raise _gone(path)
     return every[sid]
@@ -441,7 +285,7 @@ def _ms(value: Any) -> float:
 def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
     """(row path, session id, last write as epoch seconds, size) of every session in a database;
     Unreadable (an OSError) when it is not a readable OpenCode database."""
-    return _remembered(("list", db), db, lambda: _list(db))
+    return rowdb.remembered(("list", db), db, lambda: _list(db))
 
 
 def _list(db: str) -> list[tuple[str, str, float, int]]:

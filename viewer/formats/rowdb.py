@@ -1,0 +1,216 @@
+"""Databases whose rows are sessions, read without ever writing: what OpenCode's `opencode.db`
+(opencode_db.py) and Goose's `sessions.db` (goose_db.py) share.
+
+Both programs keep their sessions in one SQLite database in WAL mode. A session there is named by
+a path below its database file, `<folder>/<name>.db/<session id>`, which no file system holds
+(`split`); each program's module owns what its tables mean, and this one owns how they are read:
+
+* `Reader`: one short read transaction. A WAL database without a `-wal` file (no program has it
+  open) is opened `immutable` (a read-only open of a WAL database would otherwise create `-wal`
+  and `-shm` files beside it, or fail in a read-only folder); with one, or in rollback mode,
+  `mode=ro`, in a transaction closed at once (a WAL reader never blocks the writer). When the
+  `-shm` file is missing and cannot be made (a read-only folder), the database file alone is read
+  and `stale_wal` says that the program's latest writes are not shown. The database must be a
+  regular file inside the served roots (a symlink out of them is refused as any file is). A
+  subclass names its program (`PROGRAM`, for the reasons a user reads) and checks its tables
+  (`_check`: their columns, or Unreadable saying why this is not its database), remembered while
+  the schema is the same.
+* `remembered(what, db, make)`: a value kept while the database and its `-wal` file are
+  unchanged (a session's identity, a database's list of sessions).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import files
+
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id (the only ids joined into a path)
+TIMEOUT = 0.5  # seconds a read waits for a lock (only a WAL recovery or a rollback-mode writer)
+
+
+class Unreadable(OSError):
+    """The database cannot be read as its program's; `str()` says why in a user's words."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(5, reason, path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def split(path: str, is_store: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(database, session id) of a row-session's path whose database name `is_store`, else None —
+    told from the name alone (it is asked of every path whose identity is taken)."""
+    if ".db" + os.sep not in path:
+        return None
+    db, sid = os.path.split(path)
+    if not is_store(os.path.basename(db)) or not ID.fullmatch(sid):
+        return None
+    return db, sid
+
+
+def located(path: str | os.PathLike, is_store: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(database, session id) of a row-session's path whose database is a file, else None."""
+    found = split(os.fspath(path), is_store)
+    return found if found is not None and os.path.isfile(found[0]) else None
+
+
+def store_of(path: str, is_store: Callable[[str], bool]) -> str | None:
+    """The database a watched file belongs to (the database itself or its `-wal`), else None."""
+    name = os.path.basename(path)
+    if name.endswith("-wal"):
+        path, name = path[:-4], name[:-4]
+    return path if is_store(name) else None
+
+
+class Reader:
+    """One short read transaction on a database: `with Reader(db) as r: r.all(sql, args)`."""
+
+    PROGRAM = "the program"
+
+    def __init__(self, db: str):
+        self.db = db
+        self.stale_wal: str | None = None  # why the -wal file's writes could not be read
+
+    def __enter__(self) -> "Reader":
+        reason = files.refusal(self.db)  # a regular file, inside the served roots
+        if reason:
+            raise files.Refused(self.db, reason)
+        real = files.real_path(self.db)
+        wal = os.path.exists(real + "-wal")
+        try:
+            # (a WAL database no program has open is whole in its file; one in rollback mode,
+            # a fallback on file systems without WAL, may be mid-write: read with locks)
+            self._begin(real, immutable=not wal and wal_mode(self.db))
+        except sqlite3.OperationalError as e:
+            self.__exit__()
+            if not wal or "unable to open" not in str(e):
+                raise self.unreadable(e) from e
+            # the -shm file is missing and cannot be made here (a read-only folder)
+            self.stale_wal = (f"{os.path.basename(self.db)}-wal could not be read ({e}): what "
+                              f"{self.PROGRAM} wrote since its last checkpoint is not shown")
+            try:
+                self._begin(real, immutable=True)
+            except sqlite3.Error as e2:
+                self.__exit__()
+                raise self.unreadable(e2) from e2
+        except sqlite3.Error as e:
+            self.__exit__()
+            raise self.unreadable(e) from e
+        return self
+
+    def _begin(self, real: str, immutable: bool) -> None:
+        self.con = connect(real, immutable)
+        self.con.execute("BEGIN")
+        self.con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # the snapshot is taken
+
+    def __exit__(self, *exc) -> None:
+        con, self.con = getattr(self, "con", None), None
+        if con is not None:
+            con.close()  # (the transaction ends with it: nothing was written)
+
+    def all(self, sql: str, args: tuple = ()) -> list:
+        try:
+            return self.con.execute(sql, args).fetchall()
+        except sqlite3.Error as e:
+            raise self.unreadable(e) from e
+
+    def columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.all(f"PRAGMA table_info({table})")]
+
+    def check(self) -> dict[str, list[str]]:
+        """The columns of the program's tables; Unreadable when this is not its database.
+        (Remembered while the schema is the same: asked on every read.)"""
+        version = self.all("PRAGMA schema_version")[0][0]
+        key = (type(self), self.db, os.stat(self.db).st_ino, version)
+        known = _schemas.get(key)
+        if known is None:
+            try:
+                known = self._check()
+            except Unreadable as e:
+                known = e.reason
+            if len(_schemas) > 64:
+                _schemas.clear()
+            _schemas[key] = known
+        if isinstance(known, str):
+            raise Unreadable(self.db, known)
+        return known
+
+    def _check(self) -> dict[str, list[str]]:
+        raise NotImplementedError
+
+    def unreadable(self, e: sqlite3.Error) -> Unreadable:
+        text = str(e)
+        if "locked" in text or "busy" in text:
+            why = "the database is locked by another program; try again in a moment"
+        elif "not a database" in text or "malformed" in text or "corrupt" in text:
+            why = f"not a readable SQLite database ({text}): damaged, or not a database"
+        else:
+            why = f"the database cannot be read ({text})"
+        return Unreadable(self.db, f"{self.PROGRAM}'s SQLite database: " + why)
+
+
+def wal_mode(db: str) -> bool:
+    """Whether the database file's header says WAL mode (its read and write versions are 2)."""
+    try:
+        head = files.read_file(db, 20)
+    except OSError:
+        return False
+    return head[:16] == b"SQLite format 3\x00" and head[18:20] == b"\x02\x02"
+
+
+# (reader class, database, inode, schema_version) → its tables' columns, or why it is not the
+# program's
+_schemas: dict[tuple, dict | str] = {}
+
+
+def connect(real: str, immutable: bool) -> sqlite3.Connection:
+    uri = Path(real).as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+    con = sqlite3.connect(uri, uri=True, timeout=TIMEOUT, isolation_level=None,
+                          check_same_thread=False)
+    con.text_factory = lambda b: b.decode("utf-8", "replace")
+    return con
+
+
+def quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+# --- remembered while the database is unchanged --------------------------------------------------
+
+
+def state(db: str) -> tuple:
+    """What changes whenever the program writes: the database file and its -wal file."""
+    st = os.stat(db)
+    try:
+        w = os.stat(db + "-wal")
+        wal = (w.st_size, w.st_mtime_ns, w.st_ino)
+    except OSError:
+        wal = None
+    return st.st_size, st.st_mtime_ns, st.st_ino, wal
+
+
+memo: dict[tuple, tuple[tuple, Any]] = {}
+memo_lock = threading.Lock()
+
+
+def remembered(what: tuple, db: str, make):
+    """`make()`, kept under `what` (which names the database) while the database is unchanged."""
+    now = state(db)
+    with memo_lock:
+        hit = memo.get(what)
+    if hit is not None and hit[0] == now:
+        return hit[1]
+    value = make()
+    with memo_lock:
+        if len(memo) > 20_000:
+            memo.clear()
+        memo[what] = (now, value)
+    return value
