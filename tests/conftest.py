@@ -36,6 +36,16 @@ def opencode_make_db():
     return module
 
 
+@functools.cache
+def goose_make_db():
+    """test_data/formats/goose/make_db.py, which builds Goose's sessions.db as Goose does (and adds
+    messages as a running Goose writes them)."""
+    spec = importlib.util.spec_from_file_location("goose_make_db", ROOT / "test_data" / "formats" / "goose" / "make_db.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def built(path: Path):
     """A session indexed as the page reads it: its index and its main thread's events."""
     idx = SessionIndex(path).build()

@@ -1,7 +1,8 @@
 """Goose sessions in headless Chromium, opened from `~/.local/share/goose/sessions` as a user points
 the viewer at it: listed by Goose's description (or the first prompt), each call with its result
 and state (declined, failed, never answered), what Goose hides from the person behind the hidden
-toggle, and a message Goose writes appearing live."""
+toggle, and a message Goose writes appearing live; a session of current Goose's database
+(sessions.db, built by test_data/formats/goose/make_db.py) followed live too."""
 
 import json
 import re
@@ -9,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import ROOT, quiet_copy
+from conftest import ROOT, goose_make_db, indexed_list, quiet_copy
 
 pytestmark = pytest.mark.browser
 
@@ -68,3 +69,31 @@ def test_goose_sessions_read_with_their_calls_and_grow_live(serve, watched_page,
     expect(card).to_contain_text("logo-2025.png")
     assert page.evaluate("window.__noReload") is True
     assert page.problems == []
+
+
+def test_a_session_of_goose_s_database_followed_live(serve, watched_page, tmp_path):
+    """Current Goose keeps sessions as rows of sessions.db: each is listed under its name, opens,
+    and a message Goose writes while the page is open appears in it."""
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
+    try:
+        page = watched_page
+        srv = serve(root)
+        indexed_list(page, srv.url + "/")
+        rows = page.locator("table.sessions tbody tr")
+        expect(rows).to_have_count(4)
+        expect(rows.filter(has_text="Fix failing pagination test")).to_have_count(1)  # imported from its file
+        rows.filter(has_text="CI test hang").locator("td.title > a").click()
+        expect(page).to_have_url(re.compile(rf"/s/sessions.db~{make_db.NEW_ID}$"))
+        expect(page.locator("#tc-call_mk1 .state")).to_have_text("completed")
+        expect(page.locator("#tc-call_mk1")).to_contain_text("pytest --watch")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        words = "Dropped --watch from the CI target."
+        make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 30, "content": [
+            {"type": "text", "text": words}]}, "2025-11-05 10:00:30")
+        expect(page.locator("#timeline").get_by_text(words)).to_be_visible(timeout=30_000)
+        assert page.problems == []
+    finally:
+        con.close()

@@ -15,7 +15,7 @@ The confinement in force is a context variable: the store and the index set it a
 so the format adapters (which open companion files: sub-agents, `state.json`, `.meta.json`) need
 no extra argument. With none set (`session-viewer check`, unit tests), any regular file opens.
 
-A session kept as a row of a database (OpenCode 1.2+'s `opencode.db`) is named by a path below the
+A session kept as a row of a database (OpenCode 1.2+'s `opencode.db`, Goose's `sessions.db`) is named by a path below the
 database file (`…/opencode.db/<session id>`), which no file system holds. `ROW_STORES` (filled by
 `viewer.formats`) are the modules that own such paths: `is_row(path)` and `row_bytes(path)`, what
 opening the path reads (checked as the database file itself is: a regular file inside the roots).

@@ -2,7 +2,7 @@
 
 A root is a folder of sessions (any depth: `~/.claude/projects` holds project folders of session
 files), one session folder (holding `messages.jsonl`), or one transcript file. A database whose rows
-are sessions (OpenCode's `opencode.db`, see `files.ROW_STORES`) lists each row as a session named by
+are sessions (OpenCode's `opencode.db`, Goose's `sessions.db`, see `files.ROW_STORES`) lists each row as a session named by
 a path below the database file; a write to the database or its `-wal` lists them again. Keys are
 derived from a session's path relative to its root alone (`keys.py`), so they are stable across
 restarts, URL-safe and unambiguous; pages resolve keys only through the discovered set, never by

@@ -27,8 +27,10 @@ and may have:
                      "parent_path", …} (legion's state.json, Factory Droid's settings)
   sidecars(main)     the files session_info reads: a change to one refreshes the index
   ROW_STORE          a module for sessions that are rows of a database file (OpenCode's
-                     `opencode_db`): is_store(name), list_sessions(db) for discovery, store_of(path)
-                     for the watcher, is_row(path) / row_bytes(path) for `files.open_file`
+                     `opencode_db`, Goose's `goose_db`; both read through `rowdb`): is_store(name),
+                     list_sessions(db) for discovery, store_of(path) for the watcher, is_row(path) /
+                     row_bytes(path) for `files.open_file`, shadowed(paths) for the files it was
+                     imported from
   folder_identity(path)  (size, mtime_ns, inode) standing for a session kept in a folder of files,
                      when `path` is one's main file: what tells the index and the live tail it changed
 

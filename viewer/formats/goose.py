@@ -1,6 +1,6 @@
 """Goose (block/goose) session files: `~/.local/share/goose/sessions/<id>.jsonl`.
 
-Goose before its SQLite store (`sessions.db`, not read here) kept each session as JSONL
+Goose before its SQLite store (`sessions.db`, see below) kept each session as JSONL
 (crates/goose/src/session/storage.rs, later legacy.rs): the first line is the session's
 `SessionMetadata`, the rest one `Message` per line. Goose rewrites the whole file on each save
 (the metadata line changes as the description and token counts are filled in); the index sees the
@@ -32,27 +32,37 @@ rewrite and reads the file again.
   person (`userVisible: false`: what it injects for the model, a compaction's summary) is hidden,
   with that said; one the model no longer sees (`agentVisible: false`: compacted away) is shown.
 
+Current Goose keeps its sessions as rows of `sessions.db` beside those files (goose_db.py): a
+session row is read as a document `{"session": row, "messages": [Message…]}` whose messages are the
+JSONL file's, its row taking the metadata line's place (`name` its description; `model_config_json`'s
+`model_name` its model; `session_type` said when it is not the person's).
+
 `sniff`: the metadata line (`description` + `message_count` + a token count or `working_dir`), and
 a message with an integer `created` and typed content, are unmistakable (3).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..model import CANCELLED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, result_content, set_time, text_field
+from . import goose_db
 from .openai_chat import prompt_title
 
 NAME = "goose"
 MODE = "jsonl"
 TITLE_KINDS = frozenset({"session"})
+ROW_STORE = goose_db  # current Goose's database: its session rows are sessions (formats/__init__)
 
 _META_MARKS = ("working_dir", "total_tokens", "accumulated_total_tokens", "schedule_id")
 _CALLS = ("toolRequest", "frontendToolRequest")
 _NOTICES = {"contextLengthExceeded": "context length exceeded",
             "summarizationRequested": "summarization requested",
             "conversationCompacted": "conversation compacted"}
+_ROW = "__goose_row__"  # marks a database session row among a document's records
+_NOTE = "__goose_note__"  # …and a note on reading it (the database is locked, its log unread)
 _HIDDEN_WHY = "not shown to the person: Goose sent it to the model only"
 # what Goose answers for a call it did not run (crates/goose/src/agents/tool_execution.rs)
 _DECLINED = "The user has declined to run this tool."
@@ -78,9 +88,47 @@ def _metadata(rec: dict) -> bool:
         and "role" not in rec and any(k in rec for k in _META_MARKS)
 
 
+def claims_file(path: Path, head: bytes) -> bool:
+    """A session row of Goose's database (a path below `sessions.db`)."""
+    return goose_db.is_row(str(path))
+
+
+def folder_document(path: Path) -> dict | None:
+    """A session row of Goose's database as one document (goose_db.document), else None."""
+    if not goose_db.is_row(str(path)):
+        return None
+    try:
+        return goose_db.document(str(path))
+    except FileNotFoundError:
+        return None  # gone from the database: reading the path says so
+    except OSError as e:  # the database cannot be read now (locked, damaged): the session says why
+        return {"session": {}, "messages": [], "unreadable": str(e)}
+
+
+def folder_identity(path: str) -> tuple[int, int, int] | None:
+    return goose_db.identity(path)
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """A database session read as a document: its row as the metadata line, then its messages."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("session"), dict) \
+            or not isinstance(doc.get("messages"), list):
+        return None
+    out: list[tuple[str, Any]] = [("session", {_ROW: True, **doc["session"]})]
+    out += [(f"messages[{i}]", m) for i, m in enumerate(doc["messages"])]
+    for key in ("unreadable", "stale_wal"):
+        if isinstance(doc.get(key), str):
+            out.append((key, {_NOTE: doc[key]}))
+    return out
+
+
 def event(rec: Any, ref: Ref) -> Event:
     if not isinstance(rec, dict):
         return generic_event(rec, ref, NAME)
+    if rec.get(_ROW) is True:
+        return _row(rec, ref)
+    if isinstance(rec.get(_NOTE), str):
+        return Event(ref, "system", "notice", format=NAME, blocks=[Notice(rec[_NOTE])])
     if _metadata(rec):
         return _session(rec, ref)
     if rec.get("role") not in ("user", "assistant") or not isinstance(rec.get("content"), list):
@@ -98,6 +146,32 @@ def event(rec: Any, ref: Ref) -> Event:
         ev.hidden, ev.hidden_reason = True, _HIDDEN_WHY
     ev.meta = {k: v for k, v in rec.items() if k != "content"}
     return ev
+
+
+def _row(rec: dict, ref: Ref) -> Event:
+    """A session row of Goose's database, read as the metadata line it replaced."""
+    row = {k: v for k, v in rec.items() if k != _ROW}
+    name = row.get("name") or row.get("description")
+    meta = {**row, "description": name if isinstance(name, str) else "",
+            "recipe": row.get("recipe_json")}
+    ev = _session(meta, ref)
+    kind = row.get("session_type")
+    if isinstance(kind, str) and kind not in ("", "user"):
+        ev.blocks.insert(1, Notice(f"session type: {kind.replace('_', ' ')}"))
+    ev.meta = row
+    ev.meta["description"] = meta["description"]
+    set_time(ev, row.get("created_at") if isinstance(row.get("created_at"), str) else None)
+    ev.timestamp_assumed_utc = False  # (SQLite's CURRENT_TIMESTAMP and sqlx's DateTime<Utc> are UTC)
+    model = _model(row)
+    if model:
+        ev.model = model
+    return ev
+
+
+def _model(row: dict) -> str | None:
+    config = row.get("model_config_json")
+    name = config.get("model_name") if isinstance(config, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _session(rec: dict, ref: Ref) -> Event:

@@ -1,0 +1,175 @@
+"""Build a Goose `sessions.db` as Goose does, for the tests (nothing here is shipped).
+
+The tables are made with Goose's own statements (block/goose crates/goose/src/session/
+session_manager.rs `create()` at schema 5, commit 0164300649cf5e4ab327105d9155779ab8bfde4b, then
+migrations.rs's 6–13 at 865e4a030a67eb0c51869874b9c758cb1eb10595), in WAL mode as sqlx opens it.
+`build(db)` imports the JSONL sessions of sessions/ as Goose's `import_legacy` does (each file's
+name its id, its metadata line's description its name, its messages' rows in order) and adds a
+session begun since, written by `add_message` as current Goose writes: its `message_id`, its
+`metadata_json`, and a sub-agent's session beside it. `write_message(con, …)` appends a message
+as a running Goose does (and moves the session's `updated_at`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LEGACY = sorted((HERE / "sessions").glob("*.jsonl"))
+NEW_ID = "20251105_1"
+SUB_ID = "20251105_2"
+
+CREATE = [
+    """CREATE TABLE schema_version (
+        version INTEGER PRIMARY KEY,
+        applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP
+    )""",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL DEFAULT '',
+        description TEXT NOT NULL DEFAULT '',
+        user_set_name BOOLEAN DEFAULT FALSE,
+        session_type TEXT NOT NULL DEFAULT 'user',
+        working_dir TEXT NOT NULL,
+        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        extension_data TEXT DEFAULT '{}',
+        total_tokens INTEGER,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        accumulated_total_tokens INTEGER,
+        accumulated_input_tokens INTEGER,
+        accumulated_output_tokens INTEGER,
+        schedule_id TEXT,
+        recipe_json TEXT,
+        user_recipe_values_json TEXT
+    )""",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        role TEXT NOT NULL,
+        content_json TEXT NOT NULL,
+        created_timestamp INTEGER NOT NULL,
+        timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+        tokens INTEGER,
+        metadata_json TEXT
+    )""",
+    "CREATE INDEX idx_messages_session ON messages(session_id)",
+    "CREATE INDEX idx_messages_timestamp ON messages(timestamp)",
+    "CREATE INDEX idx_sessions_updated ON sessions(updated_at DESC)",
+    "CREATE INDEX idx_sessions_type ON sessions(session_type)",
+]
+MIGRATIONS = {
+    6: ["ALTER TABLE sessions ADD COLUMN provider_name TEXT",
+        "ALTER TABLE sessions ADD COLUMN model_config_json TEXT"],
+    7: ["ALTER TABLE messages ADD COLUMN message_id TEXT",
+        "UPDATE messages SET message_id = 'msg_' || session_id || '_' || id",
+        "CREATE INDEX idx_messages_message_id ON messages(message_id)"],
+    8: ["ALTER TABLE sessions ADD COLUMN goose_mode TEXT NOT NULL DEFAULT 'auto'"],
+    10: ["ALTER TABLE sessions ADD COLUMN thread_id TEXT",
+         "CREATE INDEX IF NOT EXISTS idx_sessions_thread ON sessions(thread_id)"],
+    12: ["ALTER TABLE sessions ADD COLUMN archived_at TIMESTAMP",
+         "ALTER TABLE sessions ADD COLUMN project_id TEXT"],
+    13: ["ALTER TABLE sessions ADD COLUMN accumulated_cost REAL"],
+}
+
+
+def _create(con: sqlite3.Connection) -> None:
+    con.execute("PRAGMA journal_mode=WAL")
+    for sql in CREATE:
+        con.execute(sql)
+    con.execute("INSERT INTO schema_version (version) VALUES (5)")
+    for version, statements in sorted(MIGRATIONS.items()):
+        for sql in statements:
+            con.execute(sql)
+    for version in range(6, 14):
+        con.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+
+
+def _import_legacy(con: sqlite3.Connection, path: Path) -> None:
+    lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    meta, messages = lines[0], lines[1:]
+    sid = path.stem
+    started = messages[0]["created"]
+    con.execute(
+        "INSERT INTO sessions (id, name, user_set_name, session_type, working_dir, created_at, "
+        "updated_at, extension_data, total_tokens, input_tokens, output_tokens, "
+        "accumulated_total_tokens, accumulated_input_tokens, accumulated_output_tokens, schedule_id, "
+        "recipe_json, user_recipe_values_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (sid, meta["description"], False, "user", meta["working_dir"], _rfc3339(started),
+         _rfc3339(messages[-1]["created"]), json.dumps(meta.get("extension_data") or {}),
+         meta.get("total_tokens"), meta.get("input_tokens"), meta.get("output_tokens"),
+         meta.get("accumulated_total_tokens"), meta.get("accumulated_input_tokens"),
+         meta.get("accumulated_output_tokens"), meta.get("schedule_id"), None, None))
+    for m in messages:
+        _insert(con, sid, m)
+
+
+def _rfc3339(seconds: int) -> str:
+    import datetime as dt
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat()  # sqlx's DateTime<Utc>
+
+
+def _insert(con: sqlite3.Connection, sid: str, m: dict) -> int:
+    cur = con.execute(
+        "INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json, message_id) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (sid, m["role"], json.dumps(m["content"]), m["created"],
+         json.dumps(m.get("metadata") or {"userVisible": True, "agentVisible": True}), m.get("id")))
+    if m.get("id") is None:  # add_message: a message with no id gets the one migration 7 gives
+        con.execute("UPDATE messages SET message_id = 'msg_' || session_id || '_' || id WHERE id = ?",
+                    (cur.lastrowid,))
+    return cur.lastrowid
+
+
+T = 1762336800  # 2025-11-05 10:00:00 UTC
+NEW_MESSAGES = [
+    {"role": "user", "created": T, "content": [{"type": "text", "text": "Why does `make test` hang on CI?"}]},
+    {"role": "assistant", "created": T + 4, "content": [
+        {"type": "text", "text": "Let me look at the test target."},
+        {"type": "toolRequest", "id": "call_mk1", "toolCall": {"status": "success", "value": {
+            "name": "developer__shell", "arguments": {"command": "grep -n '^test' -A3 Makefile"}}}}]},
+    {"role": "user", "created": T + 5, "content": [
+        {"type": "toolResponse", "id": "call_mk1", "toolResult": {"status": "success", "value": {
+            "content": [{"type": "text", "text": "14:test:\n15:\tpytest --watch"}], "isError": False}}}]},
+    {"role": "assistant", "created": T + 9, "content": [
+        {"type": "text", "text": "`pytest --watch` never exits: CI waits forever. Drop `--watch` there."}]},
+]
+
+
+def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
+    """A Goose database at `db`: the legacy sessions imported, and one session (with a sub-agent's)
+    begun since."""
+    con = sqlite3.connect(db, isolation_level=None)
+    _create(con)
+    for path in LEGACY:
+        _import_legacy(con, path)
+    con.execute(
+        "INSERT INTO sessions (id, name, user_set_name, session_type, working_dir, extension_data, "
+        "provider_name, model_config_json, goose_mode, created_at, updated_at, accumulated_total_tokens, "
+        "accumulated_input_tokens, accumulated_output_tokens) VALUES (?, ?, FALSE, 'user', ?, '{}', ?, ?, "
+        "'auto', ?, ?, ?, ?, ?)",
+        (NEW_ID, "CI test hang", "/home/dev/api", "anthropic",
+         json.dumps({"model_name": "claude-sonnet-4-5", "context_limit": 200000, "temperature": None,
+                     "max_tokens": None, "toolshim": False, "toolshim_model": None}),
+         "2025-11-05 10:00:00", "2025-11-05 10:00:09", 5210, 4980, 230))
+    for m in NEW_MESSAGES:
+        _insert(con, NEW_ID, m)
+    con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at) VALUES "
+                "(?, 'Read the Makefile', 'sub_agent', '/home/dev/api', '2025-11-05 10:00:05', "
+                "'2025-11-05 10:00:06')", (SUB_ID,))
+    _insert(con, SUB_ID, {"role": "user", "created": T + 5, "content": [
+        {"type": "text", "text": "Summarize the Makefile's targets."}]})
+    if keep_open:
+        return con
+    con.close()
+    return None
+
+
+def write_message(con: sqlite3.Connection, sid: str, message: dict, now: str) -> int:
+    """Append a message as a running Goose does (`add_message`), the session's `updated_at` moved."""
+    rowid = _insert(con, sid, message)
+    con.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, sid))
+    return rowid

@@ -1,0 +1,138 @@
+"""Current Goose's SQLite store (sessions.db): each session row lists and reads as a session, the
+same as the JSONL file Goose imported it from; the imported files are listed once; nothing is
+written beside the database; a session Goose is writing is seen growing; a database that is not
+Goose's says so. Databases are built with Goose's own DDL (test_data/formats/goose/make_db.py)."""
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from viewer.formats import detect
+from viewer.index import SessionIndex, identity_matches
+from viewer.store import Store
+from viewer.timeline import load_events
+
+from conftest import ROOT, built, goose_make_db, quiet_copy, result_of
+
+FIXTURES = ROOT / "test_data" / "formats" / "goose"
+OLD, NEW = "20250310_142501", "20250905_093012"
+
+make_db = goose_make_db()
+
+
+def database(tmp_path: Path, **kw):
+    folder = tmp_path / "sessions"
+    folder.mkdir(parents=True)
+    return folder, make_db.build(folder / "sessions.db", **kw)
+
+
+def row(folder: Path, sid: str) -> Path:
+    return folder / "sessions.db" / sid
+
+
+def test_each_session_row_is_listed_under_its_name_with_a_stable_key(tmp_path):
+    folder, _ = database(tmp_path)
+    store = Store([folder])
+    refs = {r.key: r for r in store.sessions()}
+    assert set(refs) == {f"sessions.db~{s}" for s in (OLD, NEW, make_db.NEW_ID, make_db.SUB_ID)}
+    new = refs[f"sessions.db~{make_db.NEW_ID}"]
+    assert new.label == f"sessions.db/{make_db.NEW_ID}"
+    assert new.mtime == pytest.approx(make_db.T + 9)  # its newest message
+    assert store.index(f"sessions.db~{make_db.NEW_ID}").summary.title == "CI test hang"
+    assert store.index(f"sessions.db~{OLD}").summary.title == "Fix failing pagination test"
+
+
+@pytest.mark.parametrize("sid", [OLD, NEW])
+def test_an_imported_session_reads_as_the_file_it_came_from(tmp_path, sid):
+    folder, _ = database(tmp_path)
+    found = detect.detect_file(row(folder, sid))
+    assert (found.format, found.mode) == ("goose", "document")
+    idx, evs = built(row(folder, sid))
+    fidx, fevs = built(FIXTURES / "sessions" / f"{sid}.jsonl")
+    assert [(e.role, e.kind, e.hidden, e.text()) for e in evs[1:]] == \
+        [(e.role, e.kind, e.hidden, e.text()) for e in fevs[1:]]
+    assert {c: (x.status, x.named) for c, x in idx.calls.calls.items()} == \
+        {c: (x.status, x.named) for c, x in fidx.calls.calls.items()}
+    assert idx.summary.title == fidx.summary.title
+
+
+def test_a_session_begun_in_the_database_names_its_model_tokens_and_type(tmp_path):
+    folder, _ = database(tmp_path)
+    idx, evs = built(row(folder, make_db.NEW_ID))
+    assert idx.summary.title == "CI test hang"
+    assert idx.summary.models == ["claude-sonnet-4-5"]
+    head = evs[0]
+    assert [b.text for b in head.blocks if b.kind == "notice"] == [
+        "Goose session in /home/dev/api", "description: CI test hang", "tokens: 5,210 (4,980 in · 230 out)"]
+    assert idx.calls.calls["call_mk1"].status == "completed"
+    assert "pytest --watch" in result_of(evs, "call_mk1").content[0].text
+    assert evs[1].source_id == f"msg_{make_db.NEW_ID}_{evs[1].source_id.rsplit('_', 1)[1]}"
+    _, sub = built(row(folder, make_db.SUB_ID))
+    assert "session type: sub agent" in [b.text for b in sub[0].blocks if b.kind == "notice"]
+
+
+def test_imported_files_beside_the_database_are_listed_once(tmp_path):
+    folder = quiet_copy(FIXTURES / "sessions", tmp_path / "sessions")
+    make_db.build(folder / "sessions.db")
+    store = Store([folder])
+    assert sorted(r.key for r in store.sessions()) == sorted(
+        f"sessions.db~{s}" for s in (OLD, NEW, make_db.NEW_ID, make_db.SUB_ID))
+    why = store.skipped[str(folder / f"{OLD}.jsonl")]
+    assert why.startswith("also in Goose's database (sessions.db)")
+
+
+def test_reading_writes_nothing_beside_the_database(tmp_path):
+    folder, _ = database(tmp_path)
+    before = sorted(os.listdir(folder))
+    mtime = os.stat(folder / "sessions.db").st_mtime_ns
+    Store([folder]).sessions()
+    SessionIndex(row(folder, NEW)).build()
+    assert sorted(os.listdir(folder)) == before == ["sessions.db"]  # no -wal, no -shm made
+    assert os.stat(folder / "sessions.db").st_mtime_ns == mtime
+
+
+def test_a_session_goose_is_writing_is_seen_growing(tmp_path):
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        assert (folder / "sessions.db-wal").exists()
+        store = Store([folder])
+        key = f"sessions.db~{make_db.NEW_ID}"
+        idx = store.index(key)
+        assert identity_matches(idx.files())
+        make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 20, "content": [
+            {"type": "toolRequest", "id": "call_live", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "make test"}}}}]}, "2025-11-05 10:00:20")
+        assert not identity_matches(idx.files())
+        idx, _ = store.refresh(key)
+        assert idx.calls.calls["call_live"].status == "pending"
+        make_db.write_message(con, make_db.NEW_ID, {"role": "user", "created": make_db.T + 21, "content": [
+            {"type": "toolResponse", "id": "call_live", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": "3 passed"}], "isError": False}}}]}, "2025-11-05 10:00:21")
+        idx, _ = store.refresh(key)
+        assert idx.calls.calls["call_live"].status == "completed"
+        store.note_change(str(folder / "sessions.db-wal"), "modified")
+        assert store.get(key).mtime == pytest.approx(make_db.T + 21)
+    finally:
+        con.close()
+
+
+def test_a_foreign_sessions_db_is_skipped_saying_why_and_a_bad_row_is_an_unparsed_card(tmp_path):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    con = sqlite3.connect(foreign / "sessions.db")
+    con.execute("CREATE TABLE sessions (id text, user text)")
+    con.commit()
+    con.close()
+    store = Store([foreign])
+    assert store.sessions() == []
+    assert "without Goose's messages table" in store.skipped[str(foreign / "sessions.db")]
+    folder, con = database(tmp_path / "bad", keep_open=True)
+    con.execute("UPDATE messages SET content_json = '[{\"type\": \"text\", \"te' WHERE id = "
+                "(SELECT min(id) FROM messages WHERE session_id = ?)", (make_db.NEW_ID,))
+    con.close()
+    idx = SessionIndex(row(folder, make_db.NEW_ID)).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [e.kind for e in evs][:2] == ["session", "unparsed"]
+    assert idx.calls.calls["call_mk1"].status == "completed"  # the rest reads

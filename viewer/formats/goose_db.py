@@ -1,0 +1,252 @@
+"""Goose's SQLite store (`sessions.db`): sessions that are rows, read as its JSONL files are.
+
+Current Goose keeps every session in `~/.local/share/goose/sessions/sessions.db` (block/goose
+crates/goose/src/session/session_manager.rs, migrations.rs; sqlx opens it in WAL mode) beside the
+JSONL files of older versions, which it imported once when it made the database (a session's id is
+its file's name). Its tables:
+
+    sessions  id, name (description before schema 4), user_set_name, session_type (user,
+              scheduled, sub_agent, hidden, acp…), working_dir, created_at, updated_at,
+              extension_data (JSON), the token counts (total / input / output and accumulated_*),
+              schedule_id, recipe_json, user_recipe_values_json, and later provider_name,
+              model_config_json, goose_mode, thread_id, archived_at, project_id, accumulated_cost
+    messages  id (autoincrement), session_id, role, content_json (the Message's content list),
+              created_timestamp (unix seconds), timestamp, tokens, metadata_json (userVisible /
+              agentVisible, schema 3+), message_id (schema 7+)
+
+A session is named by a path below the database, `<folder>/sessions.db/<session id>` (rowdb.py;
+its key `sessions.db~<id>`), and reached through the hooks files and the store already use:
+
+* `row_bytes(path)`: the session row as JSON (what `files.open_file` reads: detection, the raw view
+  of the session, its size);
+* `document(path)`: `{"session": row, "messages": [Message…]}`, each message as Goose's JSONL file
+  holds it (`{id, role, created, content, metadata}`), read by `goose.folder_document` so the
+  adapter reads a row-session with the JSONL file's rules; a row whose JSON does not parse is a
+  BadLine in its place;
+* `identity(path)`: (size of `row_bytes`, the session's newest write moved on by a digest of its
+  messages' count, last id and summed metadata length, the database's inode), remembered while
+  the database and its `-wal` file are unchanged;
+* `list_sessions(db)` for discovery; `shadowed(paths)`: the JSONL files Goose imported into the
+  database beside them (listed once, from the database).
+
+Read-only as rowdb.py reads any such database: never a `-wal` or `-shm` file made.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from .. import reader, timestamps
+from ..reader import BadLine
+from . import rowdb
+
+DB_FILE = "sessions.db"
+ID = rowdb.ID
+Unreadable = rowdb.Unreadable
+# the columns the queries below need; the rest are read as they are there
+_NEEDED = {"sessions": {"id", "working_dir"},
+           "messages": {"id", "session_id", "role", "content_json", "created_timestamp"}}
+_JSON_COLUMNS = {"extension_data", "recipe_json", "user_recipe_values_json", "model_config_json"}
+
+
+def is_store(name: str) -> bool:
+    return name == DB_FILE
+
+
+def store_of(path: str) -> str | None:
+    return rowdb.store_of(path, is_store)
+
+
+def split(path: str) -> tuple[str, str] | None:
+    return rowdb.split(path, is_store)
+
+
+def is_row(path: str) -> bool:
+    return rowdb.located(path, is_store) is not None
+
+
+def row_path(db: str, session_id: str) -> str:
+    return os.path.join(db, session_id)
+
+
+class _Reader(rowdb.Reader):
+    PROGRAM = "Goose"
+
+    def _check(self) -> dict[str, list[str]]:
+        tables = {t: self.columns(t) for t in ("sessions", "messages")}
+        missing = [t for t in tables if not tables[t]]
+        if missing and self.stale_wal:
+            raise Unreadable(self.db, "Goose's SQLite database: " + self.stale_wal)
+        if missing:
+            raise Unreadable(self.db, "a SQLite database without Goose's " + " and ".join(missing)
+                             + " table" + "s" * (len(missing) > 1))
+        for table, needed in _NEEDED.items():
+            lacking = needed - set(tables[table])
+            if lacking:
+                raise Unreadable(self.db, f"Goose's {table} table lacks {', '.join(sorted(lacking))}"
+                                          ": a layout this viewer does not know")
+        return tables
+
+
+def _gone(path: str) -> FileNotFoundError:
+    return FileNotFoundError(2, "this session is no longer in Goose's database", path)
+
+
+def _session_row(r: _Reader, sid: str) -> dict | None:
+    cols = r.check()["sessions"]
+    rows = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM sessions WHERE id = ?", (sid,))
+    return _info(dict(zip(cols, rows[0]))) if rows else None
+
+
+def _info(row: dict) -> dict:
+    """A session row with its JSON columns parsed (their text as it is where it does not parse)."""
+    out = {}
+    for col, value in row.items():
+        if col in _JSON_COLUMNS and isinstance(value, (str, bytes)):
+            parsed = reader.decode(value)
+            value = value if isinstance(parsed, BadLine) else parsed
+        out[col] = value
+    return out
+
+
+def _info_bytes(info: dict) -> bytes:
+    return orjson.dumps(info, option=orjson.OPT_INDENT_2, default=str)
+
+
+def row_bytes(path: str) -> bytes:
+    """What opening a row-session's path reads: its session row as JSON."""
+    db, sid = split(os.fspath(path)) or (None, None)
+    if db is None:
+        raise FileNotFoundError(2, "No such file", path)
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+    if row is None:
+        raise _gone(path)
+    return _info_bytes(row)
+
+
+def _seconds(value: Any) -> float:
+    """A time column as epoch seconds (0 for what is not one: a damaged row)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e11:
+        return float(value)
+    if isinstance(value, str) and value:
+        st = timestamps.parse(value)
+        if st.utc is not None:
+            return st.utc.timestamp()
+    return 0.0
+
+
+def identity(path: str) -> tuple[int, int, int] | None:
+    """(size, mtime_ns, inode) standing for a row-session as a whole, or None when `path` is not
+    one: the newest of its `updated_at` and its messages' `created_timestamp`, moved on by less
+    than a millisecond by a digest of its messages' count, newest row id and summed metadata
+    length (a message added, a conversation replaced after a compaction, a message's visibility
+    changed all read as a change). Raises OSError when it cannot be read."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return None
+    db, sid = found
+    return rowdb.remembered(("goose identity", db, sid), db, lambda: _identity(db, sid, path))
+
+
+def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+        if row is None:
+            raise _gone(path)
+        meta = "total(length(metadata_json))" if "metadata_json" in r.check()["messages"] else "0"
+        count, last, newest, size = r.all(f"SELECT count(*), max(id), max(created_timestamp), {meta} "
+                                          "FROM messages WHERE session_id = ?", (sid,))[0]
+    when = max(_seconds(row.get("updated_at")), _seconds(newest))
+    digest = hash((count, last, size)) % 1_000_000
+    return len(_info_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(db).st_ino
+
+
+def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
+    """(row path, session id, last write as epoch seconds, size) of every session in a database;
+    Unreadable (an OSError) when it is not a readable Goose database."""
+    return rowdb.remembered(("goose list", db), db, lambda: _list(db))
+
+
+def _list(db: str) -> list[tuple[str, str, float, int]]:
+    with _Reader(db) as r:
+        cols = r.check()["sessions"]
+        rows = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)}, (SELECT max(created_timestamp) "
+                     "FROM messages WHERE messages.session_id = sessions.id) FROM sessions")
+    out = []
+    for values in rows:
+        row = _info(dict(zip(cols, values[:-1])))
+        sid = row.get("id")
+        if not isinstance(sid, str) or not ID.fullmatch(sid):
+            continue  # (an id no path can name)
+        when = max(_seconds(row.get("updated_at")), _seconds(values[-1]))
+        out.append((row_path(db, sid), sid, when, len(_info_bytes(row))))
+    return out
+
+
+def document(path: str) -> dict | None:
+    """A row-session as `{"session": row, "messages": [Message…]}` in Goose's order (row id), or
+    None when `path` is not one. When its messages cannot be read (a damaged page), they are one
+    BadLine saying why; raises OSError when the session itself cannot be."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return None
+    db, sid = found
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+        if row is None:
+            raise _gone(path)
+        have = set(r.check()["messages"])
+        cols = ["id", "role", "content_json", "created_timestamp"] + [
+            c for c in ("metadata_json", "message_id") if c in have]
+        try:
+            msgs = r.all(f"SELECT {', '.join(cols)} FROM messages WHERE session_id = ? ORDER BY id", (sid,))
+            unread = None
+        except Unreadable as e:
+            msgs, unread = [], BadLine(f"this session's messages: {e}")
+        stale = r.stale_wal
+    messages: list = [unread] if unread else []
+    for values in msgs:
+        messages.append(_message(dict(zip(cols, values))))
+    doc: dict = {"session": row, "messages": messages}
+    if stale:
+        doc["stale_wal"] = stale
+    return doc
+
+
+def _message(m: dict) -> Any:
+    """A message row as Goose's Message (its `get_conversation`): the JSONL file's shape."""
+    content = reader.decode(m["content_json"]) if isinstance(m["content_json"], (str, bytes)) else None
+    if not isinstance(content, list):
+        why = content.reason if isinstance(content, BadLine) else "not a list"
+        return BadLine(f"message {m['id']}: its content_json is {why}")
+    msg: dict = {"id": m.get("message_id"), "role": m["role"], "created": m["created_timestamp"],
+                 "content": content}
+    meta = m.get("metadata_json")
+    if isinstance(meta, (str, bytes)) and meta:
+        parsed = reader.decode(meta)
+        msg["metadata"] = meta if isinstance(parsed, BadLine) else parsed
+    return msg
+
+
+def shadowed(paths: list[str]) -> dict[str, str]:
+    """Of the sessions discovery found, the JSONL files (`<folder>/<id>.jsonl`) whose session is
+    also a row of the `sessions.db` beside them: Goose imported them there and left the files."""
+    rows: dict[str, set[str]] = {}
+    for p in paths:
+        found = split(p)
+        if found is not None:
+            rows.setdefault(os.path.dirname(found[0]), set()).add(found[1])
+    if not rows:
+        return {}
+    out = {}
+    for p in paths:
+        if p.endswith(".jsonl"):
+            folder, name = os.path.split(p)
+            if name[:-6] in rows.get(folder, ()):
+                out[p] = (f"also in Goose's database ({DB_FILE}), where Goose imported it from this "
+                          "file: listed from there")
+    return out
