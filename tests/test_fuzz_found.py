@@ -938,3 +938,31 @@ def test_an_opencode_database_whose_sub_agent_index_is_damaged_still_shows_its_s
     assert "opencode.db~ses_53a1c2d3e00bhHiIjJkKlLmM" in listed  # its sub-agent, listed on its own
     app.extensions["viewer"].fts.close()
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_session_whose_first_record_is_longer_than_detections_head_is_still_its_format(tmp_path):
+    # A first record of more than detection's 256 KB look (a prompt with a file pasted in, an
+    # image's base64): detection saw no whole line, found no record and called the file 'unknown',
+    # so every record of a legion session showed as a generic JSON card
+    from viewer.formats import detect
+
+    src = (ROOT.parent / "shared" / "corpus" / "legion" / "synthetic-fixture-tool_use" / "messages.jsonl")
+    lines = src.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["content"] = "pasted " * 60_000  # 420 KB
+    path = tmp_path / "s" / "messages.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    assert detect.detect_file(path).format == "legion"
+    idx = SessionIndex(path).build()
+    assert idx.format == "legion" and "unknown" not in idx.threads["main"].kinds
+    # a one-line document longer than the head is still read as one
+    doc = tmp_path / "d" / "conversation.json"
+    doc.parent.mkdir()
+    doc.write_text(json.dumps([{"role": "user", "content": "x" * 300_000}, {"role": "assistant", "content": "y"}]))
+    assert detect.detect_file(doc) == detect.Detected("openai-chat", "document")
+    traj = tmp_path / "t" / "run.traj.json"
+    traj.parent.mkdir()
+    traj.write_text(json.dumps({"info": {"x": "z" * 300_000}, "trajectory_format": "mini-swe-agent-1.1",
+                                "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    assert detect.detect_file(traj) == detect.Detected("openai-chat", "document")

@@ -23,6 +23,10 @@ from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
+# how far detection reads on for the end of a first line longer than its head (a prompt with a
+# file pasted in, an image's base64), and how many whole lines it then wants
+LONG_HEAD = 16 << 20
+LONG_HEAD_LINES = 8
 # formats of plain chat messages: the first lines of many other formats read as one of these (a
 # MARSYS agent's, AgentScope's), so a file detected as one while it holds few records is detected
 # again as it grows (SessionIndex.refresh)
@@ -178,6 +182,8 @@ def detect_file(path: str | Path) -> Detected:
     lines = [ln for ln in head.split(eol.encode()) if ln.strip()]
     if not whole:
         lines = lines[:-1]  # the head may cut the last line
+        if not lines:  # its first line is longer than the head: not judged by no record at all
+            lines, whole = _long_lines(path, start, head, eol.encode())
     first = reader.decode(lines[0]) if lines else reader.BadLine("first line longer than the head")
     single = whole and len(lines) == 1
     if head.lstrip()[:1] in (b"{", b"[") and (isinstance(first, (reader.BadLine, list)) or single):
@@ -196,6 +202,27 @@ def detect_file(path: str | Path) -> Detected:
                if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
     return Detected(name, _lines_mode(name, records), eol=eol)
+
+
+def _long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
+    """The first whole lines of a file whose head holds none, and whether they are all of it:
+    read on, within LONG_HEAD bytes, until LONG_HEAD_LINES lines end or the file does (its last
+    line counts then, as in a file the head holds whole: one line is then a document or a
+    record as `detect_file` judges a whole one)."""
+    buf = bytearray(head)
+    ended = False
+    with files.open_file(path) as f:
+        f.seek(start + len(head))
+        while len(buf) < LONG_HEAD:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                ended = True
+                break
+            buf += chunk
+            if buf.count(eol) >= LONG_HEAD_LINES:
+                break
+    lines = [ln for ln in bytes(buf).split(eol) if ln.strip()]
+    return (lines, True) if ended else (lines[:-1], False)
 
 
 def _lines_mode(name: str, records: list = ()) -> str:
