@@ -335,6 +335,19 @@ def test_custom_tool_calls_and_reasoning_details_in_chat_messages():
         "call_c1", "apply_patch", "*** Begin Patch")
 
 
+def test_a_tool_call_of_a_type_not_known_here_shows_what_it_holds():
+    # a newer API's call type (found by the fuzzer's unknown-block mutation): it was drawn as
+    # "Tool: ?" with no input, its content lost; the `{type: T, T: {name, …}}` shape `custom`
+    # set is read as that, anything else shows the item itself as the input
+    ev = openai_chat.event({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_m1", "type": "mcp", "mcp": {"server": "docs", "name": "lookup", "arguments": '{"q": "x"}'}},
+        {"id": "call_f1", "type": "future_call", "payload": {"what": "new"}}]}, R)
+    mcp, future = ev.blocks
+    assert (mcp.id, mcp.name, mcp.input) == ("call_m1", "lookup", {"q": "x"})
+    assert (future.id, future.name, future.input) == (
+        "call_f1", "future_call", {"type": "future_call", "payload": {"what": "new"}})
+
+
 def test_the_sources_an_answer_cites_are_named():
     # chat: message.annotations url_citation (openai-python types/chat/chat_completion_message.py);
     # Responses: output_text annotations (types/responses/response_output_text.py)

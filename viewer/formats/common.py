@@ -498,7 +498,9 @@ def _guess_type(b: dict) -> str | None:
 def openai_tool_calls(calls: Any) -> list:
     """OpenAI `tool_calls` (and the legacy single `function_call`) → ToolUse blocks. A call of
     `type: custom` (openai-python types/chat/chat_completion_message_custom_tool_call.py) holds
-    `custom: {name, input}`, its input a free-form string."""
+    `custom: {name, input}`, its input a free-form string. A call of a type not known here is read
+    as the shape `function` and `custom` set, `{type: T, T: {name, arguments | input}}`; one that
+    holds neither a name nor arguments shows the item itself as its input, named by its type."""
     out = []
     if isinstance(calls, dict):
         calls = [calls]
@@ -514,7 +516,14 @@ def openai_tool_calls(calls: Any) -> list:
         if isinstance(custom, dict):  # `type: custom`: free-form text input, never JSON
             out.append(ToolUse(cid, str(custom.get("name") or "?"), custom.get("input")))
             continue
-        fn = c.get("function") if isinstance(c.get("function"), dict) else c
+        kind = c.get("type")
+        own = c.get(kind) if isinstance(kind, str) and kind != "function" else None
+        fn = c.get("function") if isinstance(c.get("function"), dict) else \
+            own if isinstance(own, dict) else c
+        if not ({"name", "arguments", "input"} & fn.keys()):  # nothing known: the item says
+            out.append(ToolUse(cid, kind if isinstance(kind, str) and kind else "?",
+                               {k: v for k, v in c.items() if k not in ("id", "call_id")}))
+            continue
         args, raw = parse_arguments(fn.get("arguments", fn.get("input")))
         out.append(ToolUse(cid, str(fn.get("name") or "?"), args, raw))
     return out
