@@ -254,3 +254,18 @@ def test_current_writer_start_rows_are_quiet_and_a_failed_status_fails_its_call(
     assert '<span class="state error">error</span>' in html
     # the start row is a hidden status line (shown by the toggle), not a visible JSON card
     assert 'kind-other is-hidden" id="m-5b2d0c1e-0000-4000-8000-000000000003"' in html
+
+
+def test_a_row_of_a_type_not_known_here_shows_its_metadata_too():
+    # a newer writer's row type whose content is empty and whose payload is in `metadata` (found
+    # by the fuzzer's unknown-record mutation): the card showed "null", the metadata nowhere
+    ev = agentpress.event({"message_id": "m-9", "type": "agent_handoff", "is_llm_message": False,
+                           "content": None, "metadata": json.dumps({"url": "https://example.com",
+                                                                    "screenshot_url": "s.png"})}, R)
+    assert ev.kind == "agent_handoff" and not ev.hidden
+    assert [(b.kind, b.label, b.value) for b in ev.blocks] == [
+        ("data", "agent_handoff · metadata", {"url": "https://example.com", "screenshot_url": "s.png"})]
+    # with content: both
+    ev = agentpress.event({"type": "agent_handoff", "content": {"a": 1}, "metadata": {"b": 2}}, R)
+    assert [(b.label, b.value) for b in ev.blocks] == [("agent_handoff", {"a": 1}),
+                                                       ("agent_handoff · metadata", {"b": 2})]
