@@ -966,3 +966,24 @@ def test_a_session_whose_first_record_is_longer_than_detections_head_is_still_it
     traj.write_text(json.dumps({"info": {"x": "z" * 300_000}, "trajectory_format": "mini-swe-agent-1.1",
                                 "messages": [{"role": "user", "content": "hi"}]}) + "\n")
     assert detect.detect_file(traj) == detect.Detected("openai-chat", "document")
+
+
+def test_a_record_with_no_type_among_claude_code_lines_is_shown_not_hidden(tmp_path):
+    # A file of mixed formats (found by the fuzzer's other-format-line mutation): a Claude Code
+    # bookkeeping line and another format's message (an AgentScope Msg: no `type`) — the message
+    # was hidden as a Claude Code "unknown line type", which is for a newer CLI's line types
+    from viewer.formats import claude_code
+    from viewer.model import Ref
+
+    msg = {"name": "Coder", "role": "assistant", "content": [{"type": "text", "text": "Here is the chart."}],
+           "timestamp": "2026-03-04 14:01:18"}
+    ev = claude_code.event(msg, Ref("main", 2, 0, 1))
+    assert ev.kind == "unknown" and not ev.hidden
+    newer = claude_code.event({"type": "brand-new-bookkeeping", "sessionId": "s", "uuid": "u"}, Ref("main", 3, 0, 1))
+    assert newer.hidden and newer.hidden_reason == "unknown line type"
+    path = tmp_path / "s" / "messages.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"type": "mode", "mode": "normal", "sessionId": "26d8d51d"}) + "\n"
+                    + json.dumps(msg) + "\n")
+    idx = SessionIndex(path).build()
+    assert idx.format == "claude-code" and list(idx.threads["main"].hidden) == [1, 0]

@@ -147,10 +147,11 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = generic_event(rec, ref, NAME)
         if isinstance(rec, dict):
             _common(ev, rec)
-            if "message" not in rec:
+            if "message" not in rec and isinstance(rec.get("type"), str):
                 # a line type of a CLI newer than this reader: the CLI adds bookkeeping types with
                 # nearly every release (the chat is always user / assistant / system /
-                # attachment), so it waits behind the toggle, its payload in the card
+                # attachment), so it waits behind the toggle, its payload in the card; a record
+                # with no type at all (another format's, a damaged line) is not one, and shows
                 ev.hidden, ev.hidden_reason = True, "unknown line type"
         return ev
     t = rec["type"]
