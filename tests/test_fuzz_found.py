@@ -987,3 +987,28 @@ def test_a_record_with_no_type_among_claude_code_lines_is_shown_not_hidden(tmp_p
                     + json.dumps(msg) + "\n")
     idx = SessionIndex(path).build()
     assert idx.format == "claude-code" and list(idx.threads["main"].hidden) == [1, 0]
+
+
+def test_a_dataset_with_one_marsys_message_among_its_lines_stays_a_dataset(tmp_path):
+    # A fine-tuning dataset (a conversation per line) with another format's message among its
+    # lines (found by the fuzzer's other-format-line mutation): MARSYS's one mark made it MARSYS's,
+    # credited with each dataset line's OpenAI score as if the lines were its messages — but they
+    # are whole conversations MARSYS cannot read: every conversation showed as a JSON card
+    src = (ROOT / "test_data" / "formats" / "openai-chat" / "finetune-dataset" / "finetune.jsonl")
+    lines = src.read_text().splitlines()
+    lines.insert(1, json.dumps({"role": "user", "content": "Find out when Python 3.13 was released.",
+                                "message_id": "m-c-user", "name": None, "tool_calls": None,
+                                "agent_calls": None, "structured_data": None, "images": None,
+                                "tool_call_id": None, "reasoning_details": None}))
+    path = tmp_path / "s" / "finetune.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    from viewer.formats import detect
+
+    assert detect.detect_file(path).format == "openai-chat"
+    from viewer.timeline import load_events
+
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert any(e.role == "assistant" and "Paris, as if everyone" in e.text() for e in evs)
+    assert any("Python 3.13" in json.dumps(e.blocks, default=repr) for e in evs)  # (shown too)

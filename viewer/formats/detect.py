@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import files, reader
-from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook
+from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook, wrapped
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
@@ -93,11 +93,14 @@ def adapter_score(adapter, records: list) -> int:
     A format that extends a generic one (MARSYS writes OpenAI messages plus marks of its own:
     `EXTENDS = openai_chat`) is credited, once the records show one of its unmistakable marks
     (a record scored 3), with the generic format's score for each record it does not claim more
-    strongly itself: most of its records are plain OpenAI messages, and the marks decide."""
+    strongly itself: most of its records are plain OpenAI messages, and the marks decide. A record
+    that wraps messages (a dataset's conversation, a logged API call: `wrapped`) is no message of
+    its own, and earns it nothing: a dataset with one MARSYS message among its lines stays one."""
     own = [hook(adapter, "sniff", r, default=0) or 0 for r in records]
     base = getattr(adapter, "EXTENDS", None)
     if base is not None and 3 in own:
-        return sum(max(o, hook(base, "sniff", r, default=0) or 0) for o, r in zip(own, records))
+        return sum(max(o, hook(base, "sniff", r, default=0) or 0) if wrapped.kind(r) is None else o
+                   for o, r in zip(own, records))
     return sum(own)
 
 
