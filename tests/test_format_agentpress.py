@@ -269,3 +269,6 @@ def test_a_row_of_a_type_not_known_here_shows_its_metadata_too():
     ev = agentpress.event({"type": "agent_handoff", "content": {"a": 1}, "metadata": {"b": 2}}, R)
     assert [(b.label, b.value) for b in ev.blocks] == [("agent_handoff", {"a": 1}),
                                                        ("agent_handoff · metadata", {"b": 2})]
+    # with neither: the row
+    row = {"type": "agent_handoff", "text": "to the researcher"}
+    assert [(b.label, b.value) for b in agentpress.event(row, R).blocks] == [("agent_handoff", row)]

@@ -190,12 +190,12 @@ def event(rec: Any, ref: Ref) -> Event:
         ev = Event(ref, "system", kind=t, hidden=True, hidden_reason="bookkeeping",
                    blocks=[Notice(t.replace("_", " ")), Data(content, t)])
     else:  # a row type not known here: its content, and its metadata (a newer type's payload
-        # may be all there)
+        # may be all there); with neither, the row
         ev = Event(ref, t, kind=t, blocks=[Data(content, t)] if content not in (None, "", {}, []) else [])
         if md:
             ev.blocks.append(Data(md, f"{t} · metadata"))
         if not ev.blocks:
-            ev.blocks = [Data(content, t)]
+            ev.blocks = [Data(rec, t)]
     ev.format = NAME
     ev.source_id = mid
     set_time(ev, rec.get("created_at"))
