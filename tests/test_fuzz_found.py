@@ -1012,3 +1012,27 @@ def test_a_dataset_with_one_marsys_message_among_its_lines_stays_a_dataset(tmp_p
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert any(e.role == "assistant" and "Paris, as if everyone" in e.text() for e in evs)
     assert any("Python 3.13" in json.dumps(e.blocks, default=repr) for e in evs)  # (shown too)
+
+
+@pytest.mark.parametrize("stamp", ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z", "0001-01-01 00:00:00",
+                                   "9999-12-31T23:59:59Z", "1900-01-01T00:00:00+05:00"])
+def test_a_time_no_transcript_was_written_at_is_no_time(stamp, tmp_path):
+    # Go's zero time (0001-01-01T00:00:00Z, what a Go writer leaves in an unset time field) and
+    # other years no transcript was written in (found by the fuzzer's timestamp mutation): read
+    # as times, they made the archive's statistics fail ("year 0 is out of range": 500 on /stats)
+    from viewer import timestamps
+
+    assert timestamps.to_epoch(stamp) is None and timestamps.fast_epoch(stamp) is None
+    assert timestamps.parse(stamp).raw == stamp
+    src = ROOT / "test_data" / "formats" / "agentscope" / "golden-py1.0.21" / "trip.msgs.jsonl"
+    recs = [json.loads(ln) for ln in src.read_text().splitlines()]
+    recs[0]["timestamp"] = stamp
+    path = tmp_path / "root" / "s" / "trip.msgs.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    os.utime(path, (time.time() - 3600,) * 2)
+    app = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False})
+    c = app.test_client()
+    for url in ("/stats", "/stats.json", "/", "/s/s~trip.msgs", "/s/s~trip.msgs/usage"):
+        assert c.get(url).status_code == 200, url
+    app.extensions["viewer"].fts.close()

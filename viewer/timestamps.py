@@ -42,8 +42,22 @@ class Stamp:
         return None if self.utc is None else (self.utc - _EPOCH).total_seconds()
 
 
+# the times a transcript can hold: from the epoch to the last year unix numbers are told apart
+# in (5138). Others are no time, their raw value kept: Go's zero time 0001-01-01T00:00:00Z (what a
+# Go writer leaves in a time it never set), a year 9999 "never", which neither the local clock
+# nor an archive's days can take
+_FIRST, _LAST = 0.0, (datetime(5139, 1, 1, tzinfo=UTC) - _EPOCH).total_seconds()
+
+
 def parse(value: Any) -> Stamp:
     """Read one timestamp value; never raises."""
+    stamp = _parse(value)
+    if stamp.utc is not None and not _FIRST <= (stamp.utc - _EPOCH).total_seconds() < _LAST:
+        return Stamp(None, value)
+    return stamp
+
+
+def _parse(value: Any) -> Stamp:
     if value is None or isinstance(value, bool):
         return Stamp(None, value)
     if isinstance(value, (int, float)):
@@ -77,9 +91,11 @@ def fast_epoch(value: Any) -> float | None:
     if cls is str and 20 <= len(value) <= 64 and value[-1] == "Z" and value[4] == "-" \
             and value[10] == "T":
         try:
-            return datetime.fromisoformat(value).timestamp()
+            epoch = datetime.fromisoformat(value).timestamp()
         except ValueError:
             pass
+        else:
+            return epoch if _FIRST <= epoch < _LAST else None
     elif (cls is float or cls is int) and 1e8 <= value < 1e11:  # unix seconds
         # datetime.fromtimestamp(value, UTC).timestamp(), without the datetime: whole microseconds
         # (the fraction rounded half to even, as fromtimestamp does) over 10**6
