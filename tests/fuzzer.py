@@ -20,8 +20,17 @@ A finding is an exception, a 5xx, a hang (SIGALRM), a message logged at ERROR (t
 the web layer's safety nets log there: they keep the page alive but are bugs to fix at the root),
 or a line of the file that is neither an event, hidden bookkeeping nor an unparsed-line card.
 
+With --newer, a case is also what a newer writer writes: fields added, records and content blocks
+of types not known here (each carrying MARK in its text), every shape of timestamp (epoch s / ms /
+µs / ns, ISO with and without a zone, Go's zero time, garbage), JSON kept as text mutated inside,
+another format's lines mixed in, files emptied; and three more findings are looked for: a file's
+hostile markup live on an HTML page (an event handler, a script), an unknown record or block not in
+the Markdown export (hidden or dropped: its MARK missing), and a line file whose lines are mostly
+its seed's own detected as another format.
+
 The bounded run is tests/test_fuzz.py; the long run is this script:
     .venv/bin/python tests/fuzzer.py --cases 40 --seed 1 [--minutes 30] [--only claude-code]
+    .venv/bin/python tests/fuzzer.py --newer --cases 6 --only legion,marsys,wolo,agentscope
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +195,18 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
                 if side.is_file() and side not in files and side.is_relative_to(folder):
                     files.insert(1, side)
             out.append(Seed(found.format, found.mode, main, folder, files, window))
+    if not FOREIGN:  # a few lines of every line-file seed, for files that mix formats
+        for seed in out:
+            if seed.main.is_file() and seed.main.suffix in (".jsonl", ".ndjson"):
+                with open(seed.main, "rb") as f:
+                    head = [ln.rstrip(b"\r\n") for ln in f.read(1 << 16).split(b"\n")[:-1]]
+                FOREIGN.extend(ln for ln in head[:3] if 0 < len(ln) < 20_000)
     return out
+
+
+def chosen(seed: Seed, only: str) -> bool:
+    """Whether a seed is one of `only`'s (comma-separated parts of its name or its format)."""
+    return any(part in seed.name or part == seed.fmt for part in only.split(",")) if only else True
 
 
 def _natural(path: Path) -> list:
@@ -324,6 +345,122 @@ def mutate_bytes(line: bytes, r: random.Random) -> tuple[bytes, str]:
     return line + b" " * r.randrange(3) + b"\t", "trailing blanks"
 
 
+# --- what newer writers write: new fields, record and block types, timestamps of every shape ------
+# (the long run's --newer turns these on, and the checks that go with them: hostile text inert,
+# every unknown record and block shown, detection kept; the bounded run keeps the classic mix)
+NEWER = False
+MARK = "FUZZMARK"  # a word every unknown record and block carries: it must reach the export
+TIME_KEY = re.compile(r"(?i)time|date|created|updated|^ts$|_at$")
+TIMES = [1761073198.2721586, 1761073198, 1761073198272, 1761073198272158, 1761073198272158600,
+         "1761073198.27", "1761073198272", "2025-10-21T18:59:02.228585+00:00", "2025-10-21T18:59:02Z",
+         "2025-10-21T18:59:02", "2025-10-21 18:59:02.811", "2025-10-21T18:59:02+05:30",
+         "2025-10-21T18:59:02.123456789Z", "Tue, 21 Oct 2025 18:59:02 GMT", "2025-10-21", "yesterday",
+         "", 0, -1, 1e20, -1e20, 1.5e308, True, None, [1, 2], {"seconds": 1, "nanos": 5},
+         "2025-02-30T25:61:61Z", "9999-12-31T23:59:59Z", "0001-01-01T00:00:00", "0000-00-00", "NaN"]
+TYPE_KEYS = ("type", "_type", "role", "kind", "subtype", "object", "status", "from", "source")
+NEW_KEYS = ["x_new_field", "annotations", "parent_id", "meta", "usage", "extra", "version",
+            "cache_control", "citations", "signature", "metadata", "id", "name", "content"]
+FOREIGN: list[bytes] = []  # lines of other seeds' JSONL files (mixed formats in one file)
+
+
+def _block(r: random.Random) -> dict:
+    return r.choice([{"type": "future_block", "future_payload": f"{MARK} <script>alert(1)</script>"},
+                     {"type": "future_block", "text": f"{MARK} new block", "data": {"k": [1]}},
+                     {"type": "tool_result_v2", "tool_use_id": "toolu_dup", "content": f"{MARK}"},
+                     {"kind": "future_part", "value": f"{MARK}", "id": "p1"}])
+
+
+_TEXT_KEYS = ("content", "text", "value", "message", "output", "result", "data", "thinking")
+
+
+def _mark(rec: dict, payload: bool) -> None:
+    """MARK put before the texts of a record (or block) whose type is not known: however it is
+    shown (its text with its role, or its JSON), the text must be. A record with none gets one
+    (`payload`; an item of a list with none — a call of a new type that also holds a `function`
+    — may be read as what it holds, its new field not shown: it is left unmarked)."""
+    found = False
+
+    def walk(value, depth):
+        nonlocal found
+        if depth > 7:
+            return
+        items = value.items() if isinstance(value, dict) else enumerate(value) \
+            if isinstance(value, list) else ()
+        for k, v in list(items):
+            if isinstance(v, str) and (k in _TEXT_KEYS or isinstance(k, int)) and depth:
+                value[k] = f"{MARK} <img src=x onerror=alert(1)> {v}"
+                found = True
+            elif isinstance(v, (dict, list)):
+                walk(v, depth + 1)
+
+    for k in _TEXT_KEYS:
+        if isinstance(rec.get(k), str):
+            rec[k] = f"{MARK} <img src=x onerror=alert(1)> {rec[k]}"
+            found = True
+    if not found:
+        walk(rec, 1)
+    if not found and payload:  # (in the record's payload, when it has one: legion's `data`)
+        inner = next((rec[k] for k in _TEXT_KEYS if isinstance(rec.get(k), dict)), rec)
+        inner["future_payload"] = f"{MARK} <img src=x onerror=alert(1)>"
+
+
+def mutate_newer(rec, r: random.Random):
+    """One mutation of what a newer writer does to a record; returns the record and its name."""
+    paths = list(_paths(rec))
+    inner = [p for p in paths if isinstance(_get(rec, p), str) and _get(rec, p)[:1] in ("{", "[")]
+    if inner and r.random() < 0.3:  # JSON kept as text (agentpress' content, a call's arguments)
+        p = r.choice(inner)
+        try:
+            value = json.loads(_get(rec, p))
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, (dict, list)):
+            value, what = mutate_newer(value, r) if r.random() < 0.6 else mutate_value(value, r, [])
+            return _set(rec, p, json.dumps(value)), f"in the JSON text at {p!r}: {what}"
+    op = r.random()
+    if op < 0.3:
+        tp = [p for p in paths if p and isinstance(p[-1], str) and TIME_KEY.search(p[-1])]
+        p = r.choice(tp) if tp else ("timestamp",) if isinstance(rec, dict) else None
+        if p is not None:
+            new = r.choice(TIMES)
+            return _set(rec, p, new), f"time {new!r} at {p!r}"
+    if op < 0.5:
+        dicts = [p for p in paths if isinstance(_get(rec, p), dict)]
+        if dicts:
+            p, key = r.choice(dicts), r.choice(NEW_KEYS)
+            new = r.choice([{"nested": {"a": [1, None]}}, "<script>alert(1)</script>", [], None, 3,
+                            "x" * 5000, {"type": "x"}, [_block(r)]])
+            if isinstance(new, list) and new:  # (a known record's new field need not be shown)
+                new = json.loads(json.dumps(new).replace(MARK, "fuzznew"))
+            _get(rec, p)[key] = new
+            return rec, f"new field {p + (key,)!r}"
+    if op < 0.75:
+        tps = [p for p in paths if p and p[-1] in TYPE_KEYS and isinstance(_get(rec, p), str)]
+        if tps:
+            root = [p for p in tps if len(p) == 1]
+            p = r.choice(root) if root and r.random() < 0.6 else r.choice(tps)
+            new = r.choice(["future_" + _get(rec, p), "brand_new_kind", _get(rec, p).upper()])
+            _set(rec, p, new)
+            # a record or a block (an item of a list) of a type not known must be shown; a known
+            # record's field of a new value (metadata.subtype) need not show the whole record;
+            # an upper-case role is how some writers spell a known one
+            if new != new.upper() and p[-1] in ("type", "_type", "role", "kind") \
+                    and (len(p) == 1 or isinstance(p[-2], int)):
+                _mark(_get(rec, p[:-1]), payload=len(p) == 1)
+            return rec, f"unknown {p!r} {new!r}"
+    lists = [p for p in paths if isinstance(_get(rec, p), list)
+             and any(isinstance(x, dict) and ("type" in x or "role" in x) for x in _get(rec, p))]
+    if lists:
+        p = r.choice(lists)
+        at = r.randrange(len(_get(rec, p)) + 1)
+        _get(rec, p).insert(at, _block(r))
+        return rec, f"unknown block at {p + (at,)!r}"
+    if isinstance(rec, dict):
+        rec["future_payload"] = "fuzznew added"
+        return rec, "new field future_payload"
+    return rec, "kept"
+
+
 def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[bytes], list[str]]:
     """`n` mutations over a JSONL file's lines: structural ones on parsed records, byte ones on the
     serialised line, and line-level ones (duplicate, swap, drop, huge)."""
@@ -342,6 +479,25 @@ def mutate_lines(lines: list[bytes], r: random.Random, n: int) -> tuple[list[byt
             lines.append(b"{}")
         i = r.randrange(len(lines))
         op = r.random()
+        if NEWER and op < 0.4:
+            if r.random() < 0.12 and FOREIGN:
+                lines.insert(i, r.choice(FOREIGN))
+                done.append(f"line {i + 1}: another format's line")
+                continue
+            try:
+                rec = json.loads(lines[i])
+                rec, what = mutate_newer(rec, r)
+            except (ValueError, RecursionError):
+                continue
+            if r.random() < 0.3:  # a new record rather than a changed one
+                lines.insert(i + 1, _dumps(rec, r))
+                what = "added after it: " + what
+            else:
+                lines[i] = _dumps(rec, r)
+            done.append(f"line {i + 1}: {what}")
+            continue
+        if NEWER:
+            op = (op - 0.4) / 0.6
         if op < 0.5:
             try:
                 rec = json.loads(lines[i])
@@ -425,7 +581,8 @@ def mutate_file(data: bytes, jsonl: bool, r: random.Random, n: int) -> tuple[byt
         for _ in range(n):
             if r.random() < 0.85:
                 try:
-                    doc, what = mutate_value(doc, r, ids)
+                    doc, what = (mutate_newer(doc, r) if NEWER and r.random() < 0.4
+                                 else mutate_value(doc, r, ids))
                 except RecursionError:
                     continue
                 done.append(what)
@@ -436,6 +593,9 @@ def mutate_file(data: bytes, jsonl: bool, r: random.Random, n: int) -> tuple[byt
     if r.random() < 0.05:
         out = b"\xef\xbb\xbf" + out
         done.append("BOM on the file")
+    if NEWER and r.random() < 0.02:
+        out = r.choice([b"", b"\xef\xbb\xbf", b"\n\n", b"\r\n", b" "])
+        done.append(f"emptied to {out!r}")
     return out, done
 
 
@@ -703,6 +863,76 @@ def _cannot_read(resp) -> bool:
     return resp.status_code == 503 and "Cannot read " in resp.get_data(as_text=True)
 
 
+_HANDLER = re.compile(r"<[a-zA-Z][^<>]*\son[a-z]+\s*=")
+_SCRIPT = re.compile(r"<script\b[^>]*>[^<]*alert\(")
+
+
+class _Markup(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+        self.script = False
+
+    def handle_starttag(self, tag, attrs):
+        self.script = tag == "script"
+        self.found += [f"an event handler in the markup: <{tag} {k}={v!r:.80}>" for k, v in attrs
+                       if k.startswith("on")]
+
+    def handle_endtag(self, tag):
+        self.script = False
+
+    def handle_data(self, data):
+        if self.script and "alert(" in data:
+            self.found.append(f"a script in the markup: {data[:80]!r}")
+
+
+def live_markup(html: str) -> list[str]:
+    """A file's hostile text that reached an HTML page as markup: an inline event handler (the
+    pages have none of their own: a strict CSP) or a script calling alert (the payloads'). (A
+    quick look first: a parser over every page would cost more than the case.)"""
+    if not (_HANDLER.search(html) or _SCRIPT.search(html)):
+        return []
+    p = _Markup()
+    p.feed(html)
+    p.close()
+    return p.found
+
+
+def shown(app, key: str, case: Case, problems: list[str]) -> None:
+    """Every unknown record and block the case's main file holds (they carry MARK) is in the
+    session's export, as a user reads it: not hidden, not dropped."""
+    try:
+        data = case.main.read_bytes()
+    except OSError:
+        return
+    if MARK.encode() not in data:
+        return
+    resp = app.test_client().get(f"/s/{key}/export?format=md")
+    text = resp.get_data(as_text=True)
+    if resp.status_code == 200 and MARK not in text:
+        at = data.find(MARK.encode())
+        line = data.count(b"\n", 0, at) + 1
+        problems.append(f"an unknown record or block (line {line}: "
+                        f"{data[max(0, at - 200):at + 60]!r}) is not in the export")
+
+
+def same_family(case: Case, found) -> list[str]:
+    """A line file still clearly its seed's (most of its lines the seed's own, unchanged) is
+    detected as the seed's format."""
+    if found is None or found.format == case.seed.fmt or case.seed.row:
+        return []
+    if case.seed.main.suffix not in (".jsonl", ".ndjson") or not case.main.is_file():
+        return []
+    own = {ln.rstrip(b"\r") for ln in case.seed.main.read_bytes().split(b"\n")}
+    lines = [ln.rstrip(b"\r") for ln in case.main.read_bytes().removeprefix(b"\xef\xbb\xbf").split(b"\n")
+             if ln.strip()]
+    same = sum(ln in own for ln in lines)
+    if same >= 2 and same * 10 >= len(lines) * 7:
+        return [f"detected as {found.format}, not {case.seed.fmt}, with {same} of {len(lines)} lines "
+                f"the seed's own"]
+    return []
+
+
 def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) -> None:
     c = app.test_client()
 
@@ -711,6 +941,8 @@ def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) 
         if resp.status_code >= 500 and not _cannot_read(resp):
             problems.append(f"{resp.status_code} on {url}")
         resp.get_data()
+        if NEWER and resp.mimetype == "text/html":
+            problems.extend(f"{what} on {url}" for what in live_markup(resp.get_data(as_text=True)))
         return resp
 
     get(f"/s/{key}" + r.choice(["", "?hidden=1"]))
@@ -763,6 +995,8 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
         if case.seed.row:
             return
         raise
+    if NEWER:
+        problems.extend(same_family(case, found))
     if found is None or found.format == "unknown":
         fmts = [case.seed.fmt]
     elif found.format == case.seed.fmt:
@@ -809,12 +1043,15 @@ def drive_core(case: Case, r: random.Random, problems: list[str]) -> None:
 
 def drive_live(app, key: str, case: Case, full: bytes, r: random.Random, problems: list[str]) -> None:
     """The page drawn on the first part of the file, the rest appended: the stream and a refresh."""
+    from viewer.store import Skipped
     from viewer.web.live import cursor_of
 
     viewer = app.extensions["viewer"]
     c = app.test_client()
-    idx = viewer.store.index(key)
-    cursor = cursor_of(idx)
+    try:
+        cursor = cursor_of(viewer.store.index(key))
+    except Skipped:  # its first part is not a transcript: its page says so (422), as it should
+        cursor = 0
     with open(case.main, "ab") as f:
         f.write(full)
     for url in (f"/s/{key}/events?after={cursor}",):
@@ -873,6 +1110,8 @@ class Run:
                             drive_live(self.app, key, case, self.tails[case.main], r, problems)
                             # quiet since: a partial last line is then a card, not a write under way
                             os.utime(case.main, (time.time() - 3600,) * 2)
+                        if NEWER:
+                            shown(self.app, key, case, problems)
                     drive_core(case, r, problems)
             except Exception:
                 problems.append(traceback.format_exc())
@@ -900,7 +1139,9 @@ class Run:
             resp.get_data()
             if resp.status_code >= 500:
                 problems.append(f"{resp.status_code} on {url}")
-        return problems + [f"logged: {e.getMessage()}" for e in self.errors.records]
+        return problems + [f"logged: {e.getMessage()}\n" + (
+            "".join(traceback.format_exception(*e.exc_info)) if e.exc_info else "")
+            for e in self.errors.records]
 
     def close(self) -> None:
         logging.getLogger().removeHandler(self.errors)
@@ -926,13 +1167,19 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", type=int, default=20, help="cases per seed per round")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--minutes", type=float, default=0, help="go on with the next seeds until then")
-    ap.add_argument("--only", default="", help="seeds whose path holds this")
+    ap.add_argument("--only", default="", help="seeds whose path or format holds one of these "
+                    "(comma-separated: legion,marsys,wolo)")
     ap.add_argument("--work", default=None)
+    ap.add_argument("--newer", action="store_true",
+                    help="what newer writers write too (new fields, record and block types, every "
+                    "shape of timestamp, other formats' lines), and the checks that go with it")
     args = ap.parse_args(argv)
     import tempfile
 
+    global NEWER
+    NEWER = args.newer
     work = Path(args.work or tempfile.mkdtemp(prefix="fuzz-"))
-    all_seeds = [s for s in seeds(work / "fixtures") if args.only in s.name]
+    all_seeds = [s for s in seeds(work / "fixtures") if chosen(s, args.only)]
     started = time.monotonic()
     total, found = 0, 0
     seen = set()

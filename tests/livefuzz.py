@@ -53,7 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzzer import MAX_FILES, WINDOW, Errors, Seed, mutate_file, seeds  # noqa: E402
+from fuzzer import MAX_FILES, WINDOW, Errors, Seed, chosen, mutate_file, seeds  # noqa: E402
 
 
 # --- the writer's plan ----------------------------------------------------------------------------
@@ -623,7 +623,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     work = Path(args.work or tempfile.mkdtemp(prefix="livefuzz-"))
     # (not a database's sessions: their live path is rows written, which this writer does not model)
-    all_seeds = [s for s in seeds(work / "fixtures") if args.only in s.name and not s.row]
+    all_seeds = [s for s in seeds(work / "fixtures") if chosen(s, args.only) and not s.row]
     started = time.monotonic()
     total = found = checked = 0
     seen: set = set()
