@@ -387,7 +387,7 @@ def _mark(rec: dict, payload: bool) -> None:
         items = value.items() if isinstance(value, dict) else enumerate(value) \
             if isinstance(value, list) else ()
         for k, v in list(items):
-            if isinstance(v, str) and (k in _TEXT_KEYS or isinstance(k, int)) and depth:
+            if isinstance(v, str) and k in _TEXT_KEYS and depth:
                 value[k] = f"{MARK} <img src=x onerror=alert(1)> {v}"
                 found = True
             elif isinstance(v, (dict, list)):
@@ -901,19 +901,28 @@ def live_markup(html: str) -> list[str]:
 def shown(app, key: str, case: Case, problems: list[str]) -> None:
     """Every unknown record and block the case's main file holds (they carry MARK) is in the
     session's export, as a user reads it: not hidden, not dropped."""
-    try:
-        data = case.main.read_bytes()
-    except OSError:
+    from viewer import formats
+
+    adapter = formats.BY_NAME.get(case.seed.fmt)
+    paths = [case.main]
+    if hasattr(adapter, "folder_document") and case.main.is_file() \
+            and adapter.folder_document(case.main) is not None:  # (a Wolo session's messages/)
+        paths += sorted(p for p in case.main.parent.rglob("*.json") if p != case.main)
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if MARK.encode() not in data:
+            continue
+        resp = app.test_client().get(f"/s/{key}/export?format=md")
+        text = resp.get_data(as_text=True)
+        if resp.status_code == 200 and MARK not in text:
+            at = data.find(MARK.encode())
+            line = data.count(b"\n", 0, at) + 1
+            problems.append(f"an unknown record or block ({path.name} line {line}: "
+                            f"{data[max(0, at - 200):at + 60]!r}) is not in the export")
         return
-    if MARK.encode() not in data:
-        return
-    resp = app.test_client().get(f"/s/{key}/export?format=md")
-    text = resp.get_data(as_text=True)
-    if resp.status_code == 200 and MARK not in text:
-        at = data.find(MARK.encode())
-        line = data.count(b"\n", 0, at) + 1
-        problems.append(f"an unknown record or block (line {line}: "
-                        f"{data[max(0, at - 200):at + 60]!r}) is not in the export")
 
 
 def same_family(case: Case, found) -> list[str]:
@@ -1197,19 +1206,22 @@ def main(argv=None) -> int:
             print(f"\n=== [{len(seen)}] {sig}\n{case.describe()}\nkept in {keep}\n{problem}", flush=True)
 
     rng_seed = args.seed
+    per_format: dict[str, int] = {}
     while True:
         t = time.monotonic()
         run = Run(all_seeds, args.cases, rng_seed, work / "w")
         try:
             for seed in all_seeds:
-                total += run.drive(seed.name, report)
+                ran = run.drive(seed.name, report)
+                total += ran
+                per_format[seed.fmt] = per_format.get(seed.fmt, 0) + ran
             for p in run.archive():
                 report(run.cases[all_seeds[0].name][0], p)
         finally:
             run.close()
         print(f"round {rng_seed}: {args.cases} cases of {len(all_seeds)} seeds in "
-              f"{time.monotonic() - t:.0f} s (total {total}, problems {found}, distinct {len(seen)})",
-              flush=True)
+              f"{time.monotonic() - t:.0f} s (total {total}, problems {found}, distinct {len(seen)}; "
+              + ", ".join(f"{k} {v}" for k, v in sorted(per_format.items())) + ")", flush=True)
         rng_seed += 1
         if not args.minutes or time.monotonic() - started > args.minutes * 60:
             break
