@@ -348,6 +348,19 @@ def test_a_tool_call_of_a_type_not_known_here_shows_what_it_holds():
         "call_f1", "future_call", {"type": "future_call", "payload": {"what": "new"}})
 
 
+def test_streamed_call_pieces_join_only_onto_a_call():
+    # an item that is no call among a writer's unmerged deltas (found by the fuzzer): the piece
+    # after it was joined onto it as its arguments, and what the item held was drawn as "}"
+    ev = openai_chat.event({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "create_file", "arguments": '{"a": '}},
+        {"id": None, "type": "function", "function": {"name": None, "arguments": "1"}},
+        {"type": "future_note", "note": "kept"},
+        {"id": None, "type": "function", "function": {"name": None, "arguments": "}"}}]}, R)
+    calls = [(b.name, b.input) for b in ev.blocks]
+    assert calls[0] == ("create_file", {"a": 1})
+    assert ("future_note", {"type": "future_note", "note": "kept"}) in calls
+
+
 def test_the_sources_an_answer_cites_are_named():
     # chat: message.annotations url_citation (openai-python types/chat/chat_completion_message.py);
     # Responses: output_text annotations (types/responses/response_output_text.py)

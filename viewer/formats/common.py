@@ -545,15 +545,18 @@ def _joined_chunks(calls: list) -> list:
     if not any(_continues(c) for c in calls[1:]):
         return calls
     out: list = []
+    last = None  # where in `out` the last call is (an item that is none takes no pieces)
     for c in calls:
-        head = out[-1] if out else None
-        if head is not None and _continues(c) and isinstance(head, dict):
+        head = out[last] if last is not None else None
+        if head is not None and _continues(c):
             fn = head.get("function") if isinstance(head.get("function"), dict) else head
             if isinstance(fn.get("arguments") or "", str):
                 piece = (c.get("function") if isinstance(c.get("function"), dict) else c)["arguments"]
                 joined = {**fn, "arguments": (fn.get("arguments") or "") + piece}
-                out[-1] = {**head, "function": joined} if fn is not head else joined
+                out[last] = {**head, "function": joined} if fn is not head else joined
                 continue
+        if isinstance(c, dict) and (isinstance(c.get("function"), dict) or {"name", "arguments"} & c.keys()):
+            last = len(out)
         out.append(c)
     return out
 
