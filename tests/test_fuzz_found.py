@@ -956,6 +956,15 @@ def test_a_session_whose_first_record_is_longer_than_detections_head_is_still_it
     assert detect.detect_file(path).format == "legion"
     idx = SessionIndex(path).build()
     assert idx.format == "legion" and "unknown" not in idx.threads["main"].kinds
+    # a first record longer than all detection reads on for: the lines after it are looked at
+    first["content"] = "pasted " * 400_000  # 2.8 MB, past a LONG_HEAD of 1 MB
+    path.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(detect, "LONG_HEAD", 1 << 20)
+    try:
+        assert detect.detect_file(path).format == "legion"
+    finally:
+        monkey.undo()
     # a one-line document longer than the head is still read as one
     doc = tmp_path / "d" / "conversation.json"
     doc.parent.mkdir()

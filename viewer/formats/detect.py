@@ -224,8 +224,37 @@ def _long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[b
             buf += chunk
             if buf.count(eol) >= LONG_HEAD_LINES:
                 break
+        if not ended and eol not in buf:
+            # a first line longer than even that: the lines after it are looked for past it
+            # (its end found, its bytes not kept), up to LONG_SKIP
+            buf, ended = _after_first_line(f, eol)
     lines = [ln for ln in bytes(buf).split(eol) if ln.strip()]
     return (lines, True) if ended else (lines[:-1], False)
+
+
+LONG_SKIP = 256 << 20
+
+
+def _after_first_line(f, eol: bytes) -> tuple[bytearray, bool]:
+    """The bytes after the end of a file's first line (read on from where `f` is), up to
+    LONG_HEAD of them or LONG_HEAD_LINES lines, and whether the file ends there; nothing when
+    the line does not end within LONG_SKIP (one long line: a document)."""
+    seen = 0
+    while seen < LONG_SKIP:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            return bytearray(), False
+        seen += len(chunk)
+        at = chunk.find(eol)
+        if at >= 0:
+            buf = bytearray(chunk[at + 1:])
+            while len(buf) < LONG_HEAD and buf.count(eol) < LONG_HEAD_LINES:
+                more = f.read(1 << 20)
+                if not more:
+                    return buf, True
+                buf += more
+            return buf, False
+    return bytearray(), False
 
 
 def _lines_mode(name: str, records: list = ()) -> str:
