@@ -41,6 +41,7 @@ import orjson
 
 from . import files, reader, text
 from .formats.detect import NotTranscript
+from .index import folded
 from .reader import CutStr
 
 log = logging.getLogger(__name__)
@@ -739,7 +740,7 @@ def _mark(th, done: int) -> list:
     of the main file when read, mtime of a document, length of the last]."""
     last = done - 1
     return [done, th.offsets[last] if done else -1, th.ids[last] if done else "", th.ino,
-            th.path, th.size, th.mtime_ns if th.mode == "document" else 0,
+            th.path, th.size, th.mtime_ns if th.mode == "document" and not folded(th) else 0,
             th.lengths[last] if done else -1]
 
 
@@ -750,8 +751,8 @@ def _still(mark: list | None, th) -> bool:
     done, offset, eid, ino, path, size, doc_mtime = mark[:7]
     if path != th.path or ino != th.ino or done > len(th):
         return False
-    if th.mode == "document" and doc_mtime != th.mtime_ns:
-        return False  # a document is rewritten whole
+    if th.mode == "document" and not folded(th) and doc_mtime != th.mtime_ns:
+        return False  # a document is rewritten whole (a JSONL file of wrappers grows: `folded`)
     # the last event's length too: a last line shown cut (the writer paused mid-line) is the same
     # event, at the same offset, once the writer finished it — with its whole text now
     # (marks written before lengths were kept have none)

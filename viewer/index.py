@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from . import files, formats, keys, reader
-from .formats import detect, hook
+from .formats import detect, hook, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
     STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
@@ -382,11 +382,12 @@ class SessionIndex:
                 continue
             if (size, mtime_ns, ino) == (th.size, th.mtime_ns, th.ino):
                 if th.pending and _grace_over(th.mtime_ns):
-                    if th.mode == "document":  # read whole again: its last line is now shown cut
+                    # the writer never finished its last line: now shown cut (a document not
+                    # read from lines is read whole again)
+                    if (th.mode == "document" and not folded(th)) or not self._extend_or_stale(th, change):
                         self._build()
                         change.reset = True
                         return change
-                    self._extend(th, change)  # the writer never finished its last line
                 continue
             # a file of a few records may read as another format once more are written (a
             # MARSYS agent's first line is a plain chat message): decided again on its head
@@ -394,13 +395,14 @@ class SessionIndex:
             undecided = len(th) < detect.HEAD_RECORDS and th.name == "main" and (
                 th.format == formats.FALLBACK.NAME
                 or (th.format in detect.PLAIN and self._detected_otherwise(th)))
-            # a last line shown as truncated that the writer now continues is read again whole
-            if ino != th.ino or size < th.offset or th.mode == "document" or undecided \
-                    or th.cut_tail or not _sealed(th) or _tail_went_on(th):
+            # a last line shown as truncated that the writer now continues is read again whole;
+            # a document too, unless it is a JSONL file of wrappers read on as it grows (`folded`)
+            if ino != th.ino or size < th.offset or (th.mode == "document" and not folded(th)) \
+                    or undecided or th.cut_tail or not _sealed(th) or _tail_went_on(th) \
+                    or not self._extend_or_stale(th, change):
                 self._build()
                 change.reset = True
                 return change
-            self._extend(th, change)
         self._discover_companions(change)
         if self._sidecars() != self._sidecars_seen:
             change.info = True
@@ -493,14 +495,23 @@ class SessionIndex:
             change.calls.add(parent)
         change.info = True
 
+    def _extend_or_stale(self, th: ThreadIndex, change: Change) -> bool:
+        """`_extend`; False when the thread must be read again whole instead (a JSONL file of
+        wrappers whose reading, `formats.wrapped.Fold`, is not the one the index went on from)."""
+        try:
+            self._extend(th, change)
+        except _Stale:
+            return False
+        return True
+
     def _extend(self, th: ThreadIndex, change: Change) -> None:
         try:
             size, mtime_ns, ino = reader.file_identity(th.path)
             with files.open_file(th.path) as f:
                 start = len(th)
-                torn = False
+                torn, read = False, None
                 if th.mode == "document":
-                    self._read_document(th, f)
+                    read = self._read_document(th, f)
                 else:
                     torn = self._read_lines(th, f, size, mtime_ns)
         except OSError as e:
@@ -508,9 +519,12 @@ class SessionIndex:
                 raise
             log.warning("cannot read %s: %s", th.path, e)
             return
-        th.size, th.mtime_ns, th.ino = size, mtime_ns, ino
-        # a file rewritten while it was read gets no seal: the next refresh rebuilds it
-        th.seal = "" if torn else _seal_of(th.path, th.offset)
+        if read is not None:  # the file as the lines read were in it (it may have grown since)
+            th.size, th.mtime_ns, th.ino, th.seal = read
+        else:
+            th.size, th.mtime_ns, th.ino = size, mtime_ns, ino
+            # a file rewritten while it was read gets no seal: the next refresh rebuilds it
+            th.seal = "" if torn else _seal_of(th.path, th.offset)
         if len(th) > start:
             change.new.setdefault(th.name, start)
 
@@ -597,20 +611,55 @@ class SessionIndex:
                 th.pending = True
         return torn
 
-    def _read_document(self, th: ThreadIndex, f) -> None:
+    def _read_document(self, th: ThreadIndex, f) -> tuple | None:
+        """Index a document's records; for a JSONL file of wrappers (`formats.wrapped.Fold`), those
+        past the ones indexed, and returns the file's (size, mtime_ns, inode, seal) as read."""
         adapter = formats.get(th.format)
+        if folded(th):  # read on (not through every format's look at the file's head)
+            fold = wrapped.lines_fold(th.path)
+            if fold is None:
+                raise _Stale
+            return self._read_fold(th, adapter, fold, f)
         doc = detect.read_document(th.path)
         size = f.seek(0, 2)
         if isinstance(doc, reader.BadLine):
+            if len(th):
+                raise _Stale
             self._add(self._putter(th, adapter), th, adapter, doc, 1, 0, size, None, f)
-            return
+            return None
         records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
-        # a document read from lines whose last one its writer may still finish (formats.wrapped)
-        th.pending = isinstance(doc, dict) and doc.get(reader.WAITING) is True
+        fold = doc.get(wrapped.LINES) if isinstance(doc, dict) else None
+        if isinstance(fold, wrapped.Fold) and records is fold.records:
+            return self._read_fold(th, adapter, fold, f)
+        if len(th):
+            raise _Stale
         put = self._putter(th, adapter)
         for i, (path, rec) in enumerate(records, 1):
             self._add(put, th, adapter, rec, i, 0, size, None, f, path)
         th.offset, th.line = size, len(records)
+
+    def _read_fold(self, th: ThreadIndex, adapter, fold, f) -> tuple:
+        """Index the records of a JSONL file of wrappers past those the thread holds: all of them
+        on a first read, else only those of the lines the file gained (the Fold the thread was
+        read from, read on). An event's length is its line's end: the bytes it was read from."""
+        with fold.lock:  # (a page may be reading the file on: what was read up to one place)
+            n, read = len(fold.records), (fold.size, fold.mtime_ns, fold.ino, fold.seal.hex())
+            offset, waiting = fold.offset, fold.waiting
+        start = len(th)
+        records, ends = fold.records, fold.ends
+        # the reading may be another than the one the index read (the index came from the cache,
+        # or that reading was let go, and the file was read whole again): its first records are
+        # the index's when its record `start` ends where the index's does — the bytes before there
+        # unchanged (`refresh` checked the seal, as for a JSONL file's append)
+        if start and not (n >= start and fold.ino == th.ino and ends[start - 1] == th.lengths[start - 1]):
+            raise _Stale  # (replaced, or rewritten: read whole again)
+        put = self._putter(th, adapter)
+        for i in range(start, n):
+            path, rec = records[i]
+            self._add(put, th, adapter, rec, i + 1, 0, ends[i], None, f, path)
+        th.offset, th.line, th.pending = offset, n, waiting
+        th.carried = {"fold": True}
+        return read
 
     def _add(self, put, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
              path: str | None = None) -> None:
@@ -1231,6 +1280,16 @@ def _tail_went_on(th: ThreadIndex) -> bool:
         return False
     eol = th.eol.encode()
     return bool(head) and not (head.startswith(eol) or (eol == b"\n" and head[:1] == b"\r"))
+
+
+class _Stale(Exception):
+    """A document the index cannot read on from where it stopped: it is read whole again."""
+
+
+def folded(th: ThreadIndex) -> bool:
+    """Whether a thread is a JSONL file of wrappers read as one document that the index reads on
+    as it grows (`formats.wrapped.Fold`), not again whole."""
+    return th.mode == "document" and "fold" in th.carried
 
 
 def _sealed(th: ThreadIndex) -> bool:

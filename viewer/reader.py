@@ -77,12 +77,6 @@ class RawLine:
     data: bytes | None  # None for a huge line: use skim(); a memoryview from a scanner of views
 
 
-# a key of a document read from a file's lines (formats.wrapped): True when its last line was left
-# out because its writer may still finish it. The index waits for it as for a JSONL file's last
-# line (index.TRUNCATED_GRACE), then reads the file again, and the line is then shown cut
-WAITING = "\u0000waiting"
-
-
 UNPARSED_PREVIEW = 64 << 10  # raw text kept on an unparsed card (the raw view has it all)
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import files, formats, reader, timestamps, tools
-from .formats import detect
+from .formats import detect, wrapped
 from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
-    safe_event, truncated, unparsed_text
+    folded, safe_event, truncated, unparsed_text
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
 
@@ -150,8 +150,13 @@ _docs_lock = threading.Lock()
 
 
 def _document_records(th: ThreadIndex) -> list:
-    # (a document read while its last line was waiting reads otherwise once that wait is over)
-    key = (th.path, th.size, th.mtime_ns, th.pending)
+    if folded(th):
+        # a JSONL file of wrappers: its Fold, read on over what the file gained (never again whole
+        # on each line a live log gains); its records only grow, the index's are its first ones
+        fold = wrapped.lines_fold(th.path)  # the caller set the session's confinement
+        if fold is not None:
+            return fold.records
+    key = (th.path, th.size, th.mtime_ns)
     with _docs_lock:
         if key in _docs:
             _docs.move_to_end(key)

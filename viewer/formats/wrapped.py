@@ -44,13 +44,22 @@ request, or a request logged without a response, a notice. A streamed response k
 text (claude-trace `body_raw`) is put back together from its events (Anthropic `message_start`,
 `content_block_*`, `message_delta`; OpenAI `chat.completion.chunk` deltas).
 
-A JSONL file of these is read whole as one document (like every document: again when it changes);
-the raw view of a message shows it as the line holds it, of a response the response.
+A JSONL file of these is read as one document, once: as it grows by whole lines (an API log a
+running agent's proxy writes), only the new lines are read (`Fold`: the conversations shown, the
+history each knows, the call ids each section owns carry over, so a new line adds what a whole
+read would add, with the same ids, and a call its request answers completes). A file rewritten,
+cut or replaced, or a last line taken without its line end that then goes on, is read whole again;
+a half-written last line waits. The raw view of a message shows it as the line holds it, of a
+response the response.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
+from array import array
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +70,12 @@ from ..model import ANSWERED, Data, Event, Notice, Ref, Text
 from ..timestamps import to_epoch
 from .common import as_text, first_time, model_and_usage, stop_notice
 
-# the key marking a JSONL file of wrappers read whole (see `lines_document`)
+# the key of a JSONL file of wrappers read as one document (see `lines_document`)
 LINES = "\u0000wrapped-lines"
 HEAD_BYTES = 256 << 10
-_WAIT = object()  # `_last_line`: the line is left for a later read (see reader.WAITING)
+# `_last_line`: the line is left for a later read (`Fold.waiting`: the index waits for it as for a
+# JSONL file's last line, index.TRUNCATED_GRACE, then it is read, shown cut)
+_WAIT = object()
 _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
                      "document", "image"}
 # keys of records of other formats: a record holding one is never a wrapper
@@ -248,12 +259,37 @@ def folds(records: list) -> bool:
 
 
 def lines_document(path: Path) -> dict | None:
-    """A JSONL file of wrappers as one document (`{LINES: [(line number, record), …]}`), or None
-    when its first record is no wrapper (a look at its head: other files cost no more). A last
-    line the writer has not finished is left for the next read."""
+    """A JSONL file of wrappers as one document (`{LINES: its Fold}`), or None when its first
+    record is no wrapper (a look at its head: other files cost no more). A last line the writer
+    has not finished is left for the next read. The file is read through `lines_fold`: a file that
+    only grew is read from where the last read stopped (its reading kept while it is written: a
+    finished file's is kept only once a page reads it)."""
+    fold = lines_fold(path, keep=None)
+    return None if fold is None else {LINES: fold}
+
+
+def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
+    """The Fold of a JSONL file of wrappers, brought up to the file as it is now: the one kept
+    (FOLDS_KEPT files) read on over what the file gained, or a new one read whole when none is
+    kept or the file is no longer the one it read (replaced, cut, rewritten). None when the
+    file's head holds no wrapper. A new one is kept when `keep`, or (None) when the file was
+    written lately (a finished log indexed for the list is not held in memory for nothing)."""
+    path = Path(path)
     if path.suffix.lower() == ".json":
         return None
+    key = str(path)
+    with _folds_lock:
+        fold = _folds.get(key)
+        if fold is not None:
+            _folds.move_to_end(key)
     with files.open_file(path) as f:
+        if fold is not None:
+            with fold.lock:
+                if fold.extend(f):
+                    return fold
+            with _folds_lock:
+                if _folds.get(key) is fold:
+                    del _folds[key]
         reader.skip_bom(f)
         head = f.read(HEAD_BYTES)
         # the lines detection reads, as it reads them (detect.detect_file: its line end, the first
@@ -262,39 +298,114 @@ def lines_document(path: Path) -> dict | None:
         lines = [ln for ln in head.split(eol) if ln.strip()][:50]
         if not folds([reader.decode(ln) for ln in lines]):
             return None
-        f.seek(0)
-        out = []
-        history: list = []  # the messages of the last logged call
-        scanner = reader.LineScanner(f, eol=eol)
-        waiting = False
-        for line, rec in _lines(f, scanner):
+        fold = Fold(os.fstat(f.fileno()).st_ino, eol)
+        with fold.lock:
+            fold.extend(f)
+    from .. import index  # (at call time: the index imports the formats)
+
+    if keep is None and time.time() - fold.mtime_ns / 1e9 > index.QUIET_FINISHED:
+        return fold
+    with _folds_lock:
+        _folds[key] = fold
+        _folds.move_to_end(key)
+        while len(_folds) > FOLDS_KEPT:
+            _folds.popitem(last=False)
+    return fold
+
+
+FOLDS_KEPT = 8  # files whose Fold stays in memory (the pages of a few live logs, as the timeline
+# kept a few documents read whole before); a file whose Fold was let go is read whole again
+SEAL = 64  # bytes before where a read stopped that must be there unchanged to read on from it
+_folds: OrderedDict = OrderedDict()
+_folds_lock = threading.Lock()
+
+
+class Fold:
+    """A JSONL file of wrappers as read so far: its records (`records[i]`, read from the line
+    that ends at byte `ends[i]`), and what reading on needs — where the next whole line starts and
+    the bytes just before it (a file rewritten in place no longer has them), the last logged
+    call's history, and the unwrapping's state (the conversations shown and the history each
+    knows, the call ids each section owns, the sections opened). A file that only grew by whole
+    lines is read on from there: its new lines are unwrapped as a whole read of the file unwraps
+    them, so they add the records a whole read adds, in the same places (and two whole reads of
+    the same bytes give the same records: the index goes on from another reading of the file
+    than the one it read, when that one was let go)."""
+
+    def __init__(self, ino: int, eol: bytes):
+        self.ino, self.eol = ino, eol
+        self.unwrap = _Unwrap()
+        self.records: list = self.unwrap.out  # (JSON path, record): what `records` gives
+        self.ends = array("q")
+        self.offset = self.line = 0  # where the next whole line starts, and the lines before it
+        self.size = self.mtime_ns = 0  # the file as last read
+        self.seal = b""  # the SEAL bytes before `offset`
+        self.waiting = False  # a last line is left for a later read
+        self.closed = False  # a last line was read with no line end after it: the file may not grow
+        self.first: Any = None  # the first wrapper record: whose messages the file holds
+        self.history: list = []  # the messages of the last logged call
+        self.lines_read = 0  # lines decoded, all reads together (what a read costs, for tests)
+        self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
+
+    def extend(self, f) -> bool:
+        """Read the lines the file gained since the last read (`lock` held). False when it is no
+        longer the file read: another file, cut short, its bytes before the resume offset changed,
+        or a last line read without its line end written on."""
+        st = os.fstat(f.fileno())
+        size, mtime_ns = st.st_size, st.st_mtime_ns
+        if st.st_ino != self.ino or size < self.offset:
+            return False
+        from .. import index  # (at call time: the index imports the formats)
+
+        if (size, mtime_ns) == (self.size, self.mtime_ns) and not (
+                self.waiting and index._grace_over(mtime_ns)):
+            return True
+        if self.closed or reader.read_bytes(f, max(0, self.offset - SEAL), min(SEAL, self.offset)) \
+                != self.seal:
+            return False
+        scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol)
+        waiting, tail = False, None
+        for line, rec, end, last in _lines(f, scanner):
+            self.lines_read += 1
             if rec is _WAIT:
                 waiting = True
                 continue
+            if last:
+                tail = (line, end)  # the last line, taken without a line end after it
             rec = _settle(rec)
             msgs = _logged_messages(rec)
             if msgs is not None:
                 # each call of an API log sends the history again: its equal messages are kept
                 # once (the copies are let go), so a long log holds about one history
+                history = self.history
                 for i in range(min(len(msgs), len(history))):
                     if msgs[i] == history[i]:
                         msgs[i] = history[i]
-                history = msgs
-            out.append((line, rec))
-    return {LINES: out, reader.WAITING: waiting}
+                self.history = msgs
+            if self.first is None and isinstance(rec, dict) and kind(rec):
+                self.first = rec
+            n = len(self.records)
+            self.unwrap.run([(f"[{line - 1}]", rec, line)])
+            self.ends.extend([end] * (len(self.records) - n))
+        self.offset, self.line = (tail[1], tail[0]) if tail else (scanner.offset, scanner.line)
+        self.closed = tail is not None
+        self.waiting = waiting
+        self.size, self.mtime_ns = size, mtime_ns
+        self.seal = reader.read_bytes(f, max(0, self.offset - SEAL), min(SEAL, self.offset))
+        return True
 
 
 def _lines(f, scanner):
-    """(line number, value) of each line, one at a time (a huge line skimmed), then of the last
-    line (`_last_line`: or `_WAIT`)."""
+    """(line number, value, the byte past the line, whether it is the last line without a line
+    end) of each line, one at a time (a huge line skimmed), then of the last line (`_last_line`:
+    or `_WAIT`)."""
     for line, offset, length, data in scanner.lines():
         value = reader.decode(data) if data is not None else reader.skim(f, offset, length)
         if isinstance(value, reader.BadLine):  # (its card shows the line: the document has no place)
             value.raw = bytes(data[:reader.UNPARSED_PREVIEW]) if data is not None else \
                 reader.read_bytes(f, offset, length, reader.UNPARSED_PREVIEW)
-        yield line, value
+        yield line, value, offset + length, False
     if (last := _last_line(f, scanner)) is not None:
-        yield scanner.line + 1, last
+        yield scanner.line + 1, last, sum(scanner.tail), True
 
 
 def _last_line(f, scanner) -> Any:
@@ -332,10 +443,14 @@ def _logged_messages(rec: Any) -> list | None:
 
 def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
     """The records of a document of wrappers whose messages are `own`'s, or None when it is none:
-    a JSONL file read whole, a JSON list of wrappers, or one request/response pair."""
-    if isinstance(doc, dict) and isinstance(doc.get(LINES), list):
-        items = [(f"[{n - 1}]", rec, n) for n, rec in doc[LINES]]
-    elif isinstance(doc, list) and doc and isinstance(doc[0], dict) and kind(doc[0]) \
+    a JSONL file's lines (its Fold: the records it read, kept and read on as the file grows —
+    the list itself, which only grows: a reader takes the first records it knows of), a JSON list
+    of wrappers, or one request/response pair."""
+    if isinstance(doc, dict) and isinstance(doc.get(LINES), Fold):
+        fold = doc[LINES]
+        first = fold.first
+        return fold.records if first is not None and flavor(first) == own else None
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and kind(doc[0]) \
             and all(kind(r) for r in doc[:50] if isinstance(r, dict)):
         items = [(f"[{i}]", _settle(rec), None) for i, rec in enumerate(doc)]
     elif isinstance(doc, dict) and kind(doc) == "exchange":
