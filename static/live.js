@@ -68,7 +68,11 @@
     place(events);
     // the rest — card updates, a sub-agent's events, counts — after the events they may target
     if (frag.firstElementChild) {
+      var end = following() && atBottom;
       htmx.swap({sourceElement: live, target: timeline, swap: "none", text: tpl.innerHTML});
+      // a card above grew (a call's result came in: each line of an API log answers the call of
+      // the one before): still at the end, else the scroll this makes reads as the reader leaving
+      if (end) toEnd();
     }
   }
 
