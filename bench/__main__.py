@@ -16,8 +16,8 @@ Measured:
   * the session list of a 2,000-session root, cold and warm;
   * claude-code-log and claude-code-transcripts (installed into a throwaway venv) rendering the same
     Claude Code files, against our first screen and our fully indexed session;
-  * live tail (bench/live.py): append → visible in real Chromium on a small and a 100 MB session and
-    with 50 streams open; bursts of 1,000 and 10,000 lines until they are in a following page's DOM;
+  * live tail (bench/live.py): append → visible in real Chromium on a small and a 100 MB session,
+    with 50 streams open, and on a ~40 MB claude-trace API call log; bursts of 1,000 and 10,000 lines until they are in a following page's DOM;
     100 streams + 200 concurrent page requests + 10 appends a second on the built-in server and
     under gunicorn, with threads and RSS (`--servers`, `--live-parts` pick among them);
   * search and filters in a 100 MB session (bench/search.py): full scan cold / warm beside grep,

@@ -3,7 +3,8 @@
     python -m bench --only live [--appends N] [--servers serve,gunicorn]
 
   * append → visible in Chromium (p50 / p95 over N appends) on a small session, on a 100 MB
-    session, and with 50 other streams open on the same session;
+    session, with 50 other streams open on the same session, and on a ~40 MB claude-trace API call
+    log (`ApiLog`: each line a call sending the whole history again; read on, not again whole);
   * bursts: 1,000 and 10,000 lines appended at once, timed until all are in the DOM of a page that
     follows the session; 2,000 lines while the reader is scrolled up, until the "N new" pill and the
     gap marker say so; server and browser CPU beside the wall time (the machine is shared);
@@ -166,23 +167,30 @@ class SSEClient(threading.Thread):
         conn.close()
 
 
-def bench_latency(data: dict, appends: int, tmp: Path) -> list[dict]:
+def bench_latency(data: dict, appends: int, tmp: Path, only: list[str] | None = None) -> list[dict]:
+    """Append → visible on each scenario (`only`: those whose name starts with one of these)."""
     from playwright.sync_api import sync_playwright
 
     small_root = tmp / "live-small"
     shutil.copytree(TOUR, small_root / "tour")
-    scenarios = [("small session", small_root, "tour", small_root / "tour" / "messages.jsonl", 0, "legion")]
+    small = small_root / "tour" / "messages.jsonl"
+    scenarios = [("small session", small_root, "tour", small, 0, lambda eid, i: record("legion", eid, i))]
     if "claude-code-100mb" in data:
         big_root = tmp / "live-big"
         root, key, main = data["claude-code-100mb"]
         shutil.copytree(root, big_root)
-        scenarios.append(("100 MB session", big_root, key, big_root / "session.jsonl", 0, "claude-code"))
-    scenarios.append(("50 streams on one session", small_root, "tour",
-                      small_root / "tour" / "messages.jsonl", 49, "legion"))
+        scenarios.append(("100 MB session", big_root, key, big_root / "session.jsonl", 0,
+                          lambda eid, i: record("claude-code", eid, i)))
+    scenarios.append(("50 streams on one session", small_root, "tour", small, 49,
+                      lambda eid, i: record("legion", eid, i)))
+    api = ApiLog(tmp / "live-api" / "trace" / "log.jsonl", API_LOG_MB)
+    scenarios.append((f"API call log (claude-trace, {api.mb:.0f} MB): a call's answer", tmp / "live-api",
+                      "trace~log", api.path, 0, api.line))
+    scenarios = [x for x in scenarios if not only or any(x[0].startswith(o) for o in only)]
     rows = []
     with sync_playwright() as p:
         browser = launch(p)
-        for n, (label, root, key, path, extra, fmt) in enumerate(scenarios):
+        for n, (label, root, key, path, extra, write) in enumerate(scenarios):
             print(f"  live: {label} …", flush=True)
             with Server(root, tmp / f"cache-live-{n}", watch=True) as s:
                 context, page, _ = open_page(browser, f"{s.url}/s/{key}")
@@ -193,9 +201,10 @@ def bench_latency(data: dict, appends: int, tmp: Path) -> list[dict]:
                 lat = []
                 for i in range(appends):
                     eid = f"bench-live-{n}-{i}"
+                    line = write(eid, i)
                     t0 = time.time() * 1000
                     with open(path, "a") as f:
-                        f.write(record(fmt, eid, i) + "\n")
+                        f.write(line + "\n")
                     page.wait_for_function(f"window.__arrivals['m-{eid}']", timeout=30_000)
                     lat.append(page.evaluate(f"window.__arrivals['m-{eid}']") - t0)
                     time.sleep(0.05)
@@ -210,6 +219,49 @@ def bench_latency(data: dict, appends: int, tmp: Path) -> list[dict]:
                          "n": len(lat), "others_received": (min(received), max(received)) if received else None})
         browser.close()
     return rows
+
+
+API_LOG_MB = 40
+
+
+class ApiLog:
+    """A claude-trace log (`RawPair` lines: formats/wrapped.py) of one agent's conversation, each
+    call sending the whole history again and answered with a Bash call, written to about `mb` MB;
+    `line(eid, i)` is the next call, whose answer has the id `eid` (the page's `m-<eid>`)."""
+
+    def __init__(self, path: Path, mb: float):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.calls = path, 0
+        self.history: list = [{"role": "user", "content": "Tidy the repository, step by step."}]
+        with open(path, "w") as f:
+            while f.tell() < mb * 2**20:
+                f.write(self.line(f"msg_{self.calls:06d}", self.calls) + "\n")
+        self.mb = path.stat().st_size / 2**20
+
+    def line(self, eid: str, i: int) -> str:
+        n = self.calls
+        self.calls += 1
+        answer = [{"type": "text", "text": f"Step {n}: looking at the next file. " + "lorem ipsum " * 80},
+                  {"type": "tool_use", "id": f"toolu_{n:06d}", "name": "Bash",
+                   "input": {"command": f"sed -n 1,40p src/module_{n}.py"}}]
+        t = 1764050400 + 3 * n
+        pair = {"request": {"timestamp": t, "method": "POST", "url": "https://api.anthropic.com/v1/messages",
+                            "headers": {"content-type": "application/json"},
+                            "body": {"model": "claude-sonnet-4-5-20250929", "max_tokens": 32000,
+                                     "system": [{"type": "text", "text": "You are Claude Code."}],
+                                     "messages": self.history}},
+                "response": {"timestamp": t + 2.5, "status_code": 200, "headers": {},
+                             "body": {"id": eid, "type": "message", "role": "assistant",
+                                      "model": "claude-sonnet-4-5-20250929", "content": answer,
+                                      "stop_reason": "tool_use",
+                                      "usage": {"input_tokens": 1200 + n, "output_tokens": 180}}},
+                "logged_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t + 3))}
+        text = json.dumps(pair)
+        self.history = self.history + [
+            {"role": "assistant", "content": answer},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{n:06d}",
+                                          "content": "\n".join(f"{k}: x = compute({k})" for k in range(40))}]}]
+        return text
 
 
 # --- bursts --------------------------------------------------------------------------------------
