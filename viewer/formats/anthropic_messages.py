@@ -115,7 +115,8 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
 
 
 def folds_lines(records: list) -> bool:
-    """JSONL whose lines are wrappers is read whole (`wrapped`; openai_chat reads the lines)."""
+    """JSONL whose lines are wrappers is read as one document (`wrapped`; openai_chat reads the
+    lines)."""
     return wrapped.folds(records)
 
 

@@ -181,12 +181,13 @@ def _mini_swe_agent(doc: Any) -> bool:
 
 
 def folder_document(path) -> dict | None:
-    """A JSONL file of wrappers (dataset, batch or API call log lines) read whole (`wrapped`)."""
+    """A JSONL file of wrappers (dataset, batch or API call log lines) read as one document,
+    read on as it grows (`wrapped`)."""
     return wrapped.lines_document(path)
 
 
 def folds_lines(records: list) -> bool:
-    """JSONL whose lines are wrappers is read whole: one line holds many records."""
+    """JSONL whose lines are wrappers is read as one document: one line holds many records."""
     return wrapped.folds(records)
 
 

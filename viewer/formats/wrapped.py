@@ -253,7 +253,7 @@ def sniff(rec: Any, own: str) -> int | None:
 
 def folds(records: list) -> bool:
     """Whether JSONL lines (their first records, as detection read them) are wrappers: the file is
-    then read whole (`lines_document`), a line holding many records."""
+    then read as one document (`lines_document`), a line holding many records."""
     first = next((r for r in records if isinstance(r, dict)), None)
     return first is not None and kind(first) is not None
 
