@@ -451,3 +451,23 @@ def test_responses_logged_without_their_requests_read_as_the_models_turns(tmp_pa
     short = SessionIndex(cut_short).build()
     call = short.calls.calls["call_read_utils"]
     assert call.status == "pending" and short.unanswered(call)
+
+
+def test_a_saved_responses_call_is_timed_from_its_response_to_the_next_request(tmp_path):
+    # a Response is timed when it completed; the call it made ran until the client sent its
+    # output with the next request, which the next Response was created at — not until that
+    # response completed (the model's time on it is no part of the call's)
+    def response(rid, created, completed, output):
+        return {"id": rid, "object": "response", "created_at": created, "completed_at": completed,
+                "status": "completed", "model": "gpt-5", "output": output}
+
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_ls", "name": "ls", "arguments": "{}"}
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Two files."}]}
+    lines = [response("resp_1", 1764060000, 1764060004, [call]),
+             response("resp_2", 1764060010, 1764060018, [said])]
+    (tmp_path / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    idx = SessionIndex(tmp_path / "responses.jsonl").build()
+    ls = idx.calls.calls["call_ls"]
+    assert ls.status == "completed" and ls.duration == 6.0  # (14.0 when it ran to the completion)
+    evs = load_events(idx, "main", 0, 99)
+    assert notices(evs[-1]) == ["response 2 · 8.0 s"]

@@ -223,6 +223,10 @@ class Event:
     # "decision" (None for a request, else "allow" / "deny")}; the map finds the call it is about
     permission: dict | None = None
     state: str | None = None  # the event's own named state (NAMED_STATES): an interrupted reply
+    # when the calls `states["*"] = ANSWERED` answers got their results, where that is not the
+    # event's own time: a saved response is timed when it completed, and the request that carried
+    # the outputs of the calls before it was sent when it was created
+    answered_at: float | None = None
 
     @property
     def thread(self) -> str:
@@ -341,7 +345,7 @@ class Digest:
     # (a format sets its own on the instance). No __slots__ on purpose: an instance that stores
     # only what differs is made several times faster, and one is made per line of a pass.
     author = hidden_reason = permission = parent = follows = None
-    model = usage = message_id = None
+    model = usage = message_id = answered_at = None
     hidden = False
     blocks: tuple | list = ()
     running: tuple | list = ()

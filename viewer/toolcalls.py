@@ -258,7 +258,8 @@ class ToolCallMap:
         states, spawns = ev.states, ev.spawns
         for call_id, word in states.items() if states else ():
             if call_id == "*" and word == ANSWERED:
-                changed.update(self._answered(where, ts))
+                at = ev.answered_at
+                changed.update(self._answered(where, ts if at is None else at))
                 continue
             if call_id == "*" and word == UNAPPROVED:
                 changed.update(self._unapproved(where))

@@ -1064,6 +1064,8 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         ev.blocks.insert(0, Notice(" · ".join(words)))
     if info.get("answered"):
         ev.states = {**(ev.states or {}), "*": ANSWERED}
+        # (when the request carrying their outputs was sent: not when this response completed)
+        ev.answered_at = to_epoch(started)
     _when(ev, ended, started, info.get("logged_at"))
     ev.meta = {**ev.meta, "response": dict(rec)} if ev.meta is not None else {"response": dict(rec)}
     return ev
