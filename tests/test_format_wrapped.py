@@ -471,3 +471,20 @@ def test_a_saved_responses_call_is_timed_from_its_response_to_the_next_request(t
     assert ls.status == "completed" and ls.duration == 6.0  # (14.0 when it ran to the completion)
     evs = load_events(idx, "main", 0, 99)
     assert notices(evs[-1]) == ["response 2 · 8.0 s"]
+
+
+def test_a_claude_trace_log_whose_first_call_is_longer_than_detections_head_reads_as_the_log(tmp_path):
+    # the first call of a log sends the system prompt and the tools: past the 256 KB detection
+    # looks at first, detection reads on to the line's end (and says the file is an API log); the
+    # reading must too, or the whole log was one unparsed card
+    lines = TRACE.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["request"]["body"]["system"] = "You are Claude Code. " + "Be brief. " * 30000
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(first) + "\n" + "\n".join(lines[1:]) + "\n")
+    assert detect.detect_file(log) == detect.Detected("anthropic-messages", "document")
+    idx = SessionIndex(log).build()
+    assert idx.summary.unparsed == 0 and idx.summary.title == "Which Python version is installed?"
+    evs = load_events(idx, "main", 0, 99)
+    assert [s[1] for s in sections(evs)] == ["Conversation 1 · API call 1 · line 1",
+                                            "Conversation 2 · API call 2 · line 2"]

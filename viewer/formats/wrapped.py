@@ -290,13 +290,19 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
             with _folds_lock:
                 if _folds.get(key) is fold:
                     del _folds[key]
-        reader.skip_bom(f)
+        start = reader.skip_bom(f)
         head = f.read(HEAD_BYTES)
         # the lines detection reads, as it reads them (detect.detect_file: its line end, the first
-        # record that is JSON) — the file is read whole exactly when detection said so (`folds`)
+        # record that is JSON, read on for a first line longer than the head: a claude-trace
+        # log's first call, its system prompt and tools) — the file is read as one document
+        # exactly when detection said so (`folds`)
         eol = b"\r" if b"\n" not in head and b"\r" in head.strip() else b"\n"
-        lines = [ln for ln in head.split(eol) if ln.strip()][:50]
-        if not folds([reader.decode(ln) for ln in lines]):
+        lines = [ln for ln in head.split(eol) if ln.strip()]
+        if len(head) == HEAD_BYTES and eol not in head:
+            from . import detect  # (at call time: detect imports the formats)
+
+            lines = detect._long_lines(path, start, head, eol)[0]
+        if not folds([reader.decode(ln) for ln in lines[:50]]):
             return None
         fold = Fold(os.fstat(f.fileno()).st_ino, eol)
         with fold.lock:
