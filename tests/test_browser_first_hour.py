@@ -138,7 +138,8 @@ def test_a_long_mcp_tool_name_and_a_written_file_s_path_fit_a_phone(tmp_path, se
     page = context.new_page()
     page.goto(f"{serve(root).url}/s/phone")
     card = page.locator(".tool").first
-    expect(card.locator(".tool-name")).to_have_text(name)
+    expect(card.locator(".tool-name .mcp-server")).to_have_text("MCP playwright")
+    expect(card.locator(".tool-name .mcp-tool")).to_have_text("browser_take_screenshot")
     state = card.locator(".state")
     expect(state).to_be_visible()
     assert state.bounding_box()["x"] + state.bounding_box()["width"] <= width  # on screen

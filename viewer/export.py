@@ -747,7 +747,9 @@ class _Markdown:
         call = cv.call
         state = "never answered" if call.state == PENDING and cv.unanswered else \
             state_badge(call.state)[1]
-        head = f"**Tool: {_inline(call.name or 'tool')}** · {state}"
+        mcp = tools.mcp_name(call.name)
+        head = (f"**Tool: {_inline(mcp.tool)}** (MCP server {_inline(mcp.server)}) · {state}" if mcp
+                else f"**Tool: {_inline(call.name or 'tool')}** · {state}")
         if cv.duration:
             head += f" · {cv.duration}"
         summary = tools.summary(call.name, use.input)

@@ -83,6 +83,33 @@ def family(name: str | None) -> str | None:
     return _FAMILY.get(name.rsplit("__", 1)[-1].lower())
 
 
+@dataclass(frozen=True, slots=True)
+class McpName:
+    """An MCP tool's name said apart: the server that offers it and the tool's own name."""
+    server: str
+    tool: str
+    full: str  # as the transcript writes it (`mcp__github__create_issue`)
+
+
+def mcp_name(name: str | None) -> McpName | None:
+    """`mcp__<server>__<tool>` (Claude Code's, and the Agent SDK's, name for an MCP server's tool)
+    said apart, as Claude Code splits it: the server is the part after `mcp__`, the tool everything
+    after the next `__`. A plugin's server (`plugin_<plugin>_<server>`) drops the `plugin_`, and its
+    name once when plugin and server are named alike (`plugin_playwright_playwright`: playwright).
+    None for any other name, or when either part is missing."""
+    if not isinstance(name, str) or not name.startswith("mcp__"):
+        return None
+    server, sep, tool = name[5:].partition("__")
+    if not (server and sep and tool):
+        return None
+    if server.startswith("plugin_") and len(server) > 7:
+        server = server[7:]
+        n = len(server) // 2
+        if server[n:n + 1] == "_" and server[:n] == server[n + 1:]:
+            server = server[:n]
+    return McpName(server, tool, name)
+
+
 def path_of(inp: Any) -> str | None:
     """The file (or folder) a call works on, under whichever field name its format uses."""
     if isinstance(inp, dict):

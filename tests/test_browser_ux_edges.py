@@ -1,0 +1,76 @@
+"""Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
+saying which server the tool comes from."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+SID = "a1b2c3d4-0000-4000-8000-000000000001"
+
+
+def _claude_line(kind: str, content, uuid: str, parent: str | None, second: int) -> dict:
+    message = {"role": kind, "content": content}
+    if kind == "assistant":
+        message |= {"model": "claude-sonnet-4-5-20250929", "id": f"msg_{uuid}",
+                    "usage": {"input_tokens": 10, "output_tokens": 20}}
+    return {"type": kind, "message": message, "uuid": uuid, "parentUuid": parent, "sessionId": SID,
+            "timestamp": f"2026-05-01T10:00:{second:02d}.000Z", "cwd": "/home/u/proj",
+            "version": "2.0.30", "isSidechain": False, "userType": "external"}
+
+
+def mcp_session(root):
+    """A Claude Code session calling two MCP servers' tools (one of them a plugin's), written long
+    ago (a finished session: no live tail to wait for)."""
+    calls = [("mcp__github__create_issue", {"owner": "acme", "repo": "web", "title": "Flaky test"},
+              '{"number": 412}'),
+             ("mcp__plugin_playwright_playwright__browser_take_screenshot", {"filename": "d.png"},
+              "Took the screenshot")]
+    lines = [_claude_line("user", "Open an issue, then take a screenshot.", "u0", None, 0)]
+    parent = "u0"
+    for i, (name, inp, out) in enumerate(calls, 1):
+        lines.append(_claude_line("assistant", [{"type": "tool_use", "id": f"toolu_{i}", "name": name,
+                                                 "input": inp}], f"a{i}", parent, 2 * i))
+        lines.append(_claude_line("user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}",
+                                            "content": out}], f"u{i}", f"a{i}", 2 * i + 1))
+        parent = f"u{i}"
+    folder = root / "mcp"
+    folder.mkdir(parents=True)
+    path = folder / f"{SID}.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+def test_an_mcp_tool_s_card_names_its_server_and_the_tool(tmp_path, serve, watched_page):
+    page = watched_page
+    srv = serve(mcp_session(tmp_path / "root"))
+    page.goto(f"{srv.url}/s/mcp~{SID}")
+    names = page.locator(".tool .tool-name")
+    expect(names).to_have_count(2)
+    github, shot = names.nth(0), names.nth(1)
+    expect(github.locator(".mcp-server")).to_have_text("MCP github")
+    expect(github.locator(".mcp-tool")).to_have_text("create_issue")
+    expect(github).not_to_contain_text("mcp__")  # the prefix and the double underscores are gone
+    assert "mcp__github__create_issue" in github.locator(".mcp-name").get_attribute("title")
+    # a plugin's server: named once, not plugin_playwright_playwright
+    expect(shot.locator(".mcp-server")).to_have_text("MCP playwright")
+    expect(shot.locator(".mcp-tool")).to_have_text("browser_take_screenshot")
+    # the filter menu's tool values say the same
+    page.locator("#filter-menu summary").click()
+    tools = page.locator("#filter-menu ul.tools a.fv")
+    expect(tools).to_have_count(2)
+    expect(tools.filter(has_text="create_issue").locator(".mcp-server")).to_have_text("MCP github")
+    tools.filter(has_text="create_issue").click()
+    expect(page).to_have_url(re.compile(r"tool=mcp__github__create_issue"))
+    expect(page.locator(".tool")).to_have_count(1)
+    # and the Markdown export, for pasting into an issue
+    md = page.request.get(f"{srv.url}/s/mcp~{SID}/export?format=md").text()
+    assert "**Tool: create\\_issue** (MCP server github)" in md
+    assert page.problems == []
