@@ -1,5 +1,6 @@
 """Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
-saying which server the tool comes from."""
+saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
+it."""
 
 from __future__ import annotations
 
@@ -73,4 +74,31 @@ def test_an_mcp_tool_s_card_names_its_server_and_the_tool(tmp_path, serve, watch
     # and the Markdown export, for pasting into an issue
     md = page.request.get(f"{srv.url}/s/mcp~{SID}/export?format=md").text()
     assert "**Tool: create\\_issue** (MCP server github)" in md
+    assert page.problems == []
+
+
+def test_a_hook_s_terminal_output_reads_as_the_terminal_printed_it(tmp_path, serve, watched_page):
+    """Claude Code 1.0.x writes each hook's run as a system line in the terminal's colours; read as
+    Markdown it showed the escape characters as boxes and ran pytest's lines into one paragraph."""
+    out = ("\x1b[1mStop\x1b[22m [uv run pytest] completed successfully: ===== test session starts =====\n"
+           "collected 138 items\n\ntest/test_a.py ....   [ 50%]\ntest/test_b.py ....   [100%]")
+    rec = _claude_line("user", "Run the tests.", "u0", None, 0)
+    hook = {**rec, "type": "system", "content": out, "uuid": "s1", "parentUuid": "u0", "level": "info",
+            "isMeta": False, "timestamp": "2026-05-01T10:00:05.000Z"}
+    del hook["message"]
+    folder = tmp_path / "root" / "hooks"
+    folder.mkdir(parents=True)
+    path = folder / f"{SID}.jsonl"
+    path.write_text(json.dumps(rec) + "\n" + json.dumps(hook) + "\n")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    page = watched_page
+    page.goto(f"{serve(tmp_path / 'root').url}/s/hooks~{SID}")
+    card = page.locator("#m-s1")
+    pre = card.locator("pre")
+    expect(pre).to_have_count(1)
+    text = pre.inner_text()
+    assert "\x1b" not in text and "[1m" not in text and "[22m" not in text
+    assert text.startswith("Stop [uv run pytest] completed successfully")
+    assert "collected 138 items\n\ntest/test_a.py" in text  # the lines as printed
+    expect(pre.locator(".a-bold")).to_have_text("Stop")  # the terminal's bold, drawn
     assert page.problems == []

@@ -731,7 +731,9 @@ def _system(rec: dict, ref: Ref) -> Event:
         ev.blocks = [Notice(f"stop hooks ran ({n})" if n else "stop hooks ran",
                             {k: rec[k] for k in ("hookInfos", "hookErrors") if k in rec})]
     elif isinstance(content, str) and content.strip():
-        ev.blocks = [Text(content)]
+        # a hook's run and its output (1.0.x: "\x1b[1mStop\x1b[22m [uv run pytest] completed
+        # successfully: …") are terminal output: kept as written, its colours drawn, never Markdown
+        ev.blocks = [Text(content, markdown="\x1b[" not in content)]
     else:
         ev.blocks = [Notice(sub or "system event")]
     if sub in _QUIET_SYSTEM:
