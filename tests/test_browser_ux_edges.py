@@ -1,6 +1,6 @@
 """Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
-it."""
+it; counts whose noun agrees with them."""
 
 from __future__ import annotations
 
@@ -101,4 +101,23 @@ def test_a_hook_s_terminal_output_reads_as_the_terminal_printed_it(tmp_path, ser
     assert text.startswith("Stop [uv run pytest] completed successfully")
     assert "collected 138 items\n\ntest/test_a.py" in text  # the lines as printed
     expect(pre.locator(".a-bold")).to_have_text("Stop")  # the terminal's bold, drawn
+    assert page.problems == []
+
+
+def test_a_one_line_file_written_says_1_line(tmp_path, serve, watched_page):
+    calls = [{"id": f"c{n}", "type": "function", "function": {"name": "Write", "arguments": json.dumps(
+        {"file_path": f"/w/{n}.txt", "content": "hello\n" * n})}} for n in (1, 3)]
+    lines = [{"role": "user", "content": "Write two files."},
+             {"role": "assistant", "content": None, "tool_calls": calls},
+             {"role": "tool", "tool_call_id": "c1", "content": "written"},
+             {"role": "tool", "tool_call_id": "c3", "content": "written"}]
+    root = tmp_path / "root"
+    (root / "writes").mkdir(parents=True)
+    (root / "writes" / "messages.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/writes")
+    heads = page.locator(".tool .file-content > summary")
+    expect(heads).to_have_count(2)
+    expect(heads.nth(0)).to_have_text("/w/1.txt · 1 line")
+    expect(heads.nth(1)).to_have_text("/w/3.txt · 3 lines")
     assert page.problems == []

@@ -171,6 +171,11 @@ FOLD_LINES = 25  # an exported result longer than this (or FOLD_CHARS) is folded
 FOLD_CHARS = 2_500
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """"1 line", "12 lines", "1,204 lines": a count and its noun agreeing with it."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
 def result_fold(content) -> str | None:
     """What the fold of a long tool result says (`212 lines, 9.8 KB`), or None for a short one:
     an exported file shows every result whole, so long ones are folded for the reader to open."""
@@ -214,6 +219,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         iso=timestamps.iso,
         utc=timestamps.human_utc,
         words=words,
+        plural=plural,
         usd=usage.usd,
         count=usage.count,
     )
