@@ -43,6 +43,12 @@
     return "$" + v.toFixed(2);
   }
 
+  // an axis's tick: as usd, but a tick below a cent keeps two figures, so that a day's tenths
+  // of a cent do not all read "$0.001" / "<$0.001"
+  function usdTick(v) {
+    return v === 0 || v >= 0.01 ? usd(v) : "$" + parseFloat(v.toPrecision(2));
+  }
+
   function base(p) {
     Chart.defaults.color = p.muted;
     Chart.defaults.borderColor = p.line;
@@ -183,7 +189,7 @@
       options: {
         // whole numbers of sessions and tokens: no tick between two of them
         scales: { y: { beginAtZero: true, ticks: { precision: field === "cost" ? undefined : 0,
-                                                   callback: function (v) { return fmt(v); } } },
+                                                   callback: function (v) { return (field === "cost" ? usdTick : fmt)(v); } } },
                   x: { ticks: { maxRotation: 0, autoSkip: true } } },
         plugins: { legend: { display: false },
                    tooltip: { callbacks: { label: function (item) { return fmt(item.raw); } } } }
@@ -197,16 +203,23 @@
       function (v) { return Math.round(v * 100) + "%"; } : count;
     var color = field === "error_rate" ? p.error : field === "total_s" ? p.system : p.tool;
     canvas.parentElement.style.height = Math.max(120, 40 + data.length * 22) + "px";
+    // the axis's labels come short from the server (an MCP tool's own name first, long ones cut at
+    // the end: the axis cut them at the start); the whole name is the tooltip's title
+    var labels = JSON.parse(canvas.getAttribute("data-labels") || "null") ||
+      data.map(function (t) { return t.name; });
     return new Chart(canvas, {
       type: "bar",
-      data: { labels: data.map(function (t) { return t.name; }),
+      data: { labels: labels,
               datasets: [{ data: data.map(function (t) { return t[field]; }), backgroundColor: color }] },
       options: {
         indexAxis: "y",
-        scales: { x: { beginAtZero: true, ticks: { callback: function (v) { return fmt(v); } } },
+        // calls are whole numbers: no tick between two of them (it read "0 0 0 1 1 1")
+        scales: { x: { beginAtZero: true, ticks: { precision: field === "count" ? 0 : undefined,
+                                                   callback: function (v) { return fmt(v); } } },
                   y: { ticks: { autoSkip: false } } },
         plugins: { legend: { display: false },
-                   tooltip: { callbacks: { label: function (item) { return fmt(item.raw); } } } }
+                   tooltip: { callbacks: { title: function (items) { return data[items[0].dataIndex].name; },
+                                           label: function (item) { return fmt(item.raw); } } } }
       }
     });
   }

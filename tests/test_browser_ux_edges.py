@@ -1,6 +1,6 @@
 """Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
-it; counts whose noun agrees with them."""
+it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width."""
 
 from __future__ import annotations
 
@@ -121,3 +121,29 @@ def test_a_one_line_file_written_says_1_line(tmp_path, serve, watched_page):
     expect(heads.nth(0)).to_have_text("/w/1.txt · 1 line")
     expect(heads.nth(1)).to_have_text("/w/3.txt · 3 lines")
     assert page.problems == []
+
+
+def test_the_stats_page_s_tool_charts_and_tables_read_whole_at_1400_px(tmp_path, serve, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    srv = serve(mcp_session(tmp_path / "root"))
+    srv.app.extensions["viewer"].store.indexer.idle(60)  # the stats count indexed sessions
+    page.goto(f"{srv.url}/stats")
+    charts = page.locator("canvas[data-chart='tools'][data-drawn='1']")
+    expect(charts).to_have_count(2)  # by calls, by time (no tool failed 5 times)
+    labels = charts.first.evaluate("c => Chart.getChart(c).data.labels")
+    # an MCP tool by its own name, then its server; a long one cut at its end, not at its start
+    assert "create_issue (github)" in labels
+    shot = next(x for x in labels if x.startswith("browser_take_screenshot"))
+    assert shot.endswith("…") and len(shot) <= 28
+    ticks = charts.first.evaluate("c => Chart.getChart(c).scales.x.ticks.map(t => t.label)")
+    assert len(ticks) == len(set(ticks)), f"the calls axis repeats its numbers: {ticks}"
+    cost = page.locator("canvas[data-chart='days'][data-field='cost']")
+    expect(cost).to_have_attribute("data-drawn", "1")
+    ticks = cost.evaluate("c => Chart.getChart(c).scales.y.ticks.map(t => t.label)")
+    assert len(ticks) == len(set(ticks)), f"the cost axis repeats its amounts: {ticks}"
+    # the tables under the charts fit their column: no header cut at the right
+    for box in page.locator(".charts.three .table-scroll").all():
+        assert box.evaluate("e => e.scrollWidth <= e.clientWidth"), "a table runs past its column"
+    expect(page.locator(".charts.three table").first.locator("th").last).to_have_text("sessions")
+    context.close()

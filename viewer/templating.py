@@ -220,6 +220,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         utc=timestamps.human_utc,
         words=words,
         plural=plural,
+        tool_axis=tools.short_label,
         usd=usage.usd,
         count=usage.count,
     )

@@ -110,6 +110,14 @@ def mcp_name(name: str | None) -> McpName | None:
     return McpName(server, tool, name)
 
 
+def short_label(name: str | None, width: int = 28) -> str:
+    """A tool's name for a chart's axis, where a line has room for about `width` characters: an
+    MCP tool's own name first and its server after it ("create_issue (github)"), cut at the end."""
+    mcp = mcp_name(name)
+    text = f"{mcp.tool} ({mcp.server})" if mcp else (name or "tool")
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def path_of(inp: Any) -> str | None:
     """The file (or folder) a call works on, under whichever field name its format uses."""
     if isinstance(inp, dict):
