@@ -1,6 +1,7 @@
 """Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
-it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width."""
+it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
+the live bar beside the timeline, not over its cards."""
 
 from __future__ import annotations
 
@@ -146,4 +147,18 @@ def test_the_stats_page_s_tool_charts_and_tables_read_whole_at_1400_px(tmp_path,
     for box in page.locator(".charts.three .table-scroll").all():
         assert box.evaluate("e => e.scrollWidth <= e.clientWidth"), "a table runs past its column"
     expect(page.locator(".charts.three table").first.locator("th").last).to_have_text("sessions")
+    context.close()
+
+
+def test_the_live_bar_sits_beside_the_cards_at_1400_px_not_over_them(live_server, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    state = page.locator("#live-state")
+    expect(state).to_have_attribute("data-state", "live")
+    expect(state).to_have_text("connected")  # said to a screen reader; a green dot to the eye
+    bar = page.locator(".live-bar").bounding_box()
+    for card in page.locator("#timeline > li.ev:visible").all():
+        box = card.bounding_box()
+        assert box["x"] + box["width"] <= bar["x"], "the live bar covers the right of a card"
     context.close()
