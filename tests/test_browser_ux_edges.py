@@ -1,7 +1,8 @@
 """Rough edges a demanding new user hit, in real Chromium against a live server: an MCP tool's card
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
 it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
-the live bar beside the timeline, not over its cards."""
+the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
+behind three "unknown"s."""
 
 from __future__ import annotations
 
@@ -102,6 +103,8 @@ def test_a_hook_s_terminal_output_reads_as_the_terminal_printed_it(tmp_path, ser
     assert text.startswith("Stop [uv run pytest] completed successfully")
     assert "collected 138 items\n\ntest/test_a.py" in text  # the lines as printed
     expect(pre.locator(".a-bold")).to_have_text("Stop")  # the terminal's bold, drawn
+    expect(card.locator(".ev-head .who")).to_have_text("system")
+    expect(card.locator(".ev-head .kind")).to_have_count(0)  # not "System system"
     assert page.problems == []
 
 
@@ -162,3 +165,18 @@ def test_the_live_bar_sits_beside_the_cards_at_1400_px_not_over_them(live_server
         box = card.bounding_box()
         assert box["x"] + box["width"] <= bar["x"], "the live bar covers the right of a card"
     context.close()
+
+
+def test_a_file_in_no_known_format_shows_its_records_json_at_once(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    (root / "odd").mkdir(parents=True)
+    (root / "odd" / "messages.jsonl").write_text('{"foo": 1, "bar": [2]}\n')
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/odd")
+    card = page.locator("#timeline li.ev")
+    expect(card).to_have_count(1)
+    expect(card.locator(".ev-body")).to_contain_text('"foo": 1')  # open, no click needed
+    expect(card.locator(".ev-body")).to_be_visible()
+    expect(card.locator("details.data > summary")).to_have_text("the record as written")
+    expect(card.locator(".ev-head .kind")).to_have_count(0)  # not "Unknown unknown"
+    assert page.problems == []
