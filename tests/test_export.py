@@ -11,6 +11,7 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -218,6 +219,27 @@ def test_markdown_quotes_a_sub_agent_under_its_call():
     task = md.index("**Tool: Task**")
     sub = md.index("**Sub-agent:", task)
     assert re.search(r"^> #### ", md[sub:], re.M)
+
+
+def test_a_markdown_heading_names_the_kind_as_the_page_does(tmp_path):
+    """"### System (hook)", "### System (command output)": the kind spaced from the name, in words,
+    and left out where it only repeats the role (it read "System(hook)", "System(system)")."""
+    src = quiet_copy(ROOT / "test_data" / "sessions" / "claude-project", tmp_path / "cc")
+    path = next(src.glob("*.jsonl"))
+    lines = [orjson.loads(x) for x in path.read_bytes().splitlines() if x.strip()]
+    base = next(r for r in lines if r.get("type") == "user")
+    extra = [{**base, "type": "system", "content": "plain notice", "uuid": "sys-1", "level": "info"},
+             {**base, "type": "system", "subtype": "local_command", "uuid": "sys-2",
+              "content": "<local-command-stdout>done</local-command-stdout>"}]
+    for r in extra:
+        r.pop("message", None)
+    with open(path, "ab") as f:
+        f.write(b"".join(orjson.dumps(r) + b"\n" for r in extra))
+    md, _ = export(path, "md")
+    heads = re.findall(r"^#+ (System|User)\b(.*?)(?: · |$)", md, re.M)
+    assert ("System", "") in heads  # the plain notice: not "System (system)"
+    assert ("System", " (command output)") in heads
+    assert not re.search(r"^#+ \w+\(", md, re.M), "a kind glued to the name"
 
 
 def test_fences_are_longer_than_any_backtick_run_inside():

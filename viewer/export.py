@@ -688,8 +688,11 @@ class _Markdown:
         elif not v.continued and not (v.refs and len(v.refs) == len(ev.blocks)):
             level = "###" if depth == 0 else "####"
             extra = " · ".join(x for x in (ev.model, when) if x)
-            kind = "" if ev.kind in ("message", "tool_result", "comm") else f" ({ev.kind})"
-            parts.append(f"\n{level} {_inline(who.capitalize())}{_inline(kind)}"
+            # as the page's chip says it: spaced from the name, words for underscores, and not
+            # when it only repeats the role (_inline trims, so the space is added after it)
+            kind = "" if ev.kind in ("message", "tool_result", "comm", ev.role) else \
+                f" ({_inline(ev.kind.replace('_', ' '))})"
+            parts.append(f"\n{level} {_inline(who.capitalize())}{kind}"
                          + (f" · {_inline(extra)}" if extra else "") + f"\n{anchor}\n")
         if v.dropped:
             parts.append(f"*dropped by a rewind — the conversation went on from [this prompt](#m-{v.dropped})*\n")
