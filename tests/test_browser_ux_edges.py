@@ -2,7 +2,7 @@
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
 it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
 the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
-behind three "unknown"s."""
+behind three "unknown"s; Tab not stopping on "Go to the results" before there are any."""
 
 from __future__ import annotations
 
@@ -179,4 +179,28 @@ def test_a_file_in_no_known_format_shows_its_records_json_at_once(tmp_path, serv
     expect(card.locator(".ev-body")).to_be_visible()
     expect(card.locator("details.data > summary")).to_have_text("the record as written")
     expect(card.locator(".ev-head .kind")).to_have_count(0)  # not "Unknown unknown"
+    assert page.problems == []
+
+
+def test_tab_stops_at_go_to_the_results_only_when_there_are_results(live_server, watched_page):
+    page = watched_page
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    skip = page.get_by_role("link", name="Go to the results")
+    page.locator("#find-q").focus()
+    stops = []
+    for _ in range(4):  # Aa, .*, Search, then on out of the search form
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate("document.activeElement.textContent.trim() || document.activeElement.name"))
+    assert "Go to the results" not in stops, stops
+    page.locator("#find-q").fill("timeline")
+    page.keyboard.press("Enter")
+    expect(page.locator("#hits li.hit").first).to_be_visible()
+    page.locator("#find-q").focus()
+    for _ in range(3):
+        page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile("#hits$"))
     assert page.problems == []
