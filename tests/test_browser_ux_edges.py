@@ -2,7 +2,8 @@
 saying which server the tool comes from; a Claude Code hook's output shown as the terminal printed
 it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
 the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
-behind three "unknown"s; Tab not stopping on "Go to the results" before there are any."""
+behind three "unknown"s; Tab not stopping on "Go to the results" before there are any; a raw view's head on one line of a
+phone."""
 
 from __future__ import annotations
 
@@ -204,3 +205,18 @@ def test_tab_stops_at_go_to_the_results_only_when_there_are_results(live_server,
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile("#hits$"))
     assert page.problems == []
+
+
+def test_a_raw_view_names_its_file_on_one_line_of_a_phone(live_server, browser):
+    context = browser.new_context(viewport={"width": 420, "height": 850})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    card = page.locator("#timeline > li.ev:visible").first
+    card.locator(".raw-link").click()
+    head = card.locator(".raw-head")
+    expect(head).to_contain_text("line 2 of messages.jsonl")
+    assert head.locator("code").get_attribute("title").endswith("/legion-feature-tour/messages.jsonl")
+    line = head.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 1.5 * parseFloat(getComputedStyle(e).fontSize)")
+    assert head.bounding_box()["height"] < 2 * line, "the raw view's head takes several lines"
+    expect(card.locator(".raw-json")).to_contain_text('"message_id": "tour-prompt-1"')
+    context.close()
