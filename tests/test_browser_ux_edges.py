@@ -3,7 +3,7 @@ saying which server the tool comes from; a Claude Code hook's output shown as th
 it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
 the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
 behind three "unknown"s; Tab not stopping on "Go to the results" before there are any; a raw view's head on one line of a
-phone."""
+phone; a tool card's head on a phone with its name whole and its summary readable."""
 
 from __future__ import annotations
 
@@ -219,4 +219,35 @@ def test_a_raw_view_names_its_file_on_one_line_of_a_phone(live_server, browser):
     line = head.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 1.5 * parseFloat(getComputedStyle(e).fontSize)")
     assert head.bounding_box()["height"] < 2 * line, "the raw view's head takes several lines"
     expect(card.locator(".raw-json")).to_contain_text('"message_id": "tour-prompt-1"')
+    context.close()
+
+
+def test_a_phone_shows_a_long_tool_name_whole_and_its_summary_readable(tmp_path, serve, browser):
+    context = browser.new_context(viewport={"width": 420, "height": 850})
+    page = context.new_page()
+    page.goto(f"{serve(mcp_session(tmp_path / 'root')).url}/s/mcp~{SID}")
+    heads = page.locator(".tool .tool-head")
+    expect(heads).to_have_count(2)
+    for head in heads.all():
+        tool = head.locator(".mcp-tool")
+        size = tool.evaluate("e => parseFloat(getComputedStyle(e).fontSize)")
+        assert tool.bounding_box()["height"] < 2 * size, "the tool's name is broken over two lines"
+        summary = head.locator(".tool-summary").bounding_box()
+        assert summary["width"] >= 80, "the summary is squeezed to a letter or two"
+        state = head.locator(".state").bounding_box()
+        assert state["x"] + state["width"] <= 420
+    # a short name and its summary still share one line with the state
+    assert heads.nth(0).locator(".tool-summary").bounding_box()["width"] >= 80
+    context.close()
+
+
+def test_a_phone_keeps_a_common_tool_head_on_one_line(live_server, browser):
+    context = browser.new_context(viewport={"width": 420, "height": 850})
+    page = context.new_page()
+    page.goto(f"{live_server.url}/s/legion-feature-tour")
+    head = page.locator(".tool-read .tool-head").first  # Read /home/dev/app/timeline.py
+    expect(head).to_be_visible()
+    name, state = head.locator(".tool-name").bounding_box(), head.locator(".state").bounding_box()
+    assert abs(name["y"] - state["y"]) < name["height"], "the state went under the name"
+    assert head.locator(".tool-summary").bounding_box()["width"] > 40
     context.close()
