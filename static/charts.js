@@ -236,8 +236,8 @@
     if (chart) {
       canvas.setAttribute("data-drawn", "1");
       drawn.push({ canvas: canvas, data: data, chart: chart });
-    } else {
-      canvas.parentElement.hidden = true;
+    } else {  // nothing to draw: the figure goes, its caption too (a heading over nothing)
+      (canvas.closest("figure") || canvas.parentElement).hidden = true;
     }
   }
 

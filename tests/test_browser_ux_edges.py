@@ -3,7 +3,8 @@ saying which server the tool comes from; a Claude Code hook's output shown as th
 it; counts whose noun agrees with them; the stats page's tool charts and tables at a laptop's width;
 the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
 behind three "unknown"s; Tab not stopping on "Go to the results" before there are any; a raw view's head on one line of a
-phone; a tool card's head on a phone with its name whole and its summary readable."""
+phone; a tool card's head on a phone with its name whole and its summary readable; an empty
+session's filter menu and usage panel saying so instead of headings over nothing."""
 
 from __future__ import annotations
 
@@ -251,3 +252,23 @@ def test_a_phone_keeps_a_common_tool_head_on_one_line(live_server, browser):
     assert abs(name["y"] - state["y"]) < name["height"], "the state went under the name"
     assert head.locator(".tool-summary").bounding_box()["width"] > 40
     context.close()
+
+
+def test_an_empty_session_s_menus_say_there_is_nothing_yet(tmp_path, serve, watched_page):
+    root = tmp_path / "root"
+    (root / "empty").mkdir(parents=True)
+    (root / "empty" / "messages.jsonl").write_text("")
+    page = watched_page
+    page.goto(f"{serve(root).url}/s/empty")
+    page.locator("#filter-menu summary").click()
+    menu = page.locator("#filter-menu")
+    expect(menu).to_contain_text("Nothing to filter by: no messages, tool calls or errors")
+    expect(menu.locator("h3")).to_have_count(0)  # not a "Show only" heading over nothing
+    page.keyboard.press("Escape")
+    page.locator(".session-head details summary", has_text="Usage, cost and charts").click()
+    expect(page.locator(".session-head")).to_contain_text("no usage recorded")
+    for canvas in page.locator("canvas[data-chart]").all():  # nothing to draw: no caption either
+        figure = canvas.locator("xpath=ancestor::figure")
+        expect(figure).to_be_hidden()
+    assert page.locator("figcaption:visible").count() == 0
+    assert page.problems == []
