@@ -4,7 +4,8 @@ it; counts whose noun agrees with them; the stats page's tool charts and tables 
 the live bar beside the timeline, not over its cards; a record no format knows shown, not folded
 behind three "unknown"s; Tab not stopping on "Go to the results" before there are any; a raw view's head on one line of a
 phone; a tool card's head on a phone with its name whole and its summary readable; an empty
-session's filter menu and usage panel saying so instead of headings over nothing."""
+session's filter menu and usage panel saying so instead of headings over nothing; a folder's
+group in the list saying what its link does."""
 
 from __future__ import annotations
 
@@ -271,4 +272,16 @@ def test_an_empty_session_s_menus_say_there_is_nothing_yet(tmp_path, serve, watc
         figure = canvas.locator("xpath=ancestor::figure")
         expect(figure).to_be_hidden()
     assert page.locator("figcaption:visible").count() == 0
+    assert page.problems == []
+
+
+def test_a_folder_s_group_says_its_link_shows_only_that_folder(live_server, watched_page):
+    page = watched_page
+    page.goto(live_server.url + "/?group=project")
+    head = page.locator("#sessions tr.group-head", has_text="claude-project")
+    link = head.get_by_role("link", name="only this folder")  # it read "only"
+    expect(link).to_be_visible()
+    link.click()
+    expect(page.locator("#sessions tr.row")).to_have_count(1)
+    expect(page.locator("#sessions tr.row")).to_contain_text("claude-project")
     assert page.problems == []
