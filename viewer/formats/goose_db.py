@@ -74,21 +74,7 @@ def row_path(db: str, session_id: str) -> str:
 
 class _Reader(rowdb.Reader):
     PROGRAM = "Goose"
-
-    def _check(self) -> dict[str, list[str]]:
-        tables = {t: self.columns(t) for t in ("sessions", "messages")}
-        missing = [t for t in tables if not tables[t]]
-        if missing and self.stale_wal:
-            raise Unreadable(self.db, "Goose's SQLite database: " + self.stale_wal)
-        if missing:
-            raise Unreadable(self.db, "a SQLite database without Goose's " + " and ".join(missing)
-                             + " table" + "s" * (len(missing) > 1))
-        for table, needed in _NEEDED.items():
-            lacking = needed - set(tables[table])
-            if lacking:
-                raise Unreadable(self.db, f"Goose's {table} table lacks {', '.join(sorted(lacking))}"
-                                          ": a layout this viewer does not know")
-        return tables
+    NEEDED = _NEEDED
 
 
 def _gone(path: str) -> FileNotFoundError:

@@ -112,24 +112,10 @@ class _Reader(rowdb.Reader):
     """One short read transaction on OpenCode's database: `with _Reader(db) as r: r.all(sql, args)`."""
 
     PROGRAM = "OpenCode"
+    NEEDED, OPTIONAL = _NEEDED, ("todo",)
 
     def has_todos(self) -> bool:
         return _TODO <= set(self.check()["todo"])
-
-    def _check(self) -> dict[str, list[str]]:
-        tables = {t: self.columns(t) for t in ("session", "message", "part", "todo")}
-        missing = [t for t in ("session", "message", "part") if not tables[t]]
-        if missing and self.stale_wal:  # (its tables may all be in the log still)
-            raise Unreadable(self.db, "OpenCode's SQLite database: " + self.stale_wal)
-        if missing:
-            raise Unreadable(self.db, "a SQLite database without OpenCode's "
-                                      + ", ".join(missing) + " table" + "s" * (len(missing) > 1))
-        for table, needed in _NEEDED.items():
-            lacking = needed - set(tables[table])
-            if lacking:
-                raise Unreadable(self.db, f"OpenCode's {table} table lacks {', '.join(sorted(lacking))}"
-                                          ": a layout this viewer does not know")
-        return tables
 
 
 # --- sessions -------------------------------------------------------------------------------------

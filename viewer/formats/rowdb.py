@@ -12,9 +12,9 @@ a path below its database file, `<folder>/<name>.db/<session id>`, which no file
   `-shm` file is missing and cannot be made (a read-only folder), the database file alone is read
   and `stale_wal` says that the program's latest writes are not shown. The database must be a
   regular file inside the served roots (a symlink out of them is refused as any file is). A
-  subclass names its program (`PROGRAM`, for the reasons a user reads) and checks its tables
-  (`_check`: their columns, or Unreadable saying why this is not its database), remembered while
-  the schema is the same.
+  subclass names its program (`PROGRAM`, for the reasons a user reads) and the tables and columns
+  it reads (`NEEDED`, `OPTIONAL`); `check` gives their columns, or Unreadable saying why this is not
+  the program's database, remembered while the schema is the same.
 * `remembered(what, db, make)`: a value kept while the database and its `-wal` file are
   unchanged (a session's identity, a database's list of sessions).
 """
@@ -74,6 +74,8 @@ class Reader:
     """One short read transaction on a database: `with Reader(db) as r: r.all(sql, args)`."""
 
     PROGRAM = "the program"
+    NEEDED: dict[str, set[str]] = {}  # the tables its sessions need, with the columns the queries read
+    OPTIONAL: tuple[str, ...] = ()  # tables read when they are there
 
     def __init__(self, db: str):
         self.db = db
@@ -144,7 +146,21 @@ class Reader:
         return known
 
     def _check(self) -> dict[str, list[str]]:
-        raise NotImplementedError
+        """The columns of `NEEDED`'s and `OPTIONAL`'s tables (an optional one missing has none);
+        Unreadable when a needed table or column is not there."""
+        tables = {t: self.columns(t) for t in (*self.NEEDED, *self.OPTIONAL)}
+        missing = [t for t in self.NEEDED if not tables[t]]
+        if missing and self.stale_wal:  # (its tables may all be in the log still)
+            raise Unreadable(self.db, f"{self.PROGRAM}'s SQLite database: " + self.stale_wal)
+        if missing:
+            raise Unreadable(self.db, f"a SQLite database without {self.PROGRAM}'s "
+                                      + ", ".join(missing) + " table" + "s" * (len(missing) > 1))
+        for table, needed in self.NEEDED.items():
+            lacking = needed - set(tables[table])
+            if lacking:
+                raise Unreadable(self.db, f"{self.PROGRAM}'s {table} table lacks "
+                                          f"{', '.join(sorted(lacking))}: a layout this viewer does not know")
+        return tables
 
     def unreadable(self, e: sqlite3.Error) -> Unreadable:
         text = str(e)
