@@ -318,3 +318,30 @@ def fifo():
             os.close(fd)
         except OSError:
             pass  # no reader waiting
+
+
+def back_and_forth_lines():
+    """An Anthropic API log whose third call goes back to the first conversation after a probe
+    (the conversation a call continues is not the last one), answering its pending call."""
+    url = "https://api.anthropic.com/v1/messages"
+    ask = {"role": "user", "content": "Run ls"}
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                             "input": {"command": "ls"}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                           "content": "a.py b.py"}]}
+
+    def call(messages, answer, max_tokens=1000):
+        return {"request": {"method": "POST", "url": url, "body": {
+                    "model": "claude-sonnet-4-5", "max_tokens": max_tokens, "messages": messages}},
+                "response": {"status_code": 200, "body": {
+                    "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                    "content": answer, "stop_reason": "end_turn"}}}
+
+    said = [{"type": "text", "text": "Two files."}]
+    return [call([ask], use["content"]),
+            call([{"role": "user", "content": "quota"}], [{"type": "text", "text": "ok"}], 1),
+            call([ask, use, result], said),
+            call([ask, use, result, {"role": "assistant", "content": said},
+                  {"role": "user", "content": "Thanks"}], [{"type": "text", "text": "You're welcome."}]),
+            # a new conversation reusing the call id: told apart as toolu_1~N
+            call([{"role": "user", "content": "Run pwd"}], use["content"])]

@@ -16,7 +16,7 @@ from viewer.index import SessionIndex
 from viewer.timeline import load_events, raw_record
 from viewer.web import create_app
 
-from conftest import ROOT, notices, quiet_copy
+from conftest import ROOT, back_and_forth_lines, notices, quiet_copy
 
 OPENAI = ROOT / "test_data" / "formats" / "openai-chat"
 ANTHROPIC = ROOT / "test_data" / "formats" / "anthropic-messages"
@@ -310,26 +310,7 @@ def test_a_proxy_log_of_streamed_openai_calls_reads_the_answers_put_back_togethe
 
 
 def test_a_call_going_back_to_an_earlier_conversation_pairs_its_results_and_says_so_once(tmp_path):
-    url = "https://api.anthropic.com/v1/messages"
-    ask = {"role": "user", "content": "Run ls"}
-    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                                             "input": {"command": "ls"}}]}
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                           "content": "a.py b.py"}]}
-
-    def call(messages, answer, max_tokens=1000):
-        return {"request": {"method": "POST", "url": url, "body": {
-                    "model": "claude-sonnet-4-5", "max_tokens": max_tokens, "messages": messages}},
-                "response": {"status_code": 200, "body": {
-                    "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": answer, "stop_reason": "end_turn"}}}
-
-    said = [{"type": "text", "text": "Two files."}]
-    lines = [call([ask], use["content"]),
-             call([{"role": "user", "content": "quota"}], [{"type": "text", "text": "ok"}], 1),
-             call([ask, use, result], said),
-             call([ask, use, result, {"role": "assistant", "content": said},
-                   {"role": "user", "content": "Thanks"}], [{"type": "text", "text": "You're welcome."}])]
+    lines = back_and_forth_lines()[:4]  # (the fifth starts a conversation of its own)
     (tmp_path / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     idx = SessionIndex(tmp_path / "log.jsonl").build()
     evs = load_events(idx, "main", 0, 99)

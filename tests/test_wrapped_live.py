@@ -16,7 +16,7 @@ from viewer.formats import wrapped
 from viewer.index import SessionIndex, folded
 from viewer.timeline import load_events, raw_record
 
-from conftest import ROOT, notices
+from conftest import ROOT, back_and_forth_lines, notices
 
 OPENAI = ROOT / "test_data" / "formats" / "openai-chat"
 ANTHROPIC = ROOT / "test_data" / "formats" / "anthropic-messages"
@@ -76,33 +76,6 @@ def proxy_lines():
                     {"role": "tool", "tool_call_id": "call_9", "content": "[flake8]"}]}},
              "response": {"timestamp": 1764050403.5, "status_code": 200,
                           "body_raw": chunks({"role": "assistant", "content": "It sets flake8."})}}]
-
-
-def back_and_forth_lines():
-    """An Anthropic API log whose third call goes back to the first conversation after a probe
-    (the conversation a call continues is not the last one), answering its pending call."""
-    url = "https://api.anthropic.com/v1/messages"
-    ask = {"role": "user", "content": "Run ls"}
-    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                                             "input": {"command": "ls"}}]}
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
-                                           "content": "a.py b.py"}]}
-
-    def call(messages, answer, max_tokens=1000):
-        return {"request": {"method": "POST", "url": url, "body": {
-                    "model": "claude-sonnet-4-5", "max_tokens": max_tokens, "messages": messages}},
-                "response": {"status_code": 200, "body": {
-                    "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                    "content": answer, "stop_reason": "end_turn"}}}
-
-    said = [{"type": "text", "text": "Two files."}]
-    return [call([ask], use["content"]),
-            call([{"role": "user", "content": "quota"}], [{"type": "text", "text": "ok"}], 1),
-            call([ask, use, result], said),
-            call([ask, use, result, {"role": "assistant", "content": said},
-                  {"role": "user", "content": "Thanks"}], [{"type": "text", "text": "You're welcome."}]),
-            # a new conversation reusing the call id: told apart as toolu_1~N
-            call([{"role": "user", "content": "Run pwd"}], use["content"])]
 
 
 def cases():
