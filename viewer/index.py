@@ -1176,9 +1176,6 @@ def truncated(bad: reader.BadLine) -> reader.BadLine:
     """The reason for a last line that never got its newline."""
     return reader.BadLine("truncated last line (no newline; the writer stopped mid-record): "
                           + bad.reason)
-SEAL = 64
-
-
 def _heading(ev) -> str:
     """A section's heading: its first notice (formats.wrapped)."""
     return next((b.text for b in ev.blocks if b.kind == "notice"), "")[:PROMPT_PREVIEW]
@@ -1225,8 +1222,7 @@ def _rewind(th: ThreadIndex, seq: int, parent: tuple[str, int] | None) -> None:
 def _seal_of(path: str, offset: int) -> str:
     try:
         with files.open_file(path) as f:
-            f.seek(max(0, offset - SEAL))
-            return f.read(min(SEAL, offset)).hex()
+            return reader.seal(f, offset).hex()
     except OSError:
         return ""
 

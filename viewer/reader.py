@@ -306,6 +306,15 @@ def read_bytes(f: BinaryIO, offset: int, length: int, limit: int | None = None) 
     return f.read(length if limit is None else min(length, limit))
 
 
+SEAL = 64  # bytes before where a read stopped that must be there unchanged to read on from it
+
+
+def seal(f: BinaryIO, offset: int) -> bytes:
+    """The SEAL bytes before `offset`: a file that still holds them there only grew since it was
+    read up to `offset` (one rewritten in place, or replaced by one of the same size, does not)."""
+    return read_bytes(f, max(0, offset - SEAL), min(SEAL, offset))
+
+
 def read_cut(f: BinaryIO, cut: CutStr) -> str:
     """The full value of a cut string: exactly the bytes the file holds, JSON-unescaped (invalid
     UTF-8 replaced). Whole in memory: `iter_cut` for anything that may be big."""

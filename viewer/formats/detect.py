@@ -186,7 +186,7 @@ def detect_file(path: str | Path) -> Detected:
     if not whole:
         lines = lines[:-1]  # the head may cut the last line
         if not lines:  # its first line is longer than the head: not judged by no record at all
-            lines, whole = _long_lines(path, start, head, eol.encode())
+            lines, whole = long_lines(path, start, head, eol.encode())
     first = reader.decode(lines[0]) if lines else reader.BadLine("first line longer than the head")
     single = whole and len(lines) == 1
     if head.lstrip()[:1] in (b"{", b"[") and (isinstance(first, (reader.BadLine, list)) or single):
@@ -207,7 +207,7 @@ def detect_file(path: str | Path) -> Detected:
     return Detected(name, _lines_mode(name, records), eol=eol)
 
 
-def _long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
+def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
     """The first whole lines of a file whose head holds none, and whether they are all of it:
     read on, within LONG_HEAD bytes, until LONG_HEAD_LINES lines end or the file does (its last
     line counts then, as in a file the head holds whole: one line is then a document or a

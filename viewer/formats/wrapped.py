@@ -301,7 +301,7 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
         if len(head) == HEAD_BYTES and eol not in head:
             from . import detect  # (at call time: detect imports the formats)
 
-            lines = detect._long_lines(path, start, head, eol)[0]
+            lines = detect.long_lines(path, start, head, eol)[0]
         if not folds([reader.decode(ln) for ln in lines[:50]]):
             return None
         fold = Fold(os.fstat(f.fileno()).st_ino, eol)
@@ -321,7 +321,6 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
 
 FOLDS_KEPT = 8  # files whose Fold stays in memory (the pages of a few live logs, as the timeline
 # kept a few documents read whole before); a file whose Fold was let go is read whole again
-SEAL = 64  # bytes before where a read stopped that must be there unchanged to read on from it
 _folds: OrderedDict = OrderedDict()
 _folds_lock = threading.Lock()
 
@@ -344,7 +343,7 @@ class Fold:
         self.ends = array("q")
         self.offset = self.line = 0  # where the next whole line starts, and the lines before it
         self.size = self.mtime_ns = 0  # the file as last read
-        self.seal = b""  # the SEAL bytes before `offset`
+        self.seal = b""  # the bytes before `offset` (reader.seal)
         self.waiting = False  # a last line is left for a later read
         self.closed = False  # a last line was read with no line end after it: the file may not grow
         self.first: Any = None  # the first wrapper record: whose messages the file holds
@@ -365,8 +364,7 @@ class Fold:
         if (size, mtime_ns) == (self.size, self.mtime_ns) and not (
                 self.waiting and index._grace_over(mtime_ns)):
             return True
-        if self.closed or reader.read_bytes(f, max(0, self.offset - SEAL), min(SEAL, self.offset)) \
-                != self.seal:
+        if self.closed or reader.seal(f, self.offset) != self.seal:
             return False
         scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol)
         waiting, tail = False, None
@@ -396,7 +394,7 @@ class Fold:
         self.closed = tail is not None
         self.waiting = waiting
         self.size, self.mtime_ns = size, mtime_ns
-        self.seal = reader.read_bytes(f, max(0, self.offset - SEAL), min(SEAL, self.offset))
+        self.seal = reader.seal(f, self.offset)
         return True
 
 
