@@ -46,8 +46,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..model import CANCELLED, DENIED, Data, Event, Media, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from .common import as_text, generic_event, result_content, set_time, text_field
+from ..model import CANCELLED, DENIED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
+from .common import as_text, generic_event, media_block, result_content, set_time, text_field
 from . import goose_db
 from .openai_chat import prompt_title
 
@@ -219,7 +219,7 @@ def _content(ev: Event, item: Any) -> None:
     elif t == "text" and isinstance(item.get("text"), str):
         ev.blocks.append(Text(item["text"]))
     elif t == "image":
-        ev.blocks.append(_image(item))
+        ev.blocks.append(media_block(item, "image"))
     elif t in _CALLS:
         _call(ev, item, t)
     elif t == "toolResponse":
@@ -241,12 +241,6 @@ def _content(ev: Event, item: Any) -> None:
         ev.blocks.append(Notice(msg, item))
     else:
         ev.blocks.append(Data(item, t))
-
-
-def _image(item: dict) -> Media:
-    data = item.get("data") if isinstance(item.get("data"), str) else None
-    mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) else None
-    return Media("image", mime, data)
 
 
 def _call(ev: Event, item: dict, t: str) -> None:
