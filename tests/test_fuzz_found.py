@@ -1045,3 +1045,26 @@ def test_a_time_no_transcript_was_written_at_is_no_time(stamp, tmp_path):
     for url in ("/stats", "/stats.json", "/", "/s/s~trip.msgs", "/s/s~trip.msgs/usage"):
         assert c.get(url).status_code == 200, url
     app.extensions["viewer"].fts.close()
+
+
+def test_one_codex_line_among_agents_sdk_items_keeps_them_the_sdk_s(tmp_path):
+    # An Agents SDK items file (`to_input_list()`, one item per line) with one Codex envelope line
+    # among its items (the fuzzer's other-format-line mutation): Codex's envelope mark credited it
+    # with every item's OpenAI score, as the bare Codex layout's marks do, and the file read as
+    # Codex's: the handoff was lost and the agent after it went unnamed
+    src = ROOT / "test_data" / "formats" / "openai-chat" / "agents-sdk-0.24.0-handoff" / "session_items.jsonl"
+    lines = src.read_text().splitlines()
+    lines.insert(3, json.dumps({"timestamp": "2026-03-02T14:00:03.020Z", "type": "response_item",
+                                "payload": {"type": "message", "role": "user", "content": [
+                                    {"type": "input_text", "text": "List the modules that import shop.cart."}]}}))
+    path = tmp_path / "s" / "items.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    from viewer.formats import detect
+    from viewer.timeline import load_events
+
+    assert detect.detect_file(path).format == "openai-chat"
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [e.author for e in evs if e.role == "assistant"][-1] == "Refunds"
+    assert any("shop.cart" in json.dumps(e.blocks, default=repr) for e in evs)  # (shown too)

@@ -32,8 +32,9 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
 A thread Codex spawns is a rollout of its own: see "spawned threads" below.
 
 Detection: an envelope record, a bare header or a state line scores 3; the bare layout's items are
-credited with `openai_chat`'s score through `EXTENDS` once such a mark is seen, so a plain Responses
-item list without them stays `openai-chat`.
+credited with `openai_chat`'s score through `EXTENDS` once one of that layout's marks is seen
+(`layout_mark`), so a plain Responses item list without them stays `openai-chat`, even with an
+envelope line among its items.
 
 Kept only in the raw view: rate limits, turn ids, sandbox details, encrypted reasoning, the
 `event_msg` copies of messages and exec / patch events (their calls show the same).
@@ -93,6 +94,11 @@ def sniff(rec: Any) -> int:
     if rec.get("record_type") == "state" or _header(rec):
         return 3
     return 0
+
+
+def layout_mark(rec: Any) -> bool:
+    """A mark of the bare layout, whose items are plain Responses items (see `detect.adapter_score`)."""
+    return rec.get("record_type") == "state" or _header(rec)
 
 
 def _header(rec: dict) -> bool:

@@ -95,10 +95,15 @@ def adapter_score(adapter, records: list) -> int:
     (a record scored 3), with the generic format's score for each record it does not claim more
     strongly itself: most of its records are plain OpenAI messages, and the marks decide. A record
     that wraps messages (a dataset's conversation, a logged API call: `wrapped`) is no message of
-    its own, and earns it nothing: a dataset with one MARSYS message among its lines stays one."""
+    its own, and earns it nothing: a dataset with one MARSYS message among its lines stays one.
+    A format whose marks are not all of that layout names those that are (`layout_mark`): Codex's
+    bare header and state lines are, its envelope lines are not (a file of envelopes is all
+    envelopes), so one envelope line among Agents SDK items does not take the items for Codex's."""
     own = [hook(adapter, "sniff", r, default=0) or 0 for r in records]
     base = getattr(adapter, "EXTENDS", None)
-    if base is not None and 3 in own:
+    if base is not None and 3 in own and (
+            not hasattr(adapter, "layout_mark")
+            or any(o == 3 and hook(adapter, "layout_mark", r) for o, r in zip(own, records))):
         return sum(max(o, hook(base, "sniff", r, default=0) or 0) if wrapped.kind(r) is None else o
                    for o, r in zip(own, records))
     return sum(own)
