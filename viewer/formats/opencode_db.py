@@ -351,26 +351,13 @@ def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
     if found is None:
         return []
     db, sid = found
-    out: list[tuple[str, str, dict]] = []
     with _Reader(db) as r:
         r.check()
-        seen, frontier = {sid}, [sid]
-        for _ in range(depth):
-            if not frontier:
-                break
-            marks = ", ".join("?" * len(frontier))
-            below = []
-            for cid, parent, title, created in r.all(
-                    f"SELECT id, parent_id, title, time_created FROM session WHERE parent_id IN "
-                    f"({marks}) ORDER BY id", tuple(frontier)):
-                if not isinstance(cid, str) or not ID.fullmatch(cid) or cid in seen:
-                    continue
-                seen.add(cid)
-                out.append((cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent,
-                                                     "title": title, "created": created}))
-                below.append(cid)
-            frontier = below
-    return out
+        rows = rowdb.descendants(r, sid, depth, "SELECT id, parent_id, title, time_created FROM "
+                                                "session WHERE parent_id IN ({marks}) ORDER BY id")
+    return [(cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent,
+                                      "title": title, "created": created})
+            for cid, parent, title, created in rows]
 
 
 def parent(path: str) -> tuple[str | None, str | None]:

@@ -17,6 +17,8 @@ a path below its database file, `<folder>/<name>.db/<session id>`, which no file
   the program's database, remembered while the schema is the same.
 * `remembered(what, db, make)`: a value kept while the database and its `-wal` file are
   unchanged (a session's identity, a database's list of sessions).
+* `descendants(r, sid, depth, query)`: the sessions below one (its sub-agents', and theirs),
+  breadth first, whatever the program calls its parent column.
 """
 
 from __future__ import annotations
@@ -197,6 +199,27 @@ def connect(real: str, immutable: bool) -> sqlite3.Connection:
 
 def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def descendants(r: Reader, sid: str, depth: int, query: str) -> list[tuple]:
+    """The rows of the sessions below session `sid` (its sub-agents', and theirs), breadth first,
+    `depth` levels down: `query` selects `(id, parent id, …)` of the sessions whose parent is one
+    of `{marks}`. A row whose id no path can name, or seen already, is left out."""
+    out: list[tuple] = []
+    seen, frontier = {sid}, [sid]
+    for _ in range(depth):
+        if not frontier:
+            break
+        below = []
+        for row in r.all(query.format(marks=", ".join("?" * len(frontier))), tuple(frontier)):
+            cid = row[0]
+            if not isinstance(cid, str) or not ID.fullmatch(cid) or cid in seen:
+                continue
+            seen.add(cid)
+            out.append(tuple(row))
+            below.append(cid)
+        frontier = below
+    return out
 
 
 # --- remembered while the database is unchanged --------------------------------------------------
