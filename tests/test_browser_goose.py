@@ -97,3 +97,43 @@ def test_a_session_of_goose_s_database_followed_live(serve, watched_page, tmp_pa
         assert page.problems == []
     finally:
         con.close()
+
+
+def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says_its_extension(
+        serve, watched_page, tmp_path):
+    """Current Goose's `delegate` call runs a sub-agent in a session of its own that names its
+    parent: the call's card holds the sub-agent's conversation, the sub-agent's session is listed
+    as a sub-agent of its parent, and the tools read as extension + tool; the usage panel shows
+    Goose's own totals with a cost."""
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    make_db.build(root / "sessions.db")
+    page = watched_page
+    srv = serve(root, WATCH=False)
+    indexed_list(page, srv.url + "/")
+    rows = page.locator("table.sessions tbody tr")
+    child = rows.filter(has_text="Delegated task")
+    expect(child).to_have_class(re.compile(r"\bsubagent\b"))
+    expect(child.locator(".spawned-by a")).to_have_text("sessions.db/" + make_db.NEW_ID)
+    parent = rows.filter(has_text="CI test hang")
+    expect(parent.locator("td[data-label=cost]")).to_contain_text("$0.0")
+    parent.locator("td.title > a").click()
+    expect(page).to_have_url(re.compile(rf"/s/sessions.db~{make_db.NEW_ID}$"))
+    shell = page.locator("#tc-call_mk1 .tool-name")
+    expect(shell.locator(".mcp-server")).to_have_text("ext developer")
+    expect(shell.locator(".mcp-tool")).to_have_text("shell")
+    expect(shell).not_to_contain_text("__")
+    card = page.locator("#tc-call_dl1")
+    expect(card.locator(".state")).to_have_text("completed")
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text("Delegated task")
+    thread.locator("summary").click()  # the sub-agent's conversation, loaded in place
+    inner = card.locator("#tc-call_sub1")
+    expect(inner.locator(".state")).to_have_text("completed")
+    expect(inner.locator(".mcp-tool")).to_have_text("text_editor")
+    expect(card.get_by_text("Targets: build, test (pytest --watch), lint.").first).to_be_visible()
+    expect(page.locator("#timeline")).to_contain_text("Goose's title for this call: Delegate a Makefile summary")
+    page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}/usage")
+    expect(page.locator(".usage-facts")).to_contain_text("the tokens are the session's own totals, as Goose kept them")
+    assert page.problems == []

@@ -5,11 +5,13 @@ Goose's says so. Databases are built with Goose's own DDL (test_data/formats/goo
 
 import os
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from viewer.formats import detect
+from viewer import usage
+from viewer.formats import detect, goose
 from viewer.index import SessionIndex, identity_matches
 from viewer.store import Store
 from viewer.timeline import load_events
@@ -62,10 +64,11 @@ def test_a_session_begun_in_the_database_names_its_model_tokens_and_type(tmp_pat
     folder, _ = database(tmp_path)
     idx, evs = built(row(folder, make_db.NEW_ID))
     assert idx.summary.title == "CI test hang"
-    assert idx.summary.models == ["claude-sonnet-4-5"]
+    assert idx.summary.models == ["claude-sonnet-4-5", "claude-haiku-4-5"]  # (its sub-agent's too)
     head = evs[0]
     assert [b.text for b in head.blocks if b.kind == "notice"] == [
-        "Goose session in /home/dev/api", "description: CI test hang", "tokens: 5,210 (4,980 in · 230 out)"]
+        "Goose session in /home/dev/api", "model: claude-sonnet-4-5 · anthropic", "description: CI test hang",
+        "tokens: 5,210 (4,980 in · 230 out)"]
     assert idx.calls.calls["call_mk1"].status == "completed"
     assert "pytest --watch" in result_of(evs, "call_mk1").content[0].text
     assert evs[1].source_id == f"msg_{make_db.NEW_ID}_{evs[1].source_id.rsplit('_', 1)[1]}"
@@ -136,3 +139,82 @@ def test_a_foreign_sessions_db_is_skipped_saying_why_and_a_bad_row_is_an_unparse
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert [e.kind for e in evs][:2] == ["session", "unparsed"]
     assert idx.calls.calls["call_mk1"].status == "completed"  # the rest reads
+
+
+def test_goose_s_own_token_totals_are_the_session_s_usage_priced_by_the_price_table(tmp_path):
+    """Goose keeps no usage per message: its session row's `accumulated_*` counts are the session's
+    usage, said to be its totals, priced by the price table for the row's model; the sub-agent's
+    session counts in its own thread with its own model."""
+    folder, _ = database(tmp_path)
+    idx = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}")
+    u = idx.summary.usage
+    assert u["tokens"] == 5210 + 1320 and u["calls"] == 0 and u["session_totals"] is True
+    assert u["models"]["claude-sonnet-4-5"][:4] == [4980, 230, 0, 0]
+    assert u["models"]["claude-haiku-4-5"][:4] == [1250, 70, 0, 0]
+    # the cost is the price table's, for each model's totals
+    created = datetime(2025, 11, 5, 10, tzinfo=timezone.utc).timestamp() // 3600
+    main = usage.PRICES.cost("claude-sonnet-4-5", int(created), 1, 4980, 230, 0, 0, -2)
+    sub = usage.PRICES.cost("claude-haiku-4-5", int(created), 1, 1250, 70, 0, 0, -2)
+    assert main and sub and u["cost"] == pytest.approx(main + sub)
+    rep = usage.report(idx)
+    assert rep["session_totals"] is True and rep["calls"] == 0
+    assert rep["threads"][make_db.SUB_ID]["tokens"] == 1320
+    # a legacy file's metadata line: its totals, no model named (so no price)
+    legacy = SessionIndex(FIXTURES / "sessions" / f"{OLD}.jsonl").build().summary.usage
+    assert legacy["tokens"] == 24510 and legacy["cost"] is None and legacy["unpriced"] == ["unknown model"]
+
+
+def test_goose_s_own_cost_and_cached_counts_are_read_where_it_kept_them(tmp_path):
+    folder, con = database(tmp_path, keep_open=True)
+    con.execute("UPDATE sessions SET accumulated_input_tokens = 9000, accumulated_output_tokens = 300, "
+                "accumulated_cache_read_tokens = 6000, accumulated_cache_write_tokens = 1000, "
+                "accumulated_cost = 0.0123 WHERE id = ?", (make_db.NEW_ID,))
+    con.close()
+    idx, evs = built(row(folder, make_db.NEW_ID))
+    assert "tokens: 5,210 (9,000 in · 300 out · 6,000 cache read · 1,000 cache write)" in \
+        [b.text for b in evs[0].blocks if b.kind == "notice"]
+    # Goose counts cached input in its input: the uncached part is what is left
+    assert idx.summary.usage["models"]["claude-sonnet-4-5"][:4] == [2000, 300, 6000, 1000]
+    assert usage.report(idx)["source_cost_usd"] == pytest.approx(0.0123)
+
+
+def test_a_delegated_sub_agent_s_session_nests_under_its_call_and_names_its_parent(tmp_path):
+    """Goose's `delegate` makes a session that names its parent (`parent_session_id`); the call's
+    result names the session it made (`_meta.subagent_session_id`): it is read as the call's
+    sub-agent thread, and listed on its own as a sub-agent of its parent."""
+    folder, _ = database(tmp_path)
+    store = Store([folder])
+    idx = store.index(f"sessions.db~{make_db.NEW_ID}")
+    assert set(idx.threads) == {"main", make_db.SUB_ID}
+    assert idx.threads[make_db.SUB_ID].label == f"Delegated task · session {make_db.SUB_ID}"
+    call = idx.calls.calls["call_dl1"]
+    assert (call.status, call.subthread) == ("completed", make_db.SUB_ID)
+    assert idx.calls.calls["call_sub1"].call[0] == make_db.SUB_ID
+    sub = store.index(f"sessions.db~{make_db.SUB_ID}")
+    assert sub.info["parent_session"] == make_db.NEW_ID and sub.info["thread"] == make_db.SUB_ID
+    assert sub.summary.parent == str(row(folder, make_db.NEW_ID))
+    assert goose.companions(row(folder, OLD)) == []
+
+
+def test_without_goose_s_parent_column_a_delegate_call_reads_without_its_sub_agent(tmp_path):
+    """Before schema 15 no session names its parent: the call's result names a session no thread
+    is, and the call reads as any other."""
+    folder, con = database(tmp_path / "old", keep_open=True)
+    con.execute("DROP INDEX idx_sessions_parent")
+    con.execute("ALTER TABLE sessions DROP COLUMN parent_session_id")
+    con.close()
+    idx = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}")
+    assert set(idx.threads) == {"main"}
+    assert idx.calls.calls["call_dl1"].status == "completed"
+    assert idx.subthreads(idx.calls.calls["call_dl1"]) == []
+
+
+def test_current_goose_s_reasoning_and_call_titles_are_read(tmp_path):
+    folder, _ = database(tmp_path)
+    idx, evs = built(row(folder, make_db.NEW_ID))
+    holder = next(e for e in evs if any(b.kind == "tool_use" and b.id == "call_dl1" for b in e.blocks))
+    assert [b.kind for b in holder.blocks] == ["thinking", "text", "notice", "notice", "tool_use"]
+    assert holder.blocks[0].text == "The other targets may hang the same way: worth a look."
+    assert [b.text for b in holder.blocks[2:4]] == [
+        "Goose's title for this call: Delegate a Makefile summary",
+        "Goose's summary: Asked a sub-agent for the Makefile's targets"]

@@ -750,8 +750,8 @@ class _Markdown:
         call = cv.call
         state = "never answered" if call.state == PENDING and cv.unanswered else \
             state_badge(call.state)[1]
-        mcp = tools.mcp_name(call.name)
-        head = (f"**Tool: {_inline(mcp.tool)}** (MCP server {_inline(mcp.server)}) · {state}" if mcp
+        mcp = tools.mcp_name(call.name, cv.fmt)
+        head = (f"**Tool: {_inline(mcp.tool)}** ({mcp.kind} {_inline(mcp.server)}) · {state}" if mcp
                 else f"**Tool: {_inline(call.name or 'tool')}** · {state}")
         if cv.duration:
             head += f" · {cv.duration}"

@@ -47,6 +47,7 @@ class CallView:
     result_owner: "EventView | None" = None  # the event view the result block belongs to
     target: bool = False  # a permalink to the (folded) event holding the result lands here
     resolving: bool = False  # a first screen's call or result whose other half is not read yet
+    fmt: str = ""  # the session's format: how its tool names read (tools.mcp_name)
 
     @property
     def duration(self) -> str:
@@ -698,7 +699,8 @@ class Timeline:
     def result_ref(self, call: ToolCall) -> CallView:
         """A result's link to its call shown elsewhere."""
         thread, seq = call.call
-        return CallView(call, None, call_event=self.idx.threads[thread].ids[seq])
+        return CallView(call, None, call_event=self.idx.threads[thread].ids[seq],
+                        fmt=self.idx.summary.format)
 
     def _resolve(self, views: list[EventView]) -> None:
         idx = self.idx
@@ -712,7 +714,7 @@ class Timeline:
                         # a repeated id: the map follows the last occurrence; show this one as-is
                         call = ToolCall(b.id, b.name, call.status if call else "pending")
                     cv = CallView(call, b, unanswered=idx.unanswered(call),
-                                  resolving=idx.resolving(call))
+                                  resolving=idx.resolving(call), fmt=idx.summary.format)
                     for name in idx.subthreads(call):
                         tv = self.thread_view(name, b)
                         if name in self.anchors:
@@ -727,7 +729,8 @@ class Timeline:
                         v.refs[b.tool_use_id] = self.result_ref(call)
                     elif idx.region is not None and idx.region.lo > 0 and call is not None:
                         # a first screen's result whose call lies before what was read
-                        v.refs[b.tool_use_id] = CallView(call, None, resolving=True)
+                        v.refs[b.tool_use_id] = CallView(call, None, resolving=True,
+                                                         fmt=idx.summary.format)
         canon = idx.calls.canon  # a result naming its call by an id no call kept (an alias)
         for where, cvs in wanted.items():
             v = loaded.get(where)

@@ -89,15 +89,33 @@ class McpName:
     server: str
     tool: str
     full: str  # as the transcript writes it (`mcp__github__create_issue`)
+    tag: str = "MCP"  # what the program calls the server: an MCP server, a Goose extension
+    kind: str = "MCP server"
 
 
-def mcp_name(name: str | None) -> McpName | None:
+# formats whose every tool name is `<server>__<tool>`: Goose names each tool of an extension (an
+# MCP server, or one built in) `<extension>__<tool>` (crates/goose/src/agents/extension_manager.rs
+# prefixes every tool with its extension's key: `developer__shell`, `platform__manage_extensions`)
+_PREFIXED = {"goose": ("ext", "Goose extension")}
+
+
+def mcp_name(name: str | None, fmt: str | None = None) -> McpName | None:
     """`mcp__<server>__<tool>` (Claude Code's, and the Agent SDK's, name for an MCP server's tool)
     said apart, as Claude Code splits it: the server is the part after `mcp__`, the tool everything
     after the next `__`. A plugin's server (`plugin_<plugin>_<server>`) drops the `plugin_`, and its
     name once when plugin and server are named alike (`plugin_playwright_playwright`: playwright).
-    None for any other name, or when either part is missing."""
-    if not isinstance(name, str) or not name.startswith("mcp__"):
+    In a format that names every tool `<server>__<tool>` (`_PREFIXED`: Goose's extensions) the
+    server is what comes before the first `__`; a name with `__` in any other format is a plain
+    name. None for any other name, or when either part is missing."""
+    if not isinstance(name, str):
+        return None
+    if fmt in _PREFIXED and not name.startswith("mcp__"):
+        server, sep, tool = name.partition("__")
+        if not (server and sep and tool):
+            return None
+        tag, kind = _PREFIXED[fmt]
+        return McpName(server, tool, name, tag, kind)
+    if not name.startswith("mcp__"):
         return None
     server, sep, tool = name[5:].partition("__")
     if not (server and sep and tool):
@@ -110,10 +128,18 @@ def mcp_name(name: str | None) -> McpName | None:
     return McpName(server, tool, name)
 
 
-def short_label(name: str | None, width: int = 28) -> str:
+def prefixed(fmt: str | None) -> bool:
+    """Whether a format names every tool `<server>__<tool>` (see `mcp_name`)."""
+    return fmt in _PREFIXED
+
+
+def short_label(name, width: int = 28, fmt: str | None = None) -> str:
     """A tool's name for a chart's axis, where a line has room for about `width` characters: an
-    MCP tool's own name first and its server after it ("create_issue (github)"), cut at the end."""
-    mcp = mcp_name(name)
+    MCP tool's own name first and its server after it ("create_issue (github)"), cut at the end.
+    `name` may be a row of the archive's tool table (`{"name", "fmt"}`)."""
+    if isinstance(name, dict):
+        name, fmt = name.get("name"), name.get("fmt")
+    mcp = mcp_name(name, fmt)
     text = f"{mcp.tool} ({mcp.server})" if mcp else (name or "tool")
     return text if len(text) <= width else text[:width - 1] + "…"
 

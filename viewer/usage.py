@@ -10,7 +10,10 @@ One API response is one model call, however many lines repeat its usage: Claude 
 line per content block of a message and repeats `message.usage` on each (with the output count
 growing as the message streamed), so lines of one `message_id` in one thread are one call holding
 the largest count seen. Turn totals (an Agent SDK `ResultMessage`, `kind == "result"`) are kept
-apart and used only for a thread that recorded no per-call usage, so nothing is counted twice.
+apart and used only for a thread that recorded no per-call usage, so nothing is counted twice. So
+are a session's own totals where a program keeps only those (Goose's `accumulated_*` token counts:
+a usage record marked `SESSION_TOTALS`), told apart as tier -2 so the report can say whose totals
+they are.
 
 Prices come from `genai-prices` (a maintained price table, updated by upgrading the package), never
 from numbers typed here; a model it does not know has no price, never a guess. The index pass only
@@ -109,6 +112,10 @@ def tokens_of(u: Any) -> tuple[int, int, int, int] | None:
 
 
 _COST_KEYS = ("cost", "total_cost_usd", "cost_usd", "costUSD")
+# a usage record holding a whole session's (thread's) totals as the program kept them, not one
+# call's: its value names the program ("Goose"); counted as turn totals are, in tier -2
+SESSION_TOTALS = "session_totals"
+TOTALS_TIER = -2
 
 
 def cost_of(u: Any) -> float | None:
@@ -194,7 +201,8 @@ class Prices:
     def cost(self, name: str, hour: int | None, calls: int, inp: int, out: int, read: int,
              write: int, tier: int = 0) -> float | None:
         """USD for `calls` calls of one tier and hour totalling these counts, or None (no price).
-        Tier -1: totals of calls whose sizes are unknown (a turn's), priced at the base rate."""
+        Tiers -1 and -2: totals of calls whose sizes are unknown (a turn's, a session's), priced at
+        the base rate."""
         found = self.model(name)
         if not found or calls <= 0:
             return None if not found else 0.0
@@ -295,11 +303,13 @@ class Tally:
         counts = counts or (0, 0, 0, 0)
         if not any(counts) and not paid:
             return  # a synthetic or failed message: no API call was billed
-        if ev.kind == "result":
+        if ev.kind == "result" or (u.__class__ is dict and SESSION_TOTALS in u):
             model = model or self.current.get(thread, "")
             hour = _hour(ts)
-            if any(counts):  # tier -1: a turn's total of several calls, priced at the base rate
-                self._add(self.turns, (thread, self._model(model), hour, -1), counts)
+            # tier -1: a turn's total of several calls, priced at the base rate (-2: the session's)
+            tier = -1 if ev.kind == "result" else TOTALS_TIER
+            if any(counts):
+                self._add(self.turns, (thread, self._model(model), hour, tier), counts)
             if paid:
                 turns = self.source_cost["turns"]
                 turns[thread] = turns.get(thread, 0.0) + paid
@@ -450,6 +460,7 @@ def priced(u: dict, known: dict | None = None) -> dict:
     models: dict[str, list] = {}
     parts: dict[str, list | None] = {}  # model → the costs of its buckets (None: one unknown)
     turns = 0
+    totals = False  # some thread's tokens are the session's own totals (tier -2)
     rows = []
     now: dict[tuple, float | None] = {}
     for row in u.get("buckets", ()):
@@ -457,7 +468,9 @@ def priced(u: dict, known: dict | None = None) -> dict:
         m = models.setdefault(model, [0, 0, 0, 0, 0])
         for i, v in enumerate((inp, out, read, write, calls if tier >= 0 else 0)):
             m[i] += v
-        if tier < 0:
+        if tier == TOTALS_TIER:
+            totals = True
+        elif tier < 0:
             turns += calls
         if known is not None and key in known:
             c = known[key]
@@ -486,6 +499,7 @@ def priced(u: dict, known: dict | None = None) -> dict:
         "unpriced": sorted(m or "unknown model" for m, c in cost.items() if c is None),
         "calls": sum(v[4] for v in models.values()),
         "turns": turns,  # turns counted from turn totals (their calls were not recorded one by one)
+        "session_totals": totals,  # tokens are (also) a session's own totals: no calls counted
         "tokens": sum(sum(v[:4]) for v in models.values()),
         "prices": PRICES.version if PRICES._load() else "",
     }
@@ -581,6 +595,8 @@ def report(idx) -> dict:
         "source_cost_usd": None if u.get("source_cost") is None else round(u["source_cost"], 6),
         "calls": u.get("calls", 0),
         "turns_without_calls": u.get("turns", 0),
+        # the tokens of some thread are the session's totals as its program recorded them
+        "session_totals": u.get("session_totals", False),
         "wall_s": None if s.duration is None else round(s.duration, 3),
         "tool_time_s": round(sum(t["total_s"] for t in tools.values()), 3),
         "tools": tools,
@@ -723,6 +739,8 @@ def archive(sessions, top: int = 15, min_calls_for_rate: int = 5) -> dict:
     `(ref, summary)` pairs. Only summaries are read: this is as fast as listing."""
     from datetime import date, timedelta
 
+    from .tools import prefixed  # (tools imports the formats, which name this module's marks)
+
     days: dict[str, dict] = {}
     tools: dict[str, list] = {}
     models: dict[str, list] = {}
@@ -765,8 +783,10 @@ def archive(sessions, top: int = 15, min_calls_for_rate: int = 5) -> dict:
                 m[5] += cost
                 b["cost"] += cost
                 totals["cost"] += cost
+        # (a format whose tool names name their server is kept apart: its `a__b` reads otherwise)
+        fmt = s.format if prefixed(s.format) else ""
         for name, (n, e, t) in (s.tools or {}).items():
-            x = tools.setdefault(name, [0, 0, 0.0, 0])
+            x = tools.setdefault((name, fmt), [0, 0, 0.0, 0])
             x[0] += n
             x[1] += e
             x[2] += t
@@ -777,9 +797,9 @@ def archive(sessions, top: int = 15, min_calls_for_rate: int = 5) -> dict:
         if (d1 - d0).days <= 731:
             for i in range((d1 - d0).days + 1):
                 day((d0 + timedelta(days=i)).isoformat())
-    tool_rows = [{"name": k, "count": v[0], "errors": v[1], "total_s": round(v[2], 3),
+    tool_rows = [{"name": k, "fmt": f, "count": v[0], "errors": v[1], "total_s": round(v[2], 3),
                   "sessions": v[3], "error_rate": v[1] / v[0] if v[0] else 0.0}
-                 for k, v in tools.items()]
+                 for (k, f), v in tools.items()]
     return {
         "totals": totals,
         "days": [days[k] for k in sorted(days)],

@@ -24,7 +24,9 @@ rewrite and reads the file again.
     shows the person's, and a copy for the model that says the same is not shown again;
   - `toolConfirmationRequest` / `actionRequired` (`actionType: toolConfirmation`) → the call awaits
     the person's permission; an elicitation (a question a tool asks) and its answer → notices;
-  - `thinking` (`thinking`, `signature`) and `redactedThinking` (`data`) → thinking;
+  - `thinking` (`thinking`, `signature`), `redactedThinking` (`data`) and older Goose's `reasoning`
+    (`text`; current Goose reads it as thinking) → thinking; a request's `_meta` title and run
+    summary (`goose.toolSummary.title`, `goose.toolChain.summary`) → notices before its card;
   - `contextLengthExceeded`, `summarizationRequested`, `conversationCompacted` (older Goose) and
     `systemNotification` (`notificationType`, `msg`) → notices;
   - anything else → a data card with its JSON.
@@ -35,7 +37,21 @@ rewrite and reads the file again.
 Current Goose keeps its sessions as rows of `sessions.db` beside those files (goose_db.py): a
 session row is read as a document `{"session": row, "messages": [Message…]}` whose messages are the
 JSONL file's, its row taking the metadata line's place (`name` its description; `model_config_json`'s
-`model_name` its model; `session_type` said when it is not the person's).
+`model_name` its model, with `provider_name`; `session_type` said when it is not the person's).
+
+Usage: Goose keeps none per message, only the session's totals (`accumulated_*` tokens of the row
+or the metadata line, its own `accumulated_cost`): they are the header event's usage, marked as
+the session's totals (usage.SESSION_TOTALS), priced by the price table for the row's model.
+
+Tool names: Goose names an extension's tools `<extension>__<tool>` (`developer__shell`); the
+viewer shows them as the extension and the tool (tools.mcp_name with the format). Its built-in
+extensions with unprefixed tools (summon's `delegate`, current developer's `shell`) read as named.
+
+Sub-agents: the summon extension's `delegate` runs a sub-agent in a session of its own
+(`session_type: sub_agent`) that names its parent (`parent_session_id`, schema 15+); the call's
+result names it (`_meta.subagent_session_id`). `companions` lists a session's sub-agents from the
+database, `event` links each to its call (`spawns`), and `session_info` names a sub-agent's
+parent: the sub-agent nests under its call, and is listed as a sub-agent of its parent.
 
 `sniff`: the metadata line (`description` + `message_count` + a token count or `working_dir`), and
 a message with an integer `created` and typed content, are unmistakable (3).
@@ -46,10 +62,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import keys
 from ..model import CANCELLED, DENIED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, media_block, result_content, set_time, text_field
 from . import goose_db
 from .openai_chat import prompt_title
+from ..usage import SESSION_TOTALS
 
 NAME = "goose"
 MODE = "jsonl"
@@ -165,6 +183,10 @@ def _row(rec: dict, ref: Ref) -> Event:
     model = _model(row)
     if model:
         ev.model = model
+    provider = row.get("provider_name")
+    provider = provider if isinstance(provider, str) and provider else None
+    if model or provider:
+        ev.blocks.insert(1, Notice("model: " + " · ".join(x for x in (model, provider) if x)))
     return ev
 
 
@@ -187,10 +209,36 @@ def _session(rec: dict, ref: Ref) -> Event:
     tokens = _tokens(rec)
     if tokens:
         blocks.append(Notice(tokens))
+    ev_usage = _totals(rec)
     if isinstance(rec.get("recipe"), dict):
         recipe = rec["recipe"]
         blocks.append(Data(recipe, f"recipe: {as_text(recipe.get('title') or '')}".rstrip(": ")))
-    return Event(ref, "system", "session", format=NAME, blocks=blocks, meta=rec)
+    return Event(ref, "system", "session", format=NAME, blocks=blocks, meta=rec, usage=ev_usage)
+
+
+def _count(rec: dict, key: str) -> int | None:
+    v = rec.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _totals(rec: dict) -> dict | None:
+    """The session's usage as Goose keeps it, for the usage tally: the `accumulated_*` counts, the
+    sums over its model calls (Goose counts cached input in the input, and keeps the cached parts
+    apart since schema 14), and the cost Goose itself worked out (`accumulated_cost`, schema 13).
+    They are the session's totals, not a call's (usage.SESSION_TOTALS). `total_tokens` and its
+    kin are the latest call's (the context's size), not counted."""
+    inp, out = _count(rec, "accumulated_input_tokens"), _count(rec, "accumulated_output_tokens")
+    if inp is None and out is None:
+        return None
+    u: dict = {"prompt_tokens": inp or 0, "completion_tokens": out or 0, SESSION_TOTALS: "Goose"}
+    for col, key in (("accumulated_cache_read_tokens", "cache_read_input_tokens"),
+                     ("accumulated_cache_write_tokens", "cache_creation_input_tokens")):
+        if _count(rec, col):
+            u[key] = rec[col]
+    cost = rec.get("accumulated_cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost and cost > 0:
+        u["cost_usd"] = float(cost)
+    return u
 
 
 def _tokens(rec: dict) -> str | None:
@@ -204,7 +252,9 @@ def _tokens(rec: dict) -> str | None:
         total, inp, out = n("total_tokens"), n("input_tokens"), n("output_tokens")
     if total is None:
         return None
-    parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out")) if x is not None]
+    parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out"),
+                                        (n("accumulated_cache_read_tokens"), "cache read"),
+                                        (n("accumulated_cache_write_tokens"), "cache write")) if x]
     return f"tokens: {total:,}" + (f" ({' · '.join(parts)})" if parts else "")
 
 
@@ -223,7 +273,11 @@ def _content(ev: Event, item: Any) -> None:
     elif t in _CALLS:
         _call(ev, item, t)
     elif t == "toolResponse":
-        ev.blocks.append(_response(item))
+        result = _response(item)
+        ev.blocks.append(result)
+        spawned = _spawned(item)
+        if spawned and result.tool_use_id:
+            ev.spawns[result.tool_use_id] = spawned
     elif t == "toolConfirmationRequest":
         _confirmation(ev, item)
     elif t == "actionRequired":
@@ -233,6 +287,9 @@ def _content(ev: Event, item: Any) -> None:
         ev.blocks.append(Thinking(as_text(item.get("thinking") or ""), signature=sig if isinstance(sig, str) else None))
     elif t == "redactedThinking":
         ev.blocks.append(Thinking("", redacted=True))
+    elif t == "reasoning" and isinstance(item.get("text"), str):
+        # (older Goose's reasoning: current Goose reads it as thinking, message.rs)
+        ev.blocks.append(Thinking(item["text"]))
     elif t in _NOTICES:
         msg = text_field(item, "msg")
         ev.blocks.append(Notice(f"{_NOTICES[t]}: {msg}" if msg else _NOTICES[t], item))
@@ -247,6 +304,7 @@ def _call(ev: Event, item: dict, t: str) -> None:
     """A tool request: its name and arguments, or the error Goose met reading what the model
     asked for (the call is shown with it; its response says the same)."""
     cid = as_text(item.get("id") or "")
+    _call_notes(ev, item.get("_meta"))  # (said before the call's card, as a heading would be)
     call = item.get("toolCall") if isinstance(item.get("toolCall"), dict) else {}
     value = call.get("value") if isinstance(call.get("value"), dict) else None
     if call.get("status") == "success" and value is not None:
@@ -259,6 +317,23 @@ def _call(ev: Event, item: dict, t: str) -> None:
         ev.blocks.append(Notice("Goose could not read this tool call", call))
     if t == "frontendToolRequest":
         ev.blocks.append(Notice("run by the app (a frontend tool)"))
+
+
+def _call_notes(ev: Event, meta: Any) -> None:
+    """What current Goose writes on a tool request besides the call (its `_meta`, message.rs's
+    TOOL_META_* keys): the short title its model gave the call, and on the first call of a run of
+    calls, its summary of the run."""
+    if not isinstance(meta, dict):
+        return
+    title = meta.get("goose.toolSummary.title")
+    if isinstance(title, str) and title.strip():
+        ev.blocks.append(Notice(f"Goose's title for this call: {title.strip()}"))
+    chain = meta.get("goose.toolChain.summary")
+    summary = chain.get("summary") if isinstance(chain, dict) else None
+    count = chain.get("count") if isinstance(chain, dict) else None
+    if isinstance(summary, str) and summary.strip():
+        runs = f" of these {count} calls" if isinstance(count, int) and count > 1 else ""
+        ev.blocks.append(Notice(f"Goose's summary{runs}: {summary.strip()}"))
 
 
 def _response(item: dict) -> ToolResult:
@@ -289,6 +364,20 @@ def _response(item: dict) -> ToolResult:
     elif said.startswith(_SKIPPED):
         result.is_error, result.state = True, CANCELLED
     return result
+
+
+def _spawned(item: dict) -> str | None:
+    """The sub-agent session a `delegate` call made, as its result names it: the CallToolResult's
+    `_meta.subagent_session_id` (crates/goose/src/agents/platform_extensions/summon.rs,
+    `handle_delegate`). A `load` of a background task names the same session with its
+    `task_status`: it collects the sub-agent's result, it did not start it."""
+    res = item.get("toolResult")
+    value = res.get("value") if isinstance(res, dict) else None
+    meta = value.get("_meta") if isinstance(value, dict) else None
+    if not isinstance(meta, dict) or "task_status" in meta:
+        return None
+    sid = meta.get("subagent_session_id")
+    return sid if isinstance(sid, str) and goose_db.ID.fullmatch(sid) else None
 
 
 def _for_the_person(items: Any) -> Any:
@@ -361,6 +450,50 @@ def _action(ev: Event, item: dict) -> None:
             ev.blocks.append(Data(data.get("user_data", data.get("userData")), "answer"))
     else:
         ev.blocks.append(Data(item, "action required"))
+
+
+# --- sub-agents: sessions of Goose's database that name their parent ---------------------------
+
+CHILD_DEPTH = 2  # (Goose refuses a delegation from a sub-agent: one level is all it makes)
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(session id, row path, meta) of the sub-agent sessions of a session of Goose's database:
+    the rows naming it as their `parent_session_id` (goose_db.children). The `delegate` call that
+    made one names it in its result (`_meta.subagent_session_id`): `event` links them by `spawns`."""
+    if not goose_db.is_row(str(main)):
+        return []
+    try:
+        return [(cid, Path(p), meta) for cid, p, meta in goose_db.children(str(main), CHILD_DEPTH)]
+    except OSError:  # the database cannot be read now: the session reads without its sub-agents
+        return []
+
+
+def companion_folders(main: Path) -> list[Path]:
+    """A new sub-agent session is a write to the database (or its write-ahead log)."""
+    if goose_db.is_row(str(main)):
+        return [main.parent, Path(f"{main.parent}-wal")]
+    return []
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return f"{name} · session {agent}" if isinstance(name, str) and name else f"session {agent}"
+
+
+def session_info(main: Path) -> dict:
+    """For a sub-agent's session (a row naming its `parent_session_id`): its parent, the parent's
+    row path, and its thread in the parent's index."""
+    if not goose_db.is_row(str(main)):
+        return {}
+    try:
+        parent = goose_db.parent(str(main))
+    except OSError:
+        return {}
+    if parent is None:
+        return {}
+    return {"parent_session": parent, "parent_path": str(main.parent / parent),
+            "thread": keys.thread_key(main.name)}
 
 
 def named_title(ev: Event) -> tuple[int, str] | None:

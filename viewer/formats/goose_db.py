@@ -9,7 +9,8 @@ its file's name). Its tables:
               scheduled, sub_agent, hidden, acp…), working_dir, created_at, updated_at,
               extension_data (JSON), the token counts (total / input / output and accumulated_*),
               schedule_id, recipe_json, user_recipe_values_json, and later provider_name,
-              model_config_json, goose_mode, thread_id, archived_at, project_id, accumulated_cost
+              model_config_json, goose_mode, thread_id, archived_at, project_id, accumulated_cost,
+              the cached token counts (schema 14), parent_session_id (15), parent_delegation (17)
     messages  id (autoincrement), session_id, role, content_json (the Message's content list),
               created_timestamp (unix seconds), timestamp, tokens, metadata_json (userVisible /
               agentVisible, schema 3+), message_id (schema 7+)
@@ -27,7 +28,9 @@ its key `sessions.db~<id>`), and reached through the hooks files and the store a
   messages' count, last id and summed metadata length, the database's inode), remembered while
   the database and its `-wal` file are unchanged;
 * `list_sessions(db)` for discovery; `shadowed(paths)`: the JSONL files Goose imported into the
-  database beside them (listed once, from the database).
+  database beside them (listed once, from the database);
+* `children(path, depth)` / `parent(path)`: the sub-agent sessions naming a session as their
+  `parent_session_id` (schema 15+), and a sub-agent's parent.
 
 Read-only as rowdb.py reads any such database: never a `-wal` or `-shm` file made.
 """
@@ -216,6 +219,37 @@ def _message(m: dict) -> Any:
         parsed = reader.decode(meta)
         msg["metadata"] = meta if isinstance(parsed, BadLine) else parsed
     return msg
+
+
+def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
+    """(session id, row path, meta) of the sub-agent sessions of a row-session and of theirs,
+    breadth first, `depth` levels down: the rows naming it as their `parent_session_id` (schema
+    15+; Goose's summon extension sets it on the session its `delegate` tool makes). meta:
+    `session_id`, `parent_session_id`, `name`, `created`. None before schema 15."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return []
+    db, sid = found
+    with _Reader(db) as r:
+        if "parent_session_id" not in r.check()["sessions"]:
+            return []
+        rows = rowdb.descendants(r, sid, depth, "SELECT id, parent_session_id, name, created_at FROM "
+                                                "sessions WHERE parent_session_id IN ({marks}) ORDER BY id")
+    return [(cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent, "name": name,
+                                      "created": created})
+            for cid, parent, name, created in rows]
+
+
+def parent(path: str) -> str | None:
+    """The session a row-session is a sub-agent of (`parent_session_id`, schema 15+), or None."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return None
+    db, sid = found
+    with _Reader(db) as r:
+        row = _session_row(r, sid)
+    value = (row or {}).get("parent_session_id")
+    return value if isinstance(value, str) and ID.fullmatch(value) and value != sid else None
 
 
 def shadowed(paths: list[str]) -> dict[str, str]:

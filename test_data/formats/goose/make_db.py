@@ -2,11 +2,15 @@
 
 The tables are made with Goose's own statements (block/goose crates/goose/src/session/
 session_manager.rs `create()` at schema 5, commit 0164300649cf5e4ab327105d9155779ab8bfde4b, then
-migrations.rs's 6–13 at 865e4a030a67eb0c51869874b9c758cb1eb10595), in WAL mode as sqlx opens it.
+migrations.rs's 6–13 at 865e4a030a67eb0c51869874b9c758cb1eb10595 and 14–17 of session_manager.rs at
+aaif-goose/goose 017176d06077b119ade382d3bb710e56c8c04e90: cached token counts, `parent_session_id`
+and the `usage_ledger`, `parent_delegation`), in WAL mode as sqlx opens it.
 `build(db)` imports the JSONL sessions of sessions/ as Goose's `import_legacy` does (each file's
 name its id, its metadata line's description its name, its messages' rows in order) and adds a
 session begun since, written by `add_message` as current Goose writes: its `message_id`, its
-`metadata_json`, and a sub-agent's session beside it. `write_message(con, …)` appends a message
+`metadata_json`, a `delegate` call (the summon extension's, platform_extensions/summon.rs at
+block/goose 00435618ea26700fe940a823728964bd6525b85a) whose result names the sub-agent session it
+made (`_meta.subagent_session_id`), and that session, naming its parent (`parent_session_id`). `write_message(con, …)` appends a message
 as a running Goose does (and moves the session's `updated_at`).
 """
 
@@ -73,6 +77,28 @@ MIGRATIONS = {
     12: ["ALTER TABLE sessions ADD COLUMN archived_at TIMESTAMP",
          "ALTER TABLE sessions ADD COLUMN project_id TEXT"],
     13: ["ALTER TABLE sessions ADD COLUMN accumulated_cost REAL"],
+    14: [f"ALTER TABLE sessions ADD COLUMN {c} INTEGER" for c in (
+        "cache_read_tokens", "cache_write_tokens", "accumulated_cache_read_tokens",
+        "accumulated_cache_write_tokens")],
+    15: ["ALTER TABLE sessions ADD COLUMN parent_session_id TEXT",
+         "CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)",
+         """CREATE TABLE IF NOT EXISTS usage_ledger (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            created_timestamp INTEGER NOT NULL,
+            model TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            total_tokens INTEGER,
+            cache_read_tokens INTEGER,
+            cache_write_tokens INTEGER,
+            cost REAL,
+            cost_source TEXT,
+            is_compaction INTEGER DEFAULT 0
+        )""",
+         "CREATE INDEX IF NOT EXISTS idx_usage_ledger_session ON usage_ledger(session_id)"],
+    16: ["CREATE INDEX IF NOT EXISTS idx_messages_session_created ON messages(session_id, created_timestamp, id)"],
+    17: ["ALTER TABLE sessions ADD COLUMN parent_delegation TEXT"],
 }
 
 
@@ -84,7 +110,7 @@ def _create(con: sqlite3.Connection) -> None:
     for version, statements in sorted(MIGRATIONS.items()):
         for sql in statements:
             con.execute(sql)
-    for version in range(6, 14):
+    for version in range(6, 18):
         con.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
 
 
@@ -134,8 +160,32 @@ NEW_MESSAGES = [
     {"role": "user", "created": T + 5, "content": [
         {"type": "toolResponse", "id": "call_mk1", "toolResult": {"status": "success", "value": {
             "content": [{"type": "text", "text": "14:test:\n15:\tpytest --watch"}], "isError": False}}}]},
+    {"role": "assistant", "created": T + 6, "content": [
+        {"type": "reasoning", "text": "The other targets may hang the same way: worth a look."},
+        {"type": "text", "text": "I'll have a sub-agent list the other targets."},
+        {"type": "toolRequest", "id": "call_dl1", "toolCall": {"status": "success", "value": {
+            "name": "delegate", "arguments": {"instructions": "Summarize the Makefile's targets."}}},
+         "_meta": {"goose.toolSummary.title": "Delegate a Makefile summary",
+                   "goose.toolChain.summary": {"summary": "Asked a sub-agent for the Makefile's targets",
+                                               "count": 1}}}]},
+    {"role": "user", "created": T + 8, "content": [
+        {"type": "toolResponse", "id": "call_dl1", "toolResult": {"status": "success", "value": {
+            "content": [{"type": "text", "text": "Targets: build, test (pytest --watch), lint."}],
+            "isError": False, "_meta": {"subagent_session_id": SUB_ID}}}}]},
     {"role": "assistant", "created": T + 9, "content": [
         {"type": "text", "text": "`pytest --watch` never exits: CI waits forever. Drop `--watch` there."}]},
+]
+SUB_MESSAGES = [  # what the sub-agent's session holds (summon's run_subagent_task)
+    {"role": "user", "created": T + 6, "content": [{"type": "text", "text": "Summarize the Makefile's targets."}]},
+    {"role": "assistant", "created": T + 7, "content": [
+        {"type": "toolRequest", "id": "call_sub1", "toolCall": {"status": "success", "value": {
+            "name": "developer__text_editor", "arguments": {"command": "view", "path": "/home/dev/api/Makefile"}}}}]},
+    {"role": "user", "created": T + 7, "content": [
+        {"type": "toolResponse", "id": "call_sub1", "toolResult": {"status": "success", "value": {
+            "content": [{"type": "text", "text": "build:\n\tgo build\ntest:\n\tpytest --watch\nlint:\n\truff ."}],
+            "isError": False}}}]},
+    {"role": "assistant", "created": T + 8, "content": [
+        {"type": "text", "text": "Targets: build, test (pytest --watch), lint."}]},
 ]
 
 
@@ -157,11 +207,13 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
          "2025-11-05 10:00:00", "2025-11-05 10:00:09", 5210, 4980, 230))
     for m in NEW_MESSAGES:
         _insert(con, NEW_ID, m)
-    con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at) VALUES "
-                "(?, 'Read the Makefile', 'sub_agent', '/home/dev/api', '2025-11-05 10:00:05', "
-                "'2025-11-05 10:00:06')", (SUB_ID,))
-    _insert(con, SUB_ID, {"role": "user", "created": T + 5, "content": [
-        {"type": "text", "text": "Summarize the Makefile's targets."}]})
+    con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, "
+                "parent_session_id, provider_name, model_config_json, accumulated_total_tokens, "
+                "accumulated_input_tokens, accumulated_output_tokens) VALUES (?, 'Delegated task', "
+                "'sub_agent', '/home/dev/api', '2025-11-05 10:00:06', '2025-11-05 10:00:08', ?, ?, ?, ?, ?, ?)",
+                (SUB_ID, NEW_ID, "anthropic", json.dumps({"model_name": "claude-haiku-4-5"}), 1320, 1250, 70))
+    for m in SUB_MESSAGES:
+        _insert(con, SUB_ID, m)
     if keep_open:
         return con
     con.close()
