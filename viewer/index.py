@@ -37,12 +37,12 @@ from .formats import detect, hook, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
     STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
-from .toolcalls import ToolCallMap
+from .toolcalls import ToolCallMap, rename
 from .usage import Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 17  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 18  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -118,6 +118,10 @@ class ThreadIndex:
     # /rewind, Esc Esc), in file order. Found as the prompt is indexed (its parent's seq is one
     # look-up in the id map the pass holds), so a window knows what was dropped without the map
     rewinds: list = field(default_factory=list)
+    # seq → {a call id as the event's record names it: the call's id} for the events that name an
+    # id used again after its call's result (toolcalls: "An id used again"), decided by the pass
+    # in file order; every read of the event applies it (`timeline`), so all see the same ids
+    renamed: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -145,6 +149,7 @@ class ThreadIndex:
         d["paths"] = self.paths
         d["bad"] = sorted(self.bad.items())
         d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
+        d["renamed"] = [[seq, ids] for seq, ids in self.renamed.items()]
         for name in ("roles", "kinds", "authors"):
             table = list(dict.fromkeys(getattr(self, name)))
             code = {v: i for i, v in enumerate(table)}
@@ -164,6 +169,7 @@ class ThreadIndex:
         th.paths = d["paths"]
         th.bad = {seq: reason for seq, reason in d["bad"]}
         th.prompts = {seq: text for seq, text in d["prompts"]}
+        th.renamed = {seq: ids for seq, ids in d["renamed"]}
         for name in ("roles", "kinds", "authors"):
             table = d[name]
             codes = array("H")
@@ -742,6 +748,10 @@ class SessionIndex:
             if (role == "user" and kind == "message") or kind in boundary:
                 th.last_boundary = seq
             if tools or ev.running or ev.spawns or ev.states or ev.permission is not None:
+                renames = calls.again(ev, (name, seq))
+                if renames:
+                    rename(ev, renames)
+                    th.renamed[seq] = renames
                 calls.observe(ev, seq, ts, name)
             # the summary
             s.events += 1

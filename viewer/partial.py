@@ -22,6 +22,11 @@ is named `@<offset>`: its byte offset, which never changes while the file is app
 such a screen also carry the offset (`?pos=`), and the permalink route maps any of these to the final
 id once the index exists (`SessionIndex.at_offset`): a link taken from the first screen always opens
 the event it was taken from, before and after indexing.
+
+Call ids likewise: a call id used again after its result is a new call, `id~2`… (toolcalls, "An id
+used again"), which a region further on can tell only of the calls it read: it names each id it
+reads first as the id itself (its cards show their own results), where the full index may name it
+`id~N`; a page drawn from the index names them as the index does.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
     folded, safe_event, truncated, unparsed_text
 from .formats.common import unparsed_event
 from .model import Event, Ref, ToolCall, ToolResult, ToolUse
+from .toolcalls import rename
 
 WINDOW = 40  # visible events per window: a few screens, not the session
 LOOK_BACK = 200  # events a turn result looks back for the text it may repeat
@@ -211,7 +212,8 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
         for seq in seqs:
             ref = Ref(thread, th.lines[seq], 0, th.lengths[seq], th.paths[seq] if th.paths else None)
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
-            out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"")))
+            out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"", None,
+                                           th.renamed.get(seq))))
         return out
     # events read before are shared (see _events), unless they are redacted or expanded here
     kept = _kept(idx, th, thread) if share and not expand and idx.redactor is None \
@@ -309,7 +311,7 @@ def _read_run(f, adapter, th: ThreadIndex, thread: str, start: int, stop: int,
         if isinstance(value, reader.BadLine) and th.cut_tail and seq == len(th) - 1 \
                 and seq not in th.bad:
             value = truncated(value)  # the unterminated last line
-        ev = _event(adapter, value, ref, th.ids[seq], data, f)
+        ev = _event(adapter, value, ref, th.ids[seq], data, f, th.renamed.get(seq))
         if ev.author is None and th.authors[seq]:
             # what earlier lines said of this one (index.ThreadIndex.carried: a handoff's agent)
             ev.author = th.authors[seq]
@@ -347,12 +349,16 @@ def _expand(ev: Event, f, limit: int) -> None:
         whole(b)
 
 
-def _event(adapter, value, ref: Ref, eid: str, data, f=None) -> Event:
+def _event(adapter, value, ref: Ref, eid: str, data, f=None, renames: dict | None = None) -> Event:
+    """The event of one record as the index placed it: its id, and the ids the index gave the
+    calls it names used again (`ThreadIndex.renamed`)."""
     value = reader.shallow(value, data)  # what a page shows is never nested too deep to write
     if isinstance(value, reader.BadLine):
         ev = unparsed_event(unparsed_text(value, data, f, ref), ref, value.reason, adapter.NAME)
     else:
         ev = safe_event(adapter, value, ref)
+        if renames:
+            rename(ev, renames)
     ev.id = eid
     return ev
 

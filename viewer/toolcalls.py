@@ -34,6 +34,19 @@ it; a call awaiting permission is left to its own answer, but is marked as answe
 still named awaiting: the app's answer went with the request, which the log does not hold). Such a
 call runs when the new response acts on its approval (a result naming it); when that response
 ends without doing so (`Event.states["*"] = "unapproved"`), its approval was refused: denied.
+
+An id used again. OpenAI-compatible servers (llama.cpp, vLLM, Ollama, some Gemini and Mistral
+shims) and agent frameworks that number each response's calls give them ids from `call_0` again in
+every response. A call whose id was already used by a call that got its result is a new call,
+named `id~2`, `id~3`… (`again`: the scheme `formats.wrapped` names a conversation's reused ids
+by, `id~<section>`), and what follows naming that id — results, running and state words, spawned
+threads, permission answers — is the latest call's of that id: the agent answers its calls in
+order, so a result names the call it just made. An id used again while its call still waits is
+the same call written twice (a record repeated, a retry), as before, so two calls of one id are
+never open at once. `ToolCallMap.again` decides this event by event as the map is fed, in file
+order (a function of what came before, so a session that grows never renames a call it named);
+the index keeps each event's renames (`ThreadIndex.renamed`, in the cache too) and every read of
+the event applies them (`rename`), so pages, windows, the live feed, search and exports see one id.
 """
 
 from __future__ import annotations
@@ -92,6 +105,38 @@ SOURCE_STATES = {
 }
 
 
+def again(call_id: str, n: int) -> str:
+    """The id of the `n`-th call (n ≥ 2) that uses `call_id`: `call_id~n`, the one scheme of ids
+    used again across the product (a wrapper's conversation that reuses an earlier one's ids names
+    them `id~<its section>`, formats.wrapped)."""
+    return f"{call_id}~{n}"
+
+
+def rename(ev, renames: dict[str, str]) -> None:
+    """Give an event's calls and results, and the ids its running, state, spawn and permission
+    words name, the ids `ToolCallMap.again` chose for them (the event is changed in place: an
+    Event or a Digest, just made by its adapter)."""
+    for b in ev.blocks:
+        k = b.kind
+        if k == "tool_use":
+            new = renames.get(b.id)
+            if new is not None:
+                b.id = new
+        elif k == "tool_result":
+            new = renames.get(b.tool_use_id)
+            if new is not None:
+                b.tool_use_id = new
+    if ev.running:
+        ev.running = [renames.get(c, c) for c in ev.running]
+    if ev.states:
+        ev.states = {renames.get(c, c): w for c, w in ev.states.items()}
+    if ev.spawns:
+        ev.spawns = {renames.get(c, c): t for c, t in ev.spawns.items()}
+    p = ev.permission
+    if p is not None and isinstance(p.get("call"), str) and p["call"] in renames:
+        ev.permission = {**p, "call": renames[p["call"]]}
+
+
 def source_state(word) -> tuple[str, str | None] | None:
     """(state, named state) for a source's word; None for a word this map does not know."""
     return SOURCE_STATES.get(str(word).lower()) if word else None
@@ -106,6 +151,8 @@ class ToolCallMap:
         # another id → the call it names: a call's place (`ToolUse.alt`), and the id a result
         # named that no call kept, once the result was matched to its call by that place
         self.aliases: dict[str, str] = {}
+        # an id used again after its call's result → the latest call of that id (see `again`)
+        self.latest: dict[str, str] = {}
 
     def canon(self, call_id: str) -> str:
         """The id of the call `call_id` names: itself, unless it is an alias and no call's own id
@@ -184,6 +231,46 @@ class ToolCallMap:
 
     def get(self, call_id: str) -> ToolCall | None:
         return self.call(call_id) or self.orphans.get(call_id)
+
+    def again(self, ev, where: tuple[str, int]) -> dict[str, str] | None:
+        """The renames of an event about to be observed at `where` (see the module's "An id used
+        again"): {id as the record names it: the call's id}, None when it names none again. A
+        call whose id's latest call has its result is a new call (`again`); anything else naming
+        an id some call used again is the latest call's. Within one event an id is one call."""
+        latest, out = self.latest, None
+        for b in ev.blocks:
+            k = b.kind
+            if k == "tool_use":
+                raw = b.id
+                if not raw or (out is not None and raw in out):
+                    continue
+                cur = latest.get(raw, raw)
+                c = self._own(cur)
+                if c is not None and c.result is not None and c.call is not None and c.call != where:
+                    n = int(cur.rpartition("~")[2]) + 1 if cur != raw else 2
+                    while self._own(new := again(raw, n)) is not None or new in self.orphans:
+                        n += 1
+                    latest[raw] = cur = new
+                if cur != raw:
+                    out = out or {}
+                    out[raw] = cur
+            elif k == "tool_result":
+                raw = b.tool_use_id
+                cur = latest.get(raw)
+                if cur is not None and (out is None or raw not in out):
+                    out = out or {}
+                    out[raw] = cur
+        if latest:
+            named = [*ev.running, *(ev.states or ()), *(ev.spawns or ())]
+            p = ev.permission
+            if p is not None and isinstance(p.get("call"), str):
+                named.append(p["call"])
+            for raw in named:
+                cur = latest.get(raw)
+                if cur is not None and (out is None or raw not in out):
+                    out = out or {}
+                    out[raw] = cur
+        return out
 
     def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
         """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
@@ -359,7 +446,8 @@ class ToolCallMap:
     def dump(self, blobs: list[bytes]) -> dict:
         calls = list(self.calls.values())
         return {"calls": _Packed.pack(calls, blobs), "orphans": _Packed.pack(
-            list(self.orphans.values()), blobs), "permits": self.permits, "aliases": self.aliases}
+            list(self.orphans.values()), blobs), "permits": self.permits, "aliases": self.aliases,
+            "latest": self.latest}
 
     @classmethod
     def load(cls, d: dict, blobs) -> "ToolCallMap":
@@ -369,6 +457,7 @@ class ToolCallMap:
         m.orphans = {cid: orphans.unpack(cid) for cid in orphans.ids}
         m.permits = dict(d.get("permits") or {})
         m.aliases = dict(d.get("aliases") or {})
+        m.latest = dict(d.get("latest") or {})
         return m
 
 

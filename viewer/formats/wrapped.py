@@ -68,6 +68,7 @@ import orjson
 from .. import files, reader
 from ..model import ANSWERED, Data, Event, Notice, Ref, Text
 from ..timestamps import to_epoch
+from ..toolcalls import again
 from .common import as_text, first_time, model_and_usage, stop_notice
 
 # the key of a JSONL file of wrappers read as one document (see `lines_document`)
@@ -521,7 +522,7 @@ class _Unwrap:
         for cid in ids:
             first = self.ids.setdefault(cid, self.section)
             if first != self.section:
-                self.renamed[cid] = f"{cid}~{self.section}"
+                self.renamed[cid] = again(cid, self.section)
 
     # datasets
     def dataset(self, path: str, rec: dict, line: int | None, fl: str) -> None:

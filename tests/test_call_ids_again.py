@@ -1,0 +1,256 @@
+"""A tool-call id used again after its result is a new call (`id~2`, `id~3`…).
+
+OpenAI-compatible servers (llama.cpp, vLLM, Ollama, some shims) number each response's calls from
+`call_0` again. Each such call is its own card with its own result and state — on the page, in a
+window of a big file opened by a permalink, after a cache load, in a live tail, in the filters and
+counts and in every export — while an id written again before its result is still the one call.
+"""
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from viewer.cache import IndexCache
+from viewer.export import Export
+from viewer.index import SessionIndex
+from viewer.store import Store
+from viewer.timeline import load_events
+from viewer.web import create_app
+
+
+STEPS = [  # (tool, arguments, output, failed)
+    ("list_files", {"path": "."}, "README.md\nsrc/\ntests/", False),
+    ("read_file", {"path": "README.md"}, "# Demo\nA small demo project.", False),
+    ("run", {"cmd": "pytest -q"}, "1 failed, 2 passed in 0.12s", True),
+]
+
+
+def call(name, args, cid="call_0"):
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+
+def output(text, failed=False, cid="call_0"):
+    msg = {"role": "tool", "tool_call_id": cid, "content": text}
+    if failed:
+        msg["extra"] = {"returncode": 1}
+    return msg
+
+
+def conversation(steps=STEPS) -> list:
+    msgs = [{"role": "system", "content": "You are a helpful agent."},
+            {"role": "user", "content": "Look around the repo and run its tests."}]
+    for name, args, out, failed in steps:
+        msgs += [call(name, args), output(out, failed)]
+    msgs.append({"role": "assistant", "content": "A small demo project; one test fails."})
+    return msgs
+
+
+def cards(html: str) -> list[tuple[str, str, str]]:
+    """(call id, state shown, result text) of each call card, in page order."""
+    out = []
+    for m in re.finditer(r'<div class="tool [^"]*" id="[^"]*" data-call="([^"]*)">', html):
+        rest = html[m.end():]
+        end = min((i for i in (rest.find('<li class="ev'), rest.find('data-call="')) if i >= 0),
+                  default=len(rest))
+        card = rest[:end]
+        state = re.search(r'<span class="state [^"]*">([^<]*)</span>', card)
+        result = re.search(r'class="tool-result[ "][^>]*>(.*)', card, re.S)
+        text = re.sub(r"<[^>]+>", "", result.group(1)) if result else ""
+        out.append((m.group(1), state.group(1) if state else "", text))
+    return out
+
+
+def shows_own(found, steps=STEPS, ids=("call_0", "call_0~2", "call_0~3")):
+    assert [c[0] for c in found] == list(ids)
+    for (cid, state, text), (name, _, out, failed) in zip(found, steps):
+        assert state == ("error" if failed else "completed"), cid
+        assert out.splitlines()[-1] in text, cid
+        assert all(o.splitlines()[-1] not in text for _, _, o, _ in steps if o != out), cid
+
+
+@pytest.fixture
+def listed(tmp_path):
+    """A plain OpenAI JSON message list whose three responses each call `call_0`."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "reuse.json"
+    path.write_text(json.dumps(conversation(), indent=1))
+    return path
+
+
+def test_each_call_of_an_id_used_again_has_its_own_result_and_state(listed, tmp_path):
+    idx = SessionIndex(listed).build()
+    calls = idx.calls.calls
+    assert {cid: (c.name, c.status) for cid, c in calls.items()} == {
+        "call_0": ("list_files", "completed"), "call_0~2": ("read_file", "completed"),
+        "call_0~3": ("run", "error")}
+    assert idx.summary.tool_calls == 3 and idx.summary.errors == 1
+    assert {t: v[:2] for t, v in idx.summary.tools.items()} == {
+        "list_files": [1, 0], "read_file": [1, 0], "run": [1, 1]}
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    # each result event names the call it answers
+    assert [b.tool_use_id for e in evs for b in e.tool_results()] == ["call_0", "call_0~2", "call_0~3"]
+    assert calls["call_0~2"].result == ("main", 5) and calls["call_0~3"].call == ("main", 6)
+
+    app = create_app({"ROOTS": [str(listed.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    shows_own(cards(client.get("/s/reuse").get_data(as_text=True)))
+    # the failed one is what "errors" and `state=error` pick, the others are not
+    failed = client.get("/s/reuse?state=error").get_data(as_text=True)
+    assert [c[:2] for c in cards(failed)] == [("call_0~3", "error")]
+    listed_tool = cards(client.get("/s/reuse?tool=read_file").get_data(as_text=True))
+    assert [c[0] for c in listed_tool] == ["call_0~2"] and "small demo project" in listed_tool[0][2]
+
+
+def test_exports_pair_each_call_with_its_own_result(listed):
+    idx = SessionIndex(listed).build()
+    shows_own(cards("".join(Export(idx, "html").chunks())))
+    md = "".join(Export(idx, "md").chunks())
+    parts = md.split("**Tool: ")[1:]
+    assert [p.split("**")[0].replace("\\_", "_") for p in parts] == ["list_files", "read_file", "run"]
+    for part, (name, _, out, failed) in zip(parts, STEPS):
+        assert ("error" if failed else "completed") in part.splitlines()[0]
+        assert out.splitlines()[-1] in part
+    data = json.loads("".join(Export(idx, "json").chunks()))
+    assert {cid: (c["name"], c["state"], c["call_event"], c["result_event"])
+            for cid, c in data["tool_calls"].items()} == {
+        "call_0": ("list_files", "completed", "L3", "L4"),
+        "call_0~2": ("read_file", "completed", "L5", "L6"),
+        "call_0~3": ("run", "error", "L7", "L8")}
+    events = [e for e in data["events"] if e["kind"] == "tool_result"] if "events" in data else []
+    for e in events:
+        assert e["blocks"][0]["tool_use_id"] in data["tool_calls"]
+
+
+def test_an_id_written_again_before_its_result_is_still_one_call(tmp_path):
+    """A call record written twice while it waits (a retry, a repeated record) is not a new call."""
+    path = tmp_path / "twice.json"
+    msgs = conversation()[:2] + [call("run", {"cmd": "make"}), call("run", {"cmd": "make"}),
+                                 output("built"), call("run", {"cmd": "make test"}), output("ok")]
+    path.write_text(json.dumps(msgs))
+    idx = SessionIndex(path).build()
+    assert sorted(idx.calls.calls) == ["call_0", "call_0~2"]
+    assert idx.calls.calls["call_0"].result == ("main", 4)
+    assert idx.calls.calls["call_0~2"].call == ("main", 5)
+    assert idx.calls.calls["call_0~2"].result == ("main", 6)
+
+
+BIG = 300  # responses: several windows of the page
+
+
+def big_steps(n=BIG):
+    return [("run", {"cmd": f"step {i}"}, f"output of step {i:04d}", i % 7 == 3) for i in range(n)]
+
+
+@pytest.fixture
+def big(tmp_path):
+    """A JSONL file of messages, one per line, whose every response calls `call_0`."""
+    folder = tmp_path / "sessions" / "big"
+    folder.mkdir(parents=True)
+    path = folder / "trajectory.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in conversation(big_steps())))
+    return path
+
+
+def test_a_permalink_to_a_later_call_of_an_id_used_again_shows_its_own_result(big, tmp_path):
+    cache = tmp_path / "cache"
+    app = create_app({"ROOTS": [str(big.parent.parent)], "CACHE_DIR": str(cache), "WATCH": False})
+    client = app.test_client()
+    store = app.extensions["viewer"].store
+    idx = store.index("big~trajectory")
+    store.flush()
+    assert len(idx.threads["main"]) > 10 * 40  # the page reads it in windows
+    # response 250 is on lines 503 (call) and 504 (result); call_0~251 is its call
+    i = 250
+    assert idx.calls.calls[f"call_0~{i + 1}"].call == ("main", 502)
+
+    def check(client):
+        html = client.get(f"/s/big~trajectory/m/L{2 * i + 3}").get_data(as_text=True)
+        found = {cid: (state, text) for cid, state, text in cards(html)}
+        assert f"call_0~{i + 1}" in found and "call_0" not in found  # a window around it
+        for j in range(i - 5, i + 6):
+            state, text = found[f"call_0~{j + 1}"]
+            assert f"output of step {j:04d}" in text and state == ("error" if j % 7 == 3 else "completed")
+        # the window after it, read by offset, goes on with the ids the index gave
+        more = re.search(r'hx-get="(/s/big~trajectory/w/main\?[^"]*after=[^"]*)"', html)
+        later = cards(client.get(more.group(1).replace("&amp;", "&")).get_data(as_text=True))
+        assert later and all(f"output of step {int(cid.split('~')[1]) - 1:04d}" in text
+                             for cid, _, text in later)
+
+    check(client)
+    # a new server loads the index from the cache: the same calls, the same ids
+    builds = []
+    real = SessionIndex.build
+    SessionIndex.build = lambda self: builds.append(1) or real(self)
+    try:
+        again = Store([big.parent.parent], IndexCache(cache)).index("big~trajectory")
+        assert again.threads["main"].renamed == idx.threads["main"].renamed
+        assert again.calls.call(f"call_0~{i + 1}") == idx.calls.call(f"call_0~{i + 1}")
+        app2 = create_app({"ROOTS": [str(big.parent.parent)], "CACHE_DIR": str(cache), "WATCH": False})
+        check(app2.test_client())
+        assert builds == []
+    finally:
+        SessionIndex.build = real
+
+
+def test_a_grown_file_names_the_new_call_of_an_id_as_a_whole_read_does(big, tmp_path):
+    idx = SessionIndex(big).build()
+    with open(big, "a") as f:
+        f.write(json.dumps(call("run", {"cmd": "again"})) + "\n")
+        f.write(json.dumps(output("the last output")) + "\n")
+    change = idx.refresh()
+    assert not change.reset and change.new == {"main": len(whole_before := idx.threads["main"]) - 2} \
+        and whole_before.renamed[len(whole_before) - 1] == {"call_0": f"call_0~{BIG + 1}"}
+    whole = SessionIndex(big).build()
+    assert idx.threads["main"].renamed == whole.threads["main"].renamed
+    assert {c: (v.call, v.result, v.status) for c, v in idx.calls.calls.items()} == {
+        c: (v.call, v.result, v.status) for c, v in whole.calls.calls.items()}
+
+
+@pytest.mark.browser
+def test_a_live_call_of_an_id_used_again_completes_with_its_own_output(tmp_path, serve, watched_page):
+    folder = tmp_path / "sessions" / "live"
+    folder.mkdir(parents=True)
+    path = folder / "session.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in conversation(STEPS[:1])[:-1]))
+    srv = serve(tmp_path / "sessions")
+    page = watched_page
+    page.goto(f"{srv.url}/s/live~session")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+    first = page.locator('.tool[data-call="call_0"]')
+    expect(first.locator(".state")).to_have_text("completed")
+    expect(first.locator(".tool-result")).to_contain_text("tests/")
+    with open(path, "a") as f:
+        f.write(json.dumps(call("read_file", {"path": "README.md"})) + "\n")
+    second = page.locator('.tool[data-call="call_0~2"]')
+    expect(second.locator(".state")).to_have_text("pending")
+    expect(second.locator(".tool-result")).to_contain_text("waiting for the result")
+    with open(path, "a") as f:
+        f.write(json.dumps(output("# Demo\nA small demo project.")) + "\n")
+    expect(second.locator(".state")).to_have_text("completed")
+    expect(second.locator(".tool-result")).to_contain_text("A small demo project.")
+    expect(first.locator(".state")).to_have_text("completed")
+    expect(first.locator(".tool-result")).to_contain_text("tests/")
+    expect(first.locator(".tool-result")).not_to_contain_text("small demo")
+    assert page.locator(".tool[data-call]").count() == 2
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []
+
+
+def test_an_anthropic_message_list_that_uses_a_call_id_again(tmp_path):
+    """The same in every format: here Anthropic messages from a server that numbers its calls."""
+    msgs = [{"role": "user", "content": "Look around the repo and run its tests."}]
+    for name, args, out, failed in STEPS:
+        msgs += [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_0", "name": name,
+                                                    "input": args}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0",
+                                               "content": out, "is_error": failed}]}]
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(msgs))
+    idx = SessionIndex(path).build()
+    assert idx.summary.format == "anthropic-messages"
+    shows_own(cards("".join(Export(idx, "html").chunks())), ids=("toolu_0", "toolu_0~2", "toolu_0~3"))
