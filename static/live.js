@@ -15,6 +15,11 @@
 (function () {
   "use strict";
 
+  // a page drawn before its index whose calls the index names otherwise is drawn again from it
+  // (web/early.py); the live tail's own stream says so as a reset
+  var early = document.getElementById("early-stream");
+  if (early) early.addEventListener("reset", function () { location.reload(); });
+
   var live = document.getElementById("live");
   var timeline = document.getElementById("timeline");
   if (!live || !timeline) return;

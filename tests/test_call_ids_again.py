@@ -8,6 +8,7 @@ counts and in every export — while an id written again before its result is st
 
 import json
 import re
+import threading
 
 import pytest
 from playwright.sync_api import expect
@@ -18,6 +19,8 @@ from viewer.index import SessionIndex
 from viewer.store import Store
 from viewer.timeline import load_events
 from viewer.web import create_app
+
+from conftest import LiveServer, stream_open
 
 
 STEPS = [  # (tool, arguments, output, failed)
@@ -254,3 +257,76 @@ def test_an_anthropic_message_list_that_uses_a_call_id_again(tmp_path):
     idx = SessionIndex(path).build()
     assert idx.summary.format == "anthropic-messages"
     shows_own(cards("".join(Export(idx, "html").chunks())), ids=("toolu_0", "toolu_0~2", "toolu_0~3"))
+
+
+class Hold:
+    """Holds the background build of the index before it reads anything, until released."""
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def progress(self, key, read, total):
+        if read == 0:
+            assert self.release.wait(60)
+
+
+@pytest.fixture
+def unindexed(tmp_path):
+    """6 MB of messages whose every response calls `call_0` (more than a first screen reads), the
+    last call still waiting, and a server whose index of it waits until the test releases it."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    path = root / "long.jsonl"
+    steps = [("run", {"cmd": f"step {i}"}, f"output of step {i:04d}\n" + "x" * 4000, False)
+             for i in range(1500)]
+    msgs = conversation(steps)[:-1] + [call("run", {"cmd": "the last step"})]
+    path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    hold = Hold()
+    app.extensions["viewer"].store.indexer.listen(hold)
+    app.hold = hold
+    yield app
+    hold.release.set()
+
+
+@pytest.mark.browser
+def test_a_first_screen_from_the_end_takes_the_index_s_names_when_it_is_done(unindexed, watched_page):
+    """Drawn before the index, the end of the file cannot know the calls before it: the region
+    names the ids it reads first as they are. Once the index is done the page shows the index's
+    names — each card with its own result, nothing left resolving."""
+    app = unindexed
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/long?at=end")
+        expect(page.locator("#index-progress")).to_be_visible()
+        assert page.locator('.tool[data-call="call_0~1501"]').count() == 0  # (not known yet)
+        stream_open(page, "live")
+        app.hold.release.set()
+        last = page.locator('.tool[data-call="call_0~1501"]')
+        expect(last.locator(".tool-input")).to_contain_text("the last step", timeout=60_000)
+        expect(page.locator(".state.resolving")).to_have_count(0)
+        before = page.locator('.tool[data-call="call_0~1500"]')
+        expect(before.locator(".tool-result")).to_contain_text("output of step 1499")
+        expect(page.locator("#index-progress")).to_be_hidden()
+        assert not page.problems
+
+
+@pytest.mark.browser
+def test_a_cold_permalink_to_a_call_of_an_id_used_again_lands_on_it_once_indexed(unindexed, watched_page):
+    """A permalink opened before the index reads the lines around its event; once the index is
+    done the page names that call as the index does, the link still landing on it."""
+    app = unindexed
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/long/m/L1503")  # response 750's call
+        expect(page.locator("#index-progress")).to_be_visible()
+        expect(page.locator("#m-L1503")).to_contain_text("step 750")
+        stream_open(page, "early-stream")
+        app.hold.release.set()
+        card = page.locator('#m-L1503 .tool[data-call="call_0~751"]')
+        expect(card.locator(".tool-result")).to_contain_text("output of step 0750", timeout=60_000)
+        expect(card.locator(".state")).to_have_text("completed")
+        expect(page.locator(".state.resolving")).to_have_count(0)
+        expect(page.locator("#m-L1503")).to_be_in_viewport()
+        assert not page.problems

@@ -67,3 +67,40 @@ def test_spawned_thread_and_round_trip():
     again = ToolCallMap.load(head, iter(blobs))
     assert again.calls["task"] == m.calls["task"] and again.calls["task"].subthread == "a1"
     assert list(again.orphans) == ["zzz"]
+
+
+def feed(m, e, seq):
+    """As the index feeds the map: the event's ids used again renamed first (`again`)."""
+    from viewer.toolcalls import rename
+
+    renames = m.again(e, ("main", seq))
+    if renames:
+        rename(e, renames)
+    m.observe(e, seq, None)
+    return renames
+
+
+def test_an_id_used_again_after_its_result_is_a_new_call_and_what_follows_is_its():
+    m = ToolCallMap()
+    assert feed(m, ev(ToolUse("call_0", "ls", {})), 0) is None
+    feed(m, ev(ToolResult("call_0", [Text("a b")], None)), 1)
+    assert feed(m, ev(ToolUse("call_0", "cat", {})), 2) == {"call_0": "call_0~2"}
+    # running words and results that name the id are the latest call's
+    assert feed(m, ev(running=["call_0"]), 3) == {"call_0": "call_0~2"}
+    assert m.calls["call_0~2"].status == "executing" and m.calls["call_0"].status == "completed"
+    assert feed(m, ev(ToolResult("call_0", [], True)), 4) == {"call_0": "call_0~2"}
+    assert (m.calls["call_0~2"].status, m.calls["call_0~2"].result) == ("error", ("main", 4))
+    assert m.calls["call_0"].result == ("main", 1)
+    assert feed(m, ev(ToolUse("call_0", "rm", {})), 5) == {"call_0": "call_0~3"}
+    # written again while it waits: the same call, not a fourth
+    assert feed(m, ev(ToolUse("call_0", "rm", {})), 6) == {"call_0": "call_0~3"}
+    assert sorted(m.calls) == ["call_0", "call_0~2", "call_0~3"]
+
+
+def test_a_hidden_copy_of_an_answered_call_starts_no_call():
+    m = ToolCallMap()
+    feed(m, ev(ToolUse("t", "ls", {})), 0)
+    feed(m, ev(ToolResult("t", [], None)), 1)
+    copy = ev(ToolUse("t", "ls", {}))
+    copy.hidden = True
+    assert feed(m, copy, 2) is None and sorted(m.calls) == ["t"]

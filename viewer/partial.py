@@ -26,7 +26,7 @@ the event it was taken from, before and after indexing.
 Call ids likewise: a call id used again after its result is a new call, `id~2`… (toolcalls, "An id
 used again"), which a region further on can tell only of the calls it read: it names each id it
 reads first as the id itself (its cards show their own results), where the full index may name it
-`id~N`; a page drawn from the index names them as the index does.
+`id~N`; such a page reloads once the index is done (web/early.py), drawn from it.
 """
 
 from __future__ import annotations

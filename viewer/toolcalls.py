@@ -235,8 +235,9 @@ class ToolCallMap:
     def again(self, ev, where: tuple[str, int]) -> dict[str, str] | None:
         """The renames of an event about to be observed at `where` (see the module's "An id used
         again"): {id as the record names it: the call's id}, None when it names none again. A
-        call whose id's latest call has its result is a new call (`again`); anything else naming
-        an id some call used again is the latest call's. Within one event an id is one call."""
+        call whose id's latest call has its result is a new call (`again`), unless its record is
+        hidden; anything else naming an id some call used again is the latest call's. Within one
+        event an id is one call."""
         latest, out = self.latest, None
         for b in ev.blocks:
             k = b.kind
@@ -246,7 +247,9 @@ class ToolCallMap:
                     continue
                 cur = latest.get(raw, raw)
                 c = self._own(cur)
-                if c is not None and c.result is not None and c.call is not None and c.call != where:
+                # (a hidden record — a copy the format hides, bookkeeping — never starts a call)
+                if c is not None and c.result is not None and c.call is not None \
+                        and c.call != where and not ev.hidden:
                     n = int(cur.rpartition("~")[2]) + 1 if cur != raw else 2
                     while self._own(new := again(raw, n)) is not None or new in self.orphans:
                         n += 1

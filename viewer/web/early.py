@@ -9,7 +9,9 @@ The page's event stream (the live tail's; or one of its own, `early` only, when 
 the end of the session) waits for the build and sends its progress. When the index is done it sends
 one message of out-of-band updates — the partials the live tail uses when a call changes state: the
 cards of the region whose result was not read yet, the results whose call was not, the header's
-facts and counts, the hidden count — and then goes on as a live tail from the region's end.
+facts and counts, the hidden count — and then goes on as a live tail from the region's end. A
+page whose calls the region named otherwise than the index (a call id used again, whose first call
+lies before the region) is told to reload instead: drawn from the index, it names them as it does.
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
                 break
             yield sse(sse_data(render_template("_index_progress.html", oob=True,
                                                fraction=progress(store, key) or 0.0)))
+        if _named_otherwise(idx, region):
+            # the page's cards are named otherwise than the index names them: drawn again from it
+            yield sse("reset", event="reset")
+            return None
         calls, refs = _completed(idx, region)
         for name, th in idx.threads.items():  # sub-agents are part of what the page now knows
             if name != "main":
@@ -93,6 +99,28 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
                                calls=calls, refs=refs, ref=store.get(key), oob=True)
     yield sse(sse_data(html), id=encode_cursor(cursor))
     return idx
+
+
+def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
+    """Whether a page drawn from `region` named a call otherwise than the index does: a call id
+    used again after its result is a new call, `id~N` (toolcalls, "An id used again"), and a
+    region further on that did not read the id's first call took a later one for it. Its cards'
+    ids, and the updates that complete them, would then not meet: such a page reloads instead."""
+    lo, hi = region
+    th = idx.threads["main"]
+    if lo == 0 or not th.renamed:
+        return False
+    start, stop = idx.seq_at(lo), idx.seq_at(hi)
+    renamed = th.renamed
+    seqs = range(start, stop) if stop - start <= len(renamed) else sorted(
+        s for s in renamed if start <= s < stop)
+    for seq in seqs:
+        for raw in renamed.get(seq) or ():
+            first = idx.calls.call(raw)
+            if first is None or first.call is None or first.call[0] != "main" \
+                    or first.call[1] < start:
+                return True
+    return False
 
 
 def _completed(idx: SessionIndex, region: tuple[int, int]) -> tuple[list, list]:
