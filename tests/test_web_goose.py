@@ -57,9 +57,16 @@ def test_the_usage_panel_says_the_tokens_are_goose_s_own_totals(goose_client):
     html = goose_client.get(f"/s/{NEW}/usage").get_data(as_text=True)
     assert "not recorded one by one: the tokens are the session's own totals, as Goose kept them" in html
     assert "claude-sonnet-4-5" in html and "claude-haiku-4-5" in html
+    assert re.search(r'<td class="model-name">claude-sonnet-4-5</td>.*?data-label="calls" class="num">'
+                     r'<span class="muted" title="[^"]*">totals</span>', html, re.S)
     data = goose_client.get(f"/s/{NEW}.json").get_json()
     assert data["usage"]["session_totals"] is True
     assert data["usage"]["models"]["claude-sonnet-4-5"]["input"] == 4980
+    # the stats page's models: their calls were not counted one by one either
+    stats = goose_client.get("/stats.json").get_json()
+    assert next(m for m in stats["models"] if m["model"] == "claude-sonnet-4-5")["session_totals"] is True
+    assert re.search(r'claude-sonnet-4-5</a></td>.*?data-label="calls" class="num"><span class="muted" '
+                     r'title="[^"]*">totals</span>', goose_client.get("/stats").get_data(as_text=True), re.S)
 
 
 def test_an_extension_s_tool_reads_as_the_extension_and_the_tool(goose_client):

@@ -773,7 +773,9 @@ def archive(sessions, top: int = 15, min_calls_for_rate: int = 5) -> dict:
             if tier >= 0:
                 b["calls"] += calls
                 totals["calls"] += calls
-            m = models.setdefault(model or "unknown model", [0, 0, 0, 0, 0, 0.0, True])
+            m = models.setdefault(model or "unknown model", [0, 0, 0, 0, 0, 0.0, True, False])
+            if tier == TOTALS_TIER:
+                m[7] = True  # (some of its tokens are a session's own totals: no calls counted)
             for i, v in enumerate((inp, out, read, write, calls if tier >= 0 else 0)):
                 m[i] += v
             if cost is None:
@@ -804,7 +806,7 @@ def archive(sessions, top: int = 15, min_calls_for_rate: int = 5) -> dict:
         "totals": totals,
         "days": [days[k] for k in sorted(days)],
         "models": [{"model": k, "input": v[0], "output": v[1], "cache_read": v[2], "cache_write": v[3],
-                    "calls": v[4], "cost": v[5] if v[6] else None}
+                    "calls": v[4], "cost": v[5] if v[6] else None, "session_totals": v[7]}
                    for k, v in sorted(models.items(), key=lambda kv: -(kv[1][5] or 0))],
         "tools": {
             "by_count": sorted(tool_rows, key=lambda t: (-t["count"], t["name"]))[:top],
