@@ -104,3 +104,17 @@ def test_a_hidden_copy_of_an_answered_call_starts_no_call():
     copy = ev(ToolUse("t", "ls", {}))
     copy.hidden = True
     assert feed(m, copy, 2) is None and sorted(m.calls) == ["t"]
+
+
+def test_the_renames_of_a_thread_are_kept_as_columns_and_read_back_by_seq():
+    from viewer.toolcalls import Renamed
+
+    r = Renamed()
+    r.add(3, {"call_0": "call_0~2"})
+    r.add(7, {"call_0": "call_0~3", "call_1": "call_1~2"})
+    blobs = []
+    head = r.dump(blobs)
+    back = Renamed.load(head, iter(blobs))
+    assert back == r and back.get(7) == {"call_0": "call_0~3", "call_1": "call_1~2"}
+    assert back.get(3) == {"call_0": "call_0~2"} and back.get(4) is None and back.get(99) is None
+    assert list(back.between(4, 8)) == [(7, "call_0"), (7, "call_1")]

@@ -37,12 +37,12 @@ from .formats import detect, hook, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
     STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
-from .toolcalls import ToolCallMap, rename
+from .toolcalls import Renamed, ToolCallMap, rename
 from .usage import Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 18  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 19  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -118,10 +118,11 @@ class ThreadIndex:
     # /rewind, Esc Esc), in file order. Found as the prompt is indexed (its parent's seq is one
     # look-up in the id map the pass holds), so a window knows what was dropped without the map
     rewinds: list = field(default_factory=list)
-    # seq → {a call id as the event's record names it: the call's id} for the events that name an
-    # id used again after its call's result (toolcalls: "An id used again"), decided by the pass
-    # in file order; every read of the event applies it (`timeline`), so all see the same ids
-    renamed: dict = field(default_factory=dict)
+    # the renames of the events that name an id used again after its call's result (toolcalls:
+    # "An id used again"; `get(seq)` → {the id as the record names it: the call's id}), decided
+    # by the pass in file order; every read of the event applies them (`timeline`), so all see
+    # the same ids. Columns, not dicts: a session that reuses ids has one for nearly every event
+    renamed: Renamed = field(default_factory=Renamed)
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -149,7 +150,6 @@ class ThreadIndex:
         d["paths"] = self.paths
         d["bad"] = sorted(self.bad.items())
         d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
-        d["renamed"] = [[seq, ids] for seq, ids in self.renamed.items()]
         for name in ("roles", "kinds", "authors"):
             table = list(dict.fromkeys(getattr(self, name)))
             code = {v: i for i, v in enumerate(table)}
@@ -159,6 +159,7 @@ class ThreadIndex:
             blobs.append(getattr(self, name).tobytes())
         blobs.append(bytes(self.content))
         blobs.append(bytes(self.hidden))
+        d["renamed"] = self.renamed.dump(blobs)
         return d
 
     @classmethod
@@ -169,7 +170,6 @@ class ThreadIndex:
         th.paths = d["paths"]
         th.bad = {seq: reason for seq, reason in d["bad"]}
         th.prompts = {seq: text for seq, text in d["prompts"]}
-        th.renamed = {seq: ids for seq, ids in d["renamed"]}
         for name in ("roles", "kinds", "authors"):
             table = d[name]
             codes = array("H")
@@ -179,6 +179,7 @@ class ThreadIndex:
             getattr(th, name).frombytes(next(blobs))
         th.content = bytearray(next(blobs))
         th.hidden = bytearray(next(blobs))
+        th.renamed = Renamed.load(d["renamed"], blobs)
         if not (len(th.offsets) == len(th.ts) == len(th.hidden) == len(th.roles) == len(th.ids)
                 == len(th.authors) == len(th.content)):
             raise ValueError("index columns disagree")
@@ -727,6 +728,12 @@ class SessionIndex:
                     bits |= THINKING
                 elif k == "tool_use" or k == "tool_result":
                     tools = True
+            # calls named again are renamed before the event is counted in (`hidden`, below): a
+            # reader on another thread that sees the event finds its renames
+            on_calls = tools or ev.running or ev.spawns or ev.states or ev.permission is not None
+            if on_calls and (renames := calls.again(ev, (name, seq))):
+                rename(ev, renames)
+                th.renamed.add(seq, renames)
             if role in speakers:
                 a_content(bits)
             elif role == "user" and kind == "message":
@@ -747,11 +754,7 @@ class SessionIndex:
             ids[eid] = (name, seq)
             if (role == "user" and kind == "message") or kind in boundary:
                 th.last_boundary = seq
-            if tools or ev.running or ev.spawns or ev.states or ev.permission is not None:
-                renames = calls.again(ev, (name, seq))
-                if renames:
-                    rename(ev, renames)
-                    th.renamed[seq] = renames
+            if on_calls:
                 calls.observe(ev, seq, ts, name)
             # the summary
             s.events += 1

@@ -51,6 +51,7 @@ the event applies them (`rename`), so pages, windows, the live feed, search and 
 
 from __future__ import annotations
 
+import bisect
 from array import array
 
 from . import timestamps
@@ -135,6 +136,74 @@ def rename(ev, renames: dict[str, str]) -> None:
     p = ev.permission
     if p is not None and isinstance(p.get("call"), str) and p["call"] in renames:
         ev.permission = {**p, "call": renames[p["call"]]}
+
+
+class Renamed:
+    """The renames of one thread's events, by seq (`ToolCallMap.again` decides them, the index
+    keeps them, every read of an event applies them), as columns: a session whose every response
+    calls `call_0` has one for nearly every event, a million in a big one — as dicts, hundreds of
+    megabytes and a second to load from the cache; as arrays, 20 bytes each, loaded at once.
+    Each rename is (seq, the id as the record names it, n): the call's id is `again(id, n)`."""
+
+    def __init__(self) -> None:
+        self.seqs = array("q")  # ascending: the pass adds events in order
+        self.raws = array("q")  # codes into `table`
+        self.ns = array("q")
+        self.table: list[str] = []  # the ids used again (a few: call_0, call_1…)
+        self._codes: dict[str, int] = {}
+
+    def add(self, seq: int, renames: dict[str, str]) -> None:
+        for raw, new in renames.items():
+            code = self._codes.get(raw)
+            if code is None:
+                code = self._codes[raw] = len(self.table)
+                self.table.append(raw)
+            self.seqs.append(seq)
+            self.raws.append(code)
+            self.ns.append(int(new.rpartition("~")[2]))  # (`again` made it: raw~n)
+
+    def get(self, seq: int) -> dict[str, str] | None:
+        """The renames of the event at `seq`, None when it has none."""
+        seqs, n = self.seqs, len(self.ns)  # (`ns` is filled last: a pass may be adding one)
+        i = bisect.bisect_left(seqs, seq, 0, n)
+        if i == n or seqs[i] != seq:
+            return None
+        out = {}
+        while i < n and seqs[i] == seq:
+            raw = self.table[self.raws[i]]
+            out[raw] = again(raw, self.ns[i])
+            i += 1
+        return out
+
+    def between(self, start: int, stop: int):
+        """(seq, id as the record names it) of each rename of the events [start, stop)."""
+        seqs, raws, table, n = self.seqs, self.raws, self.table, len(self.ns)
+        i = bisect.bisect_left(seqs, start, 0, n)
+        while i < n and seqs[i] < stop:
+            yield seqs[i], table[raws[i]]
+            i += 1
+
+    def __bool__(self) -> bool:
+        return bool(self.seqs)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Renamed) and (self.seqs, self.ns) == (other.seqs, other.ns) \
+            and [self.table[c] for c in self.raws] == [other.table[c] for c in other.raws]
+
+    def dump(self, blobs: list[bytes]) -> dict:
+        blobs += [self.seqs.tobytes(), self.raws.tobytes(), self.ns.tobytes()]
+        return {"table": self.table}
+
+    @classmethod
+    def load(cls, d: dict, blobs) -> "Renamed":
+        r = cls()
+        r.table = list(d["table"])
+        r._codes = {raw: i for i, raw in enumerate(r.table)}
+        for col in (r.seqs, r.raws, r.ns):
+            col.frombytes(next(blobs))
+        if not len(r.seqs) == len(r.raws) == len(r.ns) or any(c >= len(r.table) for c in r.raws):
+            raise ValueError("renamed columns disagree")
+        return r
 
 
 def source_state(word) -> tuple[str, str | None] | None:

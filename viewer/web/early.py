@@ -111,15 +111,10 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
     if lo == 0 or not th.renamed:
         return False
     start, stop = idx.seq_at(lo), idx.seq_at(hi)
-    renamed = th.renamed
-    seqs = range(start, stop) if stop - start <= len(renamed) else sorted(
-        s for s in renamed if start <= s < stop)
-    for seq in seqs:
-        for raw in renamed.get(seq) or ():
-            first = idx.calls.call(raw)
-            if first is None or first.call is None or first.call[0] != "main" \
-                    or first.call[1] < start:
-                return True
+    for _, raw in th.renamed.between(start, stop):
+        first = idx.calls.call(raw)
+        if first is None or first.call is None or first.call[0] != "main" or first.call[1] < start:
+            return True
     return False
 
 
