@@ -405,8 +405,9 @@ def _mark(rec: dict, payload: bool) -> None:
             found = True
     if not found:
         walk(rec, 1)
-    if not found and payload:  # (in the record's payload, when it has one: legion's `data`)
-        inner = next((rec[k] for k in _TEXT_KEYS if isinstance(rec.get(k), dict)), rec)
+    if not found and payload:  # (in the record's payload, when it has one: legion's `data`, the
+        # `payload` of Codex's envelope, whose three keys are all a record holds)
+        inner = next((rec[k] for k in (*_TEXT_KEYS, "payload") if isinstance(rec.get(k), dict)), rec)
         inner["future_payload"] = f"{MARK} <img src=x onerror=alert(1)>"
 
 

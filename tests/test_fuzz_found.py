@@ -1068,3 +1068,28 @@ def test_one_codex_line_among_agents_sdk_items_keeps_them_the_sdk_s(tmp_path):
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert [e.author for e in evs if e.role == "assistant"][-1] == "Refunds"
     assert any("shop.cart" in json.dumps(e.blocks, default=repr) for e in evs)  # (shown too)
+
+
+def test_a_second_differing_result_of_a_call_is_shown_where_it_is(tmp_path):
+    # A call's result written twice, the second differing (a line duplicated and changed: found by
+    # the fuzzer in a Goose session, a new item in the copy): the call's card shows the first, and
+    # the second said "result of shell · shown with the call" — shown nowhere, only in the raw view
+    path = tmp_path / "s" / "chat.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "shell", "arguments": json.dumps({"command": "pytest -q"})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "first run: 2 failed"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "second run: all passed"},
+        {"role": "assistant", "content": "Done."}]))
+    app = create_app({"ROOTS": [str(path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    html = c.get("/s/chat").get_data(as_text=True)
+    assert html.count("first run: 2 failed") == 1 and "second run: all passed" in html
+    second = html[html.index('id="m-L4"'):]
+    assert "another result of" in second and second.index("second run: all passed") < second.index("</li>")
+    md = c.get("/s/chat/export?format=md").get_data(as_text=True)
+    assert "first run: 2 failed" in md and "second run: all passed" in md
+    assert "**Another result** of [shell](#m-" in md

@@ -727,6 +727,12 @@ class _Markdown:
             cv = v.calls.get(b.id)
             return self._call(cv, b, depth, tl) if cv else ""
         if kind == "tool_result":
+            rc = v.again.get(b.tool_use_id)
+            if rc is not None:
+                mcp = tools.mcp_name(rc.call.name, rc.fmt)
+                return f"**Another result** of [{_inline(mcp.tool if mcp else rc.call.name or 'a call')}]" \
+                       f"(#m-{rc.call_event}) (its call shows the first)" \
+                       f"{' · error' if b.is_error else ''}\n\n" + self._content(b.content)
             if b.tool_use_id in v.refs or b.tool_use_id in v.calls:
                 return ""  # shown with its call
             return "**Orphan result** (no call with this id)\n\n" + self._content(b.content)

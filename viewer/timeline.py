@@ -78,6 +78,9 @@ class EventView:
     since_start: str = ""
     calls: dict = field(default_factory=dict)  # tool_use id → CallView
     refs: dict = field(default_factory=dict)  # tool_use id → CallView of a result shown elsewhere
+    # tool_use id → CallView of a call whose card shows another event's result: this one came
+    # after it (a result written twice, the second differing), and is shown here, linked to it
+    again: dict = field(default_factory=dict)
     target: bool = False
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
@@ -732,7 +735,10 @@ class Timeline:
                 elif b.kind == "tool_result":
                     call = idx.calls.get(b.tool_use_id)
                     if call is not None and call.call is not None:
-                        v.refs[b.tool_use_id] = self.result_ref(call)
+                        # the call's card shows its first result; a later one (not a copy the
+                        # format hides) is shown where it is, or it would be shown nowhere
+                        again = call.result not in (None, (v.ev.thread, v.seq)) and not v.ev.hidden
+                        (v.again if again else v.refs)[b.tool_use_id] = self.result_ref(call)
                     elif idx.region is not None and idx.region.lo > 0 and call is not None:
                         # a first screen's result whose call lies before what was read
                         v.refs[b.tool_use_id] = CallView(call, None, resolving=True,
