@@ -1093,3 +1093,24 @@ def test_a_second_differing_result_of_a_call_is_shown_where_it_is(tmp_path):
     md = c.get("/s/chat/export?format=md").get_data(as_text=True)
     assert "first run: 2 failed" in md and "second run: all passed" in md
     assert "**Another result** of [shell](#m-" in md
+
+
+def test_a_result_written_twice_word_for_word_is_said_once(tmp_path):
+    # the same line written twice: the copy says so in one line, its output not drawn again
+    path = tmp_path / "s" / "chat.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "shell", "arguments": json.dumps({"command": "pytest -q"})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "3 passed in 0.2s"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "3 passed in 0.2s"}]))
+    app = create_app({"ROOTS": [str(path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    c = app.test_client()
+    html = c.get("/s/chat").get_data(as_text=True)
+    assert html.count("3 passed in 0.2s") == 1
+    copy = html[html.index('id="m-L4"'):]
+    assert "written again" in copy[:copy.index("</li>")]
+    md = c.get("/s/chat/export?format=md").get_data(as_text=True)
+    assert md.count("3 passed in 0.2s") == 1 and "*The result of [shell](#m-" in md

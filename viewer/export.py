@@ -730,8 +730,10 @@ class _Markdown:
             rc = v.again.get(b.tool_use_id)
             if rc is not None:
                 mcp = tools.mcp_name(rc.call.name, rc.fmt)
-                return f"**Another result** of [{_inline(mcp.tool if mcp else rc.call.name or 'a call')}]" \
-                       f"(#m-{rc.call_event}) (its call shows the first)" \
+                name = f"[{_inline(mcp.tool if mcp else rc.call.name or 'a call')}](#m-{rc.call_event})"
+                if b.tool_use_id in v.same:
+                    return f"*The result of {name} written again, the same as the one its call shows.*\n"
+                return f"**Another result** of {name} (its call shows the first)" \
                        f"{' · error' if b.is_error else ''}\n\n" + self._content(b.content)
             if b.tool_use_id in v.refs or b.tool_use_id in v.calls:
                 return ""  # shown with its call

@@ -79,8 +79,9 @@ class EventView:
     calls: dict = field(default_factory=dict)  # tool_use id → CallView
     refs: dict = field(default_factory=dict)  # tool_use id → CallView of a result shown elsewhere
     # tool_use id → CallView of a call whose card shows another event's result: this one came
-    # after it (a result written twice, the second differing), and is shown here, linked to it
+    # after it (a result written twice), and is shown here, linked to it
     again: dict = field(default_factory=dict)
+    same: set = field(default_factory=set)  # of those, the ids whose result repeats the first's
     target: bool = False
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
@@ -758,12 +759,34 @@ class Timeline:
                             and cv.result is None:
                         cv.result, cv.result_event, cv.result_path = b, v.ev.id, f"b{i}"
                         cv.result_owner = v
+        self._same_again(views, loaded)
         # a call whose card is in the same event as its result shows the result there, once
         for v in views:
             for cid in list(v.refs):
                 if cid in v.calls:
                     del v.refs[cid]
             self._fold(v, loaded)
+
+    def _same_again(self, views: list[EventView], loaded: dict) -> None:
+        """Note the results written again that repeat their call's first result word for word (a
+        line written twice): said in one line, not drawn twice."""
+        read: dict = {}
+        for v in views:
+            for b in v.ev.blocks:
+                if b.kind != "tool_result" or b.tool_use_id not in v.again:
+                    continue
+                thread, seq = where = v.again[b.tool_use_id].call.result
+                if where in loaded:
+                    first = loaded[where].ev
+                elif where not in read:
+                    evs = load_events(self.idx, thread, seq, seq + 1, expand=self.expand)
+                    first = read[where] = evs[0] if evs else None
+                else:
+                    first = read[where]
+                if first is not None and any(
+                        f.kind == "tool_result" and f.tool_use_id == b.tool_use_id and f.content == b.content
+                        for f in first.blocks):
+                    v.same.add(b.tool_use_id)
 
     def _fold(self, v: EventView, loaded: dict) -> None:
         """An event holding only results shown with their calls carries nothing of its own. When
