@@ -96,7 +96,8 @@
       });
     });
     var box = canvas.parentElement;
-    box.style.height = Math.max(120, 46 + labels.length * 30) + "px";
+    // the rows, and below them the axis, its title and the legend (about 100 px whatever the rows)
+    box.style.height = Math.max(150, 100 + labels.length * 32) + "px";
     // model calls full height underneath, tool calls thinner on top of them, errors on top of all
     var ds = function (label, rows, color, thick, order) {
       return { label: label, data: rows, backgroundColor: color, borderColor: color, borderWidth: 0,

@@ -136,4 +136,11 @@ def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says
     expect(page.locator("#timeline")).to_contain_text("Goose's title for this call: Delegate a Makefile summary")
     page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}/usage")
     expect(page.locator(".usage-facts")).to_contain_text("the tokens are the session's own totals, as Goose kept them")
+    # the timeline's two rows (main, the sub-agent) are far enough apart for their names: the chart
+    # was 120 px high whatever its rows, the axis and legend took most of it and the names overlapped
+    timeline = page.locator("canvas[data-chart=timeline]")
+    expect(timeline).to_have_attribute("data-drawn", "1")
+    rows = timeline.evaluate("""c => { const y = Chart.getChart(c).scales.y;
+        return [y.getPixelForValue(0), y.getPixelForValue(1)]; }""")
+    assert rows[1] - rows[0] >= 24, rows
     assert page.problems == []
