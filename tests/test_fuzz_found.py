@@ -1070,22 +1070,24 @@ def test_one_codex_line_among_agents_sdk_items_keeps_them_the_sdk_s(tmp_path):
     assert any("shop.cart" in json.dumps(e.blocks, default=repr) for e in evs)  # (shown too)
 
 
-def test_a_second_differing_result_of_a_call_is_shown_where_it_is(tmp_path):
-    # A call's result written twice, the second differing (a line duplicated and changed: found by
-    # the fuzzer in a Goose session, a new item in the copy): the call's card shows the first, and
-    # the second said "result of shell · shown with the call" — shown nowhere, only in the raw view
+def _shell_results(tmp_path, *outputs):
+    """A test client over an OpenAI chat whose one shell call (call_1) got these results, in order."""
     path = tmp_path / "s" / "chat.json"
     path.parent.mkdir()
     path.write_text(json.dumps([
         {"role": "user", "content": "Run the tests."},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
             "name": "shell", "arguments": json.dumps({"command": "pytest -q"})}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "first run: 2 failed"},
-        {"role": "tool", "tool_call_id": "call_1", "content": "second run: all passed"},
-        {"role": "assistant", "content": "Done."}]))
-    app = create_app({"ROOTS": [str(path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
-                      "INDEX_ALL": False})
-    c = app.test_client()
+        *({"role": "tool", "tool_call_id": "call_1", "content": out} for out in outputs)]))
+    return create_app({"ROOTS": [str(path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                       "INDEX_ALL": False}).test_client()
+
+
+def test_a_second_differing_result_of_a_call_is_shown_where_it_is(tmp_path):
+    # A call's result written twice, the second differing (a line duplicated and changed: found by
+    # the fuzzer in a Goose session, a new item in the copy): the call's card shows the first, and
+    # the second said "result of shell · shown with the call" — shown nowhere, only in the raw view
+    c = _shell_results(tmp_path, "first run: 2 failed", "second run: all passed")
     html = c.get("/s/chat").get_data(as_text=True)
     assert html.count("first run: 2 failed") == 1 and "second run: all passed" in html
     second = html[html.index('id="m-L4"'):]
@@ -1097,17 +1099,7 @@ def test_a_second_differing_result_of_a_call_is_shown_where_it_is(tmp_path):
 
 def test_a_result_written_twice_word_for_word_is_said_once(tmp_path):
     # the same line written twice: the copy says so in one line, its output not drawn again
-    path = tmp_path / "s" / "chat.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps([
-        {"role": "user", "content": "Run the tests."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
-            "name": "shell", "arguments": json.dumps({"command": "pytest -q"})}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": "3 passed in 0.2s"},
-        {"role": "tool", "tool_call_id": "call_1", "content": "3 passed in 0.2s"}]))
-    app = create_app({"ROOTS": [str(path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
-                      "INDEX_ALL": False})
-    c = app.test_client()
+    c = _shell_results(tmp_path, "3 passed in 0.2s", "3 passed in 0.2s")
     html = c.get("/s/chat").get_data(as_text=True)
     assert html.count("3 passed in 0.2s") == 1
     copy = html[html.index('id="m-L4"'):]
