@@ -56,6 +56,11 @@ ANSWERED = "answered"
 # `Event.states["*"] = UNAPPROVED`: a response has ended; the approvals asked for before it began
 # that it did not act on were refused (toolcalls.ToolCallMap._unapproved)
 UNAPPROVED = "unapproved"
+# `ToolResult.state = USER_WORDS`: an error result that may be only the person's words turning the
+# call down (Claude Code 2.0 writes "No, and tell Claude…" as the bare comment, `is_error`, nothing
+# else on the line). Only the call's name can tell it from a tool's own failure: the state map names
+# it denied where the call is one whose failures never read as free words (`toolcalls.REFUSED_IN_WORDS`)
+USER_WORDS = "user_words"
 
 
 @dataclass(slots=True)

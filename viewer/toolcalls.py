@@ -73,6 +73,7 @@ from .model import (
     PENDING,
     STATES,
     UNAPPROVED,
+    USER_WORDS,
     RUNNING_ON as _RUNNING_ON,
     Event,
     ToolCall,
@@ -204,6 +205,12 @@ class Renamed:
         if not len(r.seqs) == len(r.raws) == len(r.ns) or any(c >= len(r.table) for c in r.raws):
             raise ValueError("renamed columns disagree")
         return r
+
+
+# Claude Code's tools whose own failures never read as free words (an exit code, a wrapped
+# `<tool_use_error>`, an errno): an error result of theirs that is only words is the person's
+# comment turning the call down (`model.USER_WORDS`)
+REFUSED_IN_WORDS = frozenset(("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"))
 
 
 def source_state(word) -> tuple[str, str | None] | None:
@@ -400,8 +407,11 @@ class ToolCallMap:
                     # a call its source named interrupted while it ran stays so when the result
                     # that follows is only the SDK's "The user doesn't want to proceed…", which an
                     # interrupt leaves as a refusal does (legion: ToolCallUpdate `interrupted`)
-                    interrupted = kept == INTERRUPTED and b.state == DENIED
-                    call.named = b.state if b.state in ENDED and not interrupted else kept
+                    state = b.state
+                    if state == USER_WORDS:  # the person's words, if the call's failures never are
+                        state = DENIED if call.name in REFUSED_IN_WORDS else None
+                    interrupted = kept == INTERRUPTED and state == DENIED
+                    call.named = state if state in ENDED and not interrupted else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED
                     if not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it

@@ -30,7 +30,7 @@ import orjson
 from .. import files
 from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
-    ERROR, INTERRUPTED, Context, Data, Digest, Event, Notice, Ref, Text
+    ERROR, INTERRUPTED, USER_WORDS, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
     retry_words, set_time, text_field, with_context
 
@@ -349,8 +349,10 @@ def _user(rec: dict, ref: Ref) -> Event:
             denial = INTERRUPTED
         if denial and len(results) == 1 and results[0].is_error:
             results[0].state = _refuser(denial, results[0])
-            if results[0].state == DENIED:
-                results[0].content = _advice(results[0].content)
+        elif denial is None and len(results) == 1 and _bare_words(rec, results[0]):
+            results[0].state = USER_WORDS
+        if len(results) == 1 and results[0].state == DENIED:
+            results[0].content = _advice(results[0].content)
         if isinstance(structured, dict) and structured.get("status") == "async_launched":
             results[0].content = [launched(structured, results[0].content)]
             results[0].state = BACKGROUND
@@ -422,7 +424,12 @@ _DENIALS = {"user-rejected": DENIED, "permission-rule": DENIED_BY_SETTINGS, "aut
 _HOOK_SAID = ("PreToolUse:", "hook error", "blocked by hook", "Hook PreToolUse")
 
 
-_SAID = "the user said:\n"
+# what comes before the person's words in a refusal they typed advice into: 2.1's, 2.0's
+_SAID = ("the user said:\n", "The user provided the following reason for the rejection:")
+# how a tool's own failure opens, never the person's words (`_bare_words`): the shell's exit code,
+# the CLI's wrapped errors, its timeouts and notes, an errno, a rule's or a hook's refusal
+_MACHINE = re.compile(r"(Exit code \d|<|\[|Error\b|Command |E[A-Z]{2,}\b|Shell |Sibling |Permission |Claude requested |"
+                      r"The user doesn't want |PreToolUse|Hook |Blocked|Interrupted|Request |InputValidationError)")
 
 
 def _stopped_while_running(rec: dict) -> bool:
@@ -439,12 +446,31 @@ def _stopped_while_running(rec: dict) -> bool:
 
 def _advice(content: list) -> list:
     """A refusal the person typed advice into ("No, and tell Claude what to do differently"): the
-    CLI's words to the model fold into one line, the person's words stay as the result's text."""
+    CLI's words to the model fold into one line, the person's words stay as the result's text.
+    2.1 puts them after "the user said:", 2.0 after "The user provided the following reason…"."""
     text = content[0].text if len(content) == 1 and content[0].kind == "text" else ""
-    head, sep, said = text.partition(_SAID)
-    if not sep or not said.strip() or not head.startswith("The user doesn't want to proceed"):
-        return content
-    return [Notice("the user refused it and said:", text), Text(said.strip(), markdown=False)]
+    for said_at in _SAID:
+        head, sep, said = text.partition(said_at)
+        if sep and said.strip() and head.startswith("The user doesn't want to proceed"):
+            return [Notice("the user refused it and said:", text), Text(said.strip(), markdown=False)]
+    return content
+
+
+def _bare_words(rec: dict, result) -> bool:
+    """Whether an error result may be only the person's words: 2.0 turns a call down with the
+    comment typed in the permission dialog as the whole result, `is_error`, and `toolUseResult`
+    "Error: " + the comment, the very shape of a tool's thrown failure. Free words that open as
+    no failure of the CLI's own does are the person's, if the call is one whose failures never read
+    so; the state map knows its name (`model.USER_WORDS`). A line that names its denial kind (2.1)
+    or decision says so itself."""
+    if not result.is_error or result.state is not None or len(result.content) != 1 \
+            or "permissionDecision" in rec:
+        return False
+    b = result.content[0]
+    if b.kind != "text" or rec.get("toolUseResult") != "Error: " + b.text:
+        return False
+    text = b.text.strip()
+    return bool(text) and not _MACHINE.match(text)
 
 
 def _refuser(denial: str, result) -> str:

@@ -1,0 +1,92 @@
+"""Claude Code 2.0's refusals with the person's comment: denied by the user, their words shown.
+
+2.0.5 writes a call turned down with "No, and tell Claude what to do differently" as the bare
+comment (`is_error`, `toolUseResult` "Error: <comment>", nothing else on the line): the shape of a
+tool's own thrown failure. A Bash call's own failures open with its exit code; an MCP tool's may be
+any words, so only a call of the tools whose failures never read as words is named denied. 2.0.37
+puts the comment after "The user provided the following reason for the rejection:". The lines are
+the corpus's (me-next-image-errors, coderabbit-thinking), cut down.
+"""
+
+import json
+
+from viewer.index import SessionIndex
+from viewer.timeline import load_events
+from viewer.web import create_app
+
+_ENV = {"isSidechain": False, "userType": "external", "cwd": "/home/u/demo", "sessionId": "s20",
+        "gitBranch": "main"}
+_REFUSED = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a "
+            "file edit, the new_string was NOT written to the file). ")
+
+
+def _lines(version="2.0.5"):
+    out, n = [], 0
+
+    def add(rec):
+        nonlocal n
+        n += 1
+        out.append({**_ENV, "version": version, "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n > 1 else None,
+                    "timestamp": f"2025-10-04T00:0{n // 10}:{n % 10}0.000Z", **rec})
+
+    def call(cid, name, inp, text, **extra):
+        add({"type": "assistant", "message": {"id": f"m{cid}", "type": "message", "role": "assistant",
+             "model": "claude-sonnet-4-5-20250929", "content": [
+                 {"type": "tool_use", "id": cid, "name": name, "input": inp}]}})
+        add({"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": text, "is_error": True, "tool_use_id": cid}]},
+             "toolUseResult": "Error: " + text, **extra})
+
+    add({"type": "user", "message": {"role": "user", "content": "commit the tokenizer"}})
+    call("t1", "Bash", {"command": "git commit -m tokenizer"}, "please add transformer.js too first")
+    call("t2", "Bash", {"command": "pytest"}, "Exit code 1\nFAILED test_x.py")
+    call("t3", "mcp__github__create_issue", {"title": "x"}, "repository not found")
+    call("t4", "Write", {"file_path": "/home/u/demo/a.txt", "content": "a"},
+         "EACCES: permission denied, open '/home/u/demo/a.txt'")
+    call("t5", "ExitPlanMode", {"plan": "rename"}, _REFUSED + "The user provided the following reason for the "
+         "rejection:  Let's keep the name of the py file")
+    return out
+
+
+def _session(tmp_path, version="2.0.5"):
+    folder = tmp_path / "projects" / "-home-u-demo"
+    folder.mkdir(parents=True)
+    path = folder / "s20.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _lines(version)))
+    return path
+
+
+def test_a_bash_call_turned_down_with_a_comment_is_denied_by_the_user(tmp_path):
+    idx = SessionIndex(_session(tmp_path)).build()
+    named = {c.id: (c.status, c.named) for c in idx.calls.calls.values()}
+    assert named == {
+        "t1": ("error", "denied"),  # the person's words, not a failure
+        "t2": ("error", None),  # the command failed
+        "t3": ("error", None),  # an MCP tool's failure may be any words: it stays an error
+        "t4": ("error", None),  # an errno: the file system refused, not the person
+        "t5": ("error", "denied"),  # 2.0.37's refusal with its reason
+    }
+    assert idx.calls.errors() == 3  # the two refusals are not counted as errors
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    results = {b.tool_use_id: b for e in evs for b in e.tool_results()}
+    assert [(b.kind, b.text) for b in results["t1"].content] == [("text", "please add transformer.js too first")]
+    # 2.0.37's long text folds into one line, the person's reason stays as the result's text
+    assert [(b.kind, b.text) for b in results["t5"].content] == [
+        ("notice", "the user refused it and said:"), ("text", "Let's keep the name of the py file")]
+
+
+def test_the_page_names_the_refusal_and_shows_the_comment(tmp_path):
+    path = _session(tmp_path)
+    app = create_app({"ROOTS": [str(tmp_path / "projects")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "TESTING": True})
+    html = app.test_client().get("/s/-home-u-demo~s20").get_data(as_text=True)
+    assert path.exists() and "please add transformer.js too first" in html
+
+    def card(cid):
+        start = html.index(f'id="tc-{cid}"')
+        return html[start:html.index(f'id="tc-{cid}-result"', start) + 400]
+
+    assert "denied by user" in card("t1") and "the user refused it and said:" in card("t1")
+    assert "please add transformer.js too first" in card("t1")
+    assert "denied by user" not in card("t2") and "the user refused" not in card("t2")
+    assert "denied by user" not in card("t3")
