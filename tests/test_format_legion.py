@@ -108,7 +108,7 @@ def test_sdk_blocks_without_type_keys():
     assert [b.kind for b in ev.blocks] == ["text", "thinking", "tool_use"]
     assert ev.message_id == "msg_1" and ev.source_id == "u-1"
     unknown = legion.event({"_type": "MirrorErrorMessage", "data": {"x": 1}}, R)
-    assert unknown.kind == "sdk:MirrorErrorMessage" and unknown.role == "system"
+    assert unknown.kind == "MirrorErrorMessage" and unknown.role == "system"
 
 
 def test_subagent_frames_render_under_the_task():
@@ -340,3 +340,31 @@ def test_comm_attachments_read_as_the_files_sent_not_a_raw_comment():
         (result,) = [b for b in ev.blocks if b.kind == "tool_result"]
         assert [(b.kind, b.text) for b in result.content] == [
             ("text", "Message sent to Test Minion"), ("notice", "attached: test_file.md")]
+
+
+def test_an_unknown_sdk_record_is_headed_by_its_type_name_once(tmp_path):
+    # a `_type` this reader does not know: the card's heading names it, its fields are the card
+    # (open), and the Markdown export names it once, not twice
+    from viewer.export import Export
+
+    folder = tmp_path / "legion-unknown"
+    folder.mkdir()
+    path = folder / "messages.jsonl"
+    sid = "5b7d9e21-0000-4000-8000-00000000c001"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "user", "content": "Mirror the repo.", "session_id": sid, "message_id": "p1",
+         "timestamp": "2026-03-02T10:00:02.000000+00:00"},
+        {"_type": "MirrorErrorMessage", "timestamp": 1772445603.0, "session_id": sid, "message_id": "x1",
+         "data": {"mirror": "origin", "reason": "remote hung up"}}]) + "\n")
+    app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "TESTING": True})
+    html = app.test_client().get("/s/legion-unknown").get_data(as_text=True)
+    card = html[html.index('id="m-x1"'):html.index('id="raw-x1"')]
+    head, body = card.split('class="ev-body"')
+    assert head.count("MirrorErrorMessage") == 1 and '<span class="kind">MirrorErrorMessage</span>' in head
+    assert "MirrorErrorMessage" not in body
+    assert '<details class="data" open>' in body and "remote hung up" in body
+    md = "".join(Export(SessionIndex(path).build(), "md").chunks())
+    assert md.count("MirrorErrorMessage") == 1
+    assert re.search(r"^### System \(MirrorErrorMessage\) · 2026-03-02 10:00:03 UTC$", md, re.M)
+    assert '"reason": "remote hung up"' in md

@@ -750,7 +750,8 @@ class _Markdown:
                 reader.json_text(b.detail), "json")
             return f"*{_inline(b.text)}*\n{detail}"
         if kind == "data":
-            return (f"*{_inline(b.label)}*\n\n" if b.label else "") + fence(
+            label = "the record as written" if b.label == "unknown" else b.label  # as the page says
+            return (f"*{_inline(label)}*\n\n" if label else "") + fence(
                 reader.json_text(b.value), "json")
         return ""
 

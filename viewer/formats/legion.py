@@ -593,7 +593,9 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
         ev = Event(ref, "system", kind="stream", hidden=True, hidden_reason="stream event",
                    blocks=[Data(d, "stream event")])
     else:
-        ev = Event(ref, "system", kind=f"sdk:{cls}", blocks=[Notice(cls), Data(d, cls)])
+        # a class this reader does not know: its name heads the card (the kind), once; its fields
+        # are the card, open when short, as any record no adapter knows
+        ev = Event(ref, "system", kind=cls, blocks=[Data(d, "unknown")])
         if cls == "HookEventMessage":
             ev.hidden, ev.hidden_reason = True, "bookkeeping"
     parent = d.get("parent_tool_use_id")
