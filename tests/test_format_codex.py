@@ -283,3 +283,23 @@ def test_unified_exec_still_running_is_not_an_error():
     assert [b.text for b in result.content] == ["still running (session 48)", "starting\n"]
     assert re.match(r"^starting", result.content[1].text)
     assert openai_chat.sniff({"type": "response_item", "payload": {}}) == 0
+
+
+def test_a_reasoning_summary_item_of_an_unknown_type_is_shown_never_dropped(tmp_path):
+    # a summary list may hold items other than summary_text: one with text reads as thoughts,
+    # one without as its data under its type; none is lost
+    lines = CURRENT.read_text().splitlines()
+    at = next(i for i, x in enumerate(lines) if '"summary_text"' in x)
+    rec = json.loads(lines[at])
+    rec["payload"]["summary"] += [{"type": "summary_note", "text": "Checked the discount path too."},
+                                  {"type": "summary_citation", "url": "https://example.test/cart", "title": "Cart"}]
+    lines[at] = json.dumps(rec)
+    path = tmp_path / CURRENT.name
+    path.write_text("\n".join(lines) + "\n")
+    idx, evs = built(path)
+    (ev,) = [e for e in evs if e.line == at + 1]
+    assert [(b.kind, getattr(b, "text", None) or getattr(b, "label", None)) for b in ev.blocks] == [
+        ("thinking", rec["payload"]["summary"][0]["text"]),
+        ("thinking", "Checked the discount path too."),
+        ("data", "reasoning summary: summary_citation")]
+    assert ev.blocks[2].value["url"] == "https://example.test/cart"

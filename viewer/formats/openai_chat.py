@@ -568,14 +568,23 @@ def _reasoning(rec: dict) -> list:
     """The thoughts of a Responses `reasoning` item — or of LangChain's reasoning content part,
     which `convert_to_openai_messages` keeps in an assistant's content: its own `{type: reasoning,
     reasoning}` or the Responses item as it was. Summary / content texts, or one sealed Thinking
-    for an encrypted one; [] when it holds none (a part is then kept as data)."""
+    for an encrypted one; [] when it holds none (a part is then kept as data). An item of a kind
+    other than `summary_text` / `reasoning_text` is never dropped: its text as thoughts when it
+    carries one, else its data under its type."""
     if isinstance(rec.get("reasoning"), str):
-        texts = [rec["reasoning"]]
+        out = [Thinking(rec["reasoning"])] if rec["reasoning"].strip() else []
     else:
-        texts = [p.get("text") for key in ("summary", "content") if isinstance(rec.get(key), list)
-                 for p in rec[key] if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return [Thinking(x) for x in texts if x.strip()] or (
-        [Thinking("", True, None)] if rec.get("encrypted_content") else [])
+        out = []
+        for key in ("summary", "content"):
+            for p in rec[key] if isinstance(rec.get(key), list) else ():
+                text = p if isinstance(p, str) else p.get("text") if isinstance(p, dict) else None
+                if isinstance(text, str):
+                    if text.strip():
+                        out.append(Thinking(text))
+                elif p is not None:
+                    t = p.get("type") if isinstance(p, dict) else None
+                    out.append(Data(p, f"reasoning {key}: {t}" if isinstance(t, str) else f"reasoning {key}"))
+    return out or ([Thinking("", True, None)] if rec.get("encrypted_content") else [])
 
 
 def _cited(annotations: Any, content: Any) -> list:
