@@ -6,7 +6,7 @@
     year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
     second: "2-digit", hourCycle: "h23", timeZoneName: "short"
   });
-  var times = document.querySelectorAll("time[datetime]");
+  var times = document.querySelectorAll("time[datetime]:not([data-local])");  // (a zoneless time stays as written)
   for (var i = 0; i < times.length; i++) {
     var d = new Date(times[i].getAttribute("datetime"));
     if (isNaN(d)) continue;

@@ -42,3 +42,61 @@ def test_agents_of_a_session_have_their_own_lanes(serve, watched_page):
     expect(page.locator("#timeline > li.ev.is-hidden")).to_have_count(4)
     expect(page.locator("#timeline > li.ev.is-hidden").first).to_be_hidden()
     assert page.problems == []
+
+
+_PROMPT = """
+    You are Planner. Split the user's request into tasks for Researcher.
+
+    To plan, you MUST follow these rules:
+    1.  **ALWAYS** ask Researcher for the weather first:
+        - use `get_weather` for each day
+    2.  Write the final plan as a `table`.
+    """
+
+
+def _zoneless_session(tmp_path):
+    """The golden two-agent session (AgentScope writes its local times with no zone), the
+    planner's system prompt an indented triple-quoted Markdown string as agents' code writes it."""
+    import json
+
+    doc = json.loads((GOLDEN / "trip-session.json").read_text())
+    doc["planner"]["_sys_prompt"] = _PROMPT
+    root = tmp_path / "agentscope"
+    root.mkdir()
+    (root / "trip-session.json").write_text(json.dumps(doc))
+    return root
+
+
+def test_zoneless_times_are_shown_as_written_and_the_header_says_so_once(serve, browser, tmp_path):
+    # the reader is in Tokyo: a time with no zone must not be moved to theirs, nor called UTC,
+    # and what it means is said in the header, readable on a phone without hovering
+    srv = serve(_zoneless_session(tmp_path), WATCH=False)
+    ctx = browser.new_context(timezone_id="Asia/Tokyo", viewport={"width": 420, "height": 900})
+    page = ctx.new_page()
+    page.goto(srv.url + "/s/trip-session")
+    said = page.locator("#session-facts .zoneless")
+    expect(said).to_have_text(re.compile(r"times\s*as written in the file, time zone unknown"))
+    box = said.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= 420
+    expect(page.get_by_text("time zone unknown")).to_have_count(1)
+    # written "2026-02-03 09:00:05.185": as written, not 18:00:05 JST, not "… UTC ?"
+    expect(page.locator(PLANNER).locator(".ev-head time")).to_have_text("2026-02-03 09:00:05")
+    expect(page.locator("#session-facts time")).to_have_text("2026-02-03 09:00:00")
+    ctx.close()
+
+
+def test_a_markdown_system_prompt_reads_as_markdown_and_its_raw_view_as_written(serve, watched_page, tmp_path):
+    srv = serve(_zoneless_session(tmp_path), WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/s/trip-session")
+    card = page.locator("li.ev").filter(has=page.locator(".kind", has_text="system prompt")).filter(
+        has=page.locator(".who", has_text="Planner"))
+    body = card.locator(".ev-body")
+    expect(body.locator("ol > li")).to_have_count(2)
+    expect(body.locator("strong")).to_have_text("ALWAYS")
+    expect(body.locator("li code").first).to_have_text("get_weather")
+    expect(body.locator("pre")).to_have_count(0)  # not one monospace block
+    # the raw view keeps the prompt as the file holds it
+    card.locator(".raw-link").click()
+    expect(card.locator(".raw-slot")).to_contain_text("1.  **ALWAYS** ask Researcher")
+    assert page.problems == []

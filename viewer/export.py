@@ -624,7 +624,10 @@ class _Markdown:
         out = [f"# {_inline(s.title or x.label)}\n"]
         facts = [("format", s.format)]
         if s.started:
-            facts.append(("started", timestamps.human_utc(timestamps.from_epoch(s.started))))
+            started = timestamps.human_utc(timestamps.from_epoch(s.started))
+            facts.append(("started", started[:19] if s.zoneless else started))
+        if s.zoneless:  # as the page's header says it, once
+            facts.append(("times", "as written in the file, time zone unknown"))
         if s.duration is not None:
             facts.append(("duration", timestamps.span(s.duration)))
         facts += [("agent steps", s.steps) if s.steps and not s.messages
@@ -676,6 +679,8 @@ class _Markdown:
         parts = []
         anchor = f'<a id="m-{_esc(ev.id)}"></a>'
         when = timestamps.human_utc(ev.timestamp)
+        if ev.timestamp_assumed_utc:
+            when = when[:19]  # no zone in the file: as written
         who = ev.author or ("tool result" if ev.role == "tool" else ev.role)
         if ev.recipient:
             who = f"{who} → {ev.recipient}"

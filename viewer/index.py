@@ -776,6 +776,7 @@ class SessionIndex:
             if ts is not None:
                 if main and s.started is None:
                     s.started = ts
+                    s.zoneless = ev.__class__ is Event and ev.timestamp_assumed_utc
                 if s.ended is None or ts > s.ended:
                     s.ended = ts
             if main:
@@ -1410,7 +1411,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
                    "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
-                   "finished", "usage", "tools", "tool_time", "parent", "title_rank")
+                   "finished", "usage", "tools", "tool_time", "parent", "title_rank", "zoneless")
 
 
 def summary_dump(s: SessionSummary) -> dict:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import re
 from typing import Any
 
@@ -288,8 +289,11 @@ def event(rec: Any, ref: Ref) -> Event:
 def _event(rec: Any, ref: Ref) -> Event:
     if isinstance(rec, dict) and "_sys_prompt" in rec:
         name = rec.get("name") if isinstance(rec.get("name"), str) else None
+        # a prompt written as an indented triple-quoted string in the agent's code: Markdown once
+        # the code's indentation is off (else every line reads as an indented code block); the
+        # card's raw view keeps it as written
         return Event(ref, "system", kind="system_prompt", author=name,
-                     blocks=[Text(as_text(rec["_sys_prompt"]))])
+                     blocks=[Text(inspect.cleandoc(as_text(rec["_sys_prompt"])))])
     if isinstance(rec, dict) and len(rec) == 1 and ("_compressed_summary" in rec or "summary" in rec):
         value = rec.get("_compressed_summary", rec.get("summary"))
         return Event(ref, "system", kind="summary",
