@@ -156,17 +156,37 @@ def test_the_stats_page_s_tool_charts_and_tables_read_whole_at_1400_px(tmp_path,
     context.close()
 
 
-def test_the_live_bar_sits_beside_the_cards_at_1400_px_not_over_them(live_server, browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
+def _meet(a, b) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+@pytest.mark.parametrize("width", [420, 800, 1024, 1400])
+def test_the_live_bar_covers_no_content_at_any_width(live_server, browser, width):
+    # the live tail's state and "follow" sit in the page's top bar, which takes its own room: no
+    # card, link or header fact is ever under them (a bar floating over the timeline covered the
+    # cards' "raw" links below about 1,250 px)
+    context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.goto(f"{live_server.url}/s/legion-feature-tour")
     state = page.locator("#live-state")
     expect(state).to_have_attribute("data-state", "live")
     expect(state).to_have_text("connected")  # said to a screen reader; a green dot to the eye
-    bar = page.locator(".live-bar").bounding_box()
-    for card in page.locator("#timeline > li.ev:visible").all():
-        box = card.bounding_box()
-        assert box["x"] + box["width"] <= bar["x"], "the live bar covers the right of a card"
+    expect(page.locator("#follow")).to_be_visible()
+    content = "#timeline > li.ev:visible, #timeline li.ev a:visible, .session-head:visible, .session-tools:visible"
+    for scroll in (0, 1200, 10**6):
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        page.wait_for_function(f"Math.abs(window.scrollY - Math.min({scroll}, document.documentElement.scrollHeight - innerHeight)) < 2")
+        bar = page.locator(".live-bar").bounding_box()
+        head = page.locator("header.top").bounding_box()
+        assert head["y"] <= bar["y"] and bar["y"] + bar["height"] <= head["y"] + head["height"] + 0.5, \
+            f"the live bar {bar} is out of the page's top bar {head}"
+        assert bar["x"] >= 0 and bar["x"] + bar["width"] <= width, f"the live bar {bar} runs off the page"
+        below = head["y"] + head["height"]  # what scrolled under the top bar is not shown
+        for el in page.locator(content).all():
+            box = el.bounding_box()
+            if box and box["y"] >= below - 0.5:
+                assert not _meet(box, bar), f"at {width} px the live bar {bar} covers {box}"
     context.close()
 
 
