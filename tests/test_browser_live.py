@@ -296,3 +296,40 @@ def test_the_n_new_marker_loads_the_next_events_where_the_reader_is(tour, serve,
     append(path, say(1))
     expect(page.locator("#m-live-1")).to_be_attached()
     assert page.problems == []
+
+
+def test_the_minimap_grows_with_the_live_tail(tour, serve, watched_page):
+    # new prompts and a call that fails come through the stream: the session map gains their
+    # marks (no reload, no second fetch of the map), the failed call's mark as an error
+    root, path = tour
+    srv = serve(root)
+    page = watched_page
+    fetches = []
+    page.on("request", lambda r: fetches.append(r.url) if r.url.endswith("/minimap") else None)
+    open_live(page, srv)
+    marks = page.locator("#minimap a.mm")
+    expect(marks.first).to_be_attached()
+    before = {a.get_attribute("data-jump") for a in marks.all()}
+    assert "live-prompt" not in before and "live-fail" not in before
+    for i in range(3):
+        append(path, say(10 + i))
+        expect(page.locator(f"#m-live-{10 + i}")).to_be_attached()
+    append(path, {"type": "user", "content": "Now run the whole suite.", "session_id": "s",
+                  "timestamp": 1761073500, "message_id": "live-prompt"})
+    expect(page.locator('#minimap a.mm-prompt[data-jump="live-prompt"]')).to_be_attached()
+    append(path, say(60, metadata={"tool_uses": [{"id": "toolu_mm", "name": "Bash",
+                                                  "input": {"command": "make suite"}}]}))
+    expect(page.locator("#tc-toolu_mm .state")).to_have_text("pending")
+    append(path, {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-fail",
+                  "timestamp": 1761073503.5, "metadata": {"tool_results": [
+                      {"tool_use_id": "toolu_mm", "content": "make: *** [suite] Error 2", "is_error": True}]}})
+    expect(page.locator("#tc-toolu_mm .state")).to_have_text("error")
+    # the failed call's mark, at its call's event, as an error
+    expect(page.locator('#minimap a.mm-error[data-jump="live-60"]')).to_be_attached()
+    expect(page.locator('#minimap a.mm-error[data-jump="live-60"] title')).to_have_text("Bash failed")
+    # the marks that were there stay, moved up as the session grew
+    after = {a.get_attribute("data-jump") for a in marks.all()}
+    assert before <= after | {"live-60"}, before - after
+    assert len(fetches) == 1  # the map came once with the page, then through the stream
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []

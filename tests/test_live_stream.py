@@ -10,7 +10,7 @@ from viewer.web import create_app
 from viewer.web import feed
 from viewer.web.live import cursor_of, parse_cursor
 
-from conftest import SESSIONS
+from conftest import SESSIONS, bounded
 
 KEY = "legion-feature-tour"
 
@@ -33,14 +33,35 @@ def msg(i):
 
 
 class Stream:
-    """Reads SSE messages from a streamed test-client response: (id, event, data)."""
+    """Reads SSE messages from a streamed test-client response: (id, event, data). The session map
+    that follows new events in a message of its own (`Feed._minimap`) is kept apart in `maps`,
+    unless `maps=False` (then it is read as any message)."""
 
-    def __init__(self, resp):
+    def __init__(self, resp, maps: bool = True):
         self.resp, self.chunks, self.buf = resp, iter(resp.response), ""
+        self.keep_maps, self.maps, self.pending = maps, [], []
+
+    def next_map(self) -> str:
+        """The next session map sent (after the events it follows)."""
+        while not self.maps:
+            self.next_block()
+        return self.maps.pop(0)
+
+    def next_block(self):
+        got = self._read()
+        if got is not None:
+            self.pending.append(got)
 
     def next(self, n=1):
-        out = []
+        out, self.pending = self.pending[:n], self.pending[n:]
         while len(out) < n:
+            got = self._read()
+            if got is not None:
+                out.append(got)
+        return out
+
+    def _read(self):
+        while True:
             while "\n\n" not in self.buf:
                 chunk = next(self.chunks)
                 self.buf += chunk.decode() if isinstance(chunk, bytes) else chunk
@@ -52,12 +73,38 @@ class Stream:
                     fields["data"].append(value)
                 elif name in ("id", "event"):
                     fields[name] = value
+            data = "\n".join(fields["data"])
+            bare = data.strip()
+            if self.keep_maps and "event" not in fields and bare.startswith('<nav id="minimap"') \
+                    and bare.count("<nav") == 1 and bare.endswith("</nav>"):
+                self.maps.append(data)
+                return None
             if fields["data"] or "event" in fields:
-                out.append((fields.get("id"), fields.get("event"), "\n".join(fields["data"])))
-        return out
+                return fields.get("id"), fields.get("event"), data
 
     def close(self):
         self.resp.close()
+
+
+def test_the_session_map_follows_the_events_it_changed(setup):
+    # once new events are out, the stream sends the page's map out of band: a new prompt's mark,
+    # and a call that failed marked as an error at its call
+    app, path = setup
+    c = app.test_client()
+    start = cursor_of(app.extensions["viewer"].store.index(KEY))
+    append(path, {"type": "user", "content": "Run the suite.", "session_id": "s", "timestamp": 1761073400,
+                  "message_id": "live-prompt"},
+           {**msg(1), "metadata": {"tool_uses": [{"id": "toolu_live", "name": "Bash", "input": {"command": "ls"}}]}},
+           {"type": "user", "content": "Tool results: 1", "session_id": "s", "message_id": "live-r",
+            "metadata": {"tool_results": [{"tool_use_id": "toolu_live", "content": "no", "is_error": True}]}})
+    stream = Stream(c.get(f"/s/{KEY}/events?after={start}"))
+    ((_, _, events),) = stream.next()
+    assert ids_in(events) == ["live-prompt", "live-1", "live-r"] and "minimap" not in events
+    shown = bounded(stream.next_map)
+    stream.close()
+    assert '<nav id="minimap" hx-swap-oob="innerHTML">' in shown
+    assert re.search(r'data-jump="live-prompt" class="mm mm-prompt"', shown)
+    assert re.search(r'data-jump="live-1" class="mm mm-error"[^>]*><title>Bash failed</title>', shown)
 
 
 def read_messages(resp, n):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from flask import Flask
 
+from .. import outline
 from ..index import SessionIndex
 from ..model import ANSWERED, RUNNING_ON
 from ..store import NotFound, Store
@@ -42,6 +43,7 @@ from .templating import render_event
 log = logging.getLogger(__name__)
 
 POLL = 1.0  # seconds between index refreshes when no watcher event arrives (network filesystems)
+MAP_EVERY = 1.0  # seconds at least between two sendings of a session's map (`Feed._minimap`)
 CHUNK = 100  # events rendered per step of a burst
 MESSAGE_BYTES = 256 << 10  # one SSE message carries events up to about this size
 KEEP_EVENTS = 5000  # rendered events kept per thread for streams that are behind
@@ -185,6 +187,8 @@ class Feed:
         self._cards: dict[str, Piece] = {}  # threads that appeared after a page was drawn
         self._last: dict[str, list] = {}  # thread → the last events rendered (a message goes on)
         self.subscribers = 0
+        self._map_due = False  # events went out since the session map was last sent
+        self._mapped = 0.0
 
     # --- waking and waiting ------------------------------------------------------------------
 
@@ -220,14 +224,31 @@ class Feed:
                 self._refreshed = now
                 changed = self._refresh()
             more = False
+            mapped = None
             if not self.removed:
                 rendered, more = self._render_new()
                 changed = changed or rendered
+                if rendered:
+                    self._map_due = True
+                elif self._map_due and not more and now - self._mapped >= MAP_EVERY:
+                    self._map_due, self._mapped = False, now
+                    mapped = self._minimap()
         finally:
             self._work.release()
         if changed:
             self._publish()
+        if mapped is not None:
+            self.feeds.broadcast(self.key, mapped, name="minimap")
         return more
+
+    def _minimap(self) -> str:
+        """The session map as it stands now (every mark moves as the session grows; a call's mark
+        is its state now), for the page's map out of band. Sent once the new events are out, on
+        the next turn of the streams' loop, and at most every MAP_EVERY: marking a 100 MB session
+        takes about 50 ms, which the events do not wait for."""
+        with self._context():
+            return self.feeds.app.jinja_env.get_template("_live_event.html").render(
+                part="minimap", key=self.key, marks=outline.marks(self.idx))
 
     def _refresh(self) -> bool:
         try:
