@@ -82,7 +82,27 @@ def test_zoneless_times_are_shown_as_written_and_the_header_says_so_once(serve, 
     # written "2026-02-03 09:00:05.185": as written, not 18:00:05 JST, not "… UTC ?"
     expect(page.locator(PLANNER).locator(".ev-head time")).to_have_text("2026-02-03 09:00:05")
     expect(page.locator("#session-facts time")).to_have_text("2026-02-03 09:00:00")
+    after = "e => getComputedStyle(e, '::after').content"
+    assert page.locator(PLANNER).locator(".ev-head time").evaluate(after) == "none"  # said once, above
     ctx.close()
+
+
+def test_a_lone_zoneless_time_says_so_on_its_card(serve, watched_page):
+    # the legion tour's last prompt is the only time it wrote with no zone: not all times are as
+    # written (the header does not say so), its card says it, readable without hovering
+    from conftest import SESSIONS
+
+    srv = serve(SESSIONS, WATCH=False)
+    page = watched_page
+    page.goto(srv.url + "/s/legion-feature-tour")
+    expect(page.locator("#session-facts")).to_be_visible()
+    expect(page.locator("#session-facts")).not_to_contain_text("time zone unknown")
+    when = page.locator("#m-tour-prompt-3 .ev-head time")
+    expect(when).to_have_text("2025-10-21 19:01:45")
+    assert when.evaluate("e => getComputedStyle(e, '::after').content") == '" · no zone"'
+    zoned = page.locator("#m-tour-prompt-1 .ev-head time")
+    assert zoned.evaluate("e => getComputedStyle(e, '::after').content") == "none"
+    assert page.problems == []
 
 
 def test_a_markdown_system_prompt_reads_as_markdown_and_its_raw_view_as_written(serve, watched_page, tmp_path):

@@ -625,9 +625,10 @@ class _Markdown:
         facts = [("format", s.format)]
         if s.started:
             started = timestamps.human_utc(timestamps.from_epoch(s.started))
-            facts.append(("started", started[:19] if s.zoneless else started))
+            facts.append(("started", started[:19] if s.zoneless == "all" else started))
         if s.zoneless:  # as the page's header says it, once
-            facts.append(("times", "as written in the file, time zone unknown"))
+            facts.append(("times", "as written in the file, time zone unknown" if s.zoneless == "all"
+                          else "some as written in the file, with no time zone"))
         if s.duration is not None:
             facts.append(("duration", timestamps.span(s.duration)))
         facts += [("agent steps", s.steps) if s.steps and not s.messages

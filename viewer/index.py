@@ -774,9 +774,12 @@ class SessionIndex:
             if author and main and author not in s.agents:
                 s.agents.append(author)
             if ts is not None:
+                if ev.__class__ is Event and ev.timestamp_assumed_utc:
+                    s.zoneless = "all" if s.ended is None or s.zoneless == "all" else "some"
+                elif s.zoneless == "all":
+                    s.zoneless = "some"
                 if main and s.started is None:
                     s.started = ts
-                    s.zoneless = ev.__class__ is Event and ev.timestamp_assumed_utc
                 if s.ended is None or ts > s.ended:
                     s.ended = ts
             if main:
