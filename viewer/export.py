@@ -38,7 +38,7 @@ from typing import Iterator
 
 import orjson
 
-from . import __version__, reader, render, timestamps, tools, usage
+from . import __version__, formats, reader, render, timestamps, tools, usage
 from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
@@ -625,10 +625,9 @@ class _Markdown:
         facts = [("format", s.format)]
         if s.started:
             started = timestamps.human_utc(timestamps.from_epoch(s.started))
-            facts.append(("started", started[:19] if s.zoneless == "all" else started))
-        if s.zoneless:  # as the page's header says it, once
-            facts.append(("times", "as written in the file, time zone unknown" if s.zoneless == "all"
-                          else "some as written in the file, with no time zone"))
+            facts.append(("started", started[:19] if formats.zoneless(s.format) else started))
+        if formats.zoneless(s.format):  # as the page's header says it, once
+            facts.append(("times", "as written in the file, time zone unknown"))
         if s.duration is not None:
             facts.append(("duration", timestamps.span(s.duration)))
         facts += [("agent steps", s.steps) if s.steps and not s.messages

@@ -774,10 +774,6 @@ class SessionIndex:
             if author and main and author not in s.agents:
                 s.agents.append(author)
             if ts is not None:
-                if ev.__class__ is Event and ev.timestamp_assumed_utc:
-                    s.zoneless = "all" if s.ended is None or s.zoneless == "all" else "some"
-                elif s.zoneless == "all":
-                    s.zoneless = "some"
                 if main and s.started is None:
                     s.started = ts
                 if s.ended is None or ts > s.ended:
@@ -1414,7 +1410,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
                    "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
-                   "finished", "usage", "tools", "tool_time", "parent", "title_rank", "zoneless")
+                   "finished", "usage", "tools", "tool_time", "parent", "title_rank")
 
 
 def summary_dump(s: SessionSummary) -> dict:

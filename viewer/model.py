@@ -294,9 +294,6 @@ class SessionSummary:
     title_rank: int = 0
     started: float | None = None
     ended: float | None = None
-    # times the file wrote with no zone (AgentScope writes local times without one), read as UTC
-    # and shown as written, the header saying the zone is unknown: "all" of them, "some", or ""
-    zoneless: str = ""
     events: int = 0
     messages: int = 0
     # agent steps of a run trace (MARSYS: each agent's request and the action it chose, kind
