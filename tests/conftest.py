@@ -345,3 +345,30 @@ def back_and_forth_lines():
                   {"role": "user", "content": "Thanks"}], [{"type": "text", "text": "You're welcome."}]),
             # a new conversation reusing the call id: told apart as toolu_1~N
             call([{"role": "user", "content": "Run pwd"}], use["content"])]
+
+
+class Hold:
+    """Holds every background build of the index before it reads anything, until released; counts
+    the passes (`builds`, by session key) and says when one is held (`held`)."""
+
+    def __init__(self):
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.builds = []
+
+    def progress(self, key, read, total):
+        if read == 0:
+            self.builds.append(key)
+            self.held.set()
+            assert self.release.wait(60)
+
+
+def held_app(root, tmp_path):
+    """An app serving `root` whose background index passes wait for the test (`app.hold.release`),
+    with nothing indexed before a page asks; released when the test ends (a generator fixture's)."""
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
+    app.hold = Hold()
+    app.extensions["viewer"].store.indexer.listen(app.hold)
+    yield app
+    app.hold.release.set()

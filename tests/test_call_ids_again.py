@@ -8,7 +8,6 @@ counts and in every export — while an id written again before its result is st
 
 import json
 import re
-import threading
 
 import pytest
 from playwright.sync_api import expect
@@ -20,7 +19,7 @@ from viewer.store import Store
 from viewer.timeline import load_events
 from viewer.web import create_app
 
-from conftest import LiveServer, stream_open
+from conftest import LiveServer, held_app, stream_open
 
 
 STEPS = [  # (tool, arguments, output, failed)
@@ -259,17 +258,6 @@ def test_an_anthropic_message_list_that_uses_a_call_id_again(tmp_path):
     shows_own(cards("".join(Export(idx, "html").chunks())), ids=("toolu_0", "toolu_0~2", "toolu_0~3"))
 
 
-class Hold:
-    """Holds the background build of the index before it reads anything, until released."""
-
-    def __init__(self):
-        self.release = threading.Event()
-
-    def progress(self, key, read, total):
-        if read == 0:
-            assert self.release.wait(60)
-
-
 @pytest.fixture
 def unindexed(tmp_path):
     """6 MB of messages whose every response calls `call_0` (more than a first screen reads), the
@@ -281,13 +269,7 @@ def unindexed(tmp_path):
              for i in range(1500)]
     msgs = conversation(steps)[:-1] + [call("run", {"cmd": "the last step"})]
     path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
-    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
-                      "INDEX_ALL": False})
-    hold = Hold()
-    app.extensions["viewer"].store.indexer.listen(hold)
-    app.hold = hold
-    yield app
-    hold.release.set()
+    yield from held_app(root, tmp_path)
 
 
 @pytest.mark.browser

@@ -15,9 +15,8 @@ from playwright.sync_api import expect
 
 from viewer import partial
 from viewer.index import SessionIndex
-from viewer.web import create_app
 
-from conftest import LiveServer, stream_open, write_claude_session
+from conftest import LiveServer, held_app, stream_open, write_claude_session
 
 SIZE = 50 << 20
 CALLS = ("toolu_slow_a", "toolu_slow_b", "toolu_slow_c")
@@ -56,37 +55,9 @@ def big(tmp_path_factory):
     return root, path
 
 
-class Hold:
-    """Holds every background build before it reads anything, until released; counts passes."""
-
-    def __init__(self):
-        self.held = threading.Event()
-        self.release = threading.Event()
-        self.builds = []
-
-    def progress(self, key, read, total):
-        if read == 0:
-            self.builds.append(key)
-            self.held.set()
-            assert self.release.wait(60)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release.set()
-
-
 @pytest.fixture
 def app(big, tmp_path):
-    root, path = big
-    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
-                      "INDEX_ALL": False})
-    hold = Hold()
-    app.extensions["viewer"].store.indexer.listen(hold)
-    app.hold = hold
-    yield app
-    hold.release.set()
+    yield from held_app(big[0], tmp_path)
 
 
 def get(client, url):
