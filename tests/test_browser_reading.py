@@ -160,3 +160,35 @@ def test_a_long_read_result_is_highlighted_when_the_reader_reaches_it(tmp_path, 
     expect(second.locator("pre.hl .ln").last).to_have_text("399")
     expect(second.locator("pre.hl .nf").last).to_have_text("g399")
     assert page.problems == []
+
+
+def test_a_result_written_again_shows_where_it_is_and_links_to_its_call(tmp_path, serve, watched_page):
+    """A call's result written twice, the second differing, then a word-for-word copy: the call's
+    card shows the first; the second shows its own output under "another result of", linked to
+    the call; the copy says so in one line, its output not drawn again."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "chat.json").write_text(json.dumps([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "shell", "arguments": json.dumps({"command": "pytest -q"})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "first run: 2 failed"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "second run: all passed"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "first run: 2 failed"},
+        *({"role": "assistant", "content": f"Note {i}: " + "words " * 60} for i in range(30))]))
+    os.utime(root / "chat.json", (1_700_000_000, 1_700_000_000))  # (a finished session)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    page.goto(serve(root).url + "/s/chat")
+    expect(page.locator("#m-L2 .tool")).to_contain_text("first run: 2 failed")
+    second = page.locator("#m-L4 .tool.again")
+    expect(second).to_contain_text("another result of shell")
+    expect(second.locator(".tool-result")).to_contain_text("second run: all passed")
+    copy = page.locator("#m-L5 .tool.again")
+    expect(copy).to_contain_text("written again")
+    expect(copy.locator(".tool-result")).to_have_count(0)
+    expect(page.get_by_text("first run: 2 failed", exact=True)).to_have_count(1)
+    page.locator("#m-L30").scroll_into_view_if_needed()
+    second.get_by_role("link", name="shell").click()
+    expect(page.locator("#m-L2")).to_be_in_viewport()
+    assert page.problems == []
