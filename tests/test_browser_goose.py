@@ -103,8 +103,8 @@ def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says
         serve, watched_page, tmp_path):
     """Current Goose's `delegate` call runs a sub-agent in a session of its own that names its
     parent: the call's card holds the sub-agent's conversation, the sub-agent's session is listed
-    as a sub-agent of its parent, and the tools read as extension + tool; the usage panel shows
-    Goose's own totals with a cost."""
+    as a sub-agent of its parent, and the tools read as extension + tool; the usage panel counts
+    each model call of Goose's usage ledger, by model, with a cost, and draws them on its timeline."""
     make_db = goose_make_db()
     root = tmp_path / "sessions"
     root.mkdir()
@@ -135,7 +135,15 @@ def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says
     expect(card.get_by_text("Targets: build, test (pytest --watch), lint.").first).to_be_visible()
     expect(page.locator("#timeline")).to_contain_text("Goose's title for this call: Delegate a Makefile summary")
     page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}/usage")
-    expect(page.locator(".usage-facts")).to_contain_text("the tokens are the session's own totals, as Goose kept them")
+    facts = page.locator(".usage-facts")
+    expect(facts).to_contain_text("model calls5", use_inner_text=False)
+    expect(facts).not_to_contain_text("own totals")
+    sonnet = page.locator("tr", has=page.locator("td.model-name", has_text="claude-sonnet-4-5")).first
+    expect(sonnet.locator("td[data-label='calls']")).to_have_text("3")
+    expect(sonnet.locator("td[data-label='cache read']")).to_have_text("2,700")
+    expect(sonnet.locator("td[data-label='cost']")).to_have_text("$0.012")
+    haiku = page.locator("tr", has=page.locator("td.model-name", has_text="claude-haiku-4-5")).first
+    expect(haiku.locator("td[data-label='calls']")).to_have_text("2")
     # the timeline's two rows (main, the sub-agent) are far enough apart for their names: the chart
     # was 120 px high whatever its rows, the axis and legend took most of it and the names overlapped
     timeline = page.locator("canvas[data-chart=timeline]")
@@ -143,4 +151,8 @@ def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says
     rows = timeline.evaluate("""c => { const y = Chart.getChart(c).scales.y;
         return [y.getPixelForValue(0), y.getPixelForValue(1)]; }""")
     assert rows[1] - rows[0] >= 24, rows
+    # the model calls are bars of their own, each opening the reply it paid for
+    calls = timeline.evaluate("""c => Chart.getChart(c).data.datasets[0].data.map(d => [d.y, d.bar.label])""")
+    assert sorted(calls) == sorted([["main", "claude-sonnet-4-5"]] * 3 + [[
+        f"Delegated task · session {make_db.SUB_ID}", "claude-haiku-4-5"]] * 2)
     assert page.problems == []

@@ -68,7 +68,7 @@ def test_a_session_begun_in_the_database_names_its_model_tokens_and_type(tmp_pat
     head = evs[0]
     assert [b.text for b in head.blocks if b.kind == "notice"] == [
         "Goose session in /home/dev/api", "model: claude-sonnet-4-5 · anthropic", "description: CI test hang",
-        "tokens: 5,210 (4,980 in · 230 out)"]
+        "tokens: 5,210 (4,980 in · 230 out · 2,700 cache read · 1,200 cache write)"]
     assert idx.calls.calls["call_mk1"].status == "completed"
     assert "pytest --watch" in result_of(evs, "call_mk1").content[0].text
     assert evs[1].source_id == f"msg_{make_db.NEW_ID}_{evs[1].source_id.rsplit('_', 1)[1]}"
@@ -142,10 +142,10 @@ def test_a_foreign_sessions_db_is_skipped_saying_why_and_a_bad_row_is_an_unparse
 
 
 def test_goose_s_own_token_totals_are_the_session_s_usage_priced_by_the_price_table(tmp_path):
-    """Goose keeps no usage per message: its session row's `accumulated_*` counts are the session's
-    usage, said to be its totals, priced by the price table for the row's model; the sub-agent's
-    session counts in its own thread with its own model."""
-    folder, _ = database(tmp_path)
+    """A session Goose ran before its usage ledger (schema 15) has no usage per call: its session
+    row's `accumulated_*` counts are the session's usage, said to be its totals, priced by the price
+    table for the row's model; the sub-agent's session counts in its own thread with its own model."""
+    folder, _ = database(tmp_path, ledger=False)
     idx = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}")
     u = idx.summary.usage
     assert u["tokens"] == 5210 + 1320 and u["calls"] == 0 and u["session_totals"] is True
@@ -165,7 +165,7 @@ def test_goose_s_own_token_totals_are_the_session_s_usage_priced_by_the_price_ta
 
 
 def test_goose_s_own_cost_and_cached_counts_are_read_where_it_kept_them(tmp_path):
-    folder, con = database(tmp_path, keep_open=True)
+    folder, con = database(tmp_path, keep_open=True, ledger=False)
     con.execute("UPDATE sessions SET accumulated_input_tokens = 9000, accumulated_output_tokens = 300, "
                 "accumulated_cache_read_tokens = 6000, accumulated_cache_write_tokens = 1000, "
                 "accumulated_cost = 0.0123 WHERE id = ?", (make_db.NEW_ID,))
@@ -218,3 +218,66 @@ def test_current_goose_s_reasoning_and_call_titles_are_read(tmp_path):
     assert [b.text for b in holder.blocks[2:4]] == [
         "Goose's title for this call: Delegate a Makefile summary",
         "Goose's summary: Asked a sub-agent for the Makefile's targets"]
+
+
+def test_each_model_call_of_goose_s_usage_ledger_is_counted_with_its_model_tokens_and_cost(tmp_path):
+    """Goose (schema 15+) writes a row of `usage_ledger` per model call: each is a call of the
+    usage tally (its model, its cached input apart, priced by the price table per call, Goose's
+    own cost beside), placed after the reply it paid for, and the session's totals are not counted
+    again; the sub-agent's calls count in its thread."""
+    folder, _ = database(tmp_path)
+    idx = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}")
+    u = idx.summary.usage
+    assert u["session_totals"] is False and u["calls"] == 3 + 2
+    assert u["tokens"] == 5210 + 1320
+    # Goose's input counts its cached parts: the uncached input is what is left
+    assert u["models"]["claude-sonnet-4-5"][:5] == [4980 - 2700 - 1200, 230, 2700, 1200, 3]
+    assert u["models"]["claude-haiku-4-5"][:5] == [1250, 70, 0, 0, 2]
+    hour = int(make_db.T // 3600)
+    each = [usage.PRICES.cost(model, hour, 1, inp - read - write, out, read, write)
+            for rows in make_db.LEDGER.values() for _, model, inp, out, read, write, _ in rows]
+    assert all(each) and u["cost"] == pytest.approx(sum(each))
+    rep = usage.report(idx)
+    assert rep["session_totals"] is False and rep["source_cost_usd"] == pytest.approx(0.0136)
+    assert rep["threads"]["main"]["calls"] == 3 and rep["threads"][make_db.SUB_ID]["calls"] == 2
+    # each row is the usage of the reply it paid for (the one Goose wrote before it recorded it)
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    paid = [(e.role, e.timestamp.timestamp(), e.model, e.usage["prompt_tokens"]) for e in evs if e.usage
+            and e.kind != "session"]
+    assert paid == [("assistant", make_db.T + 4, "claude-sonnet-4-5", 1500),
+                    ("assistant", make_db.T + 6, "claude-sonnet-4-5", 1620),
+                    ("assistant", make_db.T + 9, "claude-sonnet-4-5", 1860)]
+    assert not any(e.kind == "usage" for e in evs)  # (nothing added to the conversation)
+
+
+def test_a_ledger_row_goose_writes_is_counted_live_and_its_old_forms_are_said(tmp_path):
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        store = Store([folder])
+        key = f"sessions.db~{make_db.NEW_ID}"
+        assert store.index(key).summary.usage["calls"] == 5
+        # the row for what the session used before the ledger, and a compaction's call
+        con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, "
+                    "total_tokens, cost_source, is_compaction) VALUES (?, ?, NULL, 9000, 400, 9400, "
+                    "'carried_forward', 0)", (make_db.NEW_ID, make_db.T + 10))
+        con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, "
+                    "total_tokens, cost, cost_source, is_compaction) VALUES (?, ?, 'claude-sonnet-4-5', 5000, "
+                    "300, 5300, 0.02, 'provider_reported', 1)", (make_db.NEW_ID, make_db.T + 10))
+        idx, _ = store.refresh(key)
+        u = idx.summary.usage
+        assert u["calls"] == 7 and u["models"]["claude-sonnet-4-5"][4] == 5  # (the session's model)
+        evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+        said = [b.text for e in evs if e.kind == "usage" for b in e.blocks]
+        assert all(e.hidden for e in evs if e.kind == "usage")
+        assert said == [
+            "Goose's usage ledger: usage before Goose kept it call by call: 9,000 in · 400 out",
+            "Goose's usage ledger: a model call that compacted the conversation (claude-sonnet-4-5): "
+            "5,000 in · 300 out · $0.0200 (reported by the provider)"]
+    finally:
+        con.close()
+    # before schema 15 there is no ledger: the session's totals are its usage
+    folder, con = database(tmp_path / "old", keep_open=True)
+    con.execute("DROP TABLE usage_ledger")
+    con.close()
+    u = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}").summary.usage
+    assert u["session_totals"] is True and u["calls"] == 0 and u["tokens"] == 5210 + 1320

@@ -19,16 +19,27 @@ NEW = f"sessions.db~{make_db.NEW_ID}"
 SUB = f"sessions.db~{make_db.SUB_ID}"
 
 
-@pytest.fixture
-def goose_client(tmp_path):
+def _client(tmp_path, ledger: bool):
     folder = tmp_path / "sessions"
     folder.mkdir()
-    make_db.build(folder / "sessions.db")
+    make_db.build(folder / "sessions.db", ledger=ledger)
     app = create_app({"ROOTS": [str(folder)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
                       "TESTING": True})
     c = app.test_client()
     c.get("/sessions.json")  # (waits for the rows' summaries)
     return c
+
+
+@pytest.fixture
+def goose_client(tmp_path):
+    """Current Goose's database: its usage ledger holds a row per model call."""
+    return _client(tmp_path, ledger=True)
+
+
+@pytest.fixture
+def totals_client(tmp_path):
+    """Sessions Goose ran before its usage ledger (schema 15): only their totals."""
+    return _client(tmp_path, ledger=False)
 
 
 def _row(html: str, key: str) -> str:
@@ -37,7 +48,8 @@ def _row(html: str, key: str) -> str:
     return m.group(0)
 
 
-def test_the_list_shows_goose_s_totals_its_model_and_a_cost_from_the_price_table(goose_client):
+def test_the_list_shows_goose_s_totals_its_model_and_a_cost_from_the_price_table(totals_client):
+    goose_client = totals_client
     data = goose_client.get("/sessions.json").get_json()
     row = next(s for s in data["sessions"] if s["key"] == NEW)
     assert row["models"] == ["claude-sonnet-4-5", "claude-haiku-4-5"]
@@ -53,7 +65,8 @@ def test_the_list_shows_goose_s_totals_its_model_and_a_cost_from_the_price_table
     assert "sub-agent of" in _row(html, SUB)
 
 
-def test_the_usage_panel_says_the_tokens_are_goose_s_own_totals(goose_client):
+def test_the_usage_panel_says_the_tokens_are_goose_s_own_totals(totals_client):
+    goose_client = totals_client
     html = goose_client.get(f"/s/{NEW}/usage").get_data(as_text=True)
     assert "not recorded one by one: the tokens are the session's own totals, as Goose kept them" in html
     assert "claude-sonnet-4-5" in html and "claude-haiku-4-5" in html
@@ -67,6 +80,25 @@ def test_the_usage_panel_says_the_tokens_are_goose_s_own_totals(goose_client):
     assert next(m for m in stats["models"] if m["model"] == "claude-sonnet-4-5")["session_totals"] is True
     assert re.search(r'claude-sonnet-4-5</a></td>.*?data-label="calls" class="num"><span class="muted" '
                      r'title="[^"]*">totals</span>', goose_client.get("/stats").get_data(as_text=True), re.S)
+
+
+def test_the_usage_panel_and_the_list_count_each_call_of_goose_s_usage_ledger(goose_client):
+    """Current Goose's ledger: the list's tokens and cost and the usage panel's calls per model come
+    from its rows, one per model call, not the session's totals."""
+    data = goose_client.get("/sessions.json").get_json()
+    row = next(s for s in data["sessions"] if s["key"] == NEW)
+    assert row["tokens"] == 5210 + 1320 and row["cost_usd"] == pytest.approx(0.0136)
+    tr = _row(goose_client.get("/").get_data(as_text=True), NEW)
+    assert "own totals" not in tr
+    html = goose_client.get(f"/s/{NEW}/usage").get_data(as_text=True)
+    assert "not recorded one by one" not in html
+    assert re.search(r'<td class="model-name">claude-sonnet-4-5</td>.*?data-label="calls" class="num">3<', html, re.S)
+    assert re.search(r'<td class="model-name">claude-haiku-4-5</td>.*?data-label="calls" class="num">2<', html, re.S)
+    data = goose_client.get(f"/s/{NEW}.json").get_json()
+    assert data["usage"]["session_totals"] is False and data["usage"]["calls"] == 5
+    assert data["usage"]["models"]["claude-sonnet-4-5"]["cache_read"] == 2700
+    stats = goose_client.get("/stats.json").get_json()
+    assert next(m for m in stats["models"] if m["model"] == "claude-sonnet-4-5")["session_totals"] is False
 
 
 def test_an_extension_s_tool_reads_as_the_extension_and_the_tool(goose_client):

@@ -39,9 +39,14 @@ session row is read as a document `{"session": row, "messages": [Message…]}` w
 JSONL file's, its row taking the metadata line's place (`name` its description; `model_config_json`'s
 `model_name` its model, with `provider_name`; `session_type` said when it is not the person's).
 
-Usage: Goose keeps none per message, only the session's totals (`accumulated_*` tokens of the row
-or the metadata line, its own `accumulated_cost`): they are the header event's usage, marked as
-the session's totals (usage.SESSION_TOTALS), priced by the price table for the row's model.
+Usage: Goose keeps none per message. Since schema 15 its database keeps one row per model call in
+`usage_ledger` (goose_db.py): each is a hidden `usage` event of its own (as Codex's token counts
+are), placed after the last message written by the time Goose recorded it, with the call's model,
+tokens and the cost Goose worked out; the usage panel, its charts and the list count those calls.
+Before the ledger (and in a JSONL file) Goose kept only the session's totals (`accumulated_*`
+tokens of the row or the metadata line, its own `accumulated_cost`): they are the header event's
+usage, marked as the session's totals (usage.SESSION_TOTALS), priced by the price table for the
+row's model, and counted only where no call of the ledger is (usage.Tally.rows).
 
 Tool names: Goose names an extension's tools `<extension>__<tool>` (`developer__shell`); the
 viewer shows them as the extension and the tool (tools.mcp_name with the format). Its built-in
@@ -81,6 +86,8 @@ _NOTICES = {"contextLengthExceeded": "context length exceeded",
             "conversationCompacted": "conversation compacted"}
 _ROW = "__goose_row__"  # marks a database session row among a document's records
 _NOTE = "__goose_note__"  # …and a note on reading it (the database is locked, its log unread)
+_LEDGER = "__goose_ledger__"  # …and a row of its usage ledger (one model call)
+_USAGE = "__goose_usage__"  # a reply's ledger row (the usage of the call that wrote it)
 _HIDDEN_WHY = "not shown to the person: Goose sent it to the model only"
 # what Goose answers for a call it did not run (crates/goose/src/agents/tool_execution.rs)
 _DECLINED = "The user has declined to run this tool."
@@ -133,11 +140,55 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
             or not isinstance(doc.get("messages"), list):
         return None
     out: list[tuple[str, Any]] = [("session", {_ROW: True, **doc["session"]})]
-    out += [(f"messages[{i}]", m) for i, m in enumerate(doc["messages"])]
+    out += _with_ledger([(f"messages[{i}]", m) for i, m in enumerate(doc["messages"])], doc.get("usage"))
     for key in ("unreadable", "stale_wal"):
         if isinstance(doc.get(key), str):
             out.append((key, {_NOTE: doc[key]}))
     return out
+
+
+def _with_ledger(messages: list[tuple[str, Any]], ledger: Any) -> list[tuple[str, Any]]:
+    """The messages with the ledger's rows among them: each after the last message Goose had
+    written by the second it recorded the call (a call's row follows the reply it paid for; the
+    ledger names no message), in the ledger's order."""
+    if not isinstance(ledger, list) or not ledger:
+        return messages
+    def second(value: Any) -> float | None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value / 1000 if value > 10_000_000_000 else float(value)  # (as Goose reads it)
+        return None
+
+    out: list[tuple[str, Any]] = []
+    rows = [(f"usage_ledger[{j}]", {_LEDGER: True, **row}) for j, row in enumerate(ledger)
+            if isinstance(row, dict)]
+
+    def place(row: tuple[str, Any]) -> None:
+        # the reply just before holds its call's usage (a model call's bar opens it); a row
+        # with no reply of its own before it (a compaction's call, the usage before the ledger, a
+        # reply since compacted away) is an event of its own
+        if out and _reply(out[-1][1]) and row[1].get("cost_source") != "carried_forward" \
+                and row[1].get("is_compaction") in (None, 0, False):
+            out[-1] = (out[-1][0], {**out[-1][1], _USAGE: row[1]})
+        else:
+            out.append(row)
+
+    j = 0
+    for key, m in messages:
+        created = second(m.get("created")) if isinstance(m, dict) else None
+        while j < len(rows) and created is not None and (second(rows[j][1].get("created_timestamp"))
+                                                         or 0) < created:
+            place(rows[j])
+            j += 1
+        out.append((key, m))
+    for row in rows[j:]:
+        place(row)
+    return out
+
+
+def _reply(m: Any) -> bool:
+    """A message of the model's that no ledger row holds the usage of yet."""
+    return isinstance(m, dict) and m.get("role") == "assistant" and _USAGE not in m \
+        and _LEDGER not in m and isinstance(m.get("content"), list)
 
 
 def event(rec: Any, ref: Ref) -> Event:
@@ -147,6 +198,8 @@ def event(rec: Any, ref: Ref) -> Event:
         return _row(rec, ref)
     if isinstance(rec.get(_NOTE), str):
         return Event(ref, "system", "notice", format=NAME, blocks=[Notice(rec[_NOTE])])
+    if rec.get(_LEDGER) is True:
+        return _ledger(rec, ref)
     if _metadata(rec):
         return _session(rec, ref)
     if rec.get("role") not in ("user", "assistant") or not isinstance(rec.get("content"), list):
@@ -162,7 +215,14 @@ def event(rec: Any, ref: Ref) -> Event:
     md = rec.get("metadata")
     if isinstance(md, dict) and md.get("userVisible") is False:
         ev.hidden, ev.hidden_reason = True, _HIDDEN_WHY
-    ev.meta = {k: v for k, v in rec.items() if k != "content"}
+    ev.meta = {k: v for k, v in rec.items() if k not in ("content", _USAGE)}
+    if isinstance(rec.get(_USAGE), dict):
+        row = {k: v for k, v in rec[_USAGE].items() if k != _LEDGER}
+        ev.usage, model, _ = _ledger_usage(row)
+        ev.model = model or ev.model
+        if isinstance(row.get("id"), int):
+            ev.message_id = f"ledger:{row['id']}"
+        ev.meta["usage_ledger"] = row  # (the raw view shows the row it was given)
     return ev
 
 
@@ -188,6 +248,55 @@ def _row(rec: dict, ref: Ref) -> Event:
     if model or provider:
         ev.blocks.insert(1, Notice("model: " + " · ".join(x for x in (model, provider) if x)))
     return ev
+
+
+def _ledger(rec: dict, ref: Ref) -> Event:
+    """A row of Goose's usage ledger: one model call's usage, a hidden event (its numbers said in a
+    line for who shows it). Its input counts include the cached parts, as the session's totals do;
+    its cost is Goose's own (reported by the provider or estimated by Goose). The row Goose writes
+    for what a session used before the ledger (`carried_forward`, naming no model) and a call that
+    compacted the conversation are said as such."""
+    row = {k: v for k, v in rec.items() if k != _LEDGER}
+    u, model, (inp, out, read, write) = _ledger_usage(row)
+    source = row.get("cost_source")
+    if source == "carried_forward":
+        what = "usage before Goose kept it call by call"
+    elif row.get("is_compaction") not in (None, 0, False):
+        what = "a model call that compacted the conversation"
+    else:
+        what = "a model call"
+    parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out"), (read, "cache read"),
+                                        (write, "cache write")) if x]
+    words = f"Goose's usage ledger: {what}" + (f" ({model})" if model else "") + \
+        (": " + " · ".join(parts) if parts else "")
+    if "cost_usd" in u:
+        whose = {"provider_reported": "reported by the provider", "estimated": "Goose's estimate"}
+        words += f" · ${u['cost_usd']:.4f}" + (f" ({whose[source]})" if source in whose else "")
+    ev = Event(ref, "system", "usage", format=NAME, blocks=[Notice(words)], hidden=True,
+               hidden_reason="usage of a model call (Goose's usage ledger)", usage=u, meta=row)
+    if model:
+        ev.model = model
+    if isinstance(row.get("id"), int):
+        ev.message_id = f"ledger:{row['id']}"
+    set_time(ev, row.get("created_timestamp"))
+    return ev
+
+
+def _ledger_usage(row: dict) -> tuple[dict, str | None, tuple[int, int, int, int]]:
+    """(usage record, model, (input, output, cache read, cache write)) of a ledger row: its input
+    counts its cached parts (as the session's totals do); its cost is Goose's own."""
+    inp, out = _count(row, "input_tokens") or 0, _count(row, "output_tokens") or 0
+    read, write = _count(row, "cache_read_tokens") or 0, _count(row, "cache_write_tokens") or 0
+    u: dict = {"prompt_tokens": max(inp, read + write), "completion_tokens": out}
+    if read:
+        u["cache_read_input_tokens"] = read
+    if write:
+        u["cache_creation_input_tokens"] = write
+    cost = row.get("cost")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost == cost and cost >= 0:
+        u["cost_usd"] = float(cost)
+    model = row.get("model") if isinstance(row.get("model"), str) and row["model"] else None
+    return u, model, (inp, out, read, write)
 
 
 def _model(row: dict) -> str | None:

@@ -14,16 +14,22 @@ its file's name). Its tables:
     messages  id (autoincrement), session_id, role, content_json (the Message's content list),
               created_timestamp (unix seconds), timestamp, tokens, metadata_json (userVisible /
               agentVisible, schema 3+), message_id (schema 7+)
+    usage_ledger  (schema 15+) one row per model call, written with the session's totals
+              (`record_usage_metrics`): created_timestamp (unix seconds, when Goose recorded it),
+              model, input_tokens (cached input included), output_tokens, total_tokens,
+              cache_read_tokens, cache_write_tokens, cost, cost_source (provider_reported /
+              estimated; `carried_forward` for the one row standing for what the session used
+              before the ledger, model NULL), is_compaction; it names no message
 
 A session is named by a path below the database, `<folder>/sessions.db/<session id>` (rowdb.py;
 its key `sessions.db~<id>`), and reached through the hooks files and the store already use:
 
 * `row_bytes(path)`: the session row as JSON (what `files.open_file` reads: detection, the raw view
   of the session, its size);
-* `document(path)`: `{"session": row, "messages": [Message…]}`, each message as Goose's JSONL file
-  holds it (`{id, role, created, content, metadata}`), read by `goose.folder_document` so the
-  adapter reads a row-session with the JSONL file's rules; a row whose JSON does not parse is a
-  BadLine in its place;
+* `document(path)`: `{"session": row, "messages": [Message…], "usage": [ledger row…]}`, each
+  message as Goose's JSONL file holds it (`{id, role, created, content, metadata}`), read by
+  `goose.folder_document` so the adapter reads a row-session with the JSONL file's rules; a row
+  whose JSON does not parse is a BadLine in its place; `usage` only where the ledger is;
 * `identity(path)`: (size of `row_bytes`, the session's newest write moved on by a digest of its
   messages' count, last id and summed metadata length, the database's inode), remembered while
   the database and its `-wal` file are unchanged;
@@ -78,6 +84,13 @@ def row_path(db: str, session_id: str) -> str:
 class _Reader(rowdb.Reader):
     PROGRAM = "Goose"
     NEEDED = _NEEDED
+    OPTIONAL = ("usage_ledger",)
+
+
+LEDGER = "usage_ledger"
+# the ledger's columns the adapter reads (goose._ledger), in this order
+LEDGER_COLUMNS = ("id", "created_timestamp", "model", "input_tokens", "output_tokens", "total_tokens",
+                  "cache_read_tokens", "cache_write_tokens", "cost", "cost_source", "is_compaction")
 
 
 def _gone(path: str) -> FileNotFoundError:
@@ -149,8 +162,10 @@ def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
         meta = "total(length(metadata_json))" if "metadata_json" in r.check()["messages"] else "0"
         count, last, newest, size = r.all(f"SELECT count(*), max(id), max(created_timestamp), {meta} "
                                           "FROM messages WHERE session_id = ?", (sid,))[0]
+        ledger = r.all(f"SELECT count(*), max(id) FROM {LEDGER} WHERE session_id = ?", (sid,))[0] \
+            if r.check().get(LEDGER) else ()
     when = max(_seconds(row.get("updated_at")), _seconds(newest))
-    digest = hash((count, last, size)) % 1_000_000
+    digest = hash((count, last, size, *ledger)) % 1_000_000
     return len(_info_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(db).st_ino
 
 
@@ -196,14 +211,32 @@ def document(path: str) -> dict | None:
             unread = None
         except Unreadable as e:
             msgs, unread = [], BadLine(f"this session's messages: {e}")
+        ledger = _ledger(r, sid)
         stale = r.stale_wal
     messages: list = [unread] if unread else []
     for values in msgs:
         messages.append(_message(dict(zip(cols, values))))
     doc: dict = {"session": row, "messages": messages}
+    if ledger is not None:
+        doc["usage"] = ledger
     if stale:
         doc["stale_wal"] = stale
     return doc
+
+
+def _ledger(r: _Reader, sid: str) -> list | None:
+    """The session's rows of the usage ledger (schema 15+) in Goose's order, each a dict of
+    LEDGER_COLUMNS (a column a later Goose dropped is None); None without the ledger, or when its
+    rows cannot be read (the session then reads with its totals)."""
+    have = r.check().get(LEDGER) or []
+    if "session_id" not in have or "id" not in have:
+        return None
+    cols = [c if c in have else "NULL" for c in LEDGER_COLUMNS]
+    try:
+        rows = r.all(f"SELECT {', '.join(cols)} FROM {LEDGER} WHERE session_id = ? ORDER BY id", (sid,))
+    except Unreadable:
+        return None
+    return [dict(zip(LEDGER_COLUMNS, values)) for values in rows]
 
 
 def _message(m: dict) -> Any:

@@ -189,9 +189,41 @@ SUB_MESSAGES = [  # what the sub-agent's session holds (summon's run_subagent_ta
 ]
 
 
-def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
+# the usage ledger's rows of the session and its sub-agent's (`record_usage_metrics` →
+# `insert_usage_ledger_row`, session_manager.rs at aaif-goose/goose 017176d): one per model call,
+# recorded the second the reply came (created_timestamp), the input counting its cached parts, the
+# cost Goose estimated from its price list; they add up to the sessions' accumulated_* totals
+LEDGER = {
+    NEW_ID: [  # (created, model, input, output, cache read, cache write, cost)
+        (T + 4, "claude-sonnet-4-5", 1500, 60, 0, 1200, 0.0063),
+        (T + 6, "claude-sonnet-4-5", 1620, 90, 1200, 0, 0.00297),
+        (T + 9, "claude-sonnet-4-5", 1860, 80, 1500, 0, 0.00273),
+    ],
+    SUB_ID: [
+        (T + 7, "claude-haiku-4-5", 600, 30, 0, 0, 0.00075),
+        (T + 8, "claude-haiku-4-5", 650, 40, 0, 0, 0.00085),
+    ],
+}
+
+
+def _write_ledger(con: sqlite3.Connection) -> None:
+    """The ledger rows, and the session rows' cached counts and cost that Goose adds up with them."""
+    for sid, rows in LEDGER.items():
+        for created, model, inp, out, read, write, cost in rows:
+            con.execute(
+                "INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, "
+                "total_tokens, cache_read_tokens, cache_write_tokens, cost, cost_source, is_compaction) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'estimated', 0)",
+                (sid, created, model, inp, out, inp + out, read, write, cost))
+        con.execute("UPDATE sessions SET accumulated_cache_read_tokens = ?, accumulated_cache_write_tokens = ?, "
+                    "accumulated_cost = ? WHERE id = ?",
+                    (sum(r[4] for r in rows), sum(r[5] for r in rows), round(sum(r[6] for r in rows), 6), sid))
+
+
+def build(db: Path, keep_open: bool = False, ledger: bool = True) -> sqlite3.Connection | None:
     """A Goose database at `db`: the legacy sessions imported, and one session (with a sub-agent's)
-    begun since."""
+    begun since, with the usage ledger's rows of their model calls (`ledger=False`: as a session
+    Goose ran before schema 15 holds, only its totals)."""
     con = sqlite3.connect(db, isolation_level=None)
     _create(con)
     for path in LEGACY:
@@ -214,6 +246,8 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
                 (SUB_ID, NEW_ID, "anthropic", json.dumps({"model_name": "claude-haiku-4-5"}), 1320, 1250, 70))
     for m in SUB_MESSAGES:
         _insert(con, SUB_ID, m)
+    if ledger:
+        _write_ledger(con)
     if keep_open:
         return con
     con.close()
