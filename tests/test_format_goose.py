@@ -179,3 +179,44 @@ def test_sniff_claims_goose_lines_and_not_plain_messages():
 def test_odd_shapes_never_crash_and_lose_nothing(rec):
     ev = goose.event(rec, R)
     assert ev.blocks or ev.meta or rec == {"role": "user", "created": 1, "content": [], "metadata": "hidden"}
+
+
+RECIPE_SESSION = [
+    # late-2025 Goose ran a recipe (storage.rs at e3e6f126: `recipe`, a Recipe whose `settings`
+    # name the model and provider Goose runs it with); its metadata line names no model otherwise
+    {"working_dir": "/home/dev/site", "description": "Weekly dependency bump", "schedule_id": "weekly-deps",
+     "message_count": 2, "total_tokens": 3100, "input_tokens": 3000, "output_tokens": 100,
+     "accumulated_total_tokens": 8200, "accumulated_input_tokens": 7900, "accumulated_output_tokens": 300,
+     "extension_data": {}, "recipe": {"version": "1.0.0", "title": "Bump dependencies",
+                                      "description": "Bump the project's dependencies",
+                                      "instructions": "Run the updater and the tests.",
+                                      "settings": {"goose_provider": "anthropic",
+                                                   "goose_model": "claude-sonnet-4-5", "temperature": 0.2}}},
+    {"id": None, "role": "user", "created": 1757064612, "content": [{"type": "text", "text": "Bump them."}],
+     "metadata": {"userVisible": True, "agentVisible": True}},
+    {"id": None, "role": "assistant", "created": 1757064650, "content": [{"type": "text", "text": "Done."}],
+     "metadata": {"userVisible": True, "agentVisible": True}},
+]
+
+
+def test_a_recipe_s_settings_name_the_model_of_a_session_file_and_price_its_totals(tmp_path):
+    """A JSONL metadata line names no model, but a recipe's settings do: the header says it, the
+    session lists it and its totals are priced for it."""
+    path = tmp_path / "20250905_120000.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in RECIPE_SESSION))
+    idx, evs = built(path)
+    assert notices(evs[0])[:3] == ["Goose session in /home/dev/site · scheduled (weekly-deps)",
+                                   "model: claude-sonnet-4-5 · anthropic (the recipe's settings)",
+                                   "description: Weekly dependency bump"]
+    assert idx.summary.models == ["claude-sonnet-4-5"]
+    u = idx.summary.usage
+    assert u["tokens"] == 8200 and u["session_totals"] is True and u["unpriced"] == []
+    assert u["cost"] and u["cost"] > 0
+    # a line from before the session totals: its counts are the last call's, and said so
+    early = dict(RECIPE_SESSION[0], recipe=None)
+    for key in ("accumulated_total_tokens", "accumulated_input_tokens", "accumulated_output_tokens"):
+        early.pop(key)
+    path.write_text("".join(json.dumps(x) + "\n" for x in [early, *RECIPE_SESSION[1:]]))
+    idx, evs = built(path)
+    assert "tokens of the last model call: 3,100 (3,000 in · 100 out)" in notices(evs[0])
+    assert idx.summary.models == [] and idx.summary.usage.get("tokens", 0) == 0

@@ -9,7 +9,9 @@ rewrite and reads the file again.
 * the metadata line (snake_case): `working_dir`, `description` (the four-word name Goose's model
   writes after the first prompts: the session's title while it is there), `schedule_id`,
   `message_count`, the token counts (`total_tokens`, `input_tokens`, `output_tokens` of the last
-  call, `accumulated_*` of the session), later `extension_data` and `recipe` → a quiet notice;
+  call, `accumulated_*` of the session), later `extension_data` and `recipe` → a quiet notice. It
+  never names the model (storage.rs's SessionMetadata has no such field); a recipe's `settings`
+  (`goose_model`, `goose_provider`, which Goose runs its session with) do, and are said so;
 * a `Message` (camelCase): `id` (often null), `role` (user / assistant), `created` (unix seconds),
   `content` (a list of MessageContent tagged by `type`), later `metadata: {userVisible,
   agentVisible}`. Content:
@@ -241,13 +243,24 @@ def _row(rec: dict, ref: Ref) -> Event:
     set_time(ev, row.get("created_at") if isinstance(row.get("created_at"), str) else None)
     ev.timestamp_assumed_utc = False  # (SQLite's CURRENT_TIMESTAMP and sqlx's DateTime<Utc> are UTC)
     model = _model(row)
-    if model:
-        ev.model = model
     provider = row.get("provider_name")
     provider = provider if isinstance(provider, str) and provider else None
-    if model or provider:
+    if model or provider:  # (the row's own model config, before its recipe's settings)
+        ev.blocks = [b for b in ev.blocks if not (b.kind == "notice" and b.text.startswith("model: "))]
+        ev.model = model or ev.model
         ev.blocks.insert(1, Notice("model: " + " · ".join(x for x in (model, provider) if x)))
     return ev
+
+
+def _recipe_model(recipe: Any) -> tuple[str | None, str | None]:
+    """(model, provider) a recipe's `settings` asked for (`goose_model`, `goose_provider`: Goose
+    runs the recipe's session with them), or Nones."""
+    settings = recipe.get("settings") if isinstance(recipe, dict) else None
+    if not isinstance(settings, dict):
+        return None, None
+    model, provider = settings.get("goose_model"), settings.get("goose_provider")
+    return (model if isinstance(model, str) and model.strip() else None,
+            provider if isinstance(provider, str) and provider.strip() else None)
 
 
 def _ledger(rec: dict, ref: Ref) -> Event:
@@ -319,10 +332,17 @@ def _session(rec: dict, ref: Ref) -> Event:
     if tokens:
         blocks.append(Notice(tokens))
     ev_usage = _totals(rec)
+    model, provider = _recipe_model(rec.get("recipe"))
+    if model or provider:  # (the metadata line names no model: a recipe's settings may)
+        blocks.insert(1, Notice("model: " + " · ".join(x for x in (model, provider) if x)
+                                + " (the recipe's settings)"))
     if isinstance(rec.get("recipe"), dict):
         recipe = rec["recipe"]
         blocks.append(Data(recipe, f"recipe: {as_text(recipe.get('title') or '')}".rstrip(": ")))
-    return Event(ref, "system", "session", format=NAME, blocks=blocks, meta=rec, usage=ev_usage)
+    ev = Event(ref, "system", "session", format=NAME, blocks=blocks, meta=rec, usage=ev_usage)
+    if model:
+        ev.model = model
+    return ev
 
 
 def _count(rec: dict, key: str) -> int | None:
@@ -357,14 +377,17 @@ def _tokens(rec: dict) -> str | None:
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     total, inp, out = n("accumulated_total_tokens"), n("accumulated_input_tokens"), n("accumulated_output_tokens")
+    words = "tokens"
     if total is None:
+        # (no session totals: the counts Goose kept are its last model call's, the context's size)
         total, inp, out = n("total_tokens"), n("input_tokens"), n("output_tokens")
+        words = "tokens of the last model call"
     if total is None:
         return None
     parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out"),
                                         (n("accumulated_cache_read_tokens"), "cache read"),
                                         (n("accumulated_cache_write_tokens"), "cache write")) if x]
-    return f"tokens: {total:,}" + (f" ({' · '.join(parts)})" if parts else "")
+    return f"{words}: {total:,}" + (f" ({' · '.join(parts)})" if parts else "")
 
 
 def _content(ev: Event, item: Any) -> None:
