@@ -156,3 +156,75 @@ def test_a_delegated_sub_agent_nests_under_its_call_and_an_extension_s_tool_says
     assert sorted(calls) == sorted([["main", "claude-sonnet-4-5"]] * 3 + [[
         f"Delegated task · session {make_db.SUB_ID}", "claude-haiku-4-5"]] * 2)
     assert page.problems == []
+
+
+def _msg(role, created, *content):
+    return {"id": None, "role": role, "created": created, "content": list(content),
+            "metadata": {"userVisible": True, "agentVisible": True}}
+
+
+def _call(cid, name, args):
+    return {"type": "toolRequest", "id": cid, "toolCall": {"status": "success", "value": {
+        "name": name, "arguments": args}}}
+
+
+def _answer(cid, text):
+    return {"type": "toolResponse", "id": cid, "toolResult": {"status": "success", "value": {
+        "content": [{"type": "text", "text": text}], "isError": False}}}
+
+
+APP = "/home/dev/site/app.py"
+EDITOR_SESSION = [
+    {"working_dir": "/home/dev/site", "description": "Rename the helper", "schedule_id": None,
+     "message_count": 9, "total_tokens": None, "input_tokens": None, "output_tokens": None,
+     "accumulated_total_tokens": None, "accumulated_input_tokens": None, "accumulated_output_tokens": None,
+     "extension_data": {}, "recipe": None},
+    _msg("user", 1757064612, {"type": "text", "text": "Rename old_name to new_name and note it in a changelog."}),
+    _msg("assistant", 1757064614, _call("t_view", "developer__text_editor", {"command": "view", "path": APP})),
+    _msg("user", 1757064615, _answer("t_view", "def old_name():\n    return 1\n")),
+    _msg("assistant", 1757064616, _call("t_edit", "developer__text_editor", {
+        "command": "str_replace", "path": APP, "old_str": "def old_name():", "new_str": "def new_name():"})),
+    _msg("user", 1757064617, _answer("t_edit", f"The file {APP} has been edited.")),
+    _msg("assistant", 1757064618, _call("t_write", "developer__text_editor", {
+        "command": "write", "path": "/home/dev/site/CHANGELOG.md",
+        "file_text": "# Changelog\n\n- Renamed old_name to new_name\n"})),
+    _msg("user", 1757064619, _answer("t_write", "Successfully wrote to /home/dev/site/CHANGELOG.md")),
+    _msg("assistant", 1757064620, _call("t_undo", "developer__text_editor", {"command": "undo_edit", "path": APP}),
+         _call("t_odd", "developer__text_editor", {"command": "str_replace", "path": APP, "old_str": 5})),
+    _msg("user", 1757064621, _answer("t_undo", "Undid the last edit."), _answer("t_odd", "old_str must be text")),
+]
+
+
+def test_goose_s_text_editor_edits_read_as_diffs_and_a_recipe_names_the_model(serve, watched_page, tmp_path):
+    """Goose's developer `text_editor`: a `str_replace` call is drawn as a diff (as Claude Code's
+    Edit), a `write` as the new file, a `view` as a read named in its header; its other commands,
+    and a call whose arguments are not an edit's, stay plain calls. A session file run from a
+    recipe is listed with the recipe's model and a cost."""
+    from test_format_goose import RECIPE_SESSION
+
+    root = tmp_path / "sessions"
+    root.mkdir()
+    (root / "20250905_120000.jsonl").write_text("".join(json.dumps(x) + "\n" for x in RECIPE_SESSION))
+    (root / "20250905_130000.jsonl").write_text("".join(json.dumps(x) + "\n" for x in EDITOR_SESSION))
+    page = watched_page
+    srv = serve(root, WATCH=False)
+    indexed_list(page, srv.url + "/")
+    recipe = page.locator("table.sessions tbody tr").filter(has_text="Weekly dependency bump")
+    expect(recipe).to_contain_text("claude-sonnet-4-5")
+    expect(recipe.locator("td[data-label=cost]")).to_contain_text("$0.0")
+    page.goto(srv.url + "/s/20250905_130000")
+    edit = page.locator("#tc-t_edit")
+    expect(edit.locator(".diff .diff-file")).to_have_text(APP)
+    expect(edit.locator(".diff tr.del .code")).to_have_text("def old_name():")
+    expect(edit.locator(".diff tr.add .code")).to_have_text("def new_name():")
+    expect(edit.locator(".diff tr.add mark")).to_have_text("new")  # the word that changed
+    write = page.locator("#tc-t_write")
+    expect(write.locator("details.file-content summary")).to_contain_text("CHANGELOG.md · 3 lines")
+    expect(write.locator("details.file-content")).to_contain_text("- Renamed old_name to new_name")
+    view = page.locator("#tc-t_view")
+    expect(view.locator(".tool-summary")).to_contain_text(APP)
+    expect(view.locator("dl.kv")).to_have_count(0)  # (the header says it all)
+    for plain in ("#tc-t_undo", "#tc-t_odd"):
+        expect(page.locator(plain).locator("dl.kv")).to_contain_text("str_replace" if "odd" in plain else "undo_edit")
+        expect(page.locator(plain).locator(".diff")).to_have_count(0)
+    assert page.problems == []

@@ -220,3 +220,26 @@ def test_a_recipe_s_settings_name_the_model_of_a_session_file_and_price_its_tota
     idx, evs = built(path)
     assert "tokens of the last model call: 3,100 (3,000 in · 100 out)" in notices(evs[0])
     assert idx.summary.models == [] and idx.summary.usage.get("tokens", 0) == 0
+
+
+@pytest.mark.parametrize("name,args,view,summary", [
+    ("developer__text_editor", {"command": "str_replace", "path": "/a.py", "old_str": "x", "new_str": "y"},
+     "edit", "/a.py"),
+    ("developer__text_editor", {"command": "write", "path": "/a.md", "file_text": "# A\n"}, "write", "/a.md"),
+    ("developer__text_editor", {"command": "view", "path": "/a.py", "view_range": [3, 9]}, "read",
+     "/a.py  lines 3–9"),
+    ("mcp__files__str_replace_based_edit_tool", {"command": "create", "path": "/b.py", "file_text": "b = 1\n"},
+     "write", "/b.py"),
+    ("str_replace_based_edit_tool", {"command": "str_replace", "path": "/b.py", "old_str": "1", "new_str": "2"},
+     "edit", "/b.py"),
+    # other commands, and arguments without an edit's shape: plain calls
+    ("developer__text_editor", {"command": "undo_edit", "path": "/a.py"}, "kv", "undo_edit  /a.py"),
+    ("developer__text_editor", {"command": "str_replace", "path": "/a.py", "old_str": 5}, "kv",
+     "str_replace  /a.py"),
+    ("developer__text_editor", {"command": "write", "path": "/a.md", "content": "# A"}, "kv", "write  /a.md"),
+    ("text_editor", {"query": "colour theme"}, "kv", "colour theme"),
+])
+def test_a_file_editor_s_command_decides_how_its_call_reads(name, args, view, summary):
+    from viewer import tools
+    assert tools.view_of(name, args) == view
+    assert tools.summary(name, args) == summary

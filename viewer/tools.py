@@ -71,6 +71,7 @@ _CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
 _COMMAND_FIELDS = ("command", "cmd", "script", "code")
 _PROSE_INPUT = ("plan", "result", "response", "message")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
+_EDITOR_READ = {"command", "view_range"}  # (a file editor's view: family_of says it is one)
 _SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
                  "title", "description", "name", "skill", "prompt", "message", "question", "code",
                  "text", "content")
@@ -81,6 +82,33 @@ def family(name: str | None) -> str | None:
     if not isinstance(name, str) or not name:
         return None
     return _FAMILY.get(name.rsplit("__", 1)[-1].lower())
+
+
+# one tool that views, writes and edits files by its `command`: Anthropic's text editor tool
+# (`str_replace_based_edit_tool`, earlier `str_replace_editor`, as SWE-agent and OpenHands name it
+# too) and Goose's developer extension's `text_editor` (`developer__text_editor`: view, write,
+# str_replace, insert, undo_edit). The command decides the call's kind, where the arguments have
+# that command's shape; any other call of such a tool reads as its name alone says.
+EDITORS = {"text_editor", "str_replace_based_edit_tool", "str_replace_editor"}
+_EDITOR_KINDS = {"str_replace": "edit", "create": "write", "write": "write", "view": "read"}
+
+
+def family_of(name: str | None, inp: Any) -> str | None:
+    """The kind of one call: its tool's family, or for a file editor taking a `command`, what
+    that command does to the file — an `str_replace` with `old_str` and `new_str` is an edit, a
+    `create` / `write` with `file_text` a write, a `view` a read (each naming its `path`)."""
+    fam = family(name)
+    if not isinstance(inp, dict) or not isinstance(name, str) or \
+            name.rsplit("__", 1)[-1].lower() not in EDITORS or not isinstance(inp.get("path"), str):
+        return fam
+    kind = _EDITOR_KINDS.get(inp.get("command")) if isinstance(inp.get("command"), str) else None
+    if kind == "edit" and isinstance(inp.get("old_str"), str) and isinstance(inp.get("new_str"), str):
+        return "edit"
+    if kind == "write" and isinstance(inp.get("file_text"), str):
+        return "write"
+    if kind == "read" and set(inp) <= {"command", "path", "view_range"}:
+        return "read"
+    return fam
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,7 +498,7 @@ def view_of(name: str, inp: Any) -> str:
         return "json"
     if progress_of(inp):
         inp = {k: v for k, v in inp.items() if k not in SIDE_FIELDS}
-    fam = family(name)
+    fam = family_of(name, inp)
     if name in COMM_TOOLS or (name or "").rsplit("__", 1)[-1].lower() in (
             "send_comm", "send_comm_to_channel"):
         return "comm"
@@ -488,7 +516,7 @@ def view_of(name: str, inp: Any) -> str:
         return "questions"
     if fam == "plan" and prose_input(inp):
         return "plan"
-    if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ:
+    if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ | _EDITOR_READ:
         return "read"  # the header's summary says it all: the file and the lines
     if 0 < len(inp) <= 5 and all(is_short(v) for v in inp.values()):
         return "kv"
@@ -524,12 +552,15 @@ def summary(name: str, inp: Any) -> str:
         kind = inp.get("comm_type")
         return f"→ {to}" + (f" ({kind})" if kind else "") + (
             f": {_line(inp['summary'])}" if isinstance(inp.get("summary"), str) else "")
-    fam = family(name)
+    fam = family_of(name, inp)
     path = path_of(inp)
     if fam == "shell" and (command := command_of(inp)):
         return _line(command)
     if fam in ("read", "write", "edit") and path:
         return _line(path) + _line_range(inp)
+    if isinstance(name, str) and name.rsplit("__", 1)[-1].lower() in EDITORS and path and \
+            isinstance(inp.get("command"), str):
+        return _line(f"{inp['command']}  {path}")  # a file editor's other command (undo_edit…)
     if fam == "search":
         what = next((inp[k] for k in ("pattern", "regex", "query", "file_pattern", "glob")
                      if isinstance(inp.get(k), str) and inp[k]), None)
@@ -574,6 +605,9 @@ def agent_label(inp: Any) -> str | None:
 
 
 def _line_range(inp: dict) -> str:
+    view = inp.get("view_range")  # a file editor's [first, last] (-1: to the end)
+    if isinstance(view, list) and len(view) == 2 and all(type(x) is int for x in view) and view[0] >= 1:
+        return f"  lines {view[0]}–{view[1]}" if view[1] >= view[0] else f"  from line {view[0]}"
     start, limit = inp.get("offset"), inp.get("limit")
     if isinstance(start, int) and isinstance(limit, int) and limit > 0:
         return f"  lines {start}–{start + limit - 1}"
@@ -719,7 +753,7 @@ _MD_SIGNS = (re.compile(r"^\s*(?:[-*+]|\d+\.) \S", re.M), re.compile(r"\*\*\S.*?
 
 def result_view(name: str | None, inp: Any, text: str, error: bool = False) -> ResultView:
     """The way to show one text block of a tool result (see the module docstring for the rule)."""
-    fam = family(name)
+    fam = family_of(name, inp)
     if "\x1b" in text:
         return ResultView("output")
     if _is_json(text):
