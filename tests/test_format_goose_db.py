@@ -3,6 +3,7 @@ same as the JSONL file Goose imported it from; the imported files are listed onc
 written beside the database; a session Goose is writing is seen growing; a database that is not
 Goose's says so. Databases are built with Goose's own DDL (test_data/formats/goose/make_db.py)."""
 
+import json
 import os
 import sqlite3
 from datetime import datetime, timezone
@@ -281,3 +282,53 @@ def test_a_ledger_row_goose_writes_is_counted_live_and_its_old_forms_are_said(tm
     con.close()
     u = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}").summary.usage
     assert u["session_totals"] is True and u["calls"] == 0 and u["tokens"] == 5210 + 1320
+
+
+TASK_ID = "20251105_3"
+
+
+def _goose_1x_subagent(con):
+    """Goose 1.x's `subagent` tool (subagent_execution_tool/subagent_tool.rs at block/goose
+    203fc20): a `sub_agent` session named "Subagent Task" that names no parent, its id the task's,
+    and the call answered with the ExecutionResponse naming it as the task it ran."""
+    con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at) VALUES "
+                "(?, 'Subagent Task', 'sub_agent', '/home/dev/api', '2025-11-05 10:00:10', '2025-11-05 10:00:12')",
+                (TASK_ID,))
+    make_db.write_message(con, TASK_ID, {"role": "user", "created": make_db.T + 10, "content": [
+        {"type": "text", "text": "List the CI jobs."}]}, "2025-11-05 10:00:10")
+    make_db.write_message(con, TASK_ID, {"role": "assistant", "created": make_db.T + 12, "content": [
+        {"type": "text", "text": "CI runs build and test."}]}, "2025-11-05 10:00:12")
+    make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 10, "content": [
+        {"type": "toolRequest", "id": "call_sa1", "toolCall": {"status": "success", "value": {
+            "name": "subagent", "arguments": {"instructions": "List the CI jobs.", "title": "CI jobs"}}}}]},
+        "2025-11-05 10:00:10")
+    answer = {"status": "completed", "results": [{"task_id": TASK_ID, "status": "Completed",
+                                                  "data": "CI runs build and test."}],
+              "stats": {"total_tasks": 1, "completed": 1, "failed": 0, "execution_time_ms": 2100}}
+    make_db.write_message(con, make_db.NEW_ID, {"role": "user", "created": make_db.T + 12, "content": [
+        {"type": "toolResponse", "id": "call_sa1", "toolResult": {"status": "success", "value": {
+            "content": [{"type": "text", "text": json.dumps(answer)}], "isError": False}}}]}, "2025-11-05 10:00:12")
+
+
+def test_a_goose_1x_subagent_task_s_session_nests_under_the_call_that_ran_it(tmp_path):
+    """Before `parent_session_id`, Goose's subagent tools ran each task in a session of its own
+    named only by the call's result (its task id): the session nests under that call."""
+    folder, con = database(tmp_path, keep_open=True)
+    _goose_1x_subagent(con)
+    con.close()
+    idx = Store([folder]).index(f"sessions.db~{make_db.NEW_ID}")
+    assert set(idx.threads) == {"main", make_db.SUB_ID, TASK_ID}
+    assert idx.threads[TASK_ID].label == f"Subagent Task · session {TASK_ID}"
+    call = idx.calls.calls["call_sa1"]
+    assert (call.status, call.subthread) == ("completed", TASK_ID)
+    evs = load_events(idx, TASK_ID, 0, len(idx.threads[TASK_ID]))
+    assert "CI runs build and test." in [e.text() for e in evs]
+
+
+def test_goose_1x_task_tools_say_which_tasks_they_create_and_run():
+    from viewer import tools
+    create = {"task_parameters": [{"text_instruction": "Get weather for Melbourne."},
+                                  {"text_instruction": "Get weather for Perth."}]}
+    assert tools.summary("dynamic_task__create_task", create) == "2 tasks: Get weather for Melbourne."
+    run = {"task_ids": ["0f1c…", "9a7e…"], "execution_mode": "parallel"}
+    assert tools.summary("subagent__execute_task", run) == "runs 2 tasks in sub-agents · parallel"

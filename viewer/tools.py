@@ -71,7 +71,8 @@ _CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
 _COMMAND_FIELDS = ("command", "cmd", "script", "code")
 _PROSE_INPUT = ("plan", "result", "response", "message")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
-_EDITOR_READ = {"command", "view_range"}  # (a file editor's view: family_of says it is one)
+_EDITOR_READ = {"command", "view_range"}
+_TASK_WORDS = ("text_instruction", "instructions", "prompt", "title")  # (a Goose 1.x task's)  # (a file editor's view: family_of says it is one)
 _SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
                  "title", "description", "name", "skill", "prompt", "message", "question", "code",
                  "text", "content")
@@ -581,6 +582,15 @@ def summary(name: str, inp: Any) -> str:
     if name in _TASK_TOOLS and isinstance(inp.get("taskId"), (str, int)) and not isinstance(inp["taskId"], bool):
         status = inp.get("status")
         return _line(f"#{inp['taskId']}" + (f" → {status}" if isinstance(status, str) and status else ""))
+    if name == "dynamic_task__create_task" and isinstance(inp.get("task_parameters"), list):
+        # Goose 1.x: the tasks a later subagent__execute_task runs, each an instruction
+        tasks = inp["task_parameters"]
+        first = next((t[k] for t in tasks if isinstance(t, dict) for k in _TASK_WORDS
+                      if isinstance(t.get(k), str) and t[k].strip()), None)
+        return _line(f"{len(tasks)} task{'s' * (len(tasks) != 1)}" + (f": {first.strip()}" if first else ""))
+    if name == "subagent__execute_task" and isinstance(inp.get("task_ids"), list):
+        n, mode = len(inp["task_ids"]), inp.get("execution_mode")
+        return f"runs {n} task{'s' * (n != 1)} in sub-agents" + (f" · {mode}" if isinstance(mode, str) and mode else "")
     if fam == "todos" and _todo_list(inp) is not None:
         items = todo_items(inp)
         done = sum(1 for status, _ in items if status == "completed")

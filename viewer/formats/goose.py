@@ -60,6 +60,13 @@ result names it (`_meta.subagent_session_id`). `companions` lists a session's su
 database, `event` links each to its call (`spawns`), and `session_info` names a sub-agent's
 parent: the sub-agent nests under its call, and is listed as a sub-agent of its parent.
 
+Goose 1.x before `delegate` had no parent column: its `subagent` tool (and `subagent__execute_task`,
+running the tasks `dynamic_task__create_task` made) ran a task in a `sub_agent` session whose id was
+the task's, and answered with `{"status", "results": [{"task_id", …}]}`: `companions` also lists the
+sessions a session's results name so (goose_db.task_sessions) and `event` links the first to its
+call. Tasks of older Goose ran in no session of their own: the call's header says how many tasks it
+made or ran, and its card shows them.
+
 `sniff`: the metadata line (`description` + `message_count` + a token count or `working_dir`), and
 a message with an integer `created` and typed content, are unmistakable (3).
 """
@@ -506,7 +513,12 @@ def _spawned(item: dict) -> str | None:
     res = item.get("toolResult")
     value = res.get("value") if isinstance(res, dict) else None
     meta = value.get("_meta") if isinstance(value, dict) else None
-    if not isinstance(meta, dict) or "task_status" in meta:
+    if not isinstance(meta, dict):
+        # Goose 1.x's subagent tools: the first session their result names as a task it ran
+        # (goose_db.task_ids; companions lists those sessions)
+        named = goose_db.task_ids([item])
+        return named[0] if named else None
+    if "task_status" in meta:
         return None
     sid = meta.get("subagent_session_id")
     return sid if isinstance(sid, str) and goose_db.ID.fullmatch(sid) else None
@@ -596,7 +608,11 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     if not goose_db.is_row(str(main)):
         return []
     try:
-        return [(cid, Path(p), meta) for cid, p, meta in goose_db.children(str(main), CHILD_DEPTH)]
+        found = goose_db.children(str(main), CHILD_DEPTH)
+        seen = {cid for cid, _, _ in found}
+        # Goose 1.x's subagent tools named no parent: the sessions their results name as tasks
+        found += [c for c in goose_db.task_sessions(str(main)) if c[0] not in seen]
+        return [(cid, Path(p), meta) for cid, p, meta in found]
     except OSError:  # the database cannot be read now: the session reads without its sub-agents
         return []
 

@@ -273,6 +273,57 @@ def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
             for cid, parent, name, created in rows]
 
 
+def task_sessions(path: str) -> list[tuple[str, str, dict]]:
+    """(session id, row path, meta) of the sub-agent sessions a row-session's tool results name
+    as the tasks they ran (task_ids), where no `parent_session_id` names it: Goose 1.x's subagent
+    tools (`subagent`, `subagent__execute_task`) ran each task in a `sub_agent` session whose id
+    was the task's, and answered `{"status", "results": [{"task_id", "status", "data"}…]}`
+    (subagent_execution_tool/task_types.rs ExecutionResponse)."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return []
+    db, sid = found
+    with _Reader(db) as r:
+        cols = r.check()["sessions"]
+        if "session_type" not in cols:
+            return []
+        texts = r.all("SELECT content_json FROM messages WHERE session_id = ? AND role = 'user' "
+                      "AND content_json LIKE '%task\\_id%' ESCAPE '\\'", (sid,))
+        named = list(dict.fromkeys(t for (content,) in texts for t in task_ids(content) if t != sid))
+        if not named:
+            return []
+        orphan = " AND (parent_session_id IS NULL OR parent_session_id = '')" \
+            if "parent_session_id" in cols else ""
+        rows = r.all(f"SELECT id, name, created_at FROM sessions WHERE session_type = 'sub_agent'{orphan} "
+                     f"AND id IN ({', '.join('?' * len(named))})", tuple(named))
+    order = {t: i for i, t in enumerate(named)}
+    return [(cid, row_path(db, cid), {"session_id": cid, "parent_session_id": sid, "name": name,
+                                      "created": created})
+            for cid, name, created in sorted(rows, key=lambda row: order[row[0]])]
+
+
+def task_ids(content: Any) -> list[str]:
+    """The session ids a message's tool results name as the tasks they ran (`results[].task_id`
+    of the JSON text a subagent tool answers with); [] for anything else."""
+    items = reader.decode(content) if isinstance(content, (str, bytes)) else content
+    out: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        res = item.get("toolResult") if isinstance(item, dict) and item.get("type") == "toolResponse" else None
+        value = res.get("value") if isinstance(res, dict) else None
+        parts = value.get("content") if isinstance(value, dict) else value
+        for part in parts if isinstance(parts, list) else ():
+            text = part.get("text") if isinstance(part, dict) else None
+            if not isinstance(text, str) or '"task_id"' not in text:
+                continue
+            data = reader.decode(text)
+            results = data.get("results") if isinstance(data, dict) else None
+            for r in results if isinstance(results, list) else ():
+                t = r.get("task_id") if isinstance(r, dict) else None
+                if isinstance(t, str) and ID.fullmatch(t) and t not in out:
+                    out.append(t)
+    return out
+
+
 def parent(path: str) -> str | None:
     """The session a row-session is a sub-agent of (`parent_session_id`, schema 15+), or None."""
     found = rowdb.located(path, is_store)
