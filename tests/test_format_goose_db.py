@@ -249,6 +249,10 @@ def test_each_model_call_of_goose_s_usage_ledger_is_counted_with_its_model_token
                     ("assistant", make_db.T + 6, "claude-sonnet-4-5", 1620),
                     ("assistant", make_db.T + 9, "claude-sonnet-4-5", 1860)]
     assert not any(e.kind == "usage" for e in evs)  # (nothing added to the conversation)
+    # the sub-agent's first call was recorded after its tool had answered, in the same second
+    sub = load_events(idx, make_db.SUB_ID, 0, len(idx.threads[make_db.SUB_ID]))
+    assert [(e.role, e.usage["prompt_tokens"]) for e in sub if e.usage and e.kind != "session"] == [("assistant", 600), ("assistant", 650)]
+    assert not any(e.hidden for e in sub)
 
 
 def test_a_ledger_row_goose_writes_is_counted_live_and_its_old_forms_are_said(tmp_path):

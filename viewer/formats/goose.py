@@ -42,9 +42,10 @@ JSONL file's, its row taking the metadata line's place (`name` its description; 
 `model_name` its model, with `provider_name`; `session_type` said when it is not the person's).
 
 Usage: Goose keeps none per message. Since schema 15 its database keeps one row per model call in
-`usage_ledger` (goose_db.py): each is a hidden `usage` event of its own (as Codex's token counts
-are), placed after the last message written by the time Goose recorded it, with the call's model,
-tokens and the cost Goose worked out; the usage panel, its charts and the list count those calls.
+`usage_ledger` (goose_db.py), naming no message: each is the usage of the latest reply Goose had
+written by the second it recorded the call (with the call's model, tokens and the cost Goose
+worked out), or where no reply is left for it a hidden `usage` event of its own (as Codex's token
+counts are); the usage panel, its charts and the list count those calls.
 Before the ledger (and in a JSONL file) Goose kept only the session's totals (`accumulated_*`
 tokens of the row or the metadata line, its own `accumulated_cost`): they are the header event's
 usage, marked as the session's totals (usage.SESSION_TOTALS), priced by the price table for the
@@ -172,14 +173,19 @@ def _with_ledger(messages: list[tuple[str, Any]], ledger: Any) -> list[tuple[str
             if isinstance(row, dict)]
 
     def place(row: tuple[str, Any]) -> None:
-        # the reply just before holds its call's usage (a model call's bar opens it); a row
-        # with no reply of its own before it (a compaction's call, the usage before the ledger, a
-        # reply since compacted away) is an event of its own
-        if out and _reply(out[-1][1]) and row[1].get("cost_source") != "carried_forward" \
-                and row[1].get("is_compaction") in (None, 0, False):
-            out[-1] = (out[-1][0], {**out[-1][1], _USAGE: row[1]})
-        else:
-            out.append(row)
+        # the latest reply before it that no row paid for yet holds its call's usage (a model
+        # call's bar opens it; the tool results written the same second may come between); a
+        # row with no such reply (a compaction's call, the usage before the ledger, a reply since
+        # compacted away) is an event of its own
+        if row[1].get("cost_source") != "carried_forward" and row[1].get("is_compaction") in (None, 0, False):
+            for i in range(len(out) - 1, -1, -1):
+                m = out[i][1]
+                if not isinstance(m, dict) or _USAGE in m or _LEDGER in m:
+                    break
+                if _reply(m):
+                    out[i] = (out[i][0], {**m, _USAGE: row[1]})
+                    return
+        out.append(row)
 
     j = 0
     for key, m in messages:
