@@ -312,3 +312,171 @@ def test_a_cold_permalink_to_a_call_of_an_id_used_again_lands_on_it_once_indexed
         expect(page.locator(".state.resolving")).to_have_count(0)
         expect(page.locator("#m-L1503")).to_be_in_viewport()
         assert not page.problems
+
+
+# --- one response, two calls of one id ---------------------------------------------------------
+# llama.cpp and some OpenAI-compatible streams give every call of a response the id `call_0`:
+# one assistant message whose two tool_calls are both `call_0`, then two results both naming it.
+# The second call is its own call (`call_0~2`), the results answer them in the order they were made.
+
+PAIR = [("list_files", {"path": "."}, "README.md\nsrc/\ntests/", False),
+        ("read_file", {"path": "README.md"}, "# Demo\nA small demo project.", False)]
+LATER = ("run", {"cmd": "pytest -q"}, "1 failed, 2 passed in 0.12s", True)
+
+
+def paired(steps=PAIR, cid="call_0") -> list:
+    """One response calling each step with the same id, then each step's result naming it."""
+    return [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+        for n, a, _, _ in steps]}] + [output(o, f, cid) for _, _, o, f in steps]
+
+
+def pair_conversation() -> list:
+    return conversation([])[:-1] + paired() + [call(LATER[0], LATER[1]), output(LATER[2], LATER[3]),
+                                               {"role": "assistant", "content": "One test fails."}]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "pair.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in pair_conversation()))
+    return path
+
+
+def test_one_response_with_two_calls_of_one_id_shows_two_calls_each_with_its_result(pair, tmp_path):
+    idx = SessionIndex(pair).build()
+    calls = idx.calls.calls
+    assert {cid: (c.name, c.status, c.call, c.result) for cid, c in calls.items()} == {
+        "call_0": ("list_files", "completed", ("main", 2), ("main", 3)),
+        "call_0~2": ("read_file", "completed", ("main", 2), ("main", 4)),
+        "call_0~3": ("run", "error", ("main", 5), ("main", 6))}
+    assert idx.summary.tool_calls == 3 and idx.summary.errors == 1
+    app = create_app({"ROOTS": [str(pair.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    page = client.get("/s/pair").get_data(as_text=True)
+    shows_own(cards(page), PAIR + [LATER])
+    assert page.count('data-call="call_0"') == 1
+    # the tool filter finds the response of the second call (both its calls), each with its output
+    found = {c[0]: c[2] for c in cards(client.get("/s/pair?tool=read_file").get_data(as_text=True))}
+    assert sorted(found) == ["call_0", "call_0~2"] and "small demo project" in found["call_0~2"]
+    assert "small demo" not in found["call_0"]
+    # a search hit in the second result leads to the second call's card, showing that result
+    hits = [json.loads(x) for x in client.get("/s/pair/search?q=demo").get_data(as_text=True).splitlines()]
+    (hit,) = [h["hit"] for h in hits if "hit" in h]
+    assert hit["id"] == "L5"
+    event = client.get(f"/s/pair/m/{hit['id']}?q=demo&part=event").get_data(as_text=True)
+    landed = {cid: text for cid, _, text in cards(event)}
+    assert "small demo project" in landed["call_0~2"] and "small demo" not in landed["call_0"]
+    # and a new server reads the index from the cache with the same names
+    app.extensions["viewer"].store.flush()
+    again = create_app({"ROOTS": [str(pair.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    shows_own(cards(again.test_client().get("/s/pair").get_data(as_text=True)), PAIR + [LATER])
+
+
+def test_exports_pair_each_of_one_response_s_calls_with_its_own_result(pair):
+    idx = SessionIndex(pair).build()
+    shows_own(cards("".join(Export(idx, "html").chunks())), PAIR + [LATER])
+    md = "".join(Export(idx, "md").chunks())
+    parts = md.split("**Tool: ")[1:]
+    assert [p.split("**")[0].replace("\\_", "_") for p in parts] == ["list_files", "read_file", "run"]
+    for part, (name, _, out, failed) in zip(parts, PAIR + [LATER]):
+        assert out.splitlines()[-1] in part
+        assert all(o.splitlines()[-1] not in part for _, _, o, _ in PAIR + [LATER] if o != out)
+    data = json.loads("".join(Export(idx, "json").chunks()))
+    assert {cid: (c["name"], c["call_event"], c["result_event"])
+            for cid, c in data["tool_calls"].items()} == {
+        "call_0": ("list_files", "L3", "L4"), "call_0~2": ("read_file", "L3", "L5"),
+        "call_0~3": ("run", "L6", "L7")}
+    ids = [[b.get("id") or b.get("tool_use_id") for b in e["blocks"] if b["kind"] in ("tool_use", "tool_result")]
+           for e in data["events"]]
+    assert [i for i in ids if i] == [["call_0", "call_0~2"], ["call_0"], ["call_0~2"], ["call_0~3"], ["call_0~3"]]
+
+
+def test_an_anthropic_message_with_two_calls_and_results_of_one_id(tmp_path):
+    """Both results in one message, as Anthropic's messages carry them: matched in order."""
+    msgs = [{"role": "user", "content": "Look around."},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_0", "name": n, "input": a}
+                                              for n, a, _, _ in PAIR]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0", "content": o}
+                                         for _, _, o, _ in PAIR]}]
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(msgs))
+    idx = SessionIndex(path).build()
+    assert idx.summary.format == "anthropic-messages"
+    shows_own(cards("".join(Export(idx, "html").chunks())), PAIR, ids=("toolu_0", "toolu_0~2"))
+
+
+@pytest.fixture
+def big_pairs(tmp_path):
+    """A JSONL file whose every response makes two calls, both `call_0`."""
+    folder = tmp_path / "sessions" / "pairs"
+    folder.mkdir(parents=True)
+    path = folder / "trajectory.jsonl"
+    msgs = conversation([])[:-1]
+    for i in range(BIG // 2):
+        msgs += paired([("read", {"n": 2 * i}, f"output of step {2 * i:04d}", False),
+                        ("read", {"n": 2 * i + 1}, f"output of step {2 * i + 1:04d}", False)])
+    path.write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    return path
+
+
+def test_a_permalink_into_a_big_file_of_paired_calls_shows_each_call_s_own_result(big_pairs, tmp_path):
+    app = create_app({"ROOTS": [str(big_pairs.parent.parent)], "CACHE_DIR": str(tmp_path / "c"),
+                      "WATCH": False})
+    client = app.test_client()
+    idx = app.extensions["viewer"].store.index("pairs~trajectory")
+    assert len(idx.threads["main"]) > 10 * 40
+    # response 100 (steps 200 and 201) is on lines 303 (calls), 304 and 305 (results)
+    assert idx.calls.calls["call_0~201"].call == ("main", 302) == idx.calls.calls["call_0~202"].call
+    html = client.get("/s/pairs~trajectory/m/L305").get_data(as_text=True)
+    found = {cid: text for cid, _, text in cards(html)}
+    for j in range(196, 206):
+        text = found[f"call_0~{j + 1}"]
+        assert f"output of step {j:04d}" in text and f"output of step {j + 1:04d}" not in text
+    grown = SessionIndex(big_pairs).build()
+    with open(big_pairs, "a") as f:
+        f.write("".join(json.dumps(m) + "\n" for m in paired(
+            [("read", {"n": 900}, "out 900", False), ("read", {"n": 901}, "out 901", False)])))
+    change = grown.refresh()
+    assert not change.reset
+    whole = SessionIndex(big_pairs).build()
+    assert grown.threads["main"].renamed == whole.threads["main"].renamed
+    assert {c: (v.call, v.result) for c, v in grown.calls.calls.items()} == {
+        c: (v.call, v.result) for c, v in whole.calls.calls.items()}
+    assert whole.calls.calls[f"call_0~{BIG + 2}"].result == ("main", len(whole.threads["main"]) - 1)
+
+
+@pytest.mark.browser
+def test_a_live_response_with_two_calls_of_one_id_completes_each_with_its_own_output(
+        tmp_path, serve, watched_page):
+    folder = tmp_path / "sessions" / "live"
+    folder.mkdir(parents=True)
+    path = folder / "session.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in conversation([])[:-1]))
+    srv = serve(tmp_path / "sessions")
+    page = watched_page
+    page.goto(f"{srv.url}/s/live~session")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+    msgs = paired()
+    with open(path, "a") as f:
+        f.write(json.dumps(msgs[0]) + "\n")
+    first, second = page.locator('.tool[data-call="call_0"]'), page.locator('.tool[data-call="call_0~2"]')
+    expect(second.locator(".tool-name")).to_have_text("read_file")
+    expect(first.locator(".tool-name")).to_have_text("list_files")
+    expect(second.locator(".state")).to_have_text("pending")
+    with open(path, "a") as f:
+        f.write(json.dumps(msgs[1]) + "\n")
+    expect(first.locator(".state")).to_have_text("completed")
+    expect(first.locator(".tool-result")).to_contain_text("tests/")
+    expect(second.locator(".state")).to_have_text("pending")
+    with open(path, "a") as f:
+        f.write(json.dumps(msgs[2]) + "\n")
+    expect(second.locator(".state")).to_have_text("completed")
+    expect(second.locator(".tool-result")).to_contain_text("A small demo project.")
+    expect(first.locator(".tool-result")).not_to_contain_text("small demo")
+    assert page.locator(".tool[data-call]").count() == 2
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []

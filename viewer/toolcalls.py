@@ -47,6 +47,13 @@ never open at once. `ToolCallMap.again` decides this event by event as the map i
 order (a function of what came before, so a session that grows never renames a call it named);
 the index keeps each event's renames (`ThreadIndex.renamed`, in the cache too) and every read of
 the event applies them (`rename`), so pages, windows, the live feed, search and exports see one id.
+
+Two calls of one id at once. The same servers, streaming, may give every call of one response the
+same id (llama.cpp: one assistant message whose two tool_calls are both `call_0`, then two results
+both naming `call_0`). A second call block of an id in one event is another call (`id~N` as
+above; a hidden record's is not), and the results naming that id answer that response's calls in
+the order they were made (`ToolCallMap.waiting`), one result each, as the agent returns them. The
+event's rename of such an id is a tuple, one id per block naming it, in block order.
 """
 
 from __future__ import annotations
@@ -114,29 +121,41 @@ def again(call_id: str, n: int) -> str:
     return f"{call_id}~{n}"
 
 
-def rename(ev, renames: dict[str, str]) -> None:
+def rename(ev, renames: dict[str, str | tuple]) -> None:
     """Give an event's calls and results, and the ids its running, state, spawn and permission
     words name, the ids `ToolCallMap.again` chose for them (the event is changed in place: an
-    Event or a Digest, just made by its adapter)."""
+    Event or a Digest, just made by its adapter). A tuple names each block naming that id in
+    turn (one response's two calls of one id); the words name the last of them."""
+    seen = None
     for b in ev.blocks:
         k = b.kind
         if k == "tool_use":
             new = renames.get(b.id)
             if new is not None:
+                if new.__class__ is tuple:
+                    seen = {} if seen is None else seen
+                    i = seen[b.id] = seen.get(b.id, -1) + 1
+                    new = new[min(i, len(new) - 1)]
                 b.id = new
         elif k == "tool_result":
             new = renames.get(b.tool_use_id)
             if new is not None:
+                if new.__class__ is tuple:
+                    seen = {} if seen is None else seen
+                    i = seen[b.tool_use_id] = seen.get(b.tool_use_id, -1) + 1
+                    new = new[min(i, len(new) - 1)]
                 b.tool_use_id = new
-    if ev.running:
-        ev.running = [renames.get(c, c) for c in ev.running]
-    if ev.states:
-        ev.states = {renames.get(c, c): w for c, w in ev.states.items()}
-    if ev.spawns:
-        ev.spawns = {renames.get(c, c): t for c, t in ev.spawns.items()}
-    p = ev.permission
-    if p is not None and isinstance(p.get("call"), str) and p["call"] in renames:
-        ev.permission = {**p, "call": renames[p["call"]]}
+    if ev.running or ev.states or ev.spawns or ev.permission is not None:
+        last = {raw: new[-1] if new.__class__ is tuple else new for raw, new in renames.items()}
+        if ev.running:
+            ev.running = [last.get(c, c) for c in ev.running]
+        if ev.states:
+            ev.states = {last.get(c, c): w for c, w in ev.states.items()}
+        if ev.spawns:
+            ev.spawns = {last.get(c, c): t for c, t in ev.spawns.items()}
+        p = ev.permission
+        if p is not None and isinstance(p.get("call"), str) and p["call"] in last:
+            ev.permission = {**p, "call": last[p["call"]]}
 
 
 class Renamed:
@@ -144,7 +163,9 @@ class Renamed:
     keeps them, every read of an event applies them), as columns: a session whose every response
     calls `call_0` has one for nearly every event, a million in a big one — as dicts, hundreds of
     megabytes and a second to load from the cache; as arrays, 20 bytes each, loaded at once.
-    Each rename is (seq, the id as the record names it, n): the call's id is `again(id, n)`."""
+    Each rename is (seq, the id as the record names it, n): the call's id is `again(id, n)`, or
+    the id itself for n = 1 (an event whose blocks name one id for two calls has a rename per
+    block naming it, in block order: `rename`'s tuple)."""
 
     def __init__(self) -> None:
         self.seqs = array("q")  # ascending: the pass adds events in order
@@ -153,15 +174,17 @@ class Renamed:
         self.table: list[str] = []  # the ids used again (a few: call_0, call_1…)
         self._codes: dict[str, int] = {}
 
-    def add(self, seq: int, renames: dict[str, str]) -> None:
+    def add(self, seq: int, renames: dict[str, str | tuple]) -> None:
         for raw, new in renames.items():
             code = self._codes.get(raw)
             if code is None:
                 code = self._codes[raw] = len(self.table)
                 self.table.append(raw)
-            self.seqs.append(seq)
-            self.raws.append(code)
-            self.ns.append(int(new.rpartition("~")[2]))  # (`again` made it: raw~n)
+            for one in new if new.__class__ is tuple else (new,):
+                self.seqs.append(seq)
+                self.raws.append(code)
+                # (`again` made it: raw~n)
+                self.ns.append(1 if one == raw else int(one.rpartition("~")[2]))
 
     def get(self, seq: int) -> dict[str, str] | None:
         """The renames of the event at `seq`, None when it has none."""
@@ -172,7 +195,10 @@ class Renamed:
         out = {}
         while i < n and seqs[i] == seq:
             raw = self.table[self.raws[i]]
-            out[raw] = again(raw, self.ns[i])
+            k = self.ns[i]
+            new = raw if k == 1 else again(raw, k)
+            had = out.get(raw)
+            out[raw] = new if had is None else (*(had if had.__class__ is tuple else (had,)), new)
             i += 1
         return out
 
@@ -229,6 +255,8 @@ class ToolCallMap:
         self.aliases: dict[str, str] = {}
         # an id used again after its call's result → the latest call of that id (see `again`)
         self.latest: dict[str, str] = {}
+        # an id one response gave two calls (see `again`) → those calls, answered in that order
+        self.waiting: dict[str, list[str]] = {}
 
     def canon(self, call_id: str) -> str:
         """The id of the call `call_id` names: itself, unless it is an alias and no call's own id
@@ -308,37 +336,59 @@ class ToolCallMap:
     def get(self, call_id: str) -> ToolCall | None:
         return self.call(call_id) or self.orphans.get(call_id)
 
-    def again(self, ev, where: tuple[str, int]) -> dict[str, str] | None:
+    def again(self, ev, where: tuple[str, int]) -> dict[str, str | tuple] | None:
         """The renames of an event about to be observed at `where` (see the module's "An id used
         again"): {id as the record names it: the call's id}, None when it names none again. A
         call whose id's latest call has its result is a new call (`again`), unless its record is
         hidden; anything else naming an id some call used again is the latest call's. Within one
-        event an id is one call."""
+        event an id is one call, unless the event makes two different calls of it (one response
+        whose calls a server numbered alike, "Two calls of one id at once"): then the value is a
+        tuple, the id of each block naming it in block order."""
         latest, out = self.latest, None
+        made: dict[str, list] = {}  # raw → [(the call's block, its id)] of the calls made here
+        given: dict[str, list[str]] = {}  # raw → the id of each block naming it, in order
+        results: dict[str, int] = {}
         for b in ev.blocks:
             k = b.kind
             if k == "tool_use":
                 raw = b.id
-                if not raw or (out is not None and raw in out):
+                if not raw:
                     continue
-                cur = latest.get(raw, raw)
-                c = self._own(cur)
-                # (a hidden record — a copy the format hides, bookkeeping — never starts a call)
-                if c is not None and c.result is not None and c.call is not None \
-                        and c.call != where and not ev.hidden:
-                    n = int(cur.rpartition("~")[2]) + 1 if cur != raw else 2
-                    while self._own(new := again(raw, n)) is not None or new in self.orphans:
-                        n += 1
-                    latest[raw] = cur = new
-                if cur != raw:
-                    out = out or {}
-                    out[raw] = cur
+                here = made.get(raw)
+                if here is None:
+                    cur = latest.get(raw, raw)
+                    c = self._own(cur)
+                    # (a hidden record — a copy the format hides, bookkeeping — never starts a call)
+                    if c is not None and c.result is not None and c.call is not None \
+                            and c.call != where and not ev.hidden:
+                        latest[raw] = cur = self._fresh(raw, cur)
+                        self.waiting.pop(raw, None)  # a new response: its results are its calls'
+                    made[raw] = [(b, cur)]
+                elif not ev.hidden:  # another call, numbered alike
+                    latest[raw] = cur = self._fresh(raw, latest.get(raw, raw))
+                    here.append((b, cur))
+                    self.waiting[raw] = [cid for _, cid in here]
+                else:
+                    cur = here[-1][1]
+                given.setdefault(raw, []).append(cur)
             elif k == "tool_result":
                 raw = b.tool_use_id
-                cur = latest.get(raw)
-                if cur is not None and (out is None or raw not in out):
-                    out = out or {}
-                    out[raw] = cur
+                if not raw:
+                    continue
+                j = results[raw] = results.get(raw, -1) + 1  # its place among this event's results of raw
+                here = made.get(raw)
+                if here is not None:  # a call and its result in one event
+                    cur = here[min(j, len(here) - 1)][1]
+                else:
+                    cur = (self.waiting and self._waiting(raw, j)) or latest.get(raw, raw)
+                given.setdefault(raw, []).append(cur)
+        for raw, ids in given.items():
+            if len(ids) > 1 and any(x != ids[0] for x in ids):
+                out = out or {}
+                out[raw] = tuple(ids)
+            elif ids[0] != raw:
+                out = out or {}
+                out[raw] = ids[0]
         if latest:
             named = [*ev.running, *(ev.states or ()), *(ev.spawns or ())]
             p = ev.permission
@@ -350,6 +400,25 @@ class ToolCallMap:
                     out = out or {}
                     out[raw] = cur
         return out
+
+    def _fresh(self, raw: str, cur: str) -> str:
+        """The id of a new call of `raw`, whose latest call is `cur`: the next `again` not taken."""
+        n = int(cur.rpartition("~")[2]) + 1 if cur != raw else 2
+        while self._own(new := again(raw, n)) is not None or new in self.orphans:
+            n += 1
+        return new
+
+    def _waiting(self, raw: str, n: int) -> str | None:
+        """The call of `raw` the `n`-th result of `raw` in this event answers while one response's
+        calls of `raw` still wait (`waiting`): they are answered in the order they were made."""
+        ids = self.waiting.get(raw)
+        if not ids:
+            return None
+        open_ = [cid for cid in ids if (c := self._own(cid)) is None or c.result is None]
+        if not open_:
+            del self.waiting[raw]
+            return None
+        return open_[min(n, len(open_) - 1)]
 
     def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
         """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
@@ -529,7 +598,7 @@ class ToolCallMap:
         calls = list(self.calls.values())
         return {"calls": _Packed.pack(calls, blobs), "orphans": _Packed.pack(
             list(self.orphans.values()), blobs), "permits": self.permits, "aliases": self.aliases,
-            "latest": self.latest}
+            "latest": self.latest, "waiting": self.waiting}
 
     @classmethod
     def load(cls, d: dict, blobs) -> "ToolCallMap":
@@ -540,6 +609,7 @@ class ToolCallMap:
         m.permits = dict(d.get("permits") or {})
         m.aliases = dict(d.get("aliases") or {})
         m.latest = dict(d.get("latest") or {})
+        m.waiting = {raw: list(ids) for raw, ids in (d.get("waiting") or {}).items()}
         return m
 
 
