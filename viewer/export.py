@@ -38,7 +38,7 @@ from typing import Iterator
 
 import orjson
 
-from . import __version__, formats, reader, render, timestamps, tools, usage
+from . import __version__, reader, render, timestamps, tools, usage
 from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
@@ -625,8 +625,8 @@ class _Markdown:
         facts = [("format", s.format)]
         if s.started:
             started = timestamps.human_utc(timestamps.from_epoch(s.started))
-            facts.append(("started", started[:19] if formats.zoneless(s.format) else started))
-        if formats.zoneless(s.format):  # as the page's header says it, once
+            facts.append(("started", started[:19] if s.zoneless == "all" else started))
+        if s.zoneless == "all":  # as the page's header says it, once
             facts.append(("times", "as written in the file, time zone unknown"))
         if s.duration is not None:
             facts.append(("duration", timestamps.span(s.duration)))
@@ -679,8 +679,8 @@ class _Markdown:
         parts = []
         anchor = f'<a id="m-{_esc(ev.id)}"></a>'
         when = timestamps.human_utc(ev.timestamp)
-        if ev.timestamp_assumed_utc:
-            when = when[:19]  # no zone in the file: as written
+        if ev.timestamp_assumed_utc:  # no zone in the file: as written (a lone one says so)
+            when = when[:19] if self.x.idx.summary.zoneless == "all" else f"{when[:19]}, no zone"
         who = ev.author or ("tool result" if ev.role == "tool" else ev.role)
         if ev.recipient:
             who = f"{who} → {ev.recipient}"

@@ -774,6 +774,11 @@ class SessionIndex:
             if author and main and author not in s.agents:
                 s.agents.append(author)
             if ts is not None:
+                # (a digest is never of a zoneless time: its format leaves that record to its Event)
+                if ev.__class__ is Event and ev.timestamp_assumed_utc:
+                    s.zoneless = "all" if s.ended is None or s.zoneless == "all" else "some"
+                elif s.zoneless == "all":
+                    s.zoneless = "some"
                 if main and s.started is None:
                     s.started = ts
                 if s.ended is None or ts > s.ended:
@@ -1410,7 +1415,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
                    "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
-                   "finished", "usage", "tools", "tool_time", "parent", "title_rank")
+                   "finished", "usage", "tools", "tool_time", "parent", "title_rank", "zoneless")
 
 
 def summary_dump(s: SessionSummary) -> dict:

@@ -292,6 +292,10 @@ class SessionSummary:
     # where the title comes from: 0 the first prompt, else the rank of a title the session was
     # given (a format's `named_title`: Claude Code's /rename over the CLI's own)
     title_rank: int = 0
+    # times the file wrote with no zone (read as UTC, shown as written): "all" of the session's
+    # times (its header says once that the zone is unknown, whatever the format), "some" (each
+    # such card says it), or ""
+    zoneless: str = ""
     started: float | None = None
     ended: float | None = None
     events: int = 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, pass_environment, select_autoescape
 from markupsafe import Markup
 
-from . import catalog, formats, render, timestamps, tools, usage
+from . import catalog, render, timestamps, tools, usage
 from .index import epoch
 from .model import ROLES
 from .reader import CutStr, json_text
@@ -252,7 +252,6 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         result_fold=result_fold,
         hl_later=render.highlights_later,
         from_epoch=timestamps.from_epoch,
-        zoneless=formats.zoneless,
         epoch=epoch,
         lane_of=lane_of,
         state_badge=state_badge,

@@ -104,6 +104,12 @@ def fast_epoch(value: Any) -> float | None:
     return to_epoch(value)
 
 
+def zoneless(value: Any) -> bool:
+    """Whether a raw time names no zone (read as UTC, shown as written): a format's digest leaves
+    such a record to its Event, which says so (`Event.timestamp_assumed_utc`)."""
+    return value.__class__ is str and value[-1:] != "Z" and parse(value).assumed_utc
+
+
 def to_epoch(value: Any) -> float | None:
     """Seconds since the epoch for any timestamp value, or None."""
     return parse(value).epoch

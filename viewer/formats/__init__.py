@@ -80,12 +80,6 @@ def get(name: str) -> ModuleType:
     return BY_NAME.get(name, FALLBACK)
 
 
-def zoneless(name: str) -> bool:
-    """Whether the format writes every time with no zone (its module's ZONELESS): the pages show
-    its times as written and say once, in the session's header, that the zone is unknown."""
-    return bool(getattr(BY_NAME.get(name), "ZONELESS", False))
-
-
 def hook(adapter: ModuleType, name: str, *args, default=None):
     """Call one of an adapter's functions on untrusted data: a bug in an adapter (a record shaped
     like nothing it expected) costs that one answer, never the session."""

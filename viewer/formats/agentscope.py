@@ -58,8 +58,8 @@ from .common import as_text, context_blocks, generic_event, media_block, parse_a
 
 NAME = "agentscope"
 # every time AgentScope writes is the machine's local time with no zone (`timestamp` "2026-01-26
-# 17:30:12.811", 2.x `created_at` "2026-03-04T14:00:06"): shown as written, the zone said unknown
-ZONELESS = True
+# 17:30:12.811", 2.x `created_at` "2026-03-04T14:00:06"): shown as written, and, all of a
+# session's times being so, its header says once that the zone is unknown (SessionSummary.zoneless)
 MODE = "jsonl"  # JSONL of Msgs, or a JSON document (a list, a session / agent state) via `records`
 
 _JAVA_ROLES = {"USER", "ASSISTANT", "SYSTEM", "TOOL", "CONTROL"}

@@ -188,8 +188,8 @@ def digest(rec: Any) -> Digest | None:
     if rec.__class__ is not dict:
         return None
     t = rec.get("type")
-    if t.__class__ is not str:
-        return None
+    if t.__class__ is not str or timestamps.zoneless(rec.get("timestamp")):
+        return None  # (a time with no zone: its Event says so, SessionSummary.zoneless)
     if t == "assistant":
         return _digest_assistant(rec)
     if t == "user":

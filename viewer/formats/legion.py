@@ -295,7 +295,10 @@ def digest(rec: Any) -> Digest | None:
                 sid = rec.get("uuid")
         if sid.__class__ is str and sid:
             d.source_id = sid
-        d.ts = timestamps.fast_epoch(rec.get("timestamp"))
+        raw = rec.get("timestamp")
+        if timestamps.zoneless(raw):
+            return None  # (a time with no zone: its Event says so, SessionSummary.zoneless)
+        d.ts = timestamps.fast_epoch(raw)
     return d
 
 
