@@ -192,3 +192,52 @@ def test_a_result_written_again_shows_where_it_is_and_links_to_its_call(tmp_path
     second.get_by_role("link", name="shell").click()
     expect(page.locator("#m-L2")).to_be_in_viewport()
     assert page.problems == []
+
+
+def _pytest_output(passed: int, failed: list[str], secs: str) -> str:
+    lines = [f"tests/test_{n}.py::test_{n} PASSED" for n in ("api", "cli", "db", "models", "views")]
+    lines += [f"tests/test_{n}.py::test_{n} FAILED" for n in failed]
+    lines += ["", "=" * 20 + f" {len(failed)} failed, {passed} passed in {secs}s " + "=" * 20]
+    return "\n".join(lines)
+
+
+def test_a_result_written_again_with_a_small_change_shows_what_changed(tmp_path, serve, watched_page):
+    """A rerun whose output changed in a line or two: the second result shows a diff against the
+    first (what its call's card shows), not the whole output again; the whole output is a click
+    away. A result that changed throughout is still drawn whole."""
+    root = tmp_path / "root"
+    root.mkdir()
+    first = _pytest_output(5, ["cache"], "1.20")
+    rerun = first.replace("test_cache FAILED", "test_cache PASSED").replace(
+        " 1 failed, 5 passed in 1.20s ", " 6 passed in 1.31s ")
+    (root / "chat.json").write_text(json.dumps([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+            "name": "shell", "arguments": json.dumps({"command": "pytest -v"})}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": first},
+        {"role": "tool", "tool_call_id": "call_1", "content": rerun},
+        {"role": "tool", "tool_call_id": "call_1", "content": "something else entirely\n" * 5}]))
+    os.utime(root / "chat.json", (1_700_000_000, 1_700_000_000))
+    for width, scheme in ((1400, "light"), (420, "dark")):
+        page = watched_page
+        page.set_viewport_size({"width": width, "height": 900})
+        page.emulate_media(color_scheme=scheme)
+        page.goto(serve(root).url + "/s/chat")
+        again = page.locator("#m-L4 .tool.again")
+        expect(again).to_contain_text("what changed from the first")
+        expect(again.locator(".diff tr.del")).to_have_count(2)
+        expect(again.locator(".diff tr.add")).to_have_count(2)
+        expect(again.locator(".diff tr.del").first).to_contain_text("test_cache FAILED")
+        expect(again.locator(".diff tr.add").first).to_contain_text("test_cache PASSED")
+        expect(again.locator(".diff tr.add").last).to_contain_text("6 passed in 1.31s")
+        # the unchanged lines far from a change are not drawn again; the whole output is folded
+        expect(again.locator(".diff")).not_to_contain_text("test_api.py")
+        whole = again.locator("details.again-whole")
+        expect(whole.locator(".tool-result")).to_be_hidden()
+        whole.locator("summary").click()
+        expect(whole.locator(".tool-result")).to_contain_text("tests/test_api.py::test_api PASSED")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        other = page.locator("#m-L5 .tool.again")  # changed throughout: drawn whole, no diff
+        expect(other.locator(".diff")).to_have_count(0)
+        expect(other.locator(".tool-result")).to_contain_text("something else entirely")
+    assert page.problems == []

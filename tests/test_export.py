@@ -534,3 +534,33 @@ def test_markdown_names_the_files_a_prompt_sent_by_name_or_id(tmp_path):
         encoding="utf-8")
     md, _ = export(chat, "md")
     assert "*[document “notes\\_\\[draft\\].pdf”: unknown type, 0 B]*" in md  # escaped: untrusted
+
+
+def test_a_result_written_again_with_a_small_change_is_exported_as_what_changed(tmp_path):
+    """The Markdown and HTML exports show a rerun's output that changed in a line as its diff
+    against the first (the whole output after it), as the page does; a result changed throughout
+    is exported whole."""
+    import json as _json
+
+    from viewer.export import Export as _Export
+    from viewer.index import SessionIndex as _Index
+
+    first = "\n".join([f"tests/test_{n}.py PASSED" for n in ("a", "b", "c", "d")]
+                      + ["tests/test_e.py FAILED", "1 failed, 4 passed"])
+    rerun = first.replace("test_e.py FAILED", "test_e.py PASSED").replace("1 failed, 4 passed", "5 passed")
+    path = tmp_path / "chat.json"
+    path.write_text(_json.dumps([
+        {"role": "user", "content": "Run the tests."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "shell", "arguments": _json.dumps({"command": "pytest"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": first},
+        {"role": "tool", "tool_call_id": "c1", "content": rerun}]))
+    idx = _Index(path).build()
+    md = "".join(_Export(idx, "md").chunks())
+    assert "what changed from the first" in md
+    assert "```diff\n tests/test_b.py PASSED\n" in md
+    assert "-tests/test_e.py FAILED\n-1 failed, 4 passed\n+tests/test_e.py PASSED\n+5 passed\n```" in md
+    assert md.count("tests/test_a.py PASSED") == 2  # the call's and the whole output (not in the diff)
+    html = "".join(_Export(idx, "html").chunks())
+    assert 'class="tool again near"' in html and "what changed from the first" in html
+    assert '<details class="again-whole">' in html and 'class="diff-file"' not in html  # (no file to name)

@@ -738,6 +738,12 @@ class _Markdown:
                 name = f"[{_inline(mcp.tool if mcp else rc.call.name or 'a call')}](#m-{rc.call_event})"
                 if b.tool_use_id in v.same:
                     return f"*The result of {name} written again, the same as the one its call shows.*\n"
+                near = v.near.get(b.tool_use_id)
+                if near is not None:  # what changed from the first, as the page shows it
+                    return f"**Another result** of {name}, what changed from the first (its call " \
+                           f"shows it){' · error' if b.is_error else ''}\n\n" + fence(
+                               "\n".join(_diff_line(d) for d in render.diff(near.old, near.new)), "diff") \
+                        + "\n*The whole output:*\n\n" + self._content(b.content)
                 return f"**Another result** of {name} (its call shows the first)" \
                        f"{' · error' if b.is_error else ''}\n\n" + self._content(b.content)
             if b.tool_use_id in v.refs or b.tool_use_id in v.calls:

@@ -612,6 +612,21 @@ def diff(old: str, new: str, old_start: int = 1, new_start: int = 1,
     return out
 
 
+def near(old: str, new: str) -> bool:
+    """Whether `new` is `old` with a small change: a few of several lines changed (a result
+    written again with a new time, count or line), which is better shown as what changed than
+    whole. A short output, or one mostly changed, is not (it reads better whole)."""
+    if old == new:
+        return False
+    a, b = old.splitlines(), new.splitlines()
+    if min(len(a), len(b)) < 4 or max(len(a), len(b)) > DIFF_CAP:
+        return False
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    if sm.real_quick_ratio() < 0.6 or sm.quick_ratio() < 0.6:
+        return False
+    return sm.ratio() >= 0.6
+
+
 def _intraline(x: str, y: str):
     sm = difflib.SequenceMatcher(None, x, y, autojunk=False)
     if sm.ratio() < 0.4:

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import files, formats, reader, timestamps, tools
+from . import files, formats, reader, render, timestamps, tools
 from .formats import detect, wrapped
 from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
     folded, safe_event, truncated, unparsed_text
@@ -82,6 +82,9 @@ class EventView:
     # after it (a result written twice), and is shown here, linked to it
     again: dict = field(default_factory=dict)
     same: set = field(default_factory=set)  # of those, the ids whose result repeats the first's
+    # of those, the ids whose result is the first's with a small change (`render.near`): its
+    # diff against the first (a tools.EditPart: first → this), shown before the whole output
+    near: dict = field(default_factory=dict)
     target: bool = False
     continued: bool = False
     agent: str | None = None  # the name of the agent whose transcript this is, when known
@@ -769,7 +772,8 @@ class Timeline:
 
     def _same_again(self, views: list[EventView], loaded: dict) -> None:
         """Note the results written again that repeat their call's first result word for word (a
-        line written twice): said in one line, not drawn twice."""
+        line written twice): said in one line, not drawn twice; and those that differ from it a
+        little (a rerun whose output changed in a line): shown as what changed."""
         read: dict = {}
         for v in views:
             for b in v.ev.blocks:
@@ -783,10 +787,17 @@ class Timeline:
                     first = read[where] = evs[0] if evs else None
                 else:
                     first = read[where]
-                if first is not None and any(
-                        f.kind == "tool_result" and f.tool_use_id == b.tool_use_id and f.content == b.content
-                        for f in first.blocks):
+                if first is None:
+                    continue
+                was = next((f for f in first.blocks
+                            if f.kind == "tool_result" and f.tool_use_id == b.tool_use_id), None)
+                if was is None:
+                    continue
+                if was.content == b.content:
                     v.same.add(b.tool_use_id)
+                elif (old := _plain(was.content)) is not None and (new := _plain(b.content)) is not None \
+                        and render.near(old, new):
+                    v.near[b.tool_use_id] = tools.EditPart(old, new)
 
     def _fold(self, v: EventView, loaded: dict) -> None:
         """An event holding only results shown with their calls carries nothing of its own. When
@@ -865,3 +876,13 @@ def _norm(text: str) -> str:
 def _last_text_of(ev: Event) -> str:
     texts = [b.text for b in ev.blocks if b.kind == "text"]
     return texts[-1] if texts else ""
+
+
+def _plain(content: list) -> str | None:
+    """A result's text when it is only text (whole: a cut string is not compared), else None."""
+    out = []
+    for c in content:
+        if c.kind != "text" or c.text.__class__ is not str:
+            return None
+        out.append(c.text)
+    return "\n".join(out)
