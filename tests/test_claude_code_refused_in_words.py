@@ -90,3 +90,26 @@ def test_the_page_names_the_refusal_and_shows_the_comment(tmp_path):
     assert "please add transformer.js too first" in card("t1")
     assert "denied by user" not in card("t2") and "the user refused" not in card("t2")
     assert "denied by user" not in card("t3")
+
+
+def test_which_calls_words_can_refuse_is_the_format_s_to_say():
+    """The shared call map knows no tool names: it asks the format (`refused_in_words`). A format
+    without the hook leaves a words-only error result a plain error; Claude Code names its Bash
+    and file edits, not an MCP tool."""
+    from viewer.formats import claude_code
+    from viewer.model import USER_WORDS, Event, Ref, ToolResult, ToolUse, Text
+    from viewer.toolcalls import ToolCallMap
+
+    def states(refused_in_words):
+        calls = ToolCallMap()
+        for i, name in enumerate(("Bash", "Edit", "mcp__github__create_issue")):
+            use = Event(Ref("main", 2 * i + 1, 0, 0), "assistant", blocks=[ToolUse(f"t{i}", name, {})])
+            said = Event(Ref("main", 2 * i + 2, 0, 0), "user", blocks=[ToolResult(
+                f"t{i}", [Text("not this way, use the helper")], True, state=USER_WORDS)])
+            calls.observe(use, 2 * i, None, "main", refused_in_words)
+            calls.observe(said, 2 * i + 1, None, "main", refused_in_words)
+        return {c.name: c.state for c in calls.calls.values()}
+
+    assert states(claude_code.refused_in_words) == {
+        "Bash": "denied", "Edit": "denied", "mcp__github__create_issue": "error"}
+    assert states(None) == {"Bash": "error", "Edit": "error", "mcp__github__create_issue": "error"}

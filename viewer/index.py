@@ -691,6 +691,7 @@ class SessionIndex:
         main = name == "main"
         calls, usage, s, sink = self.calls, self.usage, self.summary, self.sink
         title_kinds, named_title = getattr(adapter, "TITLE_KINDS", ()), getattr(adapter, "named_title", None)
+        refused_in_words = getattr(adapter, "refused_in_words", None)  # (ToolCallMap.observe)
         a_id, a_off, a_len, a_line = th.ids.append, th.offsets.append, th.lengths.append, th.lines.append
         a_role, a_kind, a_author = th.roles.append, th.kinds.append, th.authors.append
         a_content, a_ts, a_hidden, a_path = th.content.append, th.ts.append, th.hidden.append, th.paths.append
@@ -755,7 +756,7 @@ class SessionIndex:
             if (role == "user" and kind == "message") or kind in boundary:
                 th.last_boundary = seq
             if on_calls:
-                calls.observe(ev, seq, ts, name)
+                calls.observe(ev, seq, ts, name, refused_in_words)
             # the summary
             s.events += 1
             if hidden:

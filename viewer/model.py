@@ -59,7 +59,8 @@ UNAPPROVED = "unapproved"
 # `ToolResult.state = USER_WORDS`: an error result that may be only the person's words turning the
 # call down (Claude Code 2.0 writes "No, and tell Claude…" as the bare comment, `is_error`, nothing
 # else on the line). Only the call's name can tell it from a tool's own failure: the state map names
-# it denied where the call is one whose failures never read as free words (`toolcalls.REFUSED_IN_WORDS`)
+# it denied where the call is one whose failures never read as free words (the format says which:
+# its `refused_in_words` hook, asked by toolcalls.ToolCallMap.observe)
 USER_WORDS = "user_words"
 
 

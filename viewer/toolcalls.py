@@ -233,12 +233,6 @@ class Renamed:
         return r
 
 
-# Claude Code's tools whose own failures never read as free words (an exit code, a wrapped
-# `<tool_use_error>`, an errno): an error result of theirs that is only words is the person's
-# comment turning the call down (`model.USER_WORDS`)
-REFUSED_IN_WORDS = frozenset(("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"))
-
-
 def source_state(word) -> tuple[str, str | None] | None:
     """(state, named state) for a source's word; None for a word this map does not know."""
     return SOURCE_STATES.get(str(word).lower()) if word else None
@@ -420,9 +414,14 @@ class ToolCallMap:
             return None
         return open_[min(n, len(open_) - 1)]
 
-    def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None) -> set[str]:
+    def observe(self, ev: Event, seq: int, ts: float | None, thread: str | None = None,
+                refused_in_words=None) -> set[str]:
         """Feed one event (of `thread`, else the event's own); returns the ids of the calls whose
-        state it changed."""
+        state it changed. `refused_in_words(tool name)`, the event's format's hook of that name
+        where it has one, says whether an error result of that tool that is only words
+        (`model.USER_WORDS`) is the person's comment turning the call down: a tool whose own
+        failures never read as free words (Claude Code's Bash and file edits). Without it such a
+        result is a plain error."""
         changed: set[str] = set()
         where = (thread or ev.ref.thread, seq)
         calls = self.calls
@@ -478,7 +477,8 @@ class ToolCallMap:
                     # interrupt leaves as a refusal does (legion: ToolCallUpdate `interrupted`)
                     state = b.state
                     if state == USER_WORDS:  # the person's words, if the call's failures never are
-                        state = DENIED if call.name in REFUSED_IN_WORDS else None
+                        state = DENIED if refused_in_words is not None and call.name \
+                            and refused_in_words(call.name) else None
                     interrupted = kept == INTERRUPTED and state == DENIED
                     call.named = state if state in ENDED and not interrupted else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED

@@ -182,6 +182,19 @@ TITLE_KINDS = frozenset(_TITLES)
 _DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"} - TITLE_KINDS
 
 
+# its tools whose own failures never read as free words (an exit code, a wrapped
+# `<tool_use_error>`, an errno): an error result of theirs that is only words (2.0.5's bare
+# comment, `model.USER_WORDS`) is the person's comment turning the call down. An MCP tool's
+# failures may be any words: its results stay plain errors
+REFUSED_IN_WORDS = frozenset(("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit"))
+
+
+def refused_in_words(name: str) -> bool:
+    """Whether a words-only error result of a call of this tool is the person refusing it (the
+    call map asks, `ToolCallMap.observe`)."""
+    return name in REFUSED_IN_WORDS
+
+
 def digest(rec: Any) -> Digest | None:
     """What the index keeps of a plain assistant line, a line of tool results, or bookkeeping —
     exactly what `event` would say of it; None for every other shape."""
