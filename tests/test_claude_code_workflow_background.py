@@ -200,3 +200,28 @@ def test_an_index_from_the_cache_watches_the_run_file_without_unpacking_its_call
     assert not loaded.unchanged()
     assert CALL in loaded.refresh().calls
     assert _state(loaded)[1] == "finished_unreported"
+
+
+@pytest.mark.browser
+def test_a_live_page_s_map_marks_the_run_that_failed_with_no_event_of_its_own(cut, serve, watched_page):
+    """The run's file says it failed; no line comes to the session. The card says so through the
+    stream, and the session map beside the page marks the failure without a reload."""
+    from playwright.sync_api import expect
+
+    main, run, written, _ = cut
+    srv = serve(main.parent.parent)
+    page = watched_page
+    page.goto(f"{srv.url}/s/-home-user-demo~{SESSION}")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__noReload = true")
+    state = page.locator(f"#tc-{CALL}-state")
+    expect(state).to_contain_text("running in background")
+    expect(page.locator("#minimap a.mm").first).to_be_attached()
+    expect(page.locator("#minimap a.mm-error")).to_have_count(0)
+    run.write_text(json.dumps({**written, "status": "failed"}), encoding="utf-8")
+    expect(state).to_contain_text("failed · no notification")
+    mark = page.locator("#minimap a.mm-error")
+    expect(mark).to_have_count(1)
+    expect(mark.locator("title")).to_have_text("Workflow failed")
+    assert page.evaluate("window.__noReload") is True
+    assert page.problems == []

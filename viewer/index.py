@@ -229,6 +229,9 @@ class SessionIndex:
         self.forced_format = fmt
         self.built_at = 0.0
         self.generation = 0  # counts rebuilds of this object
+        # counts refreshes that changed calls (a background call settled with no event of its own:
+        # derived figures such as the minimap's marks depend on it, order.state)
+        self.calls_moved = 0
         # names the build, in memory and in the cache alike: the offsets a live page's cursor holds
         # are good for this build of the index, whatever object holds it, and no other
         self.build_id = 0
@@ -419,6 +422,8 @@ class SessionIndex:
             self._settle_runs(change)
         if change:
             self._finish(change)
+        if change.calls:
+            self.calls_moved += 1
         return change
 
     def _detected_otherwise(self, th: ThreadIndex) -> bool:

@@ -120,8 +120,9 @@ DERIVED_KEPT = 48
 
 
 def state(idx: SessionIndex) -> tuple:
-    """What a derived figure depends on: the build, and how many events each thread has."""
-    return idx.generation, tuple((name, len(th)) for name, th in idx.threads.items())
+    """What a derived figure depends on: the build, how many events each thread has, and the
+    calls' changes of state that came with no event (a background call found finished)."""
+    return idx.generation, idx.calls_moved, tuple((name, len(th)) for name, th in idx.threads.items())
 
 
 def derived(idx: SessionIndex, name: str, build: Callable[[SessionIndex], object],

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from .index import SessionIndex
+from .model import FAILED_UNREPORTED
 from .order import derived, reading_order
 
 
@@ -75,7 +76,7 @@ def _build_turns(idx: SessionIndex) -> list[Turn]:
         if t is None:
             continue
         t.tool_calls += 1
-        if status == "error" and not named:
+        if status == "error" and (not named or named == FAILED_UNREPORTED):  # (as errors() counts)
             t.errors += 1
         if sub and sub in idx.threads:
             t.subagents.append(idx.threads[sub].label)
@@ -137,7 +138,7 @@ def _build_marks(idx: SessionIndex, bins: int) -> list[Mark]:
     for name, status, named, where, _, sub in idx.calls.rows():
         if where is None or where[0] not in idx.threads:
             continue
-        if status == "error" and not named:
+        if status == "error" and (not named or named == FAILED_UNREPORTED):
             put(ERROR, *where, f"{name or 'tool'} failed")
         elif sub and sub in idx.threads:
             put(SUBAGENT, *where, f"sub-agent: {idx.threads[sub].label}")

@@ -544,7 +544,9 @@ class Feeds:
         """(An index listener: told of every refresh, whoever ran it — a page drawn, a stream, the
         indexer.) Background calls whose state changed with no event of theirs to carry it (a
         sub-agent's `.meta.json` now says it finished) go out as named notes, the latest state of
-        each card replacing the one before; a page drawn since has it already."""
+        each card replacing the one before; a page drawn since has it already. The session map
+        goes out after them (its marks show the calls' states): the feed's next turn sends it."""
+        sent = False
         for cid in sorted(change.calls):
             call = idx.calls.call(cid)
             if call is None or call.named not in RUNNING_ON or call.subthread in change.new:
@@ -557,6 +559,10 @@ class Feeds:
             with feed._context() if feed is not None else self.app.test_request_context("/"):
                 html = "\n".join(template.render(part=part, key=key, cv=cv) for part in ("state", "result"))
             self.broadcast(key, html, name=f"call:{cid}")
+            sent = True
+        if sent and (feed := self._feeds.get(key)) is not None:
+            feed._map_due = True
+            feed._publish()
 
     def broadcast(self, key: str, html: str, name: str | None = None) -> None:
         """Send an HTML fragment (out-of-band updates: elements with `hx-swap-oob`, or
