@@ -242,3 +242,39 @@ def test_a_long_format_name_is_one_box_inside_its_column_at_1024_px(serve, brows
     assert title.bounding_box()["width"] >= 180, "the title is squeezed to make room for the badge"
     assert sideways(page) == 0
     context.close()
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_live_session_s_search_box_keeps_its_width_beside_the_live_controls(
+        tmp_path, serve, browser, width, scheme):
+    """At 420 px the live tail's state and "follow" go up beside the session's name: the search
+    has its line to itself, its placeholder whole ("Search this session", not "Search this ses…");
+    at 1400 px everything is one line."""
+    root = tmp_path / "live"
+    root.mkdir()
+    (root / "chat.jsonl").write_text("".join(json.dumps(m) + "\n" for m in [
+        {"role": "user", "content": "Run the tests."}, {"role": "assistant", "content": "All pass."}]))
+    srv = serve(root)
+    context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
+    page = context.new_page()
+    page.goto(f"{srv.url}/s/chat")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    box = page.locator("#find-q")
+    fits = box.evaluate("""e => {
+        const c = document.createElement('canvas').getContext('2d');
+        const s = getComputedStyle(e);
+        c.font = s.fontSize + ' ' + s.fontFamily;
+        const inner = e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+        return c.measureText(e.placeholder).width <= inner; }""")
+    assert fits, "the search box cuts its own placeholder"
+    find, live, follow = (page.locator(s).bounding_box() for s in ("#find-q", "#live-state", "label.follow"))
+    brand = page.locator("header.top .brand").bounding_box()
+    if width == 420:
+        assert find["width"] >= 0.5 * width
+        assert abs(live["y"] - brand["y"]) < brand["height"]  # on the name's line, not the search's
+        assert follow["y"] + follow["height"] <= find["y"]
+    else:
+        assert abs(live["y"] - find["y"]) < find["height"] and find["width"] >= 200
+    assert sideways(page) == 0
+    context.close()
