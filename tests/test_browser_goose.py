@@ -228,3 +228,28 @@ def test_goose_s_text_editor_edits_read_as_diffs_and_a_recipe_names_the_model(se
         expect(page.locator(plain).locator("dl.kv")).to_contain_text("str_replace" if "odd" in plain else "undo_edit")
         expect(page.locator(plain).locator(".diff")).to_have_count(0)
     assert page.problems == []
+
+
+def test_a_goose_1x_subagent_task_opens_under_its_call(serve, watched_page, tmp_path):
+    """Goose 1.x's `subagent` tool named its task's session only in its result (no parent column
+    yet): the call's card holds that sub-agent's conversation, opened in place."""
+    from test_format_goose_db import TASK_ID, _goose_1x_subagent
+
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)
+    _goose_1x_subagent(con)
+    con.close()
+    page = watched_page
+    srv = serve(root, WATCH=False)
+    indexed_list(page, srv.url + "/")
+    page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+    card = page.locator("#tc-call_sa1")
+    expect(card.locator(".state")).to_have_text("completed")
+    thread = card.locator("details.subthread")
+    expect(thread.locator("summary")).to_contain_text(f"Subagent Task · session {TASK_ID}")
+    thread.locator("summary").click()
+    expect(thread.get_by_text("List the CI jobs.").first).to_be_visible()
+    expect(thread.get_by_text("CI runs build and test.").first).to_be_visible()
+    assert page.problems == []
