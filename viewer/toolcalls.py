@@ -339,6 +339,8 @@ class ToolCallMap:
         whose calls a server numbered alike, "Two calls of one id at once"): then the value is a
         tuple, the id of each block naming it in block order."""
         latest, out = self.latest, None
+        if not latest and not self.waiting and not self._renames_any(ev, where):
+            return None  # (no id used again so far, nor here: every call's event, in most files)
         made: dict[str, list] = {}  # raw → [(the call's block, its id)] of the calls made here
         given: dict[str, list[str]] = {}  # raw → the id of each block naming it, in order
         results: dict[str, int] = {}
@@ -353,8 +355,7 @@ class ToolCallMap:
                     cur = latest.get(raw, raw)
                     c = self._own(cur)
                     # (a hidden record — a copy the format hides, bookkeeping — never starts a call)
-                    if c is not None and c.result is not None and c.call is not None \
-                            and c.call != where and not ev.hidden:
+                    if not ev.hidden and self._answered_elsewhere(c, where):
                         latest[raw] = cur = self._fresh(raw, cur)
                         self.waiting.pop(raw, None)  # a new response: its results are its calls'
                     made[raw] = [(b, cur)]
@@ -394,6 +395,25 @@ class ToolCallMap:
                     out = out or {}
                     out[raw] = cur
         return out
+
+    @staticmethod
+    def _answered_elsewhere(c: ToolCall | None, where: tuple[str, int]) -> bool:
+        """Whether a call made at `where` under this call's id is a new call: this one has its
+        result, and was made by another record."""
+        return c is not None and c.result is not None and c.call is not None and c.call != where
+
+    def _renames_any(self, ev, where: tuple[str, int]) -> bool:
+        """Whether `again` may rename anything of `ev` while no id has been used again: only a
+        call of an id whose call is answered, or two calls of one id in it, start a new call."""
+        if ev.hidden:  # (a hidden record never starts a call)
+            return False
+        made: list[str] = []
+        for b in ev.blocks:
+            if b.kind == "tool_use" and b.id:
+                if b.id in made or self._answered_elsewhere(self._own(b.id), where):
+                    return True
+                made.append(b.id)
+        return False
 
     def _fresh(self, raw: str, cur: str) -> str:
         """The id of a new call of `raw`, whose latest call is `cur`: the next `again` not taken."""
