@@ -71,8 +71,8 @@ _CONTENT_FIELDS = ("content", "contents", "file_text", "text", "new_source")
 _COMMAND_FIELDS = ("command", "cmd", "script", "code")
 _PROSE_INPUT = ("plan", "result", "response", "message")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
-_EDITOR_READ = {"command", "view_range"}
-_TASK_WORDS = ("text_instruction", "instructions", "prompt", "title")  # (a Goose 1.x task's)  # (a file editor's view: family_of says it is one)
+_EDITOR_READ = {"command", "view_range"}  # (a file editor's view: family_of says it is one)
+_TASK_WORDS = ("text_instruction", "instructions", "prompt", "title")  # (a Goose 1.x task's)
 _SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
                  "title", "description", "name", "skill", "prompt", "message", "question", "code",
                  "text", "content")
@@ -91,6 +91,11 @@ def family(name: str | None) -> str | None:
 # str_replace, insert, undo_edit). The command decides the call's kind, where the arguments have
 # that command's shape; any other call of such a tool reads as its name alone says.
 EDITORS = {"text_editor", "str_replace_based_edit_tool", "str_replace_editor"}
+
+
+def is_editor(name: Any) -> bool:
+    """Whether a tool (an extension's or an MCP server's too) is such a file editor."""
+    return isinstance(name, str) and name.rsplit("__", 1)[-1].lower() in EDITORS
 _EDITOR_KINDS = {"str_replace": "edit", "create": "write", "write": "write", "view": "read"}
 
 
@@ -99,8 +104,7 @@ def family_of(name: str | None, inp: Any) -> str | None:
     that command does to the file — an `str_replace` with `old_str` and `new_str` is an edit, a
     `create` / `write` with `file_text` a write, a `view` a read (each naming its `path`)."""
     fam = family(name)
-    if not isinstance(inp, dict) or not isinstance(name, str) or \
-            name.rsplit("__", 1)[-1].lower() not in EDITORS or not isinstance(inp.get("path"), str):
+    if not isinstance(inp, dict) or not is_editor(name) or not isinstance(inp.get("path"), str):
         return fam
     kind = _EDITOR_KINDS.get(inp.get("command")) if isinstance(inp.get("command"), str) else None
     if kind == "edit" and isinstance(inp.get("old_str"), str) and isinstance(inp.get("new_str"), str):
@@ -559,8 +563,7 @@ def summary(name: str, inp: Any) -> str:
         return _line(command)
     if fam in ("read", "write", "edit") and path:
         return _line(path) + _line_range(inp)
-    if isinstance(name, str) and name.rsplit("__", 1)[-1].lower() in EDITORS and path and \
-            isinstance(inp.get("command"), str):
+    if is_editor(name) and path and isinstance(inp.get("command"), str):
         return _line(f"{inp['command']}  {path}")  # a file editor's other command (undo_edit…)
     if fam == "search":
         what = next((inp[k] for k in ("pattern", "regex", "query", "file_pattern", "glob")
