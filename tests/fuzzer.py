@@ -35,6 +35,7 @@ The bounded run is tests/test_fuzz.py; the long run is this script:
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import logging
@@ -248,13 +249,19 @@ def _deep(n: int):
     return out
 
 
+def _one(r: random.Random, values: list):
+    """One of `values`, a copy: a list or dict put into a record is mutated in place later on (a
+    field added into it), and a shared one carried those changes into every case after."""
+    return copy.deepcopy(r.choice(values))
+
+
 def mutate_value(rec, r: random.Random, ids: list[str]):
     """One structural mutation of one record (a JSON value); returns the new record and its name."""
     paths = list(_paths(rec))
     path = r.choice(paths)
     op = r.random()
     if op < 0.45:
-        new = r.choice(WEIRD)
+        new = _one(r, WEIRD)
         return _set(rec, path, new), f"set {path!r} to {type(new).__name__}"
     if op < 0.6:
         dicts = [p for p in paths if isinstance(_get(rec, p), dict) and _get(rec, p)]
@@ -295,13 +302,13 @@ def mutate_value(rec, r: random.Random, ids: list[str]):
         p = r.choice([0.1, 0.3])
         return _spray(rec, r, p), f"spray {p}"
     if isinstance(rec, dict):
-        return {r.choice(["type", "role", "content", "_type", "message"]): r.choice(WEIRD)}, "tiny record"
-    return r.choice(WEIRD), "record replaced"
+        return {r.choice(["type", "role", "content", "_type", "message"]): _one(r, WEIRD)}, "tiny record"
+    return _one(r, WEIRD), "record replaced"
 
 
 def _spray(value, r: random.Random, p: float):
     if r.random() < p:
-        return r.choice(WEIRD)
+        return _one(r, WEIRD)
     if isinstance(value, dict):
         return {k: _spray(v, r, p) for k, v in value.items()}
     if isinstance(value, list):
@@ -405,8 +412,10 @@ def _mark(rec: dict, payload: bool) -> None:
             found = True
     if not found:
         walk(rec, 1)
-    if not found and payload:  # (in the record's payload, when it has one: legion's `data`, the
-        # `payload` of Codex's envelope, whose three keys are all a record holds)
+    if not found and payload and not any(rec.get(k) for k in ("tool_calls", "function_call")):
+        # (in the record's payload, when it has one: legion's `data`, the `payload` of Codex's
+        # envelope, whose three keys are all a record holds; a message of a new role holding
+        # calls is read as the calls it holds, like a call of a new type: left unmarked)
         inner = next((rec[k] for k in (*_TEXT_KEYS, "payload") if isinstance(rec.get(k), dict)), rec)
         inner["future_payload"] = f"{MARK} <img src=x onerror=alert(1)>"
 
@@ -429,7 +438,7 @@ def mutate_newer(rec, r: random.Random):
         tp = [p for p in paths if p and isinstance(p[-1], str) and TIME_KEY.search(p[-1])]
         p = r.choice(tp) if tp else ("timestamp",) if isinstance(rec, dict) else None
         if p is not None:
-            new = r.choice(TIMES)
+            new = _one(r, TIMES)
             return _set(rec, p, new), f"time {new!r} at {p!r}"
     if op < 0.5:
         dicts = [p for p in paths if isinstance(_get(rec, p), dict)]
@@ -924,7 +933,8 @@ def shown(app, key: str, case: Case, problems: list[str]) -> None:
             continue
         resp = app.test_client().get(f"/s/{key}/export?format=md")
         text = resp.get_data(as_text=True)
-        if resp.status_code == 200 and MARK not in text and not _waits_as_unknown(app, key, data):
+        if resp.status_code == 200 and MARK not in text and not _waits_as_unknown(app, key, data) \
+                and not _in_a_hidden_copy(app, key):
             at = data.find(MARK.encode())
             line = data.count(b"\n", 0, at) + 1
             problems.append(f"an unknown record or block ({path.name} line {line}: "
@@ -944,6 +954,17 @@ def _waits_as_unknown(app, key: str, data: bytes) -> bool:
     lines = {n for n, line in enumerate(data.split(b"\n"), 1) if MARK.encode() in line}
     events = [e for e in resp.get_json()["events"] if e["thread"] in (None, "main") and e["line"] in lines]
     return {e["line"] for e in events} == lines and all(e["hidden"] and e["hidden_reason"] for e in events)
+
+
+def _in_a_hidden_copy(app, key: str) -> bool:
+    """Whether MARK is in a copy of a message hidden as such, the message shown once: AgentScope's
+    broadcast message sits in each agent's memory with one id, and a mutation of one copy only is
+    no writer's (its copies are the same message)."""
+    resp = app.test_client().get(f"/s/{key}/export?format=json")
+    if resp.status_code != 200:
+        return False
+    marked = [e for e in resp.get_json()["events"] if MARK in json.dumps(e)]
+    return bool(marked) and all(e["hidden"] and "copy" in (e["hidden_reason"] or "") for e in marked)
 
 
 def same_family(case: Case, found) -> list[str]:
