@@ -1106,3 +1106,22 @@ def test_a_result_written_twice_word_for_word_is_said_once(tmp_path):
     assert "written again" in copy[:copy.index("</li>")]
     md = c.get("/s/chat/export?format=md").get_data(as_text=True)
     assert md.count("3 passed in 0.2s") == 1 and "*The result of [shell](#m-" in md
+
+
+@pytest.mark.parametrize("record, shown", [
+    # an SDK class not known here whose `data` is no object: its value was dropped, the card '{}'
+    ({"_type": "FutureNoteMessage", "timestamp": 1761073234.0, "session_id": "s", "message_id": "m2",
+      "data": "a note only a newer SDK writes"}, "a note only a newer SDK writes"),
+    # one with no `data` at all, its fields on the record itself (a flat dump of a class whose
+    # fields are none of those the flat dumps are known by)
+    ({"_type": "FutureNoteMessage", "timestamp": 1761073234.0, "session_id": "s", "message_id": "m2",
+      "note": "a field only a newer SDK writes"}, "a field only a newer SDK writes"),
+])
+def test_a_legion_record_of_an_unknown_class_shows_what_it_holds(record, shown, tmp_path, errors):
+    # found by the fuzzer's newer-writer mutation: an unknown class is a card of its fields
+    legion(tmp_path / "root" / "s", LEGION_USER, record)
+    c = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                    "WATCH": False, "INDEX_ALL": False}).test_client()
+    assert shown in c.get("/s/s").get_data(as_text=True)
+    assert shown in c.get("/s/s/export?format=md").get_data(as_text=True)
+    assert [e.getMessage() for e in errors] == []

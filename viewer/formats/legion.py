@@ -99,11 +99,15 @@ _DENY = {"deny", "denied", "reject", "rejected", "refuse", "refused"}
 
 
 def _payload(rec: dict) -> Any:
-    """An SDK record's message fields: legion's `data`, or the flat dump's own top level."""
-    for key in _FLAT:
-        if key in rec:
-            return {k: v for k, v in rec.items() if k != "_type"}
-    return rec.get("data")
+    """An SDK record's message fields: legion's `data`, or the flat dump's own top level (also a
+    record with no `data` at all: what it holds besides its class is what there is to show)."""
+    if "data" in rec:
+        for key in _FLAT:
+            if key in rec:
+                break
+        else:
+            return rec["data"]
+    return {k: v for k, v in rec.items() if k != "_type"}
 
 
 def sniff(rec: Any) -> int:
@@ -598,7 +602,7 @@ def _sdk(cls: str, data: Any, ref: Ref) -> Event:
     else:
         # a class this reader does not know: its name heads the card (the kind), once; its fields
         # are the card, open when short, as any record no adapter knows
-        ev = Event(ref, "system", kind=cls, blocks=[Data(d, "unknown")])
+        ev = Event(ref, "system", kind=cls, blocks=[Data(data if data is not None else {}, "unknown")])
         if cls == "HookEventMessage":
             ev.hidden, ev.hidden_reason = True, "bookkeeping"
     parent = d.get("parent_tool_use_id")
