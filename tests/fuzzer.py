@@ -380,9 +380,12 @@ def _block(r: random.Random) -> dict:
 # where a list of typed items is figures or a copy, not what is read: an item of a type not known
 # there need not be shown (a usage's `iterations`, a request's `params`, Claude Code's
 # `toolUseResult`, the tool's own copy of the result the message shows)
-# or a value put where a time was (`{"nanos": 5, "id": [...]}`)
+# or a value put where a time was (`{"nanos": 5, "id": [...]}`); mini-swe-agent's `extra` (the raw
+# API response the message was taken from); an Agents SDK RunState's copies of its generated items
+# (its current step's interruptions, the session's items, the model's responses)
 _METADATA = {"usage", "iterations", "params", "context_management", "cacheControl", "toolUseResult",
-             "timestamp"}
+             "timestamp", "extra", "current_step", "session_items", "model_responses",
+             "last_model_response", "last_processed_response"}
 _TEXT_KEYS = ("content", "text", "value", "message", "output", "result", "data", "thinking")
 
 
@@ -418,6 +421,20 @@ def _mark(rec: dict, payload: bool) -> None:
         # calls is read as the calls it holds, like a call of a new type: left unmarked)
         inner = next((rec[k] for k in (*_TEXT_KEYS, "payload") if isinstance(rec.get(k), dict)), rec)
         inner["future_payload"] = f"{MARK} <img src=x onerror=alert(1)>"
+
+
+def _history_copy(rec, path) -> bool:
+    """Whether `path` is inside a message an API call log's request repeats: each logged call (a
+    line with its request's `messages` and its `response`) sends the history again, and only its
+    last message is new; the others are copies of what was shown (an earlier answer stands for
+    the assistant message), a change to one copy alone no writer's."""
+    if not isinstance(rec, dict) or not ({"response", "request"} & rec.keys()):
+        return False
+    for k in range(len(path) - 1):
+        if path[k] == "messages" and isinstance(path[k + 1], int):
+            msgs = _get(rec, path[:k + 1])
+            return isinstance(msgs, list) and path[k + 1] < len(msgs) - 1
+    return False
 
 
 def mutate_newer(rec, r: random.Random):
@@ -461,11 +478,15 @@ def mutate_newer(rec, r: random.Random):
             # record's field of a new value (metadata.subtype) need not show the whole record;
             # an upper-case role is how some writers spell a known one
             if new != new.upper() and p[-1] in ("type", "_type", "role", "kind") \
-                    and (len(p) == 1 or isinstance(p[-2], int) and not _METADATA.intersection(p)):
+                    and (len(p) == 1 or isinstance(p[-2], int) and not _METADATA.intersection(p)
+                         and not _history_copy(rec, p)):
                 _mark(_get(rec, p[:-1]), payload=len(p) == 1)
             return rec, f"unknown {p!r} {new!r}"
+    # (not into a list a new field brought, "fuzznew" in it: a known record's new field is not read)
     lists = [p for p in paths if isinstance(_get(rec, p), list) and not _METADATA.intersection(p)
-             and any(isinstance(x, dict) and ("type" in x or "role" in x) for x in _get(rec, p))]
+             and not _history_copy(rec, p)
+             and any(isinstance(x, dict) and ("type" in x or "role" in x) for x in _get(rec, p))
+             and "fuzznew" not in json.dumps(_get(rec, p), default=str)]
     if lists:
         p = r.choice(lists)
         at = r.randrange(len(_get(rec, p)) + 1)
