@@ -1125,3 +1125,22 @@ def test_a_legion_record_of_an_unknown_class_shows_what_it_holds(record, shown, 
     assert shown in c.get("/s/s").get_data(as_text=True)
     assert shown in c.get("/s/s/export?format=md").get_data(as_text=True)
     assert [e.getMessage() for e in errors] == []
+
+
+def test_an_api_log_of_both_apis_calls_shows_every_call(tmp_path, errors):
+    # a log whose first call is an Anthropic one (claude-trace's line) and whose other calls are
+    # OpenAI ones (LiteLLM's): detection calls it OpenAI's by most of its calls, the reading
+    # took it for the first call's API and no reader claimed it — the page was one card of the
+    # reader's inner state ('<viewer.formats.wrapped.Fold object at 0x…>'), every call lost
+    trace = (ROOT / "test_data/formats/anthropic-messages/claude-trace/log-2025-11-25-06-00-00.jsonl")
+    litellm = ROOT / "test_data/formats/openai-chat/request-response/litellm_payloads.jsonl"
+    (tmp_path / "root").mkdir()
+    log = tmp_path / "root" / "proxy.jsonl"
+    log.write_bytes(trace.read_bytes().splitlines(keepends=True)[1] + litellm.read_bytes())
+    c = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                    "WATCH": False, "INDEX_ALL": False}).test_client()
+    for url in ("/s/proxy", "/s/proxy/export?format=md"):
+        page = c.get(url).get_data(as_text=True)
+        assert "Which Python version is installed?" in page and "How many lines does main.py have?" in page
+        assert "Fold object" not in page
+    assert [e.getMessage() for e in errors] == []

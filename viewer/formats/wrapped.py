@@ -348,6 +348,7 @@ class Fold:
         self.waiting = False  # a last line is left for a later read
         self.closed = False  # a last line was read with no line end after it: the file may not grow
         self.first: Any = None  # the first wrapper record: whose messages the file holds
+        self.flavors: set = set()  # whose messages its wrappers hold (a proxy may log both APIs)
         self.history: list = []  # the messages of the last logged call
         self.lines_read = 0  # lines decoded, all reads together (what a read costs, for tests)
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
@@ -386,8 +387,9 @@ class Fold:
                     if msgs[i] == history[i]:
                         msgs[i] = history[i]
                 self.history = msgs
-            if self.first is None and isinstance(rec, dict) and kind(rec):
-                self.first = rec
+            if isinstance(rec, dict) and (k := kind(rec)):
+                self.first = rec if self.first is None else self.first
+                self.flavors.add(flavor(rec, k))
             n = len(self.records)
             self.unwrap.run([(f"[{line - 1}]", rec, line)])
             self.ends.extend([end] * (len(self.records) - n))
@@ -452,9 +454,11 @@ def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
     the list itself, which only grows: a reader takes the first records it knows of), a JSON list
     of wrappers, or one request/response pair."""
     if isinstance(doc, dict) and isinstance(doc.get(LINES), Fold):
+        # (a file of both APIs' calls is read whole by the format detection gave it, the one of
+        # most of its calls, whichever its first call's is: else it had no reader at all, every
+        # call lost to one card of the reading's inner state)
         fold = doc[LINES]
-        first = fold.first
-        return fold.records if first is not None and flavor(first) == own else None
+        return fold.records if own in fold.flavors else None
     if isinstance(doc, list) and doc and isinstance(doc[0], dict) and kind(doc[0]) \
             and all(kind(r) for r in doc[:50] if isinstance(r, dict)):
         items = [(f"[{i}]", _settle(rec), None) for i, rec in enumerate(doc)]
