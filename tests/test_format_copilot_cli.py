@@ -257,3 +257,15 @@ def test_appended_lines_extend_the_index(tmp_path):
     idx.refresh()
     assert idx.calls.calls["toolu_bash_3"].state == "error"
     assert len(idx.threads["main"]) == 17
+
+
+def test_a_tool_request_of_a_shape_not_known_shows_what_it_holds():
+    # found by the fuzzer's unknown-block mutation: an item of `toolRequests` with neither a name
+    # nor arguments (a newer CLI's) was drawn 'Tool: ?' with nothing in it, its text lost
+    ev = copilot_cli.event({"type": "assistant.message", "id": "e1", "timestamp": "2026-01-01T00:00:00Z",
+                            "data": {"content": "Checking.", "toolRequests": [
+                                {"toolCallId": "t1", "name": "bash", "arguments": {"command": "ls"}},
+                                {"toolCallId": "t2", "type": "web_fetch_v2", "url": "https://example.com/notes"}]}}, R)
+    calls = [b for b in ev.blocks if b.kind == "tool_use"]
+    assert [(c.id, c.name) for c in calls] == [("t1", "bash"), ("t2", "web_fetch_v2")]
+    assert calls[1].input == {"type": "web_fetch_v2", "url": "https://example.com/notes"}

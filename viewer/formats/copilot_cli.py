@@ -20,7 +20,8 @@ they are read the same way if one is. One line → one event:
   in the raw view), its attachments named (a selection as a context chip); a message another
   source injected (`source`: a skill, another agent) or autopilot's continuation is not a title;
 * `assistant.message` → its `reasoningText` as thinking, its text, and each of `toolRequests`
-  as a call with its own arguments (a JSON string parsed); `model`; `outputTokens` kept with it
+  as a call with its own arguments (a JSON string parsed; a request with neither a name nor
+  arguments shows itself as its input, named by its type); `model`; `outputTokens` kept with it
   (not tallied: see `session.shutdown`); `assistant.reasoning` → thinking;
   `assistant.usage` (a call's full token counts, when a client saved it) → the usage tally;
 * `tool.execution_start` / `…_progress` / `…_partial_result` → the call is executing;
@@ -316,6 +317,11 @@ def _assistant(d: dict, ref: Ref) -> Event:
             continue
         cid = req.get("toolCallId")
         cid = cid if isinstance(cid, str) and cid else f"{ref.line}.{n}"
+        if not ({"name", "arguments"} & req.keys()):  # a request of a shape not known: it says
+            kind = req.get("type")
+            ev.blocks.append(ToolUse(cid, kind if isinstance(kind, str) and kind else "?",
+                                     {k: v for k, v in req.items() if k != "toolCallId"}))
+            continue
         args, raw = parse_arguments(req.get("arguments"))
         ev.blocks.append(ToolUse(cid, str(req.get("name") or "?"), args, input_raw=raw))
     model_and_usage(ev, d.get("model"), None)
