@@ -382,10 +382,12 @@ def _block(r: random.Random) -> dict:
 # `toolUseResult`, the tool's own copy of the result the message shows)
 # or a value put where a time was (`{"nanos": 5, "id": [...]}`); mini-swe-agent's `extra` (the raw
 # API response the message was taken from); an Agents SDK RunState's copies of its generated items
-# (its current step's interruptions, the session's items, the model's responses)
+# (its current step's interruptions, the session's items, the model's responses); the `tools`
+# offered to the model (definitions, not what was said); OpenHands' `tool_call_metadata` (the model
+# response the action was taken from)
 _METADATA = {"usage", "iterations", "params", "context_management", "cacheControl", "toolUseResult",
              "timestamp", "extra", "current_step", "session_items", "model_responses",
-             "last_model_response", "last_processed_response"}
+             "last_model_response", "last_processed_response", "tools", "tool_call_metadata"}
 _TEXT_KEYS = ("content", "text", "value", "message", "output", "result", "data", "thinking")
 
 
@@ -950,7 +952,8 @@ def shown(app, key: str, case: Case, problems: list[str]) -> None:
             data = path.read_bytes()
         except OSError:
             continue
-        if MARK.encode() not in data:
+        if MARK.encode() not in data or not _readable_mark(data, path.suffix in (".jsonl", ".ndjson"),
+                                                           getattr(adapter, "FOLDS_LINES", False)):
             continue
         resp = app.test_client().get(f"/s/{key}/export?format=md")
         text = resp.get_data(as_text=True)
@@ -961,6 +964,21 @@ def shown(app, key: str, case: Case, problems: list[str]) -> None:
             problems.append(f"an unknown record or block ({path.name} line {line}: "
                             f"{data[max(0, at - 200):at + 60]!r}) is not in the export")
         return
+
+
+def _readable_mark(data: bytes, jsonl: bool, folds: bool) -> bool:
+    """Whether a MARK is in JSON that reads: a line (or a document) a byte mutation broke after
+    the mark went in is an unparsed card, which shows its head only (the mark may be past it);
+    in a file whose lines rewrite earlier records (`folds`: Gemini CLI's recording, where the last
+    write of a message id is the message) a line whose id is written again later is not read."""
+    from viewer import reader
+
+    chunks = data.split(b"\n") if jsonl else [data]
+    values = [reader.decode(c.removeprefix(b"\xef\xbb\xbf")) for c in chunks]
+    ids = [v.get("id") if isinstance(v, dict) and isinstance(v.get("id"), str) else None for v in values]
+    return any(MARK.encode() in chunk and not isinstance(value, reader.BadLine)
+               and not (folds and ids[n] is not None and ids[n] in ids[n + 1:])
+               for n, (chunk, value) in enumerate(zip(chunks, values)))
 
 
 def _waits_as_unknown(app, key: str, data: bytes) -> bool:
