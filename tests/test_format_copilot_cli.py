@@ -269,3 +269,19 @@ def test_a_tool_request_of_a_shape_not_known_shows_what_it_holds():
     calls = [b for b in ev.blocks if b.kind == "tool_use"]
     assert [(c.id, c.name) for c in calls] == [("t1", "bash"), ("t2", "web_fetch_v2")]
     assert calls[1].input == {"type": "web_fetch_v2", "url": "https://example.com/notes"}
+
+
+def test_a_results_embedded_resource_and_an_item_of_a_type_not_known_are_shown():
+    # a result's `contents` of MCP types: an embedded resource's text and an item of a type not
+    # known here were dropped (only images, sounds and links were drawn) — the latter found by
+    # the fuzzer's unknown-block mutation
+    ev = copilot_cli.event({"type": "tool.execution_complete", "id": "e2", "timestamp": "2026-01-01T00:00:01Z",
+                            "data": {"toolCallId": "t1", "success": True, "result": {
+                                "content": "fetched 1 resource", "contents": [
+                                    {"type": "text", "text": "fetched 1 resource"},
+                                    {"type": "resource", "resource": {"uri": "file:///notes.md",
+                                                                      "text": "# Notes\nship on Friday"}},
+                                    {"type": "map_tile", "caption": "the office on a map"}]}}}, R)
+    shown = json.dumps([b.__repr__() for b in ev.blocks[0].content])
+    assert "ship on Friday" in shown and "the office on a map" in shown
+    assert shown.count("fetched 1 resource") == 1

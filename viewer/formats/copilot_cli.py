@@ -26,7 +26,8 @@ they are read the same way if one is. One line → one event:
   `assistant.usage` (a call's full token counts, when a client saved it) → the usage tally;
 * `tool.execution_start` / `…_progress` / `…_partial_result` → the call is executing;
   `tool.execution_complete` → its result: `result.detailedContent` (the full text the CLI shows,
-  diffs included) or `result.content`, images and a shell's exit code from `result.contents` or
+  diffs included) or `result.content`, images, links, embedded resources, items of types not known
+  here and a shell's exit code from `result.contents` or
   the `<exited with exit code N>` line that ends a shell's output (non-zero: an error, as is
   `success: false`, with `error.message`);
 * `permission.requested` → the call awaits permission; `permission.completed` → the answer: denied
@@ -441,16 +442,25 @@ def _exit_code(contents: list | tuple) -> int | None:
 
 
 def _content(c: Any):
-    """One of a result's `contents` worth showing beside its text: an image, a sound, a link (a
-    shell's exit code is said once with the text's, by `_complete`)."""
+    """One of a result's `contents` worth showing beside its text: an image, a sound, a link, an
+    embedded resource's text (the SDK's content types, MCP's: text, terminal, image, audio,
+    resource_link, resource), and an item of a type not known here as what it holds (a text item
+    is the result's text again; a shell's exit code is said once with it, by `_complete`)."""
     if not isinstance(c, dict):
-        return None
+        return Data(c, "content") if c is not None else None
     t = c.get("type")
+    if t in ("text", "terminal", "shell_exit"):
+        return None
     if t in ("image", "audio") and isinstance(c.get("data"), str):
         return media_block(c, t)
     if t == "resource_link" and isinstance(c.get("uri"), str):
         return Notice(f"resource: {c.get('title') or c.get('name') or ''} {c['uri']}".replace("  ", " "))
-    return None
+    res = c.get("resource") if t == "resource" else None
+    if isinstance(res, dict) and isinstance(res.get("text"), str):
+        return Text(res["text"], markdown=False)
+    if isinstance(res, dict) and isinstance(res.get("uri"), str):
+        return Notice(f"resource: {res['uri']}", res)
+    return Data(c, t if isinstance(t, str) and t else "content")
 
 
 def _permission_asked(d: dict, ref: Ref) -> Event:
