@@ -486,3 +486,14 @@ def test_a_tool_search_output_names_the_tools_it_loaded():
     assert result.tool_use_id == use.id == "call_ts" and not result.is_error
     assert [b.text for b in result.content] == [
         "tools loaded", "get_weather — Current weather for a city.\nget_forecast"]
+
+
+def test_a_thinking_block_of_a_type_not_known_shows_what_it_holds():
+    # LiteLLM's `thinking_blocks` (and OpenHands' events that keep them): a block of a type not
+    # known here was read as thinking with no text, its words lost — found by the fuzzer's
+    # unknown-block mutation in an OpenHands event
+    blocks = openai_chat.thinking_blocks({"thinking_blocks": [
+        {"type": "thinking", "thinking": "check the tests first", "signature": "s"},
+        {"type": "thinking_summary", "text": "the plan, in short"}]})
+    assert [b.kind for b in blocks] == ["thinking", "data"]
+    assert blocks[0].text == "check the tests first" and blocks[1].value["text"] == "the plan, in short"

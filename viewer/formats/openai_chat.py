@@ -606,15 +606,18 @@ def _cited(annotations: Any, content: Any) -> list:
 
 def thinking_blocks(rec: dict) -> list:
     """`thinking_blocks` (LiteLLM), else `reasoning_content` / `reasoning`, else `reasoning_details`
-    (OpenRouter) → Thinking."""
+    (OpenRouter) → Thinking (a thinking block of a type not known here: a card of what it holds)."""
     out = []
     blocks = rec.get("thinking_blocks")
     if isinstance(blocks, list) and blocks:
         for b in blocks:
             if isinstance(b, dict) and b.get("type") == "redacted_thinking":
                 out.append(Thinking("", True, b.get("data")))
-            elif isinstance(b, dict):
+            elif isinstance(b, dict) and (b.get("type") in (None, "thinking") or "thinking" in b):
                 out.append(Thinking(as_text(b.get("thinking")), False, b.get("signature")))
+            elif b is not None:  # a block of a type not known here: what it holds
+                t = b.get("type") if isinstance(b, dict) else None
+                out.append(Data(b, t if isinstance(t, str) and t else "thinking block"))
         return out
     for key in ("reasoning_content", "reasoning"):
         text = rec.get(key)
