@@ -417,10 +417,10 @@ def _mark(rec: dict, payload: bool) -> None:
             found = True
     if not found:
         walk(rec, 1)
-    if not found and payload and not any(rec.get(k) for k in ("tool_calls", "function_call")):
+    if not found and payload and not any(rec.get(k) for k in ("tool_calls", "function_call", "content")):
         # (in the record's payload, when it has one: legion's `data`, the `payload` of Codex's
         # envelope, whose three keys are all a record holds; a message of a new role holding
-        # calls is read as the calls it holds, like a call of a new type: left unmarked)
+        # calls or content is read as what it holds, like a call of a new type: left unmarked)
         inner = next((rec[k] for k in (*_TEXT_KEYS, "payload") if isinstance(rec.get(k), dict)), rec)
         inner["future_payload"] = f"{MARK} <img src=x onerror=alert(1)>"
 
