@@ -1144,3 +1144,25 @@ def test_an_api_log_of_both_apis_calls_shows_every_call(tmp_path, errors):
         assert "Which Python version is installed?" in page and "How many lines does main.py have?" in page
         assert "Fold object" not in page
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_wolo_session_whose_files_begin_with_a_byte_order_mark_reads(tmp_path, errors):
+    # a session.json (and a message file) saved with a UTF-8 byte order mark, as a Windows editor
+    # saves it: the session's metadata was an unparsed card — found by the fuzzer ('BOM on the file')
+    import shutil
+
+    src = ROOT / "test_data/formats/wolo/golden-mbos-wolo-0.13.3/sessions/5108d45a"
+    folder = tmp_path / "root" / "5108d45a"
+    shutil.copytree(src, folder)
+    for f in [folder / "session.json", *sorted((folder / "messages").glob("*.json"))[:1]]:
+        f.write_bytes(b"\xef\xbb\xbf" + f.read_bytes())
+    idx = SessionIndex(folder / "session.json").build()
+    assert idx.summary.format == "wolo" and idx.summary.unparsed == 0
+    assert "Double-check the callers of divide()." in pages_text(tmp_path, "5108d45a~session")
+    assert [e.getMessage() for e in errors] == []
+
+
+def pages_text(tmp_path, key: str) -> str:
+    c = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
+                    "WATCH": False, "INDEX_ALL": False}).test_client()
+    return c.get(f"/s/{key}").get_data(as_text=True) + c.get(f"/s/{key}/export?format=md").get_data(as_text=True)

@@ -43,12 +43,14 @@ def loads(text: str | bytes) -> Any:
 
 def load_json_file(p: Path) -> Any:
     """One JSON file of a session kept as a folder of files (Wolo, OpenCode), or an unparsed line
-    saying why it could not be read: the rest of the session still reads."""
+    saying why it could not be read: the rest of the session still reads. A UTF-8 byte order mark
+    (an editor's, on Windows) is no part of its JSON."""
     try:
         data = files.read_file(p)
     except OSError as e:
         return reader.BadLine(f"{p.name}: cannot read: {e.strerror or e}")
-    value = reader.decode(data)  # as a line is read: bad UTF-8 and a lone surrogate mended
+    # as a line is read: bad UTF-8 and a lone surrogate mended
+    value = reader.decode(data.removeprefix(b"\xef\xbb\xbf") if isinstance(data, bytes) else data)
     if isinstance(value, reader.BadLine):
         return reader.BadLine(f"{p.name}: {value.reason}", data[:reader.UNPARSED_PREVIEW])
     return value
