@@ -417,7 +417,8 @@ def _mark(rec: dict, payload: bool) -> None:
             found = True
     if not found:
         walk(rec, 1)
-    if not found and payload and not any(rec.get(k) for k in ("tool_calls", "function_call", "content")):
+    if not found and payload and not any(rec.get(k) for k in ("tool_calls", "function_call", "content",
+                                                              "parts", "reasoning_content")):
         # (in the record's payload, when it has one: legion's `data`, the `payload` of Codex's
         # envelope, whose three keys are all a record holds; a message of a new role holding
         # calls or content is read as what it holds, like a call of a new type: left unmarked)
