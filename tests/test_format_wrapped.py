@@ -469,3 +469,18 @@ def test_a_claude_trace_log_whose_first_call_is_longer_than_detections_head_read
     evs = load_events(idx, "main", 0, 99)
     assert [s[1] for s in sections(evs)] == ["Conversation 1 · API call 1 · line 1",
                                             "Conversation 2 · API call 2 · line 2"]
+
+
+def test_a_batch_result_of_a_type_not_known_shows_its_message(tmp_path):
+    # an Anthropic batch result of a type other than succeeded / errored / canceled / expired
+    # that holds a message: it was one notice 'request <type>', the model's answer dropped —
+    # found by the fuzzer
+    src = ROOT / "test_data/formats/anthropic-messages/message-batches/results.jsonl"
+    lines = src.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["result"]["type"] = "succeeded_with_warnings"
+    path = tmp_path / "results.jsonl"
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    idx = SessionIndex(path).build()
+    texts = json.dumps([e.blocks.__repr__() for e in load_events(idx, "main", 0, len(idx.threads["main"]))])
+    assert "request succeeded_with_warnings" in texts and "Bonjour" in texts

@@ -13,7 +13,8 @@ Shapes (one per JSONL line, or a JSON list of them; a request/response pair also
 * batch files: OpenAI batch input `{custom_id, method, url, body: {model, messages}}` and output
   `{id, custom_id, response: {status_code, request_id, body: ChatCompletion} | null, error}`;
   Anthropic Message Batches requests `{custom_id, params: {model, messages, system}}` and results
-  `{custom_id, result: {type: succeeded | errored | canceled | expired, message | error}}`.
+  `{custom_id, result: {type: succeeded | errored | canceled | expired, message | error}}` (a
+  result of another type that holds a message: its type said, its message shown).
 * API call logs, one call per line with the request's whole history: claude-trace's `RawPair`
   (badlogic/lemmy apps/claude-trace/src/interceptor.ts: `{request: {timestamp (s), method, url,
   headers, body}, response: {timestamp, status_code, headers, body | body_raw (an SSE stream)} |
@@ -628,7 +629,9 @@ class _Unwrap:
         if fl == "anthropic":
             result = rec["result"]
             t = result.get("type")
-            if t == "succeeded" and isinstance(result.get("message"), dict):
+            if t != "errored" and isinstance(result.get("message"), dict):
+                if t != "succeeded":  # a result of a type not known here: said, its message shown
+                    self.out.append((f"{path}.result", Wrapped(result, "notice", text=f"request {as_text(t)}")))
                 self.reply(f"{path}.result.message", result["message"], fl, body=result["message"])
             elif t == "errored":
                 self.error(f"{path}.result", result, "request failed", _error_text(result.get("error")))
