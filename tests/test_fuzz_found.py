@@ -1166,3 +1166,22 @@ def pages_text(tmp_path, key: str) -> str:
     c = create_app({"ROOTS": [str(tmp_path / "root")], "CACHE_DIR": str(tmp_path / "cache"),
                     "WATCH": False, "INDEX_ALL": False}).test_client()
     return c.get(f"/s/{key}").get_data(as_text=True) + c.get(f"/s/{key}/export?format=md").get_data(as_text=True)
+
+
+def test_one_marsys_trace_span_among_agents_sdk_items_keeps_them_the_sdk_s(tmp_path):
+    # An Agents SDK items file with one MARSYS trace span line first (the fuzzer's other-format-
+    # line mutation): the span, a MARSYS mark, credited MARSYS with every item's OpenAI score, as
+    # its memory files' marks do, and the file read as MARSYS's: the handoff lost
+    src = ROOT / "test_data" / "formats" / "openai-chat" / "agents-sdk-0.24.0-handoff" / "session_items.jsonl"
+    span = (ROOT / "test_data" / "formats" / "marsys" / "trace-ndjson"
+            / "01JV3K9Q4Z7W2M8N5P6R0S1T2U.ndjson").read_text().splitlines()[0]
+    path = tmp_path / "s" / "items.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join([span, *src.read_text().splitlines()]) + "\n")
+    from viewer.formats import detect
+    from viewer.timeline import load_events
+
+    assert detect.detect_file(path).format == "openai-chat"
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert [e.author for e in evs if e.role == "assistant"][-1] == "Refunds"

@@ -179,6 +179,13 @@ def _invoke_call(call: Any) -> bool:
         isinstance(args, dict) and "invocations" in args)
 
 
+def layout_mark(rec: Any) -> bool:
+    """A mark of the memory layout, whose other records are plain OpenAI messages (see
+    `detect.adapter_score`): a trace span is none (a trace file is all spans), so one span line
+    among an Agents SDK item list does not take the items for MARSYS's."""
+    return not is_span(rec)
+
+
 def is_span(rec: Any) -> bool:
     """A span as the tracing writers write it: NDJSONTraceWriter's line or a node of
     JSONFileTraceWriter's tree (which leaves out `trace_id`)."""
