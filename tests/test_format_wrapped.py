@@ -484,3 +484,16 @@ def test_a_batch_result_of_a_type_not_known_shows_its_message(tmp_path):
     idx = SessionIndex(path).build()
     texts = json.dumps([e.blocks.__repr__() for e in load_events(idx, "main", 0, len(idx.threads["main"]))])
     assert "request succeeded_with_warnings" in texts and "Bonjour" in texts
+
+
+def test_a_preference_lines_prompt_with_an_item_of_a_type_not_known_first_keeps_its_prompt(tmp_path):
+    # a TRL preference line whose `prompt` begins with an item of a type not known here (no role):
+    # the whole prompt was dropped, the user's question with it — found by the fuzzer
+    path = tmp_path / "prefs.jsonl"
+    path.write_text(json.dumps({"prompt": [{"type": "context_note", "text": "from the style guide"},
+                                           {"role": "user", "content": "What color is the sky?"}],
+                                "chosen": [{"role": "assistant", "content": "It is blue."}],
+                                "rejected": [{"role": "assistant", "content": "It is green."}]}) + "\n")
+    idx = SessionIndex(path).build()
+    texts = json.dumps([e.blocks.__repr__() for e in load_events(idx, "main", 0, len(idx.threads["main"]))])
+    assert "What color is the sky?" in texts and "from the style guide" in texts and "It is blue." in texts

@@ -542,12 +542,14 @@ class _Unwrap:
         self.open(path, label, shown, ident=ident, line=line, tools=tools)
         if rec.get("system"):
             self.message(f"{path}.system", {"role": "system", "content": rec["system"]})
+        # the line's messages: a list of them, else (an item of a type not known here first, a
+        # newer writer's) any list under those keys, its items each shown as what it is
+        lists = [k for k in ("messages", "prompt") if isinstance(rec.get(k), list) and rec[k]]
+        key = next((k for k in lists if _messages(rec[k])), lists[0] if lists else None)
         if isinstance(inp, dict):
             base, msgs = f"{path}.input.messages", inp.get("messages")
-        elif _messages(rec.get("messages")):
-            base, msgs = f"{path}.messages", rec["messages"]
-        elif _messages(rec.get("prompt")):
-            base, msgs = f"{path}.prompt", rec["prompt"]
+        elif key is not None:
+            base, msgs = f"{path}.{key}", rec[key]
         else:
             base, msgs = f"{path}.input", inp if isinstance(inp, list) else []
         for i, m in enumerate(msgs or ()):
