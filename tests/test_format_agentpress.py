@@ -272,3 +272,13 @@ def test_a_row_of_a_type_not_known_here_shows_its_metadata_too():
     # with neither: the row
     row = {"type": "agent_handoff", "text": "to the researcher"}
     assert [(b.label, b.value) for b in agentpress.event(row, R).blocks] == [("agent_handoff", row)]
+
+
+def test_a_cached_context_message_keeps_a_block_of_a_type_not_known():
+    # a user message of cached context (blocks marked cache_control) is shown as one cached text:
+    # a block with no text (a newer type's) added '' to it, its words lost — found by the fuzzer
+    ev = agentpress._message("user", {"role": "user", "content": [
+        {"type": "text", "text": "User: research about larry ellison", "cache_control": {"type": "ephemeral"}},
+        {"type": "document_note", "content": "Oracle was founded in 1977"}]}, {}, "m1", Ref("main", 1, 0, 1))
+    assert ev.kind == "cached"
+    assert "larry ellison" in ev.blocks[0].text and "Oracle was founded in 1977" in ev.blocks[0].text

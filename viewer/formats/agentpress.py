@@ -215,7 +215,9 @@ def _message(t: str, content: Any, md: dict, mid: str | None, ref: Ref) -> Event
     ev = Event(ref, t)
     if isinstance(body, list) and any(isinstance(b, dict) and b.get("cache_control") for b in body):
         ev.kind = "cached"
-        ev.blocks = [Cached("\n\n".join(b.get("text", "") if isinstance(b, dict) else as_text(b)
+        # (a block with no text, of a type not known here, by what it holds)
+        ev.blocks = [Cached("\n\n".join(b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str)
+                                        else as_text(b.get("content", b) if isinstance(b, dict) else b)
                                         for b in body))]
         return ev
     if msg is None and isinstance(content, (dict, list)) and not isinstance(body, list):
