@@ -430,9 +430,11 @@ def _history_copy(rec, path) -> bool:
     """Whether `path` is inside a message an API call log's request repeats: each logged call (a
     line with its request's `messages` and its `response`) sends the history again, and only its
     last message is new; the others are copies of what was shown (an earlier answer stands for
-    the assistant message), a change to one copy alone no writer's."""
+    the assistant message), a change to one copy alone no writer's; so is its system prompt."""
     if not isinstance(rec, dict) or not ({"response", "request"} & rec.keys()):
         return False
+    if "system" in path:  # (the system prompt each call sends again: shown with the conversation's first)
+        return True
     for k in range(len(path) - 1):
         if path[k] == "messages" and isinstance(path[k + 1], int):
             msgs = _get(rec, path[:k + 1])
