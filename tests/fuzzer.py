@@ -404,7 +404,10 @@ def _mark(rec: dict, payload: bool) -> None:
             return
         items = value.items() if isinstance(value, dict) else enumerate(value) \
             if isinstance(value, list) else ()
+        media = isinstance(value, dict) and ({"media_type", "mime_type", "mimeType"} & value.keys())
         for k, v in list(items):
+            if k == "data" and media:  # (a media payload is shown by its size, not its bytes)
+                continue
             if isinstance(v, str) and k in _TEXT_KEYS and depth:
                 value[k] = f"{MARK} <img src=x onerror=alert(1)> {v}"
                 found = True
