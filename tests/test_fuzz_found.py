@@ -1185,3 +1185,24 @@ def test_one_marsys_trace_span_among_agents_sdk_items_keeps_them_the_sdk_s(tmp_p
     idx = SessionIndex(path).build()
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert [e.author for e in evs if e.role == "assistant"][-1] == "Refunds"
+
+
+def test_plain_messages_under_one_dataset_line_are_all_read(tmp_path, errors):
+    # Anthropic message lines under one fine-tuning dataset line (the fuzzer's other-format-line
+    # mutation): detection names the file by most of its lines (Anthropic's), whose reader holds
+    # no dataset wrappers — the page was one card of the reading's inner state
+    # ('<viewer.formats.wrapped.Fold object at 0x…>'), every message lost
+    data = ROOT / "test_data/formats"
+    (tmp_path / "root").mkdir()
+    mixed = tmp_path / "root" / "mixed.jsonl"
+    mixed.write_bytes(
+        (data / "openai-chat/finetune-dataset/finetune.jsonl").read_bytes().splitlines(keepends=True)[0]
+        + (data / "anthropic-messages/jsonl-tool-use-thinking/messages.jsonl").read_bytes())
+    idx = SessionIndex(mixed).build()
+    assert idx.summary.format == "anthropic-messages" and idx.summary.unparsed == 0
+    assert idx.summary.tool_calls == 3
+    text = pages_text(tmp_path, "mixed")
+    assert "What's the capital of France?" in text  # the dataset line's
+    assert "Check whether the build passes" in text and "make build" in text  # the messages'
+    assert "Fold object" not in text
+    assert [e.getMessage() for e in errors] == []

@@ -42,7 +42,7 @@ from .usage import Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 23  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 24  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -639,7 +639,7 @@ class SessionIndex:
                 raise _Stale
             self._add(self._putter(th, adapter), th, adapter, doc, 1, 0, size, None, f)
             return None
-        records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+        records = detect.records_read(adapter, doc)
         fold = doc.get(wrapped.LINES) if isinstance(doc, dict) else None
         if isinstance(fold, wrapped.Fold) and records is fold.records:
             return self._read_fold(th, adapter, fold, f)

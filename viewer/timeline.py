@@ -175,7 +175,7 @@ def _document_records(th: ThreadIndex) -> list:
     if isinstance(doc, reader.BadLine):
         records = [(None, doc)]
     else:
-        records = detect.records_for(adapter, doc) or formats.FALLBACK.records(doc)
+        records = detect.records_read(adapter, doc)
     with _docs_lock:
         _docs[key] = records
         while len(_docs) > 8:

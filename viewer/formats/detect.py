@@ -147,6 +147,17 @@ def records_for(adapter, doc: Any) -> list[tuple[str, Any]] | None:
     return document_records(doc) or None
 
 
+def records_read(adapter, doc: Any) -> list[tuple[str, Any]]:
+    """The records a session's document is read as: its format's; else, for a file of wrappers
+    none of which holds that format's messages (one dataset line above a format's own lines,
+    which detection named by the most of them), the file's lines as unwrapped — the wrappers'
+    messages and every other line as written; else the document as one record no format knows."""
+    recs = records_for(adapter, doc)
+    if not recs and isinstance(doc, dict) and isinstance(fold := doc.get(wrapped.LINES), wrapped.Fold):
+        recs = fold.records
+    return recs or FALLBACK.records(doc)
+
+
 def detect_document(doc: Any, folder: Path | None = None) -> str:
     return score_document(doc, folder)[0]
 
