@@ -1206,3 +1206,16 @@ def test_plain_messages_under_one_dataset_line_are_all_read(tmp_path, errors):
     assert "Check whether the build passes" in text and "make build" in text  # the messages'
     assert "Fold object" not in text
     assert [e.getMessage() for e in errors] == []
+
+
+def test_a_message_of_a_new_role_holding_only_new_fields_shows_them(tmp_path, errors):
+    # a role this reader does not know (a critic's verdict) with neither content nor calls: the
+    # card was an empty message, the record's fields lost to the page and the export
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "judged.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (
+        {"role": "user", "content": "Is 2+2 four?"}, {"role": "assistant", "content": "Yes."},
+        {"role": "critic", "verdict": "correct-and-brief", "score": 3,
+         "timestamp": "2025-10-21T10:00:00Z"})))
+    text = pages_text(tmp_path, "judged")
+    assert "correct-and-brief" in text and text.count("correct-and-brief") >= 2  # page and export
+    assert [e.getMessage() for e in errors] == []

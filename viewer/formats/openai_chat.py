@@ -498,8 +498,20 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.blocks.append(ToolUse(f"{name}@{ref.line}", name, args, raw))
         if isinstance(rec.get("name"), str) and rec["name"] and role in ("user", "assistant"):
             ev.author = rec["name"]
+        if not ev.blocks and role not in _ROLES:
+            # a role of a newer writer's (a critic's verdict, a judge's score) with nothing the
+            # blocks above read: what it holds, not an empty message
+            rest = {k: v for k, v in rec.items() if k not in _SAID}
+            if rest:
+                ev.blocks = [Data(rest, role)]
     _common(ev, rec)
     return ev
+
+
+_ROLES = frozenset(("system", "developer", "user", "assistant"))  # (and the tool's, read above)
+# what a message's card says without a block: its role, author, time, id, model and usage (`_common`)
+_SAID = frozenset(("role", "content", "name", "timestamp", "created_at", "created", "id", "message_id",
+                   "model", "usage"))
 
 
 def _approval(rec: dict, ref: Ref) -> Event:
