@@ -46,6 +46,17 @@ def goose_make_db():
     return module
 
 
+@functools.cache
+def studio_make_db():
+    """test_data/formats/agentscope-studio/make_db.py, which builds AgentScope Studio's
+    database.sqlite as Studio does (and pushes messages as a running AgentScope program does)."""
+    spec = importlib.util.spec_from_file_location(
+        "studio_make_db", ROOT / "test_data" / "formats" / "agentscope-studio" / "make_db.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def built(path: Path):
     """A session indexed as the page reads it: its index and its main thread's events."""
     idx = SessionIndex(path).build()

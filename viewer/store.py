@@ -2,7 +2,8 @@
 
 A root is a folder of sessions (any depth: `~/.claude/projects` holds project folders of session
 files), one session folder (holding `messages.jsonl`), or one transcript file. A database whose rows
-are sessions (OpenCode's `opencode.db`, Goose's `sessions.db`, see `files.ROW_STORES`) lists each row as a session named by
+are sessions (OpenCode's `opencode.db`, Goose's `sessions.db`, AgentScope Studio's `database.sqlite`,
+see `files.ROW_STORES`) lists each row as a session named by
 a path below the database file; a write to the database or its `-wal` lists them again. Keys are
 derived from a session's path relative to its root alone (`keys.py`), so they are stable across
 restarts, URL-safe and unambiguous; pages resolve keys only through the discovered set, never by
@@ -337,7 +338,7 @@ class Store:
                         yield _candidate(e.path, e.path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
-                elif name.endswith(".db") and (rows := formats.row_store_named(name)):
+                elif name.endswith((".db", ".sqlite")) and (rows := formats.row_store_named(name)):
                     yield from _rows(rows, e.path, cut)  # its rows are sessions (opencode.db)
                 elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
                         and not name.endswith(".meta.json") and not _is_companion(e.path):

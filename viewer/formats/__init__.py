@@ -27,7 +27,8 @@ and may have:
                      "parent_path", …} (legion's state.json, Factory Droid's settings)
   sidecars(main)     the files session_info reads: a change to one refreshes the index
   ROW_STORE          a module for sessions that are rows of a database file (OpenCode's
-                     `opencode_db`, Goose's `goose_db`; both read through `rowdb`): is_store(name),
+                     `opencode_db`, Goose's `goose_db`, AgentScope Studio's `studio_db`; all read
+                     through `rowdb`): is_store(name),
                      list_sessions(db) for discovery, store_of(path) for the watcher, is_row(path) /
                      row_bytes(path) for `files.open_file`, shadowed(paths) for the files it was
                      imported from
@@ -47,14 +48,14 @@ from .. import files, reader
 from . import claude_code, generic, legion
 from . import marsys, wolo
 from . import agentpress, anthropic_messages, openai_chat
-from . import agentscope, codex, copilot_cli, factory_droid
+from . import agentscope, agentscope_studio, codex, copilot_cli, factory_droid
 from . import gemini, gemini_cli, goose, qwen_code
 from . import openhands, openhands_v1, swe_agent
 from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, codex, copilot_cli, factory_droid, goose, swe_agent,
+                               agentpress, agentscope, agentscope_studio, codex, copilot_cli, factory_droid, goose, swe_agent,
                                openhands_v1, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic

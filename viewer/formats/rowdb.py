@@ -1,8 +1,10 @@
 """Databases whose rows are sessions, read without ever writing: what OpenCode's `opencode.db`
-(opencode_db.py) and Goose's `sessions.db` (goose_db.py) share.
+(opencode_db.py), Goose's `sessions.db` (goose_db.py) and AgentScope Studio's `database.sqlite`
+(studio_db.py) share.
 
-Both programs keep their sessions in one SQLite database in WAL mode. A session there is named by
-a path below its database file, `<folder>/<name>.db/<session id>`, which no file system holds
+Each program keeps its sessions in one SQLite database (OpenCode and Goose in WAL mode, Studio in
+rollback-journal mode). A session there is named by a path below its database file,
+`<folder>/<name>.db/<session id>` (or `<name>.sqlite/…`), which no file system holds
 (`split`); each program's module owns what its tables mean, and this one owns how they are read:
 
 * `Reader`: one short read transaction. A WAL database without a `-wal` file (no program has it
@@ -50,7 +52,7 @@ class Unreadable(OSError):
 def split(path: str, is_store: Callable[[str], bool]) -> tuple[str, str] | None:
     """(database, session id) of a row-session's path whose database name `is_store`, else None —
     told from the name alone (it is asked of every path whose identity is taken)."""
-    if ".db" + os.sep not in path:
+    if ".db" + os.sep not in path and ".sqlite" + os.sep not in path:
         return None
     db, sid = os.path.split(path)
     if not is_store(os.path.basename(db)) or not ID.fullmatch(sid):

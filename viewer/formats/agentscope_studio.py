@@ -1,0 +1,203 @@
+"""AgentScope Studio: the runs an AgentScope program pushed to Studio, read from Studio's database.
+
+A run of `database.sqlite` (studio_db.py) is one session: a head card for the run row (its project,
+name, status, process), then its messages in the order Studio received them, each AgentScope's
+`Msg` as the program printed it, read by the AgentScope adapter (agentscope.py: the same blocks,
+authors and tool results as its JSONL and session files), then a card for what could not be read.
+
+Model calls: when the program traced to Studio (`agentscope.init(tracing_url=…)`, Studio's
+span_table), each `chat` span names the model and its tokens, and the `invoke_agent` span above it
+the agent whose reply made the call. A ReAct agent prints one Msg per reasoning step, each the
+answer of one model call: the k-th call of an agent is put on that agent's k-th message of its own
+(not a tool result), in order. Calls left over (an agent that printed fewer messages than it called
+its model) are hidden cards at the end, counted in the usage all the same.
+
+Times are AgentScope's, local and zoneless (`ZONELESS`): shown as written, the zone said unknown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import Event, Notice, Ref
+from . import agentscope, studio_db
+from .common import as_text, generic_event, set_time
+
+NAME = "agentscope-studio"
+MODE = "jsonl"  # (its sessions are database rows, read as documents by `folder_document`)
+ZONELESS = True  # AgentScope's times: local, with no zone (agentscope.ZONELESS)
+ROW_STORE = studio_db  # Studio's database: its runs are sessions (formats/__init__)
+TITLE_KINDS = frozenset({"session"})
+
+_ROW = "__studio_run__"  # marks the run row among a document's records
+_NOTE = "__studio_note__"  # …and a note on reading it (the database is locked, its log unread)
+_CALL = "__studio_call__"  # …and a model call no message was found for
+
+
+class _Traced(dict):
+    """A Msg plus the model call that made it (`call`); serialises as the plain Msg, so the raw
+    view shows the row as Studio keeps it."""
+
+    __slots__ = ("call",)
+
+
+def sniff(rec: Any) -> int:
+    return 0  # (only a run of Studio's database is this format: `claims_file`)
+
+
+def claims_file(path: Path, head: bytes) -> bool:
+    """A run of Studio's database (a path below `database.sqlite`)."""
+    return studio_db.is_row(str(path))
+
+
+def folder_document(path: Path) -> dict | None:
+    """A run of Studio's database as one document (studio_db.document), else None."""
+    if not studio_db.is_row(str(path)):
+        return None
+    try:
+        return studio_db.document(str(path))
+    except FileNotFoundError:
+        return None  # gone from the database: reading the path says so
+    except OSError as e:  # the database cannot be read now (damaged): the run says why
+        return {"run": {}, "messages": [], "spans": [], "unreadable": str(e)}
+
+
+def folder_identity(path: str) -> tuple[int, int, int] | None:
+    return studio_db.identity(path)
+
+
+def companion_folders(main: Path) -> list[Path]:
+    return []  # (a run has no sub-sessions: its agents all speak in it)
+
+
+def records(doc: Any) -> list[tuple[str, Any]] | None:
+    """A run read as a document: its row, its messages (each with the model call that made it),
+    the model calls left over, and the notes on reading it."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) \
+            or not isinstance(doc.get("messages"), list):
+        return None
+    messages = list(doc["messages"])
+    spans = doc.get("spans") if isinstance(doc.get("spans"), list) else []
+    left = _pair(messages, [s for s in spans if isinstance(s, dict)])
+    out: list[tuple[str, Any]] = [("run", {_ROW: True, **doc["run"]})]
+    out += [(f"messages[{i}]", m) for i, m in enumerate(messages)]
+    out += [(f"spans[{i}]", {_CALL: True, **s}) for i, s in left]
+    for key in ("unreadable", "stale_wal"):
+        if isinstance(doc.get(key), str):
+            out.append((key, {_NOTE: doc[key]}))
+    return out
+
+
+def _pair(messages: list, spans: list) -> list[tuple[int, dict]]:
+    """Puts each agent's k-th model call on its k-th own message (replacing it by a _Traced);
+    returns the calls left over, with their place in `spans`."""
+    own: dict[str, list[int]] = {}
+    for i, m in enumerate(messages):
+        if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("name"), str) \
+                and not _only_results(m.get("content")):
+            own.setdefault(m["name"], []).append(i)
+    taken: dict[str, int] = {}
+    left = []
+    for n, span in enumerate(spans):
+        agent = span.get("agent")
+        k = taken.get(agent, 0)
+        slots = own.get(agent, []) if isinstance(agent, str) else []
+        if k < len(slots):
+            traced = _Traced(messages[slots[k]])
+            traced.call = span
+            messages[slots[k]] = traced
+            taken[agent] = k + 1
+        else:
+            left.append((n, span))
+    return left
+
+
+def _only_results(content: Any) -> bool:
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def event(rec: Any, ref: Ref) -> Event:
+    if isinstance(rec, dict) and rec.get(_ROW) is True:
+        ev = _run(rec, ref)
+    elif isinstance(rec, dict) and isinstance(rec.get(_NOTE), str):
+        ev = Event(ref, "system", "notice", blocks=[Notice(rec[_NOTE])])
+    elif isinstance(rec, dict) and rec.get(_CALL) is True:
+        ev = _call(rec, ref)
+    elif isinstance(rec, dict):
+        ev = agentscope.event(rec, ref)
+        call = getattr(rec, "call", None)
+        if isinstance(call, dict):
+            _usage(ev, call)
+    else:
+        ev = generic_event(rec, ref, NAME)
+    ev.format = NAME
+    return ev
+
+
+def _run(rec: dict, ref: Ref) -> Event:
+    """The run row: what Studio's run list shows of it."""
+    row = {k: v for k, v in rec.items() if k != _ROW}
+    name, project = as_text(row.get("name") or ""), as_text(row.get("project") or "")
+    words = "AgentScope Studio run" + (f" “{name}”" if name else "") + (f" of project {project}" if project else "")
+    blocks: list = [Notice(words)]
+    status = row.get("status")
+    if isinstance(status, str) and status:
+        blocks.append(Notice(f"status: {status}"))  # (Studio's word: running, pending, done, unknown)
+    pid = row.get("pid")
+    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0:
+        blocks.append(Notice(f"process {pid}"))
+    if isinstance(row.get("run_dir"), str) and row["run_dir"]:
+        blocks.append(Notice(f"run folder: {row['run_dir']}"))
+    ev = Event(ref, "system", "session", blocks=blocks, meta=row)
+    set_time(ev, row.get("timestamp") if isinstance(row.get("timestamp"), str) else None)
+    return ev
+
+
+def _usage(ev: Event, call: dict) -> None:
+    if isinstance(call.get("model"), str) and call["model"]:
+        ev.model = call["model"]
+    counts = {k: call[c] for k, c in (("input_tokens", "input"), ("output_tokens", "output"))
+              if isinstance(call.get(c), int) and not isinstance(call.get(c), bool)}
+    if counts:
+        ev.usage = counts
+        ev.message_id = f"span:{call.get('span')}"  # (one call, however its message is shown)
+
+
+def _call(rec: dict, ref: Ref) -> Event:
+    """A model call traced for the run that no message of its agent answers."""
+    call = {k: v for k, v in rec.items() if k != _CALL}
+    who = call.get("agent") if isinstance(call.get("agent"), str) else None
+    words = "model call" + (f" of {who}" if who else "") + (f" ({call['model']})" if call.get("model") else "")
+    ev = Event(ref, "system", "notice", author=who, blocks=[Notice(words + " with no message of its own")],
+               meta=call)
+    ev.hidden, ev.hidden_reason = True, "a traced model call no message of its agent shows"
+    _usage(ev, call)
+    return ev
+
+
+def session_info(main: Path) -> dict:
+    """A run Studio marks `done` is finished: its page stops following it once it is quiet."""
+    if not studio_db.is_row(str(main)):
+        return {}
+    try:
+        row = orjson.loads(studio_db.row_bytes(str(main)))
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return {"finished": True} if isinstance(row, dict) and row.get("status") == "done" else {}
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    """(rank, title) of the run row: its project and name, as Studio lists it."""
+    if ev.kind != "session" or not isinstance(ev.meta, dict):
+        return None
+    name, project = ev.meta.get("name"), ev.meta.get("project")
+    parts = [p.strip() for p in (project, name) if isinstance(p, str) and p.strip()]
+    return (1, " · ".join(parts)) if parts else None
+
+
+def title_of(ev: Event) -> str | None:
+    return agentscope.title_of(ev)
