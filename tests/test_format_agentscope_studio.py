@@ -73,6 +73,28 @@ def test_a_run_reads_as_its_agents_messages_with_the_call_paired_and_its_model_c
     assert idx.summary.agents == ["user", "Friday", "Critic"]
 
 
+def test_a_model_call_goes_on_its_own_reply_s_message_not_on_an_earlier_reply_s_last_one(tmp_path):
+    """A ReAct agent may print its final answer again at the end of a reply, a message no model
+    call made: the calls of its next reply (its next `invoke_agent` span) go on that reply's
+    messages, not on the answer printed again."""
+    folder, con = database(tmp_path, keep_open=True)
+    again = {"id": "m_again", "name": "Friday", "role": "assistant", "metadata": None,
+             "timestamp": "2026-11-20 14:03:04.500", "content": "notes.txt lists two tasks."}
+    make_db.push(con, make_db.RUN, again, "r_friday", "Friday", "assistant")
+    make_db.push(con, make_db.RUN, {**again, "id": "m_next", "timestamp": "2026-11-20 14:03:07.000",
+                                    "content": "Anything else?"}, "r_friday2", "Friday", "assistant")
+    make_db.trace(con, make_db.RUN, "s_fri2", None, "invoke_agent", "invoke_agent Friday", None, None,
+                  None, "Friday", 7)
+    make_db.trace(con, make_db.RUN, "s_c4", "s_fri2", "chat", "chat qwen-max", "qwen-max", 1000, 5, None, 7)
+    con.close()
+    idx, evs = built(run(folder))
+    made = {e.source_id: e.usage for e in evs if e.author == "Friday"}
+    assert made == {"m_think": {"input_tokens": 812, "output_tokens": 64},
+                    "m_answer": {"input_tokens": 901, "output_tokens": 40},
+                    "m_again": None, "m_next": {"input_tokens": 1000, "output_tokens": 5}}
+    assert not any(e.hidden for e in evs) and idx.summary.usage["calls"] == 4
+
+
 def test_reading_writes_nothing_beside_the_database(tmp_path):
     folder, _ = database(tmp_path)
     mtime = os.stat(folder / "database.sqlite").st_mtime_ns

@@ -7,10 +7,10 @@ authors and tool results as its JSONL and session files), then a card for what c
 
 Model calls: when the program traced to Studio (`agentscope.init(tracing_url=…)`, Studio's
 span_table), each `chat` span names the model and its tokens, and the `invoke_agent` span above it
-the agent whose reply made the call. A ReAct agent prints one Msg per reasoning step, each the
-answer of one model call: the k-th call of an agent is put on that agent's k-th message of its own
-(not a tool result), in order. Calls left over (an agent that printed fewer messages than it called
-its model) are hidden cards at the end, counted in the usage all the same.
+the agent's reply that made the call. A ReAct agent prints one Msg per reasoning step, each the
+answer of one model call: a reply's calls are put on that reply's own messages (not its tool
+results), in order (`_pair`; nothing Studio keeps links a call to its message by id). Calls left
+over are hidden cards at the end, counted in the usage all the same.
 
 Times are AgentScope's, local and zoneless (`ZONELESS`): shown as written, the zone said unknown.
 """
@@ -92,24 +92,46 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
 
 
 def _pair(messages: list, spans: list) -> list[tuple[int, dict]]:
-    """Puts each agent's k-th model call on its k-th own message (replacing it by a _Traced);
-    returns the calls left over, with their place in `spans`."""
+    """Puts each model call on the message it made (replacing that Msg by a _Traced); returns the
+    calls left over, with their place in `spans`.
+
+    An agent's replies are told apart on both sides: its messages by `replyId` (what the agent's
+    `_reply_id` was when it printed them), its `invoke_agent` spans by start. When an agent has
+    as many of one as of the other, the k-th reply's calls go on the k-th reply's own messages,
+    in order (a reply's last message may be one no call made: a ReAct agent prints its final
+    answer again); else each agent's calls go on its own messages in order."""
     own: dict[str, list[int]] = {}
     for i, m in enumerate(messages):
         if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("name"), str) \
                 and not _only_results(m.get("content")):
             own.setdefault(m["name"], []).append(i)
-    taken: dict[str, int] = {}
+    replies: dict[str, list] = {}
+    for s in spans:
+        if s.get("kind") == "reply" and isinstance(s.get("agent"), str):
+            replies.setdefault(s["agent"], []).append(s.get("span"))
+    slots: dict[tuple, list[int]] = {}  # (agent, reply span or None) → its messages' places
+    for agent, places in own.items():
+        groups: dict[Any, list[int]] = {}
+        for i in places:
+            groups.setdefault(messages[i].get("replyId", messages[i].get("id")), []).append(i)
+        spans_of = replies.get(agent, [])
+        if len(groups) == len(spans_of) and all(messages[i].get("replyId") for i in places):
+            for span, group in zip(spans_of, groups.values()):
+                slots[(agent, span)] = group
+        else:
+            slots[(agent, None)] = places
     left = []
     for n, span in enumerate(spans):
+        if span.get("kind") != "call":
+            continue
         agent = span.get("agent")
-        k = taken.get(agent, 0)
-        slots = own.get(agent, []) if isinstance(agent, str) else []
-        if k < len(slots):
-            traced = _Traced(messages[slots[k]])
+        key = (agent, span.get("reply")) if (agent, span.get("reply")) in slots else (agent, None)
+        free = slots.get(key) if isinstance(agent, str) else None
+        if free:
+            i = free.pop(0)
+            traced = _Traced(messages[i])
             traced.call = span
-            messages[slots[k]] = traced
-            taken[agent] = k + 1
+            messages[i] = traced
         else:
             left.append((n, span))
     return left

@@ -223,8 +223,8 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
 def document(path: str) -> dict | None:
     """A run as `{"run": row, "messages": [Msg…], "spans": [span…]}`, or None when `path` is not
     one. Each message is AgentScope's Msg as `Msg.to_dict()` wrote it (`id` from its column, the
-    reply it belongs to as `replyId`); its spans are the model calls traced for the run (`chat`
-    spans) with the agent whose reply made each (`agent`). Raises OSError when the run cannot be
+    reply it belongs to as `replyId`); its spans are the agents' replies and model calls traced
+    for the run (`_spans`). Raises OSError when the run cannot be
     read; when only its messages cannot (a damaged page), they are one BadLine saying why."""
     found = rowdb.located(path, is_store)
     if found is None:
@@ -264,7 +264,7 @@ def _message(m: dict) -> Any:
         why = msg.reason if isinstance(msg, BadLine) else "not a JSON object"
         return BadLine(f"message {m['id']}: its msg is {why}")
     out = {"id": m["id"], **{k: v for k, v in msg.items() if k != "id"}}
-    if m.get("replyId") not in (None, "", m["id"]):
+    if m.get("replyId") not in (None, ""):
         out["replyId"] = m["replyId"]
     return out
 
@@ -284,8 +284,10 @@ def _attr(attrs: Any, key: str) -> Any:
 
 
 def _spans(r: _Reader, run_id: str) -> list[dict]:
-    """The run's model calls (`chat` spans) in the order they started: `{span, model, input,
-    output, agent}`, `agent` the name on the `invoke_agent` span above it (None when there is none)."""
+    """The run's traced spans that say who called which model, in the order they started: each
+    agent's reply (`invoke_agent`: `{kind: "reply", span, agent, start}`) and each model call
+    (`chat`: `{kind: "call", span, model, input, output, agent, reply, start}`, `reply` the
+    `invoke_agent` span above it, `agent` its agent's name; None when there is none)."""
     col = _span_run_column(r)
     if col is None:
         return []
@@ -294,31 +296,40 @@ def _spans(r: _Reader, run_id: str) -> list[dict]:
                  (run_id,))
     by_id = {}
     for sid, parent, op, model, inp, out, start, attrs, name in rows:
-        parsed = reader.decode(attrs) if isinstance(attrs, (str, bytes)) else None
-        by_id[sid] = (parent, op, model, inp, out, start, parsed if isinstance(parsed, dict) else {}, name)
-    calls = []
-    for sid, (parent, op, model, inp, out, start, attrs, name) in by_id.items():
-        if op != "chat":
+        if not isinstance(sid, str):
             continue
-        agent, seen, up = None, {sid}, parent
-        while up in by_id and up not in seen and agent is None:  # (a loop in the parents ends)
-            seen.add(up)
-            p = by_id[up]
-            if p[1] == "invoke_agent":
-                agent = _attr(p[6], "gen_ai.agent.name")
-                if not isinstance(agent, str) and isinstance(p[7], str) and p[7].startswith("invoke_agent "):
-                    agent = p[7][len("invoke_agent "):]
-            up = p[0]
+        parsed = reader.decode(attrs) if isinstance(attrs, (str, bytes)) else None
         try:
             began = int(start)
         except (TypeError, ValueError):
             began = 0
-        calls.append({"span": sid, "model": model if isinstance(model, str) else None,
-                      "input": inp if isinstance(inp, int) else None,
-                      "output": out if isinstance(out, int) else None,
-                      "agent": agent if isinstance(agent, str) else None, "start": began})
-    calls.sort(key=lambda c: (c["start"], str(c["span"])))
-    return calls
+        by_id[sid] = (parent, op, model, inp, out, began, parsed if isinstance(parsed, dict) else {}, name)
+
+    def agent_of(sid: str) -> str | None:
+        _, _, _, _, _, _, attrs, name = by_id[sid]
+        agent = _attr(attrs, "gen_ai.agent.name")
+        if not isinstance(agent, str) and isinstance(name, str) and name.startswith("invoke_agent "):
+            agent = name[len("invoke_agent "):]
+        return agent if isinstance(agent, str) else None
+
+    out_spans = []
+    for sid, (parent, op, model, inp, out, began, attrs, name) in by_id.items():
+        if op == "invoke_agent":
+            out_spans.append({"kind": "reply", "span": sid, "agent": agent_of(sid), "start": began})
+        elif op == "chat":
+            reply, seen, up = None, {sid}, parent
+            while up in by_id and up not in seen:  # (a loop in the parents ends)
+                seen.add(up)
+                if by_id[up][1] == "invoke_agent":
+                    reply = up
+                    break
+                up = by_id[up][0]
+            out_spans.append({"kind": "call", "span": sid, "model": model if isinstance(model, str) else None,
+                              "input": inp if isinstance(inp, int) else None,
+                              "output": out if isinstance(out, int) else None,
+                              "agent": agent_of(reply) if reply else None, "reply": reply, "start": began})
+    out_spans.sort(key=lambda c: (c["start"], c["kind"] != "reply", c["span"]))
+    return out_spans
 
 
 def shadowed(paths: list[str]) -> dict[str, str]:

@@ -11,7 +11,8 @@ OpenTelemetry spans of AgentScope's tracing (invoke_agent → chat / execute_too
 
 `build(db)` makes a run of two agents: the user asks, Friday thinks, calls `view_text_file`, reads
 its result and answers, Critic confirms; and a second run, still running, in another project.
-`push(con, run_id, msg, reply_id, name, role)` adds a message as a running program's does.
+`push(con, run_id, msg, reply_id, name, role)` adds a message as a running program's does, `trace(con,
+run_id, …)` a span as its tracing does.
 """
 
 from __future__ import annotations
@@ -93,24 +94,8 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
     register_run(con, RUN, "Demo", "notes-check", T.format(0), 4242, "done")
     for reply, name, role, msg in CONVERSATION:
         push(con, RUN, msg, reply, name, role)
-    for sid, parent, op, name, model, inp, out, agent, at in SPANS:
-        attrs = {"gen_ai.operation.name": op, "gen_ai.conversation.id": RUN}
-        if agent:
-            attrs["gen_ai.agent.name"] = agent
-        if model:
-            attrs.update({"gen_ai.request.model": model, "gen_ai.usage.input_tokens": inp,
-                          "gen_ai.usage.output_tokens": out})
-        start = (EPOCH + at) * 10**9
-        con.execute(
-            'INSERT INTO "span_table" ("id", "traceId", "spanId", "parentSpanId", "name", "kind", '
-            '"startTimeUnixNano", "endTimeUnixNano", "attributes", "status", "resource", "scope", '
-            '"statusCode", "serviceName", "operationName", "instrumentationName", "model", '
-            '"inputTokens", "outputTokens", "totalTokens", "conversationId", "latencyNs") VALUES '
-            '(?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            (sid, "t1", sid, parent, name, str(start), str(start + 5 * 10**8), json.dumps(attrs),
-             json.dumps({"code": 1, "message": ""}), json.dumps({"attributes": {"service.name": "Demo"}}),
-             json.dumps({"name": "agentscope", "version": "1.0.7"}), "Demo", op, "agentscope", model,
-             inp, out, (inp + out) if inp is not None else None, RUN, 5e8))
+    for span in SPANS:
+        trace(con, RUN, *span)
     register_run(con, OTHER, "Weather", "forecast", "2026-11-21 09:00:00.000", 5151, "running")
     push(con, OTHER, _msg("m_w1", "user", "user", "Will it rain in Hangzhou tomorrow?", 0)
          | {"timestamp": "2026-11-21 09:00:01.000"}, "r_w1", "user", "user")
@@ -118,6 +103,28 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
         return con
     con.close()
     return None
+
+
+def trace(con, run_id: str, sid: str, parent: str | None, op: str, name: str, model: str | None,
+          inp: int | None, out: int | None, agent: str | None, at: int) -> None:
+    """A span as Studio's OTLP endpoint stores it (attributes flat, the run as conversationId)."""
+    attrs = {"gen_ai.operation.name": op, "gen_ai.conversation.id": run_id}
+    if agent:
+        attrs["gen_ai.agent.name"] = agent
+    if model:
+        attrs.update({"gen_ai.request.model": model, "gen_ai.usage.input_tokens": inp,
+                      "gen_ai.usage.output_tokens": out})
+    start = (EPOCH + at) * 10**9
+    con.execute(
+        'INSERT INTO "span_table" ("id", "traceId", "spanId", "parentSpanId", "name", "kind", '
+        '"startTimeUnixNano", "endTimeUnixNano", "attributes", "status", "resource", "scope", '
+        '"statusCode", "serviceName", "operationName", "instrumentationName", "model", '
+        '"inputTokens", "outputTokens", "totalTokens", "conversationId", "latencyNs") VALUES '
+        '(?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        (sid, "t1", sid, parent, name, str(start), str(start + 5 * 10**8), json.dumps(attrs),
+         json.dumps({"code": 1, "message": ""}), json.dumps({"attributes": {"service.name": "Demo"}}),
+         json.dumps({"name": "agentscope", "version": "1.0.7"}), "Demo", op, "agentscope", model,
+         inp, out, (inp + out) if inp is not None else None, run_id, 5e8))
 
 
 def register_run(con, run_id: str, project: str, name: str, when: str, pid: int, status: str) -> None:
