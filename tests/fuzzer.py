@@ -92,10 +92,11 @@ class Seed:
 
     @property
     def row(self) -> bool:
-        """A session that is rows of a database (OpenCode's opencode.db): files = [the database]."""
-        from viewer.formats import opencode_db
+        """A session that is rows of a database (OpenCode's opencode.db, AgentScope Studio's
+        database.sqlite): files = [the database]."""
+        from viewer import files
 
-        return opencode_db.split(str(self.main)) is not None
+        return files.row_store(self.main) is not None
 
     @property
     def name(self) -> str:
@@ -149,7 +150,7 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
     """Every session of the corpus and of test_data (and of the tests' inline records, written
     under `fixtures`), with the files that belong to it."""
     from viewer import formats
-    from viewer.formats import detect, opencode, opencode_db
+    from viewer.formats import detect, opencode, opencode_db, studio_db
     from viewer.store import Store
 
     out = []
@@ -163,7 +164,7 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
             found = detect.detect_file(main)
             stored = opencode.session_files(main) if found.format == "opencode" else []
             window = False
-            if opencode_db.split(str(main)) is not None:
+            if opencode_db.split(str(main)) is not None or studio_db.split(str(main)) is not None:
                 folder, files = main.parent.parent, [main.parent]  # the database file
             elif stored:
                 # an OpenCode session of the file storage: its session file, messages and parts,
@@ -669,7 +670,8 @@ def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
         rel = src.relative_to(seed.base)
         if seed.row:  # the database, its rows mutated; the session is a path below it
             dst = folder / seed.base.name / rel
-            muts[str(rel)] = mutate_db(src, dst, seed.main.name, r)
+            mutator = mutate_studio_db if seed.fmt == "agentscope-studio" else mutate_db
+            muts[str(rel)] = mutator(src, dst, seed.main.name, r)
             main = dst / seed.main.name
             continue
         dst = folder / seed.base.name / rel
@@ -779,6 +781,73 @@ def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
     con.close()
     for suffix in ("-wal", "-shm"):  # (no OpenCode has it open: the file alone holds it)
         Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    if r.random() < 0.04:
+        size = dst.stat().st_size
+        at = r.randrange(0, size, 512)
+        with open(dst, "r+b") as f:
+            f.seek(at)
+            f.write(bytes(r.randrange(256) for _ in range(512)))
+        done.append(f"512 bytes overwritten at {at}")
+    os.utime(dst, (time.time() - 3600,) * 2)
+    return done
+
+
+def mutate_studio_db(src: Path, dst: Path, run_id: str, r: random.Random) -> list[str]:
+    """AgentScope Studio's database copied to `dst` (rollback-journal mode, as Studio keeps it) with
+    some of run `run_id`'s rows mutated: a message's JSON as a document is, values of other types
+    (SQLite keeps what it is given), rows dropped, the run row's columns and its spans' counts
+    given odd values; now and then a page of the file overwritten (a damaged database)."""
+    import sqlite3
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    con = sqlite3.connect(dst, isolation_level=None)
+    done = []
+    odd = [None, 0, -1, 10**18, 1.5, "", "x", b"\x00\xff", "{not json", "[1, 2]", '{"a": null}', "null",
+           '"text"', "<script>alert(1)</script>", "\x1b[31m"]
+    for _ in range(r.choice([1, 2, 3, 5, 8])):
+        msgs = [m for (m,) in con.execute("SELECT id FROM message_table WHERE run_id = ?", (run_id,))]
+        op = r.random()
+        if op < 0.5 and msgs:
+            mid = r.choice(msgs)
+            (data,) = con.execute("SELECT msg FROM message_table WHERE id = ?", (mid,)).fetchone()
+            data = data if isinstance(data, bytes) else str(data).encode("utf-8", "surrogatepass")
+            new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
+            try:
+                value = new.decode("utf-8")
+            except UnicodeDecodeError:
+                value = new  # kept as a BLOB
+            con.execute("UPDATE message_table SET msg = ? WHERE id = ?", (value, mid))
+            done.append(f"message {mid}: {', '.join(what)}")
+        elif op < 0.62 and msgs:
+            mid, value = r.choice(msgs), r.choice(odd[1:])  # (msg is NOT NULL)
+            con.execute("UPDATE message_table SET msg = ? WHERE id = ?", (value, mid))
+            done.append(f"message {mid}: msg set to {value!r}")
+        elif op < 0.72 and msgs:
+            mid = r.choice(msgs)
+            con.execute("DELETE FROM message_table WHERE id = ?", (mid,))
+            done.append(f"message {mid} dropped")
+        elif op < 0.86:
+            col = r.choice(["project", "name", "timestamp", "run_dir", "pid", "status"])
+            value = r.choice(odd)
+            try:
+                con.execute(f'UPDATE run_table SET "{col}" = ? WHERE id = ?', (value, run_id))
+                done.append(f"run {col} set to {value!r}")
+            except sqlite3.IntegrityError:  # (NOT NULL, the status CHECK)
+                pass
+        else:
+            col = r.choice(["model", "inputTokens", "outputTokens", "attributes", "parentSpanId",
+                            "operationName", "startTimeUnixNano"])
+            value = r.choice(odd)
+            spans = [i for (i,) in con.execute("SELECT rowid FROM span_table ORDER BY rowid")]
+            try:
+                if spans:
+                    con.execute(f'UPDATE span_table SET "{col}" = ? WHERE rowid = ?', (value, r.choice(spans)))
+                    done.append(f"a span's {col} set to {value!r}")
+            except sqlite3.IntegrityError:
+                pass
+    con.close()
     if r.random() < 0.04:
         size = dst.stat().st_size
         at = r.randrange(0, size, 512)
