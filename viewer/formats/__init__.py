@@ -55,7 +55,8 @@ from . import opencode
 
 # Order breaks ties in detection: specific formats first, generic message lists last.
 ADAPTERS: list[ModuleType] = [legion, qwen_code, claude_code, gemini_cli, marsys, opencode, wolo,
-                               agentpress, agentscope, agentscope_studio, codex, copilot_cli, factory_droid, goose, swe_agent,
+                               agentpress, agentscope_studio, agentscope, codex, copilot_cli, factory_droid,
+                               goose, swe_agent,
                                openhands_v1, openhands, openai_chat,
                                anthropic_messages, gemini]
 FALLBACK = generic

@@ -30,6 +30,7 @@ NAME = "agentscope-studio"
 MODE = "jsonl"  # (its sessions are database rows, read as documents by `folder_document`)
 ZONELESS = True  # AgentScope's times: local, with no zone (agentscope.ZONELESS)
 ROW_STORE = studio_db  # Studio's database: its runs are sessions (formats/__init__)
+EXTENDS = agentscope  # its messages are AgentScope's Msgs (detect.adapter_score)
 TITLE_KINDS = frozenset({"session"})
 
 _ROW = "__studio_run__"  # marks the run row among a document's records
@@ -45,7 +46,14 @@ class _Traced(dict):
 
 
 def sniff(rec: Any) -> int:
-    return 0  # (only a run of Studio's database is this format: `claims_file`)
+    """A run's row as `records` gives it, or a Msg Studio stored (it carries its `replyId`, which
+    AgentScope's own files never do); a run of Studio's database itself is told by `claims_file`.
+    Its other records are AgentScope's (`EXTENDS`: credited with its score once a mark is seen)."""
+    if not isinstance(rec, dict):
+        return 0
+    if rec.get(_ROW) is True:
+        return 3
+    return 3 if isinstance(rec.get("replyId"), str) and agentscope.sniff(rec) else 0
 
 
 def claims_file(path: Path, head: bytes) -> bool:
