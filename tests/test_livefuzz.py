@@ -18,6 +18,8 @@ def _chosen(all_seeds):
     differs by what it is made of, not by how long it is)."""
     best = {}
     for s in all_seeds:
+        if s.row:  # (a database's rows are not written a piece at a time: livefuzz.py leaves them out)
+            continue
         k = (s.fmt, s.mode)
         if k not in best or len(s.files) > len(best[k].files):
             best[k] = s
