@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from viewer import formats
 from viewer.formats import detect, studio_db
 from viewer.index import SessionIndex, identity_matches
 from viewer.store import Store
@@ -62,7 +61,7 @@ def test_a_run_reads_as_its_agents_messages_with_the_call_paired_and_its_model_c
     assert "ship the v2 release" in result_of(evs, "call_view1").content[0].text
     assert [e.source_id for e in evs[1:]] == ["m_user", "m_think", "m_result", "m_answer", "m_critic"]
     # AgentScope's zoneless local time, shown as written
-    assert evs[1].timestamp_raw == "2026-11-20 14:03:01.120" and formats.zoneless(idx.format)
+    assert evs[1].timestamp_raw == "2026-11-20 14:03:01.120" and idx.summary.zoneless == "all"
     # each agent's model calls on its own messages, in order
     assert [(e.model, e.usage) for e in evs[2:]] == [
         ("qwen-max", {"input_tokens": 812, "output_tokens": 64}), (None, None),

@@ -12,7 +12,8 @@ answer of one model call: a reply's calls are put on that reply's own messages (
 results), in order (`_pair`; nothing Studio keeps links a call to its message by id). Calls left
 over are hidden cards at the end, counted in the usage all the same.
 
-Times are AgentScope's, local and zoneless (`ZONELESS`): shown as written, the zone said unknown.
+Times are AgentScope's, local and zoneless: shown as written, the zone said unknown
+(SessionSummary.zoneless).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from .common import as_text, generic_event, set_time
 
 NAME = "agentscope-studio"
 MODE = "jsonl"  # (its sessions are database rows, read as documents by `folder_document`)
-ZONELESS = True  # AgentScope's times: local, with no zone (agentscope.ZONELESS)
 ROW_STORE = studio_db  # Studio's database: its runs are sessions (formats/__init__)
 EXTENDS = agentscope  # its messages are AgentScope's Msgs (detect.adapter_score)
 TITLE_KINDS = frozenset({"session"})
