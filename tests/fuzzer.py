@@ -781,6 +781,12 @@ def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
     con.close()
     for suffix in ("-wal", "-shm"):  # (no OpenCode has it open: the file alone holds it)
         Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    return _damaged_and_aged(dst, r, done)
+
+
+def _damaged_and_aged(dst: Path, r: random.Random, done: list[str]) -> list[str]:
+    """A database copy, now and then with a page of it overwritten, given an hour-old time (no
+    writer is at work on it): the list of what was done to it."""
     if r.random() < 0.04:
         size = dst.stat().st_size
         at = r.randrange(0, size, 512)
@@ -848,15 +854,7 @@ def mutate_studio_db(src: Path, dst: Path, run_id: str, r: random.Random) -> lis
             except sqlite3.IntegrityError:
                 pass
     con.close()
-    if r.random() < 0.04:
-        size = dst.stat().st_size
-        at = r.randrange(0, size, 512)
-        with open(dst, "r+b") as f:
-            f.seek(at)
-            f.write(bytes(r.randrange(256) for _ in range(512)))
-        done.append(f"512 bytes overwritten at {at}")
-    os.utime(dst, (time.time() - 3600,) * 2)
-    return done
+    return _damaged_and_aged(dst, r, done)
 
 
 # --- driving -------------------------------------------------------------------------------------
