@@ -65,20 +65,8 @@ def is_store(name: str) -> bool:
     return name == DB_FILE
 
 
-def store_of(path: str) -> str | None:
-    return rowdb.store_of(path, is_store)
-
-
-def split(path: str) -> tuple[str, str] | None:
-    return rowdb.split(path, is_store)
-
-
-def is_row(path: str) -> bool:
-    return rowdb.located(path, is_store) is not None
-
-
-def row_path(db: str, session_id: str) -> str:
-    return os.path.join(db, session_id)
+store_of, split, _, is_row = rowdb.paths(is_store)
+row_path = rowdb.row_path
 
 
 class _Reader(rowdb.Reader):

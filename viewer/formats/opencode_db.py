@@ -81,28 +81,8 @@ def is_store(name: str) -> bool:
     return name.endswith(".db") and bool(DB_NAME.fullmatch(name))
 
 
-def store_of(path: str) -> str | None:
-    """The database a watched file belongs to (the database itself or its `-wal`), else None."""
-    return rowdb.store_of(path, is_store)
-
-
-def row_path(db: str, session_id: str) -> str:
-    return os.path.join(db, session_id)
-
-
-def split(path: str) -> tuple[str, str] | None:
-    """(database, session id) of a row-session's path, else None — told from the name alone (it is
-    asked of every path whose identity is taken)."""
-    return rowdb.split(path, is_store)
-
-
-def is_row(path: str) -> bool:
-    return _located(path) is not None
-
-
-def _located(path: str | os.PathLike) -> tuple[str, str] | None:
-    """(database, session id) of a row-session's path whose database is a file, else None."""
-    return rowdb.located(path, is_store)
+store_of, split, _located, is_row = rowdb.paths(is_store)
+row_path = rowdb.row_path
 
 
 # --- connections ----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import os
 import re
 import sqlite3
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +65,22 @@ def located(path: str | os.PathLike, is_store: Callable[[str], bool]) -> tuple[s
     """(database, session id) of a row-session's path whose database is a file, else None."""
     found = split(os.fspath(path), is_store)
     return found if found is not None and os.path.isfile(found[0]) else None
+
+
+def is_row(path: str | os.PathLike, is_store: Callable[[str], bool]) -> bool:
+    """Whether a path names a row-session of a database file whose name `is_store`."""
+    return located(path, is_store) is not None
+
+
+def row_path(db: str, session_id: str) -> str:
+    """The path that names one row-session of a database (no file system holds it)."""
+    return os.path.join(db, session_id)
+
+
+def paths(is_store: Callable[[str], bool]) -> tuple:
+    """A database module's path functions for its own file name (what `formats.ROW_STORES`
+    asks of each): (store_of, split, located, is_row), each taking the path alone."""
+    return tuple(partial(f, is_store=is_store) for f in (store_of, split, located, is_row))
 
 
 def store_of(path: str, is_store: Callable[[str], bool]) -> str | None:
