@@ -624,8 +624,8 @@ class _Markdown:
         out = [f"# {_inline(s.title or x.label)}\n"]
         facts = [("format", s.format)]
         if s.started:
-            started = timestamps.human_utc(timestamps.from_epoch(s.started))
-            facts.append(("started", started[:19] if s.zoneless == "all" else started))
+            shown = timestamps.as_written if s.zoneless == "all" else timestamps.human_utc
+            facts.append(("started", shown(timestamps.from_epoch(s.started))))
         if s.zoneless == "all":  # as the page's header says it, once
             facts.append(("times", "as written in the file, time zone unknown"))
         if s.duration is not None:
@@ -680,7 +680,8 @@ class _Markdown:
         anchor = f'<a id="m-{_esc(ev.id)}"></a>'
         when = timestamps.human_utc(ev.timestamp)
         if ev.timestamp_assumed_utc:  # no zone in the file: as written (a lone one says so)
-            when = when[:19] if self.x.idx.summary.zoneless == "all" else f"{when[:19]}, no zone"
+            when = timestamps.as_written(ev.timestamp) + (
+                "" if self.x.idx.summary.zoneless == "all" else ", no zone")
         who = ev.author or ("tool result" if ev.role == "tool" else ev.role)
         if ev.recipient:
             who = f"{who} → {ev.recipient}"

@@ -171,6 +171,11 @@ def iso(dt: datetime | None) -> str:
     return dt.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def as_written(dt: datetime | None) -> str:
+    """`2025-10-21 18:59:02`: a time the file wrote with no zone (read as UTC), shown as written."""
+    return human_utc(dt).removesuffix(" UTC")
+
+
 def human_utc(dt: datetime | None) -> str:
     """`2025-10-21 18:59:02 UTC` (as strftime writes it; isoformat is twice as fast, and every card
     shows a time)."""
