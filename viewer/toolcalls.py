@@ -126,24 +126,22 @@ def rename(ev, renames: dict[str, str | tuple]) -> None:
     words name, the ids `ToolCallMap.again` chose for them (the event is changed in place: an
     Event or a Digest, just made by its adapter). A tuple names each block naming that id in
     turn (one response's two calls of one id); the words name the last of them."""
-    seen = None
+    seen: dict[str, int] = {}  # raw id → how many blocks naming it came before
+
+    def renamed(raw: str) -> str | None:
+        new = renames.get(raw)
+        if new.__class__ is tuple:
+            i = seen[raw] = seen.get(raw, -1) + 1
+            new = new[min(i, len(new) - 1)]
+        return new
+
     for b in ev.blocks:
         k = b.kind
         if k == "tool_use":
-            new = renames.get(b.id)
-            if new is not None:
-                if new.__class__ is tuple:
-                    seen = {} if seen is None else seen
-                    i = seen[b.id] = seen.get(b.id, -1) + 1
-                    new = new[min(i, len(new) - 1)]
+            if (new := renamed(b.id)) is not None:
                 b.id = new
         elif k == "tool_result":
-            new = renames.get(b.tool_use_id)
-            if new is not None:
-                if new.__class__ is tuple:
-                    seen = {} if seen is None else seen
-                    i = seen[b.tool_use_id] = seen.get(b.tool_use_id, -1) + 1
-                    new = new[min(i, len(new) - 1)]
+            if (new := renamed(b.tool_use_id)) is not None:
                 b.tool_use_id = new
     if ev.running or ev.states or ev.spawns or ev.permission is not None:
         last = {raw: new[-1] if new.__class__ is tuple else new for raw, new in renames.items()}
