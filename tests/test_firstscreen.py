@@ -216,8 +216,8 @@ def test_locate_finds_what_the_index_names(big):
 
 
 def test_locate_reads_the_file_in_chunks_and_finds_ids_across_their_edges(tmp_path, monkeypatch):
-    """The search for an id reads chunk by chunk (no mapping of the whole file: its pages would
-    count in the server's memory); an id cut by a chunk's edge, a line longer than a chunk and a
+    """The search for an id reads chunk by chunk, two chunks at a time on two threads (no mapping
+    of the whole file: its pages would count in the server's memory); an id cut by a chunk's edge, a line longer than a chunk and a
     quoted id inside another record's text are all told right."""
     path = tmp_path / "s.jsonl"
     write_claude_session(path, 60_000, result_size=700)
@@ -229,6 +229,7 @@ def test_locate_reads_the_file_in_chunks_and_finds_ids_across_their_edges(tmp_pa
     th = SessionIndex(path).build().threads["main"]
     for step in (5, 64, 1000):  # chunks of 16 × step bytes
         monkeypatch.setattr(partial, "STEP", step)
+        monkeypatch.setattr(partial, "SCAN_CHUNK", 16 * step)
         for seq in range(0, len(th), 7):
             eid = th.ids[seq]
             if not eid.startswith("L"):

@@ -31,7 +31,14 @@ reads first as the id itself (its cards show their own results), where the full 
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
+
+import regex
 
 from . import files, formats
 from .formats import detect
@@ -42,6 +49,8 @@ from .timeline import WINDOW
 
 STEP = 1 << 20  # bytes a region starts with
 MOST = 64 << 20  # a region grows no further: a screen shows what it found in that much
+SCAN_CHUNK = 16 << 20  # bytes a thread of `_hits` reads and searches at a time
+SCANNERS = 2  # threads of `_hits` (this machine's two cores: more only wait for the disk)
 _LINE_ID = re.compile(r"L([1-9]\d*)")
 _OFFSET_ID = re.compile(r"@(\d+)")
 
@@ -172,28 +181,37 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
 
 
 def _hits(f, needle: bytes, size: int):
-    """Offsets where `needle` occurs in the file, in order, read chunk by chunk into one buffer
-    used again for every chunk (a mapping of the whole file would count every page the search
-    touched in the server's memory: half a gigabyte for an event in the middle of a 1 GB session;
-    a fresh chunk for every read, joined to the end of the one before, costs a copy and a new
-    allocation each: five times the time of the search itself)."""
-    keep = len(needle) - 1
-    buf = bytearray(16 * STEP + keep)
-    view = memoryview(buf)
-    pos, held = 0, 0  # file offset of buf[held]; bytes carried over from the chunk before
-    while pos < size:
-        f.seek(pos)
-        n = f.readinto(view[held:held + min(16 * STEP, size - pos)])
-        if not n:
-            return
-        end, base = held + n, pos - held
-        i = buf.find(needle, 0, end)
-        while i >= 0:
-            yield base + i
-            i = buf.find(needle, i + 1, end)
-        pos += n
-        held = min(keep, end)
-        view[:held] = view[end - held:end]
+    """Offsets where `needle` occurs in the file, in order. Two threads each read a chunk into a
+    buffer of their own (`os.preadv`) and search it (`regex`, `concurrent`): both let go of the GIL,
+    so the two cores share the reading and the searching — an event in the middle of a 1 GB session
+    is found in about a third of the time one thread took, reading and then searching. Chunks are
+    read into the same two buffers again and again: a mapping of the whole file would count every
+    page the search touched in the server's memory (half a gigabyte for an event in the middle of a
+    1 GB session), and a fresh chunk for every read costs an allocation and page faults each."""
+    rx = regex.compile(regex.escape(needle))
+    reach = SCAN_CHUNK + len(needle) - 1  # a chunk's bytes and what a match begun in it may need
+    fd, mine = f.fileno(), threading.local()
+
+    def search(pos: int) -> list[int]:
+        buf = getattr(mine, "buf", None)
+        if buf is None:
+            buf = mine.buf = bytearray(reach)
+        n = os.preadv(fd, [memoryview(buf)[:min(reach, size - pos)]], pos)
+        # a match that begins past the chunk is the next chunk's
+        return [pos + m.start() for m in rx.finditer(buf, 0, n, concurrent=True) if m.start() < SCAN_CHUNK]
+
+    starts = iter(range(0, size, SCAN_CHUNK))
+    with ThreadPoolExecutor(SCANNERS, thread_name_prefix="locate") as pool:
+        ahead = deque(pool.submit(search, pos) for pos in islice(starts, SCANNERS + 1))
+        try:
+            while ahead:
+                hits = ahead.popleft().result()
+                if (pos := next(starts, None)) is not None:
+                    ahead.append(pool.submit(search, pos))
+                yield from hits
+        finally:  # the caller found its line: chunks not begun are not read
+            for job in ahead:
+                job.cancel()
 
 
 def start_of_line(f, pos: int, eol: bytes, step: int = STEP) -> int:
