@@ -249,16 +249,18 @@ def test_a_long_format_name_is_one_box_inside_its_column_at_1024_px(serve, brows
 def test_a_live_session_s_search_box_keeps_its_width_beside_the_live_controls(
         tmp_path, serve, browser, width, scheme):
     """At 420 px the live tail's state and "follow" go up beside the session's name: the search
-    has its line to itself, its placeholder whole ("Search this session", not "Search this ses…");
-    at 1400 px everything is one line."""
+    has its line to itself, its placeholder whole ("Search this session", not "Search this ses…"),
+    and a long session name gives up its room (its ellipsis) rather than push "?" onto a line of its
+    own; at 1400 px everything is one line."""
     root = tmp_path / "live"
     root.mkdir()
-    (root / "chat.jsonl").write_text("".join(json.dumps(m) + "\n" for m in [
+    name = "refactor-the-timeline-window-logic"
+    (root / f"{name}.jsonl").write_text("".join(json.dumps(m) + "\n" for m in [
         {"role": "user", "content": "Run the tests."}, {"role": "assistant", "content": "All pass."}]))
     srv = serve(root)
     context = browser.new_context(viewport={"width": width, "height": 800}, color_scheme=scheme)
     page = context.new_page()
-    page.goto(f"{srv.url}/s/chat")
+    page.goto(f"{srv.url}/s/{name}")
     expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
     box = page.locator("#find-q")
     fits = box.evaluate("""e => {
@@ -273,6 +275,9 @@ def test_a_live_session_s_search_box_keeps_its_width_beside_the_live_controls(
     if width == 420:
         assert find["width"] >= 0.5 * width
         assert abs(live["y"] - brand["y"]) < brand["height"]  # on the name's line, not the search's
+        expect(page.locator("#keys-button")).to_be_visible()
+        keys = page.locator("#keys-button").bounding_box()
+        assert keys["y"] < brand["y"] + brand["height"] and keys["x"] + keys["width"] <= width
         assert follow["y"] + follow["height"] <= find["y"]
     else:
         assert abs(live["y"] - find["y"]) < find["height"] and find["width"] >= 200
