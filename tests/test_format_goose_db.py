@@ -270,12 +270,25 @@ def test_a_ledger_row_goose_writes_is_counted_live_and_its_old_forms_are_said(tm
                     "300, 5300, 0.02, 'provider_reported', 1)", (make_db.NEW_ID, make_db.T + 10))
         idx, _ = store.refresh(key)
         u = idx.summary.usage
-        assert u["calls"] == 7 and u["models"]["claude-sonnet-4-5"][4] == 5  # (the session's model)
+        # the compaction is a call; the usage before the ledger is the session's model's tokens,
+        # carried totals and not a call: not in the calls per model, no bar, priced as totals
+        assert u["calls"] == 6 and u["models"]["claude-sonnet-4-5"][4] == 4
+        assert u["carried"] is True and u["tokens"] == 5210 + 1320 + 9400 + 5300
+        carried = [b for b in u["buckets"] if b[3] == usage.CARRIED_TIER]
+        assert [b[:9] for b in carried] == [["main", "claude-sonnet-4-5", int((make_db.T + 10) // 3600),
+                                             usage.CARRIED_TIER, 1, 9000, 400, 0, 0]]
+        assert carried[0][9] == pytest.approx(usage.PRICES.cost("claude-sonnet-4-5", carried[0][2], 1, 9000, 400,
+                                                                0, 0, usage.CARRIED_TIER))
+        bars = [b for r in usage.timeline(idx)["rows"] for b in r["bars"] if b["kind"] == "model"]
+        assert len(bars) == 6
+        rep = usage.report(idx)
+        assert rep["carried"] is True and rep["calls"] == 6 and rep["untied_calls"] == 0
         evs = load_events(idx, "main", 0, len(idx.threads["main"]))
         said = [b.text for e in evs if e.kind == "usage" for b in e.blocks]
         assert all(e.hidden for e in evs if e.kind == "usage")
         assert said == [
-            "Goose's usage ledger: usage before Goose kept it call by call: 9,000 in · 400 out",
+            "Goose's usage ledger: usage before Goose kept it call by call (carried totals, not a model "
+            "call): 9,000 in · 400 out",
             "Goose's usage ledger: a model call that compacted the conversation (claude-sonnet-4-5): "
             "5,000 in · 300 out · $0.0200 (reported by the provider)"]
     finally:
@@ -336,3 +349,87 @@ def test_goose_1x_task_tools_say_which_tasks_they_create_and_run():
     assert tools.summary("dynamic_task__create_task", create) == "2 tasks: Get weather for Melbourne."
     run = {"task_ids": ["0f1c…", "9a7e…"], "execution_mode": "parallel"}
     assert tools.summary("subagent__execute_task", run) == "runs 2 tasks in sub-agents · parallel"
+
+
+TIE_ID = "20251106_1"
+
+
+def _tied_session(con):
+    """A session whose ledger rows test each rule that ties a row to the reply it paid for: a row
+    recorded before any reply, one in the reply's own second (its tool's result written the same
+    second), a second row before the next reply (another call of the same reply), two replies in
+    one second, and newer Goose's own record of a call on its reply (`metadata.usage`, the same
+    numbers as its row), which ties a row whatever its time says."""
+    t = make_db.T + 1000
+    con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, provider_name, "
+                "model_config_json) VALUES (?, 'Ties', 'user', '/w', '2025-11-05 10:16:40', '2025-11-05 10:17:40', "
+                "'anthropic', ?)", (TIE_ID, json.dumps({"model_name": "claude-sonnet-4-5"})))
+
+    def reply(at, text, own=None, call=None):
+        content = [{"type": "text", "text": text}]
+        if call:
+            content.append({"type": "toolRequest", "id": call, "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "ls"}}}})
+        meta = {"userVisible": True, "agentVisible": True}
+        if own:
+            meta |= {"usage": {"inputTokens": own[0], "outputTokens": own[1], "totalTokens": sum(own),
+                               "cost": 0.001, "costSource": "estimated"},
+                     "inference": {"provider": "anthropic", "requestedModel": "claude-sonnet-4-5",
+                                   "resolvedModel": "claude-sonnet-4-5-20250929"}}
+        make_db.write_message(con, TIE_ID, {"role": "assistant", "created": t + at, "content": content,
+                                            "metadata": meta}, "2025-11-05 10:17:40")
+
+    def answer(at, call):
+        make_db.write_message(con, TIE_ID, {"role": "user", "created": t + at, "content": [
+            {"type": "toolResponse", "id": call, "toolResult": {"status": "success", "value": [
+                {"type": "text", "text": "a b"}]}}]}, "2025-11-05 10:17:40")
+
+    def row(at, inp, out):
+        con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, "
+                    "total_tokens, cost, cost_source, is_compaction) VALUES (?, ?, 'claude-sonnet-4-5', ?, ?, ?, "
+                    "0.001, 'estimated', 0)", (TIE_ID, t + at, inp, out, inp + out))
+
+    make_db.write_message(con, TIE_ID, {"role": "user", "created": t, "content": [
+        {"type": "text", "text": "List the files."}]}, "2025-11-05 10:16:40")
+    row(0, 100, 1)        # before any reply: tied to none
+    reply(1, "Listing.", call="c1")
+    answer(1, "c1")
+    row(1, 200, 2)        # the reply's own second, after its tool's result
+    row(3, 300, 3)        # before the next reply: a further call of the same reply
+    reply(5, "Two files.")
+    reply(5, "Anything else?")
+    row(5, 400, 4)        # two replies in one second: the first…
+    row(6, 500, 5)        # …and the second
+    reply(10, "Newer Goose.", own=(600, 6))
+    reply(12, "Its own record.", own=(700, 7))
+    row(13, 600, 6)       # by time both the latest reply's: by their numbers one each
+    row(13, 700, 7)
+    reply(20, "No row.", own=(800, 8))  # (its row not written: its own record counts)
+
+
+def test_ledger_rows_are_tied_to_replies_as_exactly_as_goose_s_records_allow(tmp_path):
+    folder, con = database(tmp_path, keep_open=True)
+    _tied_session(con)
+    con.close()
+    idx = Store([folder]).index(f"sessions.db~{TIE_ID}")
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    paid = [(e.role if not e.hidden else e.kind, e.text() or None, e.usage["prompt_tokens"])
+            for e in evs if e.usage and e.kind != "session"]
+    assert paid == [
+        ("usage", None, 100),
+        ("assistant", "Listing.", 200),
+        ("usage", None, 300),
+        ("assistant", "Two files.", 400),
+        ("assistant", "Anything else?", 500),
+        ("assistant", "Newer Goose.", 600),
+        ("assistant", "Its own record.", 700),
+        ("assistant", "No row.", 800)]
+    said = {e.usage["prompt_tokens"]: e.blocks[0].text for e in evs if e.kind == "usage"}
+    assert said[100].startswith("Goose's usage ledger: a model call not tied to a reply")
+    assert said[300].startswith("Goose's usage ledger: a further model call of the reply above")
+    # the reply's own record names the model Goose resolved
+    assert [e.model for e in evs if e.text() == "No row."] == ["claude-sonnet-4-5-20250929"]
+    u = idx.summary.usage
+    assert u["calls"] == 8 and u["untied"] == 1
+    rep = usage.report(idx)
+    assert rep["calls"] == 8 and rep["untied_calls"] == 1

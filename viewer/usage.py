@@ -116,6 +116,14 @@ _COST_KEYS = ("cost", "total_cost_usd", "cost_usd", "costUSD")
 # call's: its value names the program ("Goose"); counted as turn totals are, in tier -2
 SESSION_TOTALS = "session_totals"
 TOTALS_TIER = -2
+# a usage record holding what a session used before its program recorded calls one by one, beside
+# the calls it did record (Goose's `carried_forward` ledger row): tokens and cost that count with the
+# calls, but no call (not in calls per model, no bar), priced at the base rate as totals are: tier -3
+CARRIED = "carried_forward"
+CARRIED_TIER = -3
+# a usage record of a call the adapter could tie to no event of the conversation (Goose's ledger
+# rows name no message): counted as a call, and how many said in the usage panel
+UNTIED = "untied"
 
 
 def cost_of(u: Any) -> float | None:
@@ -201,8 +209,8 @@ class Prices:
     def cost(self, name: str, hour: int | None, calls: int, inp: int, out: int, read: int,
              write: int, tier: int = 0) -> float | None:
         """USD for `calls` calls of one tier and hour totalling these counts, or None (no price).
-        Tiers -1 and -2: totals of calls whose sizes are unknown (a turn's, a session's), priced at
-        the base rate."""
+        Tiers -1, -2 and -3: totals of calls whose sizes are unknown (a turn's, a session's, what a
+        session used before its calls were recorded), priced at the base rate."""
         found = self.model(name)
         if not found or calls <= 0:
             return None if not found else 0.0
@@ -272,6 +280,7 @@ class Tally:
         self.turns: dict[tuple, list] = {}  # the same from turn totals (ResultMessage)
         self.source_cost = {"calls": {}, "turns": {}}  # thread → USD the source itself reported
         self.current: dict[str, str] = {}  # thread → the model last named in it
+        self.untied: dict[str, int] = {}  # thread → its calls tied to no event (usage.UNTIED)
         self._recent: dict[str, OrderedDict] = {}  # thread → message id → (call index, cost)
         # bucket row (thread, model, hour, tier and its five counts) → its cost, as the last summary
         # priced it: a refresh prices again only the buckets its lines changed (the price table
@@ -313,6 +322,14 @@ class Tally:
             if paid:
                 turns = self.source_cost["turns"]
                 turns[thread] = turns.get(thread, 0.0) + paid
+            return
+        if u.__class__ is dict and CARRIED in u:
+            # counted with the calls (so the session's totals are not counted again), as no call
+            model = model or self.current.get(thread, "")
+            self._add(self.buckets, (thread, self._model(model), _hour(ts), CARRIED_TIER), counts)
+            if paid:
+                src = self.source_cost["calls"]
+                src[thread] = src.get(thread, 0.0) + paid
             return
         calls = self.calls.get(thread)
         if calls is None:
@@ -358,6 +375,8 @@ class Tally:
         hour = _hour(ts)
         code = self._model(model)
         i0, o0, r0, w0 = counts
+        if u.__class__ is dict and UNTIED in u:
+            self.untied[thread] = self.untied.get(thread, 0) + 1
         calls.first.append(seq)
         calls.last.append(seq)
         calls.model.append(code)
@@ -412,7 +431,8 @@ class Tally:
 
     def summary(self) -> dict:
         """The compact usage the session summary keeps (what the list sorts and filters by)."""
-        return priced({"buckets": self.rows(), "source_cost": self.paid()}, self.costs)
+        return priced({"buckets": self.rows(), "source_cost": self.paid(),
+                       "untied": sum(self.untied.values())}, self.costs)
 
     def remember_costs(self, u: dict) -> None:
         """Take the bucket costs of a summary made by this price table (a cached index's), so its
@@ -430,7 +450,7 @@ class Tally:
             "models": self.models, "threads": names,
             "buckets": [[*k, *v] for k, v in self.buckets.items()],
             "turns": [[*k, *v] for k, v in self.turns.items()],
-            "source_cost": self.source_cost, "current": self.current,
+            "source_cost": self.source_cost, "current": self.current, "untied": self.untied,
             "recent": {t: [[m, i, c] for m, (i, c) in r.items()] for t, r in self._recent.items()},
         }
 
@@ -445,6 +465,7 @@ class Tally:
         t.turns = {tuple(r[:4]): list(r[4:]) for r in d["turns"]}
         t.source_cost = {k: dict(v) for k, v in d["source_cost"].items()}
         t.current = dict(d["current"])
+        t.untied = dict(d.get("untied", {}))
         t._recent = {th: OrderedDict((m, (i, c)) for m, i, c in r) for th, r in d["recent"].items()}
         return t
 
@@ -461,6 +482,7 @@ def priced(u: dict, known: dict | None = None) -> dict:
     parts: dict[str, list | None] = {}  # model → the costs of its buckets (None: one unknown)
     turns = 0
     totals = False  # some thread's tokens are the session's own totals (tier -2)
+    carried = False  # …or what it used before its calls were recorded (tier -3)
     rows = []
     now: dict[tuple, float | None] = {}
     for row in u.get("buckets", ()):
@@ -470,6 +492,8 @@ def priced(u: dict, known: dict | None = None) -> dict:
             m[i] += v
         if tier == TOTALS_TIER:
             totals = True
+        elif tier == CARRIED_TIER:
+            carried = True
         elif tier < 0:
             turns += calls
         if known is not None and key in known:
@@ -500,6 +524,8 @@ def priced(u: dict, known: dict | None = None) -> dict:
         "calls": sum(v[4] for v in models.values()),
         "turns": turns,  # turns counted from turn totals (their calls were not recorded one by one)
         "session_totals": totals,  # tokens are (also) a session's own totals: no calls counted
+        "carried": carried,  # tokens (also) carried from before the calls were recorded: no call
+        "untied": u.get("untied", 0),  # calls tied to no event of the conversation
         "tokens": sum(sum(v[:4]) for v in models.values()),
         "prices": PRICES.version if PRICES._load() else "",
     }
@@ -597,6 +623,10 @@ def report(idx) -> dict:
         "turns_without_calls": u.get("turns", 0),
         # the tokens of some thread are the session's totals as its program recorded them
         "session_totals": u.get("session_totals", False),
+        # tokens used before the program recorded calls one by one (not a call), and calls its
+        # records tie to no message
+        "carried": u.get("carried", False),
+        "untied_calls": u.get("untied", 0),
         "wall_s": None if s.duration is None else round(s.duration, 3),
         "tool_time_s": round(sum(t["total_s"] for t in tools.values()), 3),
         "tools": tools,

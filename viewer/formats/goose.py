@@ -82,7 +82,7 @@ from ..model import CANCELLED, DENIED, Data, Event, Notice, Ref, Text, Thinking,
 from .common import as_text, generic_event, media_block, result_content, set_time, text_field
 from . import goose_db
 from .openai_chat import prompt_title
-from ..usage import SESSION_TOTALS
+from ..usage import CARRIED, SESSION_TOTALS, UNTIED
 
 NAME = "goose"
 MODE = "jsonl"
@@ -98,6 +98,8 @@ _ROW = "__goose_row__"  # marks a database session row among a document's record
 _NOTE = "__goose_note__"  # …and a note on reading it (the database is locked, its log unread)
 _LEDGER = "__goose_ledger__"  # …and a row of its usage ledger (one model call)
 _USAGE = "__goose_usage__"  # a reply's ledger row (the usage of the call that wrote it)
+_FURTHER = "__goose_further__"  # …a ledger row of a further call of the reply before it
+_UNTIED = "__goose_untied__"  # …a ledger row no reply could be tied to
 _HIDDEN_WHY = "not shown to the person: Goose sent it to the model only"
 # what Goose answers for a call it did not run (crates/goose/src/agents/tool_execution.rs)
 _DECLINED = "The user has declined to run this tool."
@@ -158,46 +160,104 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
 
 
 def _with_ledger(messages: list[tuple[str, Any]], ledger: Any) -> list[tuple[str, Any]]:
-    """The messages with the ledger's rows among them: each after the last message Goose had
-    written by the second it recorded the call (a call's row follows the reply it paid for; the
-    ledger names no message), in the ledger's order."""
+    """The messages with the ledger's rows among them (`_tie_ledger` says which reply each row
+    paid for): a reply's first row is its usage, a further row of the same reply an event right
+    after it (another call of that reply: a tool loop's call whose reply Goose did not keep); a
+    row tied to no reply (a compaction's call, the usage before the ledger, a call recorded before
+    any reply or after a reply that holds its own call) an event of its own after the messages
+    Goose had written by the second it recorded it, in the ledger's order."""
     if not isinstance(ledger, list) or not ledger:
         return messages
-    def second(value: Any) -> float | None:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value / 1000 if value > 10_000_000_000 else float(value)  # (as Goose reads it)
-        return None
-
-    out: list[tuple[str, Any]] = []
     rows = [(f"usage_ledger[{j}]", {_LEDGER: True, **row}) for j, row in enumerate(ledger)
             if isinstance(row, dict)]
-
-    def place(row: tuple[str, Any]) -> None:
-        # the latest reply before it that no row paid for yet holds its call's usage (a model
-        # call's bar opens it; the tool results written the same second may come between); a
-        # row with no such reply (a compaction's call, the usage before the ledger, a reply since
-        # compacted away) is an event of its own
-        if row[1].get("cost_source") != "carried_forward" and row[1].get("is_compaction") in (None, 0, False):
-            for i in range(len(out) - 1, -1, -1):
-                m = out[i][1]
-                if not isinstance(m, dict) or _USAGE in m or _LEDGER in m:
-                    break
-                if _reply(m):
-                    out[i] = (out[i][0], {**m, _USAGE: row[1]})
-                    return
-        out.append(row)
-
+    held, untied = _tie_ledger(messages, [r for _, r in rows])
+    free = [(key, {**r, _UNTIED: True} if j in untied else r) for j, (key, r) in enumerate(rows)
+            if not any(j in js for js in held.values())]
+    out: list[tuple[str, Any]] = []
     j = 0
-    for key, m in messages:
-        created = second(m.get("created")) if isinstance(m, dict) else None
-        while j < len(rows) and created is not None and (second(rows[j][1].get("created_timestamp"))
-                                                         or 0) < created:
-            place(rows[j])
+    for i, (key, m) in enumerate(messages):
+        created = _second(m.get("created")) if isinstance(m, dict) else None
+        while j < len(free) and created is not None and (
+                _second(free[j][1].get("created_timestamp")) or 0) < created:
+            out.append(free[j])
             j += 1
-        out.append((key, m))
-    for row in rows[j:]:
-        place(row)
-    return out
+        paid = held.get(i)
+        if not paid:
+            out.append((key, m))
+            continue
+        out.append((key, {**m, _USAGE: rows[paid[0]][1]}))
+        out += [(rows[p][0], {**rows[p][1], _FURTHER: True}) for p in paid[1:]]
+    return out + free[j:]
+
+
+def _second(value: Any) -> float | None:
+    """A time Goose wrote as unix seconds (or milliseconds, as Goose reads them) in seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return value / 1000 if value > 10_000_000_000 else float(value)
+    return None
+
+
+def _special(row: dict) -> bool:
+    """A ledger row that paid for no reply: the usage before the ledger, a compaction's call."""
+    return row.get("cost_source") == "carried_forward" or row.get("is_compaction") not in (None, 0, False)
+
+
+_ROW_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_OWN_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+
+
+def _own_usage(m: Any) -> dict | None:
+    """The usage newer Goose writes on the reply a model call made (`metadata.usage`, a
+    MessageUsage: the same numbers as the call's ledger row), or None."""
+    md = m.get("metadata") if isinstance(m, dict) else None
+    u = md.get("usage") if isinstance(md, dict) else None
+    return u if isinstance(u, dict) and any(k in u for k in _OWN_COUNTS) else None
+
+
+def _tie_ledger(messages: list[tuple[str, Any]], rows: list[dict]) -> tuple[dict[int, list[int]], set[int]]:
+    """Which reply each ledger row paid for: ({message index: its rows}, rows tied to none).
+
+    The ledger names no message. Newer Goose writes each call's usage on the reply it made too
+    (`metadata.usage`): a row is that reply's when their numbers are the same, in order — exact.
+    Otherwise by time, as Goose writes a call's row once its reply is kept: the latest reply
+    written by the row's second (of the replies of that second, the first not paid for yet, so
+    calls a second apart keep their order), never one before the previous row's; several rows of
+    one reply are several calls of it. A row recorded before any reply, or whose reply holds its
+    own call already, is tied to none."""
+    replies = [i for i, (_, m) in enumerate(messages) if _reply(m)]
+    held: dict[int, list[int]] = {}
+    own = [i for i in replies if _own_usage(messages[i][1])]
+    p = 0
+    for j, row in enumerate(rows):
+        if _special(row) or p >= len(own):
+            continue
+        want = tuple(_count(row, k) or 0 for k in _ROW_COUNTS)
+        for q in range(p, len(own)):
+            u = _own_usage(messages[own[q]][1])
+            if tuple(_count(u, k) or 0 for k in _OWN_COUNTS) == want:
+                held[own[q]] = [j]
+                p = q + 1
+                break
+    exact = {j for js in held.values() for j in js}
+    times = [(i, _second(messages[i][1].get("created"))) for i in replies]
+    untied: set[int] = set()
+    last = -1
+    for j, row in enumerate(rows):
+        if j in exact or _special(row):
+            continue
+        t = _second(row.get("created_timestamp"))
+        cands = [(i, w) for i, w in times if i >= last and w is not None and t is not None and w <= t]
+        if not cands:
+            untied.add(j)
+            continue
+        second = cands[-1][1]
+        pick = next((i for i, w in cands if w == second and i not in held), cands[-1][0])
+        if _own_usage(messages[pick][1]) is not None:
+            untied.add(j)  # (its reply holds the call that made it, as Goose wrote it)
+            continue
+        held.setdefault(pick, []).append(j)
+        last = pick
+    return held, untied
 
 
 def _reply(m: Any) -> bool:
@@ -231,6 +291,7 @@ def event(rec: Any, ref: Ref) -> Event:
     if isinstance(md, dict) and md.get("userVisible") is False:
         ev.hidden, ev.hidden_reason = True, _HIDDEN_WHY
     ev.meta = {k: v for k, v in rec.items() if k not in ("content", _USAGE)}
+    own = _own_usage(rec) if ev.role == "assistant" else None
     if isinstance(rec.get(_USAGE), dict):
         row = {k: v for k, v in rec[_USAGE].items() if k != _LEDGER}
         ev.usage, model, _ = _ledger_usage(row)
@@ -238,7 +299,23 @@ def event(rec: Any, ref: Ref) -> Event:
         if isinstance(row.get("id"), int):
             ev.message_id = f"ledger:{row['id']}"
         ev.meta["usage_ledger"] = row  # (the raw view shows the row it was given)
+    elif own is not None:
+        # newer Goose's own record of the call that made this reply (no ledger row tied to it:
+        # a JSONL export, a database without the ledger)
+        ev.usage, model, _ = _ledger_usage({c: own.get(k) for c, k in zip(_ROW_COUNTS, _OWN_COUNTS)}
+                                           | {"cost": own.get("cost")})
+        ev.model = _inference_model(rec.get("metadata")) or ev.model
     return ev
+
+
+def _inference_model(md: Any) -> str | None:
+    """The model newer Goose names on a reply (`metadata.inference`: resolved, else requested)."""
+    inf = md.get("inference") if isinstance(md, dict) else None
+    for key in ("resolvedModel", "requestedModel"):
+        v = inf.get(key) if isinstance(inf, dict) else None
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    return None
 
 
 def _row(rec: dict, ref: Ref) -> Event:
@@ -282,13 +359,21 @@ def _ledger(rec: dict, ref: Ref) -> Event:
     its cost is Goose's own (reported by the provider or estimated by Goose). The row Goose writes
     for what a session used before the ledger (`carried_forward`, naming no model) and a call that
     compacted the conversation are said as such."""
-    row = {k: v for k, v in rec.items() if k != _LEDGER}
+    row = {k: v for k, v in rec.items() if k not in (_LEDGER, _FURTHER, _UNTIED)}
     u, model, (inp, out, read, write) = _ledger_usage(row)
     source = row.get("cost_source")
     if source == "carried_forward":
-        what = "usage before Goose kept it call by call"
+        # (the session's totals before the ledger: tokens counted, not a call, priced as totals)
+        what = "usage before Goose kept it call by call (carried totals, not a model call)"
+        u[CARRIED] = "Goose"
     elif row.get("is_compaction") not in (None, 0, False):
         what = "a model call that compacted the conversation"
+    elif rec.get(_FURTHER):
+        what = "a further model call of the reply above (Goose kept no reply of its own for it)"
+    elif rec.get(_UNTIED):
+        # (the ledger names no message: said in the usage panel too)
+        what = "a model call not tied to a reply (recorded before any reply Goose kept for it)"
+        u[UNTIED] = "Goose's usage ledger names no message"
     else:
         what = "a model call"
     parts = [f"{x:,} {w}" for x, w in ((inp, "in"), (out, "out"), (read, "cache read"),
