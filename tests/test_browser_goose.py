@@ -192,6 +192,14 @@ EDITOR_SESSION = [
     _msg("assistant", 1757064620, _call("t_undo", "developer__text_editor", {"command": "undo_edit", "path": APP}),
          _call("t_odd", "developer__text_editor", {"command": "str_replace", "path": APP, "old_str": 5})),
     _msg("user", 1757064621, _answer("t_undo", "Undid the last edit."), _answer("t_odd", "old_str must be text")),
+    _msg("assistant", 1757064622, _call("t_insert", "developer__text_editor", {
+        "command": "insert", "path": APP, "insert_line": 2, "new_str": "\ndef helper():\n    return 2"})),
+    _msg("user", 1757064623, _answer("t_insert", f"Text has been inserted at line 3 in {APP}")),
+    _msg("assistant", 1757064624, _call("t_tasks", "dynamic_task__create_task", {"task_parameters": [
+        {"title": "Check CI", "description": "the test job", "instructions": "Run the **test** suite and report failures.",
+         "extensions": ["developer"]},
+        {"text_instruction": "Summarise the changelog."}]})),
+    _msg("user", 1757064625, _answer("t_tasks", '{"task_ids":["a1","b2"],"execution_mode":"parallel"}')),
 ]
 
 
@@ -224,9 +232,31 @@ def test_goose_s_text_editor_edits_read_as_diffs_and_a_recipe_names_the_model(se
     view = page.locator("#tc-t_view")
     expect(view.locator(".tool-summary")).to_contain_text(APP)
     expect(view.locator("dl.kv")).to_have_count(0)  # (the header says it all)
-    for plain in ("#tc-t_undo", "#tc-t_odd"):
-        expect(page.locator(plain).locator("dl.kv")).to_contain_text("str_replace" if "odd" in plain else "undo_edit")
-        expect(page.locator(plain).locator(".diff")).to_have_count(0)
+    odd = page.locator("#tc-t_odd")  # (arguments without an edit's shape: a plain call)
+    expect(odd.locator("dl.kv")).to_contain_text("str_replace")
+    expect(odd.locator(".diff")).to_have_count(0)
+    # an undo says what it does, and to which file, in its header
+    undo = page.locator("#tc-t_undo")
+    expect(undo.locator(".tool-summary")).to_have_text(f"undo the last edit of {APP}")
+    expect(undo.locator(".tool-input")).to_have_count(0)
+    # an insert: the lines added after line 2, numbered as the file's
+    insert = page.locator("#tc-t_insert")
+    expect(insert.locator(".diff .diff-file")).to_contain_text("(inserted after line 2)")
+    expect(insert.locator(".diff tr.add .code")).to_have_text(["", "def helper():", "    return 2"])
+    expect(insert.locator(".diff tr.add td.no:nth-child(2)")).to_have_text(["3", "4", "5"])
+    expect(insert.locator(".diff tr.del")).to_have_count(0)
+    # the tasks a dynamic_task__create_task call makes: a list, not JSON
+    tasks = page.locator("#tc-t_tasks")
+    expect(tasks.locator(".tool-summary")).to_have_text("2 tasks: Run the **test** suite and report failures.")
+    items = tasks.locator("ol.new-tasks > li")
+    expect(items).to_have_count(2)
+    expect(items.nth(0).locator(".task-title")).to_have_text("Check CI")
+    expect(items.nth(0).locator(".task-head")).to_contain_text("the test job")
+    expect(items.nth(0).locator(".task-said strong")).to_have_text("test")  # (its Markdown read)
+    expect(items.nth(0).locator("dl.kv")).to_contain_text("extensions")
+    expect(items.nth(1).locator(".task-said")).to_contain_text("text instruction")
+    expect(items.nth(1).locator(".task-said")).to_contain_text("Summarise the changelog.")
+    expect(tasks.locator(".tool-input")).not_to_contain_text("task_parameters")  # (no JSON)
     assert page.problems == []
 
 

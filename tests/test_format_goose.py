@@ -232,8 +232,16 @@ def test_a_recipe_s_settings_name_the_model_of_a_session_file_and_price_its_tota
      "write", "/b.py"),
     ("str_replace_based_edit_tool", {"command": "str_replace", "path": "/b.py", "old_str": "1", "new_str": "2"},
      "edit", "/b.py"),
+    # an insert is lines added after `insert_line` (Goose's `new_str`, Anthropic's newer `insert_text`)
+    ("developer__text_editor", {"command": "insert", "path": "/a.py", "insert_line": 2, "new_str": "z = 3"},
+     "edit", "/a.py"),
+    ("str_replace_based_edit_tool", {"command": "insert", "path": "/b.py", "insert_line": 0, "insert_text": "#!"},
+     "edit", "/b.py"),
+    # undo_edit says what it does, the file in its header
+    ("developer__text_editor", {"command": "undo_edit", "path": "/a.py"}, "undo", "undo the last edit of /a.py"),
     # other commands, and arguments without an edit's shape: plain calls
-    ("developer__text_editor", {"command": "undo_edit", "path": "/a.py"}, "kv", "undo_edit  /a.py"),
+    ("developer__text_editor", {"command": "insert", "path": "/a.py", "insert_line": "2", "new_str": "z"}, "kv",
+     "insert  /a.py"),
     ("developer__text_editor", {"command": "str_replace", "path": "/a.py", "old_str": 5}, "kv",
      "str_replace  /a.py"),
     ("developer__text_editor", {"command": "write", "path": "/a.md", "content": "# A"}, "kv", "write  /a.md"),
@@ -243,3 +251,45 @@ def test_a_file_editor_s_command_decides_how_its_call_reads(name, args, view, su
     from viewer import tools
     assert tools.view_of(name, args) == view
     assert tools.summary(name, args) == summary
+
+
+def test_an_insert_is_lines_added_after_its_line_of_the_file():
+    from viewer import tools
+    after = tools.edits({"command": "insert", "path": "/a.py", "insert_line": 12, "new_str": "x = 1\ny = 2"})
+    assert [(e.old, e.new, e.old_start, e.new_start, e.action) for e in after] == [
+        ("", "x = 1\ny = 2", 13, 13, "inserted after line 12")]
+    top = tools.edits({"command": "insert", "path": "/a.py", "insert_line": 0, "insert_text": "#!"})
+    assert [(e.new_start, e.action) for e in top] == [(1, "inserted before line 1")]
+
+
+def test_the_tasks_a_dynamic_task_call_makes_read_as_a_list():
+    """Goose's `dynamic_task__create_task` (recipe_tools/dynamic_task_tools.rs): each task's title
+    and description, what its sub-agent is told, and its other fields as lines."""
+    from viewer import tools
+    inp = {"task_parameters": [
+        {"title": "Weather", "description": "one city", "instructions": "Get weather for Perth.",
+         "extensions": ["developer", "memory"], "settings": {"goose_model": "gpt-4o"}, "context": ["a", "b"]},
+        {"text_instruction": "Get weather for Melbourne."}]}
+    assert tools.view_of("dynamic_task__create_task", inp) == "tasks"
+    tasks = tools.new_tasks("dynamic_task__create_task", inp)
+    assert [(t.title, t.description, t.said, t.fields) for t in tasks] == [
+        ("Weather", "one city", [("instructions", "Get weather for Perth.")],
+         [("extensions", "developer, memory"), ("settings", '{"goose_model":"gpt-4o"}'), ("context", "a, b")]),
+        (None, None, [("text_instruction", "Get weather for Melbourne.")], [])]
+    # not a list of tasks: JSON, as before
+    assert tools.new_tasks("dynamic_task__create_task", {"task_parameters": "x"}) is None
+    assert tools.new_tasks("other", inp) is None
+
+
+def test_the_markdown_export_lists_the_tasks_and_the_insert(tmp_path):
+    from test_browser_goose import EDITOR_SESSION
+    from viewer.export import Export
+
+    path = tmp_path / "20250905_130000.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in EDITOR_SESSION))
+    idx, _ = built(path)
+    md = "".join(Export(idx, "md").chunks())
+    assert "1. **Check CI** — the test job\n   - instructions: Run the \\*\\*test\\*\\* suite and report failures.\n" \
+           "   - extensions: developer\n2. task\n   - text instruction: Summarise the changelog.\n" in md
+    assert "`/home/dev/site/app.py` (inserted after line 2)" in md
+    assert "undo the last edit of /home/dev/site/app.py" in md and '"undo_edit"' not in md

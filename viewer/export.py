@@ -804,6 +804,15 @@ class _Markdown:
                 if q.notes:
                     out.append(f"   - notes: {_inline(q.notes)}")
             out.append("")
+        elif view == "tasks":  # each task: its title, what its sub-agent is told, its settings
+            for i, t in enumerate(tools.new_tasks(call.name, inp) or (), 1):
+                out.append(f"{i}. " + (f"**{_inline(t.title)}**" if t.title else "task")
+                           + (f" — {_inline(t.description)}" if t.description else ""))
+                out += [f"   - {_inline(k.replace('_', ' '))}: {_inline(text)}" for k, text in t.said]
+                out += [f"   - {_inline(k)}: {_inline(line)}" for k, line in t.fields]
+            out.append("")
+        elif view == "undo":
+            pass  # the summary says it: the file whose last edit is undone
         elif view == "kv" and len(inp) == 1 and summary:
             pass  # the one value is the summary already
         elif view == "fields":

@@ -96,7 +96,7 @@ EDITORS = {"text_editor", "str_replace_based_edit_tool", "str_replace_editor"}
 def is_editor(name: Any) -> bool:
     """Whether a tool (an extension's or an MCP server's too) is such a file editor."""
     return isinstance(name, str) and name.rsplit("__", 1)[-1].lower() in EDITORS
-_EDITOR_KINDS = {"str_replace": "edit", "create": "write", "write": "write", "view": "read"}
+_EDITOR_KINDS = {"str_replace": "edit", "insert": "edit", "create": "write", "write": "write", "view": "read"}
 
 
 def family_of(name: str | None, inp: Any) -> str | None:
@@ -108,6 +108,8 @@ def family_of(name: str | None, inp: Any) -> str | None:
         return fam
     kind = _EDITOR_KINDS.get(inp.get("command")) if isinstance(inp.get("command"), str) else None
     if kind == "edit" and isinstance(inp.get("old_str"), str) and isinstance(inp.get("new_str"), str):
+        return "edit"
+    if kind == "edit" and _insert(inp) is not None:
         return "edit"
     if kind == "write" and isinstance(inp.get("file_text"), str):
         return "write"
@@ -299,7 +301,30 @@ def _same_line(want: list[str], j: int, line: str) -> bool:
     return line == want[j]
 
 
+def _insert(inp: dict) -> EditPart | None:
+    """A file editor's `insert` (Goose's text editor, Anthropic's): `new_str` (or `insert_text`)
+    put after line `insert_line` of `path` (0: before the first line), drawn as lines added there."""
+    if inp.get("command") != "insert":
+        return None
+    at = inp.get("insert_line")
+    text = next((inp[k] for k in ("new_str", "insert_text") if isinstance(inp.get(k), str)), None)
+    if type(at) is not int or at < 0 or text is None:
+        return None
+    where = f"inserted after line {at:,}" if at else "inserted before line 1"
+    return EditPart("", text, action=where, old_start=at + 1, new_start=at + 1)
+
+
+def undone(name: Any, inp: Any) -> str | None:
+    """The file a file editor's `undo_edit` puts back as it was before its last edit, or None."""
+    if is_editor(name) and isinstance(inp, dict) and inp.get("command") == "undo_edit" \
+            and isinstance(inp.get("path"), str) and set(inp) <= {"command", "path"}:
+        return inp["path"]
+    return None
+
+
 def _edits(inp: Any) -> list[EditPart]:
+    if isinstance(inp, dict) and (one := _insert(inp)):
+        return [one]
     if isinstance(inp, dict):
         inp_patch = next((inp[k] for k in ("input", "patch", "patchText", "diff")
                           if isinstance(inp.get(k), str)), None)
@@ -509,6 +534,8 @@ def view_of(name: str, inp: Any) -> str:
         return "comm"
     if fam == "shell" and command_of(inp):
         return "shell"
+    if new_tasks(name, inp):
+        return "tasks"
     if fam == "edit" and edits(inp):
         return "edit"
     if fam == "write" and isinstance(content_of(inp), str):
@@ -523,6 +550,8 @@ def view_of(name: str, inp: Any) -> str:
         return "plan"
     if fam == "read" and path_of(inp) and set(inp) <= _SUMMARISED_READ | _EDITOR_READ:
         return "read"  # the header's summary says it all: the file and the lines
+    if undone(name, inp):
+        return "undo"  # …and here: the file whose last edit is undone
     if 0 < len(inp) <= 5 and all(is_short(v) for v in inp.values()):
         return "kv"
     if 0 < len(inp) <= 8 and all(is_short(v) or isinstance(v, str) for v in inp.values()):
@@ -563,6 +592,8 @@ def summary(name: str, inp: Any) -> str:
         return _line(command)
     if fam in ("read", "write", "edit") and path:
         return _line(path) + _line_range(inp)
+    if (back := undone(name, inp)) is not None:
+        return "undo the last edit of " + _line(back)
     if is_editor(name) and path and isinstance(inp.get("command"), str):
         return _line(f"{inp['command']}  {path}")  # a file editor's other command (undo_edit…)
     if fam == "search":
@@ -603,6 +634,55 @@ def summary(name: str, inp: Any) -> str:
         if isinstance(v, str) and v.strip():
             return _line(v)
     return ""
+
+
+@dataclass(slots=True)
+class NewTask:
+    """One task a Goose `dynamic_task__create_task` call makes (its `task_parameters` item, read as
+    recipe_tools/dynamic_task_tools.rs reads it): a title and description where the model gave them,
+    what the sub-agent is told (`instructions`, `prompt`, or 1.x's `text_instruction`), and its other
+    fields, each a name and a line (lists of names joined, objects as compact JSON)."""
+    title: str | None
+    description: str | None
+    said: list[tuple[str, str]]  # (field, text): the instructions and the prompt
+    fields: list[tuple[str, str]]
+
+
+_TASK_TEXTS = ("instructions", "prompt", "text_instruction")
+DYNAMIC_TASKS = "dynamic_task__create_task"
+
+
+def new_tasks(name: Any, inp: Any) -> list[NewTask] | None:
+    """The tasks a `dynamic_task__create_task` call makes, or None when its input is not a list of
+    them (shown as JSON then)."""
+    tasks = inp.get("task_parameters") if name == DYNAMIC_TASKS and isinstance(inp, dict) else None
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):
+        return None
+    out = []
+    for t in tasks:
+        def text(k: str) -> str | None:
+            v = t.get(k)
+            return v.strip() if isinstance(v, str) and v.strip() else None
+
+        fields = []
+        for k, v in t.items():
+            if k in _TASK_TEXTS and isinstance(v, str) or k in ("title", "description") and text(k):
+                continue
+            if isinstance(v, list) and all(isinstance(x, str) for x in v):
+                line = ", ".join(v)  # extensions' short names, context, activities
+            elif isinstance(v, list) and all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in v):
+                line = ", ".join(x["name"] for x in v)  # extension configs
+            else:
+                line = v if isinstance(v, str) else reader_json(v)
+            fields.append((k, line))
+        out.append(NewTask(text("title"), text("description"),
+                           [(k, t[k]) for k in _TASK_TEXTS if isinstance(t.get(k), str) and t[k].strip()], fields))
+    return out
+
+
+def reader_json(v: Any) -> str:
+    """A value as one line of JSON."""
+    return orjson.dumps(v, default=str).decode()
 
 
 def agent_label(inp: Any) -> str | None:
