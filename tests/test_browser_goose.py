@@ -274,7 +274,18 @@ def test_a_goose_1x_subagent_task_opens_under_its_call(serve, watched_page, tmp_
     page = watched_page
     srv = serve(root, WATCH=False)
     indexed_list(page, srv.url + "/")
-    page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+    # its own session is listed right under the session that ran it, as a sub-agent of it
+    rows = page.locator("table.sessions tbody tr")
+    child = rows.filter(has_text="Subagent Task")
+    expect(child).to_have_class(re.compile(r"\bsubagent\b.*\bdepth-1\b"))
+    expect(child.locator(".spawned-by a")).to_have_text("sessions.db/" + make_db.NEW_ID)
+    keys = rows.evaluate_all("trs => trs.map(tr => tr.dataset.key)")
+    assert keys.index(f"sessions.db~{TASK_ID}") > keys.index(f"sessions.db~{make_db.NEW_ID}")
+    # its page names its parent and links the call that ran it
+    child.locator("td.title > a").click()
+    expect(page.locator("#spawned-by a.parent-session")).to_have_text(f"session {make_db.NEW_ID}")
+    page.locator("#spawned-by a.spawning-call").click()
+    expect(page).to_have_url(re.compile(rf"/s/sessions.db~{make_db.NEW_ID}"))
     card = page.locator("#tc-call_sa1")
     expect(card.locator(".state")).to_have_text("completed")
     thread = card.locator("details.subthread")

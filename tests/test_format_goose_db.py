@@ -340,6 +340,10 @@ def test_a_goose_1x_subagent_task_s_session_nests_under_the_call_that_ran_it(tmp
     assert (call.status, call.subthread) == ("completed", TASK_ID)
     evs = load_events(idx, TASK_ID, 0, len(idx.threads[TASK_ID]))
     assert "CI runs build and test." in [e.text() for e in evs]
+    # …and its own session is a sub-agent of that session (listed under it), as delegate's are
+    sub = Store([folder]).index(f"sessions.db~{TASK_ID}")
+    assert sub.info["parent_session"] == make_db.NEW_ID and sub.info["thread"] == TASK_ID
+    assert sub.summary.parent == str(row(folder, make_db.NEW_ID))
 
 
 def test_goose_1x_task_tools_say_which_tasks_they_create_and_run():

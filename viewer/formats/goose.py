@@ -721,12 +721,13 @@ def thread_label(agent: str, meta: dict) -> str:
 
 
 def session_info(main: Path) -> dict:
-    """For a sub-agent's session (a row naming its `parent_session_id`): its parent, the parent's
-    row path, and its thread in the parent's index."""
+    """For a sub-agent's session (a row naming its `parent_session_id`, or a Goose 1.x task's
+    session named by its parent's subagent result): its parent, the parent's row path, and its
+    thread in the parent's index — the list shows it as a sub-agent of that session."""
     if not goose_db.is_row(str(main)):
         return {}
     try:
-        parent = goose_db.parent(str(main))
+        parent = goose_db.parent(str(main)) or goose_db.task_parent(str(main))
     except OSError:
         return {}
     if parent is None:

@@ -36,7 +36,9 @@ its key `sessions.db~<id>`), and reached through the hooks files and the store a
 * `list_sessions(db)` for discovery; `shadowed(paths)`: the JSONL files Goose imported into the
   database beside them (listed once, from the database);
 * `children(path, depth)` / `parent(path)`: the sub-agent sessions naming a session as their
-  `parent_session_id` (schema 15+), and a sub-agent's parent.
+  `parent_session_id` (schema 15+), and a sub-agent's parent; `task_sessions(path)` /
+  `task_parent(path)`: the same for Goose 1.x's sub-agents, named only by the subagent tool's
+  result (the task ids it ran).
 
 Read-only as rowdb.py reads any such database: never a `-wal` or `-shm` file made.
 """
@@ -310,6 +312,34 @@ def task_ids(content: Any) -> list[str]:
                 if isinstance(t, str) and ID.fullmatch(t) and t not in out:
                     out.append(t)
     return out
+
+
+def task_parent(path: str) -> str | None:
+    """The session that ran a Goose 1.x `sub_agent` session as a task (its subagent tool's result
+    names it in `results[].task_id`; no `parent_session_id` does), or None. Remembered while the
+    database is unchanged."""
+    found = rowdb.located(path, is_store)
+    if found is None:
+        return None
+    db, sid = found
+    return rowdb.remembered(("goose task parent", db, sid), db, lambda: _task_parent(db, sid))
+
+
+def _task_parent(db: str, sid: str) -> str | None:
+    with _Reader(db) as r:
+        cols = r.check()["sessions"]
+        if "session_type" not in cols:
+            return None
+        named = ", parent_session_id" if "parent_session_id" in cols else ""
+        row = r.all(f"SELECT session_type{named} FROM sessions WHERE id = ?", (sid,))
+        if not row or row[0][0] != "sub_agent" or any(row[0][1:]):
+            return None
+        # (the result's text is a JSON string inside the content's JSON: its quotes escaped)
+        texts = r.all("SELECT session_id, content_json FROM messages WHERE role = 'user' AND session_id != ? "
+                      "AND instr(content_json, 'task_id') > 0 AND instr(content_json, ?) > 0 ORDER BY id",
+                      (sid, sid))
+    return next((owner for owner, content in texts
+                 if isinstance(owner, str) and ID.fullmatch(owner) and sid in task_ids(content)), None)
 
 
 def parent(path: str) -> str | None:
