@@ -294,3 +294,38 @@ def test_a_goose_1x_subagent_task_opens_under_its_call(serve, watched_page, tmp_
     expect(thread.get_by_text("List the CI jobs.").first).to_be_visible()
     expect(thread.get_by_text("CI runs build and test.").first).to_be_visible()
     assert page.problems == []
+
+
+def test_the_usage_panel_says_which_calls_no_reply_holds_and_what_was_carried(serve, watched_page, tmp_path):
+    """A Goose session whose usage ledger has a row tied to no reply (recorded before any), and the
+    row Goose writes for what the session used before the ledger: the panel counts the row tied to
+    no reply as a call and says so; the carried usage counts in the tokens and the cost as totals,
+    not as a call (no bar on the timeline, not in the calls per model)."""
+    from test_format_goose_db import TIE_ID, _tied_session
+
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)
+    _tied_session(con)
+    con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, output_tokens, "
+                "total_tokens, cost_source, is_compaction) VALUES (?, ?, NULL, 90000, 4000, 94000, "
+                "'carried_forward', 0)", (TIE_ID, make_db.T + 1000))
+    con.close()
+    page = watched_page
+    srv = serve(root, WATCH=False)
+    indexed_list(page, srv.url + "/")
+    page.goto(f"{srv.url}/s/sessions.db~{TIE_ID}/usage")
+    facts = page.locator(".usage-facts")
+    expect(facts).to_contain_text("model calls8", use_inner_text=False)
+    expect(facts.locator(".untied")).to_have_text(
+        "1 of them not tied to a reply: Goose's record of it names no message, and no reply fits its time")
+    expect(facts.locator(".carried")).to_contain_text("usage carried from before Goose recorded calls one by one")
+    sonnet = page.locator("tr", has=page.locator("td.model-name", has_text=re.compile(r"^claude-sonnet-4-5$"))).first
+    expect(sonnet.locator("td[data-label='calls']")).to_have_text("7")
+    expect(sonnet.locator("td[data-label='input']")).to_have_text("92,800")  # (the carried 90,000 among them)
+    timeline = page.locator("canvas[data-chart=timeline]")
+    expect(timeline).to_have_attribute("data-drawn", "1")
+    calls = timeline.evaluate("""c => Chart.getChart(c).data.datasets[0].data.map(d => d.bar.label)""")
+    assert len(calls) == 8, calls
+    assert page.problems == []
