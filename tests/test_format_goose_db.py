@@ -437,3 +437,33 @@ def test_ledger_rows_are_tied_to_replies_as_exactly_as_goose_s_records_allow(tmp
     assert u["calls"] == 8 and u["untied"] == 1
     rep = usage.report(idx)
     assert rep["calls"] == 8 and rep["untied_calls"] == 1
+
+
+def test_goose_s_and_studio_s_row_sessions_are_claimed_and_read_by_one_helper(tmp_path):
+    """Both formats whose sessions are all rows of one database take their file hooks from
+    rowdb.session_hooks: a path below the database is claimed and read as the row's document, a
+    session gone from the database reads as no document (reading the path says so), and a
+    database that cannot be read now is the format's empty document saying why."""
+    from types import SimpleNamespace
+
+    from viewer.formats import agentscope_studio, goose_db, rowdb, studio_db
+
+    def boom(path):
+        if path.endswith("gone"):
+            raise FileNotFoundError(2, "no longer in the database", path)
+        raise OSError("database is locked")
+
+    fake = SimpleNamespace(is_row=lambda p: "/x.db/" in p, document=boom, identity=lambda p: (1, 2, 3))
+    claims, document, identity = rowdb.session_hooks(fake, lambda why: {"unreadable": why})
+    assert claims(Path("/a/x.db/s1"), b"") and not claims(Path("/a/s1.json"), b"")
+    assert document(Path("/a/s1.json")) is None and document(Path("/a/x.db/gone")) is None
+    assert document(Path("/a/x.db/s1")) == {"unreadable": "database is locked"}
+    assert identity("/a/x.db/s1") == (1, 2, 3)
+    # Goose's and Studio's hooks are these, over their own modules
+    folder, _ = database(tmp_path)
+    assert goose.claims_file(row(folder, make_db.NEW_ID), b"")
+    assert goose.folder_document(row(folder, make_db.NEW_ID))["session"]["id"] == make_db.NEW_ID
+    assert goose.folder_document(row(folder, "20990101_1")) is None
+    assert goose.folder_identity is goose_db.identity
+    assert agentscope_studio.folder_identity is studio_db.identity
+    assert not agentscope_studio.claims_file(row(folder, make_db.NEW_ID), b"")

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from ..model import Event, Notice, Ref
-from . import agentscope, studio_db
+from . import agentscope, rowdb, studio_db
 from .common import as_text, generic_event, set_time
 
 NAME = "agentscope-studio"
@@ -56,25 +56,10 @@ def sniff(rec: Any) -> int:
     return 3 if isinstance(rec.get("replyId"), str) and agentscope.sniff(rec) else 0
 
 
-def claims_file(path: Path, head: bytes) -> bool:
-    """A run of Studio's database (a path below `database.sqlite`)."""
-    return studio_db.is_row(str(path))
-
-
-def folder_document(path: Path) -> dict | None:
-    """A run of Studio's database as one document (studio_db.document), else None."""
-    if not studio_db.is_row(str(path)):
-        return None
-    try:
-        return studio_db.document(str(path))
-    except FileNotFoundError:
-        return None  # gone from the database: reading the path says so
-    except OSError as e:  # the database cannot be read now (damaged): the run says why
-        return {"run": {}, "messages": [], "spans": [], "unreadable": str(e)}
-
-
-def folder_identity(path: str) -> tuple[int, int, int] | None:
-    return studio_db.identity(path)
+# a run of Studio's database (a path below `database.sqlite`), read as one document
+# (studio_db.document); a database that cannot be read now (damaged): the run says why
+claims_file, folder_document, folder_identity = rowdb.session_hooks(
+    studio_db, lambda why: {"run": {}, "messages": [], "spans": [], "unreadable": why})
 
 
 def companion_folders(main: Path) -> list[Path]:

@@ -80,7 +80,7 @@ from typing import Any
 from .. import keys
 from ..model import CANCELLED, DENIED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, media_block, result_content, set_time, text_field
-from . import goose_db
+from . import goose_db, rowdb
 from .openai_chat import prompt_title
 from ..usage import CARRIED, SESSION_TOTALS, UNTIED
 
@@ -125,25 +125,10 @@ def _metadata(rec: dict) -> bool:
         and "role" not in rec and any(k in rec for k in _META_MARKS)
 
 
-def claims_file(path: Path, head: bytes) -> bool:
-    """A session row of Goose's database (a path below `sessions.db`)."""
-    return goose_db.is_row(str(path))
-
-
-def folder_document(path: Path) -> dict | None:
-    """A session row of Goose's database as one document (goose_db.document), else None."""
-    if not goose_db.is_row(str(path)):
-        return None
-    try:
-        return goose_db.document(str(path))
-    except FileNotFoundError:
-        return None  # gone from the database: reading the path says so
-    except OSError as e:  # the database cannot be read now (locked, damaged): the session says why
-        return {"session": {}, "messages": [], "unreadable": str(e)}
-
-
-def folder_identity(path: str) -> tuple[int, int, int] | None:
-    return goose_db.identity(path)
+# a session row of Goose's database (a path below `sessions.db`), read as one document
+# (goose_db.document); a database that cannot be read now (locked, damaged): the session says why
+claims_file, folder_document, folder_identity = rowdb.session_hooks(
+    goose_db, lambda why: {"session": {}, "messages": [], "unreadable": why})
 
 
 def records(doc: Any) -> list[tuple[str, Any]] | None:

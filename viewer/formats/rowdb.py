@@ -21,6 +21,8 @@ rollback-journal mode). A session there is named by a path below its database fi
   unchanged (a session's identity, a database's list of sessions).
 * `descendants(r, sid, depth, query)`: the sessions below one (its sub-agents', and theirs),
   breadth first, whatever the program calls its parent column.
+* `session_hooks(module, unreadable)`: the format hooks (`claims_file`, `folder_document`,
+  `folder_identity`) of a format whose sessions are all rows of one database (Goose's, Studio's).
 """
 
 from __future__ import annotations
@@ -81,6 +83,32 @@ def paths(is_store: Callable[[str], bool]) -> tuple:
     """A database module's path functions for its own file name (what `formats.ROW_STORES`
     asks of each): (store_of, split, located, is_row), each taking the path alone."""
     return tuple(partial(f, is_store=is_store) for f in (store_of, split, located, is_row))
+
+
+def session_hooks(module: Any, unreadable: Callable[[str], dict]) -> tuple:
+    """The hooks a format whose sessions are all rows of its program's database offers
+    (formats/__init__), bound to that database's module (`is_row`, `document`, `identity`):
+
+    * `claims_file(path, head)`: a path below the database's file (nothing else is read);
+    * `folder_document(path)`: the row read as one document (`module.document`), None when the
+      path is no such row or the session is gone from the database (reading the path says so),
+      and `unreadable(why)` — the format's empty document saying why — when the database cannot be
+      read now (locked, damaged);
+    * `folder_identity(path)`: `module.identity`."""
+    def claims_file(path: Path, head: bytes) -> bool:
+        return module.is_row(str(path))
+
+    def folder_document(path: Path) -> dict | None:
+        if not module.is_row(str(path)):
+            return None
+        try:
+            return module.document(str(path))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            return unreadable(str(e))
+
+    return claims_file, folder_document, module.identity
 
 
 def store_of(path: str, is_store: Callable[[str], bool]) -> str | None:
