@@ -74,6 +74,7 @@ a message with an integer `created` and typed content, are unmistakable (3).
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 from typing import Any
 
@@ -156,8 +157,9 @@ def _with_ledger(messages: list[tuple[str, Any]], ledger: Any) -> list[tuple[str
     rows = [(f"usage_ledger[{j}]", {_LEDGER: True, **row}) for j, row in enumerate(ledger)
             if isinstance(row, dict)]
     held, untied = _tie_ledger(messages, [r for _, r in rows])
+    tied = {j for js in held.values() for j in js}
     free = [(key, {**r, _UNTIED: True} if j in untied else r) for j, (key, r) in enumerate(rows)
-            if not any(j in js for js in held.values())]
+            if j not in tied]
     out: list[tuple[str, Any]] = []
     j = 0
     for i, (key, m) in enumerate(messages):
@@ -217,7 +219,11 @@ def _tie_ledger(messages: list[tuple[str, Any]], rows: list[dict]) -> tuple[dict
         if _special(row) or p >= len(own):
             continue
         want = tuple(_count(row, k) or 0 for k in _ROW_COUNTS)
+        t = _second(row.get("created_timestamp"))
         for q in range(p, len(own)):
+            when = _second(messages[own[q]][1].get("created"))
+            if t is not None and when is not None and when > t + 3600:
+                break  # (a reply written an hour after the row did not make its call)
             u = _own_usage(messages[own[q]][1])
             if tuple(_count(u, k) or 0 for k in _OWN_COUNTS) == want:
                 held[own[q]] = [j]
@@ -225,13 +231,20 @@ def _tie_ledger(messages: list[tuple[str, Any]], rows: list[dict]) -> tuple[dict
                 break
     exact = {j for js in held.values() for j in js}
     times = [(i, _second(messages[i][1].get("created"))) for i in replies]
+    stamps = [w for _, w in times]
+    ordered = None not in stamps and all(a <= b for a, b in zip(stamps, stamps[1:]))
     untied: set[int] = set()
     last = -1
     for j, row in enumerate(rows):
         if j in exact or _special(row):
             continue
         t = _second(row.get("created_timestamp"))
-        cands = [(i, w) for i, w in times if i >= last and w is not None and t is not None and w <= t]
+        if ordered and t is not None:  # (the common case: the replies' times in order)
+            end = bisect.bisect_right(stamps, t)
+            start = bisect.bisect_left(stamps, stamps[end - 1]) if end else 0
+            cands = [(i, w) for i, w in times[start:end] if i >= last]
+        else:
+            cands = [(i, w) for i, w in times if i >= last and w is not None and t is not None and w <= t]
         if not cands:
             untied.add(j)
             continue
