@@ -247,7 +247,7 @@ def test_goose_s_text_editor_edits_read_as_diffs_and_a_recipe_names_the_model(se
     expect(insert.locator(".diff tr.del")).to_have_count(0)
     # the tasks a dynamic_task__create_task call makes: a list, not JSON
     tasks = page.locator("#tc-t_tasks")
-    expect(tasks.locator(".tool-summary")).to_have_text("2 tasks: Run the **test** suite and report failures.")
+    expect(tasks.locator(".tool-summary")).to_have_text("2 tasks: Check CI")  # (its title, where it has one)
     items = tasks.locator("ol.new-tasks > li")
     expect(items).to_have_count(2)
     expect(items.nth(0).locator(".task-title")).to_have_text("Check CI")

@@ -72,7 +72,7 @@ _COMMAND_FIELDS = ("command", "cmd", "script", "code")
 _PROSE_INPUT = ("plan", "result", "response", "message")  # what a plan / completion tool says, in Markdown
 _SUMMARISED_READ = {*PATH_FIELDS, "offset", "limit"}
 _EDITOR_READ = {"command", "view_range"}  # (a file editor's view: family_of says it is one)
-_TASK_WORDS = ("text_instruction", "instructions", "prompt", "title")  # (a Goose 1.x task's)
+_TASK_WORDS = ("title", "text_instruction", "instructions", "prompt")  # (a Goose 1.x task's)
 _SUMMARY_KEYS = ("command", "cmd", *PATH_FIELDS, "pattern", "regex", "query", "url", "subject",
                  "title", "description", "name", "skill", "prompt", "message", "question", "code",
                  "text", "content")
