@@ -295,3 +295,59 @@ def single_line(path: Path, size: int, seed: int = 4) -> Path:
                                         "content": [{"type": "text", "text": "That is a long log."}]}})
                 + "\n")
     return path
+
+
+API_TOOLS = [{"type": "function", "function": {
+    "name": name, "description": f"{name} in the repository",
+    "parameters": {"type": "object", "properties": {"arg": {"type": "string"}}, "required": ["arg"]}}}
+    for name in ("shell", "read_file", "write_file", "search")]
+
+
+def api_log(path: Path, target: int, seed: int = 5, calls: int = 120) -> Path:
+    """A proxy's log of OpenAI chat-completions calls, one `{request, response}` line per call, as
+    LiteLLM-style proxies write them: each request sends the conversation's whole history again
+    (so the log grows with the square of a conversation's length), its response the model's turn
+    — a tool call answered by the next request, the last call of a conversation a plain answer.
+    A conversation runs `calls` calls, then the next one starts."""
+    g = Gen(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    url = "https://api.openai.com/v1/chat/completions"
+    dumps = json.dumps
+    written, conv = 0, 0
+    with open(path, "w") as f:
+        while written < target:
+            conv += 1
+            hist = [dumps({"role": "system", "content": "You are a coding agent. " + g.prose(60)}),
+                    dumps({"role": "user", "content": f"Task {conv}: " + g.prose(g.r.randint(10, 60))})]
+            for i in range(calls):
+                started = g.tick(0.5, 4.0)
+                last = i == calls - 1 or written >= target
+                cid = f"call_{g.r.getrandbits(64):016x}"
+                if last:
+                    msg = {"role": "assistant", "content": g.prose(g.r.randint(20, 120))}
+                    finish = "stop"
+                else:
+                    tool = g.r.choice(API_TOOLS)["function"]["name"]
+                    msg = {"role": "assistant", "content": g.prose(g.r.randint(5, 40)) if g.r.random() < 0.5 else None,
+                           "tool_calls": [{"id": cid, "type": "function", "function": {
+                               "name": tool, "arguments": dumps({"arg": g.prose(4)})}}]}
+                    finish = "tool_calls"
+                ended = g.tick(0.8, 12.0)
+                body = {"id": f"chatcmpl-{g.r.getrandbits(64):016x}", "object": "chat.completion",
+                        "created": int(ended), "model": "gpt-4o-2024-08-06",
+                        "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                        "usage": {"prompt_tokens": 400 * len(hist), "completion_tokens": g.r.randint(20, 400),
+                                  "total_tokens": 400 * len(hist) + 200}}
+                line = ('{"request": {"timestamp": %s, "method": "POST", "url": "%s", "headers": '
+                        '{"content-type": "application/json"}, "body": {"model": "gpt-4o", '
+                        '"temperature": 0, "tools": %s, "messages": [%s]}}, "response": '
+                        '{"timestamp": %s, "status_code": 200, "headers": {}, "body": %s}}\n') % (
+                    started, url, dumps(API_TOOLS), ",".join(hist), ended, dumps(body))
+                f.write(line)
+                written += len(line)
+                if last:
+                    break
+                hist.append(dumps(msg))
+                hist.append(dumps({"role": "tool", "tool_call_id": cid,
+                                   "content": g.output(g.r.randint(300, 5000))}))
+    return path

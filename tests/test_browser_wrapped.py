@@ -163,7 +163,8 @@ def test_following_a_live_api_log_keeps_the_latest_call_in_view(serve, watched_p
     for i, line in enumerate(lines[2:], 2):
         with open(log, "a") as f:
             f.write(line)
-        expect(page.locator(f"#m-msg_{i}")).to_be_in_viewport()
+        # (a log of API calls names its events by where their line begins: no `m-msg_…` ids)
+        expect(page.locator(".ev.role-assistant", has_text=f"Step {i}: the next file.")).to_be_in_viewport()
         expect(page.locator(f"#tc-toolu_{i - 1} .call-state .state")).to_have_text("completed")
         expect(page.locator("#new-pill")).to_be_hidden()
     expect(page.locator("#tc-toolu_7 .call-state .state")).to_have_text("pending")

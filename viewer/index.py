@@ -51,6 +51,7 @@ HEAD_BYTES = 256 << 10  # of a file, read for a region's title and start time
 _NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
+_LINE = re.compile(r"L([1-9]\d*)")
 _BOUNDARY_KINDS = {"result", "interrupt", "system:client_launched", "system:interrupt"}
 # what an event holds, one bit each in `ThreadIndex.content` (filters read these, not the file)
 TEXT, THINKING, PROMPT = 1, 2, 4
@@ -123,6 +124,9 @@ class ThreadIndex:
     # by the pass in file order; every read of the event applies them (`timeline`), so all see
     # the same ids. Columns, not dicts: a session that reuses ids has one for nearly every event
     renamed: Renamed = field(default_factory=Renamed)
+    # a first screen of a log of API calls: the records it read, which its events are read from
+    # (read_region; never in the cache: a region index is not kept)
+    held: list | None = None
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -665,12 +669,17 @@ class SessionIndex:
         # unchanged (`refresh` checked the seal, as for a JSONL file's append)
         if start and not (n >= start and fold.ino == th.ino and ends[start - 1] == th.lengths[start - 1]):
             raise _Stale  # (replaced, or rewritten: read whole again)
+        # a log of API calls names its events by where their line begins (`formats.wrapped.
+        # call_log`: a first screen read from the lines it shows names them alike); as it was
+        # named on its first read, whatever its first record turned out to be since
+        at = th.carried.get("at", fold.logged) if start else fold.logged
+        th.carried = {"fold": True, "at": at}
         put = self._putter(th, adapter)
+        starts = fold.starts
         for i in range(start, n):
             path, rec = records[i]
-            self._add(put, th, adapter, rec, i + 1, 0, ends[i], None, f, path)
+            self._add(put, th, adapter, rec, i + 1, starts[i], ends[i], None, f, path)
         th.offset, th.line, th.pending = offset, n, waiting
-        th.carried = {"fold": True}
         return read
 
     def _add(self, put, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
@@ -702,6 +711,9 @@ class SessionIndex:
         a_content, a_ts, a_hidden, a_path = th.content.append, th.ts.append, th.hidden.append, th.paths.append
         hidden_col = th.hidden
         ok, synthetic, assign = _ID_OK.fullmatch, _SYNTHETIC.fullmatch, self._assign_id
+        # a log of API calls: every event named by where its line begins, a response's id too (a
+        # permalink is then found without searching the file for it: see partial.locate)
+        at = th.carried.get("at")
         speakers, boundary = _SPEAKERS, _BOUNDARY_KINDS
         message_roles, message_kinds = _MESSAGE_ROLES, _MESSAGE_KINDS
 
@@ -709,7 +721,7 @@ class SessionIndex:
                 path: str | None = None) -> None:
             seq = len(hidden_col)
             sid = ev.source_id
-            if sid and sid not in ids and ok(sid) and not ("L" in sid and synthetic(sid)):
+            if sid and sid not in ids and ok(sid) and not ("L" in sid and synthetic(sid)) and not at:
                 eid = sid
             else:
                 eid = assign(th, ev, line, path, offset)
@@ -807,10 +819,11 @@ class SessionIndex:
                    offset: int) -> str:
         sid = ev.source_id
         if sid and sid not in self.ids and _ID_OK.fullmatch(sid) and not (
-                ("L" in sid) and _SYNTHETIC.fullmatch(sid)):
+                ("L" in sid) and _SYNTHETIC.fullmatch(sid)) and not th.carried.get("at"):
             return sid
-        # line 0: a region read without counting the lines before it (see read_region)
-        base = f"L{line}" if line else f"@{offset}"
+        # line 0: a region read without counting the lines before it (see read_region); a log of
+        # API calls: where the record's line begins (its further records `~2`…, see `_read_fold`)
+        base = f"L{line}" if line and not th.carried.get("at") else f"@{offset}"
         if th.name != "main":
             base = f"{th.name}.{base}"
         candidate, n = base, 1
@@ -1065,7 +1078,9 @@ class SessionIndex:
         with files.confined(self.confinement):
             found = found or detect.detect_file(self.main)
             if found.mode != "jsonl":
-                raise ValueError("a JSON document is read whole")
+                if not wrapped.call_log(self.main):
+                    raise ValueError("a JSON document is read whole")
+                return self._read_call_log_region(lo, hi, found)
             fmt = self.forced_format or found.format
             size, mtime_ns, ino = reader.file_identity(self.main)
             counted = lo == 0 or line > 0
@@ -1102,15 +1117,49 @@ class SessionIndex:
             self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         return self
 
+    def _read_call_log_region(self, lo: int, hi: int, found) -> "SessionIndex":
+        """`read_region` of a JSONL log of API calls (`formats.wrapped.region`): its records,
+        named as the full index names them (`@<offset of their line>`, `~2`… for a line's
+        further records), held by the thread (`held`: the timeline reads them there)."""
+        fmt = self.forced_format or found.format
+        size, mtime_ns, ino = reader.file_identity(self.main)
+        part = wrapped.region(self.main, lo, hi)
+        self.summary = SessionSummary(format=fmt)
+        th = ThreadIndex("main", self.main, fmt, "document", size=size, mtime_ns=mtime_ns,
+                         ino=ino, offset=part.offset, eol=found.eol)
+        th.carried = {"fold": True, "at": True}
+        th.held = part.records
+        self.threads = {"main": th}
+        adapter = formats.get(fmt)
+        put = self._putter(th, adapter)
+        for i, (path, rec) in enumerate(part.records):
+            self._add(put, th, adapter, rec, 0, part.starts[i], part.ends[i], None, None, path)
+        if lo:  # the title and start: the file's first call
+            head = SessionIndex(self.main, fmt)
+            head._read_call_log_region(0, 1, found)
+            self.summary.title, self.summary.started = head.summary.title, head.summary.started
+        self.region = Region(lo, part.offset, size, False)
+        self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
+        return self
+
     def seq_at(self, offset: int, thread: str = "main") -> int:
         """The seq of the first event of a thread at or past a byte offset."""
         return bisect.bisect_left(self.threads[thread].offsets, offset)
+
+    def at_record(self, event_id: str) -> str | None:
+        """The id of a log of API calls' event that an older index named by its place, `L<n>`
+        (before INDEX_VERSION 26: a permalink kept from then still opens its event), or None."""
+        th = self.threads.get("main")
+        m = _LINE.fullmatch(event_id)
+        if th is None or not m or not th.carried.get("at") or int(m.group(1)) > len(th):
+            return None
+        return th.ids[int(m.group(1)) - 1]
 
     def at_offset(self, offset: int) -> str | None:
         """The id of the main file's event whose line begins at `offset` (links from a first
         screen name events by where they are), or None."""
         th = self.threads.get("main")
-        if th is None or th.mode != "jsonl":
+        if th is None or (th.mode != "jsonl" and not th.carried.get("at")):
             return None
         seq = self.seq_at(offset)
         return th.ids[seq] if seq < len(th) and th.offsets[seq] == offset else None

@@ -23,6 +23,14 @@ such a screen also carry the offset (`?pos=`), and the permalink route maps any 
 id once the index exists (`SessionIndex.at_offset`): a link taken from the first screen always opens
 the event it was taken from, before and after indexing.
 
+A JSONL log of API calls (a proxy's `{request, response}` lines, read as one document:
+formats/wrapped.py) is read the same way: a region is the records of the lines it holds
+(`wrapped.region`, which first reads a few lines before it, unshown, to know the conversation they
+go on with), and the full index names these events by where their line begins too (`@<offset>`,
+`@<offset>~2`… for a line's further records), so every id of its first screen is final; a page
+whose first line the region read otherwise than the whole read does reloads once the index is done
+(web/early.py). Other documents (a JSON array, a dataset's lines) are read whole.
+
 Call ids likewise: a call id used again after its result is a new call, `id~2`… (toolcalls, "An id
 used again"), which a region further on can tell only of the calls it read: it names each id it
 reads first as the id itself (its cards show their own results), where the full index may name it
@@ -41,7 +49,7 @@ from itertools import islice
 import regex
 
 from . import files, formats
-from .formats import detect
+from .formats import detect, wrapped
 from .index import _ID_OK, _SYNTHETIC, SessionIndex, safe_event
 from .model import Ref
 from .reader import HUGE_LINE, decode
@@ -52,7 +60,7 @@ MOST = 64 << 20  # a region grows no further: a screen shows what it found in th
 SCAN_CHUNK = 16 << 20  # bytes a thread of `_hits` reads and searches at a time
 SCANNERS = 2  # threads of `_hits` (this machine's two cores: more only wait for the disk)
 _LINE_ID = re.compile(r"L([1-9]\d*)")
-_OFFSET_ID = re.compile(r"@(\d+)")
+_OFFSET_ID = re.compile(r"@(\d+)(?:~\d+)?")  # (`~N`: a log of API calls' further events of a line)
 
 
 def _visible(idx: SessionIndex, start: int = 0, stop: int | None = None) -> int:
@@ -156,7 +164,12 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
         if m := _OFFSET_ID.fullmatch(event_id):
             pos = int(m.group(1))
             return (pos, 0) if begins_line(pos) else None
+        logged = found.mode == "document" and wrapped.call_log(path)
+        if logged and not _OFFSET_ID.fullmatch(event_id) and not _ID_OK.fullmatch(event_id):
+            return None
         if m := _LINE_ID.fullmatch(event_id):
+            if logged:
+                return None  # (a record's number, as a log of API calls was named once: the index)
             n = int(m.group(1))
             pos = _line_offset(f, n, eol)
             return None if pos is None else (pos, n)
@@ -171,6 +184,10 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
             if hit < end:
                 continue  # in the line just looked at
             start, end = _line_around(f, hit, size, eol)
+            if logged:
+                # a log of API calls: a response's id is in its own line alone (the requests
+                # after it repeat its message, not its id); the region read around it says
+                return start, 0
             if end - start <= HUGE_LINE:
                 f.seek(start)
                 value = decode(f.read(end - start).rstrip(b"\r"))

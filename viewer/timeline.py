@@ -159,6 +159,8 @@ _docs_lock = threading.Lock()
 
 
 def _document_records(th: ThreadIndex) -> list:
+    if th.held is not None:  # a first screen's records, read with it (SessionIndex.read_region)
+        return th.held
     if folded(th):
         # a JSONL file of wrappers: its Fold, read on over what the file gained (never again whole
         # on each line a live log gains); its records only grow, the index's are its first ones
@@ -217,7 +219,9 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
     if th.mode == "document":
         records = _document_records(th)
         for seq in seqs:
-            ref = Ref(thread, th.lines[seq], 0, th.lengths[seq], th.paths[seq] if th.paths else None)
+            # (offset: where a log of API calls' record's line begins; 0 for other documents)
+            ref = Ref(thread, th.lines[seq], th.offsets[seq], th.lengths[seq],
+                      th.paths[seq] if th.paths else None)
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
             out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"", None,
                                            th.renamed.get(seq))))

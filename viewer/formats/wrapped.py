@@ -52,6 +52,11 @@ read would add, with the same ids, and a call its request answers completes). A 
 cut or replaced, or a last line taken without its line end that then goes on, is read whole again;
 a half-written last line waits. The raw view of a message shows it as the line holds it, of a
 response the response.
+
+A log of API calls (`call_log`: exchange or saved-response lines) is not read whole for its first
+screen: each line repeats its conversation's history, so the lines a page shows can be read alone
+(`region`, viewer/partial.py), the whole log read in the background; its events are named by where
+their line begins (`@<offset>`, `~2`… for a line's further records), the same in both readings.
 """
 
 from __future__ import annotations
@@ -292,19 +297,8 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
             with _folds_lock:
                 if _folds.get(key) is fold:
                     del _folds[key]
-        start = reader.skip_bom(f)
-        head = f.read(HEAD_BYTES)
-        # the lines detection reads, as it reads them (detect.detect_file: its line end, the first
-        # record that is JSON, read on for a first line longer than the head: a claude-trace
-        # log's first call, its system prompt and tools) — the file is read as one document
-        # exactly when detection said so (`folds`)
-        eol = b"\r" if b"\n" not in head and b"\r" in head.strip() else b"\n"
-        lines = [ln for ln in head.split(eol) if ln.strip()]
-        if len(head) == HEAD_BYTES and eol not in head:
-            from . import detect  # (at call time: detect imports the formats)
-
-            lines = detect.long_lines(path, start, head, eol)[0]
-        if not folds([reader.decode(ln) for ln in lines[:50]]):
+        eol = _head_eol(path, f)
+        if eol is None:
             return None
         fold = Fold(os.fstat(f.fileno()).st_ino, eol)
         with fold.lock:
@@ -319,6 +313,116 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
         while len(_folds) > FOLDS_KEPT:
             _folds.popitem(last=False)
     return fold
+
+
+def _head_eol(path: Path, f) -> bytes | None:
+    """The line end of a JSONL file of wrappers, from a look at its head (`f` left past it); None
+    when its first records are no wrappers. The lines looked at are those detection reads, as it
+    reads them (detect.detect_file: its line end, the first record that is JSON, read on for a
+    first line longer than the head: a claude-trace log's first call, its system prompt and
+    tools) — the file is read as one document exactly when detection said so (`folds`)."""
+    f.seek(0)
+    start = reader.skip_bom(f)
+    head = f.read(HEAD_BYTES)
+    eol = b"\r" if b"\n" not in head and b"\r" in head.strip() else b"\n"
+    lines = [ln for ln in head.split(eol) if ln.strip()]
+    if len(head) == HEAD_BYTES and eol not in head:
+        from . import detect  # (at call time: detect imports the formats)
+
+        lines = detect.long_lines(path, start, head, eol)[0]
+    values = [reader.decode(ln) for ln in lines[:50]]
+    if not folds(values):
+        return None
+    return eol
+
+
+def lines_file(path: str | Path) -> bool:
+    """Whether a file is a JSONL file of wrappers, read as one document (a look at its head)."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return False
+    with files.open_file(path) as f:
+        return _head_eol(path, f) is not None
+
+
+def call_log(path: str | Path) -> bool:
+    """Whether a file is a JSONL log of API calls (`exchange` or saved `response` lines): a file
+    whose first screen can be read from the lines it shows (`region`), and whose events are named
+    by where their line begins (`@<offset>`, `~N` for a line's further events) — a line says all
+    its conversation's history, so a reading may begin at any line."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return False
+    with files.open_file(path) as f:
+        if _head_eol(path, f) is None:
+            return False
+        f.seek(0)
+        reader.skip_bom(f)
+        head = f.read(HEAD_BYTES)
+        eol = b"\r" if b"\n" not in head and b"\r" in head.strip() else b"\n"
+        first = next((ln for ln in head.split(eol) if ln.strip()), b"")
+        if len(head) == HEAD_BYTES and eol not in head:
+            from . import detect
+
+            first = (detect.long_lines(path, 0, head, eol)[0] or [b""])[0]
+    rec = reader.decode(first)
+    return isinstance(rec, dict) and kind(rec) in _LOGGED
+
+
+_LOGGED = ("exchange", "response")  # the kinds of record an API call log holds, one per line
+SEED_LINES = 4  # lines a region reads before its own, unshown, to know the conversations there
+SEED_BYTES = 8 << 20  # … but no further back than this
+
+
+class Region:
+    """The records of the lines of a JSONL log of API calls that begin in [lo, hi), read alone
+    (`region`): `records[i]` read from the line [starts[i], ends[i]); `offset`, where the first
+    line not read begins. The lines just before `lo` are read first and their records dropped:
+    a line goes on from the conversation of the calls before it, and what it adds is then what a
+    whole read adds for it (its new messages, not again the whole history). What only a whole
+    read knows — which call and conversation this is of the file — is not said (`numbered`)."""
+
+    def __init__(self, records: list, starts: array, ends: array, offset: int):
+        self.records, self.starts, self.ends, self.offset = records, starts, ends, offset
+
+
+def region(path: str | Path, lo: int, hi: int) -> Region:
+    """The records of the lines beginning in [lo, hi) of a JSONL log of API calls (`lo` begins a
+    line); see `Region`."""
+    path = Path(path)
+    with files.open_file(path) as f:
+        eol = _head_eol(path, f)
+        if eol is None:
+            raise ValueError("not a log of API calls")
+        size = f.seek(0, 2)
+        seed = lo
+        for _ in range(SEED_LINES):
+            if seed <= 0 or lo - seed >= SEED_BYTES:
+                break
+            from ..partial import start_of_line  # (at call time: partial imports the index)
+
+            seed = start_of_line(f, seed - 1, eol)
+        unwrap = _Unwrap(numbered=seed == 0)  # (from the file's start: every number known)
+        starts, ends = array("q"), array("q")
+        scanner = reader.LineScanner(f, seed, 0, eol=eol)
+        offset = size
+        history: list = []
+        for _, rec, start, end, _ in _lines(f, scanner):
+            if start >= hi or rec is _WAIT:
+                offset = start
+                break
+            rec = _settle(rec)
+            history = _share(rec, history)
+            n = len(unwrap.out)
+            unwrap.run([(f"[@{start}]", rec, None)])
+            if start < lo:
+                del unwrap.out[n:]
+                continue
+            starts.extend([start] * (len(unwrap.out) - n))
+            ends.extend([end] * (len(unwrap.out) - n))
+        else:
+            offset = scanner.offset if scanner.tail is None else size
+        return Region(unwrap.out, starts, ends, max(lo, offset))
 
 
 FOLDS_KEPT = 8  # files whose Fold stays in memory (the pages of a few live logs, as the timeline
@@ -343,6 +447,7 @@ class Fold:
         self.unwrap = _Unwrap()
         self.records: list = self.unwrap.out  # (JSON path, record): what `records` gives
         self.ends = array("q")
+        self.starts = array("q")  # where the line of `records[i]` begins
         self.offset = self.line = 0  # where the next whole line starts, and the lines before it
         self.size = self.mtime_ns = 0  # the file as last read
         self.seal = b""  # the bytes before `offset` (reader.seal)
@@ -353,6 +458,11 @@ class Fold:
         self.history: list = []  # the messages of the last logged call
         self.lines_read = 0  # lines decoded, all reads together (what a read costs, for tests)
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
+
+    @property
+    def logged(self) -> bool:
+        """A log of API calls (see `call_log`): its events are named by where their line begins."""
+        return isinstance(self.first, dict) and kind(self.first) in _LOGGED
 
     def extend(self, f) -> bool:
         """Read the lines the file gained since the last read (`lock` held). False when it is no
@@ -371,7 +481,7 @@ class Fold:
             return False
         scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol)
         waiting, tail = False, None
-        for line, rec, end, last in _lines(f, scanner):
+        for line, rec, start, end, last in _lines(f, scanner):
             self.lines_read += 1
             if rec is _WAIT:
                 waiting = True
@@ -379,21 +489,14 @@ class Fold:
             if last:
                 tail = (line, end)  # the last line, taken without a line end after it
             rec = _settle(rec)
-            msgs = _logged_messages(rec)
-            if msgs is not None:
-                # each call of an API log sends the history again: its equal messages are kept
-                # once (the copies are let go), so a long log holds about one history
-                history = self.history
-                for i in range(min(len(msgs), len(history))):
-                    if msgs[i] == history[i]:
-                        msgs[i] = history[i]
-                self.history = msgs
+            self.history = _share(rec, self.history)
             if isinstance(rec, dict) and (k := kind(rec)):
                 self.first = rec if self.first is None else self.first
                 self.flavors.add(flavor(rec, k))
             n = len(self.records)
             self.unwrap.run([(f"[{line - 1}]", rec, line)])
             self.ends.extend([end] * (len(self.records) - n))
+            self.starts.extend([start] * (len(self.records) - n))
         self.offset, self.line = (tail[1], tail[0]) if tail else (scanner.offset, scanner.line)
         self.closed = tail is not None
         self.waiting = waiting
@@ -403,17 +506,17 @@ class Fold:
 
 
 def _lines(f, scanner):
-    """(line number, value, the byte past the line, whether it is the last line without a line
-    end) of each line, one at a time (a huge line skimmed), then of the last line (`_last_line`:
-    or `_WAIT`)."""
+    """(line number, value, where the line begins, the byte past it, whether it is the last line
+    without a line end) of each line, one at a time (a huge line skimmed), then of the last line
+    (`_last_line`: or `_WAIT`)."""
     for line, offset, length, data in scanner.lines():
         value = reader.decode(data) if data is not None else reader.skim(f, offset, length)
         if isinstance(value, reader.BadLine):  # (its card shows the line: the document has no place)
             value.raw = bytes(data[:reader.UNPARSED_PREVIEW]) if data is not None else \
                 reader.read_bytes(f, offset, length, reader.UNPARSED_PREVIEW)
-        yield line, value, offset + length, False
+        yield line, value, offset, offset + length, False
     if (last := _last_line(f, scanner)) is not None:
-        yield scanner.line + 1, last, sum(scanner.tail), True
+        yield scanner.line + 1, last, scanner.tail[0], sum(scanner.tail), True
 
 
 def _last_line(f, scanner) -> Any:
@@ -438,6 +541,20 @@ def _last_line(f, scanner) -> Any:
     if isinstance(value, reader.BadLine) and not index._grace_over(os.fstat(f.fileno()).st_mtime_ns):
         return _WAIT
     return value
+
+
+def _share(rec: Any, history: list) -> list:
+    """Each call of an API log sends the history again: the messages of a logged call equal to
+    those of the call before (`history`) are replaced by them (the copies let go, so a long log
+    holds about one history, and each message is compared across calls once). Returns the
+    call's messages, the history of the next, or `history` for a record with none."""
+    msgs = _logged_messages(rec)
+    if msgs is None:
+        return history
+    for i in range(min(len(msgs), len(history))):
+        if msgs[i] == history[i]:
+            msgs[i] = history[i]
+    return msgs
 
 
 def _logged_messages(rec: Any) -> list | None:
@@ -474,7 +591,8 @@ def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
 
 
 class _Unwrap:
-    def __init__(self):
+    def __init__(self, numbered: bool = True):
+        self.numbered = numbered  # False for a region: which call or conversation of the file is unknown
         self.out: list = []
         self.sections = 0  # how many sections were opened
         self.section = 0  # the one records go into (an API call log may go back to an earlier)
@@ -504,6 +622,10 @@ class _Unwrap:
                 del self.conversations[n:]
                 self.out.append((path or "$", rec))
         return self.out
+
+    def nth(self, n: int) -> str:
+        """" n" where the place is known (" 3" of "API call 3"), else nothing."""
+        return f" {n}" if self.numbered else ""
 
     # sections
     def open(self, path: str, label: str, shown: dict, *, ident: Any = None,
@@ -538,7 +660,7 @@ class _Unwrap:
             shown.update({f"input.{k}": v for k, v in inp.items() if k != "messages"})
             tools = tools or inp.get("tools")
         ident = rec.get("custom_id") or rec.get("id")
-        label = f"Conversation {self.sections + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        label = f"Conversation{self.nth(self.sections + 1)}" + (f" · {ident}" if isinstance(ident, str) else "")
         self.open(path, label, shown, ident=ident, line=line, tools=tools)
         if rec.get("system"):
             self.message(f"{path}.system", {"role": "system", "content": rec["system"]})
@@ -572,7 +694,7 @@ class _Unwrap:
         key = "conversations" if isinstance(rec.get("conversations"), list) else "conversation"
         shown = {k: v for k, v in rec.items() if k not in _DATASET_LISTS and k != "system"}
         ident = rec.get("id")
-        label = f"Conversation {self.sections + 1}" + (f" · {ident}" if isinstance(ident, str) else "")
+        label = f"Conversation{self.nth(self.sections + 1)}" + (f" · {ident}" if isinstance(ident, str) else "")
         tools = rec.get("tools")
         if isinstance(tools, str):  # LLaMA-Factory keeps them as JSON text
             tools = _decode(tools) if tools.strip()[:1] in ("[", "{") else tools
@@ -676,8 +798,8 @@ class _Unwrap:
             if req:
                 shown = {**{f"request.{k}": v for k, v in req.items() if k not in ("body", "headers")},
                          **shown}
-            label = f"Conversation {self.sections + 1}"
-            self.open(path, f"{label} · API call {self.calls}", shown, line=line,
+            label = f"Conversation{self.nth(self.sections + 1)}"
+            self.open(path, f"{label} · API call{self.nth(self.calls)}", shown, line=line,
                       tools=body.get("tools") or body.get("functions"))
             conv = {"keys": [], "section": self.section, "renamed": self.renamed}
             # a call allowed one token (Claude Code's "quota" check) is a probe, not the person's
@@ -702,16 +824,17 @@ class _Unwrap:
         resp = rec.get("response")
         ended = resp.get("timestamp") if isinstance(resp, dict) and "status_code" in resp else None
         ended = ended if ended is not None else rec.get("endTime")
-        timing = {"started": started, "ended": ended, "call": self.calls, "logged_at": rec.get("logged_at")}
+        timing = {"started": started, "ended": ended, "call": self.calls if self.numbered else "",
+                  "logged_at": rec.get("logged_at")}
         if resp is None and (rec.get("status") == "failure" or rec.get("error_str")):
             what = rec.get("error_information") or rec.get("error_str")
-            self.error(f"{path}.response", rec, f"API call {self.calls} failed", _error_text(what),
+            self.error(f"{path}.response", rec, f"API call{self.nth(self.calls)} failed", _error_text(what),
                        **timing)
             return
         if resp is None:
             why = rec.get("note") if isinstance(rec.get("note"), str) else "no response was logged"
             self.out.append((f"{path}.response", Wrapped(rec.get("request") or rec, "notice",
-                             text=f"API call {self.calls}: {why}", time=started)))
+                             text=f"API call{self.nth(self.calls)}: {why}", time=started)))
             return
         if isinstance(resp, dict) and "status_code" in resp:
             status, rbody = resp.get("status_code"), resp.get("body")
@@ -725,12 +848,12 @@ class _Unwrap:
             what = rbody.get("error") if isinstance(rbody, dict) and rbody.get("error") else \
                 rec.get("error_str") or rec.get("error_information") or rbody
             self.error(f"{path}.response", resp if isinstance(resp, dict) else rec,
-                       f"API call {self.calls} failed" + (f" ({status})" if status else ""),
+                       f"API call{self.nth(self.calls)} failed" + (f" ({status})" if status else ""),
                        _error_text(what), **timing)
             return
         if not isinstance(rbody, dict):
             self.out.append((f"{path}.response", Wrapped(resp, "notice",
-                             text=f"API call {self.calls}: a response of no known shape", time=ended)))
+                             text=f"API call{self.nth(self.calls)}: a response of no known shape", time=ended)))
             return
         cost = rec.get("response_cost")
         self.reply(f"{path}.response", resp, fl, body=rbody, cost=cost, status=status, **timing)
@@ -762,11 +885,12 @@ class _Unwrap:
             self.message(f"{path}.instructions", {"role": "system", "content": instructions},
                          time=started)
         self.instructions = instructions if instructions else self.instructions
-        timing = {"started": started, "ended": ended, "call": self.calls, "noun": "response",
+        timing = {"started": started, "ended": ended, "call": self.calls if self.numbered else "",
+                  "noun": "response",
                   "answered": self.calls > 1}
         error = rec.get("error")
         if rec.get("status") == "failed" or (isinstance(error, dict) and error):
-            self.error(path, rec, f"response {self.calls} failed", _error_text(error or "no message"),
+            self.error(path, rec, f"response{self.nth(self.calls)} failed", _error_text(error or "no message"),
                        **timing)
             return
         self.reply(path, rec, fl, body=rec, **timing)
@@ -780,7 +904,8 @@ class _Unwrap:
 
     def section_note(self, path: str, conv: dict, line: int | None) -> None:
         self.out.append((f"{path}.(section)", Wrapped({}, "notice", text=(
-            f"API call {self.calls} goes on with conversation {conv['section']}"
+            f"API call{self.nth(self.calls)} goes on with "
+            + (f"conversation {conv['section']}" if self.numbered else "an earlier conversation")
             + (f" (line {line})" if line else "")))))
 
     def _goes_on(self, keys: list) -> dict | None:
@@ -1068,8 +1193,8 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
     if isinstance(body.get("id"), str) and body["id"]:
         ev.source_id = body["id"]
     call, started, ended = info.get("call"), info.get("started"), info.get("ended")
-    if call:
-        words = [f"{info.get('noun') or 'API call'} {call}"]
+    if call is not None:
+        words = [f"{info.get('noun') or 'API call'} {call}".rstrip()]
         if info.get("status") not in (None, 200):
             words.append(f"status {info['status']}")
         a, b = to_epoch(started), to_epoch(ended)

@@ -12,6 +12,10 @@ cards of the region whose result was not read yet, the results whose call was no
 facts and counts, the hidden count — and then goes on as a live tail from the region's end. A
 page whose calls the region named otherwise than the index (a call id used again, whose first call
 lies before the region) is told to reload instead: drawn from the index, it names them as it does.
+
+A big session that cannot be shown in part (one JSON document) gets a page that says it is reading
+the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
+pass's progress and then the reset that draws the page again, from the index.
 """
 
 from __future__ import annotations
@@ -20,12 +24,20 @@ from flask import render_template
 
 from .. import partial
 from ..formats import detect
-from ..index import SessionIndex
+from ..index import SessionIndex, folded
 from ..store import Store, SessionRef
 from ..timeline import Timeline, load_events
 from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
 
 PROGRESS_EVERY = 0.5  # seconds between two progress messages while a page waits for its index
+
+
+WHOLE = (0, 0)  # the region of a page that showed none of the file: a document read whole
+
+
+def size_words(size: int) -> str:
+    """A file's size as the reading page says it ("212 MB")."""
+    return f"{size / 2**20:.0f} MB" if size >= 1 << 20 else f"{size / 1024:.0f} KB"
 
 
 def region_arg(idx: SessionIndex) -> str:
@@ -69,7 +81,10 @@ def progress(store: Store, key: str) -> float | None:
 def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, environ: dict):
     """SSE messages: the build's progress while it runs, then the updates that complete a page
     drawn from `region` (lo, hi of the main file); `cursor` is brought to where the page is then.
-    Returns the index, or None when the session could not be indexed (the page is told why)."""
+    Returns the index, or None when the session could not be indexed (the page is told why). A
+    page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again."""
+    whole = tuple(region) == WHOLE
+    mb = size_words(store.get(key).size) if whole else None
     with app.request_context(_url_environ(environ)):
         while True:
             try:
@@ -82,9 +97,9 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
                 return None
             if idx is not None:
                 break
-            yield sse(sse_data(render_template("_index_progress.html", oob=True,
+            yield sse(sse_data(render_template("_index_progress.html", oob=True, mb=mb,
                                                fraction=progress(store, key) or 0.0)))
-        if _named_otherwise(idx, region):
+        if whole or _named_otherwise(idx, region):
             # the page's cards are named otherwise than the index names them: drawn again from it
             yield sse("reset", event="reset")
             return None
@@ -93,6 +108,10 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
             if name != "main":
                 cursor[name] = position_after(th, len(th))
         cursor.setdefault("main", region[1])
+        if idx.threads["main"].mode == "document":
+            # a log of API calls (positions count its records): the page showed those of the
+            # lines before the region's end
+            cursor["main"] = idx.seq_at(region[1])
         cursor["@"] = idx.build_id
         # (a browser that reconnects from this id resumes as a plain live tail: it has "@")
         html = render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
@@ -108,6 +127,24 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
     ids, and the updates that complete them, would then not meet: such a page reloads instead."""
     lo, hi = region
     th = idx.threads["main"]
+    if lo and folded(th):
+        # a log of API calls: a call id an earlier conversation used is renamed `id~N` (formats/
+        # wrapped.py), which a region further on cannot know; and a region's first line that goes
+        # on with a conversation last seen before the lines it read first shows that history again
+        # (its events named otherwise than the whole read's)
+        start, stop = idx.seq_at(lo), idx.seq_at(hi)
+        try:
+            part = SessionIndex(idx.main, confinement=idx.confinement).read_region(lo, hi)
+        except (OSError, ValueError, detect.NotTranscript):
+            return True
+        if part.threads["main"].ids != th.ids[start:stop]:
+            return True
+        for ev in load_events(idx, "main", start, stop):
+            for b in ev.blocks:
+                if "~" in ((b.id if b.kind == "tool_use" else b.tool_use_id
+                            if b.kind == "tool_result" else None) or ""):
+                    return True
+        return False
     if lo == 0 or not th.renamed:
         return False
     start, stop = idx.seq_at(lo), idx.seq_at(hi)

@@ -16,10 +16,11 @@ from flask import (Blueprint, Response, abort, current_app, make_response, redir
 
 from .. import files, partial, reader, usage
 from ..export import Export, ExportError, call_dict, event_dict
+from ..formats import wrapped
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..store import NotFound, SessionRef, Skipped, Store
+from ..store import EARLY_ABOVE, NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
 from . import early
@@ -151,6 +152,8 @@ def session(key: str):
             part = early.first_screen(store(), ref, start=bool(opening))
             if part is not None:
                 return _early_page(ref, part, key, opening)
+        if _big(ref):
+            return _reading_page(ref, key)
     idx = idx or _index(ref)
     find = find_context(idx)
 
@@ -175,6 +178,32 @@ def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
     response = make_response(_session_page(
         ref, part, win, key, target=target, show_hidden=hidden, find=Find(),
         lands=_lands(tl, target), early=early.region_arg(part), fraction=build.fraction))
+    response.call_on_close(build.start)
+    return response
+
+
+def _big(ref: SessionRef) -> bool:
+    """Whether a session with no index that cannot be shown in part is a JSON document whose pass
+    is long enough that its page should not wait for it (a whole page, not an htmx fragment). A
+    file that cannot be read or is no transcript is not: the page waits for the pass that says so."""
+    if ref.size <= EARLY_ABOVE or htmx() or request.args.get("part") is not None:
+        return False
+    if ref.path.endswith((".json", ".traj")):
+        return True  # (listed: its content was found to be a transcript's; not looked at again)
+    try:  # a JSONL file of wrappers that is no log of API calls (a dataset): a look at its head
+        with files.confined(store().confinement):
+            return wrapped.lines_file(ref.path)
+    except OSError:
+        return False
+
+
+def _reading_page(ref: SessionRef, key: str):
+    """The page of a big session that cannot be shown in part (one JSON document): "reading
+    212 MB…" while the background pass reads it, drawn again when it is done (reading.html)."""
+    build = store().build(key, start=False)
+    response = make_response(render_template(
+        "reading.html", ref=ref, key=key, mb=early.size_words(ref.size), fraction=build.fraction,
+        early="%d-%d" % early.WHOLE))
     response.call_on_close(build.start)
     return response
 
@@ -265,12 +294,20 @@ def message(key: str, event_id: str):
         except (OSError, NotTranscript):
             found = None
         part = early.first_screen(store(), ref, around=found) if found else None
-        if part is not None and (target := part.at_offset(found[0])):
+        # (an event the region names as the index does — a log of API calls' — is itself)
+        if part is not None and (target := event_id if part.locate(event_id) is not None
+                                 else part.at_offset(found[0])):
             return _early_page(ref, part, key, target=target)
+        if part is None and _big(ref):
+            return _reading_page(ref, key)
     idx = idx or _index(ref)
     offset = at if at is not None else (int(event_id[1:]) if event_id[:1] == "@"
                                         and event_id[1:].isdigit() else None)
-    final = idx.at_offset(offset) if offset is not None else None
+    # (a log of API calls names an event alike before and after its index: itself; a JSONL
+    # session's first screen may have named it by a source id the index gives an earlier event)
+    known = idx.threads["main"].carried.get("at") and idx.locate(event_id) is not None
+    final = idx.at_offset(offset) if offset is not None and not known else None
+    final = final or (None if known else idx.at_record(event_id))
     if final is not None and final != event_id:
         args = {k: v for k, v in request.args.items() if k != "pos"}
         return redirect(url_for("pages.message", key=key, event_id=final, **args), 302)

@@ -1,0 +1,282 @@
+"""A big API call log (a JSONL file of `{request, response}` wrappers a proxy writes, read as one
+document: formats/wrapped.py) opens at once like a JSONL session: its first screen is read from the
+lines it shows (`wrapped.region`), the whole log is read in the background, cards whose other half
+was not read say "resolving…" and complete in place, and its events are named by where their line
+begins, so a link taken from the first screen opens the same event after the whole read.
+
+A big JSON document (one JSON array) cannot be shown in part: its page says it is reading the file,
+with its size, and draws itself again when the pass is done.
+
+The background build is held by a listener until the test releases it: nothing sleeps."""
+
+import json
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from viewer import partial
+from viewer.formats import wrapped
+from viewer.index import SessionIndex
+from viewer.web import early
+
+from conftest import LiveServer, held_app, stream_open
+
+CALLS = 110  # one conversation: each request sends its whole history again (about 25 MB in all)
+URL = "https://api.openai.com/v1/chat/completions"
+
+
+def log_lines(calls=CALLS, output=4000):
+    """A proxy's log of one OpenAI chat-completions conversation: call i answers call i-1's tool
+    call (`call_<i-1>`, its output "output of step i-1 …") and asks for tool call `call_<i>`; the
+    last call answers in words."""
+    hist = [json.dumps({"role": "system", "content": "You are a coding agent."}),
+            json.dumps({"role": "user", "content": "Tidy the repository"})]
+    for i in range(calls):
+        last = i == calls - 1
+        msg = {"role": "assistant", "content": "All tidy." if last else f"step {i}"}
+        if not last:
+            msg["tool_calls"] = [{"id": f"call_{i}", "type": "function",
+                                  "function": {"name": "shell", "arguments": json.dumps({"cmd": f"ls {i}"})}}]
+        body = {"id": f"chatcmpl-{i}", "object": "chat.completion", "created": 1764050400 + i,
+                "model": "gpt-4o", "choices": [{"index": 0, "message": msg,
+                                                "finish_reason": "stop" if last else "tool_calls"}],
+                "usage": {"prompt_tokens": 10 * len(hist), "completion_tokens": 5, "total_tokens": 10 * len(hist) + 5}}
+        yield ('{"request": {"timestamp": %d, "method": "POST", "url": "%s", "headers": {}, "body": '
+               '{"model": "gpt-4o", "messages": [%s]}}, "response": {"timestamp": %d.5, '
+               '"status_code": 200, "headers": {}, "body": %s}}\n') % (
+            1764050400 + i, URL, ",".join(hist), 1764050400 + i, json.dumps(body))
+        hist.append(json.dumps(msg))
+        hist.append(json.dumps({"role": "tool", "tool_call_id": f"call_{i}",
+                                "content": f"output of step {i} " + "x" * output}))
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    root = tmp_path_factory.mktemp("apilog") / "logs"
+    root.mkdir()
+    path = root / "proxy.jsonl"
+    with open(path, "w") as f:
+        f.writelines(log_lines())
+    assert path.stat().st_size > 24 << 20
+    os.utime(path, (1_700_000_000, 1_700_000_000))  # a finished log
+    return root, path
+
+
+@pytest.fixture
+def app(big, tmp_path):
+    wrapped._folds.clear()  # (no reading of the log kept by an earlier test)
+    yield from held_app(big[0], tmp_path)
+
+
+def get(client, url):
+    r = client.get(url)
+    r.close()  # (the background build starts once the page is sent)
+    return r
+
+
+def html_of(client, url):
+    return get(client, url).get_data(as_text=True)
+
+
+def index_of(app, key="proxy"):
+    return app.extensions["viewer"].store.build(key).wait(120)
+
+
+def permalinks(html):
+    found = re.findall(r'<li class="ev [^"]*" id="m-([^"]+)".*?class="permalink" href="([^"]+)"', html, re.S)
+    return {k: v.replace("&amp;", "&") for k, v in found}
+
+
+def test_the_latest_calls_are_served_before_the_log_is_read(app, big):
+    root, path = big
+    c = app.test_client()
+    html = html_of(c, "/s/proxy?at=end")
+    build = app.extensions["viewer"].store.running("proxy")
+    assert build is not None and not build.done and app.hold.held.wait(30)  # held, not done
+    assert str(path) not in wrapped._folds  # the log was not read whole for it
+    assert "All tidy." in html and f"output of step {CALLS - 2}" in html
+    assert "Reading the whole session" in html and 'class="counting"' in html
+    assert len(html) < 2_000_000
+    links = permalinks(html)
+    assert len(links) > 20 and all(k.startswith("@") for k in links)
+    app.hold.release.set()
+    idx = index_of(app)
+    th = idx.threads["main"]
+    assert idx.summary.tool_calls == CALLS - 1
+    for eid in links:  # the first screen named its events as the whole read does
+        assert eid in th.ids
+    html = html_of(c, "/s/proxy?at=end")
+    assert "resolving" not in html and 'class="counting"' not in html
+
+
+def test_links_from_the_first_screen_open_their_events_before_and_after_the_whole_read(app):
+    c = app.test_client()
+    links = permalinks(html_of(c, "/s/proxy?at=end"))
+    picked = list(links.items())[::7]
+    for eid, href in picked:
+        page = get(c, href)
+        assert page.status_code == 200 and f'data-target-id="{eid}"' in page.get_data(as_text=True)
+    assert not app.extensions["viewer"].store.running("proxy").done
+    app.hold.release.set()
+    index_of(app)
+    for eid, href in picked:
+        page = get(c, href)
+        assert page.status_code == 200, eid  # the same event, no redirect
+        html = page.get_data(as_text=True)
+        assert f'data-target-id="{eid}"' in html and 'class="counting"' not in html
+
+
+def test_a_cold_permalink_to_the_middle_opens_around_it_before_the_whole_read(app, big):
+    root, path = big
+    th = SessionIndex(path).build().threads["main"]
+    middle = th.ids[len(th) // 2]
+    reply = next(th.ids[i] for i in range(len(th) // 2, len(th)) if th.ids[i].endswith("~2"))
+    c = app.test_client()
+    for eid in (middle, reply):
+        html = html_of(c, f"/s/proxy/m/{eid}")
+        assert re.search(rf'<li class="ev [^"]*target[^"]*" id="m-{re.escape(eid)}"', html), eid
+    assert app.hold.held.wait(30) and not app.extensions["viewer"].store.running("proxy").done
+    assert str(path) not in wrapped._folds
+
+
+def test_a_region_reads_what_the_whole_read_gives_for_its_lines(big):
+    root, path = big
+    full = SessionIndex(path).build()
+    th = full.threads["main"]
+    for part in (partial.tail(str(path)), partial.head(str(path)),
+                 partial.around(str(path), th.offsets[len(th) // 2])):
+        t = part.threads["main"]
+        first = full.seq_at(part.region.lo)
+        assert len(t) > 40
+        assert t.ids == th.ids[first:first + len(t)]
+        assert list(t.offsets) == list(th.offsets[first:first + len(t)])
+    # an id of an older index (the record's number) still opens its event
+    assert full.at_record("L3") == th.ids[2]
+
+
+def test_a_permalink_kept_from_an_older_index_leads_to_its_event(app, big):
+    root, path = big
+    c = app.test_client()
+    app.hold.release.set()
+    th = index_of(app).threads["main"]
+    r = get(c, "/s/proxy/m/L5")
+    assert r.status_code == 302 and r.headers["Location"].endswith(f"/s/proxy/m/{th.ids[4]}")
+
+
+def write_document(path):
+    path.write_text("[" + ",\n".join(ln.rstrip("\n") for ln in log_lines(70, 2600)) + "]\n")
+    return path
+
+
+@pytest.fixture
+def document(tmp_path):
+    """One JSON array of the same calls, above the size a page waits for."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    path = write_document(root / "calls.json")
+    assert path.stat().st_size > 5 << 20
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root, path
+
+
+def test_a_big_json_document_shows_that_it_is_read_then_itself(document, tmp_path):
+    root, path = document
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        html = html_of(c, "/s/calls")
+        assert app.hold.held.wait(30)
+        mb = early.size_words(path.stat().st_size)
+        assert "reading-page" in html and f"Reading {mb}…" in html and f"One JSON document of {mb}" in html
+        assert 'early=0-0' in html
+        app.hold.release.set()
+        index_of(app, "calls")
+        html = html_of(c, "/s/calls")
+        assert "reading-page" not in html and "output of step 3 " in html
+
+
+@pytest.fixture
+def interleaved(tmp_path):
+    root = tmp_path / "logs"
+    root.mkdir()
+    path = write_interleaved(root / "proxy.jsonl")
+    assert path.stat().st_size > 5 << 20
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root, path
+
+
+def write_interleaved(path):
+    """A proxy's log of two conversations: the first asks for a tool call (`call_lint`), the second
+    (a sub-agent's, through the same proxy) runs 80 calls, then the first goes on with the call's
+    output — in the last line of the log."""
+    system = {"role": "system", "content": "You are the main agent."}
+    ask = {"role": "user", "content": "Lint the project"}
+    call = {"role": "assistant", "content": "Linting.", "tool_calls": [{"id": "call_lint", "type": "function",
+            "function": {"name": "shell", "arguments": json.dumps({"cmd": "lint"})}}]}
+
+    def exchange(t, messages, answer, rid):
+        body = {"id": rid, "object": "chat.completion", "created": t, "model": "gpt-4o",
+                "choices": [{"index": 0, "message": answer, "finish_reason": "stop"}]}
+        return json.dumps({"request": {"timestamp": t, "method": "POST", "url": URL, "headers": {},
+                                       "body": {"model": "gpt-4o", "messages": messages}},
+                           "response": {"timestamp": t + 0.5, "status_code": 200, "headers": {}, "body": body}}) + "\n"
+
+    with open(path, "w") as f:
+        f.write(exchange(1764050400, [system, ask], call, "chatcmpl-main-1"))
+        f.writelines(log_lines(80, 2000))
+        f.write(exchange(1764059999, [system, ask, call, {"role": "tool", "tool_call_id": "call_lint",
+                                                          "content": "lint: 0 problems"}],
+                         {"role": "assistant", "content": "The project is clean."}, "chatcmpl-main-2"))
+    return path
+
+
+@pytest.mark.browser
+def test_a_call_whose_result_was_not_read_resolves_in_place(interleaved, tmp_path, watched_page):
+    root, path = interleaved
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/proxy?from=0")
+            expect(page.locator("#tc-call_lint-state")).to_contain_text("resolving")
+            expect(page.locator("#tc-call_lint-result")).to_contain_text("Result further down — resolving…")
+            expect(page.locator("#index-progress")).to_be_visible()
+            stream_open(page, "early-stream")
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            app.hold.release.set()
+            expect(page.locator("#tc-call_lint-state")).to_contain_text("completed", timeout=60_000)
+            expect(page.locator("#tc-call_lint-result")).to_contain_text("lint: 0 problems")
+            expect(page.locator("#index-progress")).to_be_hidden()
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            assert not page.problems
+
+
+def test_a_first_screen_whose_first_line_the_whole_read_names_otherwise_is_drawn_again(interleaved, tmp_path):
+    """The log's last line goes on with a conversation last seen at its start: a first screen of
+    its end shows that conversation's history again, which the whole read does not — the page
+    is told to reload (drawn from the index) rather than completed with events it does not hold."""
+    root, path = interleaved
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        html = html_of(c, "/s/proxy?at=end")
+        assert "The project is clean." in html
+        region = re.search(r"early=(\d+-\d+)", html).group(1)
+        app.hold.release.set()
+        body = c.get(f"/s/proxy/events?early={region}").get_data(as_text=True)
+        assert "event: reset" in body
+
+
+@pytest.mark.browser
+def test_a_big_json_document_page_shows_itself_once_read(document, tmp_path, watched_page):
+    root, path = document
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/calls")
+            expect(page.locator("#index-progress")).to_contain_text(
+                f"Reading {early.size_words(path.stat().st_size)}")
+            stream_open(page, "early-stream")
+            app.hold.release.set()
+            expect(page.locator(".ev").first).to_be_visible(timeout=60_000)  # drawn again, read
+            expect(page.locator("#timeline")).to_contain_text("output of step 3 ")
+            assert not page.problems
