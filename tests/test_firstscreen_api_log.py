@@ -163,6 +163,13 @@ def test_a_permalink_kept_from_an_older_index_leads_to_its_event(app, big):
     th = index_of(app).threads["main"]
     r = get(c, "/s/proxy/m/L5")
     assert r.status_code == 302 and r.headers["Location"].endswith(f"/s/proxy/m/{th.ids[4]}")
+    # a response was named by its own id then: chatcmpl-7 is the answer that asks for call_7
+    r = get(c, "/s/proxy/m/chatcmpl-7")
+    assert r.status_code == 302
+    html = html_of(c, r.headers["Location"].split("localhost", 1)[-1])
+    target = re.search(r'<li class="ev [^"]*target[^"]*" id="m-[^"]+".*?</li>', html, re.S)
+    assert target and "step 7" in target.group(0)
+    assert get(c, "/s/proxy/m/chatcmpl-nowhere").status_code == 404
 
 
 def write_document(path):

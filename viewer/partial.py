@@ -53,7 +53,7 @@ from .formats import detect, wrapped
 from .index import _ID_OK, _SYNTHETIC, SessionIndex, safe_event
 from .model import Ref
 from .reader import HUGE_LINE, decode
-from .timeline import WINDOW
+from .timeline import WINDOW, load_events
 
 STEP = 1 << 20  # bytes a region starts with
 MOST = 64 << 20  # a region grows no further: a screen shows what it found in that much
@@ -195,6 +195,23 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
                 if ev.source_id == event_id:
                     return start, 0  # the first line with that id is the one the index names so
         return None
+
+
+def by_source_id(idx: SessionIndex, event_id: str, confinement=None) -> str | None:
+    """The id a log of API calls' index gives the event a source id names (a response's own id,
+    `chatcmpl-…`, `msg_…`: its event's id before INDEX_VERSION 26, so a permalink kept from then
+    still opens its event), or None. Its line is found in the file (`locate`), then the event of
+    that line whose record carries the id."""
+    th = idx.threads.get("main")
+    if th is None or not th.carried.get("at") or _OFFSET_ID.fullmatch(event_id):
+        return None
+    found = locate(th.path, event_id, confinement=confinement)
+    if found is None:
+        return None
+    lo = hi = idx.seq_at(found[0])
+    while hi < len(th) and th.offsets[hi] == found[0]:
+        hi += 1
+    return next((ev.id for ev in load_events(idx, "main", lo, hi) if ev.source_id == event_id), None)
 
 
 def _hits(f, needle: bytes, size: int):

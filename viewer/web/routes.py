@@ -307,7 +307,8 @@ def message(key: str, event_id: str):
     # session's first screen may have named it by a source id the index gives an earlier event)
     known = idx.threads["main"].carried.get("at") and idx.locate(event_id) is not None
     final = idx.at_offset(offset) if offset is not None and not known else None
-    final = final or (None if known else idx.at_record(event_id))
+    final = final or (None if known else idx.at_record(event_id)
+                      or partial.by_source_id(idx, event_id, store().confinement))
     if final is not None and final != event_id:
         args = {k: v for k, v in request.args.items() if k != "pos"}
         return redirect(url_for("pages.message", key=key, event_id=final, **args), 302)
