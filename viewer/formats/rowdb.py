@@ -31,6 +31,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -287,16 +288,28 @@ memo: dict[tuple, tuple[tuple, Any]] = {}
 memo_lock = threading.Lock()
 
 
+RACY_NS = 100_000_000  # a database written this close before it was read is read again next time
+
+
 def remembered(what: tuple, db: str, make):
-    """`make()`, kept under `what` (which names the database) while the database is unchanged."""
+    """`make()`, kept under `what` (which names the database) while the database is unchanged.
+    Not kept when the database (or its `-wal`) was written just before: a commit writes the log
+    before it makes the write visible to readers, so a read in between sees the log's new size and
+    time with the data of before — kept, that would stand for the new data until the next write
+    (a live session's last row unseen). The file times are the clock's ticks, hence the margin."""
     now = state(db)
     with memo_lock:
         hit = memo.get(what)
     if hit is not None and hit[0] == now:
         return hit[1]
+    began = time.time_ns()
     value = make()
+    newest = max(now[1], now[3][1] if now[3] else 0)
     with memo_lock:
         if len(memo) > 20_000:
             memo.clear()
-        memo[what] = (now, value)
+        if began - newest > RACY_NS:
+            memo[what] = (now, value)
+        else:
+            memo.pop(what, None)
     return value
