@@ -52,7 +52,15 @@ def test_a_run_reads_as_its_agents_messages_with_the_call_paired_and_its_model_c
     assert [(e.role, e.kind, e.author) for e in evs] == [
         ("system", "session", None), ("user", "message", "user"), ("assistant", "message", "Friday"),
         ("tool", "tool_result", None), ("assistant", "message", "Friday"),
-        ("assistant", "message", "Critic")]
+        ("assistant", "message", "Critic"),
+        # what else was traced for the done run: its agents' replies and its tool's run, compact
+        # hidden cards (not dropped)
+        ("system", "notice", "Friday"), ("system", "notice", "Friday"), ("system", "notice", "Critic")]
+    assert [(notices(e), e.hidden) for e in evs[6:]] == [
+        (["traced: Friday replied in 0.5 s"], True),
+        (["traced: tool view_text_file ran in 0.5 s"], True),
+        (["traced: Critic replied in 0.5 s"], True)]
+    evs = evs[:6]
     assert notices(evs[0]) == ["AgentScope Studio run “notes-check” of project Demo",
                                "status: done", "process 4242"]
     assert [b.kind for b in evs[2].blocks] == ["thinking", "text", "tool_use"]
@@ -87,11 +95,11 @@ def test_a_model_call_goes_on_its_own_reply_s_message_not_on_an_earlier_reply_s_
     make_db.trace(con, make_db.RUN, "s_c4", "s_fri2", "chat", "chat qwen-max", "qwen-max", 1000, 5, None, 7)
     con.close()
     idx, evs = built(run(folder))
-    made = {e.source_id: e.usage for e in evs if e.author == "Friday"}
+    made = {e.source_id: e.usage for e in evs if e.author == "Friday" and e.kind == "message"}
     assert made == {"m_think": {"input_tokens": 812, "output_tokens": 64},
                     "m_answer": {"input_tokens": 901, "output_tokens": 40},
                     "m_again": None, "m_next": {"input_tokens": 1000, "output_tokens": 5}}
-    assert not any(e.hidden for e in evs) and idx.summary.usage["calls"] == 4
+    assert not any(e.hidden for e in evs if e.kind != "notice") and idx.summary.usage["calls"] == 4
 
 
 def test_reading_writes_nothing_beside_the_database(tmp_path):
@@ -187,10 +195,10 @@ def test_an_older_layout_reads_and_a_bad_row_is_an_unparsed_card(tmp_path):
         "text": "Checked."}, {"type": "hologram", "frames": 3}]')) WHERE id = 'm_critic'""")
     con.close()
     idx, evs = built(run(folder))
-    assert [e.kind for e in evs][3:] == ["tool_result", "unparsed", "message", "notice"]
+    assert [e.kind for e in evs][3:] == ["tool_result", "unparsed", "message"] + ["notice"] * 4
     assert [b.kind for b in evs[5].blocks] == ["text", "data"]
     assert idx.summary.usage["calls"] == 3  # (Friday's second call: no message left for it — hidden)
-    hidden = [e for e in evs if e.hidden]
+    hidden = [e for e in evs if e.hidden and e.usage]
     assert [(e.author, e.usage) for e in hidden] == [("Friday", {"input_tokens": 901, "output_tokens": 40})]
     folder, con = database(tmp_path / "old", keep_open=True)
     con.execute("DROP TABLE span_table")

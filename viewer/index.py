@@ -33,12 +33,12 @@ from typing import Any
 import orjson
 
 from . import files, formats, keys, reader
-from .formats import detect, hook, wrapped
+from .formats import detect, hook, rowfold, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
     STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
 from .toolcalls import Renamed, ToolCallMap, rename
-from .usage import Tally, compact_tools, current
+from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
@@ -214,9 +214,11 @@ class Change:
     reset: bool = False
     removed: bool = False
     info: bool = False  # a file beside the transcript changed what the session says of itself
+    # (thread, seq) of events whose record changed in place (a row-session's: rowfold.py)
+    events: set = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.new or self.calls or self.reset or self.removed or self.info)
+        return bool(self.new or self.calls or self.reset or self.removed or self.info or self.events)
 
 
 class SessionIndex:
@@ -411,8 +413,10 @@ class SessionIndex:
                 or (th.format in detect.PLAIN and self._detected_otherwise(th)))
             # a last line shown as truncated that the writer now continues is read again whole;
             # a document too, unless it is a JSONL file of wrappers read on as it grows (`folded`)
-            if ino != th.ino or size < th.offset or (th.mode == "document" and not folded(th)) \
-                    or undecided or th.cut_tail or not _sealed(th) or _tail_went_on(th) \
+            rows = "rows" in th.carried  # (a row-session: read on from its fold, no bytes to seal)
+            if ino != th.ino or (th.mode == "document" and not folded(th) and not rows) \
+                    or (not rows and (size < th.offset or not _sealed(th))) \
+                    or undecided or th.cut_tail or _tail_went_on(th) \
                     or not self._extend_or_stale(th, change):
                 self._build()
                 change.reset = True
@@ -527,7 +531,7 @@ class SessionIndex:
                 start = len(th)
                 torn, read = False, None
                 if th.mode == "document":
-                    read = self._read_document(th, f)
+                    read = self._read_document(th, f, change)
                 else:
                     torn = self._read_lines(th, f, size, mtime_ns)
         except OSError as e:
@@ -627,7 +631,7 @@ class SessionIndex:
                 th.pending = True
         return torn
 
-    def _read_document(self, th: ThreadIndex, f) -> tuple | None:
+    def _read_document(self, th: ThreadIndex, f, change: Change) -> tuple | None:
         """Index a document's records; for a JSONL file of wrappers (`formats.wrapped.Fold`), those
         past the ones indexed, and returns the file's (size, mtime_ns, inode, seal) as read."""
         adapter = formats.get(th.format)
@@ -636,6 +640,11 @@ class SessionIndex:
             if fold is None:
                 raise _Stale
             return self._read_fold(th, adapter, fold, f)
+        rows = rowfold.fold(th.path, adapter)
+        if rows is not None:
+            return self._read_rows(th, adapter, rows, f, change)
+        if "rows" in th.carried:
+            raise _Stale  # (gone from its database: read again, which says so)
         doc = detect.read_document(th.path)
         size = f.seek(0, 2)
         if isinstance(doc, reader.BadLine):
@@ -681,6 +690,63 @@ class SessionIndex:
             self._add(put, th, adapter, rec, i + 1, starts[i], ends[i], None, f, path)
         th.offset, th.line, th.pending = offset, n, waiting
         return read
+
+    def _read_rows(self, th: ThreadIndex, adapter, fold: rowfold.RowFold, f, change: Change) -> None:
+        """Index the records of a row-session (rowfold.py) past those the thread holds: all of them
+        on a first read, else those its database's new rows added — the records indexed before
+        kept as they are, unless one changed in place in a way the index cannot take there (see
+        `_changed_rows`): the session is then read again whole. An event's offset is the version
+        of its record (a card drawn of an earlier one is not shown for it: web/cards.py)."""
+        with fold.lock:
+            records, gen, version = list(fold.records), fold.gen, fold.version
+            start = len(th)
+            changed = fold.changed_since(th.carried["rows"][1]) \
+                if start and th.carried.get("rows", [None])[0] == gen else None
+        if start and (changed is None or len(records) < start):
+            raise _Stale  # (read whole since, or its changes are no longer known)
+        size = f.seek(0, 2)
+        if changed:
+            self._changed_rows(th, adapter, records, changed, size, change)
+        put = self._putter(th, adapter)
+        for i in range(start, len(records)):
+            path, rec = records[i]
+            self._add(put, th, adapter, rec, i + 1, 0, size, None, f, path)
+        th.offset, th.line, th.pending = 0, len(records), False
+        th.carried = {"rows": [gen, version]}
+
+    def _changed_rows(self, th: ThreadIndex, adapter, records: list, changed: dict, size: int,
+                      change: Change) -> None:
+        """Take the records of a row-session that changed in place since the index read them: the
+        session's own row (its name may title the session now, its totals have moved on), and a
+        record whose event the index holds as it was (its role, kind, author, time, what it holds
+        and the calls it names are the same: `_row_view`) but for the model call it now names (a
+        reply's ledger row or span came after it: its usage is counted now). Anything else raises
+        _Stale. Each one taken is in `change.events`: an open page draws its card again."""
+        for seq, old in sorted(changed.items()):
+            if seq >= len(th):
+                continue
+            path, rec = records[seq]
+            ref = Ref(th.name, seq + 1, 0, size, path)
+            new_ev, old_ev = safe_event(adapter, rec, ref), safe_event(adapter, old, ref)
+            if _row_view(new_ev) != _row_view(old_ev) or (old_ev.model and old_ev.model != new_ev.model):
+                raise _Stale
+            ts = epoch(new_ev.timestamp)
+            if old_ev.usage != new_ev.usage:
+                if seq == 0 and _totals(old_ev) and _totals(new_ev):
+                    self.usage.retotal(th.name, old_ev, new_ev, ts)
+                elif old_ev.usage is None:
+                    self.usage.observe(th.name, seq, new_ev, ts)
+                else:
+                    raise _Stale  # (counted already, as it was)
+            elif new_ev.model and not old_ev.model:
+                self.usage.observe(th.name, seq, new_ev, ts)
+            if new_ev.model and new_ev.model not in self.summary.models:
+                self.summary.models.append(new_ev.model)
+            if seq == 0 and th.name == "main" and new_ev.kind in getattr(adapter, "TITLE_KINDS", ()):
+                named = hook(adapter, "named_title", new_ev)
+                if named is not None and named[0] >= self.summary.title_rank:
+                    self.summary.title_rank, self.summary.title = named[0], short_title(named[1])
+            change.events.add((th.name, seq))
 
     def _add(self, put, th, adapter, value: Any, line: int, offset: int, length: int, data, f,
              path: str | None = None) -> None:
@@ -867,6 +933,8 @@ class SessionIndex:
         if isinstance(model, str) and model and model not in s.models:
             s.models.append(model)
         s.parent = self.info.get("parent_path") or ""
+        status = self.info.get("status")
+        s.status = status if isinstance(status, str) else ""
         self.built_at = time.time()
 
     def _settle_background(self, calls: list, change: Change | None) -> None:
@@ -1355,6 +1423,23 @@ class _Stale(Exception):
     """A document the index cannot read on from where it stopped: it is read whole again."""
 
 
+def _row_view(ev: Event) -> tuple:
+    """What the index holds of an event of a row-session besides its usage: a record changed in
+    place is taken there only when this is the same (`SessionIndex._changed_rows`)."""
+    bits = tuple(sorted({b.kind for b in ev.blocks if b.kind in ("text", "thinking")}))
+    calls = tuple((b.kind, getattr(b, "id", None), getattr(b, "tool_use_id", None), getattr(b, "is_error", None))
+                  for b in ev.blocks if b.kind in ("tool_use", "tool_result"))
+    prompt = tuple(b.text for b in ev.blocks if b.kind == "text") if ev.role == "user" else ()
+    return (ev.role, ev.kind, ev.author, ev.hidden, ev.source_id, epoch(ev.timestamp), bits, calls,
+            prompt, tuple(ev.running), tuple(ev.spawns), tuple(sorted(ev.states.items())),
+            ev.permission is not None, ev.follows)
+
+
+def _totals(ev: Event) -> bool:
+    """Whether an event's usage is a session's own totals (usage.SESSION_TOTALS)."""
+    return isinstance(ev.usage, dict) and SESSION_TOTALS in ev.usage
+
+
 def folded(th: ThreadIndex) -> bool:
     """Whether a thread is a JSONL file of wrappers read as one document that the index reads on
     as it grows (`formats.wrapped.Fold`), not again whole."""
@@ -1470,7 +1555,7 @@ def _thread_keys(spawns: dict) -> dict:
 
 _SUMMARY_FIELDS = ("format", "title", "started", "ended", "events", "messages", "steps",
                    "tool_calls", "errors", "hidden", "unparsed", "orphans", "models", "agents",
-                   "finished", "usage", "tools", "tool_time", "parent", "title_rank", "zoneless")
+                   "finished", "usage", "tools", "tool_time", "parent", "title_rank", "zoneless", "status")
 
 
 def summary_dump(s: SessionSummary) -> dict:

@@ -320,6 +320,9 @@ class SessionSummary:
     # the main file of the session this one is a sub-agent of (a Wolo sub-agent's session), whether
     # or not that session is there; "" for a session of its own
     parent: str = ""
+    # the source's own word for how the session stands, where it keeps one (AgentScope Studio's
+    # run status: running, pending, done, unknown…); "" for the rest, told live or not by their files
+    status: str = ""
 
     @property
     def cost(self) -> float | None:

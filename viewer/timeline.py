@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import files, formats, reader, render, timestamps, tools
-from .formats import detect, wrapped
+from .formats import detect, rowfold, wrapped
 from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
     folded, safe_event, truncated, unparsed_text
 from .formats.common import unparsed_event
@@ -167,6 +167,13 @@ def _document_records(th: ThreadIndex) -> list:
         fold = wrapped.lines_fold(th.path)  # the caller set the session's confinement
         if fold is not None:
             return fold.records
+    rows = th.carried.get("rows")
+    if rows:
+        # a row-session: its fold, read on over the rows its database gained (rowfold.py), when
+        # it is the reading the index went on from; its records only grow
+        fold = rowfold.fold(th.path, formats.get(th.format))
+        if fold is not None and fold.gen == rows[0]:
+            return fold.records
     key = (th.path, th.size, th.mtime_ns)
     with _docs_lock:
         if key in _docs:
@@ -183,6 +190,13 @@ def _document_records(th: ThreadIndex) -> list:
         while len(_docs) > 8:
             _docs.popitem(last=False)
     return records
+
+
+def _versions(th: ThreadIndex) -> dict | None:
+    """{seq: version} of a row-session's records changed in place (rowfold.RowFold.versions)."""
+    rows = th.carried.get("rows")
+    fold = rowfold.kept(th.path, formats.get(th.format)) if rows else None
+    return fold.versions if fold is not None and fold.gen == rows[0] else None
 
 
 def load_events(idx: SessionIndex, thread: str, start: int, stop: int, *,
@@ -218,9 +232,12 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
     out = []
     if th.mode == "document":
         records = _document_records(th)
+        versions = _versions(th)
         for seq in seqs:
-            # (offset: where a log of API calls' record's line begins; 0 for other documents)
-            ref = Ref(thread, th.lines[seq], th.offsets[seq], th.lengths[seq],
+            # (offset: where a log of API calls' record's line begins; 0 for other documents — a
+            # row-session's record changed in place is another card: its version is added)
+            ref = Ref(thread, th.lines[seq], th.offsets[seq] + (versions.get(seq, 0) if versions else 0),
+                      th.lengths[seq],
                       th.paths[seq] if th.paths else None)
             rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
             out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"", None,

@@ -394,6 +394,20 @@ class Tally:
             if len(recent) > RECENT:
                 recent.popitem(last=False)
 
+    def retotal(self, thread: str, old, new, ts: float | None) -> None:
+        """A session's own totals (SESSION_TOTALS) on the first event of its thread, replaced by
+        newer ones (a row-session's row, rewritten as the session goes on: index._changed_rows):
+        the old ones taken out, the new ones counted, as `observe` counted the first."""
+        for ev, sign in ((old, -1), (new, 1)):
+            u = ev.usage
+            counts, paid = tokens_of(u) or (0, 0, 0, 0), cost_of(u)
+            if any(counts):
+                self._add(self.turns, (thread, self._model(ev.model or ""), _hour(ts), TOTALS_TIER),
+                          counts, sign)
+            if paid:
+                turns = self.source_cost["turns"]
+                turns[thread] = turns.get(thread, 0.0) + sign * paid
+
     @staticmethod
     def _add(buckets: dict, key: tuple, counts, sign: int = 1) -> None:
         b = buckets.get(key)

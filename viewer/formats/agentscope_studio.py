@@ -23,9 +23,9 @@ from typing import Any
 
 import orjson
 
-from ..model import Event, Notice, Ref
+from ..model import Data, Event, Notice, Ref
 from . import agentscope, rowdb, studio_db
-from .common import as_text, generic_event, set_time
+from .common import as_text, generic_event, media_block, set_time
 
 NAME = "agentscope-studio"
 MODE = "jsonl"  # (its sessions are database rows, read as documents by `folder_document`)
@@ -35,7 +35,9 @@ TITLE_KINDS = frozenset({"session"})
 
 _ROW = "__studio_run__"  # marks the run row among a document's records
 _NOTE = "__studio_note__"  # …and a note on reading it (the database is locked, its log unread)
-_CALL = "__studio_call__"  # …and a model call no message was found for
+_CALL = "__studio_call__"  # …and a traced span no message was found for (a model call, a tool's run…)
+_REQUEST = "__studio_request__"  # …and an agent's open request for input
+LIVE = ("running", "pending")  # Studio's status words of a run still going
 
 
 class _Traced(dict):
@@ -68,7 +70,11 @@ def companion_folders(main: Path) -> list[Path]:
 
 def records(doc: Any) -> list[tuple[str, Any]] | None:
     """A run read as a document: its row, its messages (each with the model call that made it),
-    the model calls left over, and the notes on reading it."""
+    then — once the run is no longer running (`LIVE`) — what else was traced for it (the model
+    calls no message was found for, its tools' runs, its agents' replies, other spans), the input
+    its agents wait for, and the notes on reading it. While it runs, a span may yet find its
+    message, and new messages come after those read: the traced spans wait for its end, so
+    what the run holds is appended to as it grows (rowfold.py)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) \
             or not isinstance(doc.get("messages"), list):
         return None
@@ -77,7 +83,13 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     left = _pair(messages, [s for s in spans if isinstance(s, dict)])
     out: list[tuple[str, Any]] = [("run", {_ROW: True, **doc["run"]})]
     out += [(f"messages[{i}]", m) for i, m in enumerate(messages)]
-    out += [(f"spans[{i}]", {_CALL: True, **s}) for i, s in left]
+    if doc["run"].get("status") not in LIVE:
+        paired = {id(s) for s in spans if isinstance(s, dict) and s.get("kind") == "call"} \
+            - {id(s) for _, s in left}
+        out += [(f"spans[{i}]", {_CALL: True, **s}) for i, s in enumerate(spans)
+                if isinstance(s, dict) and id(s) not in paired]
+    requests = doc.get("requests") if isinstance(doc.get("requests"), list) else []
+    out += [(f"requests[{i}]", {_REQUEST: True, **q}) for i, q in enumerate(requests) if isinstance(q, dict)]
     for key in ("unreadable", "stale_wal"):
         if isinstance(doc.get(key), str):
             out.append((key, {_NOTE: doc[key]}))
@@ -141,12 +153,16 @@ def event(rec: Any, ref: Ref) -> Event:
     elif isinstance(rec, dict) and isinstance(rec.get(_NOTE), str):
         ev = Event(ref, "system", "notice", blocks=[Notice(rec[_NOTE])])
     elif isinstance(rec, dict) and rec.get(_CALL) is True:
-        ev = _call(rec, ref)
+        ev = _call(rec, ref) if rec.get("kind") == "call" else _span(rec, ref)
+    elif isinstance(rec, dict) and rec.get(_REQUEST) is True:
+        ev = _request(rec, ref)
     elif isinstance(rec, dict):
-        ev = agentscope.event(rec, ref)
+        ev = agentscope.event({k: v for k, v in rec.items() if k != "speech"} if "speech" in rec else rec, ref)
         call = getattr(rec, "call", None)
         if isinstance(call, dict):
             _usage(ev, call)
+        if "speech" in rec:
+            ev.blocks += _speech(rec["speech"])
     else:
         ev = generic_event(rec, ref, NAME)
     ev.format = NAME
@@ -194,15 +210,74 @@ def _call(rec: dict, ref: Ref) -> Event:
     return ev
 
 
+_SPAN_WORDS = {"reply": "reply", "tool": "tool run", "span": "span"}
+
+
+def _seconds_between(span: dict) -> str:
+    start, end = span.get("start"), span.get("end")
+    if isinstance(start, int) and isinstance(end, int) and start and end >= start:
+        took = (end - start) / 1e9
+        return f" in {took:.1f} s" if took < 100 else f" in {took:.0f} s"
+    return ""
+
+
+def _span(rec: dict, ref: Ref) -> Event:
+    """A span traced for the run that is not a model call: an agent's reply (`invoke_agent`), a
+    tool's run (`execute_tool`), anything else its tracing recorded. A compact card, hidden with
+    the trace's other bookkeeping (its messages say what happened)."""
+    span = {k: v for k, v in rec.items() if k != _CALL}
+    kind = span.get("kind")
+    who = span.get("agent") if isinstance(span.get("agent"), str) else None
+    if kind == "reply":
+        words = f"{who or 'an agent'} replied{_seconds_between(span)}"
+    elif kind == "tool":
+        words = f"tool {span.get('tool') or '?'} ran{_seconds_between(span)}" + (
+            f" (call {span['call_id']})" if span.get("call_id") else "")
+    else:
+        words = f"{span.get('op') or span.get('name') or 'span'}{_seconds_between(span)}"
+    ev = Event(ref, "system", "notice", author=who, blocks=[Notice("traced: " + words)], meta=span)
+    # (no time of its own on the page: the trace's clock is UTC, the run's messages AgentScope's
+    # zoneless local time, and one page does not mix the two)
+    ev.hidden, ev.hidden_reason = True, "a span of the run's trace"
+    return ev
+
+
+def _request(rec: dict, ref: Ref) -> Event:
+    """An agent's open request for input (Studio's input_request_table): what the run waits for."""
+    req = {k: v for k, v in rec.items() if k != _REQUEST}
+    who = req.get("agentName") if isinstance(req.get("agentName"), str) and req["agentName"] else None
+    blocks: list = [Notice(f"{who or 'an agent'} waits for input")]
+    if req.get("structuredInput") not in (None, "", {}, []):
+        blocks.append(Data(req["structuredInput"], "asked for"))
+    return Event(ref, "system", "input_request", author=who, blocks=blocks, meta=req)
+
+
+def _speech(speech: Any) -> list:
+    """The audio Studio keeps for a message (`speech`: AudioBlocks, its text-to-speech): a media
+    block each, a data card for anything else."""
+    items = speech if isinstance(speech, list) else [speech]
+    out: list = []
+    for b in items:
+        if isinstance(b, dict) and b.get("type") == "audio":
+            out.append(media_block(b, "audio"))
+        else:
+            out.append(Data(b, "speech"))
+    return out
+
+
 def session_info(main: Path) -> dict:
-    """A run Studio marks `done` is finished: its page stops following it once it is quiet."""
+    """A run's status as Studio keeps it (running, pending, done, unknown: the list shows it); one
+    marked `done` is finished: its page stops following it once it is quiet."""
     if not studio_db.is_row(str(main)):
         return {}
     try:
         row = orjson.loads(studio_db.row_bytes(str(main)))
     except (OSError, orjson.JSONDecodeError):
         return {}
-    return {"finished": True} if isinstance(row, dict) and row.get("status") == "done" else {}
+    if not isinstance(row, dict):
+        return {}
+    status = row.get("status") if isinstance(row.get("status"), str) else ""
+    return {"finished": True, "status": status} if status == "done" else {"status": status} if status else {}
 
 
 def named_title(ev: Event) -> tuple[int, str] | None:

@@ -184,7 +184,8 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
 def document(path: str) -> dict | None:
     """A row-session as `{"session": row, "messages": [Message…]}` in Goose's order (row id), or
     None when `path` is not one. When its messages cannot be read (a damaged page), they are one
-    BadLine saying why; raises OSError when the session itself cannot be."""
+    BadLine saying why; raises OSError when the session itself cannot be. `_read` marks the rows
+    read, for `document_on`."""
     found = rowdb.located(path, is_store)
     if found is None:
         return None
@@ -193,14 +194,13 @@ def document(path: str) -> dict | None:
         row = _session_row(r, sid)
         if row is None:
             raise _gone(path)
-        have = set(r.check()["messages"])
-        cols = ["id", "role", "content_json", "created_timestamp"] + [
-            c for c in ("metadata_json", "message_id") if c in have]
+        cols = _message_columns(r)
         try:
             msgs = r.all(f"SELECT {', '.join(cols)} FROM messages WHERE session_id = ? ORDER BY id", (sid,))
             unread = None
+            marks = _marks(r, sid, max((m[0] for m in msgs if isinstance(m[0], int)), default=0))
         except Unreadable as e:
-            msgs, unread = [], BadLine(f"this session's messages: {e}")
+            msgs, unread, marks = [], BadLine(f"this session's messages: {e}"), None
         ledger = _ledger(r, sid)
         stale = r.stale_wal
     messages: list = [unread] if unread else []
@@ -211,19 +211,81 @@ def document(path: str) -> dict | None:
         doc["usage"] = ledger
     if stale:
         doc["stale_wal"] = stale
+    elif marks is not None:
+        doc["_read"] = {"messages": marks, "ledger": _ledger_mark(ledger)}
     return doc
 
 
-def _ledger(r: _Reader, sid: str) -> list | None:
+def document_on(path: str, doc: dict) -> dict | None:
+    """`doc` (a session as `document` read it) with the rows Goose wrote since: its session row as
+    it is now, the messages and ledger rows past those read. None when a message read before
+    changed or went (a conversation compacted or replaced, a message's visibility changed: the
+    session is read whole again) or the database cannot be read now."""
+    found = rowdb.located(path, is_store)
+    marks = doc.get("_read")
+    if found is None or not isinstance(marks, dict):
+        return None
+    db, sid = found
+    try:
+        with _Reader(db) as r:
+            row = _session_row(r, sid)
+            if row is None:
+                raise _gone(path)
+            last = marks["messages"][0]
+            if _marks(r, sid, last) != marks["messages"] or r.stale_wal:
+                return None
+            cols = _message_columns(r)
+            msgs = r.all(f"SELECT {', '.join(cols)} FROM messages WHERE session_id = ? AND id > ? ORDER BY id",
+                         (sid, last))
+            new_marks = _marks(r, sid, max((m[0] for m in msgs if isinstance(m[0], int)), default=last))
+            ledger = _ledger(r, sid, after=marks["ledger"]) if marks["ledger"] is not None else None
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    if (ledger is None) != (marks["ledger"] is None):
+        return None  # (the ledger came or went: a migration)
+    out: dict = {"session": row, "messages": doc["messages"] + [reader.shallow(_message(dict(zip(cols, v))))
+                                                                for v in msgs]}
+    if ledger is not None:
+        out["usage"] = doc.get("usage", []) + ledger
+    out["_read"] = {"messages": new_marks, "ledger": _ledger_mark(out.get("usage"), marks["ledger"])}
+    return out
+
+
+def _message_columns(r: _Reader) -> list[str]:
+    have = set(r.check()["messages"])
+    return ["id", "role", "content_json", "created_timestamp"] + [
+        c for c in ("metadata_json", "message_id") if c in have]
+
+
+def _marks(r: _Reader, sid: str, last: int) -> list:
+    """[last row id, count, summed length] of a session's messages up to row id `last`: what a
+    message rewritten, removed or put back among them changes."""
+    meta = " + total(length(metadata_json))" if "metadata_json" in r.check()["messages"] else ""
+    count, size = r.all(f"SELECT count(*), total(length(content_json)){meta} FROM messages "
+                        "WHERE session_id = ? AND id <= ?", (sid, last))[0]
+    return [last, count, size]
+
+
+def _ledger_mark(ledger: list | None, before: int | None = None) -> int | None:
+    """The last ledger row id read (None without the ledger)."""
+    if ledger is None:
+        return None
+    return max((row["id"] for row in ledger if isinstance(row.get("id"), int)), default=before or 0)
+
+
+def _ledger(r: _Reader, sid: str, after: int = 0) -> list | None:
     """The session's rows of the usage ledger (schema 15+) in Goose's order, each a dict of
-    LEDGER_COLUMNS (a column a later Goose dropped is None); None without the ledger, or when its
-    rows cannot be read (the session then reads with its totals)."""
+    LEDGER_COLUMNS (a column a later Goose dropped is None), past row id `after`; None without the
+    ledger, or when its rows cannot be read (the session then reads with its totals)."""
     have = r.check().get(LEDGER) or []
     if "session_id" not in have or "id" not in have:
         return None
     cols = [c if c in have else "NULL" for c in LEDGER_COLUMNS]
     try:
-        rows = r.all(f"SELECT {', '.join(cols)} FROM {LEDGER} WHERE session_id = ? ORDER BY id", (sid,))
+        rows = r.all(f"SELECT {', '.join(cols)} FROM {LEDGER} WHERE session_id = ? AND id > ? ORDER BY id",
+                     (sid, after))
     except Unreadable:
         return None
     return [dict(zip(LEDGER_COLUMNS, values)) for values in rows]

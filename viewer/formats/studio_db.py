@@ -50,7 +50,7 @@ ID = rowdb.ID
 Unreadable = rowdb.Unreadable
 _NEEDED = {"run_table": {"id", "project", "name", "timestamp", "status"},
            "message_table": {"id", "run_id", "msg"}}
-_OPTIONAL = ("reply_table", "span_table")
+_OPTIONAL = ("reply_table", "span_table", "input_request_table")
 _SPAN_COLUMNS = ("spanId", "parentSpanId", "name", "startTimeUnixNano", "attributes", "operationName",
                  "model", "inputTokens", "outputTokens")
 _ATTEMPTS = 5  # reads of a database being written before the last one is kept as it is
@@ -138,8 +138,9 @@ def _seconds(value: Any) -> float:
 def identity(path: str) -> tuple[int, int, int] | None:
     """(size, mtime_ns, inode) standing for a run, or None when `path` is not one: the newest of
     its start and its messages' times, moved on by less than a millisecond by a digest of its
-    messages' count, newest rowid and summed length, its status and its spans' count (a message
-    added or streamed further, the run finished, a model call traced all read as a change)."""
+    messages' count, newest rowid and summed length, its status, its spans' count and its open
+    input requests (a message added or streamed further, the run finished, a model call traced,
+    an agent asking for input all read as a change)."""
     found = rowdb.located(path, is_store)
     if found is None:
         return None
@@ -153,10 +154,11 @@ def _identity(db: str, run_id: str, path: str) -> tuple[int, int, int]:
         if row is None:
             raise _gone(path)
         count, last, size, newest = r.all(
-            "SELECT count(*), max(rowid), total(length(msg)), max(CASE WHEN json_valid(msg) THEN "
+            f"SELECT count(*), max(rowid), {_lengths(r)}, max(CASE WHEN json_valid(msg) THEN "
             "json_extract(msg, '$.timestamp') END) "
             "FROM message_table WHERE run_id = ?", (run_id,))[0]
-        return row, (count, last, size, _spans_count(r, run_id)), newest
+        requests = tuple(q["requestId"] for q in _requests(r, run_id))
+        return row, (count, last, size, _spans_count(r, run_id), requests), newest
     row, counts, newest = _read(db, read)
     when = max(_seconds(row.get("timestamp")), _seconds(newest))
     digest = hash((*counts, row.get("status"))) % 1_000_000
@@ -209,11 +211,13 @@ def _list(db: str) -> list[tuple[str, str, float, int]]:
 
 
 def document(path: str) -> dict | None:
-    """A run as `{"run": row, "messages": [Msg…], "spans": [span…]}`, or None when `path` is not
-    one. Each message is AgentScope's Msg as `Msg.to_dict()` wrote it (`id` from its column, the
-    reply it belongs to as `replyId`); its spans are the agents' replies and model calls traced
-    for the run (`_spans`). Raises OSError when the run cannot be
-    read; when only its messages cannot (a damaged page), they are one BadLine saying why."""
+    """A run as `{"run": row, "messages": [Msg…], "spans": [span…], "requests": [input request…]}`,
+    or None when `path` is not one. Each message is AgentScope's Msg as `Msg.to_dict()` wrote it
+    (`id` from its column, the reply it belongs to as `replyId`, its `speech` where Studio kept
+    one); its spans are what was traced for the run (`_spans`); its requests the input its agents
+    wait for (`input_request_table`). `_read` marks the rows read, for `document_on`. Raises
+    OSError when the run cannot be read; when only its messages cannot (a damaged page), they are
+    one BadLine saying why."""
     found = rowdb.located(path, is_store)
     if found is None:
         return None
@@ -223,26 +227,116 @@ def document(path: str) -> dict | None:
         row = _run_row(r, run_id)
         if row is None:
             raise _gone(path)
-        have = set(r.check()["message_table"])
-        cols = ["rowid", "id", "msg"] + [c for c in ("replyId",) if c in have]
+        cols = _message_columns(r)
+        marks: dict | None = {}
         try:
             msgs = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM message_table "
                          "WHERE run_id = ? ORDER BY rowid", (run_id,))
             unread = None
+            marks["messages"] = _marks(r, run_id, max((m[0] for m in msgs), default=0))
         except Unreadable as e:
-            msgs, unread = [], BadLine(f"this run's messages: {e}")
+            msgs, unread, marks = [], BadLine(f"this run's messages: {e}"), None
         try:
-            spans = _spans(r, run_id)
+            spans = _span_rows(r, run_id, 0)
         except Unreadable:
-            spans = []
-        return row, [dict(zip(cols, m)) for m in msgs], unread, spans, r.stale_wal
-    row, msgs, unread, spans, stale = _read(db, read)
+            spans, marks = [], None
+        if marks is not None:
+            marks["spans"] = max((s[0] for s in spans), default=0)
+        return row, [dict(zip(cols, m)) for m in msgs], unread, spans, _requests(r, run_id), \
+            r.stale_wal, marks
+    row, msgs, unread, spans, requests, stale, marks = _read(db, read)
     messages: list = [unread] if unread else []
     messages += [_message(m) for m in msgs]
-    doc: dict = {"run": row, "messages": messages, "spans": spans}
+    doc: dict = {"run": row, "messages": messages, "spans": _spans(spans), "requests": requests}
     if stale:
         doc["stale_wal"] = stale
+    elif marks is not None:
+        doc["_read"] = {**marks, "span_rows": spans}
     return doc
+
+
+def document_on(path: str, doc: dict) -> dict | None:
+    """`doc` (a run as `document` read it) with the rows written since: the run row and its input
+    requests as they are now, the messages and spans past those read. None when a message read
+    before changed or went (one pushed again while it streams: the run is read whole again), or
+    the database cannot be read now."""
+    found = rowdb.located(path, is_store)
+    marks = doc.get("_read")
+    if found is None or not isinstance(marks, dict):
+        return None
+    db, run_id = found
+
+    def read(r: _Reader):
+        row = _run_row(r, run_id)
+        if row is None:
+            raise _gone(path)
+        last = marks["messages"][0]
+        if _marks(r, run_id, last) != marks["messages"]:
+            return None
+        cols = _message_columns(r)
+        msgs = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM message_table "
+                     "WHERE run_id = ? AND rowid > ? ORDER BY rowid", (run_id, last))
+        new_marks = _marks(r, run_id, max((m[0] for m in msgs), default=last))
+        spans = _span_rows(r, run_id, marks["spans"])
+        return row, [dict(zip(cols, m)) for m in msgs], new_marks, spans, _requests(r, run_id), \
+            r.stale_wal
+    try:
+        got = _read(db, read)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    if got is None or got[-1]:
+        return None
+    row, msgs, new_marks, spans, requests, _ = got
+    span_rows = marks["span_rows"] + spans
+    return {"run": row, "messages": doc["messages"] + [reader.shallow(_message(m)) for m in msgs],
+            "spans": _spans(span_rows) if spans else doc["spans"], "requests": requests,
+            "_read": {"messages": new_marks, "spans": max((s[0] for s in spans), default=marks["spans"]),
+                      "span_rows": span_rows}}
+
+
+def _message_columns(r: _Reader) -> list[str]:
+    have = set(r.check()["message_table"])
+    return ["rowid", "id", "msg"] + [c for c in ("replyId", "speech") if c in have]
+
+
+def _marks(r: _Reader, run_id: str, last: int) -> list:
+    """[last rowid, count, summed length] of a run's messages up to rowid `last`: what a message
+    pushed again (or removed) among them changes."""
+    count, size = r.all(f"SELECT count(*), {_lengths(r)} FROM message_table WHERE run_id = ? "
+                        "AND rowid <= ?", (run_id, last))[0]
+    return [last, count, size]
+
+
+def _lengths(r: _Reader) -> str:
+    """SQL summing the lengths of what a message row holds (its Msg, and its speech since Studio
+    keeps one)."""
+    speech = " + total(length(speech))" if "speech" in r.check()["message_table"] else ""
+    return "total(length(msg))" + speech
+
+
+def _requests(r: _Reader, run_id: str) -> list[dict]:
+    """The input a run's agents wait for (`input_request_table`: Studio keeps a request while it is
+    open), each `{requestId, agentId, agentName, structuredInput}`; [] without the table."""
+    cols = set(r.check().get("input_request_table") or ())
+    wanted = ("requestId", "agentId", "agentName", "structuredInput")
+    if "run_id" not in cols or "requestId" not in cols:
+        return []
+    picked = [c if c in cols else "NULL" for c in wanted]
+    try:
+        rows = r.all(f"SELECT {', '.join(rowdb.quoted(c) if c != 'NULL' else c for c in picked)} "
+                     "FROM input_request_table WHERE run_id = ? ORDER BY rowid", (run_id,))
+    except Unreadable:
+        return []
+    out = []
+    for values in rows:
+        req = dict(zip(wanted, values))
+        if isinstance(req["structuredInput"], (str, bytes)):
+            parsed = reader.decode(req["structuredInput"])
+            req["structuredInput"] = req["structuredInput"] if isinstance(parsed, BadLine) else parsed
+        out.append(req)
+    return out
 
 
 def _message(m: dict) -> Any:
@@ -254,6 +348,11 @@ def _message(m: dict) -> Any:
     out = {"id": m["id"], **{k: v for k, v in msg.items() if k != "id"}}
     if m.get("replyId") not in (None, ""):
         out["replyId"] = m["replyId"]
+    speech = m.get("speech")
+    if isinstance(speech, (str, bytes)) and speech:
+        parsed = reader.decode(speech)
+        if not isinstance(parsed, BadLine) and parsed not in (None, [], {}):
+            out["speech"] = parsed  # (the audio Studio plays for it, TTS)
     return out
 
 
@@ -271,51 +370,83 @@ def _attr(attrs: Any, key: str) -> Any:
     return node
 
 
-def _spans(r: _Reader, run_id: str) -> list[dict]:
-    """The run's traced spans that say who called which model, in the order they started: each
-    agent's reply (`invoke_agent`: `{kind: "reply", span, agent, start}`) and each model call
-    (`chat`: `{kind: "call", span, model, input, output, agent, reply, start}`, `reply` the
-    `invoke_agent` span above it, `agent` its agent's name; None when there is none)."""
+def _span_rows(r: _Reader, run_id: str, after: int) -> list[tuple]:
+    """The run's span rows past rowid `after`, in the order Studio stored them: (rowid, spanId,
+    parentSpanId, operationName, model, inputTokens, outputTokens, startTimeUnixNano, attributes,
+    name, endTimeUnixNano)."""
     col = _span_run_column(r)
     if col is None:
         return []
-    rows = r.all(f"SELECT spanId, parentSpanId, operationName, model, inputTokens, outputTokens, "
-                 f"startTimeUnixNano, attributes, name FROM span_table WHERE {rowdb.quoted(col)} = ?",
-                 (run_id,))
+    end = "endTimeUnixNano" if "endTimeUnixNano" in r.check()["span_table"] else "NULL"
+    return [tuple(row) for row in r.all(
+        f"SELECT rowid, spanId, parentSpanId, operationName, model, inputTokens, outputTokens, "
+        f"startTimeUnixNano, attributes, name, {end} FROM span_table WHERE {rowdb.quoted(col)} = ? "
+        "AND rowid > ? ORDER BY rowid", (run_id, after))]
+
+
+def _nanos(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _spans(rows: list[tuple]) -> list[dict]:
+    """What was traced for the run, in the order it started: each agent's reply (`invoke_agent`:
+    `{kind: "reply", span, agent, start, end}`), each model call (`chat`: `{kind: "call", span,
+    model, input, output, agent, reply, start, end}`, `reply` the `invoke_agent` span above it,
+    `agent` its agent's name; None when there is none), each tool run (`execute_tool`: `{kind:
+    "tool", span, tool, call_id, agent, reply, start, end}`, `call_id` the tool call's id as the
+    span names it, `gen_ai.tool.call.id`) and any other span (`{kind: "span", op, name, agent,
+    reply, start, end}`)."""
     by_id = {}
-    for sid, parent, op, model, inp, out, start, attrs, name in rows:
+    for _, sid, parent, op, model, inp, out, start, attrs, name, end in rows:
         if not isinstance(sid, str):
             continue
         parsed = reader.decode(attrs) if isinstance(attrs, (str, bytes)) else None
-        try:
-            began = int(start)
-        except (TypeError, ValueError):
-            began = 0
-        by_id[sid] = (parent, op, model, inp, out, began, parsed if isinstance(parsed, dict) else {}, name)
+        by_id[sid] = (parent, op, model, inp, out, _nanos(start), parsed if isinstance(parsed, dict) else {},
+                      name, _nanos(end))
 
     def agent_of(sid: str) -> str | None:
-        _, _, _, _, _, _, attrs, name = by_id[sid]
+        attrs, name = by_id[sid][6], by_id[sid][7]
         agent = _attr(attrs, "gen_ai.agent.name")
         if not isinstance(agent, str) and isinstance(name, str) and name.startswith("invoke_agent "):
             agent = name[len("invoke_agent "):]
         return agent if isinstance(agent, str) else None
 
+    def reply_of(sid: str) -> str | None:
+        seen, up = {sid}, by_id[sid][0]
+        while up in by_id and up not in seen:  # (a loop in the parents ends)
+            seen.add(up)
+            if by_id[up][1] == "invoke_agent":
+                return up
+            up = by_id[up][0]
+        return None
+
     out_spans = []
-    for sid, (parent, op, model, inp, out, began, attrs, name) in by_id.items():
+    for sid, (parent, op, model, inp, out, began, attrs, name, ended) in by_id.items():
+        times = {"start": began, "end": ended}
         if op == "invoke_agent":
-            out_spans.append({"kind": "reply", "span": sid, "agent": agent_of(sid), "start": began})
-        elif op == "chat":
-            reply, seen, up = None, {sid}, parent
-            while up in by_id and up not in seen:  # (a loop in the parents ends)
-                seen.add(up)
-                if by_id[up][1] == "invoke_agent":
-                    reply = up
-                    break
-                up = by_id[up][0]
+            out_spans.append({"kind": "reply", "span": sid, "agent": agent_of(sid), **times})
+            continue
+        reply = reply_of(sid)
+        agent = agent_of(reply) if reply else None
+        if op == "chat":
             out_spans.append({"kind": "call", "span": sid, "model": model if isinstance(model, str) else None,
                               "input": inp if isinstance(inp, int) else None,
                               "output": out if isinstance(out, int) else None,
-                              "agent": agent_of(reply) if reply else None, "reply": reply, "start": began})
+                              "agent": agent, "reply": reply, **times})
+        elif op == "execute_tool":
+            tool, call_id = _attr(attrs, "gen_ai.tool.name"), _attr(attrs, "gen_ai.tool.call.id")
+            if not isinstance(tool, str) and isinstance(name, str) and name.startswith("execute_tool "):
+                tool = name[len("execute_tool "):]
+            out_spans.append({"kind": "tool", "span": sid, "tool": tool if isinstance(tool, str) else None,
+                              "call_id": call_id if isinstance(call_id, str) else None,
+                              "agent": agent, "reply": reply, **times})
+        else:
+            out_spans.append({"kind": "span", "span": sid, "op": op if isinstance(op, str) else None,
+                              "name": name if isinstance(name, str) else None,
+                              "agent": agent, "reply": reply, **times})
     out_spans.sort(key=lambda c: (c["start"], c["kind"] != "reply", c["span"]))
     return out_spans
 

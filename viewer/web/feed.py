@@ -546,7 +546,7 @@ class Feeds:
         sub-agent's `.meta.json` now says it finished) go out as named notes, the latest state of
         each card replacing the one before; a page drawn since has it already. The session map
         goes out after them (its marks show the calls' states): the feed's next turn sends it."""
-        sent = False
+        sent = self._changed_events(key, idx, change)
         for cid in sorted(change.calls):
             call = idx.calls.call(cid)
             if call is None or call.named not in RUNNING_ON or call.subthread in change.new:
@@ -563,6 +563,30 @@ class Feeds:
         if sent and (feed := self._feeds.get(key)) is not None:
             feed._map_due = True
             feed._publish()
+
+    def _changed_events(self, key: str, idx: SessionIndex, change) -> bool:
+        """Events of the main thread drawn already whose record changed in place (a row-session's:
+        its row's name and counts, a reply whose usage came after it) go out as named notes, each
+        card drawn again replacing the one the page holds. Only while a stream of the session is
+        open and its feed drew the event (a page drawn later has the card as it is)."""
+        feed = self._feeds.get(key)
+        if feed is None or not change.events:
+            return False
+        seqs = sorted(seq for thread, seq in change.events
+                      if thread == "main" and seq < feed._done.get("main", 0))
+        if not seqs:
+            return False
+        tl = Timeline(idx)
+        template = self.app.jinja_env.get_template("_live_event.html")
+        with feed._context():
+            for seq in seqs:
+                views = tl.views(load_events(idx, "main", seq, seq + 1), seq)
+                if not views:
+                    continue
+                v = views[0]
+                html = template.render(part="changed", key=key, v=v, target="#" + css_id("m-" + v.ev.id))
+                self.broadcast(key, html, name=f"event:{v.ev.id}")
+        return True
 
     def broadcast(self, key: str, html: str, name: str | None = None) -> None:
         """Send an HTML fragment (out-of-band updates: elements with `hx-swap-oob`, or

@@ -1,0 +1,120 @@
+"""Sessions kept in database rows followed live in headless Chromium as a growing JSONL file is: a
+row the program writes while the page is open adds its card through the live stream — the page is
+not reloaded (a mark set in the page's window survives) — a call's card turns completed when its
+result's row comes, a reply's card is drawn again when its usage comes in a later row, and Studio's
+run list says each run's status. Databases built as the programs write them
+(test_data/formats/agentscope-studio/make_db.py, test_data/formats/goose/make_db.py)."""
+
+import re
+import time
+from datetime import datetime, timezone
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import goose_make_db, indexed_list, stream_open, studio_make_db
+
+pytestmark = pytest.mark.browser
+
+
+def now(later: float = 0.0) -> str:
+    """A time as AgentScope writes it (zoneless; the viewer reads it as UTC): a run written now."""
+    return datetime.fromtimestamp(time.time() + later, timezone.utc).strftime("%Y-%m-%d %H:%M:%S.000")
+
+
+def test_a_running_studio_run_grows_card_by_card_without_a_reload(serve, watched_page, tmp_path):
+    make_db = studio_make_db()
+    root = tmp_path / "AgentScope-Studio"
+    root.mkdir()
+    con = make_db.build(root / "database.sqlite", keep_open=True)  # a running Studio's database
+    try:
+        con.execute("UPDATE run_table SET status = 'running' WHERE id = ?", (make_db.RUN,))
+        page = watched_page
+        srv = serve(root)
+        indexed_list(page, srv.url + "/")
+        rows = page.locator("table.sessions tbody tr")
+        expect(rows.filter(has_text="Demo · notes-check").locator(".status-badge")).to_have_text("running")
+        expect(rows.filter(has_text="Weather · forecast").locator(".status-badge")).to_have_text("running")
+        rows.filter(has_text="Demo · notes-check").locator("td.title > a").click()
+        expect(page).to_have_url(re.compile(rf"/s/database.sqlite~{make_db.RUN}$"))
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+
+        call = {"id": "m_ls", "name": "Friday", "role": "assistant", "metadata": None,
+                "timestamp": now(), "content": [
+                    {"type": "text", "text": "Listing the folder."},
+                    {"type": "tool_use", "id": "call_ls", "name": "execute_shell_command",
+                     "input": {"command": "ls"}}]}
+        make_db.push(con, make_db.RUN, call, "r_more", "Friday", "assistant")
+        card = page.locator("#tc-call_ls")
+        expect(card.locator(".state")).to_have_text("pending", timeout=30_000)
+        expect(page.locator("#m-m_ls .ev-head .who")).to_have_text("Friday")
+        assert page.evaluate("window.__sameDocument") == 1  # the card came by the stream: no reload
+        make_db.push(con, make_db.RUN, {**call, "id": "m_ls_result", "name": "system", "role": "system",
+                                        "timestamp": now(1), "content": [
+                                            {"type": "tool_result", "id": "call_ls", "name": "execute_shell_command",
+                                             "output": [{"type": "text", "text": "notes.txt\nplan.md"}]}]},
+                     "r_more", "Friday", "assistant")
+        expect(card.locator(".state")).to_have_text("completed", timeout=30_000)
+        expect(card).to_contain_text("plan.md")
+        # the model call that made the message, traced after it: its card is drawn again with it
+        make_db.trace(con, make_db.RUN, "s_more", None, "invoke_agent", "invoke_agent Friday", None, None,
+                      None, "Friday", 10)
+        make_db.trace(con, make_db.RUN, "s_c9", "s_more", "chat", "chat qwen-max", "qwen-max", 700, 20, None, 10)
+        expect(page.locator("#m-m_ls .ev-head .model")).to_have_text("qwen-max", timeout=30_000)
+        # the run ends: what else was traced joins the page's hidden events
+        hidden = int(page.locator("#hidden-count").get_attribute("data-n"))
+        con.execute("UPDATE run_table SET status = 'done' WHERE id = ?", (make_db.RUN,))
+        expect(page.locator("#hidden-count")).not_to_have_attribute("data-n", str(hidden), timeout=30_000)
+        assert page.evaluate("window.__sameDocument") == 1  # never reloaded
+        assert [page.locator("#timeline > li.ev").nth(i).get_attribute("id") for i in range(1, 3)] == [
+            "m-m_user", "m-m_think"]
+        assert page.problems == []
+        page.goto(srv.url + "/")
+        expect(rows.filter(has_text="Demo · notes-check").locator(".status-badge")).to_have_text("done")
+    finally:
+        con.close()
+
+
+def test_a_goose_session_row_grows_and_its_call_completes_without_a_reload(serve, watched_page, tmp_path):
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
+    try:
+        page = watched_page
+        srv = serve(root)
+        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+        expect(page.locator("#tc-call_mk1 .state")).to_have_text("completed")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+        first = page.locator("#timeline > li.ev").nth(1).get_attribute("id")
+
+        make_db.write_message(con, make_db.NEW_ID, {"id": "msg_live_call", "role": "assistant",
+                                                    "created": int(time.time()), "content": [
+            {"type": "text", "text": "Running the tests again."},
+            {"type": "toolRequest", "id": "call_live", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "make test"}}}}]}, "2025-11-05 10:00:30")
+        card = page.locator("#tc-call_live")
+        expect(card.locator(".state")).to_have_text("pending", timeout=30_000)
+        assert page.evaluate("window.__sameDocument") == 1  # the card came by the stream: no reload
+        reply = page.locator("#m-msg_live_call")
+        expect(reply.locator(".ev-head .model")).to_have_count(0)
+        # Goose records the call's usage after the reply: the reply's card is drawn again with it
+        con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, "
+                    "output_tokens, total_tokens, cost, cost_source, is_compaction) VALUES (?, ?, "
+                    "'claude-sonnet-4-5', 2100, 40, 2140, 0.007, 'estimated', 0)", (make_db.NEW_ID, int(time.time())))
+        expect(reply.locator(".ev-head .model")).to_have_text("claude-sonnet-4-5", timeout=30_000)
+        make_db.write_message(con, make_db.NEW_ID, {"id": "msg_live_result", "role": "user",
+                                                    "created": int(time.time()) + 1, "content": [
+            {"type": "toolResponse", "id": "call_live", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": "12 passed"}], "isError": False}}}]}, "2025-11-05 10:00:31")
+        expect(card.locator(".state")).to_have_text("completed", timeout=30_000)
+        expect(card).to_contain_text("12 passed")
+        assert page.evaluate("window.__sameDocument") == 1  # never reloaded
+        assert page.locator("#timeline > li.ev").nth(1).get_attribute("id") == first
+        assert page.problems == []
+    finally:
+        con.close()
