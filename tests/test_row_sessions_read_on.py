@@ -6,11 +6,12 @@ conversation compacted) reads the session whole again, as before. What a later r
 earlier event (a reply's usage) is taken in place. Studio's run status, the spans it traced that
 are not model calls, its agents' open input requests and a message's speech are shown."""
 
+import os
 import sqlite3
 import time
 from pathlib import Path
 
-from viewer.formats import rowfold
+from viewer.formats import rowdb, rowfold
 from viewer.index import SessionIndex
 from viewer.store import Store
 from viewer.timeline import load_events
@@ -241,3 +242,23 @@ def test_reading_on_still_writes_nothing_and_takes_no_lock(tmp_path):
     finally:
         writer.close()
     assert sorted(p.name for p in folder.iterdir()) == listed
+
+
+def test_what_was_read_as_the_database_was_being_written_is_read_again(tmp_path):
+    """A commit writes the log before readers see the write: a read in between gets the new file
+    times with the old rows, which must not stand for the database until its next write (a live
+    session's last row would stay unseen)."""
+    db = tmp_path / "sessions.db"
+    sqlite3.connect(db).close()
+    reads = []
+
+    def read():
+        reads.append(1)
+        return len(reads)
+
+    assert rowdb.remembered(("t",), str(db), read) == 1
+    assert rowdb.remembered(("t",), str(db), read) == 2  # written just before: read again
+    settled = time.time() - 5
+    os.utime(db, (settled, settled))
+    assert rowdb.remembered(("t",), str(db), read) == 3
+    assert rowdb.remembered(("t",), str(db), read) == 3  # quiet since: kept

@@ -9,8 +9,15 @@ Model calls: when the program traced to Studio (`agentscope.init(tracing_url=…
 span_table), each `chat` span names the model and its tokens, and the `invoke_agent` span above it
 the agent's reply that made the call. A ReAct agent prints one Msg per reasoning step, each the
 answer of one model call: a reply's calls are put on that reply's own messages (not its tool
-results), in order (`_pair`; nothing Studio keeps links a call to its message by id). Calls left
-over are hidden cards at the end, counted in the usage all the same.
+results), in order (`_pair`; nothing Studio keeps links a call to its message by id: a tool's
+result, by contrast, names its call's id, and is paired by it as in AgentScope's files). Once the
+run is no longer running (`LIVE`), what else was traced is shown after its messages as compact
+hidden cards: the calls left over (counted in the usage all the same), the agents' replies, the
+tools' runs (`execute_tool`, with the call id the span names) and any other span. While it runs
+they wait: a span may yet find its message, and a run's records are only appended to as it grows,
+so the index and an open page read on from where they were (rowfold.py). An agent's open request
+for input (Studio's input_request_table) is a card after the messages; a message's speech (the
+audio Studio keeps for it) an audio block of its card. The list shows each run's status.
 
 Times are AgentScope's, local and zoneless: shown as written, the zone said unknown
 (SessionSummary.zoneless).

@@ -30,6 +30,9 @@ its key `sessions.db~<id>`), and reached through the hooks files and the store a
   message as Goose's JSONL file holds it (`{id, role, created, content, metadata}`), read by
   `goose.folder_document` so the adapter reads a row-session with the JSONL file's rules; a row
   whose JSON does not parse is a BadLine in its place; `usage` only where the ledger is;
+* `document_on(path, doc)`: `doc` with the rows Goose wrote since it was read (the messages and
+  ledger rows past those read, the session row as it is now), or None when a row read before
+  changed or went (rowfold.py reads the session on with it);
 * `identity(path)`: (size of `row_bytes`, the session's newest write moved on by a digest of its
   messages' count, last id and summed metadata length, the database's inode), remembered while
   the database and its `-wal` file are unchanged;

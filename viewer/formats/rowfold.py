@@ -103,6 +103,8 @@ class RowFold:
 def _same(a: tuple, b: tuple) -> bool:
     """Whether two records (path, value) are the same, what rides on a value too (a Studio Msg's
     model call, studio: `_Traced.call`)."""
+    if a is b:
+        return True
     return a[0] == b[0] and a[1] == b[1] and getattr(a[1], "call", None) == getattr(b[1], "call", None)
 
 
@@ -147,11 +149,14 @@ def fold(path: str | Path, adapter) -> RowFold | None:
             try:
                 found.read_on()
                 return found
-            except FileNotFoundError:
+            except OSError:  # (gone, or its identity cannot be read now: read as any document)
                 with _folds_lock:
                     _folds.pop(key, None)
                 return None
-    ident = reader.file_identity(str(path))
+    try:
+        ident = reader.file_identity(str(path))
+    except OSError:
+        return None
     doc = _whole_document(str(path))
     if doc is None:
         return None

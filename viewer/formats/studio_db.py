@@ -12,6 +12,8 @@ class (packages/server/src/models, migrations/):
     message_table  id (the Msg's id), run_id, replyId (since the reply table; nullable before),
                    msg (JSON: {name, role, content, metadata, timestamp}), speech (JSON, later)
     reply_table    replyId, replyRole, replyName, run_id, createdAt, finishedAt (optional here)
+    input_request_table  requestId, agentId, agentName, structuredInput (JSON), run_id: the input
+                   an agent waits for (optional)
     span_table     OpenTelemetry spans (optional): spanId, parentSpanId, name, startTimeUnixNano,
                    attributes (JSON, gen_ai.* keys, flat since 1750000000000, nested before),
                    operationName, model, inputTokens, outputTokens, and the run as `runId` (the
@@ -28,8 +30,9 @@ change under it and no `-journal` file (a write in progress) was there; else it 
 a few times (`_read`). One in WAL mode is read as rowdb.py reads any (a WAL reader blocks nobody).
 
 Hooks, as goose_db.py's: `row_bytes(path)` (the run row as JSON), `document(path)` (`{"run": row,
-"messages": [Msg…], "spans": [span…]}`; a message whose JSON does not parse is a BadLine in its
-place), `identity(path)`, `list_sessions(db)` (a `database.sqlite` without Studio's tables holds no
+"messages": [Msg…], "spans": [span…], "requests": [input request…]}`; a message whose JSON does not
+parse is a BadLine in its place), `document_on(path, doc)` (the rows written since `doc` was read:
+rowfold.py), `identity(path)`, `list_sessions(db)` (a `database.sqlite` without Studio's tables holds no
 sessions: many programs name their database so), `shadowed` (nothing: Studio imports no files).
 """
 
