@@ -63,6 +63,15 @@ def test_a_running_studio_run_grows_card_by_card_without_a_reload(serve, watched
                       None, "Friday", 10)
         make_db.trace(con, make_db.RUN, "s_c9", "s_more", "chat", "chat qwen-max", "qwen-max", 700, 20, None, 10)
         expect(page.locator("#m-m_ls .ev-head .model")).to_have_text("qwen-max", timeout=30_000)
+        # a message streaming on: pushed again with each chunk, its card drawn again in place
+        words = {"id": "m_words", "name": "Friday", "role": "assistant", "metadata": None,
+                 "timestamp": now(2), "content": [{"type": "text", "text": "Two files"}]}
+        make_db.push(con, make_db.RUN, words, "r_more", "Friday", "assistant")
+        expect(page.locator("#m-m_words")).to_contain_text("Two files", timeout=30_000)
+        make_db.push(con, make_db.RUN, {**words, "content": [{"type": "text", "text": "Two files: notes and plan."}]},
+                     "r_more", "Friday", "assistant")
+        expect(page.locator("#m-m_words")).to_contain_text("Two files: notes and plan.", timeout=30_000)
+        expect(page.locator("#m-m_words")).to_have_count(1)
         # the run ends: what else was traced joins the page's hidden events
         hidden = int(page.locator("#hidden-count").get_attribute("data-n"))
         con.execute("UPDATE run_table SET status = 'done' WHERE id = ?", (make_db.RUN,))

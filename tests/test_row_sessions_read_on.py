@@ -109,6 +109,31 @@ def test_a_model_call_traced_after_its_message_is_counted_on_it_in_place(tmp_pat
         con.close()
 
 
+def test_a_studio_message_streaming_on_is_read_again_in_its_place(tmp_path):
+    """AgentScope pushes a message again on each chunk it streams: the last message's text growing
+    is taken in place (its card drawn again), a call appearing in it reads the run whole."""
+    folder, con = studio_db(tmp_path)
+    try:
+        store = Store([folder])
+        idx = store.index(RUN_KEY)
+        speaking = {**MSG, "content": [{"type": "text", "text": "Listing"}]}
+        studio.push(con, studio.RUN, speaking, "r_more", "Friday", "assistant")
+        idx, _ = store.refresh(RUN_KEY)
+        build, seq = idx.build_id, len(idx.threads["main"]) - 1
+        studio.push(con, studio.RUN, {**speaking, "content": [{"type": "text", "text": "Listing the folder."}]},
+                    "r_more", "Friday", "assistant")
+        idx, change = store.refresh(RUN_KEY)
+        assert not change.reset and idx.build_id == build and change.events == {("main", seq)}
+        assert load_events(idx, "main", seq, seq + 1)[0].text() == "Listing the folder."
+        studio.push(con, studio.RUN, {**speaking, "content": [{"type": "text", "text": "Listing the folder."},
+                                                              *MSG["content"]]}, "r_more", "Friday", "assistant")
+        idx, change = store.refresh(RUN_KEY)
+        assert change.reset and idx.calls.calls["call_live"].status == "pending"
+        assert shape(idx) == shape(whole(folder / "database.sqlite" / studio.RUN))
+    finally:
+        con.close()
+
+
 def test_a_studio_message_pushed_again_or_a_run_that_ends_reads_as_a_fresh_read_does(tmp_path):
     folder, con = studio_db(tmp_path)
     try:

@@ -236,7 +236,8 @@ def document(path: str) -> dict | None:
             msgs = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM message_table "
                          "WHERE run_id = ? ORDER BY rowid", (run_id,))
             unread = None
-            marks["messages"] = _marks(r, run_id, max((m[0] for m in msgs), default=0))
+            last = max((m[0] for m in msgs), default=0)
+            marks["messages"], marks["before"] = _marks(r, run_id, last), _marks(r, run_id, last - 1)
         except Unreadable as e:
             msgs, unread, marks = [], BadLine(f"this run's messages: {e}"), None
         try:
@@ -260,9 +261,10 @@ def document(path: str) -> dict | None:
 
 def document_on(path: str, doc: dict) -> dict | None:
     """`doc` (a run as `document` read it) with the rows written since: the run row and its input
-    requests as they are now, the messages and spans past those read. None when a message read
-    before changed or went (one pushed again while it streams: the run is read whole again), or
-    the database cannot be read now."""
+    requests as they are now, the messages and spans past those read, and the last message read
+    again when it was pushed again since (AgentScope pushes a message on each chunk it streams).
+    None when a message before the last changed or went (the run is read whole again), or the
+    database cannot be read now."""
     found = rowdb.located(path, is_store)
     marks = doc.get("_read")
     if found is None or not isinstance(marks, dict):
@@ -274,14 +276,22 @@ def document_on(path: str, doc: dict) -> dict | None:
         if row is None:
             raise _gone(path)
         last = marks["messages"][0]
-        if _marks(r, run_id, last) != marks["messages"]:
-            return None
         cols = _message_columns(r)
+        again = None  # the last message read, pushed again since (it streams on)
+        if _marks(r, run_id, last) != marks["messages"]:
+            if not last or _marks(r, run_id, last - 1) != marks.get("before"):
+                return None  # (a message before the last changed or went)
+            again = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM message_table "
+                          "WHERE run_id = ? AND rowid = ?", (run_id, last))
+            if len(again) != 1:
+                return None
+            again = dict(zip(cols, again[0]))
         msgs = r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM message_table "
                      "WHERE run_id = ? AND rowid > ? ORDER BY rowid", (run_id, last))
-        new_marks = _marks(r, run_id, max((m[0] for m in msgs), default=last))
+        now_last = max((m[0] for m in msgs), default=last)
+        new_marks = [_marks(r, run_id, now_last), _marks(r, run_id, now_last - 1)]
         spans = _span_rows(r, run_id, marks["spans"])
-        return row, [dict(zip(cols, m)) for m in msgs], new_marks, spans, _requests(r, run_id), \
+        return row, again, [dict(zip(cols, m)) for m in msgs], new_marks, spans, _requests(r, run_id), \
             r.stale_wal
     try:
         got = _read(db, read)
@@ -291,12 +301,15 @@ def document_on(path: str, doc: dict) -> dict | None:
         return None
     if got is None or got[-1]:
         return None
-    row, msgs, new_marks, spans, requests, _ = got
+    row, again, msgs, new_marks, spans, requests, _ = got
     span_rows = marks["span_rows"] + spans
-    return {"run": row, "messages": doc["messages"] + [reader.shallow(_message(m)) for m in msgs],
+    messages = doc["messages"]
+    if again is not None:  # (in its place: the message the last record was read from)
+        messages = messages[:-1] + [reader.shallow(_message(again))]
+    return {"run": row, "messages": messages + [reader.shallow(_message(m)) for m in msgs],
             "spans": _spans(span_rows) if spans else doc["spans"], "requests": requests,
-            "_read": {"messages": new_marks, "spans": max((s[0] for s in spans), default=marks["spans"]),
-                      "span_rows": span_rows}}
+            "_read": {"messages": new_marks[0], "before": new_marks[1],
+                      "spans": max((s[0] for s in spans), default=marks["spans"]), "span_rows": span_rows}}
 
 
 def _message_columns(r: _Reader) -> list[str]:
