@@ -497,3 +497,53 @@ def test_a_preference_lines_prompt_with_an_item_of_a_type_not_known_first_keeps_
     idx = SessionIndex(path).build()
     texts = json.dumps([e.blocks.__repr__() for e in load_events(idx, "main", 0, len(idx.threads["main"]))])
     assert "What color is the sky?" in texts and "from the style guide" in texts and "It is blue." in texts
+
+
+def _proxy_call(url, started, messages, body):
+    return {"request": {"timestamp": started, "method": "POST", "url": url,
+                        "body": {"model": body["model"], "messages": messages}},
+            "response": {"timestamp": started + 1, "status_code": 200, "body": body}}
+
+
+def test_a_log_of_anthropic_and_openai_calls_pairs_each_apis_calls_with_their_results(tmp_path):
+    # one proxy's log: an OpenAI agent's two calls, then Claude's two (and, read the other way,
+    # claude-trace's own log with the OpenAI calls after it): each API's tool call is a call card
+    # paired with its result, whichever API the file is read as
+    ask = {"role": "user", "content": "List files"}
+    ls = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_ls", "type": "function", "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]}
+    listed = {"role": "tool", "tool_call_id": "call_ls", "content": "a.py"}
+    chat = "https://api.openai.com/v1/chat/completions"
+    openai_calls = [
+        _proxy_call(chat, 1764050390, [ask], {"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o",
+                                              "choices": [{"index": 0, "message": ls, "finish_reason": "tool_calls"}]}),
+        _proxy_call(chat, 1764050392, [ask, ls, listed], {
+            "id": "chatcmpl-3", "object": "chat.completion", "model": "gpt-4o",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "a.py"}, "finish_reason": "stop"}]})]
+    which = {"role": "user", "content": [{"type": "text", "text": "Which Python is installed?"}]}
+    use = [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "python3 -V"}}]
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "Python 3.12.3"}]}
+    claude = "https://api.anthropic.com/v1/messages"
+    anthropic_calls = [
+        _proxy_call(claude, 1764050402, [which], {"id": "msg_1", "type": "message", "role": "assistant",
+                                                  "model": "claude-sonnet-4-5", "content": use, "stop_reason": "tool_use"}),
+        _proxy_call(claude, 1764050404, [which, {"role": "assistant", "content": use}, result], {
+            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "Python 3.12.3."}], "stop_reason": "end_turn"})]
+    mixed = tmp_path / "mixed" / "proxy.jsonl"
+    mixed.parent.mkdir()
+    mixed.write_text("".join(json.dumps(x) + "\n" for x in openai_calls + anthropic_calls))
+    traced = tmp_path / "traced" / "log.jsonl"
+    traced.parent.mkdir()
+    traced.write_text(TRACE.read_text() + "".join(json.dumps(x) + "\n" for x in openai_calls))
+    for path, fmt in ((mixed, "openai-chat"), (traced, "anthropic-messages")):
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+        assert detect.detect_file(path).format == fmt
+        idx = SessionIndex(path).build()
+        evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+        assert not [b for e in evs if e.role == "assistant" for b in e.blocks if b.kind == "data"]
+        calls = {cid: (c.name, c.status) for cid, c in idx.calls.calls.items()}
+        assert calls["call_ls"] == ("shell", "completed")
+        want = ("toolu_01", "Bash") if path == mixed else ("toolu_01A", "Bash")
+        assert calls[want[0]] == (want[1], "completed")
+        assert not idx.calls.orphans

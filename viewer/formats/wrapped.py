@@ -602,6 +602,7 @@ class _Unwrap:
         self.conversations: list[dict] = []  # API call logs: each conversation shown so far
         self.keys: dict[int, tuple] = {}  # id of a message → (the message, its `_key`)
         self.instructions: Any = None  # saved responses: the last instructions shown
+        self.flavor = "openai"  # whose messages the record being read holds (`flavor`)
 
     def run(self, items: list) -> list:
         for path, rec, line in items:
@@ -613,7 +614,8 @@ class _Unwrap:
                 continue
             mark, state = len(self.out), (self.sections, self.section, self.renamed, len(self.conversations))
             try:
-                getattr(self, k)(path or "$", rec, line, flavor(rec, k))
+                self.flavor = flavor(rec, k)
+                getattr(self, k)(path or "$", rec, line, self.flavor)
             except (TypeError, AttributeError, KeyError, IndexError, ValueError):
                 # a wrapper of a shape this reading does not foresee: the record as it is, a card
                 # of its own (nothing of it lost), and the records after it read on
@@ -641,6 +643,7 @@ class _Unwrap:
     def message(self, path: str, msg: Any, **info) -> None:
         if isinstance(msg, dict):
             self._own_ids(_call_ids(msg))
+        info.setdefault("flavor", self.flavor)
         self.out.append((path, Wrapped(msg, "message", renamed=self.renamed, **info)))
 
     def _own_ids(self, ids: list[str]) -> None:
@@ -1106,8 +1109,12 @@ def _openai_stream(events: list) -> dict:
 
 def event(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
     """The Event of a record read out of a wrapper. `mapper(message, ref)` maps one message of the
-    format whose adapter reads the file (`name`)."""
+    format whose adapter reads the file (`name`); a message or reply of the other API's (an API
+    call log of a proxy that both Anthropic and OpenAI calls go through) is mapped by that API's
+    adapter, so that its calls are call cards paired with their results, not data blocks."""
     w, info = rec.what, rec.info
+    if w in ("message", "reply"):
+        mapper = _mapper(info.get("flavor"), mapper, name)
     if w == "section":
         ev = Event(ref, "system", "section", format=name, blocks=[Notice(info["label"])])
         tools = info.get("tools")
@@ -1152,6 +1159,23 @@ def event(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
             elif b.kind == "tool_result" and b.tool_use_id in renamed:
                 b.tool_use_id = renamed[b.tool_use_id]
     return ev
+
+
+def _mapper(fl: str | None, own, name: str):
+    """The message mapper of flavor `fl`: the file's own (`own`, of adapter `name`), or the other
+    API's adapter's, whose events still say they are of this file's format."""
+    if fl is None or fl == ("anthropic" if name == "anthropic-messages" else "openai"):
+        return own
+    from . import anthropic_messages, openai_chat  # (they import this module)
+
+    other = anthropic_messages.event if fl == "anthropic" else openai_chat.event
+
+    def mapped(msg, ref):
+        ev = other(msg, ref)
+        ev.format = name
+        return ev
+
+    return mapped
 
 
 def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
