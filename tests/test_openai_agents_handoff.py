@@ -128,3 +128,29 @@ def test_first_screen_before_the_index_names_the_agent_after_the_handoff():
     assert idx.region is not None
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     assert [e.author for e in evs if e.role == "assistant"] == [None, None, "Refunds", "Refunds"]
+
+
+def test_a_run_item_of_a_newer_type_shows_its_own_output(tmp_path):
+    # a RunState item of a type this reader does not know keeps what it says beside its raw item
+    # (its `output`): shown on the item's card and in the export, not only the raw item
+    doc = json.loads((FIX / "run_state.json").read_text())
+    doc["generated_items"].insert(5, {
+        "type": "shell_output_item", "agent": {"name": "Refunds"}, "output": "refund R-88 filed",
+        "raw_item": {"type": "function_call_output", "call_id": "call_0003", "output": "ok"}})
+    doc["generated_items"].insert(6, {
+        "type": "memory_item", "agent": {"name": "Refunds"}, "output": "remembered: prefers email",
+        "raw_item": {"type": "memory_write", "id": "mem_1"}})
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "run_state.json").write_text(json.dumps(doc))
+    idx = SessionIndex(root / "run_state.json").build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    shown = json.dumps([b.value for e in evs for b in e.blocks if b.kind == "data"])
+    assert "refund R-88 filed" in shown and "remembered: prefers email" in shown
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    key = next(s["key"] for s in client.get("/sessions.json").get_json()["sessions"])
+    md = client.get(f"/s/{key}/export?format=md").get_data(as_text=True)
+    assert "refund R-88 filed" in md and "remembered: prefers email" in md
+    html = client.get(f"/s/{key}").get_data(as_text=True)
+    assert "refund R-88 filed" in html

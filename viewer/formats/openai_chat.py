@@ -113,11 +113,13 @@ class Linked(dict):
     agent: str | None  # the agent that speaks it, where only an earlier handoff says which
     calls: list | None  # (call id, command) of the calls its text makes (`_link_actions`)
     action: Any  # the pattern that found them, when not the standard fences (a run's own)
+    beside: dict | None  # a RunState item's own fields its raw item does not hold (`_beside`)
 
     def __init__(self, rec: dict, links: Any = None, agent: str | None = None,
-                 calls: list | None = None, action: Any = None):
+                 calls: list | None = None, action: Any = None, beside: dict | None = None):
         super().__init__(rec)
         self.links, self.agent, self.calls, self.action = links, agent, calls, action
+        self.beside = beside
 
 
 def sniff(rec: Any) -> int:
@@ -229,8 +231,29 @@ def _run_state_records(doc: dict) -> list:
             continue
         agent = _agent_name(item.get("agent"))
         spoken = _spoken(raw)
-        found.append((f"generated_items[{i}].raw_item", Linked(raw, None, agent) if spoken else raw))
+        beside = _beside(item, raw)
+        found.append((f"generated_items[{i}].raw_item",
+                      Linked(raw, None, agent if spoken else None, beside=beside) if spoken or beside
+                      else raw))
     return found
+
+
+# the run items the Agents SDK writes (agents/items.py, run_state.py), whose fields beside their
+# raw item are copies of it or bookkeeping (a call's tool_name and description, a tool output's
+# value before it was made text, a handoff's agents)
+_RUN_ITEMS = frozenset(("message_output_item", "handoff_call_item", "handoff_output_item",
+                        "tool_call_item", "tool_call_output_item", "reasoning_item",
+                        "mcp_list_tools_item", "mcp_approval_request_item",
+                        "mcp_approval_response_item", "tool_approval_item", "compaction_item"))
+
+
+def _beside(item: dict, raw: dict) -> dict | None:
+    """A RunState item of a type newer than these readers: its own fields (an `output` the item
+    keeps beside its raw item) that the raw item does not hold, shown with it, not lost."""
+    if item.get("type") in _RUN_ITEMS:
+        return None
+    rest = {k: v for k, v in item.items() if k not in ("raw_item", "agent", "type") and raw.get(k) != v}
+    return {"type": item.get("type"), **rest} if rest else None
 
 
 def _link_exit(found: list) -> list:
@@ -422,7 +445,8 @@ def _link_handoffs(found: list) -> list:
         elif getattr(rec, "agent", None):
             agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
         elif agent and _spoken(rec):
-            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent, getattr(rec, "calls", None)))
+            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent, getattr(rec, "calls", None),
+                                   beside=getattr(rec, "beside", None)))
     return out
 
 
@@ -440,6 +464,13 @@ def follow(ev: Event, carried: dict) -> None:
 
 
 def event(rec: Any, ref: Ref) -> Event:
+    ev = _event(rec, ref)
+    if beside := getattr(rec, "beside", None):  # a newer RunState item's own fields (`_beside`)
+        ev.blocks.append(Data(beside, f"{as_text(beside.get('type'))} (the run item's own fields)"))
+    return ev
+
+
+def _event(rec: Any, ref: Ref) -> Event:
     if isinstance(rec, wrapped.Wrapped):
         return wrapped.event(rec, ref, event, NAME)
     if (message := _langchain(rec)) is not None:
