@@ -1,6 +1,7 @@
 """Claude Code adapter, on every real session of the corpus and on the bundled one."""
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -219,6 +220,63 @@ def test_newer_sidecars_in_a_session_are_hidden_state(tmp_path):
     idx = SessionIndex(path).build()
     assert "unknown" not in idx.threads["main"].kinds
     assert idx.summary.hidden == 4
+
+
+# the bookkeeping and chat lines a current Claude Code (2.1.3xx) writes beside and among the
+# messages, one of each (the shapes of real transcripts: title, name, colour, PR link, where a
+# teleported session came from, queue, snapshot, progress, system subtypes and attachments, one
+# of each of the last three of a kind not known here); the fuzzer mutates them as a seed
+_S = "5b6c7d8e-0000-4000-8000-000000000001"
+_E = {"sessionId": _S, "cwd": "/home/u/p", "version": "2.1.340", "gitBranch": "main", "userType": "external",
+      "isSidechain": False, "entrypoint": "cli"}
+_T = "2026-11-20T10:00:0%d.000Z"
+CURRENT_TYPES = [
+ {**_E, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": _T % 1, "message": {"role": "user", "content": "Open a PR for the fix"}},
+ {"type": "ai-title", "aiTitle": "Open a PR for the fix", "sessionId": _S},
+ {"type": "custom-title", "customTitle": "pr-fix", "sessionId": _S},
+ {"type": "agent-name", "agentName": "pr-fix", "sessionId": _S},
+ {"type": "agent-color", "agentColor": "green", "sessionId": _S},
+ {"type": "last-prompt", "lastPrompt": "Open a PR for the fix", "leafUuid": "u1", "sessionId": _S},
+ {"type": "pr-link", "sessionId": _S, "prNumber": 1042, "prUrl": "https://github.com/acme/widgets/pull/1042", "prRepository": "acme/widgets", "timestamp": _T % 2},
+ {"type": "teleported-from", "remoteSessionId": "session_01ABC", "branch": "main", "messageCount": 0},
+ {"type": "tag", "tag": "release", "sessionId": _S},
+ {"type": "summary", "summary": "Opened PR 1042", "leafUuid": "u1"},
+ {"type": "queue-operation", "operation": "enqueue", "timestamp": _T % 3, "sessionId": _S, "content": "also bump the version"},
+ {"type": "queue-operation", "operation": "dequeue", "timestamp": _T % 3, "sessionId": _S},
+ {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"messageId": "u1", "trackedFileBackups": {"a.py": {"backupFileName": "x@v1", "version": 1, "backupTime": _T % 3}}, "timestamp": _T % 3}, "isSnapshotUpdate": False},
+ {**_E, "type": "progress", "uuid": "p1", "parentUuid": "u1", "timestamp": _T % 4, "toolUseID": "toolu_9", "parentToolUseID": "toolu_9", "data": {"type": "mcp_progress", "status": "started", "serverName": "github", "toolName": "create_pr"}},
+ {**_E, "type": "progress", "uuid": "p2", "parentUuid": "u1", "timestamp": _T % 4, "toolUseID": "toolu_9", "parentToolUseID": "toolu_9", "data": {"type": "query_update", "query": "widgets pr template"}},
+ {**_E, "type": "system", "subtype": "informational", "uuid": "s1", "parentUuid": "u1", "timestamp": _T % 5, "content": "Model switched", "level": "info", "isMeta": False},
+ {**_E, "type": "system", "subtype": "api_error", "uuid": "s2", "parentUuid": "s1", "timestamp": _T % 5, "level": "error", "error": {"status": 529, "error": {"type": "overloaded_error", "message": "Overloaded"}}, "retryInMs": 1200, "retryAttempt": 1, "maxRetries": 10},
+ {**_E, "type": "system", "subtype": "compact_boundary", "uuid": "s3", "parentUuid": None, "logicalParentUuid": "s2", "timestamp": _T % 6, "content": "Conversation compacted", "level": "info", "compactMetadata": {"trigger": "auto", "preTokens": 160000}},
+ {**_E, "type": "system", "subtype": "local_command", "uuid": "s4", "parentUuid": "s3", "timestamp": _T % 6, "content": "<command-name>/cost</command-name>\n<command-message>cost</command-message>\n<command-args></command-args>", "level": "info"},
+ {**_E, "type": "system", "subtype": "future_subtype", "uuid": "s5", "parentUuid": "s4", "timestamp": _T % 6, "content": "A brand new system note", "level": "info"},
+ {**_E, "type": "attachment", "uuid": "a1", "parentUuid": "s4", "timestamp": _T % 7, "attachment": {"type": "todo_reminder", "content": [{"content": "open PR", "status": "in_progress", "activeForm": "Opening PR"}], "itemCount": 1}},
+ {**_E, "type": "attachment", "uuid": "a2", "parentUuid": "a1", "timestamp": _T % 7, "attachment": {"type": "brand_new_attachment", "content": "A new attachment body"}},
+ {"type": "worktree-state", "sessionId": _S, "worktreeSession": {"originalCwd": "/home/u/p", "worktreePath": "/home/u/p/.claude/worktrees/x", "worktreeName": "x", "worktreeBranch": "x"}},
+ {"type": "mode", "mode": "normal", "sessionId": _S},
+ {"type": "permission-mode", "permissionMode": "acceptEdits", "sessionId": _S},
+ {**_E, "type": "assistant", "uuid": "m1", "parentUuid": "a2", "timestamp": _T % 8, "requestId": "req_1", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-4-5", "content": [{"type": "text", "text": "Opened https://github.com/acme/widgets/pull/1042"}], "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 5}}},
+]
+
+
+def test_each_current_line_type_is_shown_or_waits_behind_the_toggle_with_its_reason(tmp_path):
+    path = tmp_path / f"{_S}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in CURRENT_TYPES), encoding="utf-8")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    assert len(evs) == len(CURRENT_TYPES)  # none dropped
+    assert idx.summary.title == "pr-fix"  # the /rename's over the CLI's own
+    assert not [e.kind for e in evs if e.kind == "unknown" or (e.hidden and not e.hidden_reason)]
+    # where a teleported session came from is said on the page, as where one went is
+    (came,) = [e for e in evs if e.kind == "teleported-from"]
+    assert not came.hidden
+    assert came.blocks[0].text == "teleported from remote session session_01ABC (branch main)"
+    # a system note and an attachment of kinds not known here keep their words
+    assert [e.text() for e in evs if e.kind == "system:future_subtype"] == ["A brand new system note"]
+    (new,) = [e for e in evs if e.kind == "attachment" and "brand_new_attachment" in e.blocks[0].text]
+    assert "A new attachment body" in json.dumps(new.blocks[1].value)
 
 
 def test_a_message_sent_mid_turn_is_shown_as_the_users(tmp_path):

@@ -101,7 +101,9 @@ _NOISE = {
     "line-withheld": "state",
 }
 # lines a reader wants to see, though the CLI writes them beside the chat: where the session went
-_SHOWN = {"continued-in"}
+# (and where it came from: `teleported-from`, the first line of a session the CLI brought over
+# from a remote one, `{remoteSessionId, branch, messageCount}`)
+_SHOWN = {"continued-in", "teleported-from"}
 _KNOWN = {"user", "assistant", "system", *_NOISE, *_SHOWN}
 _QUIET_SYSTEM = {"stop_hook_summary", "turn_duration", "hook_progress", "init", "bridge_status"}
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -167,6 +169,14 @@ def event(rec: Any, ref: Ref) -> Event:
         other = rec.get("continuedInSessionId")
         ev = Event(ref, "system", kind=t, blocks=[Notice(
             f"continued in session {other}" if isinstance(other, str) else "continued in another session")])
+    elif t == "teleported-from":
+        remote, branch = rec.get("remoteSessionId"), rec.get("branch")
+        words = f"teleported from remote session {remote}" if isinstance(remote, str) and remote \
+            else "teleported from a remote session"
+        if isinstance(branch, str) and branch:
+            words += f" (branch {branch})"
+        ev = Event(ref, "system", kind=t, blocks=[Notice(words, {
+            k: v for k, v in rec.items() if k not in _ENVELOPE})])
     else:
         ev = _noise(rec, ref, t)
     _common(ev, rec)
