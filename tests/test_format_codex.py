@@ -303,3 +303,30 @@ def test_a_reasoning_summary_item_of_an_unknown_type_is_shown_never_dropped(tmp_
         ("thinking", "Checked the discount path too."),
         ("data", "reasoning summary: summary_citation")]
     assert ev.blocks[2].value["url"] == "https://example.test/cart"
+
+
+def test_a_call_and_an_output_of_newer_item_types_pair_and_keep_their_output(tmp_path):
+    # the Responses API adds a `…_call` and its `…_call_output` with each new client tool: a
+    # rollout holding types newer than the reader still pairs each output with its call (the call
+    # was left running, its output a data card), and a call that holds its own output shows it
+    T = "2026-11-20T10:00:00.000Z"
+    newer = [
+        {"timestamp": T, "type": "response_item", "payload": {
+            "type": "function_call", "call_id": "cf2", "name": "shell", "arguments": '{"command": ["ls"]}'}},
+        {"timestamp": T, "type": "response_item", "payload": {
+            "type": "sandbox_exec_call_output", "call_id": "cf2", "output": "README.md\nsrc"}},
+        {"timestamp": T, "type": "response_item", "payload": {
+            "type": "sandbox_exec_call", "call_id": "cf3", "command": ["git", "status"],
+            "output": "nothing to commit"}},
+    ]
+    path = tmp_path / CURRENT.name
+    path.write_text(CURRENT.read_text() + "".join(json.dumps(r) + "\n" for r in newer))
+    idx, evs = built(path)
+    ls, status = idx.calls.calls["cf2"], idx.calls.calls["cf3"]
+    assert (ls.name, ls.status) == ("shell", "completed")
+    assert (status.name, status.status) == ("sandbox_exec", "completed")
+    answers = {b.tool_use_id: b for e in evs for b in e.tool_results()}
+    assert "README.md" in answers["cf2"].content[0].text
+    assert answers["cf3"].content[0].text == "nothing to commit"
+    (use,) = [b for e in evs for b in e.tool_uses() if b.id == "cf3"]
+    assert use.input == {"command": ["git", "status"]}

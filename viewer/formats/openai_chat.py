@@ -481,6 +481,17 @@ def _event(rec: Any, ref: Ref) -> Event:
         ev = _item(t, rec, ref)
         _common(ev, rec)
         return ev
+    if isinstance(rec, dict) and rec.get("role") is None and (t := _newer_item(rec)):
+        ev = _item(t, rec, ref)
+        if t in _OUTPUTS and (rest := {k: v for k, v in rec.items() if k not in _BOOKKEEPING}):
+            ev.blocks.append(Data(rest, str(rec["type"])))  # (a call's other fields are its input)
+        outcome = [rec[k] for k in ("output", "outputs", "results", "result") if rec.get(k)]
+        if t not in _OUTPUTS and (outcome or rec.get("error")):  # a call that holds its outcome
+            blocks = [b for value in outcome for b in _item_output(value)[0]]
+            blocks += _hosted_error(rec["error"]) if rec.get("error") else []
+            ev.blocks.append(ToolResult(rec["call_id"], blocks, True if rec.get("error") else None))
+        _common(ev, rec)
+        return ev
     if not isinstance(rec, dict) or not isinstance(rec.get("role"), str):
         if isinstance(rec, dict) and rec.get("type") == "tool_approval_item" \
                 and isinstance(rec.get("raw_item"), dict):
@@ -853,6 +864,21 @@ def _item_type(rec: dict) -> str | None:
     return t if isinstance(t, str) and t in _ITEMS else None
 
 
+def _newer_item(rec: dict) -> str | None:
+    """The item type an item of a type newer than these readers is read as, when its name and its
+    `call_id` say what it is (the API adds a `…_call` and its `…_call_output` with each new client
+    tool: local shell, custom tool, shell, apply patch): an output is its call's result, paired
+    with it, and a call a call card with its other fields as input; else None (a data card)."""
+    t = rec.get("type")
+    if not isinstance(t, str) or t in _ITEMS or not isinstance(rec.get("call_id"), str) or not rec["call_id"]:
+        return None
+    if t.endswith("_output"):
+        return "function_call_output"
+    if t.endswith("_call"):
+        return "function_call"
+    return None
+
+
 def _item(t: str, rec: dict, ref: Ref) -> Event:
     if t == "reasoning":
         return Event(ref, "assistant", blocks=_reasoning(rec))
@@ -879,7 +905,7 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         return Event(ref, "tool", "tool_result", blocks=[result])
     if t in _CLIENT_CALLS or t in _HOSTED_CALLS:
         cid = str(rec.get("call_id") or rec.get("id") or f"{t}@{ref.line}")
-        name = str(rec.get("name") or t.removesuffix("_call"))
+        name = str(rec.get("name") or str(rec.get("type") or t).removesuffix("_call"))
         raw = None
         if "arguments" in rec:
             args, raw = parse_arguments(rec["arguments"])
