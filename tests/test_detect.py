@@ -98,3 +98,19 @@ def test_unknown_records_are_still_shown(tmp_path):
     r = CliRunner().invoke(main, ["check", str(p), "--json"])
     data = json.loads(r.stdout)
     assert r.exit_code != 0 and data["events"] == 3 and data["unparsed"][0]["line"] == 3
+
+
+def test_a_prompt_then_a_message_longer_than_the_head_is_judged_by_the_lines_after_it(tmp_path):
+    # an Anthropic messages file whose second line holds a pasted screenshot (longer than the
+    # head detection reads): the prompt alone reads as any chat format's, so it was taken for an
+    # OpenAI list and its tool_use blocks shown as data; the lines after the long one decide
+    shot = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD" * 80_000}}
+    lines = [{"role": "user", "content": "Why does the page look broken?"},
+             {"role": "user", "content": [shot, {"type": "text", "text": "this one"}]},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read",
+                                                "input": {"file_path": "app.css"}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "body {}"}]}]
+    path = tmp_path / "messages.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert path.stat().st_size > detect.HEAD_BYTES
+    assert detect.detect_file(path).format == "anthropic-messages"

@@ -27,6 +27,10 @@ HEAD_RECORDS = 50
 # file pasted in, an image's base64), and how many whole lines it then wants
 LONG_HEAD = 16 << 20
 LONG_HEAD_LINES = 8
+# fewer whole lines than this in a head a long line cuts are too few to judge by (a prompt line,
+# then a message with a screenshot: the prompt alone reads as any chat format's): read on as for
+# a long first line
+FEW_LINES = 3
 # formats of plain chat messages: the first lines of many other formats read as one of these (a
 # MARSYS agent's, AgentScope's), so a file detected as one while it holds few records is detected
 # again as it grows (SessionIndex.refresh)
@@ -201,7 +205,8 @@ def detect_file(path: str | Path) -> Detected:
     lines = [ln for ln in head.split(eol.encode()) if ln.strip()]
     if not whole:
         lines = lines[:-1]  # the head may cut the last line
-        if not lines:  # its first line is longer than the head: not judged by no record at all
+        if len(lines) < FEW_LINES:  # a line longer than the rest of the head: not judged by no
+            # record at all (its first line that long), nor by one or two
             lines, whole = long_lines(path, start, head, eol.encode())
     first = reader.decode(lines[0]) if lines else reader.BadLine("first line longer than the head")
     single = whole and len(lines) == 1
@@ -224,7 +229,8 @@ def detect_file(path: str | Path) -> Detected:
 
 
 def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
-    """The first whole lines of a file whose head holds none, and whether they are all of it:
+    """The first whole lines of a file whose head holds none (or too few: `FEW_LINES`), and
+    whether they are all of it:
     read on, within LONG_HEAD bytes, until LONG_HEAD_LINES lines end or the file does (its last
     line counts then, as in a file the head holds whole: one line is then a document or a
     record as `detect_file` judges a whole one)."""
