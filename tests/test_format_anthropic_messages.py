@@ -629,3 +629,16 @@ def test_a_call_made_by_code_execution_says_so():
         ("tool_use", None),
         ("notice", "called from code execution (srvtoolu_code), not by the model directly"),
         ("tool_use", None), ("tool_use", None)]
+
+
+def test_an_empty_thinking_summary_part_of_a_kind_not_known_keeps_what_it_holds():
+    # Cline keeps a thinking block empty with its summary beside it: a summary part of a newer
+    # kind, with no `text`, was read as nothing (the thinking shown empty)
+    content = [{"type": "thinking", "thinking": "", "signature": "Er1",
+                "summary": [{"type": "summary_text", "text": "Read the config first."},
+                            {"type": "summary_image_caption", "caption": "the config's diagram"}]},
+               {"type": "text", "text": "Done."}]
+    ev = anthropic_messages.event({"role": "assistant", "content": content}, Ref("main", 1, 0, 1))
+    (thought,) = [b for b in ev.blocks if b.kind == "thinking"]
+    assert thought.text.startswith("Read the config first.")
+    assert "the config's diagram" in thought.text

@@ -256,7 +256,8 @@ def _blocks(content: Any, markdown: bool = True) -> list:
         for raw, b in zip(raw_thinking, thinking):
             summary = raw.get("summary")
             if not b.text.strip() and isinstance(summary, list) and summary:
-                b.text = "\n\n".join(as_text(s.get("text", "")) if isinstance(s, dict)
+                # (a part of a kind not known, with no text: what it holds, not nothing)
+                b.text = "\n\n".join(as_text(s["text"]) if isinstance(s, dict) and "text" in s
                                      else as_text(s) for s in summary)
     return out
 
