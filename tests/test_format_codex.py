@@ -318,6 +318,9 @@ def test_a_call_and_an_output_of_newer_item_types_pair_and_keep_their_output(tmp
         {"timestamp": T, "type": "response_item", "payload": {
             "type": "sandbox_exec_call", "call_id": "cf3", "command": ["git", "status"],
             "output": "nothing to commit"}},
+        {"timestamp": T, "type": "response_item", "payload": {
+            "type": "sandbox_exec_call", "call_id": "cf4", "arguments": '{"command": ["make"]}',
+            "sandbox": {"profile": "workspace-write"}}},
     ]
     path = tmp_path / CURRENT.name
     path.write_text(CURRENT.read_text() + "".join(json.dumps(r) + "\n" for r in newer))
@@ -330,3 +333,7 @@ def test_a_call_and_an_output_of_newer_item_types_pair_and_keep_their_output(tmp
     assert answers["cf3"].content[0].text == "nothing to commit"
     (use,) = [b for e in evs for b in e.tool_uses() if b.id == "cf3"]
     assert use.input == {"command": ["git", "status"]}
+    # a call naming its arguments shows them, and what else it holds beside its card
+    (make,) = [e for e in evs if any(b.id == "cf4" for b in e.tool_uses())]
+    assert make.tool_uses()[0].input == {"command": ["make"]}
+    assert [b.value for b in make.blocks if b.kind == "data"] == [{"sandbox": {"profile": "workspace-write"}}]

@@ -140,6 +140,8 @@ def test_a_run_item_of_a_newer_type_shows_its_own_output(tmp_path):
     doc["generated_items"].insert(6, {
         "type": "memory_item", "agent": {"name": "Refunds"}, "output": "remembered: prefers email",
         "raw_item": {"type": "memory_write", "id": "mem_1"}})
+    doc["generated_items"].insert(7, {  # (a type that is not a name: read as the others, no failure)
+        "type": {"kind": "x"}, "agent": {"name": "Refunds"}, "raw_item": {"type": "memory_write", "id": "mem_2"}})
     root = tmp_path / "root"
     root.mkdir()
     (root / "run_state.json").write_text(json.dumps(doc))

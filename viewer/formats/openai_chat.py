@@ -250,7 +250,7 @@ _RUN_ITEMS = frozenset(("message_output_item", "handoff_call_item", "handoff_out
 def _beside(item: dict, raw: dict) -> dict | None:
     """A RunState item of a type newer than these readers: its own fields (an `output` the item
     keeps beside its raw item) that the raw item does not hold, shown with it, not lost."""
-    if item.get("type") in _RUN_ITEMS:
+    if isinstance(item.get("type"), str) and item["type"] in _RUN_ITEMS:
         return None
     rest = {k: v for k, v in item.items() if k not in ("raw_item", "agent", "type") and raw.get(k) != v}
     return {"type": item.get("type"), **rest} if rest else None
@@ -483,8 +483,11 @@ def _event(rec: Any, ref: Ref) -> Event:
         return ev
     if isinstance(rec, dict) and rec.get("role") is None and (t := _newer_item(rec)):
         ev = _item(t, rec, ref)
-        if t in _OUTPUTS and (rest := {k: v for k, v in rec.items() if k not in _BOOKKEEPING}):
-            ev.blocks.append(Data(rest, str(rec["type"])))  # (a call's other fields are its input)
+        # (what the item holds beside what was read: a call's other fields are its input,
+        # unless it names its arguments or input)
+        given = t in _OUTPUTS or "arguments" in rec or "input" in rec
+        if given and (rest := {k: v for k, v in rec.items() if k not in _BOOKKEEPING}):
+            ev.blocks.append(Data(rest, str(rec["type"])))
         outcome = [rec[k] for k in ("output", "outputs", "results", "result") if rec.get(k)]
         if t not in _OUTPUTS and (outcome or rec.get("error")):  # a call that holds its outcome
             blocks = [b for value in outcome for b in _item_output(value)[0]]
@@ -875,7 +878,7 @@ def _newer_item(rec: dict) -> str | None:
     if t.endswith("_output"):
         return "function_call_output"
     if t.endswith("_call"):
-        return "function_call"
+        return "custom_tool_call" if "input" in rec and "arguments" not in rec else "function_call"
     return None
 
 
