@@ -3,7 +3,8 @@
 Seeds are the sessions of the shared corpus and of test_data (every format, Claude Code sub-agent
 folders, Codex sub-agents' rollouts, OpenHands event folders and the files a format reads beside a
 session included), and the
-sessions of an OpenCode database built from test_data's file storage. A case is one seed session
+sessions of an OpenCode database built from test_data's file storage and of a Goose sessions.db
+built from its JSONL sessions (each folder's make_db.py). A case is one seed session
 copied with its companion files (a window of each file's records, a run of a folder's files) and
 mutated: values swapped for other types at any depth, keys dropped, lines duplicated, swapped or
 dropped (a result before its call, a result with no call), ids made to collide, lines cut at a
@@ -25,12 +26,15 @@ of types not known here (each carrying MARK in its text), every shape of timesta
 µs / ns, ISO with and without a zone, Go's zero time, garbage), JSON kept as text mutated inside,
 another format's lines mixed in, files emptied; and three more findings are looked for: a file's
 hostile markup live on an HTML page (an event handler, a script), an unknown record or block not in
-the Markdown export (hidden or dropped: its MARK missing), and a line file whose lines are mostly
-its seed's own detected as another format.
+the Markdown export (hidden or dropped: its MARK missing; each file of a case has its own mark, so
+that a sub-agent's file is checked on its own, and a database session's rows are looked into as
+its module reads them), and a line file whose lines are mostly its seed's own detected as another
+format.
 
 The bounded run is tests/test_fuzz.py; the long run is this script:
     .venv/bin/python tests/fuzzer.py --cases 40 --seed 1 [--minutes 30] [--only claude-code]
     .venv/bin/python tests/fuzzer.py --newer --cases 6 --only legion,marsys,wolo,agentscope
+    .venv/bin/python tests/fuzzer.py --newer --cases 6 --only claude-code,codex,goose,agentscope-studio
 """
 
 from __future__ import annotations
@@ -113,29 +117,48 @@ class Seed:
 # records the tests write inline, for shapes no file holds (module, constant, as a document too)
 FIXTURES = [("test_format_openai_chat", "RESPONSES", True), ("test_format_claude_code", "LINES_2_1_331", False),
             ("test_format_claude_code", "NEWER_LINES", False), ("test_format_agentpress", "CURRENT_WRITER", False),
-            ("test_format_anthropic_messages", "SERVER_TOOLS", True)]
+            ("test_format_anthropic_messages", "SERVER_TOOLS", True),
+            ("test_format_claude_code", "CURRENT_TYPES", False),
+            ("test_format_wrapped", "MIXED_PROXY_LOG", False)]
 
 
 OPENCODE = ROOT / "test_data" / "formats" / "opencode"
+GOOSE = ROOT / "test_data" / "formats" / "goose"
 
 
 def row_seed_names() -> list[str]:
-    """The names of the OpenCode database's seeds (fixture_files builds it)."""
+    """The names of the OpenCode and Goose databases' seeds (fixture_files builds them)."""
+    goose = _make_db(GOOSE, "sessions")
     return sorted(f"fixture/opencode.db/{p.stem}"
-                  for p in (OPENCODE / "data" / "storage" / "session").glob("*/*.json"))
+                  for p in (OPENCODE / "data" / "storage" / "session").glob("*/*.json")) + sorted(
+        f"fixture/sessions.db/{sid}" for sid in [p.stem for p in goose.LEGACY] + [goose.NEW_ID, goose.SUB_ID])
+
+
+def _make_db(source: Path, name: str):
+    """A test_data folder's make_db.py, loaded from its own file (OpenCode's and Goose's have the
+    same name: an import would give the first one's module for both)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"make_db_{name}", source / "make_db.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fixture_files(folder: Path) -> None:
     """The tests' inline records (FIXTURES) written under `folder`, one session each, and an
-    OpenCode database built from test_data's file storage (make_db.py), whose sessions are rows."""
+    OpenCode database built from test_data's file storage and a Goose one from its JSONL sessions
+    (each folder's make_db.py), whose sessions are rows."""
     import importlib
 
     sys.path.insert(0, str(ROOT / "tests"))
-    sys.path.insert(0, str(OPENCODE))
-    db = folder / "opencode-db" / "opencode.db"
-    if not db.exists():
-        db.parent.mkdir(parents=True, exist_ok=True)
-        importlib.import_module("make_db").build(db)
+    for source, db in ((OPENCODE, folder / "opencode-db" / "opencode.db"),
+                       (GOOSE, folder / "goose-db" / "sessions.db")):
+        if not db.exists():
+            db.parent.mkdir(parents=True, exist_ok=True)
+            _make_db(source, db.stem).build(db)
+            for suffix in ("-wal", "-shm"):  # (checkpointed on close: the file alone holds it)
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
     for module, name, doc in FIXTURES:
         records = getattr(importlib.import_module(module), name)
         (folder / f"{module}-{name}").mkdir(parents=True, exist_ok=True)
@@ -150,7 +173,7 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
     """Every session of the corpus and of test_data (and of the tests' inline records, written
     under `fixtures`), with the files that belong to it."""
     from viewer import formats
-    from viewer.formats import detect, opencode, opencode_db, studio_db
+    from viewer.formats import detect, goose_db, opencode, opencode_db, studio_db
     from viewer.store import Store
 
     out = []
@@ -164,7 +187,7 @@ def seeds(fixtures: Path | None = None) -> list[Seed]:
             found = detect.detect_file(main)
             stored = opencode.session_files(main) if found.format == "opencode" else []
             window = False
-            if opencode_db.split(str(main)) is not None or studio_db.split(str(main)) is not None:
+            if any(m.split(str(main)) is not None for m in (opencode_db, studio_db, goose_db)):
                 folder, files = main.parent.parent, [main.parent]  # the database file
             elif stored:
                 # an OpenCode session of the file storage: its session file, messages and parts,
@@ -652,25 +675,48 @@ class Case:
     folder: Path
     main: Path
     mutations: dict[str, list[str]]
+    marks: dict[Path, str] = field(default_factory=dict)  # each file's MARK (`file_mark`)
 
     def describe(self) -> str:
         return f"{self.seed.name} case {self.index}: " + "; ".join(
             f"{k}: {', '.join(v)}" for k, v in self.mutations.items())[:1500]
 
 
+def file_mark(n: int) -> str:
+    """The MARK of a case's `n`th file: the main file's is MARK, each other's (a Claude Code
+    sub-agent's file, a Codex sub-agent's rollout) its own word, none a part of another, so that
+    one file's unknown records shown do not stand for another's lost."""
+    return MARK_MAIN if n == 0 else f"FUZZSUB{n}Q"
+
+
+MARK_MAIN = MARK
+
+
 def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
-    """The seed's files copied under `folder` (relative paths kept), each mutated."""
+    """The seed's files copied under `folder` (relative paths kept), each mutated (with --newer,
+    the unknown records and blocks of each carry its own `file_mark`)."""
+    global MARK
+    try:
+        return _make_case(seed, index, folder, r)
+    finally:
+        MARK = MARK_MAIN
+
+
+def _make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
+    global MARK
     muts = {}
+    marks = {}
     main = None
     files = seed.files
     if seed.window and len(files) > MAX_FILES:  # the main file and a run of the others
         start = r.choice([1, 1, r.randrange(1, len(files) - MAX_FILES + 2)])
         files = files[:1] + files[start:start + MAX_FILES - 1]
-    for src in files:
+    for n, src in enumerate(files):
+        MARK = file_mark(n)  # (files[0] is the main file)
         rel = src.relative_to(seed.base)
         if seed.row:  # the database, its rows mutated; the session is a path below it
             dst = folder / seed.base.name / rel
-            mutator = mutate_studio_db if seed.fmt == "agentscope-studio" else mutate_db
+            mutator = {"agentscope-studio": mutate_studio_db, "goose": mutate_goose_db}.get(seed.fmt, mutate_db)
             muts[str(rel)] = mutator(src, dst, seed.main.name, r)
             main = dst / seed.main.name
             continue
@@ -686,9 +732,10 @@ def make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
             data = b"\n".join(_window(data.split(b"\n"), r)) + b"\n"
         dst.write_bytes(data)
         os.utime(dst, (time.time() - 3600,) * 2)  # quiet for an hour: a partial last line is shown
+        marks[dst] = MARK
         if src == seed.main:
             main = dst
-    return Case(seed, index, folder, main, muts)
+    return Case(seed, index, folder, main, muts, marks)
 
 
 def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
@@ -857,6 +904,98 @@ def mutate_studio_db(src: Path, dst: Path, run_id: str, r: random.Random) -> lis
     return _damaged_and_aged(dst, r, done)
 
 
+def mutate_goose_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
+    """Goose's sessions.db copied to `dst` with some of session `sid`'s rows mutated: a message's
+    content_json (its content list) and metadata_json as documents are, newer content items among
+    them with --newer; roles, times and ids given odd values (SQLite keeps what it is given), rows
+    dropped, duplicated or moved to another session; the session row's columns (its JSON ones, its
+    parent) and the usage ledger's odd; now and then a page of the file overwritten."""
+    import sqlite3
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    con = sqlite3.connect(dst, isolation_level=None)
+    con.execute("PRAGMA journal_mode = WAL")
+    done = []
+    odd = [None, 0, -1, 10**18, 1.5, 1.5e308, "", "x", b"\x00\xff", "{not json", "[1, 2]", '{"a": null}',
+           "null", '"text"', "<script>alert(1)</script>", "\x1b[31m", "2025-13-45T99:99:99Z", sid]
+    others = [i for (i,) in con.execute("SELECT id FROM sessions WHERE id != ?", (sid,))]
+    for _ in range(r.choice([1, 2, 3, 5, 8, 13])):
+        rows = [m for (m,) in con.execute("SELECT id FROM messages WHERE session_id = ?", (sid,))]
+        op = r.random()
+        if op < 0.45 and rows:
+            mid = r.choice(rows)
+            col = r.choice(["content_json", "content_json", "content_json", "metadata_json"])
+            (data,) = con.execute(f"SELECT {col} FROM messages WHERE id = ?", (mid,)).fetchone()
+            data = data if isinstance(data, bytes) else str(data).encode("utf-8", "surrogatepass")
+            new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
+            try:
+                value = new.decode("utf-8")
+            except UnicodeDecodeError:
+                value = new  # kept as a BLOB
+            con.execute(f"UPDATE messages SET {col} = ? WHERE id = ?", (value, mid))
+            done.append(f"message {mid} {col}: {', '.join(what)}")
+        elif op < 0.57 and rows:
+            mid = r.choice(rows)
+            col = r.choice(["role", "content_json", "created_timestamp", "metadata_json", "message_id",
+                            "tokens", "timestamp"])
+            value = r.choice(odd + (["tool", "system", "Assistant", "brand_new_role"] if col == "role" else []))
+            try:
+                con.execute(f"UPDATE messages SET {col} = ? WHERE id = ?", (value, mid))
+                done.append(f"message {mid}: {col} set to {value!r}"[:200])
+            except sqlite3.IntegrityError:  # (NOT NULL)
+                pass
+        elif op < 0.65 and rows:
+            mid = r.choice(rows)
+            con.execute("DELETE FROM messages WHERE id = ?", (mid,))
+            done.append(f"message {mid} dropped")
+        elif op < 0.71 and rows:
+            mid = r.choice(rows)
+            cols = [c for (_, c, *_rest) in con.execute("PRAGMA table_info(messages)") if c != "id"]
+            to = r.choice([sid, sid, *others[:2]])
+            con.execute(f"INSERT INTO messages ({', '.join(cols)}) SELECT "
+                        + ", ".join("?" if c == "session_id" else c for c in cols)
+                        + " FROM messages WHERE id = ?", (to, mid))
+            done.append(f"message {mid} duplicated into session {to}")
+        elif op < 0.76 and rows:
+            mid, to = r.choice(rows), r.choice(others + ["no_such_session"])
+            con.execute("UPDATE messages SET session_id = ? WHERE id = ?", (to, mid))
+            done.append(f"message {mid} moved to session {to}")
+        elif op < 0.88:
+            cols = [c for (_, c, *_rest) in con.execute("PRAGMA table_info(sessions)") if c != "id"]
+            col = r.choice(cols + ["extension_data", "model_config_json", "recipe_json", "parent_session_id",
+                                   "name", "session_type"])
+            value = r.choice(odd + others[:1])
+            try:
+                con.execute(f'UPDATE sessions SET "{col}" = ? WHERE id = ?', (value, sid))
+                done.append(f"session {col} set to {value!r}"[:200])
+            except sqlite3.IntegrityError:  # (NOT NULL)
+                pass
+        elif op < 0.95:
+            ledger = [i for (i,) in con.execute("SELECT id FROM usage_ledger WHERE session_id = ?", (sid,))] \
+                if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'usage_ledger'").fetchone() else []
+            if ledger:
+                col = r.choice(["created_timestamp", "model", "input_tokens", "output_tokens", "total_tokens",
+                                "cache_read_tokens", "cost", "cost_source", "is_compaction"])
+                value = r.choice(odd)
+                try:
+                    con.execute(f"UPDATE usage_ledger SET {col} = ? WHERE id = ?", (value, r.choice(ledger)))
+                    done.append(f"a ledger row's {col} set to {value!r}")
+                except sqlite3.IntegrityError:
+                    pass
+        elif rows:
+            mid = r.choice(rows)
+            con.execute("UPDATE messages SET content_json = ? WHERE id = ?",
+                        (json.dumps([{"type": "text", "text": "x" * r.choice([300_000, 3 << 20])}]), mid))
+            done.append(f"message {mid}: huge content")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    for suffix in ("-wal", "-shm"):  # (no Goose has it open: the file alone holds it)
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    return _damaged_and_aged(dst, r, done)
+
+
 # --- driving -------------------------------------------------------------------------------------
 
 
@@ -1011,35 +1150,68 @@ def live_markup(html: str) -> list[str]:
 
 
 def shown(app, key: str, case: Case, problems: list[str]) -> None:
-    """Every unknown record and block the case's main file holds (they carry MARK) is in the
-    session's export, as a user reads it: not hidden, not dropped."""
-    from viewer import formats
+    """Every unknown record and block the case's files hold (they carry their file's MARK: its
+    main file's, a sub-agent's file's, a folder document's parts') is in the session's export, as
+    a user reads it: not hidden, not dropped. A row session's mark is looked for in its rows as
+    the database module reads them (its `document`)."""
+    from viewer import files, formats
 
     adapter = formats.BY_NAME.get(case.seed.fmt)
-    paths = [case.main]
+    paths = [(case.main, "main")]
     if hasattr(adapter, "folder_document") and case.main.is_file() \
             and adapter.folder_document(case.main) is not None:  # (a Wolo session's messages/)
-        paths += sorted(p for p in case.main.parent.rglob("*.json") if p != case.main)
-    for path in paths:
+        paths += [(p, "main") for p in sorted(case.main.parent.rglob("*.json")) if p != case.main]
+    try:  # the sub-agents' files the session reads as threads of their own
+        idx = app.extensions["viewer"].store.index(key)
+        paths += [(Path(th.path), name) for name, th in idx.threads.items()
+                  if name != "main" and th.path and Path(th.path).is_file()
+                  and Path(th.path).resolve() != case.main.resolve()
+                  and Path(th.path).resolve().is_relative_to(case.folder.resolve())]
+    except Exception:  # (an index that cannot be made: the pages' own checks say so)
+        pass
+    marks = {p.resolve(): m for p, m in case.marks.items()}
+    export: dict[str, str] = {}
+    for path, thread in paths:
+        mark = marks.get(path.resolve(), MARK_MAIN)
+        store = files.row_store(path) if case.seed.row else None
         try:
-            data = path.read_bytes()
-        except OSError:
+            if store is not None:
+                data = json.dumps(_read_rows(store.document(str(path))), default=str).encode()
+            else:
+                data = path.read_bytes()
+        except (OSError, ValueError, TypeError):
             continue
-        if MARK.encode() not in data or not _readable_mark(data, path.suffix in (".jsonl", ".ndjson"),
-                                                           getattr(adapter, "FOLDS_LINES", False)):
+        jsonl = store is None and path.suffix in (".jsonl", ".ndjson")
+        if mark.encode() not in data or (store is None and not _readable_mark(
+                data, jsonl, getattr(adapter, "FOLDS_LINES", False), mark)):
             continue
-        resp = app.test_client().get(f"/s/{key}/export?format=md")
-        text = resp.get_data(as_text=True)
-        if resp.status_code == 200 and MARK not in text and not _waits_as_unknown(app, key, data) \
-                and not _in_a_hidden_copy(app, key):
-            at = data.find(MARK.encode())
+        if "md" not in export:
+            resp = app.test_client().get(f"/s/{key}/export?format=md")
+            export["md"] = resp.get_data(as_text=True) if resp.status_code == 200 else ""
+        if export["md"] and mark not in export["md"] \
+                and not (store is None and _waits_as_unknown(app, key, data, mark, thread)) \
+                and not _in_a_hidden_copy(app, key, mark):
+            at = data.find(mark.encode())
             line = data.count(b"\n", 0, at) + 1
             problems.append(f"an unknown record or block ({path.name} line {line}: "
                             f"{data[max(0, at - 200):at + 60]!r}) is not in the export")
-        return
 
 
-def _readable_mark(data: bytes, jsonl: bool, folds: bool) -> bool:
+def _read_rows(value):
+    """A row session's document without the rows that do not read (BadLine: an unparsed card,
+    which shows the head of its text only)."""
+    from viewer import reader
+
+    if isinstance(value, reader.BadLine):
+        return None
+    if isinstance(value, dict):
+        return {k: _read_rows(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_read_rows(v) for v in value]
+    return value
+
+
+def _readable_mark(data: bytes, jsonl: bool, folds: bool, mark: str = MARK) -> bool:
     """Whether a MARK is in JSON that reads: a line (or a document) a byte mutation broke after
     the mark went in is an unparsed card, which shows its head only (the mark may be past it);
     in a file whose lines rewrite earlier records (`folds`: Gemini CLI's recording, where the last
@@ -1049,12 +1221,12 @@ def _readable_mark(data: bytes, jsonl: bool, folds: bool) -> bool:
     chunks = data.split(b"\n") if jsonl else [data]
     values = [reader.decode(c.removeprefix(b"\xef\xbb\xbf")) for c in chunks]
     ids = [v.get("id") if isinstance(v, dict) and isinstance(v.get("id"), str) else None for v in values]
-    return any(MARK.encode() in chunk and not isinstance(value, reader.BadLine)
+    return any(mark.encode() in chunk and not isinstance(value, reader.BadLine)
                and not (folds and ids[n] is not None and ids[n] in ids[n + 1:])
                for n, (chunk, value) in enumerate(zip(chunks, values)))
 
 
-def _waits_as_unknown(app, key: str, data: bytes) -> bool:
+def _waits_as_unknown(app, key: str, data: bytes, mark: str = MARK, thread: str = "main") -> bool:
     """Whether every line holding MARK is an event hidden for a reason it states, behind the page's
     toggle (its raw line a click away) and left out of the Markdown export with the other hidden
     events (which says how many): a line type newer than its reader (Claude Code's choice: its CLI
@@ -1063,19 +1235,20 @@ def _waits_as_unknown(app, key: str, data: bytes) -> bool:
     resp = app.test_client().get(f"/s/{key}/export?format=json")
     if resp.status_code != 200:
         return False
-    lines = {n for n, line in enumerate(data.split(b"\n"), 1) if MARK.encode() in line}
-    events = [e for e in resp.get_json()["events"] if e["thread"] in (None, "main") and e["line"] in lines]
+    lines = {n for n, line in enumerate(data.split(b"\n"), 1) if mark.encode() in line}
+    names = (None, "main") if thread == "main" else (thread,)
+    events = [e for e in resp.get_json()["events"] if e["thread"] in names and e["line"] in lines]
     return {e["line"] for e in events} == lines and all(e["hidden"] and e["hidden_reason"] for e in events)
 
 
-def _in_a_hidden_copy(app, key: str) -> bool:
+def _in_a_hidden_copy(app, key: str, mark: str = MARK) -> bool:
     """Whether MARK is in a copy of a message hidden as such, the message shown once: AgentScope's
     broadcast message sits in each agent's memory with one id, and a mutation of one copy only is
     no writer's (its copies are the same message)."""
     resp = app.test_client().get(f"/s/{key}/export?format=json")
     if resp.status_code != 200:
         return False
-    marked = [e for e in resp.get_json()["events"] if MARK in json.dumps(e)]
+    marked = [e for e in resp.get_json()["events"] if mark in json.dumps(e)]
     return bool(marked) and all(e["hidden"] and "copy" in (e["hidden_reason"] or "") for e in marked)
 
 
@@ -1086,6 +1259,8 @@ def same_family(case: Case, found) -> list[str]:
         return []
     if case.seed.main.suffix not in (".jsonl", ".ndjson") or not case.main.is_file():
         return []
+    if {found.format, case.seed.fmt} == {"openai-chat", "anthropic-messages"} and _both_apis(case.seed.main):
+        return []  # (a log of both APIs' calls: each reads its calls as the other's does)
     own = {ln.rstrip(b"\r") for ln in case.seed.main.read_bytes().split(b"\n")}
     lines = [ln.rstrip(b"\r") for ln in case.main.read_bytes().removeprefix(b"\xef\xbb\xbf").split(b"\n")
              if ln.strip()]
@@ -1094,6 +1269,22 @@ def same_family(case: Case, found) -> list[str]:
         return [f"detected as {found.format}, not {case.seed.fmt}, with {same} of {len(lines)} lines "
                 f"the seed's own"]
     return []
+
+
+def _both_apis(path: Path) -> bool:
+    """Whether a file is an API call log holding both Anthropic's and OpenAI's calls (a proxy's
+    that both go through): read as either API's, each call is read by its own (wrapped.event)."""
+    from viewer.formats import wrapped
+
+    flavors = set()
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict) and wrapped.kind(rec) == "exchange":
+            flavors.add(wrapped.flavor(rec))
+    return flavors == {"openai", "anthropic"}
 
 
 def drive_web(app, key: str, case: Case, r: random.Random, problems: list[str]) -> None:

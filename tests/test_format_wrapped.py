@@ -505,37 +505,41 @@ def _proxy_call(url, started, messages, body):
             "response": {"timestamp": started + 1, "status_code": 200, "body": body}}
 
 
+# one proxy's log: an OpenAI agent's two calls, then Claude's two (the fuzzer mutates it as a seed)
+_ask = {"role": "user", "content": "List files"}
+_ls = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "call_ls", "type": "function", "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]}
+_listed = {"role": "tool", "tool_call_id": "call_ls", "content": "a.py"}
+_chat = "https://api.openai.com/v1/chat/completions"
+OPENAI_CALLS = [
+    _proxy_call(_chat, 1764050390, [_ask], {"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o",
+                                            "choices": [{"index": 0, "message": _ls, "finish_reason": "tool_calls"}]}),
+    _proxy_call(_chat, 1764050392, [_ask, _ls, _listed], {
+        "id": "chatcmpl-3", "object": "chat.completion", "model": "gpt-4o",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "a.py"}, "finish_reason": "stop"}]})]
+_which = {"role": "user", "content": [{"type": "text", "text": "Which Python is installed?"}]}
+_use = [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "python3 -V"}}]
+_result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "Python 3.12.3"}]}
+_claude = "https://api.anthropic.com/v1/messages"
+ANTHROPIC_CALLS = [
+    _proxy_call(_claude, 1764050402, [_which], {"id": "msg_1", "type": "message", "role": "assistant",
+                                                "model": "claude-sonnet-4-5", "content": _use, "stop_reason": "tool_use"}),
+    _proxy_call(_claude, 1764050404, [_which, {"role": "assistant", "content": _use}, _result], {
+        "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "Python 3.12.3."}], "stop_reason": "end_turn"})]
+MIXED_PROXY_LOG = OPENAI_CALLS + ANTHROPIC_CALLS
+
+
 def test_a_log_of_anthropic_and_openai_calls_pairs_each_apis_calls_with_their_results(tmp_path):
     # one proxy's log: an OpenAI agent's two calls, then Claude's two (and, read the other way,
     # claude-trace's own log with the OpenAI calls after it): each API's tool call is a call card
     # paired with its result, whichever API the file is read as
-    ask = {"role": "user", "content": "List files"}
-    ls = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_ls", "type": "function", "function": {"name": "shell", "arguments": '{"cmd": "ls"}'}}]}
-    listed = {"role": "tool", "tool_call_id": "call_ls", "content": "a.py"}
-    chat = "https://api.openai.com/v1/chat/completions"
-    openai_calls = [
-        _proxy_call(chat, 1764050390, [ask], {"id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o",
-                                              "choices": [{"index": 0, "message": ls, "finish_reason": "tool_calls"}]}),
-        _proxy_call(chat, 1764050392, [ask, ls, listed], {
-            "id": "chatcmpl-3", "object": "chat.completion", "model": "gpt-4o",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "a.py"}, "finish_reason": "stop"}]})]
-    which = {"role": "user", "content": [{"type": "text", "text": "Which Python is installed?"}]}
-    use = [{"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"command": "python3 -V"}}]
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "Python 3.12.3"}]}
-    claude = "https://api.anthropic.com/v1/messages"
-    anthropic_calls = [
-        _proxy_call(claude, 1764050402, [which], {"id": "msg_1", "type": "message", "role": "assistant",
-                                                  "model": "claude-sonnet-4-5", "content": use, "stop_reason": "tool_use"}),
-        _proxy_call(claude, 1764050404, [which, {"role": "assistant", "content": use}, result], {
-            "id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "Python 3.12.3."}], "stop_reason": "end_turn"})]
     mixed = tmp_path / "mixed" / "proxy.jsonl"
     mixed.parent.mkdir()
-    mixed.write_text("".join(json.dumps(x) + "\n" for x in openai_calls + anthropic_calls))
+    mixed.write_text("".join(json.dumps(x) + "\n" for x in MIXED_PROXY_LOG))
     traced = tmp_path / "traced" / "log.jsonl"
     traced.parent.mkdir()
-    traced.write_text(TRACE.read_text() + "".join(json.dumps(x) + "\n" for x in openai_calls))
+    traced.write_text(TRACE.read_text() + "".join(json.dumps(x) + "\n" for x in OPENAI_CALLS))
     for path, fmt in ((mixed, "openai-chat"), (traced, "anthropic-messages")):
         os.utime(path, (1_700_000_000, 1_700_000_000))
         assert detect.detect_file(path).format == fmt
