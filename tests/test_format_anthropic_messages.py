@@ -642,3 +642,16 @@ def test_an_empty_thinking_summary_part_of_a_kind_not_known_keeps_what_it_holds(
     (thought,) = [b for b in ev.blocks if b.kind == "thinking"]
     assert thought.text.startswith("Read the config first.")
     assert "the config's diagram" in thought.text
+
+
+def test_a_citation_without_a_title_or_of_a_kind_not_known_is_named_by_its_words():
+    # an untitled document's citation, and one of a newer kind, were counted but not named: the
+    # sources line left them out when another citation had a title
+    ev = anthropic_messages.event({"role": "assistant", "content": [
+        {"type": "text", "text": "It is 21 °C.", "citations": [
+            {"type": "web_search_result_location", "url": "https://weather.example/paris", "title": "Paris weather",
+             "cited_text": "21 °C"},
+            {"type": "char_location", "document_title": None, "cited_text": "sunny all week", "document_index": 0},
+            {"type": "map_location", "place": "Paris, France"}]}]}, R)
+    assert ev.blocks[-1].text == ("sources: Paris weather — https://weather.example/paris; "
+                                  "char location: “sunny all week”; map location: “Paris, France”")

@@ -389,8 +389,12 @@ def citation_words(cites: list) -> str:
         title = c.get("title") or c.get("document_title")
         where = c.get("url") or c.get("source")
         parts = [str(x) for x in (title, where) if isinstance(x, str) and x]
-        if parts:
-            seen.setdefault(" — ".join(parts), None)
+        if not parts:  # (an untitled document's, or a kind not known: its words, not nothing)
+            said = c.get("cited_text") if isinstance(c.get("cited_text"), str) and c["cited_text"] \
+                else next((v for k, v in c.items() if k != "type" and isinstance(v, str) and v), None)
+            kind = c.get("type") if isinstance(c.get("type"), str) else "citation"
+            parts = [f"{kind.replace('_', ' ')}: “{said[:120]}”" if said else kind.replace("_", " ")]
+        seen.setdefault(" — ".join(parts), None)
     return ("sources: " + "; ".join(seen)) if seen else f"{len(cites)} citation(s)"
 
 
