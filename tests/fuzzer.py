@@ -48,6 +48,7 @@ import random
 import re
 import shutil
 import signal
+import sqlite3
 import sys
 import time
 import traceback
@@ -738,18 +739,36 @@ def _make_case(seed: Seed, index: int, folder: Path, r: random.Random) -> Case:
     return Case(seed, index, folder, main, muts, marks)
 
 
+def _db_copy(src: Path, dst: Path, wal: bool = True):
+    """A connection to a copy of database `src` at `dst`, in WAL mode or not as its program keeps it."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    con = sqlite3.connect(dst, isolation_level=None)
+    if wal:
+        con.execute("PRAGMA journal_mode = WAL")
+    return con
+
+
+def _mutate_column(con, table: str, col: str, rid, r: random.Random) -> list[str]:
+    """A row's JSON column mutated as a file's bytes are (`mutate_file`); what was done."""
+    (data,) = con.execute(f"SELECT {col} FROM {table} WHERE id = ?", (rid,)).fetchone()
+    data = data if isinstance(data, bytes) else str(data).encode("utf-8", "surrogatepass")
+    new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
+    try:
+        value = new.decode("utf-8")
+    except UnicodeDecodeError:
+        value = new  # kept as a BLOB
+    con.execute(f"UPDATE {table} SET {col} = ? WHERE id = ?", (value, rid))
+    return what
+
+
 def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
     """An OpenCode database copied to `dst` with some of session `sid`'s rows mutated: a row's
     JSON as a document is, rows dropped or duplicated, parts moved to another message, columns
     given values of other types (SQLite keeps what it is given), the session made its own or
     another's child; now and then a page of the file overwritten (a damaged database)."""
-    import sqlite3
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    con = sqlite3.connect(dst, isolation_level=None)
-    con.execute("PRAGMA journal_mode = WAL")
+    con = _db_copy(src, dst)
     done = []
     others = [i for (i,) in con.execute("SELECT id FROM session WHERE id != ?", (sid,))]
     for _ in range(r.choice([1, 2, 3, 5, 8, 13])):
@@ -759,14 +778,7 @@ def mutate_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[str]:
         table, ids = ("part", parts) if r.random() < 0.6 and parts else ("message", msgs)
         if op < 0.45 and ids:
             rid = r.choice(ids)
-            (data,) = con.execute(f"SELECT data FROM {table} WHERE id = ?", (rid,)).fetchone()
-            data = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-            new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
-            try:
-                value = new.decode("utf-8")
-            except UnicodeDecodeError:
-                value = new  # kept as a BLOB
-            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (value, rid))
+            what = _mutate_column(con, table, "data", rid, r)
             done.append(f"{table} {rid}: {', '.join(what)}")
         elif op < 0.55 and ids:
             rid = r.choice(ids)
@@ -850,12 +862,7 @@ def mutate_studio_db(src: Path, dst: Path, run_id: str, r: random.Random) -> lis
     some of run `run_id`'s rows mutated: a message's JSON as a document is, values of other types
     (SQLite keeps what it is given), rows dropped, the run row's columns and its spans' counts
     given odd values; now and then a page of the file overwritten (a damaged database)."""
-    import sqlite3
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    con = sqlite3.connect(dst, isolation_level=None)
+    con = _db_copy(src, dst, wal=False)
     done = []
     odd = [None, 0, -1, 10**18, 1.5, "", "x", b"\x00\xff", "{not json", "[1, 2]", '{"a": null}', "null",
            '"text"', "<script>alert(1)</script>", "\x1b[31m"]
@@ -910,13 +917,7 @@ def mutate_goose_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[st
     them with --newer; roles, times and ids given odd values (SQLite keeps what it is given), rows
     dropped, duplicated or moved to another session; the session row's columns (its JSON ones, its
     parent) and the usage ledger's odd; now and then a page of the file overwritten."""
-    import sqlite3
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    con = sqlite3.connect(dst, isolation_level=None)
-    con.execute("PRAGMA journal_mode = WAL")
+    con = _db_copy(src, dst)
     done = []
     odd = [None, 0, -1, 10**18, 1.5, 1.5e308, "", "x", b"\x00\xff", "{not json", "[1, 2]", '{"a": null}',
            "null", '"text"', "<script>alert(1)</script>", "\x1b[31m", "2025-13-45T99:99:99Z", sid]
@@ -927,14 +928,7 @@ def mutate_goose_db(src: Path, dst: Path, sid: str, r: random.Random) -> list[st
         if op < 0.45 and rows:
             mid = r.choice(rows)
             col = r.choice(["content_json", "content_json", "content_json", "metadata_json"])
-            (data,) = con.execute(f"SELECT {col} FROM messages WHERE id = ?", (mid,)).fetchone()
-            data = data if isinstance(data, bytes) else str(data).encode("utf-8", "surrogatepass")
-            new, what = mutate_file(data, False, r, r.choice([1, 2, 3]))
-            try:
-                value = new.decode("utf-8")
-            except UnicodeDecodeError:
-                value = new  # kept as a BLOB
-            con.execute(f"UPDATE messages SET {col} = ? WHERE id = ?", (value, mid))
+            what = _mutate_column(con, "messages", col, mid, r)
             done.append(f"message {mid} {col}: {', '.join(what)}")
         elif op < 0.57 and rows:
             mid = r.choice(rows)
