@@ -508,3 +508,16 @@ def test_its_times_are_said_to_name_no_zone_once():
     assert md.count("time zone unknown") == 1 and "- **times**: as written in the file, time zone unknown" in md
     assert "- **started**: 2026-02-03 09:00:00\n" in md
     assert re.search(r"^### .* · 2026-02-03 09:00:05$", md, re.M)  # a card's time, as written
+
+
+def test_a_message_of_a_role_not_known_shows_its_other_fields():
+    """A newer writer's Msg of a role the reader does not know: its content and the fields a Msg
+    does not have are shown (they were only in the raw view); a known role's Msg is unchanged."""
+    rec = {"id": "m1", "name": "Critic", "role": "reviewer", "content": "Looks fine.",
+           "metadata": None, "timestamp": "2026-11-20 14:03:05.120", "verdict": {"score": 0.9}}
+    ev = agentscope.event(rec, R)
+    assert ev.role == "reviewer" and ev.author == "Critic"
+    assert [b.kind for b in ev.blocks] == ["text", "data"]
+    assert ev.blocks[1].value == {"verdict": {"score": 0.9}}
+    known = agentscope.event({**rec, "role": "assistant"}, R)
+    assert [b.kind for b in known.blocks] == ["text"]

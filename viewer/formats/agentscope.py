@@ -63,6 +63,10 @@ NAME = "agentscope"
 MODE = "jsonl"  # JSONL of Msgs, or a JSON document (a list, a session / agent state) via `records`
 
 _JAVA_ROLES = {"USER", "ASSISTANT", "SYSTEM", "TOOL", "CONTROL"}
+# a Msg's fields as AgentScope 0.x–2.x and Java write them: the others of a Msg whose role is none of
+# _JAVA_ROLES (a newer writer's) are shown with it, as what the reader does not know
+_MSG_KEYS = {"id", "name", "role", "content", "metadata", "timestamp", "created_at", "url", "echo",
+             "invocation_id"}
 _V2_KEYS = {"finished_at", "finished_reason", "structured_output", "usage", "error"}
 _FOREIGN = {"message_id", "parts", "type", "uuid", "_type", "is_llm_message", "thread_id", "message"}
 _OWN_BLOCKS = {"tool_call", "data", "hint"}
@@ -322,6 +326,10 @@ def _event(rec: Any, ref: Ref) -> Event:
         ev.source_id = str(m["id"])
     set_time(ev, m.get("timestamp") if m.get("timestamp") is not None else m.get("created_at"))
     _metadata(ev, m)
+    if role.upper() not in _JAVA_ROLES:
+        more = {k: v for k, v in m.items() if k not in _MSG_KEYS and k not in _V2_KEYS}
+        if more:
+            ev.blocks.append(Data(more, f"fields of a {role} message"))
     if marks:
         if "hint" in marks and ev.kind == "message":
             ev.kind = "hint"
