@@ -42,7 +42,7 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 29  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 30  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -127,6 +127,12 @@ class ThreadIndex:
     # a first screen of a log of API calls: the records it read, which its events are read from
     # (read_region; never in the cache: a region index is not kept)
     held: list | None = None
+    # a JSONL file of wrappers (`folded`): what its reading knew before each line and decided there
+    # (rows of `formats.wrapped.PLAN` numbers: `_Unwrap.take`), so a window's lines are read alone
+    # as that reading read them (`wrapped.replay`) — a new process draws a page of a 100 MB log
+    # from the page's lines, not from a reading of the whole log. With it, in `carried`: the
+    # call ids each section renamed (`renames`)
+    plan: array = field(default_factory=lambda: array("q"))
 
     def __len__(self) -> int:
         # `hidden` is appended last for each event: a reader on another thread (a live stream) that
@@ -164,6 +170,7 @@ class ThreadIndex:
         blobs.append(bytes(self.content))
         blobs.append(bytes(self.hidden))
         d["renamed"] = self.renamed.dump(blobs)
+        blobs.append(self.plan.tobytes())
         return d
 
     @classmethod
@@ -184,6 +191,7 @@ class ThreadIndex:
         th.content = bytearray(next(blobs))
         th.hidden = bytearray(next(blobs))
         th.renamed = Renamed.load(d["renamed"], blobs)
+        th.plan.frombytes(next(blobs))
         if not (len(th.offsets) == len(th.ts) == len(th.hidden) == len(th.roles) == len(th.ids)
                 == len(th.authors) == len(th.content)):
             raise ValueError("index columns disagree")
@@ -670,6 +678,10 @@ class SessionIndex:
         with fold.lock:  # (a page may be reading the file on: what was read up to one place)
             n, read = len(fold.records), (fold.size, fold.mtime_ns, fold.ino, fold.seal.hex())
             offset, waiting = fold.offset, fold.waiting
+            # (rows of the lines past those the thread's plan holds: the rows of the lines before
+            # are the same in any reading of these bytes)
+            plan = fold.unwrap.plan[len(th.plan):]
+            renames = [[section, dict(ids)] for section, ids in fold.unwrap.renames.items() if ids]
         start = len(th)
         records, ends = fold.records, fold.ends
         # the reading may be another than the one the index read (the index came from the cache,
@@ -682,7 +694,8 @@ class SessionIndex:
         # call_log`: a first screen read from the lines it shows names them alike); as it was
         # named on its first read, whatever its first record turned out to be since
         at = th.carried.get("at", fold.logged) if start else fold.logged
-        th.carried = {"fold": True, "at": at}
+        th.carried = {"fold": True, "at": at, "renames": renames}
+        th.plan.extend(plan)
         put = self._putter(th, adapter)
         starts = fold.starts
         for i in range(start, n):

@@ -12,9 +12,11 @@ Counting a window in *visible* events keeps a screen useful when a session is mo
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import threading
 import zlib
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -192,6 +194,72 @@ def _document_records(th: ThreadIndex) -> list:
     return records
 
 
+def _records_at(th: ThreadIndex, seqs) -> "dict[int, tuple] | list":
+    """The records of a document's events at `seqs` (their JSON path and record), by seq. A JSONL
+    file of wrappers whose reading is not kept in this process (a new process, its index from the
+    cache) is not read whole for them: the lines that hold them are read alone, as that reading
+    read them (`wrapped.replay`, after the index's `plan`)."""
+    if folded(th) and th.plan and not wrapped.kept(th.path):
+        got = _replayed(th, seqs)
+        if got is not None:
+            return got
+    return _Records(_document_records(th))
+
+
+class _Records:
+    """A document's records (a list) looked at by seq, as `_records_at` gives them."""
+
+    def __init__(self, records: list):
+        self.records = records
+
+    def __contains__(self, seq: int) -> bool:
+        return 0 <= seq < len(self.records)
+
+    def __getitem__(self, seq: int) -> tuple:
+        return self.records[seq]
+
+
+def _replayed(th: ThreadIndex, seqs) -> dict[int, tuple] | None:
+    """`_records_at` from the lines of the events alone (see `ThreadIndex.plan`); None when the
+    lines do not give the records the index holds of them (the file changed since: the caller
+    reads it whole, as it did)."""
+    starts = _plan_starts(th)
+    offsets, step = th.offsets, wrapped.PLAN
+    lines, firsts = [], []
+    for seq in seqs:
+        start = offsets[seq]
+        if firsts and offsets[firsts[-1]] == start:
+            continue
+        i = bisect.bisect_left(starts, start)
+        if i == len(starts) or starts[i] != start:
+            return None
+        first = bisect.bisect_left(offsets, start)
+        lines.append((th.plan[i * step:(i + 1) * step], th.lengths[first]))
+        firsts.append(first)
+    renames = {section: ids for section, ids in th.carried.get("renames") or ()}
+    try:
+        read = wrapped.replay(th.path, lines, renames)
+    except OSError:
+        return None
+    out = {}
+    for first, recs in zip(firsts, read):
+        n = bisect.bisect_right(offsets, offsets[first], first) - first
+        if len(recs) != n:
+            return None
+        for j, rec in enumerate(recs):
+            out[first + j] = rec
+    return out
+
+
+def _plan_starts(th: ThreadIndex) -> array:
+    """Where each line of a thread's plan begins (its rows' first numbers), kept while the plan
+    holds as many rows."""
+    got = getattr(th, "_starts", None)
+    if got is None or len(got) * wrapped.PLAN != len(th.plan):
+        got = th._starts = th.plan[0::wrapped.PLAN]
+    return got
+
+
 def _versions(th: ThreadIndex) -> dict | None:
     """{seq: version} of a row-session's records changed in place (rowfold.RowFold.versions)."""
     rows = th.carried.get("rows")
@@ -231,7 +299,7 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
     adapter = formats.get(th.format)
     out = []
     if th.mode == "document":
-        records = _document_records(th)
+        records = _records_at(th, seqs)
         versions = _versions(th)
         for seq in seqs:
             # (offset: where a log of API calls' record's line begins; 0 for other documents — a
@@ -239,7 +307,7 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
             ref = Ref(thread, th.lines[seq], th.offsets[seq] + (versions.get(seq, 0) if versions else 0),
                       th.lengths[seq],
                       th.paths[seq] if th.paths else None)
-            rec = records[seq][1] if seq < len(records) else reader.BadLine("document changed")
+            rec = records[seq][1] if seq in records else reader.BadLine("document changed")
             out.append(_finish(idx, _event(adapter, rec, ref, th.ids[seq], b"", None,
                                            th.renamed.get(seq))))
         return out
@@ -416,7 +484,7 @@ def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     th = idx.threads[thread]
     redactor = idx.redactor
     if th.mode == "document":
-        rec = _document_records(th)[seq][1]
+        rec = _records_at(th, [seq])[seq][1]
         if redactor is not None:
             rec = redactor.value(rec)
         return reader.json_text(rec).encode(), False

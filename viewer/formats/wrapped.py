@@ -57,6 +57,11 @@ A log of API calls (`call_log`: exchange or saved-response lines) is not read wh
 screen: each line repeats its conversation's history, so the lines a page shows can be read alone
 (`region`, viewer/partial.py), the whole log read in the background; its events are named by where
 their line begins (`@<offset>`, `~2`… for a line's further records), the same in both readings.
+Nor is it read whole again for a page in a process that did not read it (a server restarted over
+its cached index): the index keeps the whole reading's `plan` — for each line, the calls and
+conversations before it and the conversation it goes on with — and the call ids each conversation
+renamed, and a window's lines are read alone with them (`replay`), giving the records the whole
+reading gave them (numbers, notes and ids alike).
 """
 
 from __future__ import annotations
@@ -315,6 +320,12 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
     return fold
 
 
+def kept(path: str | Path) -> bool:
+    """Whether this process keeps the reading of a JSONL file of wrappers (`lines_fold`)."""
+    with _folds_lock:
+        return str(Path(path)) in _folds
+
+
 def _head_eol(path: Path, f) -> bytes | None:
     """The line end of a JSONL file of wrappers, from a look at its head (`f` left past it); None
     when its first records are no wrappers. The lines looked at are those detection reads, as it
@@ -404,15 +415,13 @@ def region(path: str | Path, lo: int, hi: int) -> Region:
             seed = start_of_line(f, seed - 1, eol)
         unwrap = _Unwrap(numbered=seed == 0)  # (from the file's start: every number known)
         starts, ends = array("q"), array("q")
-        scanner = reader.LineScanner(f, seed, 0, eol=eol)
+        scanner = reader.LineScanner(f, seed, 0, eol=eol, views=True)
         offset = size
-        history: list = []
         for _, rec, start, end, _ in _lines(f, scanner):
             if start >= hi or rec is _WAIT:
                 offset = start
                 break
             rec = _settle(rec)
-            history = _share(rec, history)
             n = len(unwrap.out)
             unwrap.run([(f"[@{start}]", rec, None)])
             if start < lo:
@@ -434,9 +443,9 @@ _folds_lock = threading.Lock()
 class Fold:
     """A JSONL file of wrappers as read so far: its records (`records[i]`, read from the line
     that ends at byte `ends[i]`), and what reading on needs — where the next whole line starts and
-    the bytes just before it (a file rewritten in place no longer has them), the last logged
-    call's history, and the unwrapping's state (the conversations shown and the history each
-    knows, the call ids each section owns, the sections opened). A file that only grew by whole
+    the bytes just before it (a file rewritten in place no longer has them), and the unwrapping's
+    state (the conversations shown and what each knows, the call ids each section owns, the
+    sections opened; its `plan`). A file that only grew by whole
     lines is read on from there: its new lines are unwrapped as a whole read of the file unwraps
     them, so they add the records a whole read adds, in the same places (and two whole reads of
     the same bytes give the same records: the index goes on from another reading of the file
@@ -455,7 +464,6 @@ class Fold:
         self.closed = False  # a last line was read with no line end after it: the file may not grow
         self.first: Any = None  # the first wrapper record: whose messages the file holds
         self.flavors: set = set()  # whose messages its wrappers hold (a proxy may log both APIs)
-        self.history: list = []  # the messages of the last logged call
         self.lines_read = 0  # lines decoded, all reads together (what a read costs, for tests)
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
 
@@ -479,8 +487,8 @@ class Fold:
             return True
         if self.closed or reader.seal(f, self.offset) != self.seal:
             return False
-        scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol)
-        waiting, tail = False, None
+        scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol, views=True)
+        waiting, tail, unwrap = False, None, self.unwrap
         for line, rec, start, end, last in _lines(f, scanner):
             self.lines_read += 1
             if rec is _WAIT:
@@ -489,14 +497,14 @@ class Fold:
             if last:
                 tail = (line, end)  # the last line, taken without a line end after it
             rec = _settle(rec)
-            self.history = _share(rec, self.history)
-            if isinstance(rec, dict) and (k := kind(rec)):
-                self.first = rec if self.first is None else self.first
-                self.flavors.add(flavor(rec, k))
             n = len(self.records)
-            self.unwrap.run([(f"[{line - 1}]", rec, line)])
-            self.ends.extend([end] * (len(self.records) - n))
-            self.starts.extend([start] * (len(self.records) - n))
+            unwrap.take(rec, line, start)
+            if unwrap.kind is not None:
+                self.first = rec if self.first is None else self.first
+                self.flavors.add(unwrap.flavor)
+            k = len(self.records) - n
+            self.ends.extend([end] * k)
+            self.starts.extend([start] * k)
         self.offset, self.line = (tail[1], tail[0]) if tail else (scanner.offset, scanner.line)
         self.closed = tail is not None
         self.waiting = waiting
@@ -508,14 +516,25 @@ class Fold:
 def _lines(f, scanner):
     """(line number, value, where the line begins, the byte past it, whether it is the last line
     without a line end) of each line, one at a time (a huge line skimmed), then of the last line
-    (`_last_line`: or `_WAIT`)."""
+    (`_last_line`: or `_WAIT`). The scanner gives a line's bytes as a view of what it read (`views`:
+    orjson reads it without a copy of each line)."""
+    loads, JSONError = orjson.loads, orjson.JSONDecodeError
     for line, offset, length, data in scanner.lines():
-        value = reader.decode(data) if data is not None else reader.skim(f, offset, length)
+        if data is None:
+            value = reader.skim(f, offset, length)
+        else:
+            try:
+                value = loads(data)
+            except JSONError:
+                data = bytes(data)
+                value = reader.decode(data)  # (its reason, or a lenient retry)
         if isinstance(value, reader.BadLine):  # (its card shows the line: the document has no place)
             value.raw = bytes(data[:reader.UNPARSED_PREVIEW]) if data is not None else \
                 reader.read_bytes(f, offset, length, reader.UNPARSED_PREVIEW)
         yield line, value, offset, offset + length, False
     if (last := _last_line(f, scanner)) is not None:
+        if isinstance(last, reader.BadLine) and last.raw is None:
+            last.raw = reader.read_bytes(f, scanner.tail[0], scanner.tail[1], reader.UNPARSED_PREVIEW)
         yield scanner.line + 1, last, scanner.tail[0], sum(scanner.tail), True
 
 
@@ -543,25 +562,30 @@ def _last_line(f, scanner) -> Any:
     return value
 
 
-def _share(rec: Any, history: list) -> list:
-    """Each call of an API log sends the history again: the messages of a logged call equal to
-    those of the call before (`history`) are replaced by them (the copies let go, so a long log
-    holds about one history, and each message is compared across calls once). Returns the
-    call's messages, the history of the next, or `history` for a record with none."""
-    msgs = _logged_messages(rec)
-    if msgs is None:
-        return history
-    for i in range(min(len(msgs), len(history))):
-        if msgs[i] == history[i]:
-            msgs[i] = history[i]
-    return msgs
-
-
-def _logged_messages(rec: Any) -> list | None:
-    if not isinstance(rec, dict) or "response" not in rec:
-        return None
-    msgs = _request_body(rec).get("messages")
-    return msgs if isinstance(msgs, list) else None
+def replay(path: str | Path, lines: list[tuple], renames: dict[int, dict]) -> list[list]:
+    """The records of some lines of a JSONL file of wrappers, each read alone as a whole reading
+    of the file read it: `lines` holds, for each, its row of that reading's plan (`_Unwrap.take`)
+    and where the line ends; `renames`, that reading's renamed call ids of each section. Returns
+    each line's records, (JSON path, record) as `Fold.records` holds them — the same sections,
+    numbers, messages, replies and ids — read from these lines' bytes alone."""
+    unwrap = _Unwrap(renames=renames)
+    out = []
+    with files.open_file(path) as f:
+        for row, end in lines:
+            start = row[0]
+            if end - start <= reader.HUGE_LINE:
+                data = reader.read_bytes(f, start, end - start)
+                rec = reader.decode(data)
+                if isinstance(rec, reader.BadLine):
+                    rec.raw = bytes(data[:reader.UNPARSED_PREVIEW])
+            else:
+                rec = reader.skim(f, start, end - start)
+                if isinstance(rec, reader.BadLine):
+                    rec.raw = reader.read_bytes(f, start, end - start, reader.UNPARSED_PREVIEW)
+            n = len(unwrap.out)
+            unwrap.replay(_settle(rec), row)
+            out.append(unwrap.out[n:])
+    return out
 
 
 # --- unwrapping --------------------------------------------------------------------------------
@@ -590,9 +614,30 @@ def records(doc: Any, own: str) -> list[tuple[str, Any]] | None:
     return _Unwrap().run(items)
 
 
+PLAN = 7  # numbers of a line's row in `_Unwrap.plan`: see `_Unwrap.take`
+NEW, FELL = -1, -2  # a line's decision: a call that opens a conversation; a record read as it is
+
+
 class _Unwrap:
-    def __init__(self, numbered: bool = True):
+    """The unwrapping of a file's records, in order: the sections opened, the conversations an API
+    call log's calls go on with, the call ids each section owns. A JSONL file's lines are taken one
+    at a time (`take`), which notes in `plan`, one row a line, what the reading knew before it and
+    what it decided there; a line read again alone with its row (`replay`, a reading made with
+    the file's `renames`) gives the records the whole reading gave it, numbers and ids alike — so
+    a page of a big log is drawn from its own lines and its index, not from a reading of the whole
+    log."""
+
+    def __init__(self, numbered: bool = True, renames: dict | None = None):
         self.numbered = numbered  # False for a region: which call or conversation of the file is unknown
+        # the renamed ids of each section (section → {id: id~N}); given whole to a replay, which
+        # then owns no ids itself
+        self.replaying = renames is not None
+        self.renames: dict[int, dict] = {} if renames is None else renames
+        # a line's row: (where it begins, its line number, calls, sections and the section before
+        # it, its decision, the section it went on with)
+        self.plan = array("q")
+        self.decision, self.target = NEW, 0  # what the line being read decided (see `take`)
+        self.forced: tuple | None = None  # a replay's: the decision and section of its row
         self.out: list = []
         self.sections = 0  # how many sections were opened
         self.section = 0  # the one records go into (an API call log may go back to an earlier)
@@ -600,13 +645,13 @@ class _Unwrap:
         self.ids: dict[str, int] = {}  # tool call id → the section that used it first
         self.renamed: dict[str, str] = {}  # this section's ids that an earlier section used
         self.conversations: list[dict] = []  # API call logs: each conversation shown so far
-        self.keys: dict[int, tuple] = {}  # id of a message → (the message, its `_key`)
         self.instructions: Any = None  # saved responses: the last instructions shown
         self.flavor = "openai"  # whose messages the record being read holds (`flavor`)
+        self.kind: str | None = None  # what wrapper it is (`kind`)
 
     def run(self, items: list) -> list:
         for path, rec, line in items:
-            k = kind(rec) if isinstance(rec, dict) else None
+            k = self.kind = kind(rec) if isinstance(rec, dict) else None
             if k is None:  # an unparsed line, a record of no known shape: kept as it is
                 if isinstance(rec, reader.BadLine) and line:  # (its place here is no file line)
                     rec = reader.BadLine(f"line {line} of the file: {rec.reason}", rec.raw)
@@ -623,7 +668,26 @@ class _Unwrap:
                 self.sections, self.section, self.renamed, n = state
                 del self.conversations[n:]
                 self.out.append((path or "$", rec))
+                self.decision = FELL
         return self.out
+
+    def take(self, rec: Any, line: int, start: int) -> None:
+        """Unwrap a JSONL file's line (`line`, beginning at byte `start`: record `rec`), noting its
+        row in `plan`."""
+        row = (start, line, self.calls, self.sections, self.section)
+        self.decision, self.target = NEW, 0
+        self.run([(f"[{line - 1}]", rec, line)])
+        self.plan.extend((*row, self.decision, self.target))
+
+    def replay(self, rec: Any, row) -> None:
+        """Unwrap a line alone as `take` did in the reading whose row for it is `row`."""
+        _, line, self.calls, self.sections, self.section, decision, target = row
+        self.renamed = self.renames.get(self.section) or {}
+        if decision == FELL:  # (the reading took the record as it is)
+            self.out.append((f"[{line - 1}]", rec))
+            return
+        self.forced = (decision, target)
+        self.run([(f"[{line - 1}]", rec, line)])
 
     def nth(self, n: int) -> str:
         """" n" where the place is known (" 3" of "API call 3"), else nothing."""
@@ -633,7 +697,7 @@ class _Unwrap:
     def open(self, path: str, label: str, shown: dict, *, ident: Any = None,
              line: int | None = None, tools: Any = None) -> None:
         self.sections += 1
-        self.section, self.renamed = self.sections, {}
+        self.section, self.renamed = self.sections, self.renames.setdefault(self.sections, {})
         item = path.strip("[]$")
         where = f"line {line}" if line else (f"item {int(item) + 1}" if item.isdigit() else "")
         heading = f"{label}" + (f" · {where}" if where and where not in label else "")
@@ -649,6 +713,8 @@ class _Unwrap:
     def _own_ids(self, ids: list[str]) -> None:
         """Note the call ids of a message or response; an id an earlier section used is renamed
         here."""
+        if self.replaying:
+            return  # (its reading's renames are given)
         for cid in ids:
             first = self.ids.setdefault(cid, self.section)
             if first != self.section:
@@ -788,9 +854,16 @@ class _Unwrap:
         msgs = body.get("messages") if isinstance(body.get("messages"), list) else None
         if msgs is None and isinstance(body.get("input"), (list, str)):
             msgs = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
-        msgs = [m for m in msgs or ()]
-        keys = [self._key(m) for m in msgs]
-        conv = self._goes_on(keys)
+        msgs = list(msgs or ())
+        if self.forced is None:
+            keys = _Call(msgs)
+            conv = self._goes_on(keys)
+            self.decision = NEW if conv is None else conv["n"]
+            self.target = 0 if conv is None else conv["section"]
+        else:  # a replay: the conversation its reading found, as it knew it then
+            keys, (known, target) = None, self.forced
+            conv = None if known < 0 else {"n": known, "section": target,
+                                           "renamed": self.renames.get(target) or {}}
         started = req.get("timestamp") if req else None
         started = started if started is not None else rec.get("startTime")
         base = f"{path}.request.body" if isinstance(req.get("body"), dict) else \
@@ -804,10 +877,11 @@ class _Unwrap:
             label = f"Conversation{self.nth(self.sections + 1)}"
             self.open(path, f"{label} · API call{self.nth(self.calls)}", shown, line=line,
                       tools=body.get("tools") or body.get("functions"))
-            conv = {"keys": [], "section": self.section, "renamed": self.renamed}
+            conv = {"n": 0, "at": {}, "section": self.section, "renamed": self.renamed}
             # a call allowed one token (Claude Code's "quota" check) is a probe, not the person's
             probe = body.get("max_tokens") == 1
-            self.conversations.append(conv)
+            if keys is not None:
+                self.conversations.append(conv)
             if body.get("system"):
                 self.message(f"{base}.system", {"role": "system", "content": body["system"]},
                              time=started)
@@ -816,14 +890,14 @@ class _Unwrap:
             if conv["section"] != self.section:  # back to an earlier conversation: its section
                 self.section, self.renamed = conv["section"], conv["renamed"]
                 self.section_note(path, conv, line)
-            new = range(len(conv["keys"]), len(msgs))
+            new = range(conv["n"], len(msgs))
             probe = False
         name = "messages" if isinstance(body.get("messages"), list) else "input"
         for i in new:
             self.message(f"{base}.{name}[{i}]" if isinstance(body.get(name), list) else f"{base}.{name}",
                          msgs[i], time=started, probe=probe)
-        conv["keys"] = keys
-        conv["call"] = self.calls
+        if keys is not None:
+            conv.update(keys.known(False))
         resp = rec.get("response")
         ended = resp.get("timestamp") if isinstance(resp, dict) and "status_code" in resp else None
         ended = ended if ended is not None else rec.get("endTime")
@@ -867,7 +941,8 @@ class _Unwrap:
         else:
             choice = (rbody.get("choices") or [None])[0] if isinstance(rbody.get("choices"), list) else None
             answer = choice.get("message") if isinstance(choice, dict) else None
-        conv["keys"] = keys + ([("assistant", None)] if isinstance(answer, dict) else [])
+        if keys is not None and isinstance(answer, dict):
+            conv.update(keys.known(True))
 
     # responses kept without their requests
     def response(self, path: str, rec: dict, line: int | None, fl: str) -> None:
@@ -884,7 +959,11 @@ class _Unwrap:
             self.open(path, "API responses, kept without their requests", shown, line=line,
                       tools=rec.get("tools"))
         instructions = rec.get("instructions")
-        if isinstance(instructions, (str, list)) and instructions and instructions != self.instructions:
+        said = isinstance(instructions, (str, list)) and instructions and instructions != self.instructions
+        if self.forced is not None:
+            said = self.forced[0] == 1
+        self.decision = 1 if said else 0
+        if said:
             self.message(f"{path}.instructions", {"role": "system", "content": instructions},
                          time=started)
         self.instructions = instructions if instructions else self.instructions
@@ -898,30 +977,23 @@ class _Unwrap:
             return
         self.reply(path, rec, fl, body=rec, **timing)
 
-    def _key(self, msg: Any) -> tuple:
-        """`_key(msg)`, once per message object (an API log's lines share the equal ones)."""
-        got = self.keys.get(id(msg))
-        if got is None or got[0] is not msg:
-            got = self.keys[id(msg)] = (msg, _key(msg))
-        return got[1]
-
     def section_note(self, path: str, conv: dict, line: int | None) -> None:
         self.out.append((f"{path}.(section)", Wrapped({}, "notice", text=(
             f"API call{self.nth(self.calls)} goes on with "
             + (f"conversation {conv['section']}" if self.numbered else "an earlier conversation")
             + (f" (line {line})" if line else "")))))
 
-    def _goes_on(self, keys: list) -> dict | None:
+    def _goes_on(self, call: "_Call") -> dict | None:
         """The conversation a call's messages go on from: its first message and the last two it
         knew are the call's at the same places (an earlier answer stands for any assistant message
         there). The latest such conversation; None when none."""
-        if not keys:
+        if not len(call):
             return None
         for conv in reversed(self.conversations):
-            known = conv["keys"]
-            if not known or len(known) > len(keys) or not _same(known[0], keys[0]):
+            n, known = conv["n"], conv["at"]
+            if not n or n > len(call) or not call.same(0, known[0]):
                 continue
-            if all(_same(known[i], keys[i]) for i in range(max(1, len(known) - 2), len(known))):
+            if all(call.same(i, known[i]) for i in range(max(1, n - 2), n)):
                 return conv
         return None
 
@@ -969,11 +1041,48 @@ def _key(msg: Any) -> tuple:
     return (msg.get("role"), orjson.dumps([content, rest], option=orjson.OPT_SORT_KEYS, default=str))
 
 
-def _same(known: Any, key: Any) -> bool:
-    if known == key:
-        return True
-    # an answer shown from the response stands for the assistant message the next request repeats
-    return isinstance(known, tuple) and known[1] is None and key[0] == known[0]
+_ANSWER = ("assistant", None)  # a conversation's answer from a response (`_Call.known`)
+
+
+class _Call:
+    """A call's messages as `_Unwrap._goes_on` compares them with what a conversation knows: its
+    first message and its last two. Only those are compared — of a long history sent again with
+    every call, not every message of every call (the `_key` of each was a fifth of an API log's
+    index pass) — and an equal message is the same without its `_key`."""
+
+    __slots__ = ("msgs", "keys")
+
+    def __init__(self, msgs: list):
+        self.msgs, self.keys = msgs, {}
+
+    def __len__(self) -> int:
+        return len(self.msgs)
+
+    def key(self, i: int) -> tuple:
+        got = self.keys.get(i)
+        if got is None:
+            got = self.keys[i] = _key(self.msgs[i])
+        return got
+
+    def same(self, i: int, known: list) -> bool:
+        """Whether message i is the one a conversation knew (`known`: [message, its key once
+        made]; an answer shown from a response stands for the assistant message that repeats it)."""
+        if known[0] is _ANSWER:
+            return self.key(i)[0] == "assistant"
+        msg = self.msgs[i]
+        if msg is known[0] or msg == known[0]:
+            return True
+        if known[1] is None:
+            known[1] = _key(known[0])
+        return known[1] == self.key(i)
+
+    def known(self, answered: bool) -> dict:
+        """What a conversation keeps of these messages (and of the answer to them, when the
+        response gave one): how many, and the ones `same` is asked about — the first, the last two."""
+        n = len(self.msgs) + answered
+        at = {i: [_ANSWER if i == len(self.msgs) else self.msgs[i], self.keys.get(i)]
+              for i in (0, *range(max(1, n - 2), n)) if i < n}
+        return {"n": n, "at": at}
 
 
 def _call_ids(msg: dict) -> list[str]:
