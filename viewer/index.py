@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from . import files, formats, keys, reader
+from . import docstream, files, formats, keys, reader
 from .formats import detect, hook, rowfold, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
@@ -42,11 +42,14 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 30  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 31  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
 PROGRESS_STEP = 1 << 20  # bytes between two progress reports of a pass
+# a big document read a record at a time is checked, this many records at a time, to be read as
+# its records themselves, with this many of the stretch before (`_stream_document`)
+STREAM_WINDOW, STREAM_OVERLAP = 512, 32
 HEAD_BYTES = 256 << 10  # of a file, read for a region's title and start time
 _NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
@@ -256,6 +259,7 @@ class SessionIndex:
         self.sink = None
         self.progress = None
         self.region: Region | None = None  # set when only a region was read (read_region)
+        self._whole = False  # a big document is read whole, not a record at a time (`_NotPlain`)
         self.redactor = None  # a redact.Redactor: every event read through the timeline is redacted
         # the times of the folders companion files appear in, as the last listing found them, and
         # when it was made (a format with companions: see `_companions_settled`)
@@ -325,7 +329,13 @@ class SessionIndex:
             # the companions are listed again: a listing still current says nothing of threads
             # this build has not read yet (they were dropped with the rest)
             self._companions_seen = None
-            self._extend(self.threads["main"], Change())
+            try:
+                self._extend(self.threads["main"], Change())
+            except _NotPlain:  # read whole after all (the progress told starts again)
+                self._whole = True
+                self.threads["main"] = ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)
+                self.summary, self.calls, self.usage, self._ids = SessionSummary(format=fmt), ToolCallMap(), Tally(), {}
+                self._extend(self.threads["main"], Change())
             if fmt != formats.FALLBACK.NAME or seen >= detect.HEAD_BYTES \
                     or self.threads["main"].offset <= seen:
                 return
@@ -653,7 +663,17 @@ class SessionIndex:
             return self._read_rows(th, adapter, rows, f, change)
         if "rows" in th.carried:
             raise _Stale  # (gone from its database: read again, which says so)
-        doc = detect.read_document(th.path)
+        key = None if self._whole else detect.stream_key(th.path, adapter)
+        if key is not None:
+            if len(th):
+                raise _Stale
+            self._stream_document(th, adapter, key, f)
+            return None
+        told = wrapped.PROGRESS.set(self.progress)  # (a dataset's lines: read whole, told as read)
+        try:
+            doc = detect.read_document(th.path)
+        finally:
+            wrapped.PROGRESS.reset(told)
         size = f.seek(0, 2)
         if isinstance(doc, reader.BadLine):
             if len(th):
@@ -670,6 +690,64 @@ class SessionIndex:
         for i, (path, rec) in enumerate(records, 1):
             self._add(put, th, adapter, rec, i, 0, size, None, f, path)
         th.offset, th.line = size, len(records)
+
+    def _stream_document(self, th: ThreadIndex, adapter, key: str, f, hi: int | None = None) -> None:
+        """Index a big document a record at a time (`docstream`): the elements of its list `key`
+        (`detect.stream_key`), each with the bytes it lies in (the timeline reads it again from
+        there: `th.carried["spans"]`), every STREAM_WINDOW of them checked to read as themselves
+        (`detect.plain_window`, with the last few before them: a format that pairs or links
+        records reads the document whole, `_NotPlain`). What cannot be read (a document cut
+        short, malformed past some record) is one unparsed record after those before it. `hi`:
+        only the records that begin before that offset (a first screen's region)."""
+        start = reader.skip_bom(f)
+        size = f.seek(0, 2)
+        th.carried = {"spans": key}
+        put = self._putter(th, adapter)
+        shell: dict = {}
+        window: list = []
+        kept: list = []  # the last records of the window before (read with the next)
+        told = 0
+        mark = PROGRESS_STEP if self.progress else _NEVER
+
+        def flush() -> None:
+            nonlocal kept
+            values = [v for _, _, _, v in window]
+            if not detect.plain_window(adapter, shell, key, kept + values):
+                raise _NotPlain
+            for n, at, length, value in window:
+                self._add(put, th, adapter, value, n + 1, at, length, None, f, f"{key}[{n}]")
+            kept = values[-STREAM_OVERLAP:]
+            window.clear()
+
+        n = 0
+        for p in docstream.parts(f, start, size):
+            if hi is not None and p.offset >= hi:
+                hi = p.offset  # (the region ends where this record begins)
+                break
+            if p.offset >= mark:
+                self.progress(p.offset - told)
+                told, mark = p.offset, p.offset + PROGRESS_STEP
+            if p.path is None:  # the rest could not be read: an unparsed record of its bytes
+                flush()
+                th.bad[len(th.ids)] = p.value.reason
+                self._add(put, th, adapter, p.value, n + 1, p.offset, p.length, None, f)
+                n += 1
+                break
+            if not p.item:
+                shell[p.path] = p.value
+            elif p.key != key:
+                shell.setdefault(p.key, []).append(p.value)
+            else:
+                window.append((n, p.offset, p.length, p.value))
+                n += 1
+                if len(window) >= STREAM_WINDOW:
+                    flush()
+        else:
+            hi = None
+        flush()
+        if self.progress:
+            self.progress(max(0, size - told))
+        th.offset, th.line = size if hi is None else hi, n
 
     def _read_fold(self, th: ThreadIndex, adapter, fold, f) -> tuple:
         """Index the records of a JSONL file of wrappers past those the thread holds: all of them
@@ -1159,6 +1237,10 @@ class SessionIndex:
         with files.confined(self.confinement):
             found = found or detect.detect_file(self.main)
             if found.mode != "jsonl":
+                if lo == 0 and not wrapped.call_log(self.main):
+                    if wrapped.lines_file(self.main):
+                        return self._read_lines_region(hi, found)
+                    return self._read_document_region(hi, found)
                 if not wrapped.call_log(self.main):
                     raise ValueError("a JSON document is read whole")
                 return self._read_call_log_region(lo, hi, found)
@@ -1196,6 +1278,51 @@ class SessionIndex:
                 self.summary.title, self.summary.started = head.title, head.started
             self.region = Region(lo, th.offset, size, counted)
             self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
+        return self
+
+    def _read_document_region(self, hi: int, found) -> "SessionIndex":
+        """`read_region` of a big document read a record at a time (`detect.stream_key`): its
+        records that begin before `hi`, named as the full index names them (it reads them the
+        same way, in the same order). Raises ValueError for a document read whole."""
+        fmt = self.forced_format or found.format
+        adapter = formats.get(fmt)
+        key = detect.stream_key(self.main, adapter)
+        if key is None:
+            raise ValueError("a JSON document is read whole")
+        size, mtime_ns, ino = reader.file_identity(self.main)
+        self.summary = SessionSummary(format=fmt)
+        th = ThreadIndex("main", self.main, fmt, "document", size=size, mtime_ns=mtime_ns, ino=ino)
+        self.threads = {"main": th}
+        try:
+            with files.open_file(self.main) as f:
+                self._stream_document(th, adapter, key, f, hi=hi)
+        except _NotPlain:
+            raise ValueError("a JSON document is read whole") from None
+        self.region = Region(0, th.offset, size, True)
+        self.info = hook(adapter, "session_info", Path(self.main), default={}) or {}
+        return self
+
+    def _read_lines_region(self, hi: int, found) -> "SessionIndex":
+        """`read_region` from the start of a JSONL file of wrappers that is no log of API calls (a
+        dataset's or a batch file's lines, one conversation each): the records of its lines that
+        begin before `hi` (`formats.wrapped.head_fold`), held by the thread, named as the full
+        index names them (`_read_fold`: by their number, in the same order)."""
+        fmt = self.forced_format or found.format
+        size, mtime_ns, ino = reader.file_identity(self.main)
+        fold = wrapped.head_fold(self.main, hi)
+        self.summary = SessionSummary(format=fmt)
+        th = ThreadIndex("main", self.main, fmt, "document", size=size, mtime_ns=mtime_ns,
+                         ino=ino, offset=fold.offset, eol=found.eol)
+        th.carried = {"fold": True, "at": False}
+        th.held = fold.records
+        self.threads = {"main": th}
+        adapter = formats.get(fmt)
+        put = self._putter(th, adapter)
+        for i, (path, rec) in enumerate(fold.records):
+            self._add(put, th, adapter, rec, i + 1, fold.starts[i], fold.ends[i], None, None, path)
+        th.line = len(fold.records)
+        self.region = Region(0, fold.offset, size, True)
+        self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         return self
 
     def _read_call_log_region(self, lo: int, hi: int, found) -> "SessionIndex":
@@ -1434,6 +1561,11 @@ def _tail_went_on(th: ThreadIndex) -> bool:
 
 class _Stale(Exception):
     """A document the index cannot read on from where it stopped: it is read whole again."""
+
+
+class _NotPlain(Exception):
+    """A big document read a record at a time turned out to be one whose format makes its
+    records otherwise than as its list's elements (`_stream_document`): it is read whole."""
 
 
 def _row_view(ev: Event) -> tuple:

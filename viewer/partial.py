@@ -29,7 +29,15 @@ formats/wrapped.py) is read the same way: a region is the records of the lines i
 go on with), and the full index names these events by where their line begins too (`@<offset>`,
 `@<offset>~2`… for a line's further records), so every id of its first screen is final; a page
 whose first line the region read otherwise than the whole read does reloads once the index is done
-(web/early.py). Other documents (a JSON array, a dataset's lines) are read whole.
+(web/early.py).
+
+Two more kinds of document have a first screen from their start (`head`; their latest events or a
+permalink's wait for the index): a big JSON document whose records are its list's elements (an
+OpenAI message list: `SessionIndex._read_document_region`, read a record at a time by
+viewer/docstream.py, each record named by its number as the whole read names it), and a JSONL file
+of one conversation per line (a dataset, a batch file: `formats.wrapped.head_fold`, its first
+lines read as the whole read reads them). Other documents (one whose format pairs or links its
+records, a log of API calls kept as one JSON array) are read whole, behind a reading page.
 
 Call ids likewise: a call id used again after its result is a new call, `id~2`… (toolcalls, "An id
 used again"), which a region further on can tell only of the calls it read: it names each id it

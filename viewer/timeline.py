@@ -20,6 +20,7 @@ from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from . import files, formats, reader, render, timestamps, tools
 from .formats import detect, rowfold, wrapped
@@ -260,6 +261,17 @@ def _plan_starts(th: ThreadIndex) -> array:
     return got
 
 
+def _span_record(th: ThreadIndex, seq: int, f) -> Any:
+    """One record of a big document read a record at a time (`SessionIndex._stream_document`),
+    from its own bytes: decoded, or skimmed when huge; the unparsed rest of a document cut short
+    as the BadLine it was."""
+    offset, length = th.offsets[seq], th.lengths[seq]
+    if seq in th.bad:  # (the last record: its path is None, past the end of `th.paths`)
+        return reader.BadLine(th.bad[seq])
+    value = reader.read_line(f, offset, length)
+    return value if not isinstance(value, reader.BadLine) else reader.BadLine("document changed")
+
+
 def _versions(th: ThreadIndex) -> dict | None:
     """{seq: version} of a row-session's records changed in place (rowfold.RowFold.versions)."""
     rows = th.carried.get("rows")
@@ -298,6 +310,17 @@ def _load_picked(idx: SessionIndex, thread: str, seqs, expand: int,
         return []
     adapter = formats.get(th.format)
     out = []
+    if th.mode == "document" and "spans" in th.carried and th.held is None:
+        with files.open_file(th.path) as f:
+            for seq in seqs:
+                ref = Ref(thread, th.lines[seq], th.offsets[seq], th.lengths[seq],
+                          th.paths[seq] if seq < len(th.paths) else None)
+                rec = _span_record(th, seq, f)
+                ev = _event(adapter, rec, ref, th.ids[seq], b"", f, th.renamed.get(seq))
+                if expand and th.lengths[seq] > reader.HUGE_LINE:  # (its strings cut: skimmed)
+                    _expand(ev, f, expand)
+                out.append(_finish(idx, ev))
+        return out
     if th.mode == "document":
         records = _records_at(th, seqs)
         versions = _versions(th)
@@ -484,7 +507,11 @@ def _raw_record(idx: SessionIndex, event_id: str) -> tuple[bytes, bool] | None:
     th = idx.threads[thread]
     redactor = idx.redactor
     if th.mode == "document":
-        rec = _records_at(th, [seq])[seq][1]
+        if "spans" in th.carried and th.held is None:
+            with files.open_file(th.path) as f:
+                rec = _span_record(th, seq, f)
+        else:
+            rec = _records_at(th, [seq])[seq][1]
         if redactor is not None:
             rec = redactor.value(rec)
         return reader.json_text(rec).encode(), False

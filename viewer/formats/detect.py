@@ -3,7 +3,9 @@
 File names are never trusted on their own (every legion and corpus session is `messages.jsonl`). The
 first records are read and every adapter scores them; the folder layout (a `subagents/` folder,
 a legion `state.json`) only breaks ties. A file may be JSONL (one record per line) or one JSON
-document (a list of messages, or an object holding one); both are recognised here.
+document (a list of messages, or an object holding one); both are recognised here. A big document
+is judged by its beginning (`head_document`: its first records, read by viewer/docstream.py), and
+long head lines by their shape (`_sniffed`): what detection costs does not grow with the file.
 
 Some files are not transcripts at all: a binary file, or text whose first lines are not JSON
 records. `not_a_transcript(head)` says why from the first bytes alone, so discovery can skip such a
@@ -14,11 +16,13 @@ events yet (a live agent may be about to write its first line).
 
 from __future__ import annotations
 
+import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import files, reader
+from .. import docstream, files, reader
 from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook, wrapped
 
 HEAD_BYTES = 256 << 10
@@ -35,6 +39,10 @@ FEW_LINES = 3
 # MARSYS agent's, AgentScope's), so a file detected as one while it holds few records is detected
 # again as it grows (SessionIndex.refresh)
 PLAIN = frozenset({"openai-chat", "anthropic-messages"})
+# a JSON document bigger than this is decided by its beginning: its first DOC_HEAD_RECORDS
+# records (of any list), within DOC_HEAD bytes (`head_document`), never by a whole read
+DOC_HEAD = 4 << 20
+DOC_HEAD_RECORDS = 2 * HEAD_RECORDS
 SNIFF_BYTES = 16 << 10  # what discovery reads of a file to tell a transcript from anything else
 _BOM = b"\xef\xbb\xbf"
 # bytes that never occur in UTF-8 text (tab, newlines, form feed and escape aside)
@@ -208,11 +216,13 @@ def detect_file(path: str | Path) -> Detected:
         if len(lines) < FEW_LINES:  # a line longer than the rest of the head: not judged by no
             # record at all (its first line that long), nor by one or two
             lines, whole = long_lines(path, start, head, eol.encode())
-    first = reader.decode(lines[0]) if lines else reader.BadLine("first line longer than the head")
+    decoded = [_sniffed(ln) for ln in lines[:HEAD_RECORDS]]
+    first = decoded[0] if lines else reader.BadLine("first line longer than the head")
     single = whole and len(lines) == 1
     if head.lstrip()[:1] in (b"{", b"[") and (isinstance(first, (reader.BadLine, list)) or single):
-        # a pretty-printed or one-line document rather than one record per line
-        doc = read_document(path)
+        # a pretty-printed or one-line document rather than one record per line (a big one
+        # judged by its first records)
+        doc = read_document(path) if size <= reader.HUGE_LINE else head_document(path)
         if not isinstance(doc, reader.BadLine):
             name, doc_score = score_document(doc, path.parent)
             if isinstance(doc, dict) and _one_line(path):
@@ -222,10 +232,18 @@ def detect_file(path: str | Path) -> Detected:
                 if record_score > doc_score or name == FALLBACK.NAME:
                     return Detected(as_record, _lines_mode(as_record, [doc]))
             return Detected(name, "document")
-    records = [r for r in (reader.decode(ln) for ln in lines[:HEAD_RECORDS])
-               if not isinstance(r, reader.BadLine)]
+    records = [r for r in decoded if not isinstance(r, reader.BadLine)]
     name, _ = detect_records(records, path.parent)
     return Detected(name, _lines_mode(name, records), eol=eol)
+
+
+def _sniffed(line: bytes) -> Any:
+    """A head line decoded for detection: a long one skimmed, its long strings cut (a prompt
+    with a log pasted in: detection needs its record's shape, not its 8 MB of text; decoded
+    whole, a few such lines cost a quarter of a second on every detection)."""
+    if len(line) <= reader.STRING_CAP:
+        return reader.decode(line)
+    return reader.skim(io.BytesIO(line), 0, len(line))
 
 
 def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
@@ -236,6 +254,8 @@ def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[by
     record as `detect_file` judges a whole one)."""
     buf = bytearray(head)
     ended = False
+    seen = head.count(eol)  # (counted chunk by chunk: counting the whole buffer again after each
+    # chunk read cost its length squared, a quarter of a second for lines of 8 MB)
     with files.open_file(path) as f:
         f.seek(start + len(head))
         while len(buf) < LONG_HEAD:
@@ -244,7 +264,8 @@ def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[by
                 ended = True
                 break
             buf += chunk
-            if buf.count(eol) >= LONG_HEAD_LINES:
+            seen += chunk.count(eol)
+            if seen >= LONG_HEAD_LINES:
                 break
         if not ended and eol not in buf:
             # a first line longer than even that: the lines after it are looked for past it
@@ -270,11 +291,13 @@ def _after_first_line(f, eol: bytes) -> tuple[bytearray, bool]:
         at = chunk.find(eol)
         if at >= 0:
             buf = bytearray(chunk[at + 1:])
-            while len(buf) < LONG_HEAD and buf.count(eol) < LONG_HEAD_LINES:
+            lines = buf.count(eol)
+            while len(buf) < LONG_HEAD and lines < LONG_HEAD_LINES:
                 more = f.read(1 << 20)
                 if not more:
                     return buf, True
                 buf += more
+                lines += more.count(eol)
             return buf, False
     return bytearray(), False
 
@@ -304,6 +327,70 @@ def _one_line(path: Path) -> bool:
                 if not rest:
                     return True
     return True
+
+
+def head_document(path: str | Path) -> Any:
+    """The beginning of a JSON document, as a document: its top-level members and the first
+    DOC_HEAD_RECORDS elements of its lists, within its first DOC_HEAD bytes (`docstream`); a
+    folder's session, or a document that is no array or object, as `read_document` reads it.
+    Discovery and detection decide a big document by this, in milliseconds whatever its size
+    (read whole, a 200 MB one took seconds and half a gigabyte to be listed)."""
+    for adapter in ADAPTERS:
+        doc = hook(adapter, "folder_document", Path(path))
+        if doc is not None:
+            return reader.shallow(doc)
+    with files.open_file(path) as f:
+        start = reader.skip_bom(f)
+        size = f.seek(0, 2)
+        try:
+            doc, _ = docstream.assemble(docstream.parts(f, start, size), most=DOC_HEAD_RECORDS,
+                                        budget=DOC_HEAD)
+        except ValueError:
+            return read_document(path)
+    return doc
+
+
+def stream_key(path: str | Path, adapter) -> str | None:
+    """The list whose elements are a big document's records as `adapter` reads it ("" for a
+    top-level array, else the member's key), when they are that list's elements themselves, in
+    order, one record each — then the document can be read a record at a time (`docstream`, the
+    index) and each record read again from its own bytes (the timeline). None when the document
+    is small (read whole: it costs little), is a folder's session, or the format makes its records
+    otherwise (adds a record of the document's other members, pairs or links records): read
+    whole, as before. Judged on the document's beginning (`head_document`); the index checks each
+    stretch of records again as it reads them (`plain_window`)."""
+    try:
+        if os.path.getsize(path) <= reader.HUGE_LINE or files.row_store(path) is not None:
+            return None
+    except OSError:
+        return None
+    if any(hook(a, "folder_document", Path(path)) is not None for a in ADAPTERS):
+        return None
+    doc = head_document(path)
+    if isinstance(doc, list):
+        key, items = "", doc
+    elif isinstance(doc, dict):
+        recs = records_read(adapter, doc)
+        lists = {p.split("[", 1)[0] for p, _ in recs if isinstance(p, str)}
+        key = next(iter(lists)) if len(lists) == 1 else None
+        items = doc.get(key) if key else None
+        if not isinstance(items, list):
+            return None
+    else:
+        return None
+    return key if items and plain_window(adapter, doc, key, items) else None
+
+
+def plain_window(adapter, shell: Any, key: str, items: list) -> bool:
+    """Whether `adapter` reads the document `shell` with `items` as its list `key` as exactly
+    those items, in order, each its own record."""
+    doc = items if not key else {**shell, key: items}
+    try:
+        recs = records_read(adapter, doc)
+    except Exception:
+        return False
+    return len(recs) == len(items) and all(
+        r is v and p == f"{key}[{i}]" for i, ((p, r), v) in enumerate(zip(recs, items)))
 
 
 def read_document(path: str | Path) -> Any:

@@ -71,6 +71,7 @@ import threading
 import time
 from array import array
 from collections import OrderedDict
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -347,6 +348,21 @@ def _head_eol(path: Path, f) -> bytes | None:
     return eol
 
 
+def head_fold(path: str | Path, hi: int) -> "Fold":
+    """The Fold of the lines of a JSONL file of wrappers that begin before `hi`, read as a
+    whole read reads them (the same records, paths and order: a first screen's records are named
+    as the full index names them), kept nowhere; `offset` is where the first line not read
+    begins. Raises ValueError when the file is no file of wrappers."""
+    path = Path(path)
+    with files.open_file(path) as f:
+        eol = _head_eol(path, f)
+        if eol is None:
+            raise ValueError("not a JSONL file of wrappers")
+        fold = Fold(os.fstat(f.fileno()).st_ino, eol)
+        fold.extend(f, stop=hi)
+    return fold
+
+
 def lines_file(path: str | Path) -> bool:
     """Whether a file is a JSONL file of wrappers, read as one document (a look at its head)."""
     path = Path(path)
@@ -434,6 +450,11 @@ def region(path: str | Path, lo: int, hi: int) -> Region:
         return Region(unwrap.out, starts, ends, max(lo, offset))
 
 
+# told the bytes read (`progress(n)`) while a Fold reads a file's lines: set by the index around its
+# pass, so that a dataset read whole moves its page's progress bar as a JSONL session's pass does
+PROGRESS: ContextVar = ContextVar("wrapped_progress", default=None)
+PROGRESS_STEP = 1 << 20
+
 FOLDS_KEPT = 8  # files whose Fold stays in memory (the pages of a few live logs, as the timeline
 # kept a few documents read whole before); a file whose Fold was let go is read whole again
 _folds: OrderedDict = OrderedDict()
@@ -472,7 +493,7 @@ class Fold:
         """A log of API calls (see `call_log`): its events are named by where their line begins."""
         return isinstance(self.first, dict) and kind(self.first) in _LOGGED
 
-    def extend(self, f) -> bool:
+    def extend(self, f, stop: int | None = None) -> bool:
         """Read the lines the file gained since the last read (`lock` held). False when it is no
         longer the file read: another file, cut short, its bytes before the resume offset changed,
         or a last line read without its line end written on."""
@@ -489,7 +510,16 @@ class Fold:
             return False
         scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol, views=True)
         waiting, tail, unwrap = False, None, self.unwrap
+        progress = PROGRESS.get()
+        told = self.offset
+        mark = told + PROGRESS_STEP if progress else 1 << 62
         for line, rec, start, end, last in _lines(f, scanner):
+            if start >= mark:
+                progress(start - told)
+                told, mark = start, start + PROGRESS_STEP
+            if stop is not None and start >= stop:  # (a first screen's: `head_fold`)
+                self.offset, self.line, self.size, self.mtime_ns = start, line - 1, size, mtime_ns
+                return True
             self.lines_read += 1
             if rec is _WAIT:
                 waiting = True

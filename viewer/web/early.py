@@ -13,7 +13,7 @@ facts and counts, the hidden count — and then goes on as a live tail from the 
 page whose calls the region named otherwise than the index (a call id used again, whose first call
 lies before the region) is told to reload instead: drawn from the index, it names them as it does.
 
-A big session that cannot be shown in part (one JSON document) gets a page that says it is reading
+A big session that cannot be shown in part (a JSON document its format reads whole) gets a page that says it is reading
 the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
 pass's progress and then the reset that draws the page again, from the index.
 """
@@ -56,7 +56,8 @@ def parse_region(text: str | None) -> tuple[int, int] | None:
 def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
                  around: tuple[int, int] | None = None) -> SessionIndex | None:
     """A region index for the page of a session whose index is not ready, or None when this
-    session cannot be shown in part (a single JSON document). `around`: (offset, line) of a
+    session cannot be shown in part (a JSON document read whole; any document but from its start).
+    `around`: (offset, line) of a
     permalink's event; `start`: the first events rather than the latest. Also None when the file
     cannot be read or is not a transcript (any more): the page then waits for the index, whose
     pass says so plainly."""

@@ -183,7 +183,8 @@ def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
 
 
 def _big(ref: SessionRef) -> bool:
-    """Whether a session with no index that cannot be shown in part is a JSON document whose pass
+    """Whether a session with no index that cannot be shown in part is a JSON document (one whose
+    format reads it whole: viewer/partial.py) or a dataset opened at its end, whose pass
     is long enough that its page should not wait for it (a whole page, not an htmx fragment). A
     file that cannot be read or is no transcript is not: the page waits for the pass that says so."""
     if ref.size <= EARLY_ABOVE or htmx() or request.args.get("part") is not None:
