@@ -157,6 +157,10 @@ class FullText:
         # sessions whose index was built again since their rows were written (a file cut or
         # rewritten): their rows are made again, whatever their last event still looks like
         self._rebuilt: set[str] = set()
+        # key → {(thread, seq)} of events indexed before whose record changed in place since (a
+        # row-session's: a message streamed further, its session row's name): their rows are
+        # written again (`_rewrite`)
+        self._changed: dict[str, set] = {}
         self._buffered = 0
         self._overflow: set[str] = set()
         self._block = threading.Lock()  # the buffers (passes add, the writer takes)
@@ -301,6 +305,9 @@ class FullText:
         self._enqueue(key, idx)
 
     def extended(self, key: str, idx, change) -> None:
+        if change.events:
+            with self._block:
+                self._changed.setdefault(key, set()).update(change.events)
         self._enqueue(key, idx)
 
     def removed(self, key: str, path: str) -> None:
@@ -490,6 +497,7 @@ class FullText:
             self._overflow.discard(key)
             rebuilt = key in self._rebuilt
             self._rebuilt.discard(key)
+            changed = self._changed.pop(key, set())
         path = idx.main
         st = self._state.get(path)
         threads = dict(st[2]) if st else {}
@@ -508,6 +516,8 @@ class FullText:
             sid, nxt = cur.lastrowid, 0
         else:
             sid, nxt = st[0], (0 if fresh else st[1])
+        if changed and not fresh:
+            nxt = self._rewrite(db, idx, sid, nxt, threads, changed)
         pending: list[tuple] = []
         size = 0
 
@@ -557,12 +567,41 @@ class FullText:
                 threads[name] = _mark(th, seq)
             threads[name] = _mark(th, stop)
         flush()
-        if path not in self._state or self._state[path][2] != threads:
+        if path not in self._state or self._state[path][1:] != (nxt, threads):
             self._begin()
             db.execute(self._sql("UPDATE {sessions} SET next = ?, state = ? WHERE sid = ?"),
                        (nxt, orjson.dumps(threads), sid))
             self._state[path] = (sid, nxt, dict(threads))
             self._changes += 1
+
+    def _rewrite(self, db, idx, sid: int, nxt: int, threads: dict, changed: set) -> int:
+        """Write again the rows of events indexed before whose record changed in place (`changed`:
+        (thread, seq)), each in its row (found by the event's id in the session's range; a new row
+        for an event that had no words before). Returns the session's next row number."""
+        lo, hi = sid << SHIFT, ((sid + 1) << SHIFT) - 1
+        for name, seq in sorted(changed):
+            th = idx.threads.get(name)
+            if th is None or seq >= min(len(th), threads.get(name, [0])[0]):
+                continue  # (not indexed yet: written with the new events)
+            got = self._read(idx, name, seq, seq + 1).get(seq)
+            if got is None:
+                continue
+            eid, words = got
+            self._begin()
+            old = db.execute(self._sql("SELECT id, z, eid FROM {text} WHERE id BETWEEN ? AND ? AND eid = ?"),
+                             (lo, hi, eid)).fetchall()
+            for rid, z, was in old:
+                db.execute(self._sql("INSERT INTO {fts}({fts}, rowid, body, eid) VALUES ('delete', ?, ?, ?)"),
+                           (rid, _unz(z), was))
+                db.execute(self._sql("DELETE FROM {text} WHERE id = ?"), (rid,))
+            if words.strip():
+                rid = old[0][0] if old else (sid << SHIFT) | nxt
+                nxt += 0 if old else 1
+                db.execute(self._sql("INSERT INTO {text} (id, eid, z) VALUES (?, ?, ?)"),
+                           (rid, eid, zlib.compress(words.encode("utf-8", "replace"), 1)))
+                db.execute(self._sql("INSERT INTO {fts} (rowid, body, eid) VALUES (?, ?, ?)"), (rid, words, eid))
+                self._written += 1
+        return nxt
 
     def _read(self, idx, thread: str, start: int, stop: int) -> dict[int, tuple[str, str]]:
         """Events [start, stop) of a thread read back from its file, as (id, text) by seq."""
@@ -740,8 +779,16 @@ def _mark(th, done: int) -> list:
     of the main file when read, mtime of a document, length of the last]."""
     last = done - 1
     return [done, th.offsets[last] if done else -1, th.ids[last] if done else "", th.ino,
-            th.path, th.size, th.mtime_ns if th.mode == "document" and not folded(th) else 0,
+            th.path, th.size, th.mtime_ns if th.mode == "document" and not _read_on(th) else 0,
             th.lengths[last] if done else -1]
+
+
+def _read_on(th) -> bool:
+    """Whether a document thread is read on as it grows, its events before kept, rather than
+    read again whole when it changes: a JSONL file of wrappers (`folded`), a session kept in a
+    database's rows (index.py `_read_rows`: "rows" carried; a row of it changed in place is
+    in the refresh's `change.events`, which `extended` keeps for the writer)."""
+    return folded(th) or "rows" in th.carried
 
 
 def _still(mark: list | None, th) -> bool:
@@ -751,8 +798,8 @@ def _still(mark: list | None, th) -> bool:
     done, offset, eid, ino, path, size, doc_mtime = mark[:7]
     if path != th.path or ino != th.ino or done > len(th):
         return False
-    if th.mode == "document" and not folded(th) and doc_mtime != th.mtime_ns:
-        return False  # a document is rewritten whole (a JSONL file of wrappers grows: `folded`)
+    if th.mode == "document" and not _read_on(th) and doc_mtime != th.mtime_ns:
+        return False  # a document is rewritten whole (one read on as it grows: `_read_on`)
     # the last event's length too: a last line shown cut (the writer paused mid-line) is the same
     # event, at the same offset, once the writer finished it — with its whole text now
     # (marks written before lengths were kept have none)

@@ -544,7 +544,7 @@ class Scan:
         if lo >= hi:
             return
         if th.mode == "document":
-            if pre is not None and not self._file_has(f, pre, 0, th.size):
+            if pre is not None and _file_is_document(th) and not self._file_has(f, pre, 0, th.size):
                 return
             for a in range(lo, hi, DOCUMENT_BATCH):
                 yield list(range(a, min(hi, a + DOCUMENT_BATCH))), min(hi, a + DOCUMENT_BATCH)
@@ -624,6 +624,16 @@ class Scan:
         text, mark = snippet(piece.text, s, e)
         return Hit(ev.id, ev.thread, seq, ev.role, ev.kind, epoch(ev.timestamp), ev.hidden,
                    text, mark, count, piece.path, piece.field)
+
+
+def _file_is_document(th: ThreadIndex) -> bool:
+    """Whether a document thread's records are all read from its file's bytes, so that a needle
+    not in them is in none of its records: not a session kept in a folder of files (Wolo,
+    OpenCode's storage: the format's `folder_document`) nor a database row (Goose, AgentScope
+    Studio, OpenCode's database: the "file" is the session's row, its messages are other rows)."""
+    from .formats import get
+
+    return files.row_store(th.path) is None and getattr(get(th.format), "folder_document", None) is None
 
 
 def search(idx: SessionIndex, query: Query, **kw) -> Scan:
