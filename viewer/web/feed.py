@@ -189,6 +189,10 @@ class Feed:
         self.subscribers = 0
         self._map_due = False  # events went out since the session map was last sent
         self._mapped = 0.0
+        # the index changed since the header was last looked at (whoever refreshed it), and the
+        # header as last sent: its counts go out as a named note when they moved (`_header`)
+        self._head_due = False
+        self._head: str | None = None
 
     # --- waking and waiting ------------------------------------------------------------------
 
@@ -225,6 +229,7 @@ class Feed:
                 changed = self._refresh()
             more = False
             mapped = None
+            head = None
             if not self.removed:
                 rendered, more = self._render_new()
                 changed = changed or rendered
@@ -233,13 +238,36 @@ class Feed:
                 elif self._map_due and not more and now - self._mapped >= MAP_EVERY:
                     self._map_due, self._mapped = False, now
                     mapped = self._minimap()
+                if (changed or self._head_due) and not more:
+                    self._head_due = False
+                    head = self._header()
         finally:
             self._work.release()
         if changed:
             self._publish()
         if mapped is not None:
             self.feeds.broadcast(self.key, mapped, name="minimap")
+        if head is not None:
+            self.feeds.broadcast(self.key, head, name="header")
         return more
+
+    def _header(self) -> str | None:
+        """The session header's title and facts — its messages, tool calls, errors, tokens, cost,
+        duration, models — as they stand now, when they differ from what was last sent (a page
+        drawn before counted fewer); None when they do not. Sent once a burst is rendered."""
+        store = self.feeds.store
+        try:
+            ref = store.get(self.key)
+        except (NotFound, OSError):
+            return None
+        idx = self.idx
+        with self._context():
+            html = self.feeds.app.jinja_env.get_template("_live_event.html").render(
+                part="header", key=self.key, idx=idx, s=store.shown_summary(idx), ref=ref)
+        if html == self._head:
+            return None
+        self._head = html
+        return html
 
     def _minimap(self) -> str:
         """The session map as it stands now (every mark moves as the session grows; a call's mark
@@ -269,6 +297,7 @@ class Feed:
             self._done = {name: len(th) for name, th in idx.threads.items()}
             self._rendered, self._cards, self._last = {}, {}, {}
             self.build = idx.build_id
+            self._head = None
             return True
         return came_back or bool(change)
 
@@ -546,6 +575,9 @@ class Feeds:
         sub-agent's `.meta.json` now says it finished) go out as named notes, the latest state of
         each card replacing the one before; a page drawn since has it already. The session map
         goes out after them (its marks show the calls' states): the feed's next turn sends it."""
+        if (feed := self._feeds.get(key)) is not None:
+            feed._head_due = True  # (the header's counts may have moved: the feed's next turn)
+            feed._publish()
         sent = self._changed_events(key, idx, change)
         for cid in sorted(change.calls):
             call = idx.calls.call(cid)
@@ -565,22 +597,24 @@ class Feeds:
             feed._publish()
 
     def _changed_events(self, key: str, idx: SessionIndex, change) -> bool:
-        """Events of the main thread drawn already whose record changed in place (a row-session's:
-        its row's name and counts, a reply whose usage came after it) go out as named notes, each
-        card drawn again replacing the one the page holds. Only while a stream of the session is
-        open and its feed drew the event (a page drawn later has the card as it is)."""
+        """Events drawn already whose record changed in place (a row-session's: its row's name and
+        counts, a reply whose usage came after it, a message streamed further) go out as named
+        notes, each card drawn again replacing the one the page holds — in the main timeline or in
+        a sub-agent's thread nested under its call (a page that has not opened that thread holds no
+        such card: the note changes nothing there). Only while a stream of the session is open and
+        its feed drew the event (a page drawn later has the card as it is)."""
         feed = self._feeds.get(key)
         if feed is None or not change.events:
             return False
-        seqs = sorted(seq for thread, seq in change.events
-                      if thread == "main" and seq < feed._done.get("main", 0))
-        if not seqs:
+        drawn = sorted((thread, seq) for thread, seq in change.events
+                       if thread in idx.threads and seq < feed._done.get(thread, 0))
+        if not drawn:
             return False
         tl = Timeline(idx)
         template = self.app.jinja_env.get_template("_live_event.html")
         with feed._context():
-            for seq in seqs:
-                views = tl.views(load_events(idx, "main", seq, seq + 1), seq)
+            for thread, seq in drawn:
+                views = tl.views(load_events(idx, thread, seq, seq + 1), seq)
                 if not views:
                     continue
                 v = views[0]

@@ -1,0 +1,103 @@
+"""Cards inside a sub-agent's thread, nested under the call that ran it, follow the session live in
+real Chromium as the main timeline's cards do, without a reload (a mark set in the page's window
+survives): a call the sub-agent makes turns completed when its result is written, and a reply of
+the sub-agent drawn again when a later row says what it cost — for a Claude Code sidechain (its own
+JSONL file) and for a Goose sub-agent (its own session in the database)."""
+
+import json
+import shutil
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import SESSIONS, goose_make_db, stream_open
+
+pytestmark = pytest.mark.browser
+
+
+def append(path, record):
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def test_a_call_in_a_claude_code_sidechain_completes_in_its_nest(tmp_path, serve, watched_page):
+    root = tmp_path / "sessions"
+    shutil.copytree(SESSIONS / "claude-project", root / "claude-project")
+    folder = root / "claude-project"
+    main = next(folder.glob("*.jsonl"))
+    sid = main.stem
+    srv = serve(root)
+    page = watched_page
+    page.goto(f"{srv.url}/s/claude-project~{sid}")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.evaluate("window.__sameDocument = 1")
+    append(main, {"type": "assistant", "uuid": "task-2", "sessionId": sid, "message": {
+        "role": "assistant", "model": "claude-opus-4-7", "content": [{"type": "tool_use", "id": "toolu_task_2",
+        "name": "Task", "input": {"description": "Second look", "prompt": "Look again.",
+                                  "subagent_type": "Explore"}}]}})
+    card = page.locator("#tc-toolu_task_2")
+    expect(card.locator(".state")).to_have_text("pending")
+    sub = folder / sid / "subagents"
+    (sub / "agent-b2.meta.json").write_text(json.dumps({"agentType": "Explore", "toolUseId": "toolu_task_2",
+                                                        "description": "Second look"}))
+    agent = sub / "agent-b2.jsonl"
+    append(agent, {"type": "user", "uuid": "b2-1", "isSidechain": True, "agentId": "b2", "sessionId": sid,
+                   "message": {"role": "user", "content": "Look again."}})
+    thread = card.locator("details.subthread")
+    thread.locator("summary").click()
+    expect(thread.locator("#m-b2-1")).to_be_visible()
+    append(agent, {"type": "assistant", "uuid": "b2-2", "isSidechain": True, "agentId": "b2", "sessionId": sid,
+                   "message": {"role": "assistant", "content": [
+                       {"type": "tool_use", "id": "toolu_b2_ls", "name": "Bash", "input": {"command": "ls"}}]}})
+    nested = thread.locator("#tc-toolu_b2_ls")
+    expect(nested.locator(".state")).to_have_text("pending")
+    append(agent, {"type": "user", "uuid": "b2-3", "isSidechain": True, "agentId": "b2", "sessionId": sid,
+                   "message": {"role": "user", "content": [
+                       {"type": "tool_result", "tool_use_id": "toolu_b2_ls", "content": "README.md"}]}})
+    expect(nested.locator(".state")).to_have_text("completed")
+    expect(nested).to_contain_text("README.md")
+    assert page.evaluate("window.__sameDocument") == 1
+    assert page.problems == []
+
+
+def test_a_goose_sub_agent_s_cards_change_in_its_nest(serve, watched_page, tmp_path):
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
+    try:
+        page = watched_page
+        srv = serve(root)
+        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+        thread = page.locator("#tc-call_dl1-thread details.subthread")
+        thread.locator("summary").click()
+        expect(thread.locator("#tc-call_sub1 .state")).to_have_text("completed")
+        now = int(time.time())
+        make_db.write_message(con, make_db.SUB_ID, {"id": "msg_sub_ls", "role": "assistant", "created": now,
+                                                    "content": [
+            {"type": "toolRequest", "id": "call_sub2", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "ls"}}}}]}, "2025-11-05 10:00:30")
+        nested = thread.locator("#tc-call_sub2")
+        expect(nested.locator(".state")).to_have_text("pending", timeout=30_000)
+        reply = thread.locator("#m-msg_sub_ls")
+        expect(reply.locator(".ev-head .model")).to_have_count(0)
+        # the sub-agent's usage comes after its reply: the reply's card in the nest is drawn again
+        con.execute("INSERT INTO usage_ledger (session_id, created_timestamp, model, input_tokens, "
+                    "output_tokens, total_tokens, cost, cost_source, is_compaction) VALUES (?, ?, "
+                    "'claude-haiku-4-5', 700, 20, 720, 0.001, 'estimated', 0)", (make_db.SUB_ID, now))
+        expect(reply.locator(".ev-head .model")).to_have_text("claude-haiku-4-5", timeout=30_000)
+        make_db.write_message(con, make_db.SUB_ID, {"id": "msg_sub_res", "role": "user", "created": now + 1,
+                                                    "content": [
+            {"type": "toolResponse", "id": "call_sub2", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": "Makefile"}], "isError": False}}}]}, "2025-11-05 10:00:31")
+        nested = thread.locator("#tc-call_sub2")
+        expect(nested.locator(".state")).to_have_text("completed", timeout=30_000)
+        expect(nested).to_contain_text("Makefile")
+        assert page.evaluate("window.__sameDocument") == 1  # never reloaded
+        assert page.problems == []
+    finally:
+        con.close()
