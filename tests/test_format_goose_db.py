@@ -346,6 +346,31 @@ def test_a_goose_1x_subagent_task_s_session_nests_under_the_call_that_ran_it(tmp
     assert sub.summary.parent == str(row(folder, make_db.NEW_ID))
 
 
+def test_a_goose_1x_task_s_parent_is_found_from_the_rows_written_since_the_last_look(tmp_path):
+    """A task's session names no parent: the parent is the session whose subagent result names the
+    task. It is looked up from the message rows written since the last look (a live database
+    changes on every write), and a parent whose rows went is not kept."""
+    from viewer.formats import goose_db
+
+    folder, con = database(tmp_path, keep_open=True)
+    db = str(folder / "sessions.db")
+    task = str(row(folder, TASK_ID))
+    assert goose_db.task_parent(task) is None  # (not a session yet)
+    _goose_1x_subagent(con)
+    assert goose_db.task_parent(task) == make_db.NEW_ID
+    read = goose_db._owners[db]["last"]
+    make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 20, "content": [
+        {"type": "text", "text": "Done."}]}, "2025-11-05 10:00:20")
+    goose_db.rowdb.memo.clear()
+    assert goose_db.task_parent(task) == make_db.NEW_ID
+    assert goose_db._owners[db]["last"] > read  # read on from where it was
+    # the parent's conversation gone (deleted with its session): the task has no parent now
+    con.execute("DELETE FROM messages WHERE session_id = ?", (make_db.NEW_ID,))
+    goose_db.rowdb.memo.clear()
+    assert goose_db.task_parent(task) is None
+    con.close()
+
+
 def test_goose_1x_task_tools_say_which_tasks_they_create_and_run():
     from viewer import tools
     create = {"task_parameters": [{"text_instruction": "Get weather for Melbourne."},

@@ -399,12 +399,52 @@ def _task_parent(db: str, sid: str) -> str | None:
         row = r.all(f"SELECT session_type{named} FROM sessions WHERE id = ?", (sid,))
         if not row or row[0][0] != "sub_agent" or any(row[0][1:]):
             return None
+        found = _task_owners(r, db).get(sid)
+        if found is None or _names_task(r, *found, sid):
+            return found and found[0]
+        _owners.pop(db, None)  # (the row that named it went: read the messages again from the first)
+        found = _task_owners(r, db).get(sid)
+        return found and found[0]
+
+
+# database → {"ino", "last": the last message row id read, "owners": {task id: (the session whose
+# tool result first named it, that message's row id)}}: `_task_owners` reads on past `last`, so a task's parent is found
+# without reading every message of the database again on each write (a live database's memo is
+# never kept long: rowdb.remembered)
+_owners: dict[str, dict] = {}
+
+
+def _task_owners(r: _Reader, db: str) -> dict[str, tuple[str, int]]:
+    """{task id: (its parent session, the row naming it)} of the tasks Goose 1.x's subagent results name (`task_ids`),
+    read on from the message rows read before (Goose appends them: a conversation replaced is
+    written again under new row ids; a database whose rows went back is read from the first)."""
+    ino = os.stat(db).st_ino
+    known = _owners.get(db)
+    top = r.all("SELECT max(id) FROM messages")[0][0] or 0
+    if known is None or known["ino"] != ino or top < known["last"]:
+        known = {"ino": ino, "last": 0, "owners": {}}
+    if top > known["last"]:
         # (the result's text is a JSON string inside the content's JSON: its quotes escaped)
-        texts = r.all("SELECT session_id, content_json FROM messages WHERE role = 'user' AND session_id != ? "
-                      "AND instr(content_json, 'task_id') > 0 AND instr(content_json, ?) > 0 ORDER BY id",
-                      (sid, sid))
-    return next((owner for owner, content in texts
-                 if isinstance(owner, str) and ID.fullmatch(owner) and sid in task_ids(content)), None)
+        rows = r.all("SELECT id, session_id, content_json FROM messages WHERE id > ? AND role = 'user' "
+                     "AND instr(content_json, 'task_id') > 0 ORDER BY id", (known["last"],))
+        owners = dict(known["owners"])
+        for mid, owner, content in rows:
+            if isinstance(owner, str) and ID.fullmatch(owner):
+                for t in task_ids(content):
+                    if t != owner:
+                        owners.setdefault(t, (owner, mid))
+        known = {"ino": ino, "last": top, "owners": owners}
+    if len(_owners) > 64:
+        _owners.clear()
+    _owners[db] = known
+    return known["owners"]
+
+
+def _names_task(r: _Reader, owner: str, mid: int, task: str) -> bool:
+    """Whether the message row that named a task is still there, as it was (a session deleted, a
+    conversation replaced since: its rows are gone)."""
+    texts = r.all("SELECT content_json FROM messages WHERE id = ? AND session_id = ?", (mid, owner))
+    return any(task in task_ids(content) for (content,) in texts)
 
 
 def parent(path: str) -> str | None:
