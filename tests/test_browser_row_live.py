@@ -127,3 +127,35 @@ def test_a_goose_session_row_grows_and_its_call_completes_without_a_reload(serve
         assert page.problems == []
     finally:
         con.close()
+
+
+def test_a_goose_conversation_saved_again_as_it_was_goes_on_without_a_reload(serve, watched_page, tmp_path):
+    """Goose saves a conversation again whole (replace_conversation: new row ids), here with the
+    same messages: the page goes on with the message written after, not reloaded."""
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)
+    try:
+        page = watched_page
+        srv = serve(root)
+        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+        rows = con.execute("SELECT role, content_json, created_timestamp, metadata_json, message_id FROM messages "
+                           "WHERE session_id = ? ORDER BY id", (make_db.NEW_ID,)).fetchall()
+        con.execute("BEGIN")
+        con.execute("DELETE FROM messages WHERE session_id = ?", (make_db.NEW_ID,))
+        con.executemany("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json, "
+                        "message_id) VALUES (?, ?, ?, ?, ?, ?)", [(make_db.NEW_ID, *r) for r in rows])
+        con.execute("COMMIT")
+        make_db.write_message(con, make_db.NEW_ID, {"id": "msg_resumed", "role": "assistant",
+                                                    "created": int(time.time()), "content": [
+            {"type": "text", "text": "Resumed: dropping --watch from the CI target."}]}, "2025-11-05 10:00:30")
+        expect(page.locator("#m-msg_resumed")).to_contain_text("Resumed", timeout=30_000)
+        expect(page.locator("#tc-call_mk1 .state")).to_have_text("completed")
+        assert page.evaluate("window.__sameDocument") == 1  # not reloaded
+        assert page.problems == []
+    finally:
+        con.close()

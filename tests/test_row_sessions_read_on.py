@@ -6,6 +6,7 @@ conversation compacted) reads the session whole again, as before. What a later r
 earlier event (a reply's usage) is taken in place. Studio's run status, the spans it traced that
 are not model calls, its agents' open input requests and a message's speech are shown."""
 
+import json
 import os
 import sqlite3
 import time
@@ -228,6 +229,46 @@ def test_a_goose_conversation_replaced_reads_the_session_whole_again(tmp_path):
         idx, change = store.refresh(GOOSE_KEY)
         assert change.reset and idx.build_id != build and len(idx.threads["main"]) == n - 1
         assert shape(idx) == shape(whole(folder / "sessions.db" / goose.NEW_ID))
+    finally:
+        con.close()
+
+
+def rewrite_conversation(con, sid: str) -> None:
+    """Goose's replace_conversation: the session's messages deleted and inserted again (new row
+    ids), here as they were."""
+    rows = con.execute("SELECT role, content_json, created_timestamp, metadata_json, message_id FROM messages "
+                       "WHERE session_id = ? ORDER BY id", (sid,)).fetchall()
+    con.execute("BEGIN")
+    con.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+    con.executemany("INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json, "
+                    "message_id) VALUES (?, ?, ?, ?, ?, ?)", [(sid, *r) for r in rows])
+    con.execute("COMMIT")
+
+
+def test_a_goose_conversation_written_again_as_it_was_is_read_on(tmp_path):
+    """Goose saves a conversation again whole (replace_conversation: new row ids) where its
+    messages are what they were: the rows read before did not really change, so the session is read
+    on — its index keeps its build (an open page is not reloaded) and takes a message written
+    with it; a rewrite that changed a message still reads it anew."""
+    folder, con = goose_db(tmp_path)
+    try:
+        store = Store([folder])
+        idx = store.index(GOOSE_KEY)
+        build, before = idx.build_id, shape(idx)
+        rewrite_conversation(con, goose.NEW_ID)
+        goose.write_message(con, goose.NEW_ID, {"id": "msg_after", "role": "assistant", "created": goose.T + 30,
+                                                "content": [{"type": "text", "text": "Resumed."}]},
+                            "2025-11-05 10:00:30")
+        idx, change = store.refresh(GOOSE_KEY)
+        assert not change.reset and idx.build_id == build and change.new == {"main": len(before)}
+        assert shape(idx)[:len(before)] == before and idx.threads["main"].ids[-1] == "msg_after"
+        assert shape(idx) == shape(whole(folder / "sessions.db" / goose.NEW_ID))
+        con.execute("UPDATE messages SET content_json = ? WHERE message_id = (SELECT message_id FROM messages "
+                    "WHERE session_id = ? ORDER BY id LIMIT 1 OFFSET 1)",
+                    (json.dumps([{"type": "text", "text": "Another question."}]), goose.NEW_ID))
+        rewrite_conversation(con, goose.NEW_ID)
+        idx, change = store.refresh(GOOSE_KEY)
+        assert change.reset and idx.build_id != build
     finally:
         con.close()
 

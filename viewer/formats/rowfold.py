@@ -9,7 +9,9 @@ session as read so far — its document, holding its database module's marks of 
 
 * the database module's `document_on(path, doc)` reads only the rows past the marks, or says None
   when a row before them changed or went (a conversation compacted, a message streamed further):
-  the session is then read whole, a new `gen`;
+  the session is then read whole — a new `gen`, unless the records read before are all still
+  there as they were, but for the session's row and the last (`_kept`: Goose saved a
+  conversation again whole, its messages under new row ids): then it is read on from there;
 * the records are made again from the document (Python over what is held: no row read again) and
   compared with those held. They keep their places; the first (the session's own row: its name,
   status and counts move with every write) may change, and so may others, in place (a reply's
@@ -46,17 +48,18 @@ class RowFold:
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
         self._whole(doc, ident)
 
-    def _whole(self, doc: dict, ident: tuple) -> None:
+    def _whole(self, doc: dict, ident: tuple, records: list | None = None) -> None:
         from . import detect  # (at call time: detect imports the formats)
 
         self.doc, self.ident = doc, ident
-        self.records: list = detect.records_read(self.adapter, doc)
+        self.records: list = detect.records_read(self.adapter, doc) if records is None else records
         self.gen = secrets.randbits(48) or 1
         self.version = 0
         self.versions: dict[int, int] = {}
         self._before: list[tuple[int, int, Any]] = []
         self._forgot = 0  # the latest version whose changes are no longer in `_before`
-        self.whole_reads = getattr(self, "whole_reads", 0) + 1  # (what reading costs, for tests)
+        if records is None:  # (what reading costs, for tests: `read_on` counts its own)
+            self.whole_reads = getattr(self, "whole_reads", 0) + 1
 
     def changed_since(self, version: int) -> dict[int, Any] | None:
         """{seq: the record as it was at `version`} of the records changed in place since then;
@@ -75,18 +78,24 @@ class RowFold:
         if ident == self.ident:
             return
         doc = self.adapter.ROW_STORE.document_on(self.path, self.doc) if _clean(self.doc) else None
+        from . import detect
+
         if doc is None:
             doc = _whole_document(self.path)
             if doc is None:
                 raise FileNotFoundError(2, "this session is no longer in its database", self.path)
-            self._whole(doc, ident)
-            return
-        from . import detect
-
-        records = detect.records_read(self.adapter, doc)
+            self.whole_reads += 1
+            records = detect.records_read(self.adapter, doc)
+            if not _kept(self.records, records):
+                self._whole(doc, ident, records)
+                return
+            # read whole, its records before as they were (the program wrote its rows again as
+            # they were: a Goose conversation saved again whole, the same messages): read on
+        else:
+            records = detect.records_read(self.adapter, doc)
         old = self.records
         if len(records) < len(old):
-            self._whole(doc, ident)
+            self._whole(doc, ident, records)
             return
         changed = [i for i in range(len(old)) if not _same(old[i], records[i])]
         if changed:
@@ -98,6 +107,16 @@ class RowFold:
                 self._forgot = self._before[-HISTORY - 1][0]
                 del self._before[:-HISTORY]
         self.doc, self.records, self.ident = doc, records, ident
+
+
+def _kept(old: list, new: list) -> bool:
+    """Whether a session read whole again holds the records read before, in their places, but for
+    its first (the session's own row, which moves with every write) and its last (a message that
+    went on; the index tells whether it can take such a change in place): then what was read is
+    read on, not read anew (no new `gen`: an open page is not reloaded)."""
+    if len(new) < len(old):
+        return False
+    return all(_same(old[i], new[i]) for i in range(1, len(old) - 1))
 
 
 def _same(a: tuple, b: tuple) -> bool:
