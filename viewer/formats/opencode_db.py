@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from typing import Any
 
 import orjson
@@ -214,7 +215,8 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
                     if s == sid:  # the others' still read
                         raise
     with rowdb.memo_lock:
-        rowdb.memo.update({("identity", db, s): (state, ident) for s, ident in every.items()})
+        made = time.time_ns()  # (as `rowdb.remembered` keeps a value: when it was made)
+        rowdb.memo.update({("identity", db, s): (state, ident, made) for s, ident in every.items()})
     if sid not in every:
         raise _gone(path)
     return every[sid]

@@ -289,6 +289,8 @@ memo_lock = threading.Lock()
 
 
 RACY_NS = 100_000_000  # a database written this close before it was read is read again next time
+SETTLED_NS = 5_000_000_000  # a value made this long after the database's last write is kept…
+RECHECK_NS = 1_000_000_000  # …one made sooner is made again when it is older than this
 
 
 def remembered(what: tuple, db: str, make):
@@ -296,20 +298,23 @@ def remembered(what: tuple, db: str, make):
     Not kept when the database (or its `-wal`) was written just before: a commit writes the log
     before it makes the write visible to readers, so a read in between sees the log's new size and
     time with the data of before — kept, that would stand for the new data until the next write
-    (a live session's last row unseen). The file times are the clock's ticks, hence the margin."""
+    (a live session's last row unseen). The file times are the clock's ticks, hence the margin;
+    and a writer held up between the two (a loaded machine) may take longer than it, so a value
+    made within SETTLED_NS of the last write is kept for RECHECK_NS at most: a row read late is
+    seen a second later, not at the next write."""
     now = state(db)
+    newest = max(now[1], now[3][1] if now[3] else 0)
     with memo_lock:
         hit = memo.get(what)
-    if hit is not None and hit[0] == now:
-        return hit[1]
     began = time.time_ns()
+    if hit is not None and hit[0] == now and (hit[2] - newest > SETTLED_NS or began - hit[2] < RECHECK_NS):
+        return hit[1]
     value = make()
-    newest = max(now[1], now[3][1] if now[3] else 0)
     with memo_lock:
         if len(memo) > 20_000:
             memo.clear()
         if began - newest > RACY_NS:
-            memo[what] = (now, value)
+            memo[what] = (now, value, began)
         else:
             memo.pop(what, None)
     return value
