@@ -1,12 +1,17 @@
 """`make bench`: speed and memory of session-viewer on big sessions, side by side with its peers.
 
-Writes BENCHMARKS.md. Every figure is a median of several runs made in this one invocation (the
+Writes BENCHMARKS.md. Every figure is a median of several runs made in one section's run (the
 machines here are shared and noisy: compare ratios measured together, not figures across runs).
 
     python -m bench [--runs N] [--quick] [--skip-peers] [--skip-live] [--only SECTION]… [--out bench/out]
 
-Sections: index, screens, rss, list, peers, live, search, hardening, archive, export, firstscreen. `--only` runs the named ones (write the
-report elsewhere with `--report`, BENCHMARKS.md is the lead's whole run).
+Sections: index, screens, rss, list, search, hardening, archive, firstscreen, peers, export, live (in
+the order a whole run measures them). Each section's figures are saved the moment it ends, passed or
+failed, in <out>/sections/<name>.json, and BENCHMARKS.md is drawn from those files (bench/sections.py):
+a failing section is reported as failed, with its error and the command that runs it alone, and
+the others are drawn; `--only SECTION` runs the named ones again and keeps the others' last figures,
+each said to be from its commit and time. `--quick` keeps its figures apart (<out>/sections-quick,
+reported to <out>/BENCHMARKS-quick.md).
 
 Measured:
   * index throughput next to plain orjson-per-line decoding of the same file (the ratio matters);
@@ -39,6 +44,7 @@ import http.client
 import json
 import os
 import platform
+import shlex
 import shutil
 import socket
 import statistics
@@ -55,10 +61,14 @@ from . import export as export_bench
 from . import hardening as hardening_bench
 from . import archive as archive_bench
 from . import search as search_bench
+from . import sections as saved
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = {"1mb": 1 << 20, "10mb": 10 << 20, "100mb": 100 << 20}
 CHROMIUM = "/usr/bin/chromium"
+OUT = ROOT / "bench" / "out"
+SERVERS = "serve,gunicorn"  # the live section's defaults (said in a re-run's command when not these)
+LIVE_PARTS = "latency,bursts,load"
 
 
 # --- data ----------------------------------------------------------------------------------------
@@ -356,109 +366,259 @@ def verdict(value: float, target: float, lower_is_better: bool = True) -> str:
     return "✅" if ok else "❌"
 
 
-def report(r: dict, args) -> str:
-    lines = ["# Benchmarks", "",
-             f"Measured by `make bench` (`python -m bench --runs {args.runs}`"
-             f"{' --quick' if args.quick else ''}) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.",
-             f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()},"
-             f" {platform.system()} {platform.release()}. Medians of {args.runs} runs made in this one"
-             " invocation; the machine is shared and noisy, so read the ratios first.",
-             "Data: deterministic sessions from `bench/generate.py` (tool results of 1–20 KB with ~2 %"
-             " of 200–600 KB, thinking, progress lines, base64 screenshots, a Task with a sub-agent file).",
-             ""]
+def _targets(r: dict) -> list[str]:
     idx = {x["name"]: x for x in r.get("index", [])}
     scr = {x["name"]: x for x in r.get("screens", [])}
-    big = "claude-code-100mb" if "claude-code-100mb" in scr and "claude-code-100mb" in idx else None
-    if big:
-        lines += ["## Targets (100 MB session)", "", "| what | target | measured | |", "|---|---|---|---|"]
-        for label, key, target in (("cold first screen", "cold", 0.5), ("warm first screen", "warm", 0.05),
-                                   ("permalink to the middle, cold", "permalink", 0.5)):
-            for fmt in ("claude-code-100mb", "legion-100mb"):
-                v = scr[fmt][key]
-                lines.append(f"| {label} ({fmt.split('-1')[0]}) | ≤ {ms(target)} | {ms(v)} | {verdict(v, target)} |")
+    if not ("claude-code-100mb" in scr and "claude-code-100mb" in idx):
+        return []
+    lines = ["## Targets (100 MB session)", "", "| what | target | measured | |", "|---|---|---|---|"]
+    for label, key, target in (("cold first screen", "cold", 0.5), ("warm first screen", "warm", 0.05),
+                               ("permalink to the middle, cold", "permalink", 0.5)):
         for fmt in ("claude-code-100mb", "legion-100mb"):
-            v = idx[fmt]["ratio"]
-            lines.append(f"| index throughput vs orjson per line ({fmt.split('-1')[0]}) | ≥ 50 % | "
-                         f"{v:.0%} ({idx[fmt]['index_mbs']:.0f} vs {idx[fmt]['orjson_mbs']:.0f} MB/s)"
-                         f" | {verdict(v, 0.5, False)} |")
-        if r.get("rss"):
-            v = r["rss"]["peak_rss_mb"]
-            lines.append(f"| server peak RSS serving it | ≤ 250 MB | {v:.0f} MB | {verdict(v, 250)} |")
-        if r.get("list"):
-            v = r["list"]["warm_first_page"]
-            lines.append(f"| session list, {r['list']['sessions']} sessions, warm | ≤ 200 ms | {ms(v)} |"
-                         f" {verdict(v, 0.2)} |")
-        lines.append("")
-    if r.get("search"):
-        lines += search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
-    if r.get("hardening"):
-        lines += [*hardening_bench.report(r["hardening"]), ""]
-    if r.get("export"):
-        lines += export_bench.report(r["export"], ms, verdict)
-    if scr and idx:
-        lines += ["## First screen and index, every size", "",
-                  "| session | size | cold first screen | warm first screen | permalink (cold) |"
-                  " index | orjson per line | index / orjson |", "|---|---|---|---|---|---|---|---|"]
-        for name, s in scr.items():
-            i = idx[name]
-            lines.append(f"| {name} | {s['mb']:.1f} MB | {ms(s['cold'])} | {ms(s['warm'])} | "
-                         f"{ms(s['permalink'])} | {ms(i['index_s'])} ({i['index_mbs']:.0f} MB/s) | "
-                         f"{ms(i['orjson_s'])} ({i['orjson_mbs']:.0f} MB/s) | {i['ratio']:.0%} |")
-        lines += ["", "Cold = a new server process with an empty cache, timed until `/s/<key>` has fully "
-                  "responded (a big session's page is drawn from the part of the file it shows, its index "
-                  "built after it). Warm = a new server process with the cache that run left once its "
-                  "index was complete. Permalink = `/s/<key>/m/<middle event id>`, cold.", ""]
-    if r.get("archive"):
-        lines += archive_bench.report(r["archive"], ms, verdict)
+            v = scr[fmt][key]
+            lines.append(f"| {label} ({fmt.split('-1')[0]}) | ≤ {ms(target)} | {ms(v)} | {verdict(v, target)} |")
+    for fmt in ("claude-code-100mb", "legion-100mb"):
+        v = idx[fmt]["ratio"]
+        lines.append(f"| index throughput vs orjson per line ({fmt.split('-1')[0]}) | ≥ 50 % | "
+                     f"{v:.0%} ({idx[fmt]['index_mbs']:.0f} vs {idx[fmt]['orjson_mbs']:.0f} MB/s)"
+                     f" | {verdict(v, 0.5, False)} |")
+    if r.get("rss"):
+        v = r["rss"]["peak_rss_mb"]
+        lines.append(f"| server peak RSS serving it | ≤ 250 MB | {v:.0f} MB | {verdict(v, 250)} |")
     if r.get("list"):
-        L = r["list"]
-        lines += ["## Session list", "", f"A Claude Code projects folder of {L['sessions']} sessions "
-                  "(40 projects, 4–40 KB each).", "",
-                  "| | time |", "|---|---|",
-                  f"| first page (100 rows), cold | {ms(L['cold_first_page'])} |",
-                  f"| all 20 pages, cold | {ms(L['cold_all_pages'])} |",
-                  f"| first page, warm (new process, cache present) | {ms(L['warm_first_page'])} |", ""]
-    if r.get("peers"):
-        rows, versions = r["peers"]
-        lines += ["## Side by side with the peers (same Claude Code files)", "",
-                  "Peers installed into a throwaway venv: " + ", ".join(f"{k} {v}" for k, v in versions.items())
-                  + ". Their time is the whole HTML conversion (what they need before anything can be"
-                  " read); ours is the cold first screen and the full index build.", "",
-                  "| file | claude-code-log | claude-code-transcripts | ours: first screen | ours: full index |"
-                  " ccl / our first screen | cct / our first screen |", "|---|---|---|---|---|---|---|"]
-        for x in rows:
-            lines.append(f"| {x['name']} ({x['mb']:.0f} MB) | {ms(x['ccl_s'])}, {x['ccl_rss']:.0f} MB RSS | "
-                         f"{ms(x['cct_s'])}, {x['cct_rss']:.0f} MB RSS | {ms(x['our_first'])} | "
-                         f"{ms(x['our_index'])} | ×{x['ccl_s'] / x['our_first']:.0f} | "
-                         f"×{x['cct_s'] / x['our_first']:.0f} |")
-        lines.append("")
-    if r.get("firstscreen"):
-        from . import firstscreen
+        v = r["list"]["warm_first_page"]
+        lines.append(f"| session list, {r['list']['sessions']} sessions, warm | ≤ 200 ms | {ms(v)} |"
+                     f" {verdict(v, 0.2)} |")
+    return lines + [""]
 
-        lines += firstscreen.report(r["firstscreen"], ms, verdict)
-    if r.get("live"):
-        from . import live
 
-        lines += live.report(r["live"])
-    return "\n".join(lines)
+def _every_size(r: dict) -> list[str]:
+    idx = {x["name"]: x for x in r.get("index", [])}
+    scr = {x["name"]: x for x in r.get("screens", [])}
+    if not (scr or idx):
+        return []
+    lines = ["## First screen and index, every size", "",
+             "| session | size | cold first screen | warm first screen | permalink (cold) |"
+             " index | orjson per line | index / orjson |", "|---|---|---|---|---|---|---|---|"]
+    for name in {**scr, **idx}:  # either section alone draws its columns, the other's are "–"
+        s, i = scr.get(name), idx.get(name)
+        mb = (s or i)["mb"]
+        lines.append(f"| {name} | {mb:.1f} MB | "
+                     + (f"{ms(s['cold'])} | {ms(s['warm'])} | {ms(s['permalink'])} | " if s else "– | – | – | ")
+                     + (f"{ms(i['index_s'])} ({i['index_mbs']:.0f} MB/s) | "
+                        f"{ms(i['orjson_s'])} ({i['orjson_mbs']:.0f} MB/s) | {i['ratio']:.0%} |"
+                        if i else "– | – | – |"))
+    return lines + ["", "Cold = a new server process with an empty cache, timed until `/s/<key>` has fully "
+                    "responded (a big session's page is drawn from the part of the file it shows, its index "
+                    "built after it). Warm = a new server process with the cache that run left once its "
+                    "index was complete. Permalink = `/s/<key>/m/<middle event id>`, cold.", ""]
+
+
+def _list(r: dict) -> list[str]:
+    if not r.get("list"):
+        return []
+    L = r["list"]
+    return ["## Session list", "", f"A Claude Code projects folder of {L['sessions']} sessions "
+            "(40 projects, 4–40 KB each).", "",
+            "| | time |", "|---|---|",
+            f"| first page (100 rows), cold | {ms(L['cold_first_page'])} |",
+            f"| all 20 pages, cold | {ms(L['cold_all_pages'])} |",
+            f"| first page, warm (new process, cache present) | {ms(L['warm_first_page'])} |", ""]
+
+
+def _peers(r: dict) -> list[str]:
+    if not r.get("peers"):
+        return []
+    rows, versions = r["peers"]
+    lines = ["## Side by side with the peers (same Claude Code files)", "",
+             "Peers installed into a throwaway venv: " + ", ".join(f"{k} {v}" for k, v in versions.items())
+             + ". Their time is the whole HTML conversion (what they need before anything can be"
+             " read); ours is the cold first screen and the full index build.", "",
+             "| file | claude-code-log | claude-code-transcripts | ours: first screen | ours: full index |"
+             " ccl / our first screen | cct / our first screen |", "|---|---|---|---|---|---|---|"]
+    for x in rows:
+        lines.append(f"| {x['name']} ({x['mb']:.0f} MB) | {ms(x['ccl_s'])}, {x['ccl_rss']:.0f} MB RSS | "
+                     f"{ms(x['cct_s'])}, {x['cct_rss']:.0f} MB RSS | {ms(x['our_first'])} | "
+                     f"{ms(x['our_index'])} | ×{x['ccl_s'] / x['our_first']:.0f} | "
+                     f"×{x['cct_s'] / x['our_first']:.0f} |")
+    return lines + [""]
+
+
+def _firstscreen(r: dict) -> list[str]:
+    from . import firstscreen
+
+    return firstscreen.report(r["firstscreen"], ms, verdict) if r.get("firstscreen") else []
+
+
+def _live(r: dict) -> list[str]:
+    from . import live
+
+    return live.report(r["live"]) if r.get("live") else []
+
+
+# What the report draws, in its order: (the sections whose figures a block draws, the block).
+BLOCKS = [
+    (("index", "screens", "rss", "list"), _targets),
+    (("search",), lambda r: search_bench.report(r["search"], r.get("search_screen"), ms, verdict)
+     if r.get("search") else []),
+    (("hardening",), lambda r: [*hardening_bench.report(r["hardening"]), ""] if r.get("hardening") else []),
+    (("export",), lambda r: export_bench.report(r["export"], ms, verdict) if r.get("export") else []),
+    (("index", "screens"), _every_size),
+    (("archive",), lambda r: archive_bench.report(r["archive"], ms, verdict) if r.get("archive") else []),
+    (("list",), _list),
+    (("peers",), _peers),
+    (("firstscreen",), _firstscreen),
+    (("live",), _live),
+]
+
+
+def report(records: dict) -> str:
+    """BENCHMARKS.md from the sections' saved records (bench/sections.py)."""
+    head = ["# Benchmarks", "",
+            f"Assembled by `make bench` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from the "
+            "last run of each section: the table says from which commit, when and by which command each "
+            "section's figures are. A section that fails is reported as failed with its error, the others "
+            "are kept; `make bench ARGS=\"--only SECTION\"` runs one again.",
+            f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()},"
+            f" {platform.system()} {platform.release()}. Figures are medians of the runs made in their "
+            "section's run (5 unless its command says `--runs`); the machine is shared and noisy, so "
+            "read the ratios first.",
+            "Data: deterministic sessions from `bench/generate.py` (tool results of 1–20 KB with ~2 %"
+            " of 200–600 KB, thinking, progress lines, base64 screenshots, a Task with a sub-agent file).",
+            ""]
+    return saved.assemble(records, list(SECTIONS), BLOCKS, head)
+
+
+# --- the sections --------------------------------------------------------------------------------
+# Each puts its figures into `got` as it measures them: what it measured before a failure is kept.
+
+
+def _sec_index(c, got):
+    got["index"] = bench_index(c.data, c.args.runs)
+
+
+def _sec_screens(c, got):
+    got["screens"] = bench_screens(c.data, c.args.runs, c.tmp)
+
+
+def _sec_rss(c, got):
+    got["rss"] = bench_rss(c.data, c.tmp)
+
+
+def _sec_list(c, got):
+    got["list"] = bench_list(c.data, c.args.runs, c.tmp)
+
+
+def _sec_search(c, got):
+    got["search"] = search_bench.run(c.data, c.args.runs, c.tmp, c.args.out, Server)
+    got["search_screen"] = search_bench.on_screen(c.data, c.args.runs, c.tmp, c.args.out, Server, CHROMIUM)
+
+
+def _sec_hardening(c, got):
+    got["hardening"] = hardening_bench.run(c.args.runs, [12, 25, 50])
+
+
+def _sec_archive(c, got):
+    got["archive"] = archive_bench.run(c.data, c.args.runs, c.tmp, c.args.out, Server,
+                                       (500,) if c.args.quick else (2000, 10000))
+
+
+def _sec_firstscreen(c, got):
+    from . import firstscreen
+
+    got["firstscreen"] = firstscreen.run(c.args.out, c.args.runs, c.tmp, c.args.quick)
+
+
+def _sec_peers(c, got):
+    missing = [k for k in ("screens", "index") if k not in c.results]
+    if missing:
+        raise RuntimeError(f"the peers are compared with this run's {' and '.join(missing)} figures, "
+                           "and that section failed in this run")
+    got["peers"] = bench_peers(c.data, c.results["screens"], c.results["index"],
+                               max(1, min(c.args.runs, 3)), c.args.out, c.tmp)
+
+
+def _sec_export(c, got):
+    got["export"] = export_bench.run(c.data, max(1, min(c.args.runs, 3)), c.tmp, c.args.out,
+                                     run_measured, peers_venv)
+
+
+def _sec_live(c, got):
+    from . import live
+
+    live.run(c.data, c.tmp, c.args.appends, c.args.servers.split(","), c.args.live_parts.split(","),
+             results=got.setdefault("live", {}))
+
+
+# The sections, in the order a whole run measures them: name → (what it prints, the section).
+SECTIONS = {
+    "index": ("index throughput", _sec_index),
+    "screens": ("first screens", _sec_screens),
+    "rss": ("peak RSS", _sec_rss),
+    "list": ("session list", _sec_list),
+    "search": ("search and filters", _sec_search),
+    "hardening": ("hostile input", _sec_hardening),
+    "archive": ("across sessions: full-text search, list by cost", _sec_archive),
+    "firstscreen": ("any size at once", _sec_firstscreen),
+    "peers": ("peers", _sec_peers),
+    "export": ("export", _sec_export),
+    "live": ("live tail", _sec_live),
+}
+
+
+def wanted(name: str, c) -> bool:
+    """Whether this invocation runs section `name`."""
+    a = c.args
+    if a.only and name not in a.only and not (name in ("index", "screens") and "peers" in a.only):
+        return False  # the peers are compared with the index and screens of the same run
+    if (name in ("peers", "export") and a.skip_peers) or (name == "live" and a.skip_live):
+        return False
+    if name in ("rss", "search") and "claude-code-100mb" not in c.data:
+        return False  # --quick: no 100 MB session
+    if name == "archive" and "many" not in c.data:
+        return False
+    return True
+
+
+def rerun(name: str, args) -> str:
+    """The command that runs section `name` alone, as this invocation ran it."""
+    parts = ["--only", name]
+    if args.runs != 5:
+        parts += ["--runs", str(args.runs)]
+    if args.quick:
+        parts.append("--quick")
+    if name == "live":
+        for flag, value, default in (("--appends", args.appends, 50), ("--servers", args.servers, SERVERS),
+                                     ("--live-parts", args.live_parts, LIVE_PARTS)):
+            if value != default:
+                parts += [flag, str(value)]
+    if args.out != OUT:
+        parts += ["--out", str(args.out)]
+    if args.report_given:
+        parts += ["--report", str(args.report)]
+    return f'make bench ARGS="{shlex.join(parts)}"'
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     ap = argparse.ArgumentParser(prog="python -m bench")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="1 and 10 MB only, 3 runs, 500 sessions")
+    ap.add_argument("--quick", action="store_true",
+                    help="1 and 10 MB only, 3 runs, 500 sessions; saved apart (<out>/sections-quick) "
+                         "and reported to <out>/BENCHMARKS-quick.md unless --report says")
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--skip-live", action="store_true")
     ap.add_argument("--appends", type=int, default=50)
-    ap.add_argument("--only", action="append", default=[], metavar="SECTION",
-                    help="run only these sections (repeatable): index, screens, rss, list, peers, live, "
-                         "search, hardening, archive, export, firstscreen")
-    ap.add_argument("--servers", default="serve,gunicorn",
+    ap.add_argument("--only", action="append", default=[], metavar="SECTION", choices=list(SECTIONS),
+                    help="run only these sections (repeatable): " + ", ".join(SECTIONS)
+                         + "; the report keeps the other sections' last figures")
+    ap.add_argument("--servers", default=SERVERS,
                     help="servers for the live load section (serve, gunicorn)")
-    ap.add_argument("--live-parts", default="latency,bursts,load",
+    ap.add_argument("--live-parts", default=LIVE_PARTS,
                     help="parts of the live section to run (latency, bursts, load)")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
-    ap.add_argument("--report", type=Path, default=ROOT / "BENCHMARKS.md")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--report", type=Path, default=None,
+                    help="where the report goes (BENCHMARKS.md; <out>/BENCHMARKS-quick.md with --quick)")
     args = ap.parse_args(argv)
     sizes = dict(SIZES)
     many = 2000
@@ -466,10 +626,11 @@ def main(argv=None) -> int:
         sizes.pop("100mb")
         args.runs = min(args.runs, 3)
         many = 500
+    args.report_given = args.report is not None
+    if args.report is None:
+        args.report = args.out / "BENCHMARKS-quick.md" if args.quick else ROOT / "BENCHMARKS.md"
     args.out.mkdir(parents=True, exist_ok=True)
-
-    def want(section: str) -> bool:
-        return not args.only or section in args.only
+    store = saved.Store(args.out / ("sections-quick" if args.quick else "sections"))
 
     if args.only and not (set(args.only) - {"search", "rss", "live", "export"}):
         sizes = {k: v for k, v in sizes.items() if k == "100mb"}  # these use the 100 MB sessions only
@@ -481,56 +642,33 @@ def main(argv=None) -> int:
         sizes, many = {}, 0  # make their own files
     print("preparing data …", flush=True)
     data = prepare(args.out, sizes, many)
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="sv-bench-") as t:
-        tmp = Path(t)
-        if want("index") or want("peers"):
-            print("index throughput …", flush=True)
-            results["index"] = bench_index(data, args.runs)
-        if want("screens") or want("peers"):
-            print("first screens …", flush=True)
-            results["screens"] = bench_screens(data, args.runs, tmp)
-        if "claude-code-100mb" in data and want("rss"):
-            print("peak RSS …", flush=True)
-            results["rss"] = bench_rss(data, tmp)
-        if want("list"):
-            print("session list …", flush=True)
-            results["list"] = bench_list(data, args.runs, tmp)
-        if want("search") and "claude-code-100mb" in data:
-            print("search and filters …", flush=True)
-            results["search"] = search_bench.run(data, args.runs, tmp, args.out, Server)
-            results["search_screen"] = search_bench.on_screen(data, args.runs, tmp, args.out, Server,
-                                                              CHROMIUM)
-        if want("hardening"):
-            print("hostile input …", flush=True)
-            results["hardening"] = hardening_bench.run(args.runs, [12, 25, 50])
-        if want("archive") and "many" in data:
-            print("across sessions: full-text search, list by cost …", flush=True)
-            results["archive"] = archive_bench.run(data, args.runs, tmp, args.out, Server,
-                                                   (500,) if args.quick else (2000, 10000))
-        if want("firstscreen"):
-            from . import firstscreen
-
-            print("any size at once …", flush=True)
-            results["firstscreen"] = firstscreen.run(args.out, args.runs, tmp, args.quick)
-        if not args.skip_peers and want("peers"):
-            print("peers …", flush=True)
-            results["peers"] = bench_peers(data, results["screens"], results["index"],
-                                           max(1, min(args.runs, 3)), args.out, tmp)
-        if not args.skip_peers and want("export"):
-            print("export …", flush=True)
-            results["export"] = export_bench.run(data, max(1, min(args.runs, 3)), tmp, args.out,
-                                                 run_measured, peers_venv)
-        if not args.skip_live and want("live"):
-            from . import live
-
-            results["live"] = live.run(data, tmp, args.appends, args.servers.split(","),
-                                       args.live_parts.split(","))
-    text = report(results, args)
-    args.report.write_text(text + "\n")
-    (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str))
+    meta = {"commit": saved.commit(ROOT), "runs": args.runs, "quick": args.quick,
+            "command": "make bench" + (f' ARGS="{shlex.join(argv)}"' if argv else "")}
+    failed = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="sv-bench-") as t:
+            c = argparse.Namespace(data=data, args=args, tmp=Path(t), results={})
+            for name, (label, section) in SECTIONS.items():
+                if not wanted(name, c):
+                    continue
+                print(f"{label} …", flush=True)
+                record = store.run(name, lambda got, section=section: section(c, got),
+                                   rerun=rerun(name, args), **meta)
+                if record["status"] == "ok":
+                    c.results.update(record["results"])
+                else:
+                    failed.append(name)
+                    print(f"{name} FAILED (saved; the next sections run):\n{record['error']}", flush=True)
+    finally:  # a Ctrl-C too: the sections that ended are in the report
+        records = store.load()
+        text = report(records)
+        args.report.write_text(text + "\n")
+        (args.out / ("results-quick.json" if args.quick else "results.json")).write_text(
+            json.dumps({n: r.get("results") for n, r in records.items()}, indent=2, default=str))
     print(text)
-    return 0
+    if failed:
+        print(f"\nfailed: {', '.join(failed)} (in {args.report.name}, with the commands that run them alone)")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -191,6 +191,7 @@ def report(r: dict, ms, verdict) -> list[str]:
              f"Cache database with the full-text index: {p['db_mb']:.0f} MB for {p['mb']:.0f} MB of "
              "transcripts (texts stored compressed; base64 is never indexed).", ""]
     for n, x in r["roots"].items():
+        n = int(n)  # a string once saved as JSON
         b, w = x["build"], x["warm"]
         lines += [f"### {n:,} sessions ({x['mb']:.0f} MB)", "", "| what | target | measured | |",
                   "|---|---|---|---|",

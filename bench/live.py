@@ -541,8 +541,11 @@ async def _stop(tasks):
 # --- the section ---------------------------------------------------------------------------------
 
 
-def run(data: dict, tmp: Path, appends: int, servers: list[str], parts: list[str]) -> dict:
-    results: dict = {}
+def run(data: dict, tmp: Path, appends: int, servers: list[str], parts: list[str],
+        results: dict | None = None) -> dict:
+    """The section's figures, put into `results` part by part: when a later part fails, the bench
+    saves and reports the parts that finished (bench/sections.py)."""
+    results = {} if results is None else results
     if "latency" in parts:
         print("live: append → visible …", flush=True)
         results["latency"] = bench_latency(data, appends, tmp)
@@ -551,7 +554,9 @@ def run(data: dict, tmp: Path, appends: int, servers: list[str], parts: list[str
         results["bursts"] = bench_bursts(tmp)
     if "load" in parts:
         print("live: load …", flush=True)
-        results["load"] = [bench_load(server, tmp) for server in servers]
+        results["load"] = []
+        for server in servers:
+            results["load"].append(bench_load(server, tmp))
     return results
 
 
@@ -566,9 +571,9 @@ def report(r: dict) -> list[str]:
                   f"{r['latency'][0]['n']} appends. Target: p50 < 150 ms, p95 < 500 ms.", "",
                   "| scenario | p50 | p95 | max | |", "|---|---|---|---|---|"]
         for x in r["latency"]:
-            got = x["others_received"]
+            got = x["others_received"]  # (fewest, most), a list once saved as JSON
             extra = "" if not got else (
-                f" (the 49 other streams each got all {x['n']} messages)" if got == (x["n"], x["n"])
+                f" (the 49 other streams each got all {x['n']} messages)" if tuple(got) == (x["n"], x["n"])
                 else f" (the 49 other streams got {got[0]}–{got[1]} of {x['n']} messages)")
             ok = verdict(x["p50"], 150) if x["p95"] < 500 else "❌"
             lines.append(f"| {x['name']}{extra} | {x['p50']:.0f} ms | {x['p95']:.0f} ms | {x['max']:.0f} ms | {ok} |")
