@@ -24,6 +24,20 @@ def sideways(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
+def box_now(page, selector: str, text: str) -> dict:
+    """The box of the one visible element matching `selector` that holds `text`, found and measured
+    in one step in the page. The list's stream sends again, once, the rows the page indexed as it
+    was drawn (the page's version is taken before, so a note made meanwhile is never missed): an
+    element found, then measured (Playwright's `bounding_box`), can be swapped out in between and
+    measure as None."""
+    boxes = page.evaluate("""([sel, text]) => [...document.querySelectorAll(sel)]
+        .filter(e => e.checkVisibility() && e.textContent.includes(text))
+        .map(e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; })""",
+                          [selector, text])
+    assert len(boxes) == 1, f"{len(boxes)} visible elements {selector} hold {text!r}"
+    return boxes[0]
+
+
 def long_names(root):
     """A Claude Code session whose model name, title and folder are each longer than a column."""
     folder = root / LONG_FOLDER
@@ -50,7 +64,7 @@ def test_the_session_list_never_scrolls_sideways_with_long_names(tmp_path, serve
     page.goto(serve(root).url + "/")
     model = page.locator("table.sessions .model:visible", has_text=LONG_MODEL)
     expect(model).to_have_count(1)  # shown, in its column or under the title
-    box = model.bounding_box()
+    box = box_now(page, "table.sessions .model", LONG_MODEL)
     assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"the model name runs out: {box}"
     assert sideways(page) == 0
     context.close()

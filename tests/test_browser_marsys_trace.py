@@ -43,7 +43,11 @@ def test_a_trace_counts_its_agent_steps_in_the_list_header_and_outline(
     # the steps on the page are the four the header counts
     expect(page.locator("li.ev:not(.is-hidden) > .ev-head > .kind", has_text=re.compile(
         r"^step$"))).to_have_count(4)
-    # the outline: the run as one part, with the same counts
+    # the outline: the run as one part, with the same counts. A click's navigation does not wait
+    # for the page's deferred scripts (a goto waits for "load"): the key is pressed once find.js
+    # has started and shown the "?" button — before, "o" did nothing and the outline never came
+    # (a loaded machine serves the scripts after the HTML the checks above read)
+    expect(page.locator("#keys-button")).to_be_visible()
     page.keyboard.press("o")
     outline = page.locator("#outline-menu")
     expect(outline.locator(".outline-head")).to_have_text("No user prompt: the session is one part")
