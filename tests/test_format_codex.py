@@ -337,3 +337,82 @@ def test_a_call_and_an_output_of_newer_item_types_pair_and_keep_their_output(tmp
     (make,) = [e for e in evs if any(b.id == "cf4" for b in e.tool_uses())]
     assert make.tool_uses()[0].input == {"command": ["make"]}
     assert [b.value for b in make.blocks if b.kind == "data"] == [{"sandbox": {"profile": "workspace-write"}}]
+
+
+# --- cards of the UI's events (event_msg): none empty, a newer type's fields open in its card ---
+
+def _rollout(tmp_path, payloads: list[dict]) -> Path:
+    """A current rollout: its session_meta, a prompt, then these event_msg payloads."""
+    lines = [{"type": "session_meta", "payload": {"id": "019d0000-0000-7000-8000-000000000001",
+                                                  "cwd": "/w", "originator": "codex_cli_rs",
+                                                  "cli_version": "0.140.0"}},
+             {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                                   "content": [{"type": "input_text", "text": "Tidy the docs"}]}},
+             *({"type": "event_msg", "payload": p} for p in payloads)]
+    day = tmp_path / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+    path = day / "rollout-2026-11-20T10-00-00-019d0000-0000-7000-8000-000000000001.jsonl"
+    path.write_text("".join(json.dumps({"timestamp": f"2026-11-20T10:00:{i:02d}.000Z", **r}) + "\n"
+                            for i, r in enumerate(lines)))
+    return path
+
+
+@pytest.mark.parametrize("path", [CURRENT, PARENT, CHILD, V2_PARENT], ids=lambda p: p.name[-14:])
+def test_no_card_of_a_rollout_is_empty(path):
+    """Shown with the hidden events, every card says something: turn contexts, token counts,
+    snapshots, the UI's copies of messages, an event type this reader does not know."""
+    _, evs = built(path)
+    empty = [(e.kind, e.hidden_reason) for e in evs if not e.blocks]
+    assert empty == []
+
+
+def test_an_event_type_this_reader_does_not_know_shows_its_fields(tmp_path, client):
+    future = {"type": "sandbox_escalation_granted", "scope": "network",
+              "hosts": ["pypi.org"], "note": "<img src=x onerror=alert(1)>"}
+    _, evs = built(_rollout(tmp_path, [future]))
+    ev = evs[-1]
+    assert ev.kind == "sandbox_escalation_granted" and ev.hidden
+    assert ev.hidden_reason == "unknown codex event"
+    (data,) = ev.blocks
+    assert data.kind == "data" and data.label == "unknown"  # "the record as written", open
+    assert data.value == future  # its type first
+    # known quiet events show their fields too, under their own name
+    _, evs = built(_rollout(tmp_path / "b", [{"type": "exec_command_end", "call_id": "c1",
+                                             "exit_code": 0, "duration": {"secs": 1, "nanos": 0}}]))
+    (data,) = evs[-1].blocks
+    assert data.label == "exec command end: its fields" and data.value["exit_code"] == 0
+
+
+def test_the_fields_of_an_unknown_event_are_in_its_card_on_the_page_escaped(tmp_path):
+    from viewer.web import create_app
+
+    _rollout(tmp_path, [{"type": "sandbox_escalation_granted", "scope": "network",
+                         "note": "<img src=x onerror=alert(1)>"}])
+    app = create_app({"ROOTS": [str(tmp_path / "sessions")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "TESTING": True})
+    c = app.test_client()
+    key = c.get("/sessions.json").get_json()["sessions"][0]["key"]
+    html = c.get(f"/s/{key}").get_data(as_text=True)
+    card = re.search(r'<li class="ev [^"]*is-hidden[^"]*" id="m-L3".*?</li>', html, re.S)
+    assert card, "the event's card is on the page, hidden"
+    assert "unknown codex event" in card.group(0)
+    assert '<details class="data" open><summary>the record as written</summary>' in card.group(0)
+    assert "sandbox_escalation_granted" in card.group(0) and "network" in card.group(0)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in card.group(0) and "<img src=x" not in card.group(0)
+
+
+def test_a_rollback_an_undo_a_plan_and_a_thread_name_say_what_they_are(tmp_path):
+    _, evs = built(_rollout(tmp_path, [
+        {"type": "thread_rolled_back", "num_turns": 2},
+        {"type": "undo_completed", "success": False, "message": "the tree has changes of its own"},
+        {"type": "item_completed", "thread_id": "t", "turn_id": "1",
+         "item": {"type": "Plan", "id": "1-plan", "text": "1. Read the docs\n2. Fix the links"}},
+        {"type": "thread_name_updated", "thread_id": "t", "thread_name": "docs tidy"}]))
+    rolled, undo, plan, named = evs[-4:]
+    assert not rolled.hidden and rolled.blocks[0].text == \
+        "rolled back: the last 2 turns left the conversation"
+    assert not undo.hidden and undo.role == "error"
+    assert [b.text for b in undo.blocks] == ["undo failed", "the tree has changes of its own"]
+    assert plan.hidden and [b.kind for b in plan.blocks] == ["notice", "text"]
+    assert plan.blocks[1].text.startswith("1. Read the docs")
+    assert named.blocks[0].text == "thread named “docs tidy”"

@@ -21,8 +21,10 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     response items and are hidden (raw view); `token_count` carries the usage of the model call
     just made (`last_token_usage`, recorded twice per call: both lines name the same running total,
     which serves as the call's message id so it is counted once); `turn_aborted` interrupts every
-    call still open; review mode and errors are notices; the rest (`context_compacted` too, which
-    the `compacted` record beside it says with its summary) is hidden;
+    call still open; review mode, errors, a rollback of turns (`thread_rolled_back`) and an undo's
+    outcome are notices; the rest (`context_compacted` too, which the `compacted` record beside it
+    says with its summary) is hidden, its fields a data block in its card (a plan item's text as
+    prose); a type this reader does not know is hidden too, its fields open in its card;
   - `compacted`: the summary that replaced the history → a summary card.
 * the bare layout (before Sept 2025): a first line `{"id", "timestamp", "instructions", "git"}`,
   then bare response items and `{"record_type": "state"}` bookkeeping lines (hidden).
@@ -36,8 +38,9 @@ credited with `openai_chat`'s score through `EXTENDS` once one of that layout's 
 (`layout_mark`), so a plain Responses item list without them stays `openai-chat`, even with an
 envelope line among its items.
 
-Kept only in the raw view: rate limits, turn ids, sandbox details, encrypted reasoning, the
-`event_msg` copies of messages and exec / patch events (their calls show the same).
+Kept only in the raw view: encrypted reasoning, and the `event_msg` copies of messages (their
+cards say what they are). Hidden cards (turn contexts, token counts, exec / patch events) say what
+they are, their fields in a data block or a notice's details.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from typing import Any
 import orjson
 
 from .. import files, keys
-from ..model import INTERRUPTED, Context, Event, Notice, Ref, Text, ToolResult
+from ..model import INTERRUPTED, Context, Data, Event, Notice, Ref, Text, ToolResult
 from . import openai_chat
 from .common import as_text, compaction_event, first_time, generic_event, result_content, text_field
 
@@ -68,6 +71,20 @@ _COPIES = frozenset({"user_message", "agent_message", "agent_reasoning", "agent_
 _NOTICES = {"entered_review_mode": "review started",
             "exited_review_mode": "review ended", "error": "error", "stream_error": "stream error",
             "warning": "warning"}
+# event_msg types known here and kept behind the toggle (their fields in the card): a turn's or a
+# task's bounds, and the UI's events of calls whose response items the page shows (codex-rs
+# `rollout/policy.rs` persists these, some only in its "extended" mode). Any other type is one
+# newer than this reader: behind the toggle too, its fields open in the card
+_QUIET = frozenset({"task_started", "task_complete", "turn_started", "turn_complete",
+                    "exec_command_begin", "exec_command_end", "patch_apply_begin", "patch_apply_end",
+                    "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin", "web_search_end",
+                    "image_generation_end", "view_image_tool_call", "plan_update", "turn_diff",
+                    "session_configured", "background_event", "undo_started", "item_started",
+                    "item_completed", "thread_goal_updated", "thread_name_updated",
+                    "collab_agent_spawn_begin", "collab_agent_spawn_end",
+                    "collab_agent_interaction_begin", "collab_agent_interaction_end",
+                    "collab_waiting_begin", "collab_waiting_end", "collab_close_begin",
+                    "collab_close_end", "collab_resume_begin", "collab_resume_end"})
 # what Codex injects as a user or developer message: (opening, label)
 _INJECTED = (("<environment_context>", "environment"), ("<user_instructions>", "user instructions"),
              ("# AGENTS.md instructions", "AGENTS.md"), ("<INSTRUCTIONS>", "instructions"),
@@ -178,6 +195,10 @@ def _turn_context(ctx: dict, ref: Ref) -> Event:
     ev = Event(ref, "system", "turn_context", hidden=True, hidden_reason="turn context", meta=ctx)
     if isinstance(ctx.get("model"), str) and ctx["model"]:
         ev.model = ctx["model"]
+    said = [f"{label} {ctx[k]}" for k, label in (("model", "model"), ("effort", "effort"),
+                                                   ("approval_policy", "approval"))
+            if isinstance(ctx.get(k), str) and ctx[k]]
+    ev.blocks = [Notice("turn context" + (": " + ", ".join(said) if said else ""), ctx)]
     return ev
 
 
@@ -185,7 +206,8 @@ def _item(item: dict, ref: Ref) -> Event:
     """A response item, read as `openai_chat` reads it, then Codex's own meanings on top."""
     t = text_field(item, "type")
     if t in _BOOKKEEPING_ITEMS:
-        return Event(ref, "system", t, hidden=True, hidden_reason="snapshot", format=NAME, meta=item)
+        return Event(ref, "system", t, hidden=True, hidden_reason="snapshot", format=NAME, meta=item,
+                     blocks=[Notice("a snapshot of the working tree, for an undo", _fields(item))])
     ev = openai_chat.event(item, ref)
     ev.format = NAME
     if ev.role in ("user", "system") and ev.kind == "message":
@@ -277,9 +299,45 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
         ev = Event(ref, "error" if t in ("error", "stream_error") else "system", t, meta=msg,
                    blocks=[Notice(_NOTICES[t])] + ([Text(text, markdown=False)] if text else []))
         return ev
-    reason = "duplicate" if t in _COPIES else "codex event"
+    if t == "thread_rolled_back":  # `/undo` of whole turns (ThreadRolledBackEvent)
+        n = msg.get("num_turns")
+        words = (f"rolled back: the last {n} turn{'s' if n != 1 else ''} left the conversation"
+                 if isinstance(n, int) and not isinstance(n, bool) else "rolled back")
+        more = {k: v for k, v in _fields(msg).items() if k != "num_turns"}
+        return Event(ref, "system", t, blocks=[Notice(words, more or None)], meta=msg)
+    if t == "undo_completed":  # UndoCompletedEvent {success, message}: the tree put back, or not
+        ok, text = msg.get("success"), msg.get("message")
+        blocks = [Notice("undo failed" if ok is False else "undo completed")]
+        if isinstance(text, str) and text.strip():
+            blocks.append(Text(text, markdown=False))
+        return Event(ref, "error" if ok is False else "system", "undo", blocks=blocks, meta=msg)
+    fields = _fields(msg)
+    if t in _COPIES:  # said, not shown again: its words would be found twice by a search
+        blocks = [Notice("the interface's copy of what a card beside it shows")]
+    elif t == "item_completed" and isinstance(msg.get("item"), dict) and msg["item"].get("type") == "Plan" \
+            and isinstance(msg["item"].get("text"), str):
+        # a plan (plan mode's `<proposed_plan>`): the one record of it as Codex parsed it
+        blocks = [Notice("plan"), Text(msg["item"]["text"])]
+    elif t == "thread_name_updated" and isinstance(msg.get("thread_name"), str):
+        blocks = [Notice(f"thread named “{msg['thread_name']}”", fields)]
+    elif t in _QUIET:
+        blocks = [Data(fields, f"{t.replace('_', ' ')}: its fields")] if fields else []
+    else:  # a type newer than this reader: the record as written, open in its card (its type first)
+        blocks = [Data(msg, "unknown")]
+        return Event(ref, "system", t or "event", hidden=True, hidden_reason="unknown codex event",
+                     blocks=blocks, meta=msg)
     return Event(ref, "system", t or "event", hidden=True,
-                 hidden_reason=reason, meta=msg)
+                 hidden_reason="duplicate" if t in _COPIES else "codex event", blocks=blocks, meta=msg)
+
+
+def _count(n: Any) -> str:
+    """A token count as a reader reads it (4,200); whatever else was written, as written."""
+    return f"{n:,}" if isinstance(n, int) and not isinstance(n, bool) else as_text(n or 0)
+
+
+def _fields(msg: dict) -> dict:
+    """An event_msg's fields but its type (said by its card's kind)."""
+    return {k: v for k, v in msg.items() if k != "type"}
 
 
 def _token_count(msg: dict, ref: Ref) -> Event:
@@ -290,8 +348,11 @@ def _token_count(msg: dict, ref: Ref) -> Event:
     info = msg.get("info")
     last = info.get("last_token_usage") if isinstance(info, dict) else None
     total = info.get("total_token_usage") if isinstance(info, dict) else None
+    ev.blocks = [Notice("token count", _fields(msg))]
     if isinstance(last, dict):
         cached = last.get("cached_input_tokens") or 0
+        ev.blocks[0].text = (f"token count of the call: {_count(last.get('input_tokens'))} in"
+                             f" ({_count(cached)} cached), {_count(last.get('output_tokens'))} out")
         ev.usage = {"input_tokens": last.get("input_tokens") or 0,
                     "output_tokens": last.get("output_tokens") or 0,
                     "input_tokens_details": {"cached_tokens": cached},
