@@ -279,6 +279,39 @@ def test_each_current_line_type_is_shown_or_waits_behind_the_toggle_with_its_rea
     assert "A new attachment body" in json.dumps(new.blocks[1].value)
 
 
+def test_the_pull_request_a_session_opened_is_a_link_card_on_its_page(tmp_path):
+    """`pr-link` (`/pr`, `gh pr create`): shown, not behind the toggle, as a link whose text is
+    its address; hostile fields stay words, an address that is not a web address is not linked."""
+    from viewer.web import create_app
+
+    hostile = {"type": "pr-link", "sessionId": _S, "prNumber": "7<script>", "prUrl": "javascript:alert(1)",
+               "prRepository": "<img src=x onerror=alert(2)>", "timestamp": _T % 3}
+    path = tmp_path / "p" / f"{_S}.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in (*CURRENT_TYPES, hostile)), encoding="utf-8")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    idx = SessionIndex(path).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    pr, bad = [e for e in evs if e.kind == "pr-link"]
+    assert not pr.hidden and not bad.hidden
+    assert pr.blocks[0].text == \
+        r"Pull request \#1042 of acme/widgets: <https://github.com/acme/widgets/pull/1042>"
+    assert bad.blocks[0].text.endswith("its address is not a web address")
+    assert bad.blocks[1].value == "javascript:alert(1)"
+    app = create_app({"ROOTS": [str(tmp_path / "p")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "TESTING": True})
+    html = app.test_client().get(f"/s/{_S}").get_data(as_text=True)
+    card = re.search(rf'<li class="ev [^"]*" id="m-{pr.id}".*?</li>', html, re.S).group(0)
+    assert ('<a href="https://github.com/acme/widgets/pull/1042" rel="noopener noreferrer nofollow">'
+            "https://github.com/acme/widgets/pull/1042</a>") in card
+    assert "is-hidden" not in card.split(">", 1)[0]
+    bad_card = re.search(rf'<li class="ev [^"]*" id="m-{bad.id}".*?</li>', html, re.S).group(0)
+    # the address that is not a web address is words in a data block, never a link
+    assert "<a " not in bad_card.split('class="ev-body"', 1)[1]
+    assert 'href="javascript' not in html and "<img src=x" not in html and "<script>" not in bad_card
+    assert "&lt;img src=x onerror=alert(2)&gt;" in bad_card
+
+
 def test_a_message_sent_mid_turn_is_shown_as_the_users(tmp_path):
     # Claude Code 2.1.90+ takes a message typed while the agent works into the running turn and
     # records it only as a `queued_command` attachment plus queue-operation lines, no user line

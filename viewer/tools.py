@@ -35,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from .formats.common import md_escape, url_escape
 from .formats.legion import COMM_TOOLS
 
 FAMILIES: dict[str, set[str]] = {
@@ -884,18 +885,10 @@ def _search_links(text: str) -> str:
         if not isinstance(found, list) or not all(
                 isinstance(x, dict) and isinstance(x.get("url"), str) for x in found):
             return m.group(0)
-        return "\n".join(f"- [{_md_escape(str(x.get('title') or x['url']))}]"
-                         f"(<{_url_escape(x['url'])}>)" for x in found) + "\n"
+        return "\n".join(f"- [{md_escape(str(x.get('title') or x['url']))}]"
+                         f"(<{url_escape(x['url'])}>)" for x in found) + "\n"
 
     return _LINKS.sub(links, text)
-
-
-def _md_escape(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>#!|])", r"\\\1", " ".join(text.split()))
-
-
-def _url_escape(url: str) -> str:
-    return url.strip().replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
 
 
 def numbered(text: str, filename: str | None) -> ResultView | None:

@@ -32,7 +32,7 @@ from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
     ERROR, INTERRUPTED, USER_WORDS, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
-    retry_words, set_time, text_field, with_context
+    md_escape, retry_words, set_time, text_field, url_escape, with_context
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -50,7 +50,6 @@ _NOISE = {
     "agent-color": "state",
     "agent-setting": "state",
     "tag": "state",
-    "pr-link": "state",
     "mode": "state",
     "worktree-state": "state",
     "content-replacement": "state",
@@ -102,8 +101,9 @@ _NOISE = {
 }
 # lines a reader wants to see, though the CLI writes them beside the chat: where the session went
 # (and where it came from: `teleported-from`, the first line of a session the CLI brought over
-# from a remote one, `{remoteSessionId, branch, messageCount}`)
-_SHOWN = {"continued-in", "teleported-from"}
+# from a remote one, `{remoteSessionId, branch, messageCount}`), and the pull request it opened
+# (`pr-link`: `{prNumber, prUrl, prRepository}`, a link card)
+_SHOWN = {"continued-in", "teleported-from", "pr-link"}
 _KNOWN = {"user", "assistant", "system", *_NOISE, *_SHOWN}
 _QUIET_SYSTEM = {"stop_hook_summary", "turn_duration", "hook_progress", "init", "bridge_status"}
 _COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -133,7 +133,7 @@ def sniff(rec: Any) -> int:
     ):
         # Qwen Code's records look alike but hold a Gemini Content (`parts`, no `content`)
         return 0 if "parts" in rec["message"] and "content" not in rec["message"] else 3
-    if t in _NOISE and ("sessionId" in rec or "leafUuid" in rec or "messageId" in rec
+    if (t in _NOISE or t in _SHOWN) and ("sessionId" in rec or "leafUuid" in rec or "messageId" in rec
                         or "uuid" in rec or "snapshot" in rec or "operation" in rec):
         return 2
     if t == "system" and "uuid" in rec and "parentUuid" in rec:
@@ -177,10 +177,40 @@ def event(rec: Any, ref: Ref) -> Event:
             words += f" (branch {branch})"
         ev = Event(ref, "system", kind=t, blocks=[Notice(words, {
             k: v for k, v in rec.items() if k not in _ENVELOPE})])
+    elif t == "pr-link":
+        ev = _pr_link(rec, ref)
     else:
         ev = _noise(rec, ref, t)
     _common(ev, rec)
     return ev
+
+
+# a pull request's address as a link: a web address, whole, with nothing in it a page could misread
+_WEB_ADDRESS = re.compile(r"https?://[^\s<>\x00-\x1f\x7f]{1,2000}", re.A)
+
+
+def _pr_link(rec: dict, ref: Ref) -> Event:
+    """The pull request the session opened (`/pr`, `gh pr create`…) as a link card: its number, its
+    repository and its address, which is the link's text (a reader sees where it goes; the link is
+    never followed by the page, opened with rel=noopener by the Markdown renderer). An address that
+    is not a web address is shown as written, not linked; fields beside these as data."""
+    number, url, repo = rec.get("prNumber"), rec.get("prUrl"), rec.get("prRepository")
+    name = "pull request"
+    if isinstance(number, (int, str)) and not isinstance(number, bool) and str(number).strip():
+        name += f" #{str(number).strip().lstrip('#')}"
+    if isinstance(repo, str) and repo.strip():
+        name += f" of {repo.strip()}"
+    blocks: list = []
+    if isinstance(url, str) and _WEB_ADDRESS.fullmatch(url.strip()):
+        blocks.append(Text(f"{md_escape(name[0].upper() + name[1:])}: <{url_escape(url.strip())}>"))
+    else:
+        blocks.append(Notice(name + (": its address is not a web address" if url is not None else "")))
+        if url is not None:
+            blocks.append(Data(url, "the address as written"))
+    more = {k: v for k, v in rec.items() if k not in _ENVELOPE and k not in ("prNumber", "prUrl", "prRepository")}
+    if more:
+        blocks.append(Data(more, "other fields"))
+    return Event(ref, "system", "pr-link", blocks=blocks)
 
 
 # --- the index pass's digest of the plain shapes (see model.Digest) -----------------------------

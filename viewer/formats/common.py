@@ -699,3 +699,13 @@ def events_folder_identity(main: str, events: str, order) -> tuple[int, int, int
     except (OSError, ValueError):
         return None
     return st.st_size, newest + len(names) % 1_000_000, st.st_ino
+
+
+def md_escape(text: str) -> str:
+    """Untrusted words, on one line, for Markdown that is rendered: nothing in them marks up."""
+    return re.sub(r"([\\`*_\[\]<>#!|])", r"\\\1", " ".join(text.split()))
+
+
+def url_escape(url: str) -> str:
+    """An address for a Markdown link's `<…>` destination (no space, no angle bracket in it)."""
+    return url.strip().replace(" ", "%20").replace("<", "%3C").replace(">", "%3E")
