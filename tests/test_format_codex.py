@@ -357,7 +357,7 @@ def _rollout(tmp_path, payloads: list[dict]) -> Path:
     return path
 
 
-@pytest.mark.parametrize("path", [CURRENT, PARENT, CHILD, V2_PARENT], ids=lambda p: p.name[-14:])
+@pytest.mark.parametrize("path", [CURRENT, BARE, PARENT, CHILD, V2_PARENT], ids=lambda p: p.name[-14:])
 def test_no_card_of_a_rollout_is_empty(path):
     """Shown with the hidden events, every card says something: turn contexts, token counts,
     snapshots, the UI's copies of messages, an event type this reader does not know."""

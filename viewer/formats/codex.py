@@ -148,8 +148,9 @@ def event(rec: Any, ref: Ref) -> Event:
         first_time(ev, rec.get("timestamp"))
         return ev
     if rec.get("record_type") == "state":
+        more = {k: v for k, v in rec.items() if k != "record_type"}
         return Event(ref, "system", "state", hidden=True, hidden_reason="bookkeeping", format=NAME,
-                     meta=rec)
+                     meta=rec, blocks=[Notice("state of the session", more or None)])
     if _header(rec):
         return _session(rec, ref)
     return _item(rec, ref)
