@@ -6,6 +6,7 @@ own browser downloads are never used.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
@@ -250,6 +251,28 @@ def stream_open(page, element_id: str, timeout: float = 15.0) -> None:
     while not page.evaluate(f"!!document.getElementById({element_id!r})?._htmx?.sse"):
         assert time.monotonic() < deadline, f"the stream of #{element_id} never opened"
         page.wait_for_timeout(50)
+
+
+@contextlib.contextmanager
+def running_goose(tmp_path: Path, serve, page):
+    """A running Goose's database (kept open, written as Goose writes it) served, and `page` open
+    live on its newest session with the stream open and a marker set that a reload would clear
+    (`window.__sameDocument`). Yields (make_db, connection, server)."""
+    from playwright.sync_api import expect
+
+    make_db = goose_make_db()
+    root = tmp_path / "sessions"
+    root.mkdir()
+    con = make_db.build(root / "sessions.db", keep_open=True)
+    try:
+        srv = serve(root)
+        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+        yield make_db, con, srv
+    finally:
+        con.close()
 
 
 def list_settled(page, timeout: float = 60.0) -> None:

@@ -9,7 +9,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from conftest import goose_make_db, stream_open
+from conftest import running_goose
 
 pytestmark = pytest.mark.browser
 
@@ -39,17 +39,8 @@ def test_a_jsonl_session_s_header_counts_what_is_appended(tour, serve, watched_p
 
 def test_a_goose_row_moves_the_header_and_its_words_are_found_by_the_search_box(serve, watched_page,
                                                                                tmp_path):
-    make_db = goose_make_db()
-    root = tmp_path / "sessions"
-    root.mkdir()
-    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
-    try:
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
         page = watched_page
-        srv = serve(root)
-        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
-        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
-        stream_open(page, "live")
-        page.evaluate("window.__sameDocument = 1")
         messages = int(fact(page, "messages").inner_text())
         calls = int(fact(page, "tool calls").inner_text())
         tokens = fact(page, "tokens").inner_text()
@@ -76,5 +67,3 @@ def test_a_goose_row_moves_the_header_and_its_words_are_found_by_the_search_box(
         expect(page.locator("#hits li.hit")).to_have_attribute("data-id", "msg_live")
         assert page.evaluate("window.__sameDocument") == 1  # never reloaded
         assert page.problems == []
-    finally:
-        con.close()

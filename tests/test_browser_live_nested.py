@@ -11,7 +11,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from conftest import SESSIONS, goose_make_db, stream_open
+from conftest import SESSIONS, running_goose
 
 pytestmark = pytest.mark.browser
 
@@ -62,17 +62,8 @@ def test_a_call_in_a_claude_code_sidechain_completes_in_its_nest(tmp_path, serve
 
 
 def test_a_goose_sub_agent_s_cards_change_in_its_nest(serve, watched_page, tmp_path):
-    make_db = goose_make_db()
-    root = tmp_path / "sessions"
-    root.mkdir()
-    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
-    try:
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
         page = watched_page
-        srv = serve(root)
-        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
-        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
-        stream_open(page, "live")
-        page.evaluate("window.__sameDocument = 1")
         thread = page.locator("#tc-call_dl1-thread details.subthread")
         thread.locator("summary").click()
         expect(thread.locator("#tc-call_sub1 .state")).to_have_text("completed")
@@ -99,5 +90,3 @@ def test_a_goose_sub_agent_s_cards_change_in_its_nest(serve, watched_page, tmp_p
         expect(nested).to_contain_text("Makefile")
         assert page.evaluate("window.__sameDocument") == 1  # never reloaded
         assert page.problems == []
-    finally:
-        con.close()

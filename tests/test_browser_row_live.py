@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 import pytest
 from playwright.sync_api import expect
 
-from conftest import goose_make_db, indexed_list, stream_open, studio_make_db
+from conftest import indexed_list, running_goose, stream_open, studio_make_db
 
 pytestmark = pytest.mark.browser
 
@@ -87,18 +87,9 @@ def test_a_running_studio_run_grows_card_by_card_without_a_reload(serve, watched
 
 
 def test_a_goose_session_row_grows_and_its_call_completes_without_a_reload(serve, watched_page, tmp_path):
-    make_db = goose_make_db()
-    root = tmp_path / "sessions"
-    root.mkdir()
-    con = make_db.build(root / "sessions.db", keep_open=True)  # a running Goose's database
-    try:
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
         page = watched_page
-        srv = serve(root)
-        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
         expect(page.locator("#tc-call_mk1 .state")).to_have_text("completed")
-        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
-        stream_open(page, "live")
-        page.evaluate("window.__sameDocument = 1")
         first = page.locator("#timeline > li.ev").nth(1).get_attribute("id")
 
         make_db.write_message(con, make_db.NEW_ID, {"id": "msg_live_call", "role": "assistant",
@@ -125,24 +116,13 @@ def test_a_goose_session_row_grows_and_its_call_completes_without_a_reload(serve
         assert page.evaluate("window.__sameDocument") == 1  # never reloaded
         assert page.locator("#timeline > li.ev").nth(1).get_attribute("id") == first
         assert page.problems == []
-    finally:
-        con.close()
 
 
 def test_a_goose_conversation_saved_again_as_it_was_goes_on_without_a_reload(serve, watched_page, tmp_path):
     """Goose saves a conversation again whole (replace_conversation: new row ids), here with the
     same messages: the page goes on with the message written after, not reloaded."""
-    make_db = goose_make_db()
-    root = tmp_path / "sessions"
-    root.mkdir()
-    con = make_db.build(root / "sessions.db", keep_open=True)
-    try:
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
         page = watched_page
-        srv = serve(root)
-        page.goto(f"{srv.url}/s/sessions.db~{make_db.NEW_ID}")
-        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
-        stream_open(page, "live")
-        page.evaluate("window.__sameDocument = 1")
         rows = con.execute("SELECT role, content_json, created_timestamp, metadata_json, message_id FROM messages "
                            "WHERE session_id = ? ORDER BY id", (make_db.NEW_ID,)).fetchall()
         con.execute("BEGIN")
@@ -157,5 +137,3 @@ def test_a_goose_conversation_saved_again_as_it_was_goes_on_without_a_reload(ser
         expect(page.locator("#tc-call_mk1 .state")).to_have_text("completed")
         assert page.evaluate("window.__sameDocument") == 1  # not reloaded
         assert page.problems == []
-    finally:
-        con.close()
