@@ -181,6 +181,20 @@ def test_unknown_types_are_quiet_visible_cards_and_odd_shapes_never_crash():
         copilot_cli.event(rec, R)
 
 
+def test_bookkeeping_cards_behind_the_toggle_say_what_they_hold():
+    """Shown with the hidden events, a turn's start, a tool starting and a streaming piece are not
+    empty cards: their fields, the tool's name, what the piece is (not its words again)."""
+    _, evs = built(EVENTS)
+    turn = next(e for e in evs if e.kind == "assistant.turn_start")
+    assert turn.hidden and [b.kind for b in turn.blocks] == ["data"]
+    assert turn.blocks[0].value == {"turnId": "0", "model": "claude-sonnet-4.5"}
+    started = next(e for e in evs if e.kind == "tool_progress" and e.running == ["toolu_view_1"])
+    assert started.hidden and started.blocks[0].text == "view started running"
+    delta = copilot_cli.event({"type": "assistant.message_delta", "data": {
+        "messageId": "m1", "deltaContent": "the secret word zebrafish"}}, R)
+    assert delta.hidden and len(delta.blocks) == 1 and "zebrafish" not in delta.blocks[0].text
+
+
 def test_sniff_claims_its_events_and_nothing_else():
     assert copilot_cli.sniff({"type": "session.start", "data": {}, "id": "x"}) == 3
     assert copilot_cli.sniff({"type": "subagent.newly_added", "data": {}}) == 3

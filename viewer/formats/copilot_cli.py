@@ -79,7 +79,7 @@ _KNOWN = frozenset({
     "tool.execution_complete", "skill.invoked", "subagent.started", "subagent.completed",
     "subagent.failed", "subagent.selected", "subagent.deselected", "hook.start", "hook.end",
     "system.message", "system.notification", "permission.requested", "permission.completed"})
-# bookkeeping: hidden, with the reason shown in the raw view
+# bookkeeping: hidden, its fields in its card (`_quiet`) and the record in the raw view
 _HIDDEN = {"assistant.turn_start": "turn start", "assistant.turn_end": "turn end",
            "session.idle": "idle", "assistant.idle": "idle", "session.usage_checkpoint": "usage checkpoint",
            "session.usage_info": "context usage", "session.context_changed": "working directory",
@@ -127,7 +127,7 @@ def event(rec: Any, ref: Ref) -> Event:
     if read is not None:
         ev = read(d, ref)
     elif t in _HIDDEN:
-        ev = Event(ref, "system", t, hidden=True, hidden_reason=_HIDDEN[t])
+        ev = Event(ref, "system", t, hidden=True, hidden_reason=_HIDDEN[t], blocks=_quiet(_HIDDEN[t], d))
         model_and_usage(ev, d.get("model"), None)
     else:  # a type newer than this reader: a quiet card with its data
         ev = Event(ref, "system", t, blocks=[Data(d, t)])
@@ -378,7 +378,20 @@ def _running(d: dict, ref: Ref) -> Event:
     text = d.get("progressMessage") or d.get("partialOutput")
     if isinstance(text, str) and text:
         ev.blocks.append(Notice(text[:300]))
+    else:  # (its call's card shows the rest: what runs, with which arguments)
+        name = d.get("toolName") if isinstance(d.get("toolName"), str) and d["toolName"] else "a tool"
+        ev.blocks.append(Notice(f"{name} started running"))
     return ev
+
+
+def _quiet(reason: str, d: dict) -> list:
+    """What a bookkeeping event's card (behind the toggle) shows: its fields; a streaming piece of
+    a message only says what it is (its words, in the message's own card, would be found twice by
+    a search)."""
+    if reason == "streaming delta":
+        return [Notice("a streaming piece of a message its own card shows whole")]
+    fields = {k: v for k, v in d.items() if k not in _META_SKIP}
+    return [Data(fields, f"{reason}: its fields")] if fields else [Notice(reason)]
 
 
 def _complete(d: dict, ref: Ref) -> Event:
