@@ -416,3 +416,10 @@ def test_a_rollback_an_undo_a_plan_and_a_thread_name_say_what_they_are(tmp_path)
     assert plan.hidden and [b.kind for b in plan.blocks] == ["notice", "text"]
     assert plan.blocks[1].text.startswith("1. Read the docs")
     assert named.blocks[0].text == "thread named “docs tidy”"
+
+
+def test_a_thread_s_name_is_the_session_s_title(tmp_path):
+    idx, _ = built(_rollout(tmp_path, [
+        {"type": "thread_name_updated", "thread_id": "t", "thread_name": "first name"},
+        {"type": "thread_name_updated", "thread_id": "t", "thread_name": "docs tidy"}]))
+    assert idx.summary.title == "docs tidy"  # the last name given, over the first prompt

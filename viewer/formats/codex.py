@@ -542,6 +542,16 @@ def thread_label(agent: str, meta: dict) -> str:
     return f"{label} (thread {agent})" if label else f"thread {agent}"
 
 
+# a name the thread was given (`/rename`, or the name Codex gave it): the session's title, over its
+# first prompt (`index.named_title`)
+TITLE_KINDS = frozenset({"thread_name_updated"})
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    name = ev.meta.get("thread_name") if isinstance(ev.meta, dict) else None
+    return (2, name) if isinstance(name, str) and name.strip() else None
+
+
 def title_of(ev: Event) -> str | None:
     """The first prompt the person wrote (Codex's injected context is not one)."""
     return openai_chat.title_of(ev)
