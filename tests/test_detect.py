@@ -91,6 +91,21 @@ def test_a_one_line_transcript_is_scored_as_a_record(tmp_path):
         assert detect.detect_file(p).mode == "document"
 
 
+def test_claude_code_system_lines_without_their_envelope_are_not_read_as_qwen_code(tmp_path):
+    """Claude Code's system lines copied without `userType` (a test fixture, a trimmed file) still
+    read as Claude Code's: Qwen Code's look-alike system records always hold a `systemPayload`."""
+    lines = [{"type": "system", "subtype": "local_command", "uuid": f"s{i}", "parentUuid": f"s{i - 1}" if i else None,
+              "sessionId": "5e1", "timestamp": f"2026-03-02T10:00:0{i}.000Z", "isMeta": False,
+              "level": "info", "content": f"<command-name>/cmd{i}</command-name>"} for i in range(4)]
+    lines.append({"type": "user", "uuid": "u1", "parentUuid": "s3", "sessionId": "5e1",
+                  "timestamp": "2026-03-02T10:00:05.000Z", "message": {"role": "user", "content": "hi"}})
+    p = tmp_path / "5e1.jsonl"
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert detect.detect_file(p).format == "claude-code"
+    qwen = next((ROOT / "test_data" / "formats" / "qwen-code").rglob("*.jsonl"))
+    assert detect.detect_file(qwen).format == "qwen-code"
+
+
 def test_unknown_records_are_still_shown(tmp_path):
     p = tmp_path / "mystery.jsonl"
     p.write_text('{"kind": "ping", "at": 1761073190}\n{"kind": "pong"}\nnot json at all\n')

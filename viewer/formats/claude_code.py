@@ -137,10 +137,12 @@ def sniff(rec: Any) -> int:
                         or "uuid" in rec or "snapshot" in rec or "operation" in rec):
         return 2
     if t == "system" and "uuid" in rec and "parentUuid" in rec:
-        # the CLI's envelope (`userType` on every line it writes) tells its system lines from Qwen
-        # Code's look-alikes (which hold a `systemPayload`): a session that opens with a few
-        # slash commands (two `local_command` lines each) is still Claude Code's
-        return 3 if "userType" in rec and "systemPayload" not in rec else 2
+        # the CLI's envelope (`userType` on every line it writes) or a system line's own fields
+        # tell its system lines from Qwen Code's look-alikes (which hold a `systemPayload`): a
+        # session that opens with a few slash commands (two `local_command` lines each) is still
+        # Claude Code's, and so is one whose lines were copied without their envelope
+        return 3 if "systemPayload" not in rec and (
+            "userType" in rec or "level" in rec or "isMeta" in rec) else 2
     return 0
 
 

@@ -51,8 +51,8 @@ def sniff(rec: Any) -> int:
     msg = rec.get("message")
     if isinstance(msg, dict) and isinstance(msg.get("parts"), list) and "content" not in msg:
         return 3
-    if rec["type"] == "system" and "userType" in rec and "systemPayload" not in rec:
-        return 1  # Claude Code's envelope: its system line, not ours
+    if rec["type"] == "system" and "systemPayload" not in rec:
+        return 1  # every system record Qwen Code writes holds one: Claude Code's look-alike line
     if (rec["type"] == "system" and isinstance(rec.get("subtype"), str)) or (
             rec["type"] == "tool_result" and isinstance(rec.get("toolCallResult"), dict)):
         return 3
