@@ -229,16 +229,9 @@ def _items(s: _Scan, key: str) -> Iterator[Part]:
         value = s.value(b",]")
         yield Part(f"{key}[{n}]", at, s.pos - at, value, True, key)
         n += 1
-        s.settle()
-        c = s.peek()
-        if c == 0x2C:
-            s.i += 1
-            c = s.peek()
-            continue
-        if c == 0x5D:
-            s.i += 1
+        c = _after_value(s, 0x5D)
+        if c is None:
             return
-        raise _Stop(TRUNCATED if c == -1 else f"malformed JSON: expected ',' or ']' at byte {s.pos}", s.pos)
 
 
 def _members(s: _Scan) -> Iterator[Part]:
@@ -266,16 +259,24 @@ def _members(s: _Scan) -> Iterator[Part]:
             at = s.pos
             value = s.value(b",}")
             yield Part(key, at, s.pos - at, value, False)
-        s.settle()
-        c = s.peek()
-        if c == 0x2C:
-            s.i += 1
-            c = s.peek()
-            continue
-        if c == 0x7D:
-            s.i += 1
+        c = _after_value(s, 0x7D)
+        if c is None:
             return
-        raise _Stop(TRUNCATED if c == -1 else f"malformed JSON: expected ',' or '}}' at byte {s.pos}", s.pos)
+
+
+def _after_value(s: _Scan, close: int) -> int | None:
+    """Past what follows a list's element or an object's member: a `,` (the next non-space byte
+    is returned) or the list's or object's `close` (None: it ended)."""
+    s.settle()
+    c = s.peek()
+    if c == 0x2C:
+        s.i += 1
+        return s.peek()
+    if c == close:
+        s.i += 1
+        return None
+    raise _Stop(TRUNCATED if c == -1 else f"malformed JSON: expected ',' or '{chr(close)}' at byte {s.pos}",
+                s.pos)
 
 
 def assemble(found: Iterator[Part], most: int | None = None, budget: int | None = None) -> tuple[Any, bool]:

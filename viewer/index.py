@@ -1305,50 +1305,44 @@ class SessionIndex:
     def _read_lines_region(self, hi: int, found) -> "SessionIndex":
         """`read_region` from the start of a JSONL file of wrappers that is no log of API calls (a
         dataset's or a batch file's lines, one conversation each): the records of its lines that
-        begin before `hi` (`formats.wrapped.head_fold`), held by the thread, named as the full
-        index names them (`_read_fold`: by their number, in the same order)."""
-        fmt = self.forced_format or found.format
-        size, mtime_ns, ino = reader.file_identity(self.main)
-        fold = wrapped.head_fold(self.main, hi)
-        self.summary = SessionSummary(format=fmt)
-        th = ThreadIndex("main", self.main, fmt, "document", size=size, mtime_ns=mtime_ns,
-                         ino=ino, offset=fold.offset, eol=found.eol)
-        th.carried = {"fold": True, "at": False}
-        th.held = fold.records
-        self.threads = {"main": th}
-        adapter = formats.get(fmt)
-        put = self._putter(th, adapter)
-        for i, (path, rec) in enumerate(fold.records):
-            self._add(put, th, adapter, rec, i + 1, fold.starts[i], fold.ends[i], None, None, path)
-        th.line = len(fold.records)
-        self.region = Region(0, fold.offset, size, True)
-        self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
+        begin before `hi` (`formats.wrapped.head_fold`), named as the full index names them
+        (`_read_fold`: by their number, in the same order)."""
+        fold = self._hold(wrapped.head_fold(self.main, hi), found, at=False)
+        self.threads["main"].line = len(fold.records)
+        self.region = Region(0, fold.offset, self.threads["main"].size, True)
         return self
 
     def _read_call_log_region(self, lo: int, hi: int, found) -> "SessionIndex":
         """`read_region` of a JSONL log of API calls (`formats.wrapped.region`): its records,
         named as the full index names them (`@<offset of their line>`, `~2`… for a line's
-        further records), held by the thread (`held`: the timeline reads them there)."""
+        further records)."""
+        part = self._hold(wrapped.region(self.main, lo, hi), found, at=True)
+        if lo:  # the title and start: the file's first call
+            head = SessionIndex(self.main, self.summary.format)
+            head._read_call_log_region(0, 1, found)
+            self.summary.title, self.summary.started = head.summary.title, head.summary.started
+        self.region = Region(lo, part.offset, self.threads["main"].size, False)
+        return self
+
+    def _hold(self, part, found, at: bool):
+        """Index a region's wrapped records (`part`: a `wrapped` fold of some of the file's lines)
+        into a main thread that holds them (`held`: the timeline reads them there); a log of API
+        calls' (`at`) named by where their lines begin, others by their number. Returns `part`."""
         fmt = self.forced_format or found.format
         size, mtime_ns, ino = reader.file_identity(self.main)
-        part = wrapped.region(self.main, lo, hi)
         self.summary = SessionSummary(format=fmt)
         th = ThreadIndex("main", self.main, fmt, "document", size=size, mtime_ns=mtime_ns,
                          ino=ino, offset=part.offset, eol=found.eol)
-        th.carried = {"fold": True, "at": True}
+        th.carried = {"fold": True, "at": at}
         th.held = part.records
         self.threads = {"main": th}
         adapter = formats.get(fmt)
         put = self._putter(th, adapter)
         for i, (path, rec) in enumerate(part.records):
-            self._add(put, th, adapter, rec, 0, part.starts[i], part.ends[i], None, None, path)
-        if lo:  # the title and start: the file's first call
-            head = SessionIndex(self.main, fmt)
-            head._read_call_log_region(0, 1, found)
-            self.summary.title, self.summary.started = head.summary.title, head.summary.started
-        self.region = Region(lo, part.offset, size, False)
+            self._add(put, th, adapter, rec, 0 if at else i + 1, part.starts[i], part.ends[i], None,
+                      None, path)
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
-        return self
+        return part
 
     def seq_at(self, offset: int, thread: str = "main") -> int:
         """The seq of the first event of a thread at or past a byte offset."""

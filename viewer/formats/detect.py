@@ -329,16 +329,24 @@ def _one_line(path: Path) -> bool:
     return True
 
 
+def _folder_document(path: str | Path) -> Any:
+    """A folder's session read as one document (a format's `folder_document`), or None."""
+    for adapter in ADAPTERS:
+        doc = hook(adapter, "folder_document", Path(path))
+        if doc is not None:
+            return reader.shallow(doc)
+    return None
+
+
 def head_document(path: str | Path) -> Any:
     """The beginning of a JSON document, as a document: its top-level members and the first
     DOC_HEAD_RECORDS elements of its lists, within its first DOC_HEAD bytes (`docstream`); a
     folder's session, or a document that is no array or object, as `read_document` reads it.
     Discovery and detection decide a big document by this, in milliseconds whatever its size
     (read whole, a 200 MB one took seconds and half a gigabyte to be listed)."""
-    for adapter in ADAPTERS:
-        doc = hook(adapter, "folder_document", Path(path))
-        if doc is not None:
-            return reader.shallow(doc)
+    doc = _folder_document(path)
+    if doc is not None:
+        return doc
     with files.open_file(path) as f:
         start = reader.skip_bom(f)
         size = f.seek(0, 2)
@@ -399,10 +407,9 @@ def read_document(path: str | Path) -> Any:
     A format that keeps one session in a folder of files (Wolo: `session.json` + `messages/*.json`)
     offers `folder_document(path)`: the folder read as one document, or None when `path` is not
     such a session's main file. Discovery, the index and the timeline all read documents here."""
-    for adapter in ADAPTERS:
-        doc = hook(adapter, "folder_document", Path(path))
-        if doc is not None:
-            return reader.shallow(doc)
+    doc = _folder_document(path)
+    if doc is not None:
+        return doc
     with files.open_file(path) as f:
         start = reader.skip_bom(f)
         size = f.seek(0, 2) - start
