@@ -156,6 +156,17 @@ def test_a_region_reads_what_the_whole_read_gives_for_its_lines(big):
     assert full.at_record("L3") == th.ids[2]
 
 
+def test_a_log_s_first_screen_from_its_start_is_read_once(big, monkeypatch):
+    """A log's lines (a whole request each) are big: its head is read in one region, not grown from
+    a dataset's small start (which read the head of the log three times)."""
+    root, path = big
+    reads = []
+    real = partial._read
+    monkeypatch.setattr(partial, "_read", lambda *a, **k: reads.append(a[3:5]) or real(*a, **k))
+    assert len(partial.head(str(path)).threads["main"]) > 40
+    assert len(reads) == 1, reads
+
+
 def test_a_permalink_kept_from_an_older_index_leads_to_its_event(app, big):
     root, path = big
     c = app.test_client()
