@@ -321,24 +321,26 @@ class SessionIndex:
             fmt = self.forced_format or found.format
             self.generation += 1
             self.build_id = secrets.randbits(48) or 1
-            self.summary = SessionSummary(format=fmt)
-            self.calls = ToolCallMap()
-            self.usage = Tally()
-            self._ids = {}
-            self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
             # the companions are listed again: a listing still current says nothing of threads
             # this build has not read yet (they were dropped with the rest)
             self._companions_seen = None
             try:
-                self._extend(self.threads["main"], Change())
+                self._read_main(fmt, found)
             except _NotPlain:  # read whole after all (the progress told starts again)
                 self._whole = True
-                self.threads["main"] = ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)
-                self.summary, self.calls, self.usage, self._ids = SessionSummary(format=fmt), ToolCallMap(), Tally(), {}
-                self._extend(self.threads["main"], Change())
+                self._read_main(fmt, found)
             if fmt != formats.FALLBACK.NAME or seen >= detect.HEAD_BYTES \
                     or self.threads["main"].offset <= seen:
                 return
+
+    def _read_main(self, fmt: str, found) -> None:
+        """Index the main file from its start into a summary, call map, usage and ids of its own."""
+        self.summary = SessionSummary(format=fmt)
+        self.calls = ToolCallMap()
+        self.usage = Tally()
+        self._ids = {}
+        self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
+        self._extend(self.threads["main"], Change())
 
     def unchanged(self) -> bool:
         """Whether a refresh would find nothing to do, told by a look at the files alone (a stat
@@ -711,6 +713,8 @@ class SessionIndex:
 
         def flush() -> None:
             nonlocal kept
+            if not window:
+                return
             values = [v for _, _, _, v in window]
             if not detect.plain_window(adapter, shell, key, kept + values):
                 raise _NotPlain
@@ -1237,13 +1241,13 @@ class SessionIndex:
         with files.confined(self.confinement):
             found = found or detect.detect_file(self.main)
             if found.mode != "jsonl":
-                if lo == 0 and not wrapped.call_log(self.main):
-                    if wrapped.lines_file(self.main):
-                        return self._read_lines_region(hi, found)
-                    return self._read_document_region(hi, found)
-                if not wrapped.call_log(self.main):
-                    raise ValueError("a JSON document is read whole")
-                return self._read_call_log_region(lo, hi, found)
+                if wrapped.call_log(self.main):
+                    return self._read_call_log_region(lo, hi, found)
+                if lo:
+                    raise ValueError("a JSON document is read whole but from its start")
+                if wrapped.lines_file(self.main):
+                    return self._read_lines_region(hi, found)
+                return self._read_document_region(hi, found)
             fmt = self.forced_format or found.format
             size, mtime_ns, ino = reader.file_identity(self.main)
             counted = lo == 0 or line > 0

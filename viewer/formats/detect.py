@@ -372,7 +372,7 @@ def stream_key(path: str | Path, adapter) -> str | None:
             return None
     except OSError:
         return None
-    if any(hook(a, "folder_document", Path(path)) is not None for a in ADAPTERS):
+    if _folder_document(path) is not None:
         return None
     doc = head_document(path)
     if isinstance(doc, list):
