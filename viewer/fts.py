@@ -475,12 +475,24 @@ class FullText:
 
     def _delete_rows(self, db, sid: int) -> None:
         lo, hi = sid << SHIFT, ((sid + 1) << SHIFT) - 1
-        # external content: FTS5 forgets a row given the very values it indexed
         rows = db.execute(self._sql("SELECT id, z, eid FROM {text} WHERE id BETWEEN ? AND ?"), (lo, hi))
         while batch := rows.fetchmany(CHUNK):
-            db.executemany(self._sql("INSERT INTO {fts}({fts}, rowid, body, eid) VALUES ('delete', ?, ?, ?)"),
-                           [(rid, _unz(z), eid) for rid, z, eid in batch])
+            self._unindex(db, batch)
         db.execute(self._sql("DELETE FROM {text} WHERE id BETWEEN ? AND ?"), (lo, hi))
+
+    def _unindex(self, db, rows) -> None:
+        """Take rows (id, compressed words, event id) out of the full-text index (external
+        content: FTS5 forgets a row given the very values it indexed); their stored text stays."""
+        db.executemany(self._sql("INSERT INTO {fts}({fts}, rowid, body, eid) VALUES ('delete', ?, ?, ?)"),
+                       [(rid, _unz(z), eid) for rid, z, eid in rows])
+
+    def _insert(self, db, rows: list[tuple[int, str, str]]) -> None:
+        """Write rows (id, event id, words): their stored text and their full-text entries."""
+        db.executemany(self._sql("INSERT INTO {text} (id, eid, z) VALUES (?, ?, ?)"),
+                       ((rid, eid, zlib.compress(t.encode("utf-8", "replace"), 1)) for rid, eid, t in rows))
+        db.executemany(self._sql("INSERT INTO {fts} (rowid, body, eid) VALUES (?, ?, ?)"),
+                       ((rid, t, eid) for rid, eid, t in rows))
+        self._written += len(rows)
 
     def _sync(self, key: str, idx) -> None:
         """Make the session's rows match its index: append what is new, or start over when the
@@ -526,12 +538,7 @@ class FullText:
             if not pending:
                 return
             self._begin()
-            db.executemany(self._sql("INSERT INTO {text} (id, eid, z) VALUES (?, ?, ?)"),
-                           ((rid, eid, zlib.compress(t.encode("utf-8", "replace"), 1))
-                            for rid, eid, t in pending))
-            db.executemany(self._sql("INSERT INTO {fts} (rowid, body, eid) VALUES (?, ?, ?)"),
-                           ((rid, t, eid) for rid, eid, t in pending))
-            self._written += len(pending)
+            self._insert(db, pending)
             db.execute(self._sql("UPDATE {sessions} SET next = ?, state = ? WHERE sid = ?"),
                        (nxt, orjson.dumps(threads), sid))
             self._state[path] = (sid, nxt, dict(threads))
@@ -590,17 +597,12 @@ class FullText:
             self._begin()
             old = db.execute(self._sql("SELECT id, z, eid FROM {text} WHERE id BETWEEN ? AND ? AND eid = ?"),
                              (lo, hi, eid)).fetchall()
-            for rid, z, was in old:
-                db.execute(self._sql("INSERT INTO {fts}({fts}, rowid, body, eid) VALUES ('delete', ?, ?, ?)"),
-                           (rid, _unz(z), was))
-                db.execute(self._sql("DELETE FROM {text} WHERE id = ?"), (rid,))
+            self._unindex(db, old)
+            db.executemany(self._sql("DELETE FROM {text} WHERE id = ?"), [(rid,) for rid, _, _ in old])
             if words.strip():
                 rid = old[0][0] if old else (sid << SHIFT) | nxt
                 nxt += 0 if old else 1
-                db.execute(self._sql("INSERT INTO {text} (id, eid, z) VALUES (?, ?, ?)"),
-                           (rid, eid, zlib.compress(words.encode("utf-8", "replace"), 1)))
-                db.execute(self._sql("INSERT INTO {fts} (rowid, body, eid) VALUES (?, ?, ?)"), (rid, words, eid))
-                self._written += 1
+                self._insert(db, [(rid, eid, words)])
         return nxt
 
     def _read(self, idx, thread: str, start: int, stop: int) -> dict[int, tuple[str, str]]:
