@@ -205,6 +205,7 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
         with _Reader(db) as r:
             return _identity(r, sid, path)
     every = {}
+    began = time.time_ns()
     with _Reader(db) as r:
         # (one snapshot: every session listed is there to be read)
         for (s,) in r.all("SELECT id FROM session"):
@@ -214,9 +215,8 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
                 except Unreadable:  # its rows on a damaged page: said when it is asked for, and
                     if s == sid:  # the others' still read
                         raise
-    with rowdb.memo_lock:
-        made = time.time_ns()  # (as `rowdb.remembered` keeps a value: when it was made)
-        rowdb.memo.update({("identity", db, s): (state, ident, made) for s, ident in every.items()})
+    # (kept even just after a write: the list asks of every session again at once)
+    rowdb.keep({("identity", db, s): ident for s, ident in every.items()}, state, began, racy=True)
     if sid not in every:
         raise _gone(path)
     return every[sid]

@@ -310,11 +310,21 @@ def remembered(what: tuple, db: str, make):
     if hit is not None and hit[0] == now and (hit[2] - newest > SETTLED_NS or began - hit[2] < RECHECK_NS):
         return hit[1]
     value = make()
+    keep({what: value}, now, began)
+    return value
+
+
+def keep(values: dict, now: tuple, began: int, racy: bool = False) -> None:
+    """Keep values ({what: value}) made from the database in state `now` (`state`), their making
+    begun at `began` (time.time_ns()), as `remembered` keeps its own: not when the database was
+    written just before, unless `racy` (values the caller would otherwise make again at once, by
+    the hundred: they are still made again a second later, `RECHECK_NS`)."""
+    newest = max(now[1], now[3][1] if now[3] else 0)
     with memo_lock:
         if len(memo) > 20_000:
             memo.clear()
-        if began - newest > RACY_NS:
-            memo[what] = (now, value, began)
+        if racy or began - newest > RACY_NS:
+            memo.update({what: (now, value, began) for what, value in values.items()})
         else:
-            memo.pop(what, None)
-    return value
+            for what in values:
+                memo.pop(what, None)
