@@ -94,12 +94,15 @@ def test_list_summaries_come_from_the_cache(tmp_path, monkeypatch):
 
 def test_a_locked_cache_is_skipped_never_deleted(tmp_path):
     """Another process holding the cache's write lock must not make us discard its database."""
-    import gc
     import sqlite3
 
     root, main = copy_tour(tmp_path)
-    indexed(root, tmp_path / "cache")
-    gc.collect()  # the indexing store's connection closes with it
+    store = Store([root], IndexCache(tmp_path / "cache"))
+    store.index("tour")
+    store.flush()
+    # the indexing store's connection closed: its writer thread holds the store, so a collection
+    # did not always close it, and switching the journal mode below then met "database is locked"
+    store.cache.close()
     other = sqlite3.connect(tmp_path / "cache" / "index.sqlite", isolation_level=None)
     other.execute("PRAGMA journal_mode=DELETE")  # so that an exclusive lock also keeps readers out
     other.execute("BEGIN EXCLUSIVE")
