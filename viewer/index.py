@@ -665,15 +665,20 @@ class SessionIndex:
             return self._read_rows(th, adapter, rows, f, change)
         if "rows" in th.carried:
             raise _Stale  # (gone from its database: read again, which says so)
-        key = None if self._whole else detect.stream_key(th.path, adapter)
-        if key is not None:
-            if len(th):
-                raise _Stale
-            self._stream_document(th, adapter, key, f)
-            return None
         told = wrapped.PROGRESS.set(self.progress)  # (a dataset's lines: read whole, told as read)
         try:
-            doc = detect.read_document(th.path)
+            # a folder's session, or a JSONL file of wrappers (an API call log), read once here:
+            # `stream_key` and `read_document` each asked, and a log not written lately (its
+            # reading not kept: `wrapped.lines_fold`) was read whole twice, half of its pass
+            doc = detect.folder_document(th.path)
+            if doc is None:
+                key = None if self._whole else detect.stream_key(th.path, adapter, folder=False)
+                if key is not None:
+                    if len(th):
+                        raise _Stale
+                    self._stream_document(th, adapter, key, f)
+                    return None
+                doc = detect.read_document(th.path, folder=False)
         finally:
             wrapped.PROGRESS.reset(told)
         size = f.seek(0, 2)

@@ -329,8 +329,9 @@ def _one_line(path: Path) -> bool:
     return True
 
 
-def _folder_document(path: str | Path) -> Any:
-    """A folder's session read as one document (a format's `folder_document`), or None."""
+def folder_document(path: str | Path) -> Any:
+    """A folder's session read as one document (a format's `folder_document`: also a JSONL file
+    of wrappers, `formats.wrapped.lines_document`, read whole), or None."""
     for adapter in ADAPTERS:
         doc = hook(adapter, "folder_document", Path(path))
         if doc is not None:
@@ -338,13 +339,13 @@ def _folder_document(path: str | Path) -> Any:
     return None
 
 
-def head_document(path: str | Path) -> Any:
+def head_document(path: str | Path, folder: bool = True) -> Any:
     """The beginning of a JSON document, as a document: its top-level members and the first
     DOC_HEAD_RECORDS elements of its lists, within its first DOC_HEAD bytes (`docstream`); a
     folder's session, or a document that is no array or object, as `read_document` reads it.
     Discovery and detection decide a big document by this, in milliseconds whatever its size
     (read whole, a 200 MB one took seconds and half a gigabyte to be listed)."""
-    doc = _folder_document(path)
+    doc = folder_document(path) if folder else None
     if doc is not None:
         return doc
     with files.open_file(path) as f:
@@ -354,11 +355,11 @@ def head_document(path: str | Path) -> Any:
             doc, _ = docstream.assemble(docstream.parts(f, start, size), most=DOC_HEAD_RECORDS,
                                         budget=DOC_HEAD)
         except ValueError:
-            return read_document(path)
+            return read_document(path, folder)
     return doc
 
 
-def stream_key(path: str | Path, adapter) -> str | None:
+def stream_key(path: str | Path, adapter, folder: bool = True) -> str | None:
     """The list whose elements are a big document's records as `adapter` reads it ("" for a
     top-level array, else the member's key), when they are that list's elements themselves, in
     order, one record each — then the document can be read a record at a time (`docstream`, the
@@ -366,15 +367,17 @@ def stream_key(path: str | Path, adapter) -> str | None:
     is small (read whole: it costs little), is a folder's session, or the format makes its records
     otherwise (adds a record of the document's other members, pairs or links records): read
     whole, as before. Judged on the document's beginning (`head_document`); the index checks each
-    stretch of records again as it reads them (`plain_window`)."""
+    stretch of records again as it reads them (`plain_window`). `folder`: False when the caller
+    found the file is no folder's session already (`folder_document` reads a JSONL file of
+    wrappers whole: asked twice, such a log was read twice)."""
     try:
         if os.path.getsize(path) <= reader.HUGE_LINE or files.row_store(path) is not None:
             return None
     except OSError:
         return None
-    if _folder_document(path) is not None:
+    if folder and folder_document(path) is not None:
         return None
-    doc = head_document(path)
+    doc = head_document(path, folder)
     if isinstance(doc, list):
         key, items = "", doc
     elif isinstance(doc, dict):
@@ -401,13 +404,14 @@ def plain_window(adapter, shell: Any, key: str, items: list) -> bool:
         r is v and p == f"{key}[{i}]" for i, ((p, r), v) in enumerate(zip(recs, items)))
 
 
-def read_document(path: str | Path) -> Any:
+def read_document(path: str | Path, folder: bool = True) -> Any:
     """A whole-file JSON document; huge ones are skimmed (long strings cut) rather than loaded.
 
     A format that keeps one session in a folder of files (Wolo: `session.json` + `messages/*.json`)
     offers `folder_document(path)`: the folder read as one document, or None when `path` is not
-    such a session's main file. Discovery, the index and the timeline all read documents here."""
-    doc = _folder_document(path)
+    such a session's main file. Discovery, the index and the timeline all read documents here.
+    `folder`: False when the caller asked `folder_document` already."""
+    doc = folder_document(path) if folder else None
     if doc is not None:
         return doc
     with files.open_file(path) as f:
