@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 from viewer import partial
 from viewer.formats import wrapped
 from viewer.index import SessionIndex
+from viewer.templating import dom_id
 from viewer.web import early
 
 from conftest import LiveServer, held_app, stream_open
@@ -27,12 +28,12 @@ CALLS = 110  # one conversation: each request sends its whole history again (abo
 URL = "https://api.openai.com/v1/chat/completions"
 
 
-def log_lines(calls=CALLS, output=4000):
+def log_lines(calls=CALLS, output=4000, task="Tidy the repository"):
     """A proxy's log of one OpenAI chat-completions conversation: call i answers call i-1's tool
     call (`call_<i-1>`, its output "output of step i-1 …") and asks for tool call `call_<i>`; the
     last call answers in words."""
     hist = [json.dumps({"role": "system", "content": "You are a coding agent."}),
-            json.dumps({"role": "user", "content": "Tidy the repository"})]
+            json.dumps({"role": "user", "content": task})]
     for i in range(calls):
         last = i == calls - 1
         msg = {"role": "assistant", "content": "All tidy." if last else f"step {i}"}
@@ -288,19 +289,126 @@ def test_a_call_whose_result_was_not_read_resolves_in_place(interleaved, tmp_pat
             assert not page.problems
 
 
-def test_a_first_screen_whose_first_line_the_whole_read_names_otherwise_is_drawn_again(interleaved, tmp_path):
+def test_a_first_screen_whose_last_line_the_whole_read_reads_otherwise_is_redrawn_in_place(interleaved, tmp_path):
     """The log's last line goes on with a conversation last seen at its start: a first screen of
-    its end shows that conversation's history again, which the whole read does not — the page
-    is told to reload (drawn from the index) rather than completed with events it does not hold."""
+    its end shows that conversation's history again (a new "Conversation" and its messages),
+    which the whole read does not. Once the index is done, that line's cards are taken out and the
+    index's put in the place of the first ("API call 82 goes on with conversation 1", the tool's
+    output, the answer) — the page is not reloaded (it was: `reset`)."""
     root, path = interleaved
+    last = path.read_bytes().rstrip(b"\n").rindex(b"\n") + 1
     for app in held_app(root, tmp_path):
         c = app.test_client()
         html = html_of(c, "/s/proxy?at=end")
         assert "The project is clean." in html
+        assert f'id="m-@{last}~6"' in html and "goes on with" not in html
         region = re.search(r"early=(\d+-\d+)", html).group(1)
         app.hold.release.set()
         body = c.get(f"/s/proxy/events?early={region}").get_data(as_text=True)
-        assert "event: reset" in body
+        assert "event: reset" not in body
+        for n in range(2, 7):  # the page's cards of the line are taken out first …
+            assert f'<hx-partial hx-target="#m-\\@{last}\\~{n}" hx-swap="delete">' in body
+        # … and the index's three put in the place of the first
+        swap = body.index(f'<hx-partial hx-target="#m-\\@{last}" hx-swap="outerHTML">')
+        cards = re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', body[swap:body.index("</hx-partial>", swap)])
+        assert cards == [f"@{last}", f"@{last}~2", f"@{last}~3"]
+        assert "API call 82 goes on with conversation 1 (line 82)" in body
+        assert body.index("delete") < swap
+
+
+@pytest.fixture
+def two_conversations(tmp_path):
+    """A proxy's log of two conversations, one after the other, whose calls use the same ids
+    (`call_0`…: the second's are `call_0~2`… in the whole read)."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    path = root / "proxy.jsonl"
+    with open(path, "w") as f:
+        f.writelines(log_lines(50, 3000))
+        f.writelines(log_lines(70, 3000, task="Tidy the docs"))
+    assert path.stat().st_size > 5 << 20
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    starts = [0]
+    for line in path.read_bytes().splitlines(keepends=True)[:-1]:
+        starts.append(starts[-1] + len(line))
+    return root, path, starts
+
+
+def test_a_permalink_s_first_screen_in_the_middle_gets_its_numbers_and_ids_in_place(two_conversations, tmp_path):
+    """A permalink to the middle of the second conversation, before the index: its cards cannot
+    know which call of the file they are, nor that the first conversation used their call ids.
+    Once the index is done, the cards the index draws otherwise are drawn again in place, with
+    "API call 96" and `call_45~2`; the page is not reloaded (it was: `reset`) and its permalink's
+    card stays the target."""
+    root, path, starts = two_conversations
+    at = starts[95]  # call 96 of the file: the second conversation's 46th
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        html = html_of(c, f"/s/proxy/m/@{at}~2")
+        card = re.search(rf'<li class="ev [^"]*target[^"]*" id="m-@{at}~2".*?</li>', html, re.S).group(0)
+        assert "API call · 0.5 s" in card and 'data-call="call_45"' in card
+        region = re.search(r"early=(\d+-\d+)", html).group(1)
+        assert f"target=%40{at}~2" in html or f"target=@{at}~2" in html
+        assert app.hold.held.wait(30) and not app.extensions["viewer"].store.running("proxy").done
+        app.hold.release.set()
+        body = c.get(f"/s/proxy/events?early={region}&target=@{at}~2").get_data(as_text=True)
+        assert "event: reset" not in body
+        swap = body.index(f'<hx-partial hx-target="#m-\\@{at}\\~2" hx-swap="outerHTML">')
+        card = body[swap:body.index("</hx-partial>", swap)]
+        assert "API call 96 · 0.5 s" in card and 'data-call="call_45~2"' in card
+        assert re.search(r'<li class="ev [^"]*target', card)
+        # its result, the next line's card (folded into the call's: a link to it), names it alike
+        swap = body.index(f'<hx-partial hx-target="#m-\\@{starts[96]}" hx-swap="outerHTML">')
+        assert f'id="{dom_id("rr-", "call_45~2")}"' in body[swap:body.index("</hx-partial>", swap)]
+
+
+@pytest.mark.browser
+def test_a_mid_file_first_screen_is_numbered_in_place_in_the_browser(two_conversations, tmp_path, watched_page):
+    root, path, starts = two_conversations
+    at = starts[95]
+    reply = f'[id="m-@{at}~2"]'
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + f"/s/proxy/m/@{at}~2")
+            expect(page.locator(reply)).to_contain_text("API call · 0.5 s")
+            expect(page.locator(f'{reply} [data-call="call_45"]')).to_have_count(1)
+            stream_open(page, "early-stream")
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            app.hold.release.set()
+            expect(page.locator(reply)).to_contain_text("API call 96 · 0.5 s", timeout=60_000)
+            expect(page.locator(f'{reply} [data-call="call_45~2"]')).to_have_count(1)
+            expect(page.locator(reply)).to_have_class(re.compile(r"\btarget\b"))
+            # its result, in the next line's card, completes the renamed call
+            expect(page.locator(f'{reply} [data-call="call_45~2"]')).to_contain_text("completed")
+            expect(page.locator(f'{reply} [data-call="call_45~2"]')).to_contain_text("output of step 45")
+            expect(page.locator("#index-progress")).to_be_hidden()
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            assert page.locator('[id^="m-"]').evaluate_all(
+                "els => new Set(els.map(e => e.id)).size === els.length")  # no card twice
+            assert not page.problems
+
+
+@pytest.mark.browser
+def test_the_latest_calls_read_otherwise_are_replaced_in_place_in_the_browser(interleaved, tmp_path, watched_page):
+    root, path = interleaved
+    last = path.read_bytes().rstrip(b"\n").rindex(b"\n") + 1
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/proxy?at=end")
+            expect(page.locator(f'[id="m-@{last}~6"]')).to_contain_text("The project is clean.")
+            stream_open(page, "live")
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            app.hold.release.set()
+            expect(page.locator(f'[id="m-@{last}"]')).to_contain_text(
+                "API call 82 goes on with conversation 1 (line 82)", timeout=60_000)
+            expect(page.locator(f'[id="m-@{last}~3"]')).to_contain_text("The project is clean.")
+            expect(page.locator(f'[id="m-@{last}~3"]')).to_contain_text("API call 82")
+            expect(page.locator(f'[id^="m-@{last}~"]')).to_have_count(2)
+            expect(page.locator("#index-progress")).to_be_hidden()
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            assert not page.problems
 
 
 @pytest.mark.browser

@@ -27,9 +27,10 @@ A JSONL log of API calls (a proxy's `{request, response}` lines, read as one doc
 formats/wrapped.py) is read the same way: a region is the records of the lines it holds
 (`wrapped.region`, which first reads a few lines before it, unshown, to know the conversation they
 go on with), and the full index names these events by where their line begins too (`@<offset>`,
-`@<offset>~2`… for a line's further records), so every id of its first screen is final; a page
-whose first line the region read otherwise than the whole read does reloads once the index is done
-(web/early.py).
+`@<offset>~2`… for a line's further records), so every id of its first screen is final; what only
+the whole read knows (which call and conversation of the file a line is, the call ids an earlier
+conversation used, a conversation a line goes on with that the region did not read) is drawn again
+in place once the index is done (web/early.py: the page is not reloaded).
 
 Two more kinds of document have a first screen from their start (`head`; their latest events or a
 permalink's wait for the index): a big JSON document whose records are its list's elements (an

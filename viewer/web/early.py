@@ -10,8 +10,17 @@ the end of the session) waits for the build and sends its progress. When the ind
 one message of out-of-band updates — the partials the live tail uses when a call changes state: the
 cards of the region whose result was not read yet, the results whose call was not, the header's
 facts and counts, the hidden count — and then goes on as a live tail from the region's end. A
-page whose calls the region named otherwise than the index (a call id used again, whose first call
-lies before the region) is told to reload instead: drawn from the index, it names them as it does.
+JSONL page whose calls the region named otherwise than the index (a call id used again, whose
+first call lies before the region) is told to reload instead: drawn from the index, it names them
+as it does.
+
+A log of API calls read from its middle cannot know which call and conversation of the file each
+line is ("API call", not "API call 53"), the call ids an earlier conversation used (renamed
+`id~N` by the whole read), nor, for a line going on with a conversation last seen before the lines
+it read, that it goes on with one (it shows that history again). Its cards are drawn again in place
+by the same message (`_redrawn`, the live tail's "changed" partial): each card the index draws
+otherwise replaces the page's, and a line the index reads as other records (other ids) has its
+cards replaced by the index's — the page is not reloaded, its scroll and open cards stay.
 
 A big session that cannot be shown in part (a JSON document its format reads whole) gets a page that says it is reading
 the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
@@ -20,12 +29,15 @@ pass's progress and then the reset that draws the page again, from the index.
 
 from __future__ import annotations
 
+from itertools import groupby
+
 from flask import render_template
 
 from .. import partial
 from ..formats import detect
 from ..index import SessionIndex, folded
 from ..store import Store, SessionRef
+from ..templating import css_id
 from ..timeline import Timeline, load_events
 from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
 
@@ -79,11 +91,13 @@ def progress(store: Store, key: str) -> float | None:
     return None if b is None else b.fraction
 
 
-def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, environ: dict):
+def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, environ: dict,
+            target: str | None = None):
     """SSE messages: the build's progress while it runs, then the updates that complete a page
     drawn from `region` (lo, hi of the main file); `cursor` is brought to where the page is then.
     Returns the index, or None when the session could not be indexed (the page is told why). A
-    page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again."""
+    page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again.
+    `target`: the event the page is a permalink of (a card drawn again stays its target)."""
     whole = tuple(region) == WHOLE
     mb = size_words(store.get(key).size) if whole else None
     with app.request_context(_url_environ(environ)):
@@ -100,7 +114,8 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
                 break
             yield sse(sse_data(render_template("_index_progress.html", oob=True, mb=mb,
                                                fraction=progress(store, key) or 0.0)))
-        if whole or _named_otherwise(idx, region):
+        redrawn = None if whole else _redrawn(store, idx, region, target)
+        if redrawn is None:
             # the page's cards are named otherwise than the index names them: drawn again from it
             yield sse("reset", event="reset")
             return None
@@ -116,36 +131,67 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
         cursor["@"] = idx.build_id
         # (a browser that reconnects from this id resumes as a plain live tail: it has "@")
         html = render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
-                               calls=calls, refs=refs, ref=store.get(key), oob=True)
+                               calls=calls, refs=refs, ref=store.get(key), oob=True,
+                               redrawn=redrawn)
     yield sse(sse_data(html), id=encode_cursor(cursor))
     return idx
 
 
+def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int], target: str | None) -> list | None:
+    """The cards a page drawn from `region` holds otherwise than the index draws them, to draw
+    again in place: [(ids of the page's cards to take out, the id of the card the new ones
+    replace, the views of those)]; None when the page cannot be completed in place (it reloads).
+
+    A log of API calls read from its middle (see the module's docstring): its region is read again
+    (a few of its lines: what the page drew) and compared with the index line by line. A line whose
+    records the index names alike has each card whose content differs drawn again (its numbers,
+    its renamed call ids); a line whose records differ (it goes on with a conversation the region
+    did not read) has its cards replaced by the index's. A file whose lines are no longer those
+    the page read reloads. A JSONL page reloads when the region named a call otherwise
+    (`_named_otherwise`)."""
+    lo, hi = region
+    th = idx.threads["main"]
+    if not (lo and folded(th)):
+        return None if _named_otherwise(idx, region) else []
+    start, stop = idx.seq_at(lo), idx.seq_at(hi)
+    try:
+        part = store.redacting(SessionIndex(idx.main, confinement=idx.confinement).read_region(lo, hi))
+    except (OSError, ValueError, detect.NotTranscript):
+        return None
+    pt = part.threads["main"]
+    drawn = _by_line(pt.offsets, load_events(part, "main", 0, len(pt)))
+    now = _by_line(th.offsets[start:stop],
+                   Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start))
+    if [at for at, _ in drawn] != [at for at, _ in now]:
+        return None  # (not the lines the page read: the file changed)
+    out = []
+    for (_, page), (_, views) in zip(drawn, now):
+        if [ev.id for ev in page] != [v.ev.id for v in views]:
+            # (the page's cards first taken out: the index's may use their ids for other records)
+            out.append(([ev.id for ev in page[1:]], page[0].id, views))
+            continue
+        out += [([], ev.id, [v]) for ev, v in zip(page, views) if _shown(ev) != _shown(v.ev)]
+    return [(["#" + css_id("m-" + x) for x in gone], "#" + css_id("m-" + at), views)
+            for gone, at, views in out]
+
+
+def _by_line(offsets, items: list) -> list[tuple[int, list]]:
+    """Consecutive items grouped by the line they were read from: [(its offset, its items)]."""
+    return [(at, [x for _, x in group]) for at, group in groupby(zip(offsets, items), key=lambda p: p[0])]
+
+
+def _shown(ev) -> tuple:
+    """What a card shows of an event that a region and the whole read may give otherwise."""
+    return ev.id, ev.role, ev.kind, ev.blocks, ev.hidden, ev.states, ev.source_id, ev.state
+
+
 def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
-    """Whether a page drawn from `region` named a call otherwise than the index does: a call id
-    used again after its result is a new call, `id~N` (toolcalls, "An id used again"), and a
-    region further on that did not read the id's first call took a later one for it. Its cards'
+    """Whether a JSONL page drawn from `region` named a call otherwise than the index does: a
+    call id used again after its result is a new call, `id~N` (toolcalls, "An id used again"), and
+    a region further on that did not read the id's first call took a later one for it. Its cards'
     ids, and the updates that complete them, would then not meet: such a page reloads instead."""
     lo, hi = region
     th = idx.threads["main"]
-    if lo and folded(th):
-        # a log of API calls: a call id an earlier conversation used is renamed `id~N` (formats/
-        # wrapped.py), which a region further on cannot know; and a region's first line that goes
-        # on with a conversation last seen before the lines it read first shows that history again
-        # (its events named otherwise than the whole read's)
-        start, stop = idx.seq_at(lo), idx.seq_at(hi)
-        try:
-            part = SessionIndex(idx.main, confinement=idx.confinement).read_region(lo, hi)
-        except (OSError, ValueError, detect.NotTranscript):
-            return True
-        if part.threads["main"].ids != th.ids[start:stop]:
-            return True
-        for ev in load_events(idx, "main", start, stop):
-            for b in ev.blocks:
-                if "~" in ((b.id if b.kind == "tool_use" else b.tool_use_id
-                            if b.kind == "tool_result" else None) or ""):
-                    return True
-        return False
     if lo == 0 or not th.renamed:
         return False
     start, stop = idx.seq_at(lo), idx.seq_at(hi)

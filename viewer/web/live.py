@@ -171,6 +171,7 @@ def session_events(key: str):
     if region is not None and resumed and "@" in resumed:
         region = None  # completed before the browser reconnected
     tails = region is None or request.args.get("after") is not None
+    target = request.args.get("target")  # (a permalink's page: its event stays the target)
     try:
         if region is None:
             idx = viewer.store.index(key)
@@ -201,7 +202,7 @@ def session_events(key: str):
 
     def complete_then_follow():
         yield b"retry: 1000\n\n"
-        idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ)
+        idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ, target)
         if idx is None or not tails:
             yield sse("indexed", event="indexed")
             return

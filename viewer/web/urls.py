@@ -102,8 +102,10 @@ class Urls:
                        **{k: v for k, v in args.items() if v is not None})
 
     @staticmethod
-    def events(key: str, after: str | None = None, early: str | None = None) -> str:
-        return _url("live.session_events", key=key, after=after, early=early)
+    def events(key: str, after: str | None = None, early: str | None = None,
+               target: str | None = None) -> str:
+        return _url("live.session_events", key=key, after=after, early=early,
+                    target=target if early else None)
 
     @staticmethod
     def list_events(**args) -> str:
