@@ -18,6 +18,21 @@ agentId?, agentName?, isSidechain?}`. One line → one event:
   with its payload too;
 * a sub-agent's records (`isSidechain`) carry its `agentName` as their author.
 
+Newer versions (the recorder at 015346f1) write more through `type: "user"` than the person's
+prompts, as Qwen's own UI restores them:
+
+* a prompt's `systemPayload` (`UserPromptRecordPayload {displayText, hookContext}`) holds what the
+  person typed; `message` what the model got (the prompt expanded: @-files read in, hook context):
+  the card shows the typed words, the model's copy a folded context chip;
+* `subtype: "notification"` / `"cron"` (a background agent's or a scheduled prompt's message,
+  "restored as an info item, not a user turn") → a notice in sight with its `displayText`, the
+  model's copy folded; `"goal_runtime"` (the Goal runtime talking to the model) → a context card;
+  `"mid_turn_user_message"` is the person's (typed while tools ran): their `displayText`;
+* `system` / `custom_title` (`{customTitle, titleSource: manual | auto}`, /rename or the title a fast
+  model made; re-written unchanged every 32 KB so the picker's tail read finds it) names the
+  session (`named_title`: a manual title over an auto one, both over the first prompt); its cards
+  are state behind the toggle, so its re-writes never repeat in sight.
+
 `sniff`: a ChatRecord (`uuid` + `sessionId` + one of the four types) whose `message` holds Gemini
 `parts`, or a `system` record with a `subtype`, or a `tool_result` with `toolCallResult`, is
 unmistakable (3): Claude Code's lines look alike but hold Anthropic `content`.
@@ -27,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import CANCELLED, Data, Event, Notice, Ref, Text
+from ..model import CANCELLED, Context, Data, Event, Notice, Ref, Text
 from .common import as_text, generic_event, model_and_usage, set_time, text_field
 from .gemini import parts_blocks
 from .openai_chat import prompt_title
@@ -38,8 +53,15 @@ MODE = "jsonl"
 TYPES = ("user", "assistant", "tool_result", "system")
 _ROLES = {"user": "user", "assistant": "assistant", "tool_result": "tool", "system": "system"}
 # system subtypes a reader of the conversation wants to see, and how each reads
-_SHOWN = {"chat_compression", "slash_command", "at_command", "notification", "custom_title", "rewind",
+_SHOWN = {"chat_compression", "slash_command", "at_command", "notification", "rewind",
           "mid_turn_user_message", "background_task_completed", "cron", "turn_result"}
+# user records that are no prompt of the person's: what Qwen's UI restores as an info item (a
+# background agent's notification, a scheduled prompt), and the Goal runtime's words to the model
+_NOTIFIED = {"notification": "notification", "cron": "scheduled prompt"}
+_RUNTIME = {"goal_runtime": "goal runtime"}
+# a title the session was given, by rank (`named_title`): a /rename's over a generated one
+_TITLE_RANKS = {"manual": 2, "auto": 1}
+TITLE_KINDS = frozenset({"system:custom_title"})
 _META_KEYS = ("message", "type", "subtype", "systemPayload")
 
 
@@ -69,6 +91,8 @@ def event(rec: Any, ref: Ref) -> Event:
         _system(ev, rec)
     else:
         ev.blocks = parts_blocks(msg.get("parts"), markdown=t != "tool_result", ids=_call_ids(rec))
+    if t == "user":
+        _user(ev, rec)
     if t == "tool_result":
         ev.kind = "tool_result"
         _tool_result(ev, rec)
@@ -80,6 +104,32 @@ def event(rec: Any, ref: Ref) -> Event:
         ev.author = rec["agentName"]
     ev.meta = {k: v for k, v in rec.items() if k not in _META_KEYS}
     return ev
+
+
+def _user(ev: Event, rec: dict) -> None:
+    """A user record as Qwen's UI restores it: the person's typed words (`displayText`) over the
+    model's expanded copy of them; a notification or the Goal runtime's message not as a prompt."""
+    sub = text_field(rec, "subtype")
+    payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+    shown = payload.get("displayText")
+    shown = shown if isinstance(shown, str) and shown.strip() else None
+    sent = "\n\n".join(b.text for b in ev.blocks if b.kind == "text")
+    others = [b for b in ev.blocks if b.kind != "text"]
+    if sub in _NOTIFIED:
+        ev.role, ev.kind = "system", f"user:{sub}"
+        ev.blocks = [Notice(shown or _NOTIFIED[sub], payload.get("backgroundTask"))]
+        if sent.strip() and sent.strip() != (shown or "").strip():
+            ev.blocks.append(Context(f"the {_NOTIFIED[sub]} as the model got it", sent, "qwen"))
+        ev.blocks += others
+    elif sub in _RUNTIME:
+        ev.role, ev.kind = "system", "context"
+        ev.blocks = ([Context(_RUNTIME[sub], sent, "qwen")] if sent.strip() else []) + others
+        if not ev.blocks:
+            ev.blocks = [Notice(_RUNTIME[sub])]
+    elif shown is not None and shown.strip() != sent.strip():
+        ev.blocks = [Text(shown)] + others
+        if sent.strip():
+            ev.blocks.append(Context("the prompt as the model got it", sent, "qwen"))
 
 
 def _call_ids(rec: dict) -> dict | None:
@@ -137,10 +187,21 @@ def _system_words(sub: str, p: dict) -> str | None:
             and isinstance(p.get("displayText"), str):
         return p["displayText"]
     if sub == "custom_title" and isinstance(p.get("customTitle"), str):
-        return f"title set: {p['customTitle']}"
+        made = "generated" if p.get("titleSource") == "auto" else "set"
+        return f"title {made}: {p['customTitle']}"
     if sub == "rewind" and isinstance(p.get("truncatedCount"), int):
         return f"conversation rewound ({p['truncatedCount']} history items dropped)"
     return None
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    """(rank, title) of a `custom_title` record: a /rename's (`titleSource` manual, or none: older
+    records) over one a model generated; the latest of a rank wins, as in Qwen's picker."""
+    payload = next((b.detail for b in ev.blocks if b.kind == "notice"), None)  # (`_system`)
+    title = payload.get("customTitle") if isinstance(payload, dict) else None
+    if not isinstance(title, str) or not title.strip():
+        return None
+    return _TITLE_RANKS.get(payload.get("titleSource"), 2), title
 
 
 def title_of(ev: Event) -> str | None:
