@@ -1,6 +1,6 @@
 """A GitHub Copilot CLI session in headless Chromium, opened from `~/.copilot/session-state` as a
-user points the viewer at it: the folder listed once under its name and titled by its first
-prompt, each call with its result and state, the sub-agent under its task call, and a line the CLI
+user points the viewer at it: the folder listed once under its name and titled as the CLI's
+/resume names it (its workspace.yaml's summary), each call with its result and state, the sub-agent under its task call, and a line the CLI
 appends appearing live."""
 
 import json
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.browser
 
 STATE = ROOT / "test_data" / "formats" / "copilot-cli"
 SID = "7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55"
-PROMPT = "Why does the cart total ignore the discount? Fix it and run the tests."
+TITLE = "Fix cart discount"  # the folder's workspace.yaml
 
 
 def append(path, rec):
@@ -30,12 +30,12 @@ def test_a_copilot_cli_session_reads_with_its_calls_and_grows_live(serve, watche
     page.goto(srv.url + "/")
     rows = page.locator("table.sessions tbody tr")
     expect(rows).to_have_count(3)  # each folder once (its own files never), the single-file session
-    row = rows.filter(has_text=PROMPT)
+    row = rows.filter(has_text=TITLE)
     expect(row.locator(".label").first).to_contain_text(f"session-state/{SID}")
     expect(row).not_to_contain_text("events")
-    row.get_by_role("link", name=PROMPT).click()
+    row.get_by_role("link", name=TITLE).click()
     expect(page).to_have_url(re.compile(rf"/s/session-state~{SID}"))
-    expect(page.locator("h1")).to_contain_text(PROMPT)
+    expect(page.locator("h1")).to_contain_text(TITLE)
 
     # a call with its result (the full diff the CLI shows), a failed test run with its exit code
     edit = page.locator("#tc-toolu_edit_2")

@@ -55,7 +55,7 @@ def test_the_folder_is_listed_once_by_its_name_and_its_own_files_never():
 
 def test_title_model_and_each_call_with_its_own_input_and_state():
     idx, evs = built(EVENTS)
-    assert idx.summary.title == "Why does the cart total ignore the discount? Fix it and run the tests."
+    assert idx.summary.title == "Fix cart discount"  # workspace.yaml's summary, as /resume lists it
     assert idx.summary.models == ["claude-sonnet-4.5", "gpt-5.1"]
     states = {cid: c.state for cid, c in idx.calls.calls.items()}
     assert states == {"toolu_view_1": "completed", "toolu_edit_2": "completed", "toolu_bash_3": "error",
@@ -299,3 +299,45 @@ def test_a_results_embedded_resource_and_an_item_of_a_type_not_known_are_shown()
     shown = json.dumps([b.__repr__() for b in ev.blocks[0].content])
     assert "ship on Friday" in shown and "the office on a map" in shown
     assert shown.count("fetched 1 resource") == 1
+
+
+def _folder_session(tmp_path, workspace: str | None):
+    folder = tmp_path / "session-state" / FOLDER.name
+    folder.mkdir(parents=True)
+    shutil.copy(EVENTS, folder / "events.jsonl")
+    if workspace is not None:
+        (folder / "workspace.yaml").write_text(workspace)
+    return folder
+
+
+def test_the_session_is_named_as_resume_lists_it(tmp_path):
+    """The CLI keeps the session's name in workspace.yaml (github/copilot-cli#4244: a rename
+    "syncs into ~/.copilot/session-state/UUID/workspace.yaml (`name:` + `user_named:`)";
+    Arithmomaniac/copilot-session-tools#37 and #96: `summary:` is the generated title /resume
+    shows, newer versions write `name:`); `session.title_changed` is ephemeral (copilot-sdk
+    session-events.ts) and never in events.jsonl. The list and the page are titled by it."""
+    head = "id: 7f3c2a10-5b8e-4c1d-9a2f-0e6d4b8c1a55\ncwd: /home/dev/shop\n"
+    folder = _folder_session(tmp_path, head + "summary: Fix cart discount\nsummary_count: 1\n")
+    st = Store([tmp_path / "session-state"])
+    (ref,) = st.sessions()
+    st.index(ref.key)
+    assert st.summary_of(ref.key).title == "Fix cart discount"
+    # /rename: the name the person gave wins, also over a generated summary beside it
+    (folder / "workspace.yaml").write_text(
+        head + "name: 'cart: discount before tax'\nuser_named: true\nsummary: Fix cart discount\n")
+    assert SessionIndex(folder / "events.jsonl").build().summary.title == "cart: discount before tax"
+    # no workspace.yaml (or one without a name): the first prompt, as before
+    bare = _folder_session(tmp_path / "b", None)
+    assert SessionIndex(bare / "events.jsonl").build().summary.title.startswith("Why does the cart total")
+    (bare / "workspace.yaml").write_text("{not: [yaml")
+    assert SessionIndex(bare / "events.jsonl").build().summary.title.startswith("Why does the cart total")
+
+
+def test_a_rename_while_the_session_is_open_shows(tmp_path):
+    folder = _folder_session(tmp_path, "summary: Fix cart discount\n")
+    idx = SessionIndex(folder / "events.jsonl").build()
+    assert idx.summary.title == "Fix cart discount" and idx.unchanged()
+    (folder / "workspace.yaml").write_text("summary: Fix cart discount\nname: Cart totals\nuser_named: true\n")
+    assert not idx.unchanged()
+    idx.refresh()
+    assert idx.summary.title == "Cart totals"

@@ -1033,9 +1033,19 @@ class SessionIndex:
         if isinstance(model, str) and model and model not in s.models:
             s.models.append(model)
         s.parent = self.info.get("parent_path") or ""
+        self._info_title()
         status = self.info.get("status")
         s.status = status if isinstance(status, str) else ""
         self.built_at = time.time()
+
+    def _info_title(self) -> None:
+        """A name the format's files beside the transcript give the session (`session_info`'s
+        `title`, of rank `title_rank`: Copilot CLI's workspace.yaml), over its first prompt and
+        a title of a lower rank its records give."""
+        title, rank = self.info.get("title"), self.info.get("title_rank", 1)
+        if isinstance(title, str) and title.strip() and isinstance(rank, int) \
+                and rank >= self.summary.title_rank:
+            self.summary.title_rank, self.summary.title = rank, short_title(title)
 
     def _settle_background(self, calls: list, change: Change | None) -> None:
         """Background calls whose sub-agent is evidently done by its own files (the format's
@@ -1287,6 +1297,7 @@ class SessionIndex:
                 self.summary.title, self.summary.started = head.title, head.started
             self.region = Region(lo, th.offset, size, counted)
             self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
+            self._info_title()
         return self
 
     def _read_document_region(self, hi: int, found) -> "SessionIndex":

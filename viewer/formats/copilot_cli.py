@@ -42,6 +42,12 @@ they are read the same way if one is. One line → one event:
   call the person made; turn boundaries, hooks, binary assets and other bookkeeping → hidden;
 * any other type → a quiet card with its data, never lost.
 
+The session's name is not in its events (`session.title_changed` is ephemeral): the CLI keeps it in
+the folder's `workspace.yaml` (`summary:`, the title it generates, shown by `/resume`; newer versions
+`name:`, with `user_named: true` once /rename or the app named it). `session_info` reads it as the
+session's title (`title`, ranked: a name the person gave over a generated one), over its first
+prompt; `sidecars` names the file, so a rename made while the session is open shows.
+
 `sniff`: a record with a dotted event `type` this module knows (or one of the CLI's event
 families) and a `data` object is unmistakable (3).
 """
@@ -49,7 +55,12 @@ families) and a `data` object is unmistakable (3).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
+
+import yaml  # (PyYAML: detect-secrets, a dependency, requires it)
+
+from .. import files
 
 from ..model import (AWAITING, BLOCKED_BY_HOOK, CANCELLED, DENIED, DENIED_BY_SETTINGS, INTERRUPTED, Context, Data,
                      Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse)
@@ -577,6 +588,34 @@ def skip_folders(names: set) -> set:
                                  or "rewind-snapshots" in names):
         return set(names)
     return set()
+
+
+WORKSPACE = "workspace.yaml"
+WORKSPACE_LIMIT = 64 << 10  # a few lines of the session's metadata
+
+
+def sidecars(main: Path) -> list[Path]:
+    """The folder's `workspace.yaml`, which `session_info` reads: read again when the CLI rewrites it."""
+    return [main.parent / WORKSPACE] if main.name == EVENTS_FILE else []
+
+
+def session_info(main: Path) -> dict:
+    """The name `workspace.yaml` gives the session (`title`, with its `title_rank`: 2 for a name
+    the person gave, `user_named`, 1 for one the CLI generated), as `/resume` lists it."""
+    if main.name != EVENTS_FILE:
+        return {}
+    try:
+        data = yaml.load(files.read_file(main.parent / WORKSPACE, WORKSPACE_LIMIT),
+                         Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    for key, rank in (("name", 2 if data.get("user_named") is True else 1), ("summary", 1)):
+        title = data.get(key)
+        if isinstance(title, str) and title.strip():
+            return {"title": title.strip(), "title_rank": rank}
+    return {}
 
 
 def title_of(ev: Event) -> str | None:
