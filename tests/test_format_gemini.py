@@ -112,7 +112,8 @@ def test_jsonl_log_is_folded_one_card_per_message(tmp_path):
     # the session ended while the last call ran: it was never answered
     last = idx.calls.calls["run_shell_command-1791322422000-0a1b2c3d4e5f6"]
     assert last.status == "executing" and idx.unanswered(last)
-    assert idx.summary.title == "List the tables in app.db"
+    # titled as /resume names it: the summary the CLI wrote ($set), over the first prompt
+    assert idx.summary.title == "List and count the tables of app.db"
 
 
 def test_jsonl_log_read_as_it_grows(tmp_path):
@@ -234,7 +235,7 @@ def test_gemini_home_lists_sessions_and_checkpoints(tmp_path):
         "gemini-cli", "Fix the off-by-one in @src/pager.py and show me the logo",
         ["gemini-2.5-pro", "gemini-2.5-flash"])
     assert legacy.started == 1760799440.001
-    assert (log.format, log.title, log.models) == ("gemini-cli", "List the tables in app.db",
+    assert (log.format, log.title, log.models) == ("gemini-cli", "List and count the tables of app.db",
                                                    ["gemini-3-pro-preview"])
     assert rows[CHECKPOINT.name].format == "gemini-api"
 
@@ -249,3 +250,26 @@ def test_qwen_home_lists_its_sessions(tmp_path):
     row = st.summary_of(ref.key)
     assert (row.format, row.title, row.models, row.started) == (
         "qwen-code", "Why does add(2, 2) return 5?", ["qwen3-coder-plus"], 1772438400.0)
+
+
+def test_the_summary_titles_the_session_as_resume_lists_it(tmp_path):
+    """Gemini CLI's session browser names a session by its `summary` when it has one, else by its
+    first prompt (google-gemini/gemini-cli packages/cli/src/utils/sessionUtils.ts, `displayName:
+    content.summary ? … : firstUserMessage`); the summary is the document's field, or a `$set`
+    line of the JSONL recording (chatRecordingService.ts `saveSummary` → `updateMetadata`)."""
+    doc = json.loads(LEGACY.read_text())
+    doc["summary"] = "Fix the pager's off-by-one"
+    legacy = tmp_path / LEGACY.name
+    legacy.write_text(json.dumps(doc))
+    assert SessionIndex(legacy).build().summary.title == "Fix the pager's off-by-one"
+    # a recording read as it grows: the first prompt, until the summary is written
+    lines = JSONL.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"summary"' in line)
+    path = tmp_path / JSONL.name
+    path.write_bytes(b"".join(lines[:at]))
+    idx = SessionIndex(path).build()
+    assert idx.summary.title == "List the tables in app.db"
+    with path.open("ab") as f:
+        f.write(lines[at])
+    idx.refresh()
+    assert idx.summary.title == "List and count the tables of app.db"

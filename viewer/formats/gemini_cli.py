@@ -35,6 +35,10 @@ error notices; any other `type`, or a record of no known shape, is a quiet gener
 a message with the model's own fields (`toolCalls`, `thoughts`, `tokens`) under another type is
 the model's, named by that type (forks: IBM Bob writes `bob-shell`), and thoughts a fork saved
 once per streamed chunk (each the one before it, grown) are read as the last of each run.
+
+The session's title: its `summary` (the one-line summary the CLI has a model write, saved with
+`$set`) where there is one, as `/resume` names a session (packages/cli/src/utils/sessionUtils.ts:
+`displayName: summary ? summary : firstUserMessage`), else its first prompt.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ FOLDED = "gemini_cli_log"  # marks a document folded from a JSONL log (which may
 HEAD_BYTES, HEAD_LINES = 256 << 10, 50  # what detection reads of a file
 
 TYPES = ("user", "gemini", "info", "error", "warning")
+TITLE_KINDS = frozenset({"session"})  # its metadata's `summary` names the session (`named_title`)
 # what only the model's messages carry: a fork that names them otherwise (IBM Bob's "bob-shell")
 # is still read as the model speaking
 _MODEL_KEYS = frozenset({"toolCalls", "thoughts", "tokens"})
@@ -323,6 +328,12 @@ def _result(tc: dict) -> tuple[list, bool]:
     if not any(b.kind == "text" for b in out) and isinstance(display, str) and display.strip():
         out.append(Text(display, markdown=bool(tc.get("renderOutputAsMarkdown"))))
     return out, failed
+
+
+def named_title(ev: Event) -> tuple[int, str] | None:
+    """(rank, title): the summary the CLI wrote for the session, over its first prompt."""
+    summary = ev.meta.get("summary") if isinstance(ev.meta, dict) else None
+    return (1, summary) if isinstance(summary, str) and summary.strip() else None
 
 
 def title_of(ev: Event) -> str | None:
