@@ -423,3 +423,24 @@ def test_a_thread_s_name_is_the_session_s_title(tmp_path):
         {"type": "thread_name_updated", "thread_id": "t", "thread_name": "first name"},
         {"type": "thread_name_updated", "thread_id": "t", "thread_name": "docs tidy"}]))
     assert idx.summary.title == "docs tidy"  # the last name given, over the first prompt
+
+
+def test_events_current_codex_persists_are_known_by_name(tmp_path):
+    """The event_msg types codex-rs persists (rollout/policy.rs at 851c9d5: `injected_message`
+    always, `guardian_assessment` and the dynamic tool events in its extended mode; their shapes in
+    protocol.rs: InjectedMessageEvent {content, source}; the other three's fields here are
+    placeholders, shown as written) read as Codex's own events, not as types newer than this
+    reader; an injected message's display text is prose in its card."""
+    lines = [{"type": "injected_message", "content": "Sub-agent explorer finished: 3 callers found",
+              "source": "subagent"},
+             {"type": "guardian_assessment", "id": "g1", "status": "approved", "risk_level": "low"},
+             {"type": "dynamic_tool_call_request", "callId": "d1", "tool": "lookup", "arguments": {}},
+             {"type": "dynamic_tool_call_response", "call_id": "d1", "success": True}]
+    _, evs = built(_rollout(tmp_path, lines))
+    evs = evs[-4:]
+    assert [e.kind for e in evs] == [r["type"] for r in lines]
+    assert {e.hidden_reason for e in evs} == {"codex event"}
+    injected = evs[0]
+    assert injected.blocks[0].text == "injected message from subagent: its display text"
+    assert injected.blocks[1].kind == "text" and injected.blocks[1].text.startswith("Sub-agent explorer")
+    assert evs[1].blocks[0].label == "guardian assessment: its fields"

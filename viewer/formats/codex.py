@@ -84,7 +84,13 @@ _QUIET = frozenset({"task_started", "task_complete", "turn_started", "turn_compl
                     "collab_agent_spawn_begin", "collab_agent_spawn_end",
                     "collab_agent_interaction_begin", "collab_agent_interaction_end",
                     "collab_waiting_begin", "collab_waiting_end", "collab_close_begin",
-                    "collab_close_end", "collab_resume_begin", "collab_resume_end"})
+                    "collab_close_end", "collab_resume_begin", "collab_resume_end",
+                    # (rollout/policy.rs at 851c9d5: the first persisted always, the rest in
+                    # "extended" mode) a runtime-injected message's display text, whose response
+                    # item the page shows as context; a guardian's review of an approval; a
+                    # dynamic tool's call and answer, which are function calls beside them
+                    "injected_message", "guardian_assessment", "dynamic_tool_call_request",
+                    "dynamic_tool_call_response"})
 # what Codex injects as a user or developer message: (opening, label)
 _INJECTED = (("<environment_context>", "environment"), ("<user_instructions>", "user instructions"),
              ("# AGENTS.md instructions", "AGENTS.md"), ("<INSTRUCTIONS>", "instructions"),
@@ -319,6 +325,12 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
             and isinstance(msg["item"].get("text"), str):
         # a plan (plan mode's `<proposed_plan>`): the one record of it as Codex parsed it
         blocks = [Notice("plan"), Text(msg["item"]["text"])]
+    elif t == "injected_message" and isinstance(msg.get("content"), str):
+        # InjectedMessageEvent {content, source}: "transcript-safe display text for a
+        # runtime-injected message" (protocol.rs)
+        source = msg.get("source")
+        blocks = [Notice(f"injected message{f' from {source}' if isinstance(source, str) and source else ''}:"
+                         " its display text"), Text(msg["content"], markdown=False)]
     elif t == "thread_name_updated" and isinstance(msg.get("thread_name"), str):
         blocks = [Notice(f"thread named “{msg['thread_name']}”", fields)]
     elif t in _QUIET:
