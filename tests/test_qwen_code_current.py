@@ -84,7 +84,7 @@ def test_prompt_shows_what_the_person_typed_and_notifications_are_no_prompts(tmp
     assert prompt.blocks[0].text == "Fix the rounding in @src/money.py"
     assert "def cents" in prompt.blocks[1].text  # the @-file as the model got it, folded
     note = evs[3]
-    assert (note.role, note.hidden) == ("system", False)
+    assert (note.role, note.kind, note.hidden) == ("system", "notification", False)
     assert note.blocks[0].kind == "notice" and note.blocks[0].text == 'Background agent "Explore" completed'
     assert note.blocks[1].kind == "context" and "<task-notification>" in note.blocks[1].text
     runtime = evs[4]

@@ -116,7 +116,7 @@ def _user(ev: Event, rec: dict) -> None:
     sent = "\n\n".join(b.text for b in ev.blocks if b.kind == "text")
     others = [b for b in ev.blocks if b.kind != "text"]
     if sub in _NOTIFIED:
-        ev.role, ev.kind = "system", f"user:{sub}"
+        ev.role, ev.kind = "system", sub
         ev.blocks = [Notice(shown or _NOTIFIED[sub], payload.get("backgroundTask"))]
         if sent.strip() and sent.strip() != (shown or "").strip():
             ev.blocks.append(Context(f"the {_NOTIFIED[sub]} as the model got it", sent, "qwen"))
