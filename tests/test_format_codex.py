@@ -444,3 +444,15 @@ def test_events_current_codex_persists_are_known_by_name(tmp_path):
     assert injected.blocks[0].text == "injected message from subagent: its display text"
     assert injected.blocks[1].kind == "text" and injected.blocks[1].text.startswith("Sub-agent explorer")
     assert evs[1].blocks[0].label == "guardian assessment: its fields"
+
+
+def test_a_forked_thread_says_what_it_was_forked_from(tmp_path):
+    """SessionMeta.forked_from_id (codex-rs protocol.rs at 851c9d5): a thread /fork made."""
+    path = tmp_path / "rollout-2026-11-20T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+    meta = {"id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "forked_from_id": "0199a000-0000-7000-8000-000000000001",
+            "timestamp": "2026-11-20T10:00:00.000Z", "cwd": "/home/li/calc", "originator": "codex_cli_rs",
+            "cli_version": "0.130.0", "source": "cli"}
+    path.write_text(json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": "session_meta",
+                                "payload": meta}) + "\n")
+    _, evs = built(path)
+    assert evs[0].blocks[0].text.endswith("· forked from thread 0199a000-0000-7000-8000-000000000001")

@@ -171,6 +171,10 @@ def _session(meta: dict, ref: Ref) -> Event:
     source = _source(meta.get("source"))
     if source:
         words += f" · {source}"
+    if isinstance(meta.get("forked_from_id"), str) and meta["forked_from_id"]:
+        # SessionMeta.forked_from_id (protocol.rs): a thread /fork made from another, whose
+        # history its first lines repeat
+        words += f" · forked from thread {meta['forked_from_id']}"
     ev = Event(ref, "system", "session", format=NAME, blocks=[Notice(words)], meta=meta)
     text = meta.get("instructions")
     base = meta.get("base_instructions")
