@@ -341,3 +341,50 @@ def test_a_rename_while_the_session_is_open_shows(tmp_path):
     assert not idx.unchanged()
     idx.refresh()
     assert idx.summary.title == "Cart totals"
+
+
+def test_what_the_session_became_reads_as_notices_not_raw_data(tmp_path):
+    """Events the CLI persists that this reader showed as raw data cards (github/copilot-sdk
+    nodejs/src/generated/session-events.ts: each `ephemeral?: boolean`, so written to
+    events.jsonl): a mode and a permission-mode change, autopilot's task completion with the
+    agent's summary, a handoff from a remote session, the context cleared, a scheduled prompt and
+    its cancellation, the model auto mode chose; and the bookkeeping ones behind the toggle."""
+    env = {"id": "e", "parentId": None, "timestamp": "2026-11-20T10:00:00.000Z"}
+    rows = [
+        {"type": "session.mode_changed", "data": {"previousMode": "interactive", "newMode": "plan"}},
+        {"type": "session.permissions_changed", "data": {"previousMode": "manual", "mode": "allow-all"}},
+        {"type": "session.task_complete", "data": {"success": True, "outcome": "completed",
+                                                   "summary": "Fixed the **discount** bug; tests pass."}},
+        {"type": "session.handoff", "data": {"sourceType": "remote", "remoteSessionId": "r-42",
+                                             "handoffTime": "2026-11-20T10:00:00.000Z",
+                                             "repository": {"owner": "dev", "name": "shop", "branch": "main"},
+                                             "summary": "Started the cart refactor.",
+                                             "context": "Open PR #12 is the base."}},
+        {"type": "session.context_cleared", "data": {"messagesCleared": 14}},
+        {"type": "session.schedule_created", "data": {"id": 1, "prompt": "/skill-triage --all",
+                                                      "displayPrompt": "/skill-triage", "intervalMs": 3600000,
+                                                      "recurring": True, "origin": "user"}},
+        {"type": "session.schedule_cancelled", "data": {"id": 1}},
+        {"type": "session.auto_mode_resolved", "data": {"chosenModel": "claude-sonnet-4.5",
+                                                        "reasoningBucket": "medium"}},
+        {"type": "session.plan_changed", "data": {"operation": "update"}},
+        {"type": "session.workspace_file_changed", "data": {"operation": "create", "path": "notes.md"}},
+        {"type": "session.mode_notice_delivered", "data": {"mode": "plan", "content": "You are in plan mode."}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({**env, "id": f"e{i}", **r}) + "\n" for i, r in enumerate(rows)))
+    _, evs = built(path)
+    assert not [e for e in evs if any(b.kind == "data" for b in e.blocks) and not e.hidden]
+    shown = [(e.blocks[0].text, [b.kind for b in e.blocks[1:]]) for e in evs if not e.hidden]
+    assert shown == [
+        ("mode: interactive → plan", []),
+        ("permissions: manual → allow-all", []),
+        ("task complete", ["text"]),
+        ("handed off from a remote session (r-42) of dev/shop on main", ["text", "context"]),
+        ("context cleared: 14 messages", []),
+        ("scheduled prompt #1 (every 1h): /skill-triage", []),
+        ("scheduled prompt #1 cancelled", []),
+        ("auto mode chose claude-sonnet-4.5 (medium reasoning)", []),
+    ]
+    assert evs[2].blocks[1].text == "Fixed the **discount** bug; tests pass."
+    assert [e.hidden_reason for e in evs if e.hidden] == ["plan file", "workspace file", "mode notice"]

@@ -40,6 +40,15 @@ they are read the same way if one is. One line → one event:
   (measured on CLI 1.0.69, see the fixtures' README);
 * `skill.invoked` → a notice with the skill's text as a context chip; `tool.user_requested` → a
   call the person made; turn boundaries, hooks, binary assets and other bookkeeping → hidden;
+* what the session's state became, as notices (copilot-sdk `session-events.ts`, the events the
+  CLI persists): `session.mode_changed` (interactive / plan / autopilot) and
+  `session.permissions_changed` ("mode: a → b"), `session.task_complete` (autopilot's "task
+  complete" and the agent's summary of it, as prose), `session.handoff` (a session brought over
+  from a remote one, its summary as prose, its context folded), `session.context_cleared`,
+  `session.schedule_created` / `_cancelled` (/every, /after), `session.auto_mode_resolved` (the
+  model auto mode chose); the plan and workspace files written, the autopilot objective's state
+  file, a schedule re-armed, a mode notice delivered to the model, session limits, HydraFusion's
+  routing and phases → hidden, their fields in their cards;
 * any other type → a quiet card with its data, never lost.
 
 The session's name is not in its events (`session.title_changed` is ephemeral): the CLI keeps it in
@@ -100,7 +109,16 @@ _HIDDEN = {"assistant.turn_start": "turn start", "assistant.turn_end": "turn end
            "assistant.streaming_delta": "streaming delta", "assistant.tool_call_delta": "streaming delta",
            "pending_messages.modified": "queue", "session.title_changed": "title",
            "tool_search.activated": "tool search", "model.call_failure": "model call telemetry",
-           "model.call_finished": "model call telemetry", "session.remote_steerable_changed": "remote steering"}
+           "model.call_finished": "model call telemetry", "session.remote_steerable_changed": "remote steering",
+           "session.plan_changed": "plan file", "session.workspace_file_changed": "workspace file",
+           "session.schedule_rearmed": "schedule", "session.autopilot_objective_changed": "autopilot objective",
+           "session.mode_notice_delivered": "mode notice", "session.session_limits_changed": "session limits",
+           "session.todos_changed": "todos", "hook.progress": "hook",
+           "session.fusion_route_started": "model routing", "session.fusion_route_failed": "model routing",
+           "session.fusion_resolved": "model routing", "session.fusion_completed": "model routing",
+           "assistant.fusion_phase_started": "model routing", "assistant.fusion_phase_completed": "model routing",
+           "assistant.fusion_phase_failed": "model routing", "assistant.message_start": "streaming delta",
+           "assistant.server_tool_progress": "streaming delta"}
 # permission answers (`PermissionResult.kind`) that refuse the call → the map's word for it
 _REFUSALS = {"denied-interactively-by-user": (DENIED, "denied by the user"),
              "denied-by-rules": (DENIED_BY_SETTINGS, "denied by the permission rules"),
@@ -217,6 +235,95 @@ def _model_change(d: dict, ref: Ref) -> Event:
     ev = Event(ref, "system", "model_change", blocks=[Notice(words)])
     model_and_usage(ev, new, None)
     return ev
+
+
+def _changed(what: str, kind: str, old_key: str, new_key: str):
+    """A reader of a `{previous…, new…}` change: "what: a → b" (the mode, the permission mode)."""
+    def read(d: dict, ref: Ref) -> Event:
+        new, old = as_text(d.get(new_key)) or "?", d.get(old_key)
+        words = f"{what}: {old} → {new}" if isinstance(old, str) and old else f"{what}: {new}"
+        return Event(ref, "system", kind, blocks=[Notice(words)])
+    return read
+
+
+def _task_complete(d: dict, ref: Ref) -> Event:
+    """Autopilot's end of a task (`session.task_complete`): whether it was accepted, the agent's
+    summary of what it did as prose."""
+    outcome = d.get("outcome")
+    if d.get("success") is False or outcome in ("continue", "blocked"):
+        words = "task not accepted as complete" + (f" ({outcome})" if isinstance(outcome, str) else "")
+    else:
+        words = "task complete"
+    blocks: list = [Notice(words + (f": {d['reason']}" if isinstance(d.get("reason"), str) and d["reason"]
+                                    else ""))]
+    if isinstance(d.get("summary"), str) and d["summary"].strip():
+        blocks.append(Text(d["summary"]))
+    return Event(ref, "system", "task_complete", blocks=blocks)
+
+
+def _handoff(d: dict, ref: Ref) -> Event:
+    """A session handed over to this one (`session.handoff`: from a remote session, or a local
+    one): where from, the work's summary as prose, the context it came with folded."""
+    source = "a remote session" if d.get("sourceType") == "remote" else "another session"
+    if isinstance(d.get("remoteSessionId"), str) and d["remoteSessionId"]:
+        source += f" ({d['remoteSessionId']})"
+    repo = d.get("repository") if isinstance(d.get("repository"), dict) else {}
+    if isinstance(repo.get("owner"), str) and isinstance(repo.get("name"), str):
+        source += f" of {repo['owner']}/{repo['name']}"
+        if isinstance(repo.get("branch"), str) and repo["branch"]:
+            source += f" on {repo['branch']}"
+    blocks: list = [Notice(f"handed off from {source}")]
+    if isinstance(d.get("summary"), str) and d["summary"].strip():
+        blocks.append(Text(d["summary"]))
+    if isinstance(d.get("context"), str) and d["context"].strip():
+        blocks.append(Context("the context it was handed with", d["context"], "handoff"))
+    return Event(ref, "system", "handoff", blocks=blocks)
+
+
+def _context_cleared(d: dict, ref: Ref) -> Event:
+    n = d.get("messagesCleared")
+    words = f"context cleared: {n} message{'s' if n != 1 else ''}" if isinstance(n, int) \
+        and not isinstance(n, bool) else "context cleared"
+    blocks: list = [Notice(words)]
+    if isinstance(d.get("initialMessage"), str) and d["initialMessage"].strip():
+        blocks.append(Context("the message it started again with", d["initialMessage"], "copilot"))
+    return Event(ref, "system", "context_cleared", blocks=blocks)
+
+
+def _schedule(d: dict, ref: Ref) -> Event:
+    """A prompt scheduled with /every or /after (`session.schedule_created`): its text (the label
+    the CLI shows, `displayPrompt`, where there is one) and when it runs."""
+    what = d.get("displayPrompt") if isinstance(d.get("displayPrompt"), str) and d["displayPrompt"] \
+        else as_text(d.get("prompt"))
+    when = ""
+    if isinstance(d.get("cron"), str) and d["cron"]:
+        when = f"cron {d['cron']}" + (f" ({d['tz']})" if isinstance(d.get("tz"), str) and d["tz"] else "")
+    elif isinstance(d.get("intervalMs"), (int, float)) and not isinstance(d["intervalMs"], bool):
+        when = f"every {_duration(d['intervalMs'] / 1000)}"
+    elif d.get("selfPaced") is True:
+        when = "when the agent sets its next run"
+    number = f" #{d['id']}" if isinstance(d.get("id"), int) else ""
+    words = f"scheduled prompt{number}" + (f" ({when})" if when else "") + (f": {what}" if what else "")
+    return Event(ref, "system", "schedule", blocks=[Notice(words)])
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _auto_model(d: dict, ref: Ref) -> Event:
+    """`session.auto_mode_resolved`: the model auto mode settled on, and how hard it judged the
+    request."""
+    model = d.get("chosenModel")
+    words = f"auto mode chose {as_text(model) or 'a model'}"
+    if isinstance(d.get("reasoningBucket"), str):
+        words += f" ({d['reasoningBucket']} reasoning)"
+    if d.get("fallback") is True:
+        words += " · fallback"
+    return Event(ref, "system", "auto_model", blocks=[Notice(words)])
 
 
 def _truncation(d: dict, ref: Ref) -> Event:
@@ -574,6 +681,13 @@ _BY_TYPE = {
     "subagent.deselected": lambda d, ref: Event(ref, "system", "agent_selected",
                                                 blocks=[Notice("agent deselected: back to the default agent")]),
     "skill.invoked": _skill,
+    "session.mode_changed": _changed("mode", "mode_changed", "previousMode", "newMode"),
+    "session.permissions_changed": _changed("permissions", "permissions_changed", "previousMode", "mode"),
+    "session.task_complete": _task_complete, "session.handoff": _handoff,
+    "session.context_cleared": _context_cleared, "session.schedule_created": _schedule,
+    "session.schedule_cancelled": lambda d, ref: Event(ref, "system", "schedule", blocks=[Notice(
+        f"scheduled prompt #{d['id']} cancelled" if isinstance(d.get("id"), int) else "scheduled prompt cancelled")]),
+    "session.auto_mode_resolved": _auto_model,
     **{t: _running for t in _RUNNING},
 }
 
