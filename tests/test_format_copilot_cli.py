@@ -388,3 +388,22 @@ def test_what_the_session_became_reads_as_notices_not_raw_data(tmp_path):
     ]
     assert evs[2].blocks[1].text == "Fixed the **discount** bug; tests pass."
     assert [e.hidden_reason for e in evs if e.hidden] == ["plan file", "workspace file", "mode notice"]
+
+
+def test_sub_agent_configuration_and_cancellation(tmp_path):
+    """`subagent.configured` {model, multiTurn} and `external_tool.requested` are persisted
+    bookkeeping (copilot-sdk session-events.ts): behind the toggle, not raw data in sight; a
+    `subagent.completed` with `cancelled: true` ("torn down by cancellation … the run still reports
+    completion") says the sub-agent was cancelled."""
+    rows = [{"type": "subagent.configured", "agentId": "call_9", "data": {"model": "gpt-5.1", "multiTurn": False}},
+            {"type": "external_tool.requested", "data": {"requestId": "r1", "sessionId": "s", "toolCallId": "c1",
+                                                         "toolName": "open_in_editor"}},
+            {"type": "subagent.completed", "data": {"toolCallId": "call_9", "agentName": "explore",
+                                                    "agentDisplayName": "Explore", "cancelled": True}}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"id": f"e{i}", "parentId": None, "timestamp": "2026-11-20T10:00:00.000Z",
+                                        **r}) + "\n" for i, r in enumerate(rows)))
+    _, evs = built(path)
+    assert [(e.hidden, e.hidden_reason) for e in evs[:2]] == [(True, "sub-agent configuration"),
+                                                              (True, "external tool request")]
+    assert evs[2].blocks[0].text == "sub-agent Explore cancelled"

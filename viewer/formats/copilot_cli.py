@@ -48,7 +48,9 @@ they are read the same way if one is. One line → one event:
   `session.schedule_created` / `_cancelled` (/every, /after), `session.auto_mode_resolved` (the
   model auto mode chose); the plan and workspace files written, the autopilot objective's state
   file, a schedule re-armed, a mode notice delivered to the model, session limits, HydraFusion's
-  routing and phases → hidden, their fields in their cards;
+  routing and phases, a sub-agent's resolved configuration, an external tool's request (its call's
+  card shows it) → hidden, their fields in their cards; a sub-agent torn down by cancellation
+  (`subagent.completed` with `cancelled`) says "cancelled", not "finished";
 * any other type → a quiet card with its data, never lost.
 
 The session's name is not in its events (`session.title_changed` is ephemeral): the CLI keeps it in
@@ -118,7 +120,8 @@ _HIDDEN = {"assistant.turn_start": "turn start", "assistant.turn_end": "turn end
            "session.fusion_resolved": "model routing", "session.fusion_completed": "model routing",
            "assistant.fusion_phase_started": "model routing", "assistant.fusion_phase_completed": "model routing",
            "assistant.fusion_phase_failed": "model routing", "assistant.message_start": "streaming delta",
-           "assistant.server_tool_progress": "streaming delta"}
+           "assistant.server_tool_progress": "streaming delta",
+           "subagent.configured": "sub-agent configuration", "external_tool.requested": "external tool request"}
 # permission answers (`PermissionResult.kind`) that refuse the call → the map's word for it
 _REFUSALS = {"denied-interactively-by-user": (DENIED, "denied by the user"),
              "denied-by-rules": (DENIED_BY_SETTINGS, "denied by the permission rules"),
@@ -629,6 +632,8 @@ def _permission_answered(d: dict, ref: Ref) -> Event:
 
 def _subagent(d: dict, ref: Ref, how: str) -> Event:
     name = d.get("agentDisplayName") or d.get("agentName") or "sub-agent"
+    if how == "finished" and d.get("cancelled") is True:
+        how = "cancelled"  # torn down by its own abort or its parent's: reported as completed
     words = f"sub-agent {as_text(name)} {how}"
     if how == "started" and isinstance(d.get("agentDescription"), str) and d["agentDescription"]:
         words += f": {d['agentDescription']}"
