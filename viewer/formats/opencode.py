@@ -33,7 +33,8 @@ storage hold it; the first two are read here.
   "MessageV1") hold their parts inline (`parts`, with `tool-invocation` parts: {state call |
   partial-call | result, toolCallId, toolName, args, result}) and their facts in `metadata` (time,
   error, tool {callID: {title, time}}, assistant {modelID, cost, tokens, summary}).
-* SQLite (OpenCode 1.2.0, 2026-02, and later: `storage/db.ts`, `~/.local/share/opencode/opencode.db`
+* SQLite (OpenCode 1.2.0, 2026-02, and later — and OpenCode 2.x's `session_v2` / `session_message`
+  tables in the same file, read into the same shape: see opencode_db — `storage/db.ts`, `~/.local/share/opencode/opencode.db`
   in WAL mode, tables session / message / part / todo whose `data` column holds the same JSON).
   Each session row is listed as a session named by a path below the database file
   (`…/opencode.db/<session id>`): `opencode_db` owns those paths and reads a row-session into the
@@ -400,12 +401,31 @@ def _part(ev: Event, part: Any) -> None:
         name, text = _error_words(part.get("error"))
         ev.blocks.append(Notice(f"retry {as_text(part.get('attempt'))} after {name}"
                                 + (f": {text}" if text else ""), part.get("error")))
+    elif t == "session-event":  # a 2.x message of a kind 1.x had no message for (opencode_db)
+        _session_event(ev, part)
     elif t == "compaction":
         ev.kind = "compaction"
         ev.blocks.append(Notice("compaction asked for" + (" (automatic: the context was full)"
                                                           if part.get("auto") else ""), part))
     else:
         ev.blocks.append(Data(part, f"{t or 'unknown'} part"))
+
+
+def _session_event(ev: Event, part: dict) -> None:
+    """What OpenCode 2.x records as a message of its own (`session_message` rows read by
+    opencode_db): an agent or model switch as a notice; any other kind its fields, as written."""
+    what, data = as_text(part.get("event")), part.get("data")
+    data = data if isinstance(data, dict) else {"value": data}
+    if what == "agent-switched" and isinstance(data.get("agent"), str):
+        ev.kind = "agent_switched"
+        ev.blocks.append(Notice(f"agent: {data['agent']}"))
+    elif what == "model-switched" and isinstance(data.get("model"), dict):
+        model = data["model"]
+        ev.kind = "model_switched"
+        ev.blocks.append(Notice("model: " + "/".join(as_text(model.get(k)) for k in ("providerID", "id")
+                                                      if model.get(k))))
+    else:
+        ev.blocks.append(Data(data, what or "event"))
 
 
 def _file(part: dict) -> Any:

@@ -37,6 +37,25 @@ path, and the rest of the server reaches it through the hooks files already use:
 * `children` / `parent`: the sub-agent sessions (`parent_id`) for `opencode.companions` and
   `opencode.session_info`.
 
+OpenCode 2.x (2026-08 on) keeps writing to the same file, in new event-sourced tables, and leaves the
+1.x tables frozen beside them (the release's `session_v2` / `session_message`, @opencode-ai/core
+`session-message.ts`; readers of real 2.x databases: Tokdash#99, memex#195, casr#30):
+
+    session_v2       the session row, as `session` with more columns (fork_session_id, metadata,
+                     time_suspended…); a 1.x session not touched since stays in `session` only
+    session_message  id, session_id, type, seq, time_created, time_updated, data — one row per
+                     message, its role the `type` column: user {text, files, agents, references},
+                     assistant {agent, model {id, providerID}, content: [text | reasoning | tool
+                     {id, name, state {status, input, content: [{type: text | file}], structured,
+                     error}, time {created, ran, completed, pruned}}], cost, tokens, error, finish},
+                     synthetic {text}, shell {callID, command, output}, compaction {reason, summary},
+                     agent-switched, model-switched, and kinds newer than this reader; the 1.x
+                     messages copied in with their ids
+
+A session is listed once, from `session_v2` where it is there; its messages are its
+`session_message` rows where it has any (each read into the 1.x message-and-parts shape the rest
+of the reader knows: `_v2_message`), else its 1.x `message` / `part` rows.
+
 Reading never writes: the database is read as rowdb.py reads any database whose rows are sessions
 (`immutable` while no OpenCode has it open, else `mode=ro` in a short transaction; when the `-shm`
 file cannot be made, the database file alone, and the session says that OpenCode's latest writes
@@ -55,6 +74,7 @@ import orjson
 from .. import reader
 from ..reader import BadLine
 from . import rowdb
+from .common import as_text
 
 DB_NAME = re.compile(r"opencode(?:-[A-Za-z0-9._-]{1,64})?\.db")
 ID = rowdb.ID  # a session id (the only ids joined into a path)
@@ -65,6 +85,9 @@ _NEEDED = {"session": {"id", "parent_id", "title", "time_created", "time_updated
            "message": {"id", "session_id", "time_created", "time_updated", "data"},
            "part": {"id", "message_id", "session_id", "time_updated", "data"}}
 _TODO = {"session_id", "content", "status", "priority", "position", "time_updated"}
+# OpenCode 2.x's tables (any of them may be missing: a 1.x database, or a 2.x one with no 1.x past)
+_V2_MESSAGES = {"id", "session_id", "type", "time_created", "time_updated", "data"}
+_SESSION_TABLES = ("session_v2", "session")  # where a session's row is, the first that has it
 # session columns that hold JSON (`text({mode: "json"})`), and the one left out of a session's info
 _JSON_COLUMNS = {"revert", "permission", "model", "goal", "metadata", "summary_diffs"}
 _LEFT_OUT = {"summary_diffs"}
@@ -90,13 +113,62 @@ row_path = rowdb.row_path
 
 
 class _Reader(rowdb.Reader):
-    """One short read transaction on OpenCode's database: `with _Reader(db) as r: r.all(sql, args)`."""
+    """One short read transaction on OpenCode's database: `with _Reader(db) as r: r.all(sql, args)`.
+    Either generation's tables make it OpenCode's: 1.x's session / message / part, or 2.x's
+    session_message with a session table (`_check`)."""
 
     PROGRAM = "OpenCode"
-    NEEDED, OPTIONAL = _NEEDED, ("todo",)
+    OPTIONAL = ("session", "message", "part", "todo", "session_v2", "session_message")
+
+    def _check(self) -> dict[str, list[str]]:
+        tables = super()._check()
+        if self._v1(tables) or self._v2(tables):
+            return tables
+        missing = [t for t in _NEEDED if not tables[t]]
+        if missing and self.stale_wal:  # (its tables may all be in the log still)
+            raise Unreadable(self.db, f"{self.PROGRAM}'s SQLite database: " + self.stale_wal)
+        if missing:
+            raise Unreadable(self.db, f"a SQLite database without {self.PROGRAM}'s "
+                                      + ", ".join(missing) + " table" + "s" * (len(missing) > 1))
+        for table, needed in _NEEDED.items():
+            lacking = needed - set(tables[table])
+            if lacking:
+                raise Unreadable(self.db, f"{self.PROGRAM}'s {table} table lacks "
+                                          f"{', '.join(sorted(lacking))}: a layout this viewer does not know")
+        return tables
+
+    @staticmethod
+    def _v1(tables: dict) -> bool:
+        return all(needed <= set(tables[t]) for t, needed in _NEEDED.items())
+
+    @staticmethod
+    def _v2(tables: dict) -> bool:
+        return _V2_MESSAGES <= set(tables["session_message"]) and any(
+            _NEEDED["session"] <= set(tables[t]) for t in _SESSION_TABLES)
 
     def has_todos(self) -> bool:
         return _TODO <= set(self.check()["todo"])
+
+    def session_tables(self) -> list[str]:
+        """The tables sessions are rows of, the one to prefer first (2.x's, then 1.x's)."""
+        tables = self.check()
+        return [t for t in _SESSION_TABLES if _NEEDED["session"] <= set(tables[t])]
+
+    def has_v1_messages(self) -> bool:
+        tables = self.check()
+        return _NEEDED["message"] <= set(tables["message"]) and _NEEDED["part"] <= set(tables["part"])
+
+    def has_v2_messages(self) -> bool:
+        return _V2_MESSAGES <= set(self.check()["session_message"])
+
+    def sessions_sql(self, cols: str = "id, parent_id, title, time_created") -> str:
+        """A source of every session's `cols` (columns both tables have), each session once: its
+        2.x row where it has one."""
+        tables = self.session_tables()
+        if len(tables) == 1:
+            return f"(SELECT {cols} FROM {tables[0]})"
+        return (f"(SELECT {cols} FROM session_v2 UNION ALL SELECT {cols} FROM session "
+                "WHERE id NOT IN (SELECT id FROM session_v2))")
 
 
 # --- sessions -------------------------------------------------------------------------------------
@@ -108,8 +180,8 @@ def _loads(text: Any) -> Any:
     return text if isinstance(value, BadLine) else value
 
 
-def _session_columns(r: _Reader) -> list[str]:
-    return [c for c in r.check()["session"] if c not in _LEFT_OUT]
+def _session_columns(r: _Reader, table: str = "session") -> list[str]:
+    return [c for c in r.check()[table] if c not in _LEFT_OUT]
 
 
 def _info(row: dict) -> dict:
@@ -144,9 +216,12 @@ def _info_bytes(info: dict) -> bytes:
 
 
 def _session_row(r: _Reader, sid: str) -> dict | None:
-    cols = _session_columns(r)
-    rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)} FROM session WHERE id = ?", (sid,))
-    return dict(zip(cols, rows[0])) if rows else None
+    for table in r.session_tables():
+        cols = _session_columns(r, table)
+        rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)} FROM {table} WHERE id = ?", (sid,))
+        if rows:
+            return dict(zip(cols, rows[0]))
+    return None
 
 
 _q = rowdb.quoted
@@ -208,7 +283,7 @@ def _fresh_identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
     began = time.time_ns()
     with _Reader(db) as r:
         # (one snapshot: every session listed is there to be read)
-        for (s,) in r.all("SELECT id FROM session"):
+        for (s,) in r.all(f"SELECT id FROM {r.sessions_sql('id')}"):
             if isinstance(s, str) and ID.fullmatch(s):
                 try:
                     every[s] = _identity(r, s, row_path(db, s))
@@ -227,9 +302,13 @@ def _identity(r: _Reader, sid: str, path: str) -> tuple[int, int, int]:
     if row is None:
         raise _gone(path)
     each = "SELECT count(*), max(time_updated), total(time_updated) FROM "
-    counts = [r.all(each + "message WHERE session_id = ?", (sid,))[0],
-              r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
-                    "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
+    counts = []
+    if r.has_v1_messages():
+        counts += [r.all(each + "message WHERE session_id = ?", (sid,))[0],
+                   r.all(each + "part WHERE message_id IN (SELECT id FROM message WHERE session_id "
+                         "= ? ORDER BY time_created DESC, id DESC LIMIT ?)", (sid, TAIL_MESSAGES))[0]]
+    if r.has_v2_messages():  # (a 2.x message is one row, rewritten in place as it streams)
+        counts.append(r.all(each + "session_message WHERE session_id = ?", (sid,))[0])
     if r.has_todos():
         counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
@@ -257,19 +336,26 @@ def list_sessions(db: str) -> list[tuple[str, str, float, int]]:
 
 
 def _list(db: str) -> list[tuple[str, str, float, int]]:
+    out, seen = [], set()
     with _Reader(db) as r:
-        cols = _session_columns(r)
-        # a session's own time moves with its title and summary; its newest message with the work
-        rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)}, (SELECT max(time_created) FROM "
-                     "message WHERE message.session_id = session.id) FROM session")
-    out = []
-    for values in rows:
-        row = dict(zip(cols, values[:-1]))
-        sid = row.get("id")
-        if not isinstance(sid, str) or not ID.fullmatch(sid):
-            continue  # (an id no path can name)
-        out.append((row_path(db, sid), sid, max(_ms(row.get("time_updated")), _ms(values[-1])) / 1000,
-                    len(_info_bytes(_info(row)))))
+        newest = [f"coalesce((SELECT max(time_created) FROM {t} WHERE {t}.session_id = {{table}}.id), 0)"
+                  for t, has in (("message", r.has_v1_messages()), ("session_message", r.has_v2_messages()))
+                  if has]
+        for table in r.session_tables():  # (2.x's first: a session in both is its 2.x row)
+            cols = _session_columns(r, table)
+            # a session's own time moves with its title and summary; its newest message with the work
+            rows = r.all(f"SELECT {', '.join(_q(c) for c in cols)}, "
+                         f"max(0, {', '.join(n.format(table=table) for n in newest) or '0'}, 0) "
+                         f"FROM {table}")
+            for values in rows:
+                row = dict(zip(cols, values[:-1]))
+                sid = row.get("id")
+                if not isinstance(sid, str) or not ID.fullmatch(sid) or sid in seen:
+                    continue  # (an id no path can name, or the session's 2.x row read already)
+                seen.add(sid)
+                out.append((row_path(db, sid), sid,
+                            max(_ms(row.get("time_updated")), _ms(values[-1])) / 1000,
+                            len(_info_bytes(_info(row)))))
     return out
 
 
@@ -288,15 +374,16 @@ def document(path: str) -> dict | None:
         if row is None:
             raise _gone(path)
         try:
+            v2 = _v2_rows(r, sid)
             msgs = r.all("SELECT id, data FROM message WHERE session_id = ? ORDER BY "
-                         "time_created, id", (sid,))
+                         "time_created, id", (sid,)) if not v2 and r.has_v1_messages() else []
             parts = r.all("SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY "
-                          "message_id, id", (sid,))
+                          "message_id, id", (sid,)) if msgs else []
             todos = r.all("SELECT content, status, priority, position FROM todo WHERE "
                           "session_id = ? ORDER BY position", (sid,)) if r.has_todos() else []
             unread = None
         except Unreadable as e:
-            msgs, parts, todos, unread = [], [], [], BadLine(f"this session's messages: {e}")
+            v2, msgs, parts, todos, unread = [], [], [], [], BadLine(f"this session's messages: {e}")
         stale = r.stale_wal
     by_message: dict[str, list] = {}
     for mid, pid, data in parts:
@@ -307,12 +394,130 @@ def document(path: str) -> dict | None:
         info = _row_value(data, f"message {mid}", {"id": mid, "sessionID": sid})
         messages.append({"info": info, "parts": by_message.get(mid, [])}
                         if isinstance(info, dict) else info)
+    for mid, kind, created, data in v2:
+        value = _row_value(data, f"message {mid}", {})
+        messages.append(_v2_message(mid, sid, kind, created, value) if isinstance(value, dict) else value)
     doc: dict = {"info": _info(row), "messages": messages,
                  "todos": [{"content": c, "status": s, "priority": p} for c, s, p, _ in todos]
                  or None}
     if stale:
         doc["stale_wal"] = stale
     return doc
+
+
+def _v2_rows(r: _Reader, sid: str) -> list:
+    """A session's 2.x message rows (id, type, time_created, data), in OpenCode's order (`seq`)."""
+    if not r.has_v2_messages():
+        return []
+    order = "seq, id" if "seq" in r.check()["session_message"] else "time_created, id"
+    return r.all("SELECT id, type, time_created, data FROM session_message WHERE session_id = ? "
+                 f"ORDER BY {order}", (sid,))
+
+
+def _v2_message(mid: str, sid: str, kind: Any, created: Any, data: dict) -> dict:
+    """A 2.x message row (its `type` column and its data, SessionMessage without type and id) in
+    the 1.x shape `{info, parts}` the reader knows: a user prompt's text, files and @agents as
+    parts; an assistant message's content (text, reasoning, tool) as parts, its model, cost and
+    tokens on its info; OpenCode's own text (`synthetic`) as a synthetic text part; a `!command`
+    (`shell`) as the person's bash call; a compaction as the summary message it writes. Any other
+    kind (an agent or model switch, newer kinds) is a `session-event` part of a system message."""
+    time = data.get("time") if isinstance(data.get("time"), dict) else {}
+    info: dict = {"id": mid, "sessionID": sid, "time": {"created": time.get("created", created)}}
+    parts: list = []
+    part = lambda **p: parts.append({"id": f"{mid}:{len(parts)}", "sessionID": sid, "messageID": mid, **p})
+    if kind == "user":
+        info["role"] = "user"
+        if isinstance(data.get("text"), str):
+            part(type="text", text=data["text"])
+        for f in data.get("files") or []:
+            if isinstance(f, dict):
+                part(type="file", mime=f.get("mime") or f.get("mediaType"),
+                     filename=f.get("filename") or f.get("name"), url=f.get("url") or f.get("uri"),
+                     source=f.get("source"))
+        for a in data.get("agents") or []:
+            if isinstance(a, dict) and isinstance(a.get("name"), str):
+                part(type="agent", name=a["name"])
+        if data.get("references"):
+            part(type="session-event", event="references", data=data["references"])
+    elif kind == "synthetic":
+        info["role"] = "user"
+        part(type="text", text=as_text(data.get("text")), synthetic=True)
+    elif kind == "shell":
+        info["role"] = "user"
+        done = time.get("completed")
+        part(type="tool", callID=as_text(data.get("callID")) or f"{mid}:shell", tool="bash",
+             state={"status": "completed" if done else "running", "input": {"command": data.get("command")},
+                    "output": data.get("output"), "title": "", "metadata": {"output": data.get("output")},
+                    "time": {"start": time.get("created", created), "end": done}})
+    elif kind == "assistant":
+        info["role"] = "assistant"
+        model = data.get("model") if isinstance(data.get("model"), dict) else {}
+        info.update({"modelID": model.get("id"), "providerID": model.get("providerID"),
+                     "agent": data.get("agent"), "cost": data.get("cost"), "tokens": data.get("tokens"),
+                     "finish": data.get("finish"), "error": _v2_error(data.get("error"))})
+        info["time"]["completed"] = time.get("completed")
+        for c in data.get("content") or []:
+            t = c.get("type") if isinstance(c, dict) else None
+            if t == "text":
+                part(type="text", text=c.get("text"), synthetic=c.get("synthetic"), ignored=c.get("ignored"))
+            elif t == "reasoning":
+                part(type="reasoning", text=c.get("text"))
+            elif t == "tool":
+                part(type="tool", callID=as_text(c.get("id")), tool=c.get("name"), state=_v2_tool(c))
+            else:
+                part(type="session-event", event=f"{as_text(t)} content", data=c)
+    elif kind == "compaction":
+        info.update({"role": "assistant", "summary": True})
+        part(type="text", text=as_text(data.get("summary")))
+    else:
+        info["role"] = "system"
+        part(type="session-event", event=as_text(kind) or "event",
+             data={k: v for k, v in data.items() if k not in ("time", "metadata")})
+    info = {k: v for k, v in info.items() if v is not None}
+    return {"info": info, "parts": parts}
+
+
+def _v2_tool(c: dict) -> dict:
+    """A 2.x tool call's state in 1.x's shape: its output the text of its `content` items (files
+    as attachments), `structured` as its metadata (bash's exit code), its times."""
+    state = c.get("state") if isinstance(c.get("state"), dict) else {}
+    times = c.get("time") if isinstance(c.get("time"), dict) else {}
+    status = state.get("status")
+    content = state.get("content") if isinstance(state.get("content"), list) else []
+    text = "\n".join(as_text(i.get("text")) for i in content if isinstance(i, dict) and i.get("type") == "text")
+    files = [i for i in content if isinstance(i, dict) and i.get("type") == "file"]
+    files += [a for a in state.get("attachments") or [] if isinstance(a, dict)]
+    md = state.get("structured") if isinstance(state.get("structured"), dict) else {}
+    out: dict = {"status": status, "input": state.get("input"),
+                 "time": {"start": times.get("ran") or times.get("created"), "end": times.get("completed"),
+                          "compacted": times.get("pruned")}}
+    if status == "pending":
+        out["input"] = {}
+        out["raw"] = state.get("input")
+    elif status == "running":
+        out["metadata"] = {**md, "output": text} if text else md
+    elif status == "completed":
+        out.update(output=text, title="", metadata=md, attachments=files or None)
+    elif status == "error":
+        out.update(error=_v2_error_text(state.get("error")) or text, metadata=md)
+    return out
+
+
+def _v2_error_text(err: Any) -> str:
+    if isinstance(err, dict):
+        data = err.get("data") if isinstance(err.get("data"), dict) else {}
+        said = err.get("message") or data.get("message")
+        return as_text(said) if said else as_text(err)
+    return as_text(err) if err else ""
+
+
+def _v2_error(err: Any) -> Any:
+    """A 2.x step's error in 1.x's `{name, data: {message}}` shape."""
+    if not isinstance(err, dict):
+        return err or None
+    name = err.get("name") or err.get("type") or err.get("_tag") or "error"
+    return {"name": as_text(name), "data": {"message": _v2_error_text(err)}, **(
+        {"detail": err} if set(err) - {"name", "type", "_tag", "message", "data"} else {})}
 
 
 def _row_value(data: Any, what: str, ids: dict) -> Any:
@@ -336,7 +541,7 @@ def children(path: str, depth: int) -> list[tuple[str, str, dict]]:
     with _Reader(db) as r:
         r.check()
         rows = rowdb.descendants(r, sid, depth, "SELECT id, parent_id, title, time_created FROM "
-                                                "session WHERE parent_id IN ({marks}) ORDER BY id")
+                                 f"{r.sessions_sql()} WHERE parent_id IN ({{marks}}) ORDER BY id")
     return [(cid, row_path(db, cid), {"session_id": cid, "parent_session_id": parent,
                                       "title": title, "created": created})
             for cid, parent, title, created in rows]
@@ -350,7 +555,7 @@ def parent(path: str) -> tuple[str | None, str | None]:
     db, sid = found
     with _Reader(db) as r:
         r.check()
-        rows = r.all("SELECT parent_id, title FROM session WHERE id = ?", (sid,))
+        rows = r.all(f"SELECT parent_id, title FROM {r.sessions_sql()} WHERE id = ?", (sid,))
     return rows[0] if rows else (None, None)
 
 
