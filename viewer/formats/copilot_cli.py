@@ -69,7 +69,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml  # (PyYAML: detect-secrets, a dependency, requires it)
+import yaml
 
 from .. import files
 
