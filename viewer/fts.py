@@ -54,6 +54,7 @@ COUNT_BATCH = 4096  # matching rows read at a time while counting
 SNIPPET_GAP = 1_000  # matching rows between two shown sessions read rather than start a statement
 SINK_CAP = 16 << 20  # characters a pass may hand over in memory; beyond, the writer reads the file
 CHUNK = 500  # events read back from a file at a time
+STEP = 50  # events read back between two looks for pages being answered (`_step_aside`)
 BACKLOG = 4  # sessions the walker may queue for the writer before it waits
 HOLD = 16  # sessions queued for the writer with their index and texts; beyond, only their key
 # (the walker indexes four times faster than FTS5 writes: at 10,000 sessions a queue of indexes
@@ -556,8 +557,9 @@ class FullText:
                 end = min(stop, seq + CHUNK)
                 need = [s for s in range(seq, end) if (name, s) not in buf]
                 read = {}
-                if need:
-                    read = self._read(idx, name, need[0], need[-1] + 1)
+                for lo in range(need[0], need[-1] + 1, STEP) if need else ():
+                    self._step_aside()
+                    read.update(self._read(idx, name, lo, min(need[-1] + 1, lo + STEP)))
                 for s in range(seq, end):
                     got = buf.get((name, s)) or read.get(s)
                     if got is None:
@@ -580,6 +582,16 @@ class FullText:
                        (nxt, orjson.dumps(threads), sid))
             self._state[path] = (sid, nxt, dict(threads))
             self._changes += 1
+
+    def _step_aside(self) -> None:
+        """Before reading events back from a file (a catch-up after a restart reads a whole
+        session, a few milliseconds of the interpreter per 10 events): while pages are being
+        answered, wait a little for them, with what is written committed (the cache's writes are
+        not held up meanwhile). A server started with a warm cache catches up at once, and its
+        first page shared the processor with that pass."""
+        let = getattr(self.store, "let_pages_first", None)
+        if let is not None:
+            let(before=lambda: self._commit(force=True))
 
     def _rewrite(self, db, idx, sid: int, nxt: int, threads: dict, changed: set) -> int:
         """Write again the rows of events indexed before whose record changed in place (`changed`:

@@ -395,6 +395,7 @@ class Indexer:
                 with self._cond:
                     if self._stopped:
                         return None
+                store.let_pages_first(0.25)  # (it loads the session's index from the cache)
                 try:
                     catch_up(ref.key)
                 except (OSError, LookupError, NotTranscript) as e:

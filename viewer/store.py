@@ -426,9 +426,12 @@ class Store:
         finally:
             self.page_begins()
 
-    def let_pages_first(self, most: float = 0.1) -> None:
+    def let_pages_first(self, most: float = 0.1, before=None) -> None:
         """Background passes call this between steps: while pages are being answered they wait
-        (a little), so a first screen never shares the processor with an index being built."""
+        (a little), so a first screen never shares the processor with an index being built.
+        `before()` is called first when there is a page to wait for (to let go of a lock)."""
+        if before is not None and self._pages > 0:
+            before()
         with self._quiet:
             if self._pages:
                 self._quiet.wait_for(lambda: self._pages <= 0, most)
