@@ -538,6 +538,7 @@ class FullText:
             nonlocal pending, size
             if not pending:
                 return
+            self._step_aside()
             self._begin()
             self._insert(db, pending)
             db.execute(self._sql("UPDATE {sessions} SET next = ?, state = ? WHERE sid = ?"),
@@ -585,10 +586,12 @@ class FullText:
 
     def _step_aside(self) -> None:
         """Before reading events back from a file (a catch-up after a restart reads a whole
-        session, a few milliseconds of the interpreter per 10 events): while pages are being
-        answered, wait a little for them, with what is written committed (the cache's writes are
-        not held up meanwhile). A server started with a warm cache catches up at once, and its
-        first page shared the processor with that pass."""
+        session, a few milliseconds of the interpreter per 10 events) and before writing a batch
+        of rows: while pages are being answered, wait a little for them, with what is written
+        committed (the cache's writes are not held up meanwhile). A server started with a warm
+        cache catches up at once, and its first page shared the processor with that pass; a
+        session opened for the first time is written into the full-text index for seconds after
+        its page, while its reader searches it."""
         let = getattr(self.store, "let_pages_first", None)
         if let is not None:
             let(before=lambda: self._commit(force=True))

@@ -199,17 +199,35 @@ def search_stream(key: str):
     def lines():
         sent, told = 0.0, time.monotonic()  # the first hit goes out at once, later ones every 50 ms
         batch = []
-        for step in scan.steps():
-            if step is not None:
-                html = render_template("_hit.html", h=step, key=key, idx=idx, qargs=args)
-                batch.append(orjson.dumps({"hit": step.as_dict(), "html": html}))
-            now = time.monotonic()
-            if batch and (now - sent > 0.05 or len(batch) >= 200):
-                yield b"\n".join(batch) + b"\n"
-                batch, sent = [], now
-            elif step is None and now - told > 0.25:  # a long scan says how far it got
-                yield orjson.dumps({"progress": round(scan.progress, 3)}) + b"\n"
-                told = now
+        # until the first hit is on its way the reader waits for it, as for a page: background
+        # passes (an index being built, the full-text index catching up) step aside meanwhile
+        from .routes import store
+
+        answering = store()
+        answering.page_begins()
+        waiting = True
+
+        def first_sent():
+            nonlocal waiting
+            if waiting:
+                waiting = False
+                answering.page_ends()
+
+        try:
+            for step in scan.steps():
+                if step is not None:
+                    html = render_template("_hit.html", h=step, key=key, idx=idx, qargs=args)
+                    batch.append(orjson.dumps({"hit": step.as_dict(), "html": html}))
+                now = time.monotonic()
+                if batch and (now - sent > 0.05 or len(batch) >= 200):
+                    first_sent()
+                    yield b"\n".join(batch) + b"\n"
+                    batch, sent = [], now
+                elif step is None and now - told > 0.25:  # a long scan says how far it got
+                    yield orjson.dumps({"progress": round(scan.progress, 3)}) + b"\n"
+                    told = now
+        finally:
+            first_sent()
         if batch:
             yield b"\n".join(batch) + b"\n"
         # where the list stopped, said with a link that searches on (the page's script takes it;
