@@ -72,7 +72,9 @@ def test_a_running_studio_run_grows_card_by_card_without_a_reload(serve, watched
                      "r_more", "Friday", "assistant")
         expect(page.locator("#m-m_words")).to_contain_text("Two files: notes and plan.", timeout=30_000)
         expect(page.locator("#m-m_words")).to_have_count(1)
-        # the run ends: what else was traced joins the page's hidden events
+        # the run ends: what was traced that no message belongs to joins the page's hidden events
+        make_db.trace(con, make_db.RUN, "s_fn", None, "invoke_generic_function",
+                      "invoke_generic_function load_notes", None, None, None, None, 11)
         hidden = int(page.locator("#hidden-count").get_attribute("data-n"))
         con.execute("UPDATE run_table SET status = 'done' WHERE id = ?", (make_db.RUN,))
         expect(page.locator("#hidden-count")).not_to_have_attribute("data-n", str(hidden), timeout=30_000)
@@ -82,6 +84,60 @@ def test_a_running_studio_run_grows_card_by_card_without_a_reload(serve, watched
         assert page.problems == []
         page.goto(srv.url + "/")
         expect(rows.filter(has_text="Demo · notes-check").locator(".status-badge")).to_have_text("done")
+    finally:
+        con.close()
+
+
+def test_a_running_studio_run_shows_its_tool_runs_and_replies_as_their_spans_are_written(
+        serve, watched_page, tmp_path):
+    """AgentScope exports a span when it ends, seconds after the messages it concerns: a tool's run
+    shows on the card of the message that made the call, an agent's reply on the reply's last
+    message, while the run runs, drawn again in place (no reload, no card moved)."""
+    make_db = studio_make_db()
+    root = tmp_path / "AgentScope-Studio"
+    root.mkdir()
+    con = make_db.build(root / "database.sqlite", keep_open=True)
+    try:
+        con.execute("UPDATE run_table SET status = 'running' WHERE id = ?", (make_db.RUN,))
+        page = watched_page
+        srv = serve(root)
+        page.goto(f"{srv.url}/s/database.sqlite~{make_db.RUN}")
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live", timeout=30_000)
+        stream_open(page, "live")
+        page.evaluate("window.__sameDocument = 1")
+        expect(page.locator("#m-m_think")).to_contain_text("traced: tool view_text_file ran in 0.1 s")
+
+        call = {"id": "m_grep", "name": "Friday", "role": "assistant", "metadata": None,
+                "timestamp": now(), "content": [
+                    {"type": "tool_use", "id": "call_grep", "name": "execute_shell_command",
+                     "input": {"command": "grep -c milk notes.txt"}}]}
+        make_db.push(con, make_db.RUN, call, "r_grep", "Friday", "assistant")
+        card = page.locator("#tc-call_grep")
+        expect(card.locator(".state")).to_have_text("pending", timeout=30_000)
+        make_db.push(con, make_db.RUN, {**call, "id": "m_grep_result", "name": "system", "role": "system",
+                                        "timestamp": now(1), "content": [
+                                            {"type": "tool_result", "id": "call_grep", "name": "execute_shell_command",
+                                             "output": [{"type": "text", "text": "1"}]}]},
+                     "r_grep", "Friday", "assistant")
+        expect(card.locator(".state")).to_have_text("completed", timeout=30_000)
+        answer = {"id": "m_count", "name": "Friday", "role": "assistant", "metadata": None,
+                  "timestamp": now(2), "content": "Milk is on the list once."}
+        make_db.push(con, make_db.RUN, answer, "r_grep", "Friday", "assistant")
+        expect(page.locator("#m-m_count")).to_contain_text("Milk is on the list once.", timeout=30_000)
+        order = page.locator("#timeline > li.ev").evaluate_all("els => els.map(e => e.id)")
+        # the spans come seconds later (a batch of ended spans): the tool's run, then the reply
+        make_db.trace(con, make_db.RUN, "s_grep", "s_fri3", "execute_tool", "execute_tool execute_shell_command",
+                      None, None, None, None, 12, attrs={"gen_ai.tool.call.id": "call_grep",
+                                                         "gen_ai.tool.name": "execute_shell_command"}, took=1.4)
+        ran = page.locator("#m-m_grep .notice", has_text="traced: tool execute_shell_command ran in 1.4 s")
+        expect(ran).to_be_visible(timeout=30_000)
+        make_db.trace(con, make_db.RUN, "s_fri3", None, "invoke_agent", "invoke_agent Friday", None, None,
+                      None, "Friday", 11, took=3.2)
+        replied = page.locator("#m-m_count .notice", has_text="traced: Friday replied in 3.2 s")
+        expect(replied).to_be_visible(timeout=30_000)
+        assert page.locator("#timeline > li.ev").evaluate_all("els => els.map(e => e.id)") == order
+        assert page.evaluate("window.__sameDocument") == 1  # drawn again in place: never reloaded
+        assert page.problems == []
     finally:
         con.close()
 

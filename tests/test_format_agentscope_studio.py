@@ -52,18 +52,15 @@ def test_a_run_reads_as_its_agents_messages_with_the_call_paired_and_its_model_c
     assert [(e.role, e.kind, e.author) for e in evs] == [
         ("system", "session", None), ("user", "message", "user"), ("assistant", "message", "Friday"),
         ("tool", "tool_result", None), ("assistant", "message", "Friday"),
-        ("assistant", "message", "Critic"),
-        # what else was traced for the done run: its agents' replies and its tool's run, compact
-        # hidden cards (not dropped)
-        ("system", "notice", "Friday"), ("system", "notice", "Friday"), ("system", "notice", "Critic")]
-    assert [(notices(e), e.hidden) for e in evs[6:]] == [
-        (["traced: Friday replied in 0.5 s"], True),
-        (["traced: tool view_text_file ran in 0.5 s"], True),
-        (["traced: Critic replied in 0.5 s"], True)]
-    evs = evs[:6]
+        ("assistant", "message", "Critic")]
+    # what else was traced: the tool's run on the message that made its call, each agent's reply
+    # on the reply's last message (no card of its own: it would come after the messages)
+    assert [notices(e) for e in evs[2:]] == [
+        ["traced: tool view_text_file ran in 0.1 s (call call_view1)"], [],
+        ["traced: Friday replied in 2.6 s"], ["traced: Critic replied in 0.8 s"]]
     assert notices(evs[0]) == ["AgentScope Studio run “notes-check” of project Demo",
                                "status: done", "process 4242"]
-    assert [b.kind for b in evs[2].blocks] == ["thinking", "text", "tool_use"]
+    assert [b.kind for b in evs[2].blocks] == ["thinking", "text", "tool_use", "notice"]
     assert evs[2].blocks[0].text == "I should read the file before answering."
     assert idx.calls.calls["call_view1"].status == "completed"
     assert "ship the v2 release" in result_of(evs, "call_view1").content[0].text
@@ -195,8 +192,11 @@ def test_an_older_layout_reads_and_a_bad_row_is_an_unparsed_card(tmp_path):
         "text": "Checked."}, {"type": "hologram", "frames": 3}]')) WHERE id = 'm_critic'""")
     con.close()
     idx, evs = built(run(folder))
-    assert [e.kind for e in evs][3:] == ["tool_result", "unparsed", "message"] + ["notice"] * 4
-    assert [b.kind for b in evs[5].blocks] == ["text", "data"]
+    # (the spans that are not model calls ride on their messages: Friday's reply on its last one
+    # that reads, the one left is Friday's second model call)
+    assert [e.kind for e in evs][3:] == ["tool_result", "unparsed", "message", "notice"]
+    assert "traced: Friday replied in 2.6 s" in notices(evs[2])
+    assert [b.kind for b in evs[5].blocks] == ["text", "data", "notice"]
     assert idx.summary.usage["calls"] == 3  # (Friday's second call: no message left for it — hidden)
     hidden = [e for e in evs if e.hidden and e.usage]
     assert [(e.author, e.usage) for e in hidden] == [("Friday", {"input_tokens": 901, "output_tokens": 40})]

@@ -10,14 +10,20 @@ span_table), each `chat` span names the model and its tokens, and the `invoke_ag
 the agent's reply that made the call. A ReAct agent prints one Msg per reasoning step, each the
 answer of one model call: a reply's calls are put on that reply's own messages (not its tool
 results), in order (`_pair`; nothing Studio keeps links a call to its message by id: a tool's
-result, by contrast, names its call's id, and is paired by it as in AgentScope's files). Once the
-run is no longer running (`LIVE`), what else was traced is shown after its messages as compact
-hidden cards: the calls left over (counted in the usage all the same), the agents' replies, the
-tools' runs (`execute_tool`, with the call id the span names) and any other span. While it runs
-they wait: a span may yet find its message, and a run's records are only appended to as it grows,
-so the index and an open page read on from where they were (rowfold.py). An agent's open request
-for input (Studio's input_request_table) is a card after the messages; a message's speech (the
-audio Studio keeps for it) an audio block of its card. The list shows each run's status.
+result, by contrast, names its call's id, and is paired by it as in AgentScope's files).
+
+What else was traced is shown on the message it belongs to, as soon as its span is written (`_ride`):
+a tool's run (`execute_tool`, which names its call's id) on the message that made the call, an
+agent's reply (`invoke_agent`) on that reply's last message, and any other span below a reply (a
+formatter, a traced function) with the reply. AgentScope exports a span when it ends, a few seconds
+after the messages it concerns were pushed, so a span is never a record of its own while the run
+runs (a record put among the messages read would move the ones after it; the index and an open page
+read a run on by appending, rowfold.py): the message it rides on is drawn again, in place. What no
+message can be found for — a model call left over (counted in the usage all the same), a span of
+no reply — waits for the run's end (`LIVE`), and is then shown after its messages as compact hidden
+cards. An agent's open request for input (Studio's input_request_table) is a card after the
+messages; a message's speech (the audio Studio keeps for it) an audio block of its card. The list
+shows each run's status.
 
 Times are AgentScope's, local and zoneless: shown as written, the zone said unknown
 (SessionSummary.zoneless).
@@ -48,10 +54,15 @@ LIVE = ("running", "pending")  # Studio's status words of a run still going
 
 
 class _Traced(dict):
-    """A Msg plus the model call that made it (`call`); serialises as the plain Msg, so the raw
-    view shows the row as Studio keeps it."""
+    """A Msg plus the model call that made it (`call`) and the other spans traced for it (`spans`:
+    its calls' tool runs, the reply it ends; `_ride`); serialises as the plain Msg, so the raw view
+    shows the row as Studio keeps it."""
 
-    __slots__ = ("call",)
+    __slots__ = ("call", "spans")
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.call, self.spans = getattr(args[0], "call", None) if args else None, ()
 
 
 def sniff(rec: Any) -> int:
@@ -76,31 +87,82 @@ def companion_folders(main: Path) -> list[Path]:
 
 
 def records(doc: Any) -> list[tuple[str, Any]] | None:
-    """A run read as a document: its row, its messages (each with the model call that made it),
-    then — once the run is no longer running (`LIVE`) — what else was traced for it (the model
-    calls no message was found for, its tools' runs, its agents' replies, other spans), the input
-    its agents wait for, and the notes on reading it. While it runs, a span may yet find its
-    message, and new messages come after those read: the traced spans wait for its end, so
-    what the run holds is appended to as it grows (rowfold.py)."""
+    """A run read as a document: its row, its messages (each with the model call that made it and
+    the other spans traced for it: `_pair`, `_ride`), then — once the run is no longer running
+    (`LIVE`) — what was traced that no message was found for (the model calls left over, spans of
+    no reply), the input its agents wait for, and the notes on reading it. While it runs, such a
+    span may yet find its message, and new messages come after those read: it waits for the run's
+    end, so what the run holds is appended to as it grows (rowfold.py)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) \
             or not isinstance(doc.get("messages"), list):
         return None
     messages = list(doc["messages"])
-    spans = doc.get("spans") if isinstance(doc.get("spans"), list) else []
-    left = _pair(messages, [s for s in spans if isinstance(s, dict)])
+    spans = [s for s in doc.get("spans") or () if isinstance(s, dict)] \
+        if isinstance(doc.get("spans"), list) else []
+    left = {id(s) for _, s in _pair(messages, spans)}
+    rode = _ride(messages, spans)
     out: list[tuple[str, Any]] = [("run", {_ROW: True, **doc["run"]})]
     out += [(f"messages[{i}]", m) for i, m in enumerate(messages)]
     if doc["run"].get("status") not in LIVE:
-        paired = {id(s) for s in spans if isinstance(s, dict) and s.get("kind") == "call"} \
-            - {id(s) for _, s in left}
         out += [(f"spans[{i}]", {_CALL: True, **s}) for i, s in enumerate(spans)
-                if isinstance(s, dict) and id(s) not in paired]
+                if id(s) in left or (s.get("kind") != "call" and id(s) not in rode)]
     requests = doc.get("requests") if isinstance(doc.get("requests"), list) else []
     out += [(f"requests[{i}]", {_REQUEST: True, **q}) for i, q in enumerate(requests) if isinstance(q, dict)]
     for key in ("unreadable", "stale_wal"):
         if isinstance(doc.get(key), str):
             out.append((key, {_NOTE: doc[key]}))
     return out
+
+
+def _ride(messages: list, spans: list) -> set[int]:
+    """Puts each span that is not a model call on the message it belongs to (that message made a
+    _Traced, the span in its `spans`, in the order the spans started); returns the ids of the spans
+    put. A tool's run goes on the message holding its call (`call_id`); an agent's reply on the
+    last message of that reply that is not a tool's result (the k-th `invoke_agent` span of an agent is its k-th reply: its
+    messages are told by their `replyId`, the agent by the first of them not the system's); any
+    other span, and a tool's run whose call no message holds, on the message its reply went on."""
+    calls: dict[str, int] = {}
+    groups: dict[Any, list[int]] = {}
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        for b in m.get("content") if isinstance(m.get("content"), list) else ():
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                calls.setdefault(b["id"], i)
+        if isinstance(m.get("replyId"), str) and m["replyId"]:
+            groups.setdefault(m["replyId"], []).append(i)
+    replies_of: dict[str, list[list[int]]] = {}  # agent → its replies' messages, in order
+    for places in groups.values():
+        speaker = next((messages[i].get("name") for i in places if messages[i].get("role") != "system"), None)
+        if isinstance(speaker, str):
+            replies_of.setdefault(speaker, []).append(places)
+    at: dict[Any, int] = {}  # reply span → the place of its last message
+    taken: dict[str, int] = {}
+    for s in spans:
+        if s.get("kind") == "reply" and isinstance(s.get("agent"), str):
+            k = taken[s["agent"]] = taken.get(s["agent"], -1) + 1
+            mine = replies_of.get(s["agent"], [])
+            if k < len(mine):  # (its last message that is not a tool's result, when there is one)
+                spoken = [i for i in mine[k] if messages[i].get("role") != "system"]
+                at[s.get("span")] = (spoken or mine[k])[-1]
+    riders: dict[int, list] = {}
+    for s in spans:
+        kind = s.get("kind")
+        if kind == "call":
+            continue
+        if kind == "reply":
+            place = at.get(s.get("span"))
+        elif kind == "tool" and s.get("call_id") in calls:
+            place = calls[s["call_id"]]
+        else:
+            place = at.get(s.get("reply"))
+        if place is not None:
+            riders.setdefault(place, []).append(s)
+    for place, mine in riders.items():
+        traced = messages[place] if isinstance(messages[place], _Traced) else _Traced(messages[place])
+        traced.spans = tuple(mine)
+        messages[place] = traced
+    return {id(s) for mine in riders.values() for s in mine}
 
 
 def _pair(messages: list, spans: list) -> list[tuple[int, dict]]:
@@ -170,6 +232,7 @@ def event(rec: Any, ref: Ref) -> Event:
             _usage(ev, call)
         if "speech" in rec:
             ev.blocks += _speech(rec["speech"])
+        ev.blocks += [Notice("traced: " + _span_words(s)) for s in getattr(rec, "spans", ())]
     else:
         ev = generic_event(rec, ref, NAME)
     ev.format = NAME
@@ -228,20 +291,26 @@ def _seconds_between(span: dict) -> str:
     return ""
 
 
+def _span_words(span: dict) -> str:
+    """What a span that is not a model call says: who replied, which tool ran, what else ran, and
+    for how long."""
+    kind = span.get("kind")
+    who = span.get("agent") if isinstance(span.get("agent"), str) else None
+    if kind == "reply":
+        return f"{who or 'an agent'} replied{_seconds_between(span)}"
+    if kind == "tool":
+        return f"tool {span.get('tool') or '?'} ran{_seconds_between(span)}" + (
+            f" (call {span['call_id']})" if span.get("call_id") else "")
+    return f"{span.get('op') or span.get('name') or 'span'}{_seconds_between(span)}"
+
+
 def _span(rec: dict, ref: Ref) -> Event:
     """A span traced for the run that is not a model call: an agent's reply (`invoke_agent`), a
     tool's run (`execute_tool`), anything else its tracing recorded. A compact card, hidden with
     the trace's other bookkeeping (its messages say what happened)."""
     span = {k: v for k, v in rec.items() if k != _CALL}
-    kind = span.get("kind")
     who = span.get("agent") if isinstance(span.get("agent"), str) else None
-    if kind == "reply":
-        words = f"{who or 'an agent'} replied{_seconds_between(span)}"
-    elif kind == "tool":
-        words = f"tool {span.get('tool') or '?'} ran{_seconds_between(span)}" + (
-            f" (call {span['call_id']})" if span.get("call_id") else "")
-    else:
-        words = f"{span.get('op') or span.get('name') or 'span'}{_seconds_between(span)}"
+    words = _span_words(span)
     ev = Event(ref, "system", "notice", author=who, blocks=[Notice("traced: " + words)], meta=span)
     # (no time of its own on the page: the trace's clock is UTC, the run's messages AgentScope's
     # zoneless local time, and one page does not mix the two)

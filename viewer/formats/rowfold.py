@@ -121,10 +121,11 @@ def _kept(old: list, new: list) -> bool:
 
 def _same(a: tuple, b: tuple) -> bool:
     """Whether two records (path, value) are the same, what rides on a value too (a Studio Msg's
-    model call, studio: `_Traced.call`)."""
+    model call and the other spans traced for it, agentscope_studio: `_Traced`)."""
     if a is b:
         return True
-    return a[0] == b[0] and a[1] == b[1] and getattr(a[1], "call", None) == getattr(b[1], "call", None)
+    return a[0] == b[0] and a[1] == b[1] and getattr(a[1], "call", None) == getattr(b[1], "call", None) \
+        and getattr(a[1], "spans", ()) == getattr(b[1], "spans", ())
 
 
 def _clean(doc: dict) -> bool:

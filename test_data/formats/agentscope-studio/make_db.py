@@ -83,6 +83,12 @@ SPANS = [
     ("s_cri", None, "invoke_agent", "invoke_agent Critic", None, None, None, "Critic", 5),
     ("s_c3", "s_cri", "chat", "chat qwen-turbo", "qwen-turbo", 300, 12, None, 5),
 ]
+# the attributes AgentScope's tracing adds to a tool's run (tracing/_extractor.py:
+# _get_tool_request_attributes, _get_tool_response_attributes), by span id
+TOOL_ATTRS = {"s_tool": {"gen_ai.tool.call.id": "call_view1", "gen_ai.tool.name": "view_text_file",
+                         "gen_ai.tool.call.arguments": '{"file_path": "notes.txt"}',
+                         "gen_ai.tool.call.result": '[{"type": "text", "text": "1: buy milk"}]'}}
+TOOK = {"s_fri": 2.6, "s_tool": 0.1, "s_cri": 0.8}  # seconds a span ran (else 0.5)
 EPOCH = 1_795_701_780  # 2026-11-20 14:03:00 UTC: the spans' clock
 
 
@@ -95,7 +101,7 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
     for reply, name, role, msg in CONVERSATION:
         push(con, RUN, msg, reply, name, role)
     for span in SPANS:
-        trace(con, RUN, *span)
+        trace(con, RUN, *span, took=TOOK.get(span[0], 0.5))
     register_run(con, OTHER, "Weather", "forecast", "2026-11-21 09:00:00.000", 5151, "running")
     push(con, OTHER, _msg("m_w1", "user", "user", "Will it rain in Hangzhou tomorrow?", 0)
          | {"timestamp": "2026-11-21 09:00:01.000"}, "r_w1", "user", "user")
@@ -106,9 +112,12 @@ def build(db: Path, keep_open: bool = False) -> sqlite3.Connection | None:
 
 
 def trace(con, run_id: str, sid: str, parent: str | None, op: str, name: str, model: str | None,
-          inp: int | None, out: int | None, agent: str | None, at: int) -> None:
-    """A span as Studio's OTLP endpoint stores it (attributes flat, the run as conversationId)."""
-    attrs = {"gen_ai.operation.name": op, "gen_ai.conversation.id": run_id}
+          inp: int | None, out: int | None, agent: str | None, at: int, attrs: dict | None = None,
+          took: float = 0.5) -> None:
+    """A span as Studio's OTLP endpoint stores it (attributes flat, the run as conversationId),
+    once it ended (AgentScope's BatchSpanProcessor exports ended spans only; Studio refuses one
+    without an end time: otel/processor.ts), `took` seconds after it started at second `at`."""
+    attrs = {"gen_ai.operation.name": op, "gen_ai.conversation.id": run_id, **(attrs or TOOL_ATTRS.get(sid, {}))}
     if agent:
         attrs["gen_ai.agent.name"] = agent
     if model:
@@ -121,10 +130,10 @@ def trace(con, run_id: str, sid: str, parent: str | None, op: str, name: str, mo
         '"statusCode", "serviceName", "operationName", "instrumentationName", "model", '
         '"inputTokens", "outputTokens", "totalTokens", "conversationId", "latencyNs") VALUES '
         '(?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        (sid, "t1", sid, parent, name, str(start), str(start + 5 * 10**8), json.dumps(attrs),
+        (sid, "t1", sid, parent, name, str(start), str(start + int(took * 10**9)), json.dumps(attrs),
          json.dumps({"code": 1, "message": ""}), json.dumps({"attributes": {"service.name": "Demo"}}),
          json.dumps({"name": "agentscope", "version": "1.0.7"}), "Demo", op, "agentscope", model,
-         inp, out, (inp + out) if inp is not None else None, run_id, 5e8))
+         inp, out, (inp + out) if inp is not None else None, run_id, took * 1e9))
 
 
 def register_run(con, run_id: str, project: str, name: str, when: str, pid: int, status: str) -> None:
