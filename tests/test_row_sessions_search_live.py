@@ -4,6 +4,7 @@ the page was drawn, or of a message streamed further in its row, and so does the
 full-text index (FTS5), which takes the new rows and writes again only the row of a message that
 changed in place — not the whole session on every write."""
 
+import json
 import time
 
 import pytest
@@ -112,6 +113,59 @@ def test_a_studio_message_streamed_further_is_found_by_its_new_words_in_its_one_
         assert archive.ids("aardvark") == ["m_words"]
         assert archive.ids("files").count("m_words") == 1  # its row replaced, not a second one
         assert archive.fts._written - written <= 2
+    finally:
+        archive.close()
+        con.close()
+
+
+def test_a_sub_agent_s_message_changed_in_place_rewrites_its_own_row_not_its_parent_s_of_the_same_id(
+        tmp_path, monkeypatch):
+    """The full-text index writes a message changed in place again in its own row, found by its
+    thread and place: a main-thread message and a sub-agent's that share an event id (here the
+    index is made to let them, as a format's own ids would) keep their own words."""
+    from viewer.index import SessionIndex
+
+    assign = SessionIndex._assign_id
+    monkeypatch.setattr(SessionIndex, "_assign_id", lambda self, th, ev, *a: (
+        ev.source_id if ev.source_id == "msg_shared" else assign(self, th, ev, *a)))
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    con = goose.build(folder / "sessions.db", keep_open=True)
+    goose.write_message(con, goose.NEW_ID, {"id": "msg_shared", "role": "assistant", "created": goose.T + 10,
+                                            "content": [{"type": "text", "text": "Main says aardvark."}]},
+                        "2025-11-05 10:00:10")
+    shared = {"id": "msg_shared", "role": "assistant", "created": goose.T + 9,
+              "content": [{"type": "text", "text": "Sub says bison."}]}
+    goose.write_message(con, goose.SUB_ID, shared, "2025-11-05 10:00:10")
+    archive = Archive(folder, tmp_path / "cache")
+    main = str(folder / "sessions.db" / goose.NEW_ID)
+
+    def found(word):  # (the session's hits: the sub-agent's session is also listed alone)
+        return [h.id for r in archive.fts.search(word, snippets=50).sessions if r.path == main for h in r.hits]
+    try:
+        idx = archive.store.index(GOOSE_KEY)
+        archive.settle()
+        assert [th.ids[-1] for th in idx.threads.values()] == ["msg_shared", "msg_shared"]
+        assert found("aardvark") == ["msg_shared"] and found("bison") == ["msg_shared"]
+        # the sub-agent's last message goes on: Goose saves its conversation again, that message
+        # with more words (read on: taken in place)
+        con.execute("UPDATE messages SET content_json = ? WHERE session_id = ? AND message_id = 'msg_shared'",
+                    (json.dumps([{"type": "text", "text": "Sub says bison and caribou."}]), goose.SUB_ID))
+        con.execute("UPDATE sessions SET updated_at = '2025-11-05 10:00:11' WHERE id = ?", (goose.SUB_ID,))
+        idx, change = archive.refreshed(GOOSE_KEY)
+        assert not change.reset and (goose.SUB_ID, len(idx.threads[goose.SUB_ID]) - 1) in change.events
+        assert found("caribou") == ["msg_shared"]
+        assert found("aardvark") == ["msg_shared"]  # the main thread's row is its own still
+        assert found("bison") == ["msg_shared"]  # one row of the sub-agent's: replaced
+        sid = archive.fts._state[main][0]
+        db = archive.fts._reader()
+        try:
+            rows = db.execute(archive.fts._sql(
+                "SELECT thread, seq FROM {text} WHERE eid = 'msg_shared' AND id >> ? = ? ORDER BY thread"),
+                (fts.SHIFT, sid)).fetchall()
+        finally:
+            archive.fts._give_back(db)
+        assert rows == [(None, len(idx.threads["main"]) - 1), (goose.SUB_ID, len(idx.threads[goose.SUB_ID]) - 1)]
     finally:
         archive.close()
         con.close()

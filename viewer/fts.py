@@ -46,7 +46,7 @@ from .reader import CutStr
 
 log = logging.getLogger(__name__)
 
-SCHEMA = 1
+SCHEMA = 2  # 2: each row names its event's thread and place (`_rewrite` finds a row by them)
 SHIFT = 40  # rowid = sid << SHIFT | n
 RANK_LIMIT = 2_000  # matching events ranked by BM25 (some 20 µs each); beyond, by number of hits
 COUNT_BUDGET = 0.03  # seconds spent counting matches per session; beyond, the count is a floor
@@ -71,7 +71,8 @@ _DDL = """
 CREATE TABLE IF NOT EXISTS {meta} (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS {sessions} (
     sid INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, next INTEGER NOT NULL, state BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS {text} (id INTEGER PRIMARY KEY, eid TEXT NOT NULL, z BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS {text} (
+    id INTEGER PRIMARY KEY, eid TEXT NOT NULL, z BLOB NOT NULL, thread TEXT, seq INTEGER);
 CREATE VIEW IF NOT EXISTS {content} AS SELECT id, fts_unz(z) AS body, eid FROM {text};
 CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
     body, eid UNINDEXED, content='{content}', content_rowid='id',
@@ -487,12 +488,14 @@ class FullText:
         db.executemany(self._sql("INSERT INTO {fts}({fts}, rowid, body, eid) VALUES ('delete', ?, ?, ?)"),
                        [(rid, _unz(z), eid) for rid, z, eid in rows])
 
-    def _insert(self, db, rows: list[tuple[int, str, str]]) -> None:
-        """Write rows (id, event id, words): their stored text and their full-text entries."""
-        db.executemany(self._sql("INSERT INTO {text} (id, eid, z) VALUES (?, ?, ?)"),
-                       ((rid, eid, zlib.compress(t.encode("utf-8", "replace"), 1)) for rid, eid, t in rows))
+    def _insert(self, db, rows: list[tuple[int, str, str, str, int]]) -> None:
+        """Write rows (id, event id, words, thread, seq): their stored text, with the event's thread
+        (NULL for the main one) and place in it, and their full-text entries."""
+        db.executemany(self._sql("INSERT INTO {text} (id, eid, z, thread, seq) VALUES (?, ?, ?, ?, ?)"),
+                       ((rid, eid, zlib.compress(t.encode("utf-8", "replace"), 1), None if th == "main" else th, seq)
+                        for rid, eid, t, th, seq in rows))
         db.executemany(self._sql("INSERT INTO {fts} (rowid, body, eid) VALUES (?, ?, ?)"),
-                       ((rid, t, eid) for rid, eid, t in rows))
+                       ((rid, t, eid) for rid, eid, t, _, _ in rows))
         self._written += len(rows)
 
     def _sync(self, key: str, idx) -> None:
@@ -567,7 +570,7 @@ class FullText:
                         continue
                     eid, words = got
                     if words.strip():
-                        pending.append(((sid << SHIFT) | nxt, eid, words))
+                        pending.append(((sid << SHIFT) | nxt, eid, words, name, s))
                         nxt += 1
                         size += len(words)
                         if len(pending) >= COMMIT_ROWS or size >= COMMIT_CHARS:
@@ -598,8 +601,10 @@ class FullText:
 
     def _rewrite(self, db, idx, sid: int, nxt: int, threads: dict, changed: set) -> int:
         """Write again the rows of events indexed before whose record changed in place (`changed`:
-        (thread, seq)), each in its row (found by the event's id in the session's range; a new row
-        for an event that had no words before). Returns the session's next row number."""
+        (thread, seq)), each in its row — found by its thread and place, which name one event
+        whatever the ids say (an event's id names one event of the session only as long as the
+        index keeps giving a repeated one another: `SessionIndex._assign_id`) —, a new row for an
+        event that had no words before. Returns the session's next row number."""
         lo, hi = sid << SHIFT, ((sid + 1) << SHIFT) - 1
         for name, seq in sorted(changed):
             th = idx.threads.get(name)
@@ -610,14 +615,14 @@ class FullText:
                 continue
             eid, words = got
             self._begin()
-            old = db.execute(self._sql("SELECT id, z, eid FROM {text} WHERE id BETWEEN ? AND ? AND eid = ?"),
-                             (lo, hi, eid)).fetchall()
+            old = db.execute(self._sql("SELECT id, z, eid FROM {text} WHERE id BETWEEN ? AND ? AND thread IS ? "
+                                       "AND seq = ?"), (lo, hi, None if name == "main" else name, seq)).fetchall()
             self._unindex(db, old)
             db.executemany(self._sql("DELETE FROM {text} WHERE id = ?"), [(rid,) for rid, _, _ in old])
             if words.strip():
                 rid = old[0][0] if old else (sid << SHIFT) | nxt
                 nxt += 0 if old else 1
-                self._insert(db, [(rid, eid, words)])
+                self._insert(db, [(rid, eid, words, name, seq)])
         return nxt
 
     def _read(self, idx, thread: str, start: int, stop: int) -> dict[int, tuple[str, str]]:
