@@ -87,6 +87,12 @@
     for (var i = oob.length - 1; i >= 0; i--) {  // the last state of an element wins
       if (seen[oob[i].id]) oob[i].remove(); else seen[oob[i].id] = true;
     }
+    // a sub-agent's event its opened thread holds already: the thread was loaded (when opened)
+    // after the event was indexed and before the stream sent it — not put in a second time
+    var added = frag.querySelectorAll("hx-partial[hx-swap='beforeend'] > li.ev[id]");
+    for (var j = 0; j < added.length; j++) {
+      if (document.getElementById(added[j].id)) added[j].remove();
+    }
   }
 
   function seqOf(li) { return parseInt(li.getAttribute("data-seq"), 10); }

@@ -90,3 +90,71 @@ def test_a_goose_sub_agent_s_cards_change_in_its_nest(serve, watched_page, tmp_p
         expect(nested).to_contain_text("Makefile")
         assert page.evaluate("window.__sameDocument") == 1  # never reloaded
         assert page.problems == []
+
+
+def test_a_goose_1x_sub_agent_nests_under_its_call_while_it_runs(serve, watched_page, tmp_path):
+    """Goose 1.x's `subagent` call makes its task's session at once, and only the call's result,
+    when the task is done, names it: the session nests under the call as soon as it is made (as a
+    Claude Code sub-agent's under its Task call), its messages appear there as they are written,
+    and it stays there when the result comes — never at the page's top level, never a reload."""
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
+        page = watched_page
+        now = int(time.time())
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(now))
+        make_db.write_message(con, make_db.NEW_ID, {"id": "msg_sa", "role": "assistant", "created": now,
+                                                    "content": [
+            {"type": "toolRequest", "id": "call_sa", "toolCall": {"status": "success", "value": {
+                "name": "subagent", "arguments": {"instructions": "List the CI jobs.", "title": "CI jobs"}}}}]},
+            stamp)
+        card = page.locator("#tc-call_sa")
+        expect(card.locator(".state")).to_have_text("pending", timeout=30_000)
+        con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at) VALUES "
+                    "('20251105_9', 'Subagent Task', 'sub_agent', '/home/dev/api', ?, ?)", (stamp, stamp))
+        make_db.write_message(con, "20251105_9", {"id": "msg_task1", "role": "user", "created": now, "content": [
+            {"type": "text", "text": "List the CI jobs."}]}, stamp)
+        thread = page.locator("#tc-call_sa-thread details.subthread")
+        expect(thread).to_have_count(1, timeout=30_000)
+        thread.locator("summary").click()
+        expect(thread.locator("#m-msg_task1")).to_be_visible(timeout=30_000)
+        expect(page.locator("#timeline > li.ev#m-msg_task1")).to_have_count(0)  # not at the top level
+        make_db.write_message(con, "20251105_9", {"id": "msg_task2", "role": "assistant", "created": now + 1,
+                                                  "content": [{"type": "text", "text": "CI runs build and test."}]},
+                              stamp)
+        expect(thread.locator("#m-msg_task2")).to_contain_text("CI runs build and test.", timeout=30_000)
+        expect(card.locator(".state")).to_have_text("pending")
+        answer = {"status": "completed", "results": [{"task_id": "20251105_9", "status": "Completed",
+                                                      "data": "CI runs build and test."}]}
+        make_db.write_message(con, make_db.NEW_ID, {"id": "msg_sa_res", "role": "user", "created": now + 2,
+                                                    "content": [
+            {"type": "toolResponse", "id": "call_sa", "toolResult": {"status": "success", "value": {
+                "content": [{"type": "text", "text": json.dumps(answer)}], "isError": False}}}]}, stamp)
+        expect(card.locator(".state")).to_have_text("completed", timeout=30_000)
+        thread = page.locator("#tc-call_sa-thread details.subthread")  # (the card drawn again with it)
+        expect(thread).to_have_count(1)
+        if thread.get_attribute("open") is None:
+            thread.locator("summary").click()
+        expect(thread.locator("#m-msg_task2")).to_be_visible(timeout=30_000)
+        assert page.evaluate("window.__sameDocument") == 1  # never reloaded
+        assert page.problems == []
+
+
+def test_a_sub_agent_s_event_its_opened_thread_holds_already_is_not_put_in_twice(serve, watched_page, tmp_path):
+    """A thread nested under its call is loaded when opened: an event written just before may come
+    in that load and, a moment later, by the stream too (seen once with a Goose sub-agent's
+    message): the page keeps one card of it, and still takes the stream's new ones."""
+    with running_goose(tmp_path, serve, watched_page) as (make_db, con, srv):
+        page = watched_page
+        thread = page.locator("#tc-call_dl1-thread details.subthread")
+        thread.locator("summary").click()
+        events = thread.locator("ol.nested")
+        expect(events.locator("li.ev").first).to_be_visible()
+        held, ol = events.locator("li.ev").last.get_attribute("id"), events.get_attribute("id")
+        data = (f'<hx-partial hx-target="#{ol}" hx-swap="beforeend"><li id="{held}" class="ev" data-seq="98">'
+                f'again</li></hx-partial><hx-partial hx-target="#{ol}" hx-swap="beforeend">'
+                '<li id="m-msg_sub_new" class="ev" data-seq="99">new</li></hx-partial>')
+        page.evaluate("""data => document.getElementById("live").dispatchEvent(new CustomEvent(
+            "htmx:sse:before:message", {detail: {message: {data: data}}}))""", data)
+        expect(page.locator("#m-msg_sub_new")).to_have_count(1)
+        expect(page.locator(f"#{held}")).to_have_count(1)
+        expect(page.locator(f"#{held}")).not_to_contain_text("again")
+        assert page.problems == []

@@ -307,18 +307,32 @@ TASK_ID = "20251105_3"
 def _goose_1x_subagent(con):
     """Goose 1.x's `subagent` tool (subagent_execution_tool/subagent_tool.rs at block/goose
     203fc20): a `sub_agent` session named "Subagent Task" that names no parent, its id the task's,
-    and the call answered with the ExecutionResponse naming it as the task it ran."""
+    and the call answered with the ExecutionResponse naming it as the task it ran. Written in the
+    order Goose writes them: the call, the session it runs (its messages), the call's result."""
+    _subagent_call(con)
+    _subagent_session(con)
+    _subagent_result(con)
+
+
+def _subagent_call(con):
+    make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 10, "content": [
+        {"type": "toolRequest", "id": "call_sa1", "toolCall": {"status": "success", "value": {
+            "name": "subagent", "arguments": {"instructions": "List the CI jobs.", "title": "CI jobs"}}}}]},
+        "2025-11-05 10:00:10")
+
+
+def _subagent_session(con, done: bool = True):
     con.execute("INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at) VALUES "
                 "(?, 'Subagent Task', 'sub_agent', '/home/dev/api', '2025-11-05 10:00:10', '2025-11-05 10:00:12')",
                 (TASK_ID,))
     make_db.write_message(con, TASK_ID, {"role": "user", "created": make_db.T + 10, "content": [
         {"type": "text", "text": "List the CI jobs."}]}, "2025-11-05 10:00:10")
-    make_db.write_message(con, TASK_ID, {"role": "assistant", "created": make_db.T + 12, "content": [
-        {"type": "text", "text": "CI runs build and test."}]}, "2025-11-05 10:00:12")
-    make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 10, "content": [
-        {"type": "toolRequest", "id": "call_sa1", "toolCall": {"status": "success", "value": {
-            "name": "subagent", "arguments": {"instructions": "List the CI jobs.", "title": "CI jobs"}}}}]},
-        "2025-11-05 10:00:10")
+    if done:
+        make_db.write_message(con, TASK_ID, {"role": "assistant", "created": make_db.T + 12, "content": [
+            {"type": "text", "text": "CI runs build and test."}]}, "2025-11-05 10:00:12")
+
+
+def _subagent_result(con):
     answer = {"status": "completed", "results": [{"task_id": TASK_ID, "status": "Completed",
                                                   "data": "CI runs build and test."}],
               "stats": {"total_tasks": 1, "completed": 1, "failed": 0, "execution_time_ms": 2100}}
@@ -344,6 +358,63 @@ def test_a_goose_1x_subagent_task_s_session_nests_under_the_call_that_ran_it(tmp
     sub = Store([folder]).index(f"sessions.db~{TASK_ID}")
     assert sub.info["parent_session"] == make_db.NEW_ID and sub.info["thread"] == TASK_ID
     assert sub.summary.parent == str(row(folder, make_db.NEW_ID))
+
+
+def test_a_running_goose_1x_subagent_task_nests_under_its_call_before_the_call_s_result(tmp_path):
+    """A `subagent` call makes its task's session at once, and only its result, when the task is
+    done, names it: meanwhile the session is its open call's (the earliest such call before it in
+    its folder), so it nests under that call and is listed under its parent while it runs — and
+    stays there once the result names it."""
+    from viewer.formats import goose_db
+
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        _subagent_call(con)
+        _subagent_session(con, done=False)
+        store = Store([folder])
+        idx = store.index(f"sessions.db~{make_db.NEW_ID}")
+        assert set(idx.threads) == {"main", make_db.SUB_ID, TASK_ID}
+        call = idx.calls.calls["call_sa1"]
+        assert (call.status, call.subthread) == ("pending", TASK_ID)
+        assert store.index(f"sessions.db~{TASK_ID}").info["parent_session"] == make_db.NEW_ID
+        # another session's sub-agent at the same time, or a task made long after: not this call's
+        assert goose_db.task_parent(str(row(folder, make_db.SUB_ID))) is None
+        make_db.write_message(con, TASK_ID, {"role": "assistant", "created": make_db.T + 12, "content": [
+            {"type": "text", "text": "CI runs build and test."}]}, "2025-11-05 10:00:12")
+        _subagent_result(con)
+        idx, change = store.refresh(f"sessions.db~{make_db.NEW_ID}")
+        assert not change.reset
+        call = idx.calls.calls["call_sa1"]
+        assert (call.status, call.subthread) == ("completed", TASK_ID)
+        assert "CI runs build and test." in [e.text() for e in load_events(idx, TASK_ID, 0, len(idx.threads[TASK_ID]))]
+    finally:
+        con.close()
+
+
+def test_a_task_session_of_no_open_call_of_its_folder_stays_on_its_own(tmp_path):
+    """A `sub_agent` session no call can be told for — its folder another, or open `subagent`
+    calls in two sessions at once — is not put under any."""
+    from viewer.formats import goose_db
+
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        _subagent_call(con)
+        con.execute("UPDATE sessions SET working_dir = '/elsewhere' WHERE id = ?", (make_db.NEW_ID,))
+        _subagent_session(con, done=False)
+        assert goose_db.task_parent(str(row(folder, TASK_ID))) is None
+        con.execute("UPDATE sessions SET working_dir = '/home/dev/api' WHERE id = ?", (make_db.NEW_ID,))
+        goose_db.rowdb.memo.clear()
+        assert goose_db.task_parent(str(row(folder, TASK_ID))) == make_db.NEW_ID
+        con.execute("UPDATE messages SET session_id = ? WHERE session_id = ? AND content_json LIKE '%call_sa1%'",
+                    (make_db.SUB_ID, make_db.NEW_ID))  # (so two sessions have an open call)
+        make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 10, "content": [
+            {"type": "toolRequest", "id": "call_sa2", "toolCall": {"status": "success", "value": {
+                "name": "subagent", "arguments": {"instructions": "Another."}}}}]}, "2025-11-05 10:00:10")
+        con.execute("UPDATE messages SET id = id + 10 WHERE session_id = ?", (TASK_ID,))  # (after both calls)
+        goose_db.rowdb.memo.clear()
+        assert goose_db.task_parent(str(row(folder, TASK_ID))) is None
+    finally:
+        con.close()
 
 
 def test_a_goose_1x_task_s_parent_is_found_from_the_rows_written_since_the_last_look(tmp_path):

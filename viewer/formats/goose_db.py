@@ -345,6 +345,8 @@ def task_sessions(path: str) -> list[tuple[str, str, dict]]:
         texts = r.all("SELECT content_json FROM messages WHERE session_id = ? AND role = 'user' "
                       "AND content_json LIKE '%task\\_id%' ESCAPE '\\'", (sid,))
         named = list(dict.fromkeys(t for (content,) in texts for t in task_ids(content) if t != sid))
+        running = {t: call for t, (owner, call) in _running_tasks(r, db).items() if owner == sid}
+        named += [t for t in running if t not in named]
         if not named:
             return []
         orphan = " AND (parent_session_id IS NULL OR parent_session_id = '')" \
@@ -353,7 +355,7 @@ def task_sessions(path: str) -> list[tuple[str, str, dict]]:
                      f"AND id IN ({', '.join('?' * len(named))})", tuple(named))
     order = {t: i for i, t in enumerate(named)}
     return [(cid, row_path(db, cid), {"session_id": cid, "parent_session_id": sid, "name": name,
-                                      "created": created})
+                                      "created": created, **({"toolUseId": running[cid]} if cid in running else {})})
             for cid, name, created in sorted(rows, key=lambda row: order[row[0]])]
 
 
@@ -400,11 +402,13 @@ def _task_parent(db: str, sid: str) -> str | None:
         if not row or row[0][0] != "sub_agent" or any(row[0][1:]):
             return None
         found = _task_owners(r, db).get(sid)
-        if found is None or _names_task(r, *found, sid):
-            return found and found[0]
-        _owners.pop(db, None)  # (the row that named it went: read the messages again from the first)
-        found = _task_owners(r, db).get(sid)
-        return found and found[0]
+        if found is not None and not _names_task(r, *found, sid):
+            _owners.pop(db, None)  # (the row that named it went: read the messages again from the first)
+            found = _task_owners(r, db).get(sid)
+        if found is not None:
+            return found[0]
+        running = _running_tasks(r, db).get(sid)  # (its call's result not written yet)
+        return running and running[0]
 
 
 # database → {"ino", "last": the last message row id read, "owners": {task id: (the session whose
@@ -438,6 +442,67 @@ def _task_owners(r: _Reader, db: str) -> dict[str, tuple[str, int]]:
         _owners.clear()
     _owners[db] = known
     return known["owners"]
+
+
+SUBAGENT_TOOL = "subagent"  # Goose 1.x's tool that ran a task in a session of its own
+CALL_WINDOW = 1_000  # message rows before a task's session (or the newest) searched for its call
+CALL_SLACK = 2.0  # seconds a task's session may seem older than its call (whole seconds both)
+CALL_AGE = 600.0  # seconds after its call a task's session is still taken for that call's
+
+
+def _running_tasks(r: _Reader, db: str) -> dict[str, tuple[str, str]]:
+    """{task session id: (parent session, call id)} of Goose 1.x's sub-agent sessions still
+    running: a `subagent` call makes a `sub_agent` session (subagent_tool.rs: "Subagent Task", no
+    parent column) the moment it runs, and only its result names it — minutes later. Until then
+    each such session that no result names is the one of the earliest call of that tool, in the
+    same folder, that was made before it (by a second's slack, and not minutes before), that no result answers yet and no
+    earlier such session took (calls made together run their tasks in order); a session whose
+    candidate calls are in more than one session is left alone (two sessions running sub-agents
+    at once). Remembered while the database is unchanged."""
+    return rowdb.remembered(("goose running tasks", db), db, lambda: _find_running(r, db))
+
+
+def _find_running(r: _Reader, db: str) -> dict[str, tuple[str, str]]:
+    cols = r.check()["sessions"]
+    orphan = " AND (parent_session_id IS NULL OR parent_session_id = '')" if "parent_session_id" in cols else ""
+    named = _task_owners(r, db)
+    waiting = [(_seconds(created), sid, folder) for sid, folder, created in r.all(
+        f"SELECT id, working_dir, created_at FROM sessions WHERE session_type = 'sub_agent'{orphan}")
+        if isinstance(sid, str) and ID.fullmatch(sid) and sid not in named]
+    if not waiting:
+        return {}
+    # (a call is written just before its session is made: among the rows before the session's
+    # first message, or before the newest row while it has none)
+    firsts = dict(r.all(f"SELECT session_id, min(id) FROM messages WHERE session_id IN "
+                        f"({', '.join('?' * len(waiting))}) GROUP BY session_id", tuple(w[1] for w in waiting)))
+    top = (r.all("SELECT max(id) FROM messages")[0][0] or 0) + 1
+    below = max(firsts.get(w[1], top) for w in waiting)
+    rows = r.all("SELECT m.id, m.session_id, m.created_timestamp, m.content_json, s.working_dir FROM messages m "
+                 "JOIN sessions s ON s.id = m.session_id WHERE m.id < ? AND m.id >= ? AND m.role = 'assistant' "
+                 "AND instr(m.content_json, ?) > 0 ORDER BY m.id", (below, below - CALL_WINDOW, f'"{SUBAGENT_TOOL}"'))
+    calls = []  # (made at, parent, call id, folder, row id) of the calls no result answers yet
+    for mid, owner, made, content, folder in rows:
+        items = reader.decode(content) if isinstance(content, (str, bytes)) else None
+        for item in items if isinstance(items, list) else ():
+            req = item.get("toolCall") if isinstance(item, dict) and item.get("type") == "toolRequest" else None
+            value = req.get("value") if isinstance(req, dict) else None
+            cid = item.get("id") if isinstance(item, dict) else None
+            if isinstance(value, dict) and value.get("name") == SUBAGENT_TOOL and isinstance(cid, str) and cid \
+                    and isinstance(owner, str) and isinstance(made, (int, float)) and not r.all(
+                        "SELECT 1 FROM messages WHERE session_id = ? AND id > ? AND role = 'user' AND "
+                        "instr(content_json, ?) > 0 LIMIT 1", (owner, mid, f'"{cid}"')):
+                calls.append((made, owner, cid, folder, mid))
+    out: dict[str, tuple[str, str]] = {}
+    taken: set[str] = set()
+    for made, sid, folder in sorted(waiting):
+        if sid not in firsts and not made:
+            continue
+        fits = [c for c in calls if c[2] not in taken and c[3] == folder and made - CALL_AGE <= c[0] <= made + CALL_SLACK
+                and c[4] < firsts.get(sid, top)]
+        if fits and len({c[1] for c in fits}) == 1 and fits[0][1] != sid:
+            taken.add(fits[0][2])
+            out[sid] = (fits[0][1], fits[0][2])
+    return out
 
 
 def _names_task(r: _Reader, owner: str, mid: int, task: str) -> bool:
