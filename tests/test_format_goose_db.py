@@ -563,3 +563,60 @@ def test_goose_s_and_studio_s_row_sessions_are_claimed_and_read_by_one_helper(tm
     assert goose.folder_identity is goose_db.identity
     assert agentscope_studio.folder_identity is studio_db.identity
     assert not agentscope_studio.claims_file(row(folder, make_db.NEW_ID), b"")
+
+
+def test_a_database_being_written_is_looked_at_again_reading_only_the_sessions_it_changed(
+        tmp_path, monkeypatch):
+    """While Goose writes, every session's identity is asked for again and again (the list, the
+    walker; a database written within the last seconds is looked at every second): each look
+    reads again only the sessions whose rows changed since the last — a message appended, a
+    session row renamed, a conversation cut, a session deleted — and gives the others as they were, the same
+    identities a fresh read gives."""
+    from viewer import reader
+    from viewer.formats import goose_db, rowdb
+
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        for n in range(30):
+            con.execute("INSERT INTO sessions (id, name, working_dir) VALUES (?, 'another', '/home/dev')",
+                        (f"2025_o{n}",))
+            make_db.write_message(con, f"2025_o{n}", {"role": "user", "created": make_db.T, "content": [
+                {"type": "text", "text": f"Question {n}"}]}, "2025-11-05 10:00:00")
+        paths = [str(r.path) for r in Store([folder]).sessions()]
+        assert len(paths) == 34
+        monkeypatch.setattr(rowdb, "RECHECK_NS", 0)  # (every ask a new look, as a second later)
+        read = []
+        session_row = goose_db._session_row
+        monkeypatch.setattr(goose_db, "_session_row", lambda r, sid: read.append(sid) or session_row(r, sid))
+
+        def sweep():
+            read.clear()
+            out = {}
+            for p in paths:
+                try:
+                    out[p] = reader.file_identity(p)
+                except FileNotFoundError:
+                    out[p] = None
+            return out
+
+        first = sweep()
+        make_db.write_message(con, make_db.NEW_ID, {"role": "assistant", "created": make_db.T + 50, "content": [
+            {"type": "text", "text": "More."}]}, "2025-11-05 10:00:50")
+        con.execute("UPDATE sessions SET name = 'a renamed one' WHERE id = '2025_o3'")
+        con.execute("DELETE FROM messages WHERE session_id = '2025_o7'")
+        con.execute("DELETE FROM sessions WHERE id = '2025_o7'")
+        con.execute("DELETE FROM messages WHERE session_id = '2025_o5'")  # (a conversation cut)
+        second = sweep()
+        assert sorted(set(read)) == sorted([make_db.NEW_ID, "2025_o3", "2025_o5", "2025_o7"])  # (o7: gone)
+        changed = {p.rsplit("/", 1)[1] for p in paths if first[p] != second[p]}
+        assert changed == {make_db.NEW_ID, "2025_o3", "2025_o5", "2025_o7"}
+        assert second[str(row(folder, "2025_o7"))] is None
+        third = sweep()
+        assert read == [] and third == second  # (nothing written since: nothing read)
+        # the same identities as a fresh read of every session (a look once the database is quiet)
+        monkeypatch.setattr(rowdb, "SETTLED_NS", 0)
+        rowdb.memo.clear()
+        rowdb._looks.clear()
+        assert sweep() == second and len(set(read)) == 33
+    finally:
+        con.close()

@@ -144,22 +144,55 @@ def identity(path: str) -> tuple[int, int, int] | None:
     if found is None:
         return None
     db, sid = found
-    return rowdb.remembered(("goose identity", db, sid), db, lambda: _identity(db, sid, path))
+    return rowdb.remembered(("goose identity", db, sid), db, lambda: rowdb.looked(
+        ("goose identity", db), db, sid, _Reader, _changes, _identity_in))
 
 
-def _identity(db: str, sid: str, path: str) -> tuple[int, int, int]:
-    with _Reader(db) as r:
-        row = _session_row(r, sid)
-        if row is None:
-            raise _gone(path)
-        meta = "total(length(metadata_json))" if "metadata_json" in r.check()["messages"] else "0"
-        count, last, newest, size = r.all(f"SELECT count(*), max(id), max(created_timestamp), {meta} "
-                                          "FROM messages WHERE session_id = ?", (sid,))[0]
-        ledger = r.all(f"SELECT count(*), max(id) FROM {LEDGER} WHERE session_id = ?", (sid,))[0] \
-            if r.check().get(LEDGER) else ()
+def _identity_in(r: _Reader, sid: str) -> tuple[int, int, int]:
+    row = _session_row(r, sid)
+    if row is None:
+        raise _gone(row_path(r.db, sid))
+    meta = "total(length(metadata_json))" if "metadata_json" in r.check()["messages"] else "0"
+    count, last, newest, size = r.all(f"SELECT count(*), max(id), max(created_timestamp), {meta} "
+                                      "FROM messages WHERE session_id = ?", (sid,))[0]
+    ledger = r.all(f"SELECT count(*), max(id) FROM {LEDGER} WHERE session_id = ?", (sid,))[0] \
+        if r.check().get(LEDGER) else ()
     when = max(_seconds(row.get("updated_at")), _seconds(newest))
     digest = hash((count, last, size, *ledger)) % 1_000_000
-    return len(_info_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(db).st_ino
+    return len(_info_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(r.db).st_ino
+
+
+def _changes(r: _Reader, marks: dict | None) -> tuple[set[str], dict] | None:
+    """(the sessions whose rows changed since `marks` — a session row that is new, went or reads
+    otherwise, messages or ledger rows past the newest ids read then, a session with fewer
+    messages than it had —, the marks of now); with no marks, every session. None when rows went
+    back (a database replaced, a vacuum): read every session. Goose writes a message by
+    appending its row and saves a conversation again under new row ids; a message's row changed
+    in place is seen by the next look at every session (rowdb.looked)."""
+    cols = r.check()["sessions"]
+    rows = {values[0]: hash(values) for values in r.all(
+        f"SELECT {', '.join(rowdb.quoted(c) for c in ['id'] + [c for c in cols if c != 'id'])} FROM sessions")}
+    top = r.all("SELECT max(id) FROM messages")[0][0] or 0
+    total = r.all("SELECT count(*) FROM messages")[0][0]  # (an index's count: no row read)
+    ledger = (r.all(f"SELECT max(id) FROM {LEDGER}")[0][0] or 0) if r.check().get(LEDGER) else 0
+    if marks is None or top < marks["top"] or ledger < marks["ledger"]:
+        counts = dict(r.all("SELECT session_id, count(*) FROM messages GROUP BY session_id"))
+        now = {"rows": rows, "top": top, "ledger": ledger, "counts": counts}
+        return (set(rows), now) if marks is None else None
+    before = marks["rows"]
+    changed = {s for s, h in rows.items() if before.get(s) != h} | (set(before) - set(rows))
+    counts = dict(marks["counts"])
+    for s, n in r.all("SELECT session_id, count(*) FROM messages WHERE id > ? GROUP BY session_id", (marks["top"],)):
+        changed.add(s)
+        counts[s] = counts.get(s, 0) + n
+    if total != sum(counts.values()):  # (rows went: which sessions', from the index)
+        now_counts = dict(r.all("SELECT session_id, count(*) FROM messages GROUP BY session_id"))
+        changed |= {s for s in set(counts) | set(now_counts) if counts.get(s) != now_counts.get(s)}
+        counts = now_counts
+    if ledger > marks["ledger"]:
+        changed |= {s for (s,) in r.all(f"SELECT DISTINCT session_id FROM {LEDGER} WHERE id > ?", (marks["ledger"],))}
+    now = {"rows": rows, "top": top, "ledger": ledger, "counts": counts}
+    return {s for s in changed if isinstance(s, str)}, now
 
 
 def list_sessions(db: str) -> list[tuple[str, str, float, int]]:

@@ -19,6 +19,10 @@ rollback-journal mode). A session there is named by a path below its database fi
   the program's database, remembered while the schema is the same.
 * `remembered(what, db, make)`: a value kept while the database and its `-wal` file are
   unchanged (a session's identity, a database's list of sessions).
+* `looked(what, db, sid, reader, changes, read)`: one session's value (its identity) from a look
+  at every session of the database, the sessions whose rows changed since the last look read
+  again and the others' values carried (a database being written is looked at again every
+  second: not every session read each time).
 * `descendants(r, sid, depth, query)`: the sessions below one (its sub-agents', and theirs),
   breadth first, whatever the program calls its parent column.
 * `session_hooks(module, unreadable)`: the format hooks (`claims_file`, `folder_document`,
@@ -328,3 +332,60 @@ def keep(values: dict, now: tuple, began: int, racy: bool = False) -> None:
         else:
             for what in values:
                 memo.pop(what, None)
+
+
+# --- every session's value, read again only where rows changed -----------------------------------
+
+_looks: dict[tuple, dict] = {}  # (what, database) → the last look: its state, marks and values
+
+
+def looked(what: tuple, db: str, sid: str, reader: type, changes: Callable, read: Callable):
+    """The value `read(r, sid)` of one session (its identity), from a look at all of the database's
+    sessions, kept (`keep`, with every value it holds) for `remembered` to give while the
+    database is unchanged. A look reads again only the sessions whose rows changed since the
+    last one — `changes(r, marks)`: (those sessions' ids, the marks of now), or None when it
+    cannot tell (rows went back); `changes(r, None)`: (every session's id, the marks) — and
+    carries the others' values: a database written within the last seconds is looked at every
+    second (`remembered`), by the list and the walker for each of its sessions. A look made when
+    the database has been quiet for SETTLED_NS reads every session (its values are kept for
+    good: a row rewritten in place, which no mark tells, is seen then). A session the look
+    cannot read is its exception, raised when it is asked for."""
+    key = (what, db)
+    now = state(db)
+    newest = max(now[1], now[3][1] if now[3] else 0)
+    began = time.time_ns()
+    with memo_lock:
+        last = _looks.get(key)
+    if last is not None and last["state"] == now and began - last["made"] < RECHECK_NS \
+            and sid in last["values"]:
+        return _given(last["values"][sid])  # (the list asks of every session in one go)
+    whole = last is None or last["ino"] != now[2] or began - newest > SETTLED_NS
+    with reader(db) as r:
+        got = None if whole else changes(r, last["marks"])
+        if got is None:
+            names, marks = changes(r, None)
+            values: dict = {}
+        else:
+            names, marks = got
+            values = dict(last["values"])
+            names = set(names) | ({sid} - set(values))
+        for name in names:
+            try:
+                values[name] = read(r, name)
+            except (OSError, Unreadable) as e:
+                values[name] = e
+    if sid not in values:
+        values[sid] = FileNotFoundError(2, "no such session in its database", row_path(db, sid))
+    with memo_lock:
+        if len(_looks) > 64:
+            _looks.clear()
+        _looks[key] = {"state": now, "ino": now[2], "made": began, "marks": marks, "values": values}
+    keep({(*what, name): v for name, v in values.items() if not isinstance(v, BaseException)}, now, began,
+         racy=True)
+    return _given(values[sid])
+
+
+def _given(value):
+    if isinstance(value, BaseException):
+        raise value
+    return value
