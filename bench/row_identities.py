@@ -3,7 +3,8 @@
 identity (`reader.file_identity`), and a database written within the last few seconds is looked
 at again every second (rowdb.remembered). Measured here: one sweep over every session's identity
 once a second for `--seconds`, in a Goose `sessions.db` of `--sessions` sessions of `--messages`
-messages each, built as Goose writes it (test_data/formats/goose/make_db.py).
+messages each and in an AgentScope Studio `database.sqlite` of as many runs, built as the programs
+write them (test_data/formats/goose/make_db.py, test_data/formats/agentscope-studio/make_db.py).
 
     python -m bench.row_identities [--sessions 300] [--messages 100] [--seconds 6]
 
@@ -57,6 +58,33 @@ def goose(folder: Path, sessions: int, messages: int):
     return con, folder / "sessions.db", write
 
 
+def studio(folder: Path, sessions: int, messages: int):
+    """An AgentScope Studio database of `sessions` finished runs (rollback-journal mode, as
+    TypeORM keeps it), and a function that pushes one more message to a running run."""
+    make_db = _module("studio_make_db", ROOT / "test_data" / "formats" / "agentscope-studio" / "make_db.py")
+    con = make_db.build(folder / "database.sqlite", keep_open=True)
+    con.execute("BEGIN")
+    for n in range(sessions):
+        make_db.register_run(con, f"run{n}", "Bench", f"run {n}", "2026-11-19 10:00:00.000", 100 + n, "done")
+        for i in range(messages):
+            make_db.push(con, f"run{n}", {"id": f"m{n}_{i}", "name": "Friday", "role": "assistant", "metadata": None,
+                                          "timestamp": "2026-11-19 10:00:01.000", "content": f"message {i} " * 20},
+                         f"r{n}", "Friday", "assistant")
+    con.execute("COMMIT")
+    n = [0]
+    own: dict = {}
+
+    def write():
+        import sqlite3
+        if "con" not in own:
+            own["con"] = sqlite3.connect(folder / "database.sqlite", isolation_level=None)
+        n[0] += 1
+        make_db.push(own["con"], make_db.OTHER, {"id": f"live{n[0]}", "name": "user", "role": "user", "metadata": None,
+                                                 "timestamp": "2026-11-21 09:00:02.000", "content": f"live {n[0]}"},
+                     "r_w1", "user", "user")
+    return con, folder / "database.sqlite", write
+
+
 def sweep(paths: list[str]) -> float:
     from viewer import reader
 
@@ -105,7 +133,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=100)
     ap.add_argument("--seconds", type=float, default=6.0)
     args = ap.parse_args()
-    from viewer.formats import goose_db
+    from viewer.formats import goose_db, studio_db
 
     counter = [0]
     read = getattr(goose_db, "_identity_in", None)
@@ -127,6 +155,21 @@ def main() -> None:
         con, db, write = goose(folder, args.sessions, args.messages)
         try:
             measure("Goose sessions.db", db, write, args.seconds, counter)
+        finally:
+            con.close()
+    counter[0] = 0
+    whole = studio_db._run_row  # (read once per run whose identity is taken, before and after)
+
+    def counted_run(*a, **k):
+        counter[0] += 1
+        return whole(*a, **k)
+    studio_db._run_row = counted_run
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "AgentScope-Studio"
+        folder.mkdir()
+        con, db, write = studio(folder, args.sessions, args.messages)
+        try:
+            measure("AgentScope Studio database.sqlite", db, write, args.seconds, counter)
         finally:
             con.close()
 

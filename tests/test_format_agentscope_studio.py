@@ -225,3 +225,47 @@ def test_a_database_sqlite_of_another_program_holds_no_sessions(tmp_path):
     store = Store([folder])
     assert store.sessions() == [] and store.skipped == {}
     assert studio_db.list_sessions(str(folder / "database.sqlite")) == []
+
+
+def test_a_database_being_written_is_looked_at_again_reading_only_the_runs_it_changed(tmp_path, monkeypatch):
+    """While a program pushes to Studio, every run's identity is asked for again and again (the
+    list, the walker; a database written within the last seconds is looked at every second): a
+    look reads again the runs whose rows changed since the last — and the runs still going, whose
+    last message streams in its row — not every run."""
+    from viewer import reader
+    from viewer.formats import rowdb
+
+    folder, con = database(tmp_path, keep_open=True)
+    try:
+        for n in range(20):
+            make_db.register_run(con, f"run{n:02d}", "Old", f"run {n}", "2026-11-19 10:00:00.000", 100 + n, "done")
+            make_db.push(con, f"run{n:02d}", {"id": f"m_old{n}", "name": "user", "role": "user", "content": "hi",
+                                              "metadata": None, "timestamp": "2026-11-19 10:00:01.000"},
+                         f"r_old{n}", "user", "user")
+        for n in range(studio_db.RECENT_ROWS):  # (the running run's, the last rows Studio received)
+            make_db.push(con, make_db.OTHER, {"id": f"m_more{n}", "name": "user", "role": "user", "content": "more",
+                                              "metadata": None, "timestamp": "2026-11-21 09:00:02.000"},
+                         "r_w1", "user", "user")
+        paths = [str(r.path) for r in Store([folder]).sessions()]
+        assert len(paths) == 22
+        monkeypatch.setattr(rowdb, "RECHECK_NS", 0)  # (every ask a new look, as a second later)
+        read = []
+        run_row = studio_db._run_row
+        monkeypatch.setattr(studio_db, "_run_row", lambda r, rid: read.append(rid) or run_row(r, rid))
+
+        def sweep():
+            read.clear()
+            return {p: reader.file_identity(p) for p in paths}
+
+        first = sweep()
+        make_db.push(con, "run05", {"id": "m_late", "name": "user", "role": "user", "content": "again",
+                                    "metadata": None, "timestamp": "2026-11-19 10:05:00.000"}, "r_late", "user", "user")
+        second = sweep()
+        assert set(read) == {"run05", make_db.OTHER}  # (the Weather run is still running)
+        assert {p.rsplit("/", 1)[1] for p in paths if first[p] != second[p]} == {"run05"}
+        monkeypatch.setattr(rowdb, "SETTLED_NS", 0)  # (a look once the database is quiet: every run)
+        rowdb.memo.clear()
+        rowdb._looks.clear()
+        assert sweep() == second and len(set(read)) == 22
+    finally:
+        con.close()

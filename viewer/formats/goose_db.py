@@ -145,7 +145,10 @@ def identity(path: str) -> tuple[int, int, int] | None:
         return None
     db, sid = found
     return rowdb.remembered(("goose identity", db, sid), db, lambda: rowdb.looked(
-        ("goose identity", db), db, sid, _Reader, _changes, _identity_in))
+        ("goose identity", db), db, sid, _snapshot, _changes, _identity_in))
+
+
+_snapshot = rowdb.snapshot(_Reader)
 
 
 def _identity_in(r: _Reader, sid: str) -> tuple[int, int, int]:

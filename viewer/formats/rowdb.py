@@ -339,13 +339,22 @@ def keep(values: dict, now: tuple, began: int, racy: bool = False) -> None:
 _looks: dict[tuple, dict] = {}  # (what, database) → the last look: its state, marks and values
 
 
-def looked(what: tuple, db: str, sid: str, reader: type, changes: Callable, read: Callable):
+def snapshot(reader: type) -> Callable:
+    """`within(db, fn)`: fn(r) over one read transaction of a database, with `reader` (a Reader)."""
+    def within(db: str, fn: Callable):
+        with reader(db) as r:
+            return fn(r)
+    return within
+
+
+def looked(what: tuple, db: str, sid: str, within: Callable, changes: Callable, read: Callable):
     """The value `read(r, sid)` of one session (its identity), from a look at all of the database's
     sessions, kept (`keep`, with every value it holds) for `remembered` to give while the
     database is unchanged. A look reads again only the sessions whose rows changed since the
     last one — `changes(r, marks)`: (those sessions' ids, the marks of now), or None when it
-    cannot tell (rows went back); `changes(r, None)`: (every session's id, the marks) — and
-    carries the others' values: a database written within the last seconds is looked at every
+    cannot tell (rows went back); `changes(r, None)`: (every session's id, the marks), all over
+    one snapshot (`within(db, fn)`: `snapshot`, or a format's own reading) — and carries the
+    others' values: a database written within the last seconds is looked at every
     second (`remembered`), by the list and the walker for each of its sessions. A look made when
     the database has been quiet for SETTLED_NS reads every session (its values are kept for
     good: a row rewritten in place, which no mark tells, is seen then). A session the look
@@ -360,7 +369,8 @@ def looked(what: tuple, db: str, sid: str, reader: type, changes: Callable, read
             and sid in last["values"]:
         return _given(last["values"][sid])  # (the list asks of every session in one go)
     whole = last is None or last["ino"] != now[2] or began - newest > SETTLED_NS
-    with reader(db) as r:
+
+    def look(r):
         got = None if whole else changes(r, last["marks"])
         if got is None:
             names, marks = changes(r, None)
@@ -374,6 +384,8 @@ def looked(what: tuple, db: str, sid: str, reader: type, changes: Callable, read
                 values[name] = read(r, name)
             except (OSError, Unreadable) as e:
                 values[name] = e
+        return marks, values
+    marks, values = within(db, look)
     if sid not in values:
         values[sid] = FileNotFoundError(2, "no such session in its database", row_path(db, sid))
     with memo_lock:

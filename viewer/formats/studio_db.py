@@ -56,6 +56,7 @@ _NEEDED = {"run_table": {"id", "project", "name", "timestamp", "status"},
 _OPTIONAL = ("reply_table", "span_table", "input_request_table")
 _SPAN_COLUMNS = ("spanId", "parentSpanId", "name", "startTimeUnixNano", "attributes", "operationName",
                  "model", "inputTokens", "outputTokens")
+RECENT_ROWS = 64  # the last message rows whose runs a look reads again (a message streams in its row)
 _ATTEMPTS = 5  # reads of a database being written before the last one is kept as it is
 _PAUSE = 0.02  # seconds between them (a commit of Studio's takes milliseconds)
 
@@ -148,24 +149,71 @@ def identity(path: str) -> tuple[int, int, int] | None:
     if found is None:
         return None
     db, run_id = found
-    return rowdb.remembered(("studio identity", db, run_id), db, lambda: _identity(db, run_id, path))
+    return rowdb.remembered(("studio identity", db, run_id), db, lambda: rowdb.looked(
+        ("studio identity", db), db, run_id, _read, _changes, _identity_in))
 
 
-def _identity(db: str, run_id: str, path: str) -> tuple[int, int, int]:
-    def read(r: _Reader):
-        row = _run_row(r, run_id)
-        if row is None:
-            raise _gone(path)
-        count, last, size, newest = r.all(
-            f"SELECT count(*), max(rowid), {_lengths(r)}, max(CASE WHEN json_valid(msg) THEN "
-            "json_extract(msg, '$.timestamp') END) "
-            "FROM message_table WHERE run_id = ?", (run_id,))[0]
-        requests = tuple(q["requestId"] for q in _requests(r, run_id))
-        return row, (count, last, size, _spans_count(r, run_id), requests), newest
-    row, counts, newest = _read(db, read)
+def _identity_in(r: _Reader, run_id: str) -> tuple[int, int, int]:
+    row = _run_row(r, run_id)
+    if row is None:
+        raise _gone(row_path(r.db, run_id))
+    count, last, size, newest = r.all(
+        f"SELECT count(*), max(rowid), {_lengths(r)}, max(CASE WHEN json_valid(msg) THEN "
+        "json_extract(msg, '$.timestamp') END) "
+        "FROM message_table WHERE run_id = ?", (run_id,))[0]
+    requests = tuple(q["requestId"] for q in _requests(r, run_id))
     when = max(_seconds(row.get("timestamp")), _seconds(newest))
-    digest = hash((*counts, row.get("status"))) % 1_000_000
-    return len(_row_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(db).st_ino
+    digest = hash((count, last, size, _spans_count(r, run_id), requests, row.get("status"))) % 1_000_000
+    return len(_row_bytes(row)), int(when * 1000) * 1_000_000 + digest, os.stat(r.db).st_ino
+
+
+def _changes(r: _Reader, marks: dict | None) -> tuple[set[str], dict] | None:
+    """(the runs whose rows changed since `marks`, the marks of now; every run with no marks;
+    None when rows went back): a run row that is new, went or reads otherwise, messages and
+    spans past the newest rowids read, a run with fewer messages (by count), input requests
+    asked or answered — and, as AgentScope pushes a message again in its row with each chunk it
+    streams, a run still going (`running`, `pending`) and the runs of the last RECENT_ROWS
+    messages. A message older than those rewritten in place is seen by the next look at every
+    run (rowdb.looked)."""
+    cols = r.check()["run_table"]
+    rows = {}
+    live = set()
+    for values in r.all(f"SELECT {', '.join(rowdb.quoted(c) for c in cols)} FROM run_table"):
+        run = dict(zip(cols, values))
+        rows[run.get("id")] = hash(values)
+        if run.get("status") in ("running", "pending"):
+            live.add(run.get("id"))
+    top, total = r.all("SELECT max(rowid), count(*) FROM message_table")[0]
+    col = _span_run_column(r)
+    spans = (r.all("SELECT max(rowid) FROM span_table")[0][0] or 0) if col else 0
+    asked = {}
+    if {"run_id", "requestId"} <= set(r.check().get("input_request_table") or ()):
+        for run_id, req in r.all('SELECT run_id, "requestId" FROM input_request_table'):
+            asked.setdefault(run_id, set()).add(req)
+    top = top or 0
+    if marks is None or top < marks["top"] or spans < marks["spans"]:
+        counts = dict(r.all("SELECT run_id, count(*) FROM message_table GROUP BY run_id"))
+        now = {"rows": rows, "top": top, "spans": spans, "counts": counts, "asked": asked}
+        return (set(rows), now) if marks is None else None
+    before = marks["rows"]
+    changed = live | {s for s, h in rows.items() if before.get(s) != h} | (set(before) - set(rows))
+    changed |= {s for s in set(asked) | set(marks["asked"]) if asked.get(s) != marks["asked"].get(s)}
+    counts = dict(marks["counts"])
+    for s, n in r.all("SELECT run_id, count(*) FROM message_table WHERE rowid > ? GROUP BY run_id", (marks["top"],)):
+        changed.add(s)
+        counts[s] = counts.get(s, 0) + n
+    # (a message pushed again as it streams is saved in its row: one of the last Studio received)
+    changed |= {s for (s,) in r.all("SELECT DISTINCT run_id FROM message_table WHERE rowid > ?",
+                                    (marks["top"] - RECENT_ROWS,))}
+    if total != sum(counts.values()):  # (rows went: which runs')
+        now_counts = dict(r.all("SELECT run_id, count(*) FROM message_table GROUP BY run_id"))
+        changed |= {s for s in set(counts) | set(now_counts) if counts.get(s) != now_counts.get(s)}
+        counts = now_counts
+    if spans > marks["spans"]:
+        changed |= {s for (s,) in r.all(f"SELECT DISTINCT {rowdb.quoted(col)} FROM span_table WHERE rowid > ?",
+                                        (marks["spans"],))}
+    now = {"rows": rows, "top": top, "spans": spans, "counts": counts, "asked": asked}
+    return {s for s in changed if isinstance(s, str)}, now
 
 
 def _span_run_column(r: _Reader) -> str | None:
