@@ -266,6 +266,6 @@ def test_a_database_being_written_is_looked_at_again_reading_only_the_runs_it_ch
         monkeypatch.setattr(rowdb, "SETTLED_NS", 0)  # (a look once the database is quiet: every run)
         rowdb.memo.clear()
         rowdb._looks.clear()
-        assert sweep() == second and len(set(read)) == 22
+        assert sweep() == second and len(set(read)) == 22  # (each once)
     finally:
         con.close()

@@ -347,51 +347,64 @@ def snapshot(reader: type) -> Callable:
     return within
 
 
+BURST = 3  # sessions asked for one by one in one state of a database before a look reads all
+
+
 def looked(what: tuple, db: str, sid: str, within: Callable, changes: Callable, read: Callable):
-    """The value `read(r, sid)` of one session (its identity), from a look at all of the database's
-    sessions, kept (`keep`, with every value it holds) for `remembered` to give while the
-    database is unchanged. A look reads again only the sessions whose rows changed since the
-    last one — `changes(r, marks)`: (those sessions' ids, the marks of now), or None when it
-    cannot tell (rows went back); `changes(r, None)`: (every session's id, the marks), all over
-    one snapshot (`within(db, fn)`: `snapshot`, or a format's own reading) — and carries the
-    others' values: a database written within the last seconds is looked at every
-    second (`remembered`), by the list and the walker for each of its sessions. A look made when
-    the database has been quiet for SETTLED_NS reads every session (its values are kept for
-    good: a row rewritten in place, which no mark tells, is seen then). A session the look
-    cannot read is its exception, raised when it is asked for."""
+    """The value `read(r, sid)` of one session (its identity), from a look at the database's
+    sessions, kept (`keep`, with every value the look holds) for `remembered` to give while the
+    database is unchanged. The list and the walker ask of every session, and a database written
+    within the last seconds is looked at every second: a look reads again only the sessions it
+    holds whose rows changed since the last one — `changes(r, marks)`: (those sessions' ids, the
+    marks of now), or None when it cannot tell (rows went back); `changes(r, None)`: (every
+    session's id, the marks), all over one snapshot (`within(db, fn)`: `snapshot`, or a format's
+    own reading) — and carries the others' values. A session it does not hold is read when it is
+    asked for; more than BURST asked one by one in one state of the database, and the look reads
+    every session (the list asks of all: one connection, not one each). The first look made once
+    the database has been quiet for SETTLED_NS reads every session it holds again (its values
+    are kept for good: a row rewritten in place, which no mark tells, is seen then). A session the look cannot
+    read is its exception, raised when it is asked for."""
     key = (what, db)
     now = state(db)
     newest = max(now[1], now[3][1] if now[3] else 0)
     began = time.time_ns()
     with memo_lock:
         last = _looks.get(key)
-    if last is not None and last["state"] == now and began - last["made"] < RECHECK_NS \
-            and sid in last["values"]:
-        return _given(last["values"][sid])  # (the list asks of every session in one go)
-    whole = last is None or last["ino"] != now[2] or began - newest > SETTLED_NS
+    if last is not None and last["state"] == now and began - last["made"] < RECHECK_NS:
+        if sid in last["values"]:
+            return _given(last["values"][sid])  # (the list asks of every session in one go)
+        last["misses"] += 1
+        every = last["misses"] > BURST
+    else:
+        every = False
+    # (read again whole — what it holds — once the database has settled: not again while it stays so)
+    fresh = last is None or last["ino"] != now[2] or (
+        began - newest > SETTLED_NS and not last["made"] - newest > SETTLED_NS)
 
     def look(r):
-        got = None if whole else changes(r, last["marks"])
+        got = None if fresh or every else changes(r, last["marks"])
+        held = dict(last["values"]) if last is not None and not every else {}
         if got is None:
             names, marks = changes(r, None)
+            names = set(names) if every else set(held)
             values: dict = {}
         else:
             names, marks = got
-            values = dict(last["values"])
-            names = set(names) | ({sid} - set(values))
-        for name in names:
+            values = held
+            names = set(names) & set(held)
+        for name in names | ({sid} - set(values)):
             try:
                 values[name] = read(r, name)
             except (OSError, Unreadable) as e:
                 values[name] = e
         return marks, values
     marks, values = within(db, look)
-    if sid not in values:
-        values[sid] = FileNotFoundError(2, "no such session in its database", row_path(db, sid))
     with memo_lock:
         if len(_looks) > 64:
             _looks.clear()
-        _looks[key] = {"state": now, "ino": now[2], "made": began, "marks": marks, "values": values}
+        misses = last["misses"] if last is not None and last["state"] == now and not every else 1
+        _looks[key] = {"state": now, "ino": now[2], "made": began, "marks": marks, "values": values,
+                       "misses": misses}
     keep({(*what, name): v for name, v in values.items() if not isinstance(v, BaseException)}, now, began,
          racy=True)
     return _given(values[sid])
