@@ -167,9 +167,9 @@ def test_a_big_document_cut_short_shows_its_records_and_an_unparsed_card(tmp_pat
     assert "ends inside a record" in last[1].blocks[0].reason
 
 
-def test_a_format_that_pairs_records_reads_the_document_whole(tmp_path):
-    """An Anthropic request (`system` beside `messages`: a record of its own) is no list of plain
-    records: read whole, as before."""
+def test_a_request_with_a_system_prompt_is_read_a_record_at_a_time_too(tmp_path, monkeypatch):
+    """An Anthropic request (`system` beside `messages`: a record of its own, first) is read a
+    record at a time as well (formats/streamed.py; tests/test_big_document_formats.py)."""
     msgs = []
     for i in range(4500):
         msgs += [{"role": "assistant", "content": [
@@ -179,10 +179,12 @@ def test_a_format_that_pairs_records_reads_the_document_whole(tmp_path):
     path = tmp_path / "req.json"
     path.write_text(json.dumps({"model": "claude", "system": "Be brief.", "messages": msgs}))
     assert path.stat().st_size > reader.HUGE_LINE
+    _no_whole_read(monkeypatch)
     idx = SessionIndex(str(path)).build()
     th = idx.threads["main"]
-    assert idx.summary.format == "anthropic-messages" and "spans" not in th.carried
-    assert len(th) == 9001
+    assert idx.summary.format == "anthropic-messages" and th.carried.get("spans") == "messages"
+    assert len(th) == 9001 and th.paths[0] == "system" and idx.summary.tool_calls == 4500
+    assert "Be brief." in str(load_events(idx, "main", 0, 1)[0].blocks)
 
 
 # --- the first screen ----------------------------------------------------------------------------

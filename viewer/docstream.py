@@ -305,3 +305,34 @@ def assemble(found: Iterator[Part], most: int | None = None, budget: int | None 
                 doc = {}
             doc[p.path] = p.value
     return (doc if doc is not None else []), True
+
+
+TAIL = 256 << 10  # of a document's end, read for the members after its last list (`tail_members`)
+TAIL_TRIES = 64
+_LIST_END = re.compile(rb"\]\s*,")
+
+
+def tail_members(f: BinaryIO, start: int, end: int) -> dict | None:
+    """The members an object document holds after its last list, read from its last TAIL bytes
+    alone (a key that decides how the document reads may follow its list: mini-swe-agent's
+    `trajectory_format`, an Anthropic request's `system`): {} when the document ends with its
+    list, None when they cannot be told from there (the list ends further back, or the document
+    is no object). Each `],` there, from the first on, is tried as the end of the list: the
+    members are what follows it when that is the rest of the object. A `],` inside a string of
+    the list's last record could pass for it only by chance; whoever relies on these members
+    checks them against what a reading through the list finds (SessionIndex._stream_document)."""
+    lo = max(start, end - TAIL)
+    f.seek(lo)
+    data = f.read(end - lo).rstrip()
+    if not data.endswith(b"}"):
+        return None
+    for n, m in enumerate(_LIST_END.finditer(data)):
+        if n >= TAIL_TRIES:
+            break
+        try:
+            value = orjson.loads(b"{" + data[m.end():])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return reader.shallow(value)
+    return {} if re.search(rb"\]\s*}$", data) else None

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from . import docstream, files, formats, keys, reader
-from .formats import detect, hook, rowfold, wrapped
+from .formats import detect, hook, rowfold, streamed, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
     STOPPED_UNREPORTED, UNREPORTED, Digest, Event, Ref, SessionSummary
@@ -672,11 +672,11 @@ class SessionIndex:
             # reading not kept: `wrapped.lines_fold`) was read whole twice, half of its pass
             doc = detect.folder_document(th.path)
             if doc is None:
-                key = None if self._whole else detect.stream_key(th.path, adapter, folder=False)
-                if key is not None:
+                plan = None if self._whole else detect.stream_plan(th.path, adapter, folder=False)
+                if plan is not None:
                     if len(th):
                         raise _Stale
-                    self._stream_document(th, adapter, key, f)
+                    self._stream_document(th, adapter, plan, f)
                     return None
                 doc = detect.read_document(th.path, folder=False)
         finally:
@@ -698,21 +698,27 @@ class SessionIndex:
             self._add(put, th, adapter, rec, i, 0, size, None, f, path)
         th.offset, th.line = size, len(records)
 
-    def _stream_document(self, th: ThreadIndex, adapter, key: str, f, hi: int | None = None) -> None:
-        """Index a big document a record at a time (`docstream`): the elements of its list `key`
-        (`detect.stream_key`), each with the bytes it lies in (the timeline reads it again from
-        there: `th.carried["spans"]`), every STREAM_WINDOW of them checked to read as themselves
+    def _stream_document(self, th: ThreadIndex, adapter, plan: detect.StreamPlan, f,
+                         hi: int | None = None) -> None:
+        """Index a big document a record at a time (`docstream`): the elements of its list
+        `plan.key` (`detect.stream_plan`), each with the bytes it lies in (the timeline reads it
+        again from there: `th.carried["spans"]`). A format whose records are the elements
+        themselves has every STREAM_WINDOW of them checked to read as themselves
         (`detect.plain_window`, with the last few before them: a format that pairs or links
-        records reads the document whole, `_NotPlain`). What cannot be read (a document cut
-        short, malformed past some record) is one unparsed record after those before it. `hi`:
-        only the records that begin before that offset (a first screen's region)."""
+        records reads the document whole, `_NotPlain`); one with a `stream` hook makes them
+        (`_Made`). What cannot be read (a document cut short, malformed past some record) is one
+        unparsed record after those before it. `hi`: only the records that begin less than that
+        many bytes after the list's first (a first screen's region: what comes before the list,
+        a RunState's model responses, is read through, not counted)."""
         start = reader.skip_bom(f)
         size = f.seek(0, 2)
+        key = plan.key
         th.carried = {"spans": key}
         put = self._putter(th, adapter)
         shell: dict = {}
         window: list = []
         kept: list = []  # the last records of the window before (read with the next)
+        made = _Made(self, th, adapter, plan, put, f) if plan.hooked else None
         told = 0
         mark = PROGRESS_STEP if self.progress else _NEVER
 
@@ -729,34 +735,50 @@ class SessionIndex:
             window.clear()
 
         n = 0
+        begun = None  # where the list's first element begins (a region's bytes count from there)
         for p in docstream.parts(f, start, size):
-            if hi is not None and p.offset >= hi:
+            if hi is not None and begun is not None and p.offset - begun >= hi:
                 hi = p.offset  # (the region ends where this record begins)
+                if made is not None and n and not (p.item and p.key == key):
+                    made.end(True)  # (the list ended before it)
                 break
             if p.offset >= mark:
                 self.progress(p.offset - told)
                 told, mark = p.offset, p.offset + PROGRESS_STEP
             if p.path is None:  # the rest could not be read: an unparsed record of its bytes
                 flush()
+                if made is not None:
+                    made.end(False)
                 th.bad[len(th.ids)] = p.value.reason
-                self._add(put, th, adapter, p.value, n + 1, p.offset, p.length, None, f)
+                self._add(put, th, adapter, p.value, len(th) + 1, p.offset, p.length, None, f)
                 n += 1
                 break
-            if not p.item:
-                shell[p.path] = p.value
-            elif p.key != key:
-                shell.setdefault(p.key, []).append(p.value)
-            else:
-                window.append((n, p.offset, p.length, p.value))
+            if p.item and p.key == key:
+                if begun is None:
+                    begun = p.offset
+                if made is not None:
+                    made.take(n, p)
+                else:
+                    window.append((n, p.offset, p.length, p.value))
+                    if len(window) >= STREAM_WINDOW:
+                        flush()
                 n += 1
-                if len(window) >= STREAM_WINDOW:
-                    flush()
+            elif made is not None:
+                made.member(p)
+            elif not p.item:
+                shell[p.path] = p.value
+            else:
+                shell.setdefault(p.key, []).append(p.value)
         else:
             hi = None
         flush()
+        if made is not None:
+            made.end(hi is None)
+            if hi is None:
+                made.check()
         if self.progress:
             self.progress(max(0, size - told))
-        th.offset, th.line = size if hi is None else hi, n
+        th.offset, th.line = size if hi is None else hi, len(th) if made is not None else n
 
     def _read_fold(self, th: ThreadIndex, adapter, fold, f) -> tuple:
         """Index the records of a JSONL file of wrappers past those the thread holds: all of them
@@ -1306,8 +1328,8 @@ class SessionIndex:
         same way, in the same order). Raises ValueError for a document read whole."""
         fmt = self.forced_format or found.format
         adapter = formats.get(fmt)
-        key = detect.stream_key(self.main, adapter)
-        if key is None:
+        plan = detect.stream_plan(self.main, adapter)
+        if plan is None:
             raise ValueError("a JSON document is read whole")
         size, mtime_ns, ino = reader.file_identity(self.main)
         self.summary = SessionSummary(format=fmt)
@@ -1315,7 +1337,7 @@ class SessionIndex:
         self.threads = {"main": th}
         try:
             with files.open_file(self.main) as f:
-                self._stream_document(th, adapter, key, f, hi=hi)
+                self._stream_document(th, adapter, plan, f, hi=hi)
         except _NotPlain:
             raise ValueError("a JSON document is read whole") from None
         self.region = Region(0, th.offset, size, True)
@@ -1580,6 +1602,117 @@ class _Stale(Exception):
 class _NotPlain(Exception):
     """A big document read a record at a time turned out to be one whose format makes its
     records otherwise than as its list's elements (`_stream_document`): it is read whole."""
+
+
+SHELL_BYTES = 8 << 20  # of the elements of other lists before a streamed document's list, kept
+_MISSING = object()
+
+
+class _Made:
+    """The records a format's `stream` hook makes of a big document's list, as
+    `SessionIndex._stream_document` reads its elements (formats/streamed.py): its records of the
+    document's other members first (once the members before the list are read), then one per
+    element. Each record that is not its element as it stands is noted in `th.carried["made"]`
+    (seq → `streamed.how`: what rebuilds it from the element's bytes). The last element's record
+    is indexed once the next comes or the list ends (`end`): the format may mark the last one
+    (`Streaming.last`).
+
+    What is held of the document's other members: those before the list (the hook is given
+    them), of their lists' elements no more than SHELL_BYTES (a RunState's `model_responses`,
+    as long as its items: cut, and read whole only if the hook looks at them); after the list,
+    only those the hook looked at (`check`: they must be what the document's end showed it)."""
+
+    def __init__(self, idx: "SessionIndex", th: ThreadIndex, adapter, plan, put, f):
+        self.idx, self.th, self.adapter, self.plan, self.put, self.f = idx, th, adapter, plan, put, f
+        self.streaming: streamed.Streaming | None = None
+        self.given: streamed.Watched | None = None
+        self.notes: dict = th.carried.setdefault("made", {})
+        self.pending: tuple | None = None  # (element index, part, path, record)
+        self.shell: dict = {}  # the members before the list
+        self.cut: set = set()  # lists before it whose elements were let go
+        self.kept = 0  # bytes of those lists' elements held
+        self.after: dict = {}  # the members after the list (of those the hook looked at)
+        self.ended = False
+
+    def member(self, p) -> None:
+        """A part of the document other than an element of its list."""
+        if self.streaming is None:  # before the list
+            if not p.item:
+                self.shell[p.path] = p.value
+            elif p.key not in self.cut:
+                self.kept += p.length
+                if self.kept > SHELL_BYTES:
+                    self.cut.add(p.key)
+                    self.shell[p.key] = []
+                else:
+                    self.shell.setdefault(p.key, []).append(p.value)
+            return
+        self.end(True)  # (the list ended: its last record is known)
+        if not p.item:
+            self.after[p.path] = p.value
+        elif self.given is None or self.given.looked_at(p.key):
+            self.after.setdefault(p.key, []).append(p.value)
+
+    def _start(self, offset: int) -> None:
+        """The hook's reading, given the members before the list; its records of them."""
+        try:
+            self.streaming, self.given = self.plan.streaming(self.adapter, self.shell)
+        except streamed.NotStreamed:
+            raise _NotPlain from None
+        if self.streaming is None or (self.given is not None and any(
+                self.given.looked_at(k) for k in self.cut)):
+            raise _NotPlain
+        for path, rec in self.streaming.head:
+            self._index(path, rec, offset, 0, streamed.head_how(rec))
+
+    def take(self, n: int, p) -> None:
+        if self.streaming is None:
+            self._start(p.offset)
+        try:
+            path, rec = self.streaming.take(n, p.value)
+        except streamed.NotStreamed:
+            raise _NotPlain from None
+        self._flush()
+        self.pending = (n, p, path, rec)
+
+    def end(self, ended: bool) -> None:
+        """Index the last record read; `ended`: it is the list's last."""
+        if self.pending is not None and ended and not self.ended and self.streaming is not None:
+            last = self.streaming.last()
+            if last is not None:
+                self.pending = (*self.pending[:2], *last)
+        self.ended = self.ended or ended
+        self._flush()
+
+    def check(self) -> None:
+        """Once the whole document is read: its records are those a whole read makes when the
+        members after the list that the hook looked at are those the document's end showed it
+        (else the document is read whole). A list with no element still has its head records."""
+        if self.streaming is None:
+            self._start(0)
+        if self.given is None:
+            return
+        shown = self.plan.tail or {}
+        for k in (set(self.after) | set(shown)) - set(self.shell) - {self.plan.key}:
+            if self.given.looked_at(k) and self.after.get(k, _MISSING) != shown.get(k, _MISSING):
+                raise _NotPlain
+
+    def _flush(self) -> None:
+        if self.pending is None:
+            return
+        n, p, path, rec = self.pending
+        self.pending = None
+        try:
+            how = streamed.how(self.plan.key, n, p.value, path, rec)
+        except ValueError:
+            raise _NotPlain from None
+        self._index(path, rec, p.offset, p.length, how)
+
+    def _index(self, path: str, rec, offset: int, length: int, how) -> None:
+        th = self.th
+        if how is not None:
+            self.notes[str(len(th))] = how
+        self.idx._add(self.put, th, self.adapter, rec, len(th) + 1, offset, length, None, self.f, path)
 
 
 def _row_view(ev: Event) -> tuple:

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import files, formats, reader, render, timestamps, tools
-from .formats import detect, rowfold, wrapped
+from .formats import detect, rowfold, streamed, wrapped
 from .index import NOT_RECORDED, Region, SessionIndex, ThreadIndex, \
     folded, safe_event, truncated, unparsed_text
 from .formats.common import unparsed_event
@@ -268,8 +268,14 @@ def _span_record(th: ThreadIndex, seq: int, f) -> Any:
     offset, length = th.offsets[seq], th.lengths[seq]
     if seq in th.bad:  # (the last record: its path is None, past the end of `th.paths`)
         return reader.BadLine(th.bad[seq])
+    made = th.carried.get("made")
+    how = made.get(str(seq)) if made else None  # (a record its format made: formats/streamed.py)
+    if how is not None and how[0] == streamed.HEAD:
+        return streamed.rebuild(None, how)
     value = reader.read_line(f, offset, length)
-    return value if not isinstance(value, reader.BadLine) else reader.BadLine("document changed")
+    if isinstance(value, reader.BadLine):
+        return reader.BadLine("document changed")
+    return streamed.rebuild(value, how)
 
 
 def _versions(th: ThreadIndex) -> dict | None:

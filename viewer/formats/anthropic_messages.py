@@ -56,7 +56,7 @@ from typing import Any
 from ..model import ANSWERED, DENIED, INTERRUPTED, Data, Event, Notice, Ref, Text, ToolResult
 from .common import anthropic_blocks, as_text, first_time, generic_event, model_and_usage, set_time, \
     stop_notice, text_field
-from . import wrapped
+from . import streamed, wrapped
 from .openai_chat import Linked, prompt_title
 
 NAME = "anthropic-messages"
@@ -102,16 +102,29 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     """The message list (with a document's `system` first), Cline's text results paired."""
     if (unwrapped := wrapped.records(doc, "anthropic")) is not None:
         return unwrapped
-    found: list = []
     if isinstance(doc, list):
-        found = [(f"[{i}]", r) for i, r in enumerate(doc)]
+        key, items = "", doc
     elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        if isinstance(doc.get("system"), (str, list)) and doc["system"]:
-            found.append(("system", {"role": "system", "content": doc["system"]}))
-        found += [(f"messages[{i}]", r) for i, r in enumerate(doc["messages"])]
-    if not any(isinstance(r, dict) and "role" in r for _, r in found):
+        key, items = "messages", doc["messages"]
+    else:
         return None
-    return _pair_text_results(found)
+    streaming = stream(doc, key)
+    if not any(isinstance(r, dict) and "role" in r for r in items) and not streaming.head:
+        return None
+    return streamed.whole(streaming, key, items)
+
+
+def stream(shell: Any, key: str) -> streamed.Streaming | None:
+    """A big document's records one message at a time (formats/streamed.py): a request's
+    `system` first, then its messages, Cline's text results paired with the calls of the answer
+    before them (`_Pairing`)."""
+    if key not in ("", "messages"):
+        return None
+    head = [("system", {"role": "system", "content": shell["system"]})] \
+        if key and isinstance(shell, dict) and isinstance(shell.get("system"), (str, list)) and shell["system"] else []
+    pairing = _Pairing()
+    head = [pairing.take(path, rec) for path, rec in head]
+    return streamed.Streaming(head, lambda i, rec: pairing.take(streamed.path_of(key, i), rec), pairing.last)
 
 
 def folds_lines(records: list) -> bool:
@@ -126,23 +139,30 @@ def document_bonus(doc: Any) -> int:
         doc.get("system"), (str, list)) else 0
 
 
-def _pair_text_results(found: list) -> list:
-    out = list(found)
-    pending: list[tuple[str, str]] = []
-    for i, (path, rec) in enumerate(found):
+class _Pairing:
+    """Cline's text results (a user message's "[tool] Result:" headings) paired with the calls of
+    the answer before them, one record at a time: what it keeps is that answer's calls."""
+
+    def __init__(self):
+        self.pending: list[tuple[str, str, Any]] = []  # (id, name, targets) of the last answer's calls
+        self.prev: tuple | None = None  # the last record taken
+
+    def take(self, path: str, rec: Any) -> tuple[str, Any]:
+        self.prev = (path, rec)
         if not isinstance(rec, dict):
-            continue
+            return path, rec
         content = rec.get("content")
         if rec.get("role") == "assistant":
-            pending = [(str(b.get("id") or ""), str(b.get("name") or ""), _targets(b.get("input")))
-                       for b in (content if isinstance(content, list) else [])
-                       if isinstance(b, dict) and b.get("type") == "tool_use"]
-            continue
+            self.pending = [(str(b.get("id") or ""), str(b.get("name") or ""), _targets(b.get("input")))
+                            for b in (content if isinstance(content, list) else [])
+                            if isinstance(b, dict) and b.get("type") == "tool_use"]
+            return path, rec
+        pending = self.pending
         if rec.get("role") != "user" or not isinstance(content, list) or not pending:
-            continue
+            return path, rec
         heads = {j: (m["name"], m["target"]) for j, b in enumerate(content)
                  if (m := _header(b)) is not None}
-        pairs = {}
+        pairs: dict = {}
         for j, (name, target) in heads.items():
             # parallel calls of one tool: the header's target ("for 'x'") names which one
             k = next((n for n, (_, pname, targets) in enumerate(pending)
@@ -156,15 +176,17 @@ def _pair_text_results(found: list) -> list:
         if _resumed(content):  # what the reply before the pause asked for and got no answer to
             answered = {b.get("tool_use_id") for b in content if isinstance(b, dict)}
             pairs["interrupted"] = [call for call, _n, _t in pending if call not in answered]
-        if pairs:
-            out[i] = (path, Linked(rec, pairs))
-        pending = []
-    last = len(found) - 1
-    done = [call for call, name, _t in pending if name == "attempt_completion"]
-    if done and last >= 0 and isinstance(found[last][1], dict) \
-            and found[last][1].get("role") == "assistant":
-        out[last] = (found[last][0], Linked(found[last][1], {"completed": done}))
-    return out
+        self.pending = []
+        return (path, Linked(rec, pairs)) if pairs else (path, rec)
+
+    def last(self) -> tuple | None:
+        """The last record, once it is known to be the last: an answer whose `attempt_completion`
+        nothing answered ended the task (`completed`)."""
+        done = [call for call, name, _t in self.pending if name == "attempt_completion"]
+        if done and self.prev is not None and isinstance(self.prev[1], dict) \
+                and self.prev[1].get("role") == "assistant":
+            return self.prev[0], Linked(self.prev[1], {"completed": done})
+        return None
 
 
 _NEVER_RAN = "Task was interrupted before this tool call could be completed"

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import docstream, files, reader
-from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook, wrapped
+from . import ADAPTERS, BY_NAME, CLAIMING, FALLBACK, hook, streamed, wrapped
 
 HEAD_BYTES = 256 << 10
 HEAD_RECORDS = 50
@@ -216,9 +216,14 @@ def detect_file(path: str | Path) -> Detected:
         if len(lines) < FEW_LINES:  # a line longer than the rest of the head: not judged by no
             # record at all (its first line that long), nor by one or two
             lines, whole = long_lines(path, start, head, eol.encode())
-    decoded = [_sniffed(ln) for ln in lines[:HEAD_RECORDS]]
-    first = decoded[0] if lines else reader.BadLine("first line longer than the head")
     single = whole and len(lines) == 1
+    if single and len(lines[0]) > reader.HUGE_LINE and lines[0].lstrip()[:1] in (b"{", b"["):
+        # a big document on one line: judged by its beginning, as any big document (skimmed
+        # whole as a line, one of 16 MB took seconds)
+        decoded = [reader.BadLine("a big document on one line")]
+    else:
+        decoded = [_sniffed(ln) for ln in lines[:HEAD_RECORDS]]
+    first = decoded[0] if lines else reader.BadLine("first line longer than the head")
     if head.lstrip()[:1] in (b"{", b"[") and (isinstance(first, (reader.BadLine, list)) or single):
         # a pretty-printed or one-line document rather than one record per line (a big one
         # judged by its first records)
@@ -341,7 +346,9 @@ def folder_document(path: str | Path) -> Any:
 
 def head_document(path: str | Path, folder: bool = True) -> Any:
     """The beginning of a JSON document, as a document: its top-level members and the first
-    DOC_HEAD_RECORDS elements of its lists, within its first DOC_HEAD bytes (`docstream`); a
+    DOC_HEAD_RECORDS elements of its lists, within its first DOC_HEAD bytes (`docstream`), and the
+    members after its last list, read from its end (`docstream.tail_members`: a key that decides
+    how it reads may come after a list, or after a first message longer than DOC_HEAD); a
     folder's session, or a document that is no array or object, as `read_document` reads it.
     Discovery and detection decide a big document by this, in milliseconds whatever its size
     (read whole, a 200 MB one took seconds and half a gigabyte to be listed)."""
@@ -352,24 +359,59 @@ def head_document(path: str | Path, folder: bool = True) -> Any:
         start = reader.skip_bom(f)
         size = f.seek(0, 2)
         try:
-            doc, _ = docstream.assemble(docstream.parts(f, start, size), most=DOC_HEAD_RECORDS,
-                                        budget=DOC_HEAD)
+            doc, whole = docstream.assemble(docstream.parts(f, start, size), most=DOC_HEAD_RECORDS,
+                                            budget=DOC_HEAD)
         except ValueError:
             return read_document(path, folder)
+        if not whole and isinstance(doc, dict):
+            tail = docstream.tail_members(f, start, size) or {}
+            doc.update((k, v) for k, v in tail.items() if k not in doc)
     return doc
 
 
+@dataclass(slots=True)
+class StreamPlan:
+    """How a big document is read a record at a time: the elements of its list `key` ("" for a
+    top-level array); `tail`, its members after that list as its end shows them (None when the
+    list is not its last: see `docstream.tail_members`); `hooked`: its format makes its records
+    by its `stream` hook (formats/streamed.py), else they are the elements themselves."""
+
+    key: str
+    tail: dict | None
+    hooked: bool
+
+    def streaming(self, adapter, shell: Any) -> tuple:
+        """The format's reading of the document whose members before the list are `shell` (with
+        the members after it that its end shows), or None when it makes none of it; and those
+        members as the format was given them (`streamed.Watched`: which it looked at)."""
+        if not self.key:
+            return hook(adapter, "stream", None, ""), None
+        given = streamed.Watched(shell)
+        given.update((k, v) for k, v in (self.tail or {}).items() if k not in shell)
+        dict.__setitem__(given, self.key, [])
+        return adapter.stream(given, self.key), given
+
+
 def stream_key(path: str | Path, adapter, folder: bool = True) -> str | None:
-    """The list whose elements are a big document's records as `adapter` reads it ("" for a
-    top-level array, else the member's key), when they are that list's elements themselves, in
-    order, one record each — then the document can be read a record at a time (`docstream`, the
-    index) and each record read again from its own bytes (the timeline). None when the document
-    is small (read whole: it costs little), is a folder's session, or the format makes its records
-    otherwise (adds a record of the document's other members, pairs or links records): read
-    whole, as before. Judged on the document's beginning (`head_document`); the index checks each
-    stretch of records again as it reads them (`plain_window`). `folder`: False when the caller
-    found the file is no folder's session already (`folder_document` reads a JSONL file of
-    wrappers whole: asked twice, such a log was read twice)."""
+    """The list whose elements a big document's records are made of (`stream_plan`), or None."""
+    plan = stream_plan(path, adapter, folder)
+    return None if plan is None else plan.key
+
+
+def stream_plan(path: str | Path, adapter, folder: bool = True) -> StreamPlan | None:
+    """How a big document can be read a record at a time as `adapter` reads it (`StreamPlan`):
+    when its records are the elements of one list ("" for a top-level array, else the member's
+    key), in order, one record each — each the element itself, a member of it, or it marked with
+    what its neighbours say (`streamed.how`) — after any records of the document's other members
+    (a format's `stream` hook says). Then the document is read a record at a time (`docstream`,
+    the index) and each record read again from its own bytes (the timeline). None when the
+    document is small (read whole: it costs little), is a folder's session, or the format makes
+    its records otherwise (pairs records of two lists, makes many of one element): read whole,
+    as before. Judged on the document's beginning (`head_document`): its records there must be
+    those a whole read of that beginning gives; the index checks the rest as it reads them.
+    `folder`: False when the caller found the file is no folder's session already
+    (`folder_document` reads a JSONL file of wrappers whole: asked twice, such a log was read
+    twice)."""
     try:
         if os.path.getsize(path) <= reader.HUGE_LINE or files.row_store(path) is not None:
             return None
@@ -378,30 +420,65 @@ def stream_key(path: str | Path, adapter, folder: bool = True) -> str | None:
     if folder and folder_document(path) is not None:
         return None
     doc = head_document(path, folder)
+    hooked = hasattr(adapter, "stream")
     if isinstance(doc, list):
         key, items = "", doc
     elif isinstance(doc, dict):
         recs = records_read(adapter, doc)
-        lists = {p.split("[", 1)[0] for p, _ in recs if isinstance(p, str)}
-        key = next(iter(lists)) if len(lists) == 1 else None
-        items = doc.get(key) if key else None
+        lists = [p.split("[", 1)[0] for p, _ in recs if isinstance(p, str) and "[" in p]
+        if hooked:  # (the records of other members' lists come first; the format may name its
+            # list where the document's beginning does not show it: a RunState's long before it)
+            key = hook(adapter, "stream_list", doc) or (lists[-1] if lists else None)
+        else:
+            key = lists[0] if len(set(lists)) == 1 else None
+        items = doc.get(key, [] if hooked else None) if key else None
         if not isinstance(items, list):
             return None
     else:
         return None
-    return key if items and plain_window(adapter, doc, key, items) else None
-
-
-def plain_window(adapter, shell: Any, key: str, items: list) -> bool:
-    """Whether `adapter` reads the document `shell` with `items` as its list `key` as exactly
-    those items, in order, each its own record."""
-    doc = items if not key else {**shell, key: items}
+    if not items and not hooked:
+        return None
+    if not hooked:
+        return StreamPlan(key, None, False) if plain_window(adapter, doc, key, items) else None
+    plan = StreamPlan(key, _tail(path) if key else None, True)
+    shell = {k: v for k, v in doc.items() if k != key} if key else None
     try:
-        recs = records_read(adapter, doc)
-    except Exception:
+        streaming, _ = plan.streaming(adapter, shell)
+        if streaming is None:
+            return None
+        mine = streamed.whole(streaming, key, items)
+    except streamed.NotStreamed:
+        return None
+    return plan if _same_records(mine, records_read(adapter, doc), key, items) else None
+
+
+def _tail(path: str | Path) -> dict | None:
+    with files.open_file(path) as f:
+        start = reader.skip_bom(f)
+        return docstream.tail_members(f, start, f.seek(0, 2))
+
+
+def _same_records(mine: list, theirs: list, key: str, items: list) -> bool:
+    """Whether a format's streamed records are those its whole reading gives, each one a record
+    `streamed.how` rebuilds from its element (or one of the document's other members: before)."""
+    if len(mine) != len(theirs):
         return False
-    return len(recs) == len(items) and all(
-        r is v and p == f"{key}[{i}]" for i, ((p, r), v) in enumerate(zip(recs, items)))
+    listed = False
+    for (p, r), (q, s) in zip(mine, theirs):
+        if p != q or type(r) is not type(s) or r != s \
+                or getattr(r, "__dict__", None) != getattr(s, "__dict__", None):
+            return False
+        if isinstance(p, str) and p.startswith(f"{key}["):
+            listed = True
+        elif listed:
+            return False  # (a record of another member after the list's: not streamed)
+    for i, item in enumerate(items):
+        path, rec = mine[len(mine) - len(items) + i]
+        try:
+            streamed.how(key, i, item, path, rec)
+        except ValueError:
+            return False
+    return True
 
 
 def read_document(path: str | Path, folder: bool = True) -> Any:

@@ -50,6 +50,7 @@ from .. import files, reader
 from ..model import AWAITING, CANCELLED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, model_and_usage, set_time, text_field
 from .gemini import gemini_usage, part_list, parts_blocks, setup_context
+from . import streamed
 from .openai_chat import Linked, prompt_title
 
 NAME = "gemini-cli"
@@ -158,20 +159,57 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
             and any(k in doc for k in (FOLDED, *_HEAD_KEYS))):
         return None
     msgs = doc["messages"]
-    head = {k: v for k, v in doc.items() if k not in ("messages", FOLDED)}
-    dropped = _dropped(msgs)
-    answered: set = set()  # ids of the calls whose results earlier messages hold (it only grows)
-    out: list = [("session", head)] if head else []
-    for i, m in enumerate(msgs):
+    return streamed.whole(_Marks(doc, _dropped(msgs)).streaming(), "messages", msgs)
+
+
+def stream(shell: Any, key: str) -> streamed.Streaming | None:
+    """A big recording's records one message at a time (formats/streamed.py): its session head
+    first, then its messages. A rewind (`$rewindTo`, only in recordings folded from JSONL) marks
+    the messages before it: met on the way, the recording is read whole (`NotStreamed`)."""
+    if key != "messages" or records({**shell, "messages": []}) is None:
+        return None
+    return _Marks(shell, None).streaming()
+
+
+class _Marks:
+    """What marks each message: the rewind that dropped it (`dropped`: message index → the id
+    it went back to; None when no rewind is known, read as the messages come), and the ids of
+    its results that earlier messages' tool calls hold already (the calls' records show them)."""
+
+    def __init__(self, doc: dict, dropped: dict | None):
+        self.head = {k: v for k, v in doc.items() if k not in ("messages", FOLDED)}
+        self.dropped = dropped
+        self.answered: set = set()  # ids of the calls whose results earlier messages hold
+
+    def streaming(self) -> streamed.Streaming:
+        return streamed.Streaming([("session", self.head)] if self.head else [], self.take)
+
+    def take(self, i: int, m: Any) -> tuple[str, Any]:
         links: dict = {}
-        if i in dropped:
-            links["dropped"] = dropped[i]
-        if isinstance(m, dict) and m.get("type") == "user" and answered:
-            links["answered"] = answered
+        if self.dropped is None:
+            if isinstance(m, dict) and isinstance(m.get("$rewindTo"), str):
+                raise streamed.NotStreamed("a rewind marks the messages before it")
+        elif i in self.dropped:
+            links["dropped"] = self.dropped[i]
+        if isinstance(m, dict) and m.get("type") == "user" and self.answered:
+            # (only the ids the message's own results name: what its card needs)
+            if own := self.answered & _named(m):
+                links["answered"] = own
         if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
-            answered.update(tc["id"] for tc in m["toolCalls"] if isinstance(tc, dict)
-                            and isinstance(tc.get("id"), str) and tc.get("result"))
-        out.append((f"messages[{i}]", Linked(m, links) if links and isinstance(m, dict) else m))
+            self.answered.update(tc["id"] for tc in m["toolCalls"] if isinstance(tc, dict)
+                                 and isinstance(tc.get("id"), str) and tc.get("result"))
+        return f"messages[{i}]", Linked(m, links) if links and isinstance(m, dict) else m
+
+
+def _named(m: dict) -> set:
+    """The ids and names a user message's function responses give (what `_user` matches the calls
+    answered before against)."""
+    out = set()
+    for key in ("displayContent", "content"):
+        for part in part_list(m.get(key)):
+            fr = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(fr, dict):
+                out.update(v for v in (fr.get("id"), fr.get("name")) if isinstance(v, str))
     return out
 
 

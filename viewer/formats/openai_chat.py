@@ -32,7 +32,7 @@ Shapes read:
   The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
   execution was not approved.") are errors (the last one denied); a handoff's output
   `{"assistant": name}` reads "handed off to name", and what the model writes after it is that
-  agent's (author `name`, until the next handoff: `_link_handoffs` in a document, `follow` in
+  agent's (author `name`, until the next handoff: `_Handoffs` in a document, `follow` in
   JSONL: `to_input_list()` written one item per line, or the SDK's `SQLiteSession.get_items()`).
   Neither `to_input_list()` nor the SDK's session store (openai-agents 0.24.0) names the agent
   that speaks before the first handoff, so there it stays unnamed rather than guessed.
@@ -58,7 +58,7 @@ Shapes read:
   `created_at` fields are read too.
 
 mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their calls in
-the answer's text, not `tool_calls`: document mode reads them as calls (`_link_actions`), found by
+the answer's text, not `tool_calls`: document mode reads them as calls (`_Actions`), found by
 the standard fences or by the run's own `action_regex` saved in `info.config`, when that has a
 shape that cannot backtrack catastrophically (`_saved_action_regex`).
 
@@ -84,7 +84,7 @@ import orjson
 
 from ..model import ANSWERED, AWAITING, DENIED, UNAPPROVED, Data, Event, Media, Notice, Ref, Text, Thinking, \
     ToolResult, ToolUse
-from . import wrapped
+from . import streamed, wrapped
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
     text_field
@@ -103,23 +103,8 @@ _ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking",
 _LIST_ITEM = re.compile(r"^\s*(\d+[.)]|[-*•])\s")
 # the words mini-swe-agent's own configs (mini.yaml, mini_textbased.yaml) put before the task
 _TASK_LEAD_IN = "Please solve this issue: "
+Linked = streamed.Linked  # (kept here too: the formats that mark records import it from here)
 _TAG_LINE = re.compile(r"^\s*</?[\w:-]+(\s[^>]*)?>\s*$")
-
-
-class Linked(dict):
-    """A record as the file holds it, plus what only its neighbours say (never serialised)."""
-
-    links: Any  # e.g. the calls this record answers, which the record itself does not name
-    agent: str | None  # the agent that speaks it, where only an earlier handoff says which
-    calls: list | None  # (call id, command) of the calls its text makes (`_link_actions`)
-    action: Any  # the pattern that found them, when not the standard fences (a run's own)
-    beside: dict | None  # a RunState item's own fields its raw item does not hold (`_beside`)
-
-    def __init__(self, rec: dict, links: Any = None, agent: str | None = None,
-                 calls: list | None = None, action: Any = None, beside: dict | None = None):
-        super().__init__(rec)
-        self.links, self.agent, self.calls, self.action = links, agent, calls, action
-        self.beside = beside
 
 
 def sniff(rec: Any) -> int:
@@ -158,7 +143,7 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
     if found is not None:
         return found
     if _run_state(doc):
-        return _link_handoffs(_run_state_records(doc))
+        return streamed.whole(_run_state_stream(doc), "generated_items", doc.get("generated_items") or [])
     if isinstance(doc, list):
         found = [(f"[{i}]", r) for i, r in enumerate(doc)]
     elif isinstance(doc, dict):
@@ -173,9 +158,26 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
                                                       or _langchain(r) is not None)
                             for _, r in found):
         return None
-    if _mini_swe_agent(doc):
-        found = _link_actions(found, _saved_action_regex(doc))
-    return _link_handoffs(_link_exit(found))
+    links = _Links(doc)
+    return [links.take(path, rec) for path, rec in found]
+
+
+def stream(shell: Any, key: str) -> streamed.Streaming | None:
+    """A big document's records one element of its list `key` at a time (formats/streamed.py): a
+    RunState's `generated_items` (its `original_input` first), or a message list, marked as
+    `records` marks them (`_Links`). None for anything else — a JSON array of wrappers (a
+    dataset's conversations, an array of API calls: `wrapped`) stays read whole: one element makes
+    a section and its messages, not one record, and an API call's records are what it adds to the
+    conversation of the calls before it (its history, held by the reading), so its records cannot
+    be rebuilt from its element alone by `streamed.how`. (The same in JSONL is read a line at a
+    time: `wrapped.Fold`, `SessionIndex._read_lean`, `wrapped.replay`.)"""
+    if _run_state(shell):
+        return _run_state_stream(shell) if key == "generated_items" else None
+    if key and not (isinstance(shell, dict) and key in LIST_KEYS and next(
+            (k for k in LIST_KEYS if isinstance(shell.get(k), list)), None) == key):
+        return None
+    links = _Links(shell if key else None)
+    return streamed.Streaming(take=lambda i, rec: links.take(streamed.path_of(key, i), rec))
 
 
 def _mini_swe_agent(doc: Any) -> bool:
@@ -201,9 +203,16 @@ def document_bonus(doc: Any) -> int:
 def _run_state(doc: Any) -> bool:
     """An Agents SDK RunState as `result.to_state().to_json()` / `state.to_string()` writes it (to
     resume a run later, e.g. after a tool approval): `{"$schemaVersion", "current_agent",
-    "original_input", "generated_items": [RunItem…], "model_responses", …}`."""
+    "original_input", "model_responses", …, "generated_items": [RunItem…], "session_items", …}`
+    — told by its first members (a big one's items lie past what detection reads of it)."""
     return isinstance(doc, dict) and "$schemaVersion" in doc and "current_agent" in doc \
-        and isinstance(doc.get("generated_items"), list)
+        and isinstance(doc.get("generated_items", []), list)
+
+
+def stream_list(doc: Any) -> str | None:
+    """The list a big document's records are read from one element at a time, where its
+    beginning may not show it: a RunState's `generated_items`, after its `model_responses`."""
+    return "generated_items" if _run_state(doc) else None
 
 
 def _agent_name(value: Any) -> str | None:
@@ -211,31 +220,33 @@ def _agent_name(value: Any) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _run_state_records(doc: dict) -> list:
+def _run_state_stream(doc: dict) -> streamed.Streaming:
     """A RunState's conversation: its `original_input` (the user's text, or input items), then each
     generated run item's `raw_item` — the same item `to_input_list()` gives — with the name of the
     agent that made it (`agent: {name}`), which only the run's items keep: here the agent that
     speaks before the first handoff has its name too. A handoff item's `target_agent` names the
-    agent after it, as its `{"assistant": name}` output does."""
+    agent after it, as its `{"assistant": name}` output does (`_Handoffs`)."""
     given = doc.get("original_input")
-    found: list = [("original_input", {"role": "user", "content": given})] if isinstance(given, str) \
+    head: list = [("original_input", {"role": "user", "content": given})] if isinstance(given, str) \
         else [(f"original_input[{i}]", r) for i, r in enumerate(given)] if isinstance(given, list) \
         else []
-    for i, item in enumerate(doc["generated_items"]):
-        raw = item.get("raw_item") if isinstance(item, dict) else None
-        if not isinstance(raw, dict):
-            found.append((f"generated_items[{i}]", item))  # kept as it is: a card of its own
-            continue
-        if item.get("type") == "tool_approval_item":
-            found.append((f"generated_items[{i}]", item))  # not a second call: `_approval`
-            continue
-        agent = _agent_name(item.get("agent"))
-        spoken = _spoken(raw)
-        beside = _beside(item, raw)
-        found.append((f"generated_items[{i}].raw_item",
-                      Linked(raw, None, agent if spoken else None, beside=beside) if spoken or beside
-                      else raw))
-    return found
+    handoffs = _Handoffs()
+    head = [handoffs.take(path, rec) for path, rec in head]
+    return streamed.Streaming(head, lambda i, item: handoffs.take(*_run_item(i, item)))
+
+
+def _run_item(i: int, item: Any) -> tuple[str, Any]:
+    """The record of a RunState's generated item i: its raw item, marked with its agent."""
+    raw = item.get("raw_item") if isinstance(item, dict) else None
+    if not isinstance(raw, dict):
+        return f"generated_items[{i}]", item  # kept as it is: a card of its own
+    if item.get("type") == "tool_approval_item":
+        return f"generated_items[{i}]", item  # not a second call: `_approval`
+    agent = _agent_name(item.get("agent"))
+    spoken = _spoken(raw)
+    beside = _beside(item, raw)
+    return (f"generated_items[{i}].raw_item",
+            Linked(raw, None, agent if spoken else None, beside=beside) if spoken or beside else raw)
 
 
 # the run items the Agents SDK writes (agents/items.py, run_state.py), whose fields beside their
@@ -256,29 +267,50 @@ def _beside(item: dict, raw: dict) -> dict | None:
     return {"type": item.get("type"), **rest} if rest else None
 
 
-def _link_exit(found: list) -> list:
-    """An `exit` message right after an assistant turn whose calls got no tool message answers them;
-    so does mini-swe-agent's format-error turn (a `user` message with `extra.interrupt_type:
+class _Links:
+    """The marks `records` gives a message list's records, one record at a time, in order:
+    mini-swe-agent's text-based commands and their observations (`_Actions`, a trajectory's own),
+    an `exit` after calls nothing answered (`_Exits`), and the agent a handoff passed the turn to
+    (`_Handoffs`). What each keeps of the records before is a few of their ids and names."""
+
+    def __init__(self, doc: Any):
+        self.actions = _Actions(_saved_action_regex(doc)) if _mini_swe_agent(doc) else None
+        self.exits, self.handoffs = _Exits(), _Handoffs()
+
+    def take(self, path: str, rec: Any) -> tuple[str, Any]:
+        if self.actions is not None:
+            path, rec = self.actions.take(path, rec)
+        return self.handoffs.take(*self.exits.take(path, rec))
+
+
+class _Exits:
+    """An `exit` message right after an assistant turn whose calls got no tool message answers
+    them; so does mini-swe-agent's format-error turn (a `user` message with `extra.interrupt_type:
     "FormatError"`, "Tool call error: …"), which it writes instead of running any of the turn's
     calls when one of them is malformed (bad JSON arguments, another tool, no `command`): those
     calls failed, with that message as their result, rather than staying unanswered."""
-    out = list(found)
-    for i, (path, rec) in enumerate(found):
-        if not isinstance(rec, dict) or i == 0:
-            continue
+
+    def __init__(self):
+        self.prev: Any = None
+        self.first = True
+
+    def take(self, path: str, rec: Any) -> tuple[str, Any]:
+        prev, self.prev = self.prev, rec
+        first, self.first = self.first, False
+        if not isinstance(rec, dict) or first:
+            return path, rec
         extra = rec.get("extra") if isinstance(rec.get("extra"), dict) else {}
         exit_ = rec.get("role") == "exit"
         if not (exit_ or (rec.get("role") == "user" and extra.get("interrupt_type") == "FormatError")):
-            continue
-        prev = found[i - 1][1]
+            return path, rec
         if not (isinstance(prev, dict) and prev.get("role") == "assistant"):
-            continue
+            return path, rec
         calls = [b.id for b in openai_tool_calls(prev.get("tool_calls")) if b.kind == "tool_use"]
-        calls += [cid for cid, _ in getattr(prev, "calls", None) or ()]  # (text actions: below)
-        if calls:
-            failed = extra.get("exit_status") not in (None, "Submitted") if exit_ else True
-            out[i] = (path, Linked(rec, [(c, failed) for c in calls]))
-    return out
+        calls += [cid for cid, _ in getattr(prev, "calls", None) or ()]  # (text actions: `_Actions`)
+        if not calls:
+            return path, rec
+        failed = extra.get("exit_status") not in (None, "Submitted") if exit_ else True
+        return path, Linked(rec, [(c, failed) for c in calls])
 
 
 _ACTION = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
@@ -357,7 +389,7 @@ def _safe_action_regex(pattern: str) -> re.Pattern | None:
     return compiled if groups == 1 == compiled.groups and repeats <= 2 else None
 
 
-def _link_actions(found: list, saved: re.Pattern | None = None) -> list:
+class _Actions:
     """mini-swe-agent's text-based agents (every 1.x agent; 2.x with `mini_textbased`) make their one
     call per answer as a fenced block in its text (```bash, 2.x ```mswea_bash_command; 2.x also lists
     it in `extra.actions`), and what the command did comes back as the next user message: its
@@ -365,22 +397,25 @@ def _link_actions(found: list, saved: re.Pattern | None = None) -> list:
     so do we: the answer gets the call, the user message becomes its result. A user message that
     answers no call (the task, a format error after an answer with two blocks) stays the user's.
     `saved` is the run's own `action_regex` when it was not a standard fence."""
-    out = list(found)
-    for i, (path, rec) in enumerate(found):
+
+    def __init__(self, saved: re.Pattern | None = None):
+        self.saved = saved
+        self.pending: list = []  # the ids of the last answer's calls no observation has taken yet
+
+    def take(self, path: str, rec: Any) -> tuple[str, Any]:
+        if self.pending:  # 2.x: one observation per action, in order
+            if isinstance(rec, dict) and rec.get("role") == "user" and not _extra(rec).get("interrupt_type"):
+                return path, Linked(rec, [(self.pending.pop(0), _failed_action(rec))])
+            self.pending = []
         if not (isinstance(rec, dict) and rec.get("role") == "assistant") or rec.get("tool_calls"):
-            continue
-        commands = _text_actions(rec, saved)
+            return path, rec
+        commands = _text_actions(rec, self.saved)
         if not commands:
-            continue
+            return path, rec
         calls = [(f"{path}.action{k}" if len(commands) > 1 else f"{path}.action", c)
                  for k, c in enumerate(commands)]
-        out[i] = (path, Linked(rec, calls=calls, action=saved))
-        for k, (cid, _) in enumerate(calls, i + 1):  # 2.x: one observation per action, in order
-            nxt = found[k][1] if k < len(found) else None
-            if not (isinstance(nxt, dict) and nxt.get("role") == "user") or _extra(nxt).get("interrupt_type"):
-                break
-            out[k] = (found[k][0], Linked(nxt, [(cid, _failed_action(nxt))]))
-    return out
+        self.pending = [cid for cid, _ in calls]
+        return path, Linked(rec, calls=calls, action=self.saved)
 
 
 def _text_actions(rec: dict, saved: re.Pattern | None = None) -> list[str]:
@@ -431,28 +466,31 @@ def _extra(rec: dict) -> dict:
     return extra if isinstance(extra, dict) else {}
 
 
-def _link_handoffs(found: list) -> list:
+class _Handoffs:
     """After an Agents SDK handoff (a `transfer_to_…` call answered `{"assistant": name}`) the
     agent it handed off to speaks: its messages, thoughts and calls, up to the next handoff, are
     marked with its name. `to_input_list()` names no agent anywhere else, so what precedes the
     first handoff stays unnamed. (JSONL is read line by line: `follow` does the same there.)"""
-    out, agent = list(found), None
-    for i, (path, rec) in enumerate(found):
+
+    def __init__(self):
+        self.agent: str | None = None
+
+    def take(self, path: str, rec: Any) -> tuple[str, Any]:
         if not isinstance(rec, dict):
-            continue
+            return path, rec
         if rec.get("type") == "function_call_output" and (to := _handed_to(rec.get("output"))):
-            agent = to
+            self.agent = to
         elif getattr(rec, "agent", None):
-            agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
-        elif agent and _spoken(rec):
-            out[i] = (path, Linked(rec, getattr(rec, "links", None), agent, getattr(rec, "calls", None),
-                                   beside=getattr(rec, "beside", None)))
-    return out
+            self.agent = rec.agent  # a RunState's item names its agent (and so who speaks next)
+        elif self.agent and _spoken(rec):
+            return path, Linked(rec, getattr(rec, "links", None), self.agent, getattr(rec, "calls", None),
+                                beside=getattr(rec, "beside", None))
+        return path, rec
 
 
 def follow(ev: Event, carried: dict) -> None:
     """JSONL (one item per line: `to_input_list()` written line by line, or `SQLiteSession`'s
-    `get_items()`): what `_link_handoffs` does for a document, one line at a time as the index
+    `get_items()`): what `_Handoffs` does for a document, one line at a time as the index
     reads them. A handoff's output names the agent that speaks after it (`carried["agent"]`, kept
     between passes); the model's items that follow, up to the next handoff, are that agent's."""
     if ev.role == "assistant":
@@ -506,7 +544,7 @@ def _event(rec: Any, ref: Ref) -> Event:
     if role in ("tool", "function"):
         _tool_result(ev, rec, ref)
     elif role == "user" and getattr(rec, "links", None) and not _extra(rec).get("interrupt_type"):
-        (call, failed), = rec.links  # a text-based command's observation (`_link_actions`)
+        (call, failed), = rec.links  # a text-based command's observation (`_Actions`)
         ev.role, ev.kind = "tool", "tool_result"
         ev.blocks = [ToolResult(call, _observed(content), failed)]
     elif role == "user" and _extra(rec).get("interrupt_type") == "FormatError" \
