@@ -4,7 +4,8 @@ observations, an Agents SDK RunState's items and handoffs, Cline's text results 
 record at a time too (formats/streamed.py): the same records, ids and cards as a whole read, with
 the whole read made to fail; a key after the list (mini-swe-agent's `trajectory_format`, a
 `system` written after the messages) still decides how they read; a page reads each record again
-from its own bytes, also from the cache."""
+from its own bytes, also from the cache. A dataset's lines are indexed a stretch at a time, never
+held whole, and read on as the file grows."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 import pytest
 
 from viewer import partial, reader
-from viewer.formats import detect
+from viewer.formats import detect, wrapped
 from viewer.index import SessionIndex, summary_dump
 from viewer.timeline import load_events, raw_record
 
@@ -253,3 +254,57 @@ def test_a_document_whose_records_need_what_follows_them_is_read_whole(tmp_path)
     assert "spans" not in th.carried
     dropped = load_events(idx, "main", len(th) - 10, len(th) - 9)[0]
     assert "dropped by a /rewind" in str(dropped.blocks)
+
+
+# --- datasets -----------------------------------------------------------------------------------
+
+
+def _dataset(path, lines: int, start: int = 0):
+    with open(path, "a") as f:
+        for n in range(start, start + lines):
+            f.write(json.dumps({"messages": [
+                {"role": "system", "content": "You are helpful."},
+                {"role": "user", "content": f"Question {n}: {PAD}"},
+                {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+                 "function": {"name": "lookup", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": f"found {n}"},
+                {"role": "assistant", "content": f"Answer {n}: {PAD}"}]}) + "\n")
+
+
+def test_a_dataset_is_indexed_a_stretch_at_a_time_and_read_on_as_it_grows(tmp_path, monkeypatch):
+    path = tmp_path / "train.jsonl"
+    _dataset(path, 3000)
+    os.utime(path, (1_700_000_000, 1_700_000_000))  # (finished: one written lately is kept whole)
+    with monkeypatch.context() as m:  # (a whole reading, as before)
+        m.setattr(wrapped, "lean", lambda _p: None)
+        whole = SessionIndex(str(path)).build()
+    wrapped._folds.clear()
+    held = []
+    real = wrapped.Fold.let_go
+
+    def let_go(fold):
+        held.append(len(fold.records))
+        real(fold)
+    monkeypatch.setattr(wrapped.Fold, "let_go", let_go)
+
+    def whole_read(*_a, **_k):
+        raise AssertionError("the whole dataset was read")
+    monkeypatch.setattr(wrapped, "lines_fold", whole_read)
+    monkeypatch.setattr(detect, "read_document", whole_read)
+    idx = SessionIndex(str(path)).build()
+    th, wt = idx.threads["main"], whole.threads["main"]
+    assert len(th) == len(wt) == 3000 * 6 and th.ids == wt.ids and th.paths == wt.paths
+    assert list(th.plan) == list(wt.plan) and th.carried == wt.carried
+    assert summary_dump(idx.summary) == summary_dump(whole.summary)
+    assert max(held) < 600  # (a stretch of records at a time, never the file's 18,000)
+    n = len(th)
+    for lo in (0, n // 2, n - 30):
+        assert _view(load_events(idx, "main", lo, lo + 30)) == _view(load_events(whole, "main", lo, lo + 30))
+    # the file grows: the new lines are read on, not the file again
+    _dataset(path, 50, start=3000)
+    idx.refresh()
+    monkeypatch.undo()
+    wrapped._folds.clear()
+    again = SessionIndex(str(path)).build()
+    assert idx.threads["main"].ids == again.threads["main"].ids and len(again.threads["main"]) == 3050 * 6
+    assert summary_dump(idx.summary) == summary_dump(again.summary)

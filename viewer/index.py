@@ -130,6 +130,9 @@ class ThreadIndex:
     # a first screen of a log of API calls: the records it read, which its events are read from
     # (read_region; never in the cache: a region index is not kept)
     held: list | None = None
+    # a JSONL file of wrappers read by the index itself (`SessionIndex._read_lean`): that reading,
+    # its records let go, to read on as the file grows (never in the cache)
+    reading: Any = None
     # a JSONL file of wrappers (`folded`): what its reading knew before each line and decided there
     # (rows of `formats.wrapped.PLAN` numbers: `_Unwrap.take`), so a window's lines are read alone
     # as that reading read them (`wrapped.replay`) — a new process draws a page of a 100 MB log
@@ -656,10 +659,26 @@ class SessionIndex:
         past the ones indexed, and returns the file's (size, mtime_ns, inode, seal) as read."""
         adapter = formats.get(th.format)
         if folded(th):  # read on (not through every format's look at the file's head)
+            fold, th.reading = th.reading, None
+            if fold is not None and not wrapped.kept(th.path):
+                # its own reading, lean: read on over what the file gained (else — the file is no
+                # longer the one it read, or its last line, read without its line end, went on — a
+                # whole reading tells whether the records read stand: `_read_fold`)
+                with fold.lock:
+                    read_on = fold.extend(f)
+                if read_on:
+                    read = self._read_fold(th, adapter, fold, f)
+                    fold.let_go()
+                    th.reading = fold
+                    return read
             fold = wrapped.lines_fold(th.path)
             if fold is None:
                 raise _Stale
             return self._read_fold(th, adapter, fold, f)
+        # (a file written lately is read whole and kept, as a live log's page reads it too)
+        if not len(th) and not wrapped.kept(th.path) and _quiet(th.path) \
+                and (fold := wrapped.lean(th.path)) is not None:
+            return self._read_lean(th, adapter, fold, f)
         rows = rowfold.fold(th.path, adapter)
         if rows is not None:
             return self._read_rows(th, adapter, rows, f, change)
@@ -785,7 +804,8 @@ class SessionIndex:
         on a first read, else only those of the lines the file gained (the Fold the thread was
         read from, read on). An event's length is its line's end: the bytes it was read from."""
         with fold.lock:  # (a page may be reading the file on: what was read up to one place)
-            n, read = len(fold.records), (fold.size, fold.mtime_ns, fold.ino, fold.seal.hex())
+            n, read = fold.dropped + len(fold.records), (fold.size, fold.mtime_ns, fold.ino, fold.seal.hex())
+            dropped = fold.dropped
             offset, waiting = fold.offset, fold.waiting
             # (rows of the lines past those the thread's plan holds: the rows of the lines before
             # are the same in any reading of these bytes)
@@ -797,8 +817,9 @@ class SessionIndex:
         # or that reading was let go, and the file was read whole again): its first records are
         # the index's when its record `start` ends where the index's does — the bytes before there
         # unchanged (`refresh` checked the seal, as for a JSONL file's append)
-        if start and not (n >= start and fold.ino == th.ino and ends[start - 1] == th.lengths[start - 1]):
-            raise _Stale  # (replaced, or rewritten: read whole again)
+        if start and not (n >= start and fold.ino == th.ino and ends[start - 1] == th.lengths[start - 1]) \
+                or start < dropped:
+            raise _Stale  # (replaced, or rewritten, or records it lacks let go: read whole again)
         # a log of API calls names its events by where their line begins (`formats.wrapped.
         # call_log`: a first screen read from the lines it shows names them alike); as it was
         # named on its first read, whatever its first record turned out to be since
@@ -808,9 +829,47 @@ class SessionIndex:
         put = self._putter(th, adapter)
         starts = fold.starts
         for i in range(start, n):
-            path, rec = records[i]
+            path, rec = records[i - dropped]
             self._add(put, th, adapter, rec, i + 1, starts[i], ends[i], None, f, path)
         th.offset, th.line, th.pending = offset, n, waiting
+        return read
+
+    def _read_lean(self, th: ThreadIndex, adapter, fold, f) -> tuple:
+        """Index a JSONL file of wrappers (a dataset's or a batch's lines, a log of API calls) from
+        a new reading of it (`wrapped.lean`) a stretch of records at a time, each stretch let go
+        once indexed: what the pass holds is one stretch and the reading's state (the sections
+        opened, the call ids each owns), never the file's records — a whole reading held four
+        times the file's size. The records and their names are those of `_read_fold` over a whole
+        reading (the same `_Unwrap`, in the same order). For a finished file (one written lately
+        is read whole and kept: a live log's page reads its new lines from that reading too,
+        `wrapped.lines_fold`, once for both). The reading stays with the thread
+        (`th.reading`), to read on as the file grows; a page reads its lines alone (`th.plan`,
+        `wrapped.replay`: the reading is kept nowhere else)."""
+
+        def drain(fold) -> None:
+            # (a stretch once the file's first wrapper is known: it names a log's events by place)
+            if len(fold.records) < STREAM_WINDOW or fold.first is None:
+                return
+            if not len(th):
+                th.carried = {"fold": True, "at": fold.logged, "renames": []}
+            th.plan.extend(fold.unwrap.plan[len(th.plan):])
+            put = self._putter(th, adapter)
+            starts, ends, base = fold.starts, fold.ends, fold.dropped
+            for j, (path, rec) in enumerate(fold.records):
+                i = base + j
+                self._add(put, th, adapter, rec, i + 1, starts[i], ends[i], None, f, path)
+            fold.let_go()
+
+        told = wrapped.PROGRESS.set(self.progress)  # (the bar moves as the lines are read)
+        try:
+            if not fold.extend(f, drain=drain):
+                raise _Stale
+        finally:
+            wrapped.PROGRESS.reset(told)
+        th.ino = fold.ino
+        read = self._read_fold(th, adapter, fold, f)
+        fold.let_go()
+        th.reading = fold
         return read
 
     def _read_rows(self, th: ThreadIndex, adapter, fold: rowfold.RowFold, f, change: Change) -> None:
@@ -1884,6 +1943,11 @@ def identity_matches(files: list) -> bool:
         if pending and pending[0] and _grace_over(mtime_ns):
             return False
     return True
+
+
+def _quiet(path: str) -> bool:
+    """Whether a file has not been written for QUIET_FINISHED: taken as finished."""
+    return time.time() - reader.file_identity(path)[1] / 1e9 > QUIET_FINISHED
 
 
 def _grace_over(mtime_ns: int) -> bool:

@@ -348,6 +348,18 @@ def _head_eol(path: Path, f) -> bytes | None:
     return eol
 
 
+def lean(path: str | Path) -> "Fold | None":
+    """A new reading of a JSONL file of wrappers, kept nowhere, for the index to read whole a
+    stretch at a time (`Fold.extend`'s drain, `Fold.let_go`): a dataset of 100 MB is never held
+    whole (its records took four times its size). None when the file is no file of wrappers."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return None
+    with files.open_file(path) as f:
+        eol = _head_eol(path, f)
+        return None if eol is None else Fold(os.fstat(f.fileno()).st_ino, eol)
+
+
 def head_fold(path: str | Path, hi: int) -> "Fold":
     """The Fold of the lines of a JSONL file of wrappers that begin before `hi`, read as a
     whole read reads them (the same records, paths and order: a first screen's records are named
@@ -487,16 +499,24 @@ class Fold:
         self.flavors: set = set()  # whose messages its wrappers hold (a proxy may log both APIs)
         self.lines_read = 0  # lines decoded, all reads together (what a read costs, for tests)
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
+        # the records let go before `records[0]` (a reading the index drains as it reads: `lean`)
+        self.dropped = 0
+
+    def let_go(self) -> None:
+        """Drop the records read so far (the index holds their events): `dropped` counts them."""
+        self.dropped += len(self.records)
+        del self.records[:]
 
     @property
     def logged(self) -> bool:
         """A log of API calls (see `call_log`): its events are named by where their line begins."""
         return isinstance(self.first, dict) and kind(self.first) in _LOGGED
 
-    def extend(self, f, stop: int | None = None) -> bool:
+    def extend(self, f, stop: int | None = None, drain=None) -> bool:
         """Read the lines the file gained since the last read (`lock` held). False when it is no
         longer the file read: another file, cut short, its bytes before the resume offset changed,
-        or a last line read without its line end written on."""
+        or a last line read without its line end written on. `drain(fold)` is called after each
+        line (the index takes the records read so far, and lets them go: `lean`)."""
         st = os.fstat(f.fileno())
         size, mtime_ns = st.st_size, st.st_mtime_ns
         if st.st_ino != self.ino or size < self.offset:
@@ -535,6 +555,8 @@ class Fold:
             k = len(self.records) - n
             self.ends.extend([end] * k)
             self.starts.extend([start] * k)
+            if drain is not None:
+                drain(self)
         self.offset, self.line = (tail[1], tail[0]) if tail else (scanner.offset, scanner.line)
         self.closed = tail is not None
         self.waiting = waiting
