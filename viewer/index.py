@@ -1663,7 +1663,7 @@ class _NotPlain(Exception):
     records otherwise than as its list's elements (`_stream_document`): it is read whole."""
 
 
-SHELL_BYTES = 8 << 20  # of the elements of other lists before a streamed document's list, kept
+SHELL_BYTES = 2 << 20  # of the elements of other lists before a streamed document's list, kept
 _MISSING = object()
 
 

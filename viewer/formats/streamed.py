@@ -21,6 +21,7 @@ so a page reads one record again without the rest (viewer/timeline.py).
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -88,10 +89,11 @@ def how(key: str, i: int, element: Any, path: str, rec: Any) -> Any:
         value = element.get(part) if isinstance(element, dict) else None
     else:
         raise ValueError(f"record {path} is no part of element {base}")
+    part = sys.intern(part)  # (one string for every record's: a RunState's million `raw_item`)
     if rec is value:
         return None if not part else [part, None]
     if type(rec) is Linked and dict.__eq__(rec, value):
-        return [part, freeze(vars(rec))]
+        return [part, marks(rec)]
     raise ValueError(f"record {path} is no element of the list, nor one marked")
 
 
@@ -102,8 +104,12 @@ def head_how(rec: Any) -> list:
     """What the index keeps of a record of the document's other members (`Streaming.head`): the
     record itself, and its marks (these records are few and small: a `system` prompt, a session's
     head)."""
-    marks = freeze(vars(rec)) if type(rec) is Linked else None
-    return [HEAD, freeze(dict(rec) if type(rec) is Linked else rec), marks]
+    return [HEAD, freeze(dict(rec) if type(rec) is Linked else rec), marks(rec) if type(rec) is Linked else None]
+
+
+def marks(rec: Linked) -> dict:
+    """A Linked record's marks, frozen (`freeze`); those it does not have (None) left out."""
+    return {k: freeze(v) for k, v in vars(rec).items() if v is not None}
 
 
 def rebuild(element: Any, made: Any) -> Any:
