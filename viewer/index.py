@@ -1672,7 +1672,7 @@ class _Made:
     `SessionIndex._stream_document` reads its elements (formats/streamed.py): its records of the
     document's other members first (once the members before the list are read), then one per
     element. Each record that is not its element as it stands is noted in `th.carried["made"]`
-    (seq → `streamed.how`: what rebuilds it from the element's bytes). The last element's record
+    (seq → `streamed.how`, as `streamed.note`: what rebuilds it from the element's bytes). The last element's record
     is indexed once the next comes or the list ends (`end`): the format may mark the last one
     (`Streaming.last`).
 
@@ -1770,7 +1770,7 @@ class _Made:
     def _index(self, path: str, rec, offset: int, length: int, how) -> None:
         th = self.th
         if how is not None:
-            self.notes[str(len(th))] = how
+            self.notes[str(len(th))] = streamed.note(how)
         self.idx._add(self.put, th, self.adapter, rec, len(th) + 1, offset, length, None, self.f, path)
 
 

@@ -268,8 +268,8 @@ def _span_record(th: ThreadIndex, seq: int, f) -> Any:
     offset, length = th.offsets[seq], th.lengths[seq]
     if seq in th.bad:  # (the last record: its path is None, past the end of `th.paths`)
         return reader.BadLine(th.bad[seq])
-    made = th.carried.get("made")
-    how = made.get(str(seq)) if made else None  # (a record its format made: formats/streamed.py)
+    made = th.carried.get("made")  # (the records its format made: formats/streamed.py)
+    how = streamed.read_note(made.get(str(seq))) if made else None
     if how is not None and how[0] == streamed.HEAD:
         return streamed.rebuild(None, how)
     value = reader.read_line(f, offset, length)

@@ -25,6 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import orjson
+
 
 
 class Linked(dict):
@@ -129,6 +131,16 @@ def rebuild(element: Any, made: Any) -> Any:
     for k, v in thaw(marks).items():
         setattr(rec, k, v)
     return rec
+
+
+def note(made: Any) -> str:
+    """What `how` (or `head_how`) said, as the index keeps it: JSON text (a trajectory of 150,000
+    marked records kept them as lists and dicts: 100 MB)."""
+    return sys.intern(orjson.dumps(made).decode())  # (a RunState's are a few, each repeated)
+
+
+def read_note(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
 
 
 # marks hold tuples, sets, dicts keyed by numbers and patterns; the index keeps them as JSON
