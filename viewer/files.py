@@ -19,6 +19,9 @@ A session kept as a row of a database (OpenCode 1.2+'s `opencode.db`, Goose's `s
 database file (`…/opencode.db/<session id>`), which no file system holds. `ROW_STORES` (filled by
 `viewer.formats`) are the modules that own such paths: `is_row(path)` and `row_bytes(path)`, what
 opening the path reads (checked as the database file itself is: a regular file inside the roots).
+
+A compressed transcript (`x.jsonl.zst`, `x.jsonl.gz`) is checked as any file is, and opening it
+opens its decompressed copy in the cache folder (`viewer.compressed`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
+
+from . import compressed
 
 ROW_STORES: list = []  # modules with is_row(path) and row_bytes(path): see the module docstring
 
@@ -162,7 +167,19 @@ def open_file(path: str | os.PathLike) -> BinaryIO:
     OSError) for anything else, and OSError when it cannot be read."""
     if (store := row_store(path)) is not None:
         return io.BytesIO(store.row_bytes(os.fspath(path)))
+    if compressed.is_compressed(path):
+        return open(_plain_copy(path), "rb")
     return os.fdopen(_open_fd(path), "rb")
+
+
+def _plain_copy(path: str | os.PathLike) -> str:
+    """The decompressed copy of a compressed transcript (see `viewer.compressed`), the compressed
+    file itself checked and opened as any transcript is."""
+    fd = _open_fd(path)
+    try:
+        return compressed.copy_for(os.fspath(path), fd)
+    finally:
+        os.close(fd)
 
 
 def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
@@ -173,6 +190,14 @@ def read_file(path: str | os.PathLike, limit: int | None = None) -> bytes:
         data = store.row_bytes(os.fspath(path))
         return data if limit is None else data[:limit]
     fd = _open_fd(path)
+    if compressed.is_compressed(path):
+        try:
+            if limit is not None:
+                return compressed.head(os.fspath(path), fd, limit)
+            with open(compressed.copy_for(os.fspath(path), fd), "rb") as f:
+                return f.read()
+        finally:
+            os.close(fd)
     try:
         parts, left = [], limit if limit is not None else -1
         while left:

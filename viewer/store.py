@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
-from . import files, formats, keys
+from . import compressed, files, formats, keys
 from .cache import IndexCache
 from .formats import detect
 from .index import Change, SessionIndex, identity_matches, summary_load
@@ -92,6 +92,9 @@ class Store:
                  follow_symlinks: bool = False, redact: bool = False):
         self.roots = [Path(r).expanduser().resolve() for r in roots]
         self.cache = cache
+        if cache is not None:  # decompressed copies of `.jsonl.zst` transcripts live beside it
+            compressed.use_folder(cache.folder)
+        compressed.sweep()  # (the copies of compressed files gone or changed since)
         self.confinement = files.Confinement.of_roots(self.roots, follow_symlinks)
         self._prefixes = keys.root_prefixes([r.name for r in self.roots],
                                             [str(r) for r in self.roots]) \
@@ -319,7 +322,7 @@ class Store:
             if SESSION_FILE in names and folder != top:
                 yield _candidate(os.path.join(folder, SESSION_FILE), folder[cut:])
                 continue
-            stems = {n[:-6] for n in names if n.endswith(".jsonl")}
+            stems = {n[:-6] for n in map(compressed.plain_name, names) if n.endswith(".jsonl")}
             # a format's folders that hold parts of sessions listed elsewhere (OpenCode's storage)
             skip = set().union(*(f(names) for f in formats.SKIPPING))
             for e in entries:
@@ -336,6 +339,15 @@ class Store:
                         yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
                     elif not _is_companion(e.path):
                         yield _candidate(e.path, e.path[cut:-6])
+                elif name.endswith(compressed.SUFFIXES):  # x.jsonl.zst (Codex's older rollouts)
+                    plain = compressed.plain_name(name)
+                    if plain in names:  # the plain file beside it wins, as Codex reads it
+                        continue
+                    cut_end = len(name) - len(plain) + 6  # ".jsonl.zst"
+                    if plain in formats.FOLDER_FILES or plain == SESSION_FILE:
+                        yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
+                    elif not _is_companion(e.path[:len(e.path) - len(name) + len(plain)]):
+                        yield _candidate(e.path, e.path[cut:-cut_end])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
                 elif name.endswith((".db", ".sqlite")) and (rows := formats.row_store_named(name)):
@@ -912,8 +924,9 @@ def _label(name: str) -> str:
 def main_label(path: Path) -> str:
     """The name a session is known by from its main file: its folder's when the file stands for
     its folder (messages.jsonl, a format's events file: Copilot CLI's events.jsonl), else its stem."""
-    return _label(path.parent.name if path.name == SESSION_FILE or path.name in formats.FOLDER_FILES
-                  else path.stem)
+    name = compressed.plain_name(path.name)  # (x.jsonl.zst is known as x)
+    return _label(path.parent.name if name == SESSION_FILE or name in formats.FOLDER_FILES
+                  else Path(name).stem)
 
 
 def _key_of(root: Path, path: str, label: str) -> tuple[str, str | None]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 import logging
 from types import ModuleType
 
-from .. import files, reader
+from .. import compressed, files, reader
 
 from . import claude_code, generic, legion
 from . import marsys, wolo
@@ -70,7 +70,8 @@ FOLDER_FILES = frozenset(a.EVENTS_FILE for a in ADAPTERS if hasattr(a, "EVENTS_F
 # databases whose rows are sessions: discovery lists them, `files.open_file` reads a row's path
 ROW_STORES = [a.ROW_STORE for a in ADAPTERS if hasattr(a, "ROW_STORE")]
 files.ROW_STORES[:] = ROW_STORES
-reader.FOLDER_IDENTITIES[:] = [a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
+reader.FOLDER_IDENTITIES[:] = [compressed.identity] + [
+    a.folder_identity for a in ADAPTERS if hasattr(a, "folder_identity")]
 
 
 def row_store_named(name: str) -> ModuleType | None:

@@ -53,7 +53,7 @@ from typing import Any
 
 import orjson
 
-from .. import files, keys
+from .. import compressed, files, keys
 from ..model import INTERRUPTED, Context, Data, Event, Notice, Ref, Text, ToolResult
 from . import openai_chat
 from .common import as_text, compaction_event, first_time, generic_event, result_content, text_field
@@ -509,7 +509,7 @@ def session_info(main: Path) -> dict:
     folders = [main.parent] if day is None else [_day_folder(main.parent, day - timedelta(n))
                                                 for n in range(DAYS_BACK)]
     for folder in folders:
-        found = sorted(folder.glob(f"rollout-*-{spawn['parent_thread_id']}.jsonl"))
+        found = _rollouts(folder, f"rollout-*-{spawn['parent_thread_id']}.jsonl")
         if found:
             info["parent_path"] = str(found[0])
             break
@@ -536,7 +536,9 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
     out = []
     for folder in companion_folders(main):
         try:
-            names = sorted(p for p in folder.glob("rollout-*.jsonl") if p.name > main.name)
+            after = compressed.plain_name(main.name)
+            names = [p for p in _rollouts(folder, "rollout-*.jsonl")
+                     if compressed.plain_name(p.name) > after]
         except OSError:
             continue
         for path in names:
@@ -550,6 +552,16 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
                     meta["spawned_as"] = key
                 out.append((child, path, meta))
     return out
+
+
+def _rollouts(folder: Path, pattern: str) -> list[Path]:
+    """The rollouts of a day's folder named by `pattern` (a `….jsonl` glob), plain or compressed
+    (Codex compresses those older than a few days to `….jsonl.zst`; a plain one hides its `.zst`),
+    in name order."""
+    plain = list(folder.glob(pattern))
+    have = {p.name for p in plain}
+    packed = [p for p in folder.glob(pattern + ".zst") if p.name[:-4] not in have]
+    return sorted(plain + packed, key=lambda p: compressed.plain_name(p.name))
 
 
 def thread_label(agent: str, meta: dict) -> str:
