@@ -284,6 +284,7 @@ def test_a_first_screen_from_the_end_takes_the_index_s_names_when_it_is_done(uni
         expect(page.locator("#index-progress")).to_be_visible()
         assert page.locator('.tool[data-call="call_0~1501"]').count() == 0  # (not known yet)
         stream_open(page, "live")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
         app.hold.release.set()
         last = page.locator('.tool[data-call="call_0~1501"]')
         expect(last.locator(".tool-input")).to_contain_text("the last step", timeout=60_000)
@@ -291,6 +292,8 @@ def test_a_first_screen_from_the_end_takes_the_index_s_names_when_it_is_done(uni
         before = page.locator('.tool[data-call="call_0~1500"]')
         expect(before.locator(".tool-result")).to_contain_text("output of step 1499")
         expect(page.locator("#index-progress")).to_be_hidden()
+        # drawn again in place, not reloaded: the scroll and the cards opened stay
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")
         assert not page.problems
 
 
@@ -305,12 +308,15 @@ def test_a_cold_permalink_to_a_call_of_an_id_used_again_lands_on_it_once_indexed
         expect(page.locator("#index-progress")).to_be_visible()
         expect(page.locator("#m-L1503")).to_contain_text("step 750")
         stream_open(page, "early-stream")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
         app.hold.release.set()
         card = page.locator('#m-L1503 .tool[data-call="call_0~751"]')
         expect(card.locator(".tool-result")).to_contain_text("output of step 0750", timeout=60_000)
         expect(card.locator(".state")).to_have_text("completed")
         expect(page.locator(".state.resolving")).to_have_count(0)
         expect(page.locator("#m-L1503")).to_be_in_viewport()
+        expect(page.locator("#m-L1503")).to_have_class(re.compile(r"\btarget\b"))  # (still the link's)
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
         assert not page.problems
 
 

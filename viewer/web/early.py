@@ -9,18 +9,18 @@ The page's event stream (the live tail's; or one of its own, `early` only, when 
 the end of the session) waits for the build and sends its progress. When the index is done it sends
 one message of out-of-band updates — the partials the live tail uses when a call changes state: the
 cards of the region whose result was not read yet, the results whose call was not, the header's
-facts and counts, the hidden count — and then goes on as a live tail from the region's end. A
-JSONL page whose calls the region named otherwise than the index (a call id used again, whose
-first call lies before the region) is told to reload instead: drawn from the index, it names them
-as it does.
+facts and counts, the hidden count — and then goes on as a live tail from the region's end.
 
-A log of API calls read from its middle cannot know which call and conversation of the file each
-line is ("API call", not "API call 53"), the call ids an earlier conversation used (renamed
-`id~N` by the whole read), nor, for a line going on with a conversation last seen before the lines
-it read, that it goes on with one (it shows that history again). Its cards are drawn again in place
-by the same message (`_redrawn`, the live tail's "changed" partial): each card the index draws
-otherwise replaces the page's, and a line the index reads as other records (other ids) has its
-cards replaced by the index's — the page is not reloaded, its scroll and open cards stay.
+A region cannot know everything the whole read knows. In a JSONL file, a call id used again after
+its result is a new call, `id~N` (toolcalls, "An id used again"): a region further on that did not
+read the id's first call names a later one by the bare id. A log of API calls read from its middle
+cannot know which call and conversation of the file each line is ("API call", not "API call 53"),
+the call ids an earlier conversation used (renamed `id~N` too), nor, for a line going on with a
+conversation last seen before the lines it read, that it goes on with one (it shows that history
+again). Such cards are drawn again in place by the same message (`_redrawn`, the live tail's
+"changed" partial): each card the index draws otherwise replaces the page's, and a line the index
+reads as other records (other ids) has its cards replaced by the index's — the page is not
+reloaded, its scroll and open cards stay.
 
 A big session that cannot be shown in part (a JSON document its format reads whole) gets a page that says it is reading
 the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
@@ -44,7 +44,7 @@ from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
 PROGRESS_EVERY = 0.5  # seconds between two progress messages while a page waits for its index
 
 
-WHOLE = (0, 0)  # the region of a page that showed none of the file: a document read whole
+WHOLE = (0, 0, False)  # the region of a page that showed none of the file: a document read whole
 
 
 def size_words(size: int) -> str:
@@ -53,16 +53,21 @@ def size_words(size: int) -> str:
 
 
 def region_arg(idx: SessionIndex) -> str:
-    """The region a first screen showed, as its stream's `early` argument."""
-    return f"{idx.region.lo}-{idx.region.hi}"
+    """The region a first screen showed, as its stream's `early` argument: `lo-hi`, and `-n` when
+    its lines were numbered (its cards named `L<line>`, not `@<offset>`: see read_region)."""
+    r = idx.region
+    return f"{r.lo}-{r.hi}" + ("-n" if r.counted and r.lo else "")
 
 
-def parse_region(text: str | None) -> tuple[int, int] | None:
+def parse_region(text: str | None) -> tuple[int, int, bool] | None:
+    """(lo, hi, numbered) from `region_arg`'s text."""
+    lo, _, rest = (text or "").partition("-")
+    hi, _, numbered = rest.partition("-")
     try:
-        lo, hi = (int(x) for x in (text or "").split("-"))
+        lo, hi = int(lo), int(hi)
     except ValueError:
         return None
-    return (lo, hi) if 0 <= lo <= hi else None
+    return (lo, hi, numbered == "n") if 0 <= lo <= hi and numbered in ("", "n") else None
 
 
 def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
@@ -91,14 +96,15 @@ def progress(store: Store, key: str) -> float | None:
     return None if b is None else b.fraction
 
 
-def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, environ: dict,
+def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: dict, environ: dict,
             target: str | None = None):
     """SSE messages: the build's progress while it runs, then the updates that complete a page
-    drawn from `region` (lo, hi of the main file); `cursor` is brought to where the page is then.
+    drawn from `region` (lo, hi of the main file, numbered: `parse_region`); `cursor` is brought to
+    where the page is then.
     Returns the index, or None when the session could not be indexed (the page is told why). A
     page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again.
     `target`: the event the page is a permalink of (a card drawn again stays its target)."""
-    whole = tuple(region) == WHOLE
+    whole = region == WHOLE
     mb = size_words(store.get(key).size) if whole else None
     with app.request_context(_url_environ(environ)):
         while True:
@@ -137,25 +143,29 @@ def resolve(app, store: Store, key: str, region: tuple[int, int], cursor: dict, 
     return idx
 
 
-def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int], target: str | None) -> list | None:
+def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
+             target: str | None) -> list | None:
     """The cards a page drawn from `region` holds otherwise than the index draws them, to draw
     again in place: [(ids of the page's cards to take out, the id of the card the new ones
     replace, the views of those)]; None when the page cannot be completed in place (it reloads).
 
-    A log of API calls read from its middle (see the module's docstring): its region is read again
-    (a few of its lines: what the page drew) and compared with the index line by line. A line whose
-    records the index names alike has each card whose content differs drawn again (its numbers,
-    its renamed call ids); a line whose records differ (it goes on with a conversation the region
-    did not read) has its cards replaced by the index's. A file whose lines are no longer those
-    the page read reloads. A JSONL page reloads when the region named a call otherwise
-    (`_named_otherwise`)."""
-    lo, hi = region
+    A log of API calls read from its middle, or a JSONL page whose region named a call otherwise
+    (`_named_otherwise`; see the module's docstring): its region is read again (a few of its lines:
+    what the page drew) and compared with the index line by line. A line whose records the index
+    names alike has each card whose content differs drawn again (its numbers, its renamed call
+    ids); a line whose records differ (it goes on with a conversation the region did not read) has
+    its cards replaced by the index's. A file whose lines are no longer those the page read
+    reloads."""
+    lo, hi, numbered = region
     th = idx.threads["main"]
-    if not (lo and folded(th)):
-        return None if _named_otherwise(idx, region) else []
+    if not lo or not (folded(th) or _named_otherwise(idx, region)):
+        return []
     start, stop = idx.seq_at(lo), idx.seq_at(hi)
     try:
-        part = store.redacting(SessionIndex(idx.main, confinement=idx.confinement).read_region(lo, hi))
+        # (read as the page read it: numbered from the line before lo, or named by offsets)
+        part = SessionIndex(idx.main, confinement=idx.confinement).read_region(
+            lo, hi, _lines_before(idx, lo) if numbered else 0)
+        part = store.redacting(part)
     except (OSError, ValueError, detect.NotTranscript):
         return None
     pt = part.threads["main"]
@@ -175,6 +185,21 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int], target: s
             for gone, at, views in out]
 
 
+def _lines_before(idx: SessionIndex, lo: int) -> int:
+    """The number of lines of the main file before offset `lo` (a line's start), from the index:
+    the line of its first event, less the blank lines between."""
+    th = idx.threads["main"]
+    seq = idx.seq_at(lo)
+    if seq >= len(th):
+        return th.line
+    gap = th.offsets[seq] - lo
+    if not gap:
+        return th.lines[seq] - 1
+    with open(idx.main, "rb") as f:
+        f.seek(lo)
+        return th.lines[seq] - 1 - f.read(gap).count(th.eol.encode())
+
+
 def _by_line(offsets, items: list) -> list[tuple[int, list]]:
     """Consecutive items grouped by the line they were read from: [(its offset, its items)]."""
     return [(at, [x for _, x in group]) for at, group in groupby(zip(offsets, items), key=lambda p: p[0])]
@@ -185,12 +210,12 @@ def _shown(ev) -> tuple:
     return ev.id, ev.role, ev.kind, ev.blocks, ev.hidden, ev.states, ev.source_id, ev.state
 
 
-def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
+def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool]) -> bool:
     """Whether a JSONL page drawn from `region` named a call otherwise than the index does: a
     call id used again after its result is a new call, `id~N` (toolcalls, "An id used again"), and
     a region further on that did not read the id's first call took a later one for it. Its cards'
-    ids, and the updates that complete them, would then not meet: such a page reloads instead."""
-    lo, hi = region
+    ids, and the updates that complete them, would then not meet: such cards are drawn again."""
+    lo, hi = region[:2]
     th = idx.threads["main"]
     if lo == 0 or not th.renamed:
         return False
@@ -202,10 +227,10 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int]) -> bool:
     return False
 
 
-def _completed(idx: SessionIndex, region: tuple[int, int]) -> tuple[list, list]:
+def _completed(idx: SessionIndex, region: tuple[int, int, bool]) -> tuple[list, list]:
     """(call cards of the region whose result lies outside it or that spawned a thread, results
     of the region whose call lies outside it), as the full index resolves them."""
-    lo, hi = region
+    lo, hi = region[:2]
     start, stop = idx.seq_at(lo), idx.seq_at(hi)
     inside = range(start, stop)
     tl = Timeline(idx)

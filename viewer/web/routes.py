@@ -204,7 +204,7 @@ def _reading_page(ref: SessionRef, key: str):
     build = store().build(key, start=False)
     response = make_response(render_template(
         "reading.html", ref=ref, key=key, mb=early.size_words(ref.size), fraction=build.fraction,
-        early="%d-%d" % early.WHOLE))
+        early="%d-%d" % early.WHOLE[:2]))
     response.call_on_close(build.start)
     return response
 
