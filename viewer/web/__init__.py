@@ -22,6 +22,8 @@ from .pagecache import PageCache
 
 log = logging.getLogger(__name__)
 
+WARM_LEXERS_AFTER = 5.0  # seconds after start-up (a restarted server's first pages come first)
+
 
 def default_roots() -> list[str]:
     return [str(resource_dir("test_data") / "sessions")]
@@ -181,7 +183,20 @@ def create_app(config: dict | None = None) -> Flask:
     _warm_up(app)
     if app.config["INDEX_ALL"]:
         store.indexer.start()
+    warming = threading.Timer(WARM_LEXERS_AFTER, _warm_lexers, args=(store,))
+    warming.daemon = True
+    warming.start()
     return app
+
+
+def _warm_lexers(store) -> None:
+    """Make the lexers of the files sessions most often show (render.COMMON_FILES), one at a time
+    while no page is being answered."""
+    from .. import render
+
+    for name in render.COMMON_FILES:
+        store.let_pages_first(most=1.0)
+        render.warm_lexer(name)
 
 
 def _warm_up(app: Flask) -> None:
