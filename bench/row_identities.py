@@ -127,6 +127,16 @@ def measure(name: str, db: Path, write, seconds: float, counter) -> None:
           f"sessions read per sweep median {statistics.median(reads):.0f}")
 
 
+def _count(module, name: str, counter: list) -> None:
+    """Count the calls of `module.name` in counter[0]."""
+    fn = getattr(module, name)
+
+    def counted(*a, **k):
+        counter[0] += 1
+        return fn(*a, **k)
+    setattr(module, name, counted)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=300)
@@ -136,19 +146,8 @@ def main() -> None:
     from viewer.formats import goose_db, studio_db
 
     counter = [0]
-    read = getattr(goose_db, "_identity_in", None)
-    if read is not None:
-        def counted(*a, **k):
-            counter[0] += 1
-            return read(*a, **k)
-        goose_db._identity_in = counted
-    else:
-        whole = goose_db._identity
-
-        def counted(*a, **k):
-            counter[0] += 1
-            return whole(*a, **k)
-        goose_db._identity = counted
+    # (a session's identity read: `_identity_in` now, `_identity` in the code before, for an A/B)
+    _count(goose_db, "_identity_in" if hasattr(goose_db, "_identity_in") else "_identity", counter)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "goose"
         folder.mkdir()
@@ -158,12 +157,7 @@ def main() -> None:
         finally:
             con.close()
     counter[0] = 0
-    whole = studio_db._run_row  # (read once per run whose identity is taken, before and after)
-
-    def counted_run(*a, **k):
-        counter[0] += 1
-        return whole(*a, **k)
-    studio_db._run_row = counted_run
+    _count(studio_db, "_run_row", counter)  # (read once per run whose identity is taken, before and after)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "AgentScope-Studio"
         folder.mkdir()
