@@ -47,6 +47,7 @@ def test_a_call_in_a_claude_code_sidechain_completes_in_its_nest(tmp_path, serve
     thread = card.locator("details.subthread")
     thread.locator("summary").click()
     expect(thread.locator("#m-b2-1")).to_be_visible()
+    expect(thread.locator("summary")).to_contain_text("1 event")
     append(agent, {"type": "assistant", "uuid": "b2-2", "isSidechain": True, "agentId": "b2", "sessionId": sid,
                    "message": {"role": "assistant", "content": [
                        {"type": "tool_use", "id": "toolu_b2_ls", "name": "Bash", "input": {"command": "ls"}}]}})
@@ -57,6 +58,8 @@ def test_a_call_in_a_claude_code_sidechain_completes_in_its_nest(tmp_path, serve
                        {"type": "tool_result", "tool_use_id": "toolu_b2_ls", "content": "README.md"}]}})
     expect(nested.locator(".state")).to_have_text("completed")
     expect(nested).to_contain_text("README.md")
+    # the nest's count follows its events (it said "1 event" over three cards)
+    expect(thread.locator("summary")).to_contain_text("3 events")
     assert page.evaluate("window.__sameDocument") == 1
     assert page.problems == []
 
