@@ -329,25 +329,22 @@ class Store:
                 name = e.name
                 if name.startswith("."):
                     continue
+                # x.jsonl.zst / x.jsonl.gz (Codex's older rollouts) is listed as x.jsonl would be;
+                # a plain x.jsonl beside it wins, as Codex reads it
+                plain = compressed.plain_name(name)
+                if plain != name and plain in names:
+                    continue
                 if e.is_dir(follow_symlinks=False):
                     # Claude Code keeps a session's sub-agents in a folder named like the session
                     if depth < MAX_DEPTH and name not in SKIP_DIRS and name not in stems \
                             and name not in skip:
                         stack.append((e.path, depth + 1))
-                elif name.endswith(".jsonl"):
-                    if name in formats.FOLDER_FILES:  # a session kept as a folder: its name
+                elif plain.endswith(".jsonl"):
+                    # a session kept as a folder: its name (a plain messages.jsonl is listed above)
+                    if plain in formats.FOLDER_FILES or plain == SESSION_FILE != name:
                         yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
-                    elif not _is_companion(e.path):
-                        yield _candidate(e.path, e.path[cut:-6])
-                elif name.endswith(compressed.SUFFIXES):  # x.jsonl.zst (Codex's older rollouts)
-                    plain = compressed.plain_name(name)
-                    if plain in names:  # the plain file beside it wins, as Codex reads it
-                        continue
-                    cut_end = len(name) - len(plain) + 6  # ".jsonl.zst"
-                    if plain in formats.FOLDER_FILES or plain == SESSION_FILE:
-                        yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
-                    elif not _is_companion(e.path[:len(e.path) - len(name) + len(plain)]):
-                        yield _candidate(e.path, e.path[cut:-cut_end])
+                    elif not _is_companion(plain_path := os.path.join(folder, plain)):
+                        yield _candidate(e.path, plain_path[cut:-6])
                 elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
                     yield _candidate(e.path, e.path[cut:-7])
                 elif name.endswith((".db", ".sqlite")) and (rows := formats.row_store_named(name)):
