@@ -126,10 +126,7 @@ def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIn
         n = STEP // 2
         while True:
             lo = line_start(f, max(0, offset - n), found.eol)
-            before = 0
-            if line:
-                f.seek(lo)
-                before = line - 1 - f.read(offset - lo).count(eol)
+            before = lines_before(f, lo, offset, line, eol) if line else 0
             idx = _read(path, confinement, found, lo, offset + n, max(0, before))
             seq = idx.seq_at(offset)
             enough_before = lo == 0 or _visible(idx, 0, seq) >= half
@@ -137,6 +134,16 @@ def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIn
             if (enough_before and enough_after) or n >= MOST:
                 return idx
             n *= 4
+
+
+def lines_before(f, lo: int, offset: int, line: int, eol: bytes) -> int:
+    """The number of lines before offset `lo` (a line's start), the line that begins at `offset`
+    (at or after it) being number `line`: a region read from `lo` names its lines `L<n>` as the
+    whole read does."""
+    if offset == lo:
+        return line - 1
+    f.seek(lo)
+    return line - 1 - f.read(offset - lo).count(eol)
 
 
 def line_start(f, pos: int, eol: str = "\n") -> int:

@@ -33,7 +33,7 @@ from itertools import groupby
 
 from flask import render_template
 
-from .. import partial
+from .. import files, partial
 from ..formats import detect
 from ..index import SessionIndex, folded
 from ..store import Store, SessionRef
@@ -192,12 +192,8 @@ def _lines_before(idx: SessionIndex, lo: int) -> int:
     seq = idx.seq_at(lo)
     if seq >= len(th):
         return th.line
-    gap = th.offsets[seq] - lo
-    if not gap:
-        return th.lines[seq] - 1
-    with open(idx.main, "rb") as f:
-        f.seek(lo)
-        return th.lines[seq] - 1 - f.read(gap).count(th.eol.encode())
+    with files.confined(idx.confinement), files.open_file(idx.main) as f:
+        return partial.lines_before(f, lo, th.offsets[seq], th.lines[seq], th.eol.encode())
 
 
 def _by_line(offsets, items: list) -> list[tuple[int, list]]:
