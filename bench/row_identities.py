@@ -148,24 +148,18 @@ def main() -> None:
     counter = [0]
     # (a session's identity read: `_identity_in` now, `_identity` in the code before, for an A/B)
     _count(goose_db, "_identity_in" if hasattr(goose_db, "_identity_in") else "_identity", counter)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "goose"
-        folder.mkdir()
-        con, db, write = goose(folder, args.sessions, args.messages)
-        try:
-            measure("Goose sessions.db", db, write, args.seconds, counter)
-        finally:
-            con.close()
-    counter[0] = 0
     _count(studio_db, "_run_row", counter)  # (read once per run whose identity is taken, before and after)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "AgentScope-Studio"
-        folder.mkdir()
-        con, db, write = studio(folder, args.sessions, args.messages)
-        try:
-            measure("AgentScope Studio database.sqlite", db, write, args.seconds, counter)
-        finally:
-            con.close()
+    for name, folder_name, make in (("Goose sessions.db", "goose", goose),
+                                    ("AgentScope Studio database.sqlite", "AgentScope-Studio", studio)):
+        counter[0] = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / folder_name
+            folder.mkdir()
+            con, db, write = make(folder, args.sessions, args.messages)
+            try:
+                measure(name, db, write, args.seconds, counter)
+            finally:
+                con.close()
 
 
 if __name__ == "__main__":
