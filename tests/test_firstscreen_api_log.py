@@ -171,7 +171,7 @@ def test_a_log_s_first_screen_from_its_start_is_read_once(big, monkeypatch):
 
 def test_the_index_pass_of_a_finished_log_reads_each_line_once(big, monkeypatch):
     """A log not written lately (its reading is not kept in memory) was read whole twice by one
-    index pass: once to learn it is a file of wrappers (`detect.stream_key`), once to index it —
+    index pass: once to learn it is a file of wrappers (`detect.stream_plan`), once to index it —
     half the pass (the bench's 100 MB log: 40 % of plain orjson per line)."""
     root, path = big
     wrapped._folds.clear()

@@ -687,7 +687,7 @@ class SessionIndex:
         told = wrapped.PROGRESS.set(self.progress)  # (a dataset's lines: read whole, told as read)
         try:
             # a folder's session, or a JSONL file of wrappers (an API call log), read once here:
-            # `stream_key` and `read_document` each asked, and a log not written lately (its
+            # `stream_plan` and `read_document` each asked, and a log not written lately (its
             # reading not kept: `wrapped.lines_fold`) was read whole twice, half of its pass
             doc = detect.folder_document(th.path)
             if doc is None:
@@ -1382,7 +1382,7 @@ class SessionIndex:
         return self
 
     def _read_document_region(self, hi: int, found) -> "SessionIndex":
-        """`read_region` of a big document read a record at a time (`detect.stream_key`): its
+        """`read_region` of a big document read a record at a time (`detect.stream_plan`): its
         records that begin before `hi`, named as the full index names them (it reads them the
         same way, in the same order). Raises ValueError for a document read whole."""
         fmt = self.forced_format or found.format

@@ -392,12 +392,6 @@ class StreamPlan:
         return adapter.stream(given, self.key), given
 
 
-def stream_key(path: str | Path, adapter, folder: bool = True) -> str | None:
-    """The list whose elements a big document's records are made of (`stream_plan`), or None."""
-    plan = stream_plan(path, adapter, folder)
-    return None if plan is None else plan.key
-
-
 def stream_plan(path: str | Path, adapter, folder: bool = True) -> StreamPlan | None:
     """How a big document can be read a record at a time as `adapter` reads it (`StreamPlan`):
     when its records are the elements of one list ("" for a top-level array, else the member's

@@ -2,7 +2,7 @@
 than the list's elements themselves.
 
 A format reads a document into records (`records(doc)`); for most, those are the elements of one
-list, and a big document is read a record at a time (viewer/docstream.py, `detect.stream_key`).
+list, and a big document is read a record at a time (viewer/docstream.py, `detect.stream_plan`).
 Some make their records from the whole document: a record of the document's other members first
 (an Anthropic request's `system`, Gemini CLI's session head, a RunState's `original_input`), and
 marks on records that only their neighbours give (`openai_chat.Linked`: the calls a result
