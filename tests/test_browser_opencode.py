@@ -137,3 +137,30 @@ def test_a_session_of_opencode_s_database_followed_live(serve, watched_page, tmp
         assert page.problems == []
     finally:
         con.close()
+
+
+def test_an_opencode_2x_database_s_session_from_the_list(serve, watched_page, tmp_path):
+    """OpenCode 2.x keeps its sessions in `session_v2` / `session_message` (the rows of
+    test_opencode_v2_store.py): the list shows the session under its title, and its page reads as
+    OpenCode wrote it — the prompt, the thinking, each call with the state OpenCode gave it and its
+    output, the agent switch as a notice."""
+    from test_opencode_v2_store import SID, _v2_database
+
+    folder = _v2_database(tmp_path)
+    page = watched_page
+    indexed_list(page, serve(folder, WATCH=False).url + "/")
+    row = page.locator("table.sessions tbody tr").filter(has_text="Refunds counted twice")
+    expect(row.locator("span.format")).to_have_text("opencode")
+    row.locator("td.title > a").click()
+    expect(page).to_have_url(re.compile(rf"/s/opencode.db~{SID}$"))
+    expect(page.locator("#session-title")).to_contain_text("Refunds counted twice")
+    timeline = page.locator("#timeline")
+    expect(timeline).to_contain_text("Why does total() double count refunds?")
+    expect(timeline.locator(".notice", has_text="agent: build").first).to_be_visible()
+    expect(page.locator("#tc-call_grep_3 .state")).to_have_text("completed")
+    expect(page.locator("#tc-call_grep_3")).to_contain_text("cart.py:12: refund")
+    read = page.locator("#tc-call_read_2")
+    expect(read.locator(".state")).to_have_text("error")
+    expect(read).to_contain_text("File not found: /srv/shop/nope.py")
+    expect(page.locator("#tc-call_bash_1 .state")).to_have_text("error")  # (exit code 1)
+    assert page.problems == []
