@@ -14,9 +14,18 @@ summary?, kind?, directories?, messages: [MessageRecord]}`:
   `folder_document` folds such a file into the document above, so a line that only updates an
   earlier message never shows as a card of its own; the rewind stays a record in its place and
   each message it dropped says so (they are kept, dimmed by nothing but their notice). A
-  sub-agent's recording (`chats/<parent session id>/<id>.jsonl`, `kind: "subagent"`) is the same,
-  listed on its own: nothing in either file names the call that ran it (its id is a random agent
-  id; the call's id stays in the CLI's live activity events), so it is not nested under that call.
+  sub-agent's recording is the same (see "sub-agents" below).
+
+Sub-agents (a local agent run as a tool: `codebase_investigator`, `generalist`, a user's own):
+packages/core/src/agents/local-executor.ts runs each with a chat of its own whose session id is
+the executor's random `agentId` and whose parent is the main session (`executionContext`:
+`promptId: this.agentId, parentSessionId`), so chatRecordingService.ts `initialize(…, 'subagent')`
+writes it to `chats/<parent session id>/<agentId>.jsonl` with `kind: "subagent"`. The call that
+ran it names it: geminiChat.ts `recordCompletedToolCalls` saves the invocation's
+`response.data.agentId` as the ToolCallRecord's `agentId` (chatRecordingTypes.ts). `companions`
+lists that folder; a call's `agentId` links it to its thread (`Event.spawns`), and a recording from
+before calls carried it is matched by time (`spawning_calls`: the call whose run holds the
+sub-agent's `startTime`). The sub-agent's file is never listed alone (`is_companion`).
 
 A MessageRecord is `{id, timestamp, type, content, displayContent?}` plus, for `type: "gemini"`,
 `thoughts` ([{subject, description, timestamp}] → one Thinking block), `tokens` ({input, output,
@@ -43,10 +52,14 @@ The session's title: its `summary` (the one-line summary the CLI has a model wri
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any
 
-from .. import files, reader
+import orjson
+
+from .. import files, reader, timestamps
 from ..model import AWAITING, CANCELLED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
 from .common import as_text, generic_event, model_and_usage, set_time, text_field
 from .gemini import gemini_usage, part_list, parts_blocks, setup_context
@@ -345,6 +358,9 @@ def _call(tc: dict, ev: Event) -> list:
         return [use]
     if status not in FINAL and not tc.get("result"):
         return [use]  # a status no version writes, and nothing to show: left open
+    agent = tc.get("agentId")
+    if isinstance(agent, str) and _AGENT_ID.fullmatch(agent):
+        ev.spawns[cid] = agent  # the sub-agent it ran: its recording is chats/<session>/<agentId>.jsonl
     use.ended = tc.get("timestamp")  # when its outcome was recorded (the message is when it was asked)
     content, failed = _result(tc)
     error = FINAL.get(status, True if failed else None)
@@ -383,3 +399,96 @@ def title_of(ev: Event) -> str | None:
             first.startswith("/") and "/" not in first[1:]):
         return None  # a slash command, a bare "?", context the CLI attached
     return prompt_title(text)
+
+
+# --- sub-agents: chats/<parent session id>/<agentId>.jsonl ----------------------------------------
+
+# what sanitizeFilenamePart (packages/core/src/utils/fileUtils.ts) leaves of an id: a file name
+_AGENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_FIRST_LINE = 1 << 20
+SLACK = 2.0  # seconds: a sub-agent's startTime is written a moment after its call was recorded
+# the CLI's own tools: none of them runs a sub-agent (packages/core/src/tools/tool-names.ts)
+_BUILTIN = frozenset({"read_file", "write_file", "replace", "edit", "run_shell_command", "glob",
+                      "search_file_content", "grep_search", "list_directory", "read_many_files",
+                      "web_fetch", "google_web_search", "save_memory", "write_todos",
+                      "activate_skill", "complete_task", "ask_user", "enter_plan_mode",
+                      "exit_plan_mode"})
+
+
+def _first_record(p: Path) -> dict | None:
+    """The first line of a JSONL recording (its session metadata), parsed; None when it is none."""
+    try:
+        with files.open_file(p) as f:
+            line = f.readline(_FIRST_LINE)
+        rec = orjson.loads(line)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _agents_folder(main: Path) -> Path | None:
+    """`chats/<session id>/`, where the session's sub-agents are recorded (the folder need not exist
+    yet); None for a file that is no main recording of the JSONL log."""
+    if main.suffix != ".jsonl" or not main.name.startswith("session-"):
+        return None
+    head = _first_record(main)
+    sid = head.get("sessionId") if head is not None and _is_head(head) else None
+    if not isinstance(sid, str) or not _AGENT_ID.fullmatch(sid) or head.get("kind") == "subagent":
+        return None
+    return main.parent / sid
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(agent id, recording, meta) of each sub-agent the session at `main` ran: the recordings in
+    `chats/<its session id>/` (see the module docstring). meta: the sub-agent's `kind` and
+    `startTime` (epoch seconds: what `spawning_calls` matches) as its first line says them."""
+    folder = _agents_folder(main)
+    if folder is None or not folder.is_dir():
+        return []
+    out = []
+    for p in sorted(folder.glob("*.jsonl")):
+        head = _first_record(p) or {}
+        meta: dict = {"kind": "subagent"}
+        start = timestamps.to_epoch(head.get("startTime")) if isinstance(head.get("startTime"), str) else None
+        if start is not None:
+            meta["startTime"] = start
+        out.append((p.stem, p, meta))
+    return out
+
+
+def companion_folders(main: Path) -> list[Path]:
+    """The chats folder (where the sub-agents' folder appears) and that folder."""
+    folder = _agents_folder(main)
+    return [] if folder is None else [main.parent, folder]
+
+
+def is_companion(path: str) -> bool:
+    """A sub-agent's recording, `…/chats/<parent session id>/<agentId>.jsonl`: shown under the call
+    that ran it in its parent's page, never listed alone."""
+    folder, name = os.path.split(path)
+    return name.endswith(".jsonl") and not name.startswith("session-") \
+        and os.path.basename(os.path.dirname(folder)) == "chats" and bool(_AGENT_ID.fullmatch(os.path.basename(folder)))
+
+
+def spawning_calls(threads: dict, calls: dict) -> dict[str, str]:
+    """Thread name → id of the call that ran it, for sub-agents no call names (recordings from
+    before a ToolCallRecord carried `agentId`): the call of the main thread whose run (its message's
+    time to its outcome's) holds the sub-agent's `startTime`, a call of no built-in tool first."""
+    taken = {c.subthread for c in calls.values() if c.subthread}
+    free = [c for c in calls.values() if c.call is not None and c.call[0] == "main"
+            and c.subthread is None and c.called_at is not None]
+    out: dict[str, str] = {}
+    for name, meta in sorted(threads.items(), key=lambda kv: (kv[1] or {}).get("startTime") or 0):
+        at = meta.get("startTime") if isinstance(meta, dict) else None
+        if name in taken or not isinstance(at, (int, float)) or meta.get("kind") != "subagent":
+            continue
+        held = [c for c in free if c.id not in out.values() and c.called_at - SLACK <= at
+                and (c.finished_at is None or at <= c.finished_at + SLACK)]
+        held.sort(key=lambda c: (c.name in _BUILTIN, -(c.called_at or 0)))
+        if held:
+            out[name] = held[0].id
+    return out
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    return f"sub-agent {agent}"
