@@ -33,6 +33,22 @@ prompts, as Qwen's own UI restores them:
   session (`named_title`: a manual title over an auto one, both over the first prompt); its cards
   are state behind the toggle, so its re-writes never repeat in sight.
 
+Sub-agents and sub-sessions (how the list and a call card link them):
+
+* the `agent` tool (formerly `task`) runs a sub-agent whose transcript is its own file,
+  `<project>/subagents/<session id>/agent-<agentId>.jsonl` (ChatRecords with the parent's
+  `sessionId`, `agentId`, `agentName`, `isSidechain: true`), beside `agent-<agentId>.meta.json`
+  (`{agentId, agentType, description, parentSessionId, toolUseId, parentAgentId, createdAt,
+  status, …}`: QwenLM/qwen-code packages/core/src/agents/agent-transcript.ts at 015f2838). The
+  `subagents` folder is never listed; `companions` reads it, and the meta's `toolUseId` nests the
+  transcript under the call that launched it, as Claude Code's sub-agents are;
+* a `create_sub_session` call (the daemon's tool) starts a session of its own in `chats/`, whose
+  first records include `system` / `parent_session` `{parentSessionId}` (chatRecordingService.ts
+  `ParentSessionRecordPayload` at 015346f1); the call's output names it as a link
+  `[🧵 <id8>](qwen-session://<id>) started|completed` (the daemon's workers read it so). The child
+  is listed under its parent ("sub-agent of", `session_info`), the parent lists it among its
+  companions, and the call's output links the call to it (`Event.spawns`).
+
 `sniff`: a ChatRecord (`uuid` + `sessionId` + one of the four types) whose `message` holds Gemini
 `parts`, or a `system` record with a `subtype`, or a `tool_result` with `toolCallResult`, is
 unmistakable (3): Claude Code's lines look alike but hold Anthropic `content`.
@@ -40,8 +56,14 @@ unmistakable (3): Claude Code's lines look alike but hold Anthropic `content`.
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
 from typing import Any
 
+import orjson
+
+from .. import files, keys
 from ..model import CANCELLED, Context, Data, Event, Notice, Ref, Text
 from .common import as_text, generic_event, model_and_usage, set_time, text_field
 from .gemini import parts_blocks
@@ -159,6 +181,19 @@ def _tool_result(ev: Event, rec: dict) -> None:
             r.content.append(Text(display, markdown=False))
     if not ev.tool_results():
         ev.blocks.append(Data(info, "tool result"))
+    for r in ev.tool_results():
+        if (child := _sub_session(r.content, display)) is not None:
+            ev.spawns[r.tool_use_id] = child
+
+
+def _sub_session(content: list, display: Any) -> str | None:
+    """The session a `create_sub_session` call started, as its output links it
+    (`qwen-session://<id>`), else None."""
+    texts = [b.text for b in content if b.kind == "text"] + ([display] if isinstance(display, str) else [])
+    for text in texts:
+        if (m := _SESSION_LINK.search(text)) is not None:
+            return m[1]
+    return None
 
 
 def _system(ev: Event, rec: dict) -> None:
@@ -208,3 +243,111 @@ def title_of(ev: Event) -> str | None:
     if ev.role == "user" and ev.kind == "message" and not ev.hidden:
         return prompt_title(ev.text())
     return None
+
+
+# --- sub-agents (<project>/subagents/<session id>/) and sub-sessions (chats/, parent_session) ---
+
+_SESSION_LINK = re.compile(r"qwen-session://([A-Za-z0-9._:-]{1,128})")
+_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+HEAD = 16 << 10  # a session's parent_session record is written once, with its first records
+META_LIMIT = 1 << 20
+
+
+def _chats(main: Path) -> bool:
+    return main.suffix == ".jsonl" and main.parent.name == "chats" and bool(_ID.fullmatch(main.stem))
+
+
+def _agents_dir(main: Path) -> Path:
+    """`<project>/subagents/<session id, sanitized>/` (agent-transcript.ts getSubagentSessionDir)."""
+    return main.parent.parent / "subagents" / re.sub(r"[^a-zA-Z0-9_-]", "_", main.stem)
+
+
+def companion_meta(p: Path) -> Path:
+    """A sub-agent transcript's sidecar (written at launch, patched as its status changes)."""
+    return p.with_name(p.name[:-len(".jsonl")] + ".meta.json")
+
+
+def _meta(p: Path) -> dict:
+    """A sidecar's flat fields (agentType, description, toolUseId, status…)."""
+    try:
+        data = orjson.loads(files.read_file(companion_meta(p), META_LIMIT))
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if v is None or isinstance(v, (str, int, float, bool))}
+
+
+def _parent_of(p: Path) -> str | None:
+    """The session a session's `parent_session` record names, from its first records."""
+    try:
+        with files.open_file(p) as f:
+            head = f.read(HEAD)
+    except OSError:
+        return None
+    if b'"parent_session"' not in head:
+        return None
+    for line in head.split(b"\n"):
+        if b'"parent_session"' not in line:
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        payload = rec.get("systemPayload") if isinstance(rec, dict) and rec.get("subtype") == "parent_session" else None
+        parent = payload.get("parentSessionId") if isinstance(payload, dict) else None
+        if isinstance(parent, str) and _ID.fullmatch(parent):
+            return parent
+    return None
+
+
+def companions(main: Path) -> list[tuple[str, Path, dict]]:
+    """(thread id, path, meta) of the session's sub-agent transcripts (their sidecar's `toolUseId`
+    names the call that launched each) and of the sessions its `create_sub_session` calls started
+    (each naming this one in its `parent_session` record; the call's output names it back)."""
+    if not _chats(main):
+        return []
+    out: list[tuple[str, Path, dict]] = []
+    sub = _agents_dir(main)
+    if sub.is_dir():
+        for p in sorted(sub.glob("agent-*.jsonl")):
+            out.append((p.name[len("agent-"):-len(".jsonl")], p, _meta(p)))
+    try:
+        with os.scandir(main.parent) as it:
+            siblings = sorted(e.path for e in it if e.name.endswith(".jsonl") and e.path != str(main))
+    except OSError:
+        siblings = []
+    for path in siblings:
+        p = Path(path)
+        if _parent_of(p) == main.stem:
+            out.append((p.stem, p, {"sub_session": True}))
+    return out
+
+
+def companion_folders(main: Path) -> list[Path]:
+    """The chats folder (a sub-session appears in it), the project folder (its `subagents` folder
+    appears in it), and the session's sub-agent folder."""
+    if not _chats(main):
+        return []
+    sub = _agents_dir(main)
+    return [main.parent, main.parent.parent, sub.parent, sub]
+
+
+def thread_label(agent: str, meta: dict) -> str:
+    if isinstance(meta, dict) and meta.get("sub_session"):
+        return f"sub-session {agent}"
+    kind = meta.get("agentType") if isinstance(meta, dict) else None
+    desc = meta.get("description") if isinstance(meta, dict) else None
+    return " · ".join(str(x) for x in (kind, desc) if isinstance(x, str) and x) or f"agent {agent}"
+
+
+def session_info(main: Path) -> dict:
+    """For a session a `create_sub_session` call started: its parent, the parent's file beside it,
+    and its thread in the parent's index (the list shows it as a sub-agent of that session)."""
+    if not _chats(main):
+        return {}
+    parent = _parent_of(main)
+    if parent is None or parent == main.stem:
+        return {}
+    return {"parent_session": parent, "parent_path": str(main.parent / f"{parent}.jsonl"),
+            "thread": keys.thread_key(main.stem)}
