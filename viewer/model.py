@@ -104,6 +104,9 @@ class ToolResult:
     structured: Any = None  # a source's machine-readable result (Claude Code's toolUseResult)
     state: str | None = None  # a named outcome (NAMED_STATES) where the source states one
     alt: str | None = None  # its call's place, where its id may be one no call kept (ToolUse.alt)
+    # when the call ended, where the source times it apart from the record holding the result (a
+    # trace's span): it wins over that record's time
+    ended: Any = None
 
 
 @dataclass(slots=True)

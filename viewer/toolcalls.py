@@ -7,7 +7,7 @@ appears is an orphan, unless it names its call's place (`ToolResult.alt`, agentp
 XML calls, whose results name ids their call's row never kept): the call at that place
 (`ToolUse.alt`) is its call, and the id it named an alias of that call's (`aliases`). Durations
 run from the event holding the call to the one holding its result, unless the call carries its
-own start / end times (`ToolUse.started` / `.ended`), which win. The map is fed event by event in
+own start / end times (`ToolUse.started` / `.ended`, or a result's `ToolResult.ended`), which win. The map is fed event by event in
 file order, by the index pass and by the live tail alike, and it is plain data so the cache can
 store and restore it.
 
@@ -500,7 +500,9 @@ class ToolCallMap:
                     interrupted = kept == INTERRUPTED and state == DENIED
                     call.named = state if state in ENDED and not interrupted else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED
-                    if not (call.call == where and call.finished_at is not None):
+                    if b.ended is not None and (own := _at(b.ended)) is not None:
+                        call.finished_at = own  # the source timed the call apart from its record
+                    elif not (call.call == where and call.finished_at is not None):
                         call.finished_at = ts  # unless the call's own end time came with it
         aliases = self.aliases
         for call_id in ev.running:

@@ -12,7 +12,11 @@ answer of one model call: a reply's calls are put on that reply's own messages (
 results), in order (`_pair`; nothing Studio keeps links a call to its message by id: a tool's
 result, by contrast, names its call's id, and is paired by it as in AgentScope's files).
 
-What else was traced is shown on the message it belongs to, as soon as its span is written (`_ride`):
+A tool's run traced as an `execute_tool` span times its call: the call's card shows the span's
+duration (from the call's message, on the messages' clock: the trace's is UTC, theirs zoneless),
+and a span that failed (its status ERROR, or an `exception` event: studio_db._failure) marks the
+call's result an error and says why on it (`_timed`); a failed span with no result message gives the
+call a result of its own. What else was traced is shown on the message it belongs to, as soon as its span is written (`_ride`):
 a tool's run (`execute_tool`, which names its call's id) on the message that made the call, an
 agent's reply (`invoke_agent`) on that reply's last message, and any other span below a reply (a
 formatter, a traced function) with the reply. AgentScope exports a span when it ends, a few seconds
@@ -36,7 +40,8 @@ from typing import Any
 
 import orjson
 
-from ..model import Data, Event, Notice, Ref
+from .. import timestamps
+from ..model import Data, Event, Notice, Ref, Text, ToolResult
 from . import agentscope, rowdb, studio_db
 from .common import as_text, generic_event, media_block, set_time
 
@@ -58,11 +63,12 @@ class _Traced(dict):
     its calls' tool runs, the reply it ends; `_ride`); serialises as the plain Msg, so the raw view
     shows the row as Studio keeps it."""
 
-    __slots__ = ("call", "spans")
+    __slots__ = ("call", "spans", "outcomes")
 
     def __init__(self, *args):
         super().__init__(*args)
         self.call, self.spans = getattr(args[0], "call", None) if args else None, ()
+        self.outcomes = ()  # the tool runs whose results it holds (their spans: `_timed`)
 
 
 def sniff(rec: Any) -> int:
@@ -122,6 +128,7 @@ def _ride(messages: list, spans: list) -> set[int]:
     messages are told by their `replyId`, the agent by the first of them not the system's); any
     other span, and a tool's run whose call no message holds, on the message its reply went on."""
     calls: dict[str, int] = {}
+    results: dict[str, int] = {}
     groups: dict[Any, list[int]] = {}
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
@@ -129,6 +136,8 @@ def _ride(messages: list, spans: list) -> set[int]:
         for b in m.get("content") if isinstance(m.get("content"), list) else ():
             if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str):
                 calls.setdefault(b["id"], i)
+            elif isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("id"), str):
+                results.setdefault(b["id"], i)
         if isinstance(m.get("replyId"), str) and m["replyId"]:
             groups.setdefault(m["replyId"], []).append(i)
     replies_of: dict[str, list[list[int]]] = {}  # agent → its replies' messages, in order
@@ -158,11 +167,21 @@ def _ride(messages: list, spans: list) -> set[int]:
             place = at.get(s.get("reply"))
         if place is not None:
             riders.setdefault(place, []).append(s)
-    for place, mine in riders.items():
+    # a tool's run also times the message holding its result (on the clock of its call's message)
+    outcomes: dict[int, list] = {}
+    for s in spans:
+        cid = s.get("call_id") if s.get("kind") == "tool" else None
+        if cid in results and results[cid] != calls.get(cid):
+            at = messages[calls[cid]].get("timestamp") if cid in calls else None
+            outcomes.setdefault(results[cid], []).append({**s, "call_at": at})
+    rode = {id(s) for mine in riders.values() for s in mine}
+    for place in set(riders) | set(outcomes):
         traced = messages[place] if isinstance(messages[place], _Traced) else _Traced(messages[place])
-        traced.spans = tuple(mine)
+        traced.spans = tuple({**s, "answered": True} if s.get("kind") == "tool" and s.get("call_id") in results
+                             else s for s in riders.get(place, ()))
+        traced.outcomes = tuple(outcomes.get(place, ()))
         messages[place] = traced
-    return {id(s) for mine in riders.values() for s in mine}
+    return rode
 
 
 def _pair(messages: list, spans: list) -> list[tuple[int, dict]]:
@@ -232,11 +251,54 @@ def event(rec: Any, ref: Ref) -> Event:
             _usage(ev, call)
         if "speech" in rec:
             ev.blocks += _speech(rec["speech"])
-        ev.blocks += [Notice("traced: " + _span_words(s)) for s in getattr(rec, "spans", ())]
+        spans = getattr(rec, "spans", ())
+        _timed(ev, rec.get("timestamp"), spans, getattr(rec, "outcomes", ()))
+        ev.blocks += [Notice("traced: " + _span_words(s)) for s in spans]
     else:
         ev = generic_event(rec, ref, NAME)
     ev.format = NAME
     return ev
+
+
+def _took(span: dict) -> float | None:
+    start, end = span.get("start"), span.get("end")
+    if isinstance(start, int) and isinstance(end, int) and start and end >= start:
+        return (end - start) / 1e9
+    return None
+
+
+def _ends(at: Any, span: dict) -> float | None:
+    """When a tool's run ended on the messages' clock: its call's message time plus the span's
+    length (the trace's clock is UTC, the messages' zoneless local time)."""
+    begun, took = timestamps.to_epoch(at) if isinstance(at, str) else None, _took(span)
+    return None if begun is None or took is None else begun + took
+
+
+def _timed(ev: Event, at: Any, spans: tuple, outcomes: tuple) -> None:
+    """A message's tool calls and results as their traced runs say: a call whose `execute_tool`
+    span rides on its message lasts as long as the span (`ToolUse.started` / `.ended`); a result
+    whose run's span failed is an error that says why (its text first); a failed run of a call no
+    message answers is answered here, with the span's words."""
+    uses = {b.id: b for b in ev.blocks if b.kind == "tool_use"}
+    answered = {b.tool_use_id for b in ev.blocks if b.kind == "tool_result"}
+    for s in spans:
+        use = uses.get(s.get("call_id")) if s.get("kind") == "tool" else None
+        if use is None:
+            continue
+        if (end := _ends(at, s)) is not None:
+            use.started, use.ended = at, end
+        if s.get("error") and use.id not in answered and not s.get("answered"):
+            ev.blocks.append(ToolResult(use.id, [Text(f"the trace says it failed: {s['error']}", markdown=False)],
+                                        True, ended=use.ended))
+    for s in outcomes:
+        for r in ev.tool_results():
+            if r.tool_use_id != s.get("call_id"):
+                continue
+            if (end := _ends(s.get("call_at"), s)) is not None:
+                r.ended = end
+            if s.get("error"):
+                r.is_error = True
+                r.content.insert(0, Text(f"the trace says it failed: {s['error']}", markdown=False))
 
 
 def _run(rec: dict, ref: Ref) -> Event:
@@ -296,12 +358,13 @@ def _span_words(span: dict) -> str:
     for how long."""
     kind = span.get("kind")
     who = span.get("agent") if isinstance(span.get("agent"), str) else None
+    failed = f" — failed: {span['error']}" if span.get("error") else ""
     if kind == "reply":
-        return f"{who or 'an agent'} replied{_seconds_between(span)}"
+        return f"{who or 'an agent'} replied{_seconds_between(span)}{failed}"
     if kind == "tool":
         return f"tool {span.get('tool') or '?'} ran{_seconds_between(span)}" + (
-            f" (call {span['call_id']})" if span.get("call_id") else "")
-    return f"{span.get('op') or span.get('name') or 'span'}{_seconds_between(span)}"
+            f" (call {span['call_id']})" if span.get("call_id") else "") + failed
+    return f"{span.get('op') or span.get('name') or 'span'}{_seconds_between(span)}{failed}"
 
 
 def _span(rec: dict, ref: Ref) -> Event:

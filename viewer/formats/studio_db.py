@@ -437,15 +437,19 @@ def _attr(attrs: Any, key: str) -> Any:
 def _span_rows(r: _Reader, run_id: str, after: int) -> list[tuple]:
     """The run's span rows past rowid `after`, in the order Studio stored them: (rowid, spanId,
     parentSpanId, operationName, model, inputTokens, outputTokens, startTimeUnixNano, attributes,
-    name, endTimeUnixNano)."""
+    name, endTimeUnixNano, status, events): `status` and `events` are the span's OpenTelemetry
+    status `{code: 0 unset | 1 ok | 2 error, message}` and events `[{name, time, attributes}]` as
+    Studio saves them (agentscope-ai/agentscope-studio packages/server/src/models/Trace.ts
+    SpanTable, dao/Trace.ts saveSpans)."""
     col = _span_run_column(r)
     if col is None:
         return []
-    end = "endTimeUnixNano" if "endTimeUnixNano" in r.check()["span_table"] else "NULL"
+    have = r.check()["span_table"]
+    end, status, events = (c if c in have else "NULL" for c in ("endTimeUnixNano", "status", "events"))
     return [tuple(row) for row in r.all(
         f"SELECT rowid, spanId, parentSpanId, operationName, model, inputTokens, outputTokens, "
-        f"startTimeUnixNano, attributes, name, {end} FROM span_table WHERE {rowdb.quoted(col)} = ? "
-        "AND rowid > ? ORDER BY rowid", (run_id, after))]
+        f"startTimeUnixNano, attributes, name, {end}, {status}, {events} FROM span_table "
+        f"WHERE {rowdb.quoted(col)} = ? AND rowid > ? ORDER BY rowid", (run_id, after))]
 
 
 def _nanos(value: Any) -> int:
@@ -462,14 +466,18 @@ def _spans(rows: list[tuple]) -> list[dict]:
     `agent` its agent's name; None when there is none), each tool run (`execute_tool`: `{kind:
     "tool", span, tool, call_id, agent, reply, start, end}`, `call_id` the tool call's id as the
     span names it, `gen_ai.tool.call.id`) and any other span (`{kind: "span", op, name, agent,
-    reply, start, end}`)."""
+    reply, start, end}`). A span that failed also has `error`: what its status message or its
+    `exception` event says (`_failure`)."""
     by_id = {}
-    for _, sid, parent, op, model, inp, out, start, attrs, name, end in rows:
+    failed: dict[str, str] = {}
+    for _, sid, parent, op, model, inp, out, start, attrs, name, end, *more in rows:
         if not isinstance(sid, str):
             continue
         parsed = reader.decode(attrs) if isinstance(attrs, (str, bytes)) else None
         by_id[sid] = (parent, op, model, inp, out, _nanos(start), parsed if isinstance(parsed, dict) else {},
                       name, _nanos(end))
+        if (why := _failure(*(more + [None, None])[:2])) is not None:
+            failed[sid] = why
 
     def agent_of(sid: str) -> str | None:
         attrs, name = by_id[sid][6], by_id[sid][7]
@@ -511,8 +519,33 @@ def _spans(rows: list[tuple]) -> list[dict]:
             out_spans.append({"kind": "span", "span": sid, "op": op if isinstance(op, str) else None,
                               "name": name if isinstance(name, str) else None,
                               "agent": agent, "reply": reply, **times})
+    for span in out_spans:
+        if span["span"] in failed:
+            span["error"] = failed[span["span"]]
     out_spans.sort(key=lambda c: (c["start"], c["kind"] != "reply", c["span"]))
     return out_spans
+
+
+ERROR_CODES = (2, "2", "ERROR", "STATUS_CODE_ERROR")  # OpenTelemetry's SpanStatusCode.ERROR, as written
+
+
+def _failure(status: Any, events: Any) -> str | None:
+    """What a span says of its failure, or None when it did not fail: the message of its
+    `exception` event (`exception.type: exception.message`, OpenTelemetry's semantic conventions,
+    flat or nested as Studio unflattened it), else its status message when its status code is
+    ERROR (an error with no words: "error")."""
+    status = reader.decode(status) if isinstance(status, (str, bytes)) else status
+    events = reader.decode(events) if isinstance(events, (str, bytes)) else events
+    for e in events if isinstance(events, list) else ():
+        if isinstance(e, dict) and e.get("name") == "exception":
+            attrs = e.get("attributes")
+            kind, said = _attr(attrs, "exception.type"), _attr(attrs, "exception.message")
+            words = ": ".join(str(x) for x in (kind, said) if isinstance(x, str) and x)
+            return words or "exception"
+    if isinstance(status, dict) and status.get("code") in ERROR_CODES:
+        said = status.get("message")
+        return said if isinstance(said, str) and said else "error"
+    return None
 
 
 def shadowed(paths: list[str]) -> dict[str, str]:
