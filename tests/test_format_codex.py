@@ -152,8 +152,9 @@ def test_turn_aborted_interrupts_the_open_call_and_compaction_is_a_summary():
 def test_unknown_records_are_quiet_cards_never_unparsed():
     idx, evs = built(CURRENT)
     assert idx.summary.unparsed == 0
-    world = next(e for e in evs if e.kind == "unknown")
-    assert world.role == "system" and world.blocks[0].label == "world_state"
+    # (world_state is RolloutItem::WorldState of the current protocol: bookkeeping, a data card)
+    world = next(e for e in evs if e.kind == "world_state")
+    assert world.role == "system" and world.hidden and world.blocks[0].kind == "data"
     future = next(e for e in evs if e.kind == "future_event_kind")
     assert future.hidden
     # nothing crashes on odd shapes
@@ -427,23 +428,81 @@ def test_a_thread_s_name_is_the_session_s_title(tmp_path):
 
 def test_events_current_codex_persists_are_known_by_name(tmp_path):
     """The event_msg types codex-rs persists (rollout/policy.rs at 851c9d5: `injected_message`
-    always, `guardian_assessment` and the dynamic tool events in its extended mode; their shapes in
-    protocol.rs: InjectedMessageEvent {content, source}; the other three's fields here are
-    placeholders, shown as written) read as Codex's own events, not as types newer than this
-    reader; an injected message's display text is prose in its card."""
+    always, `guardian_assessment` and the dynamic tool events in its extended mode), in the shapes
+    openai/codex writes them: InjectedMessageEvent {content, source} (protocol.rs);
+    GuardianAssessmentEvent {id, target_item_id, turn_id, started_at_ms, completed_at_ms, status
+    (snake_case GuardianAssessmentStatus), risk_level (lowercase), user_authorization, rationale,
+    decision_source, action (tagged by `type`)} (codex-rs/protocol/src/approvals.rs);
+    DynamicToolCallRequest {callId, turnId, tool, arguments} (dynamic_tools.rs, camelCase) and
+    DynamicToolCallResponseEvent {call_id, turn_id, completed_at_ms, namespace, tool, arguments,
+    content_items, success, error, duration} (protocol.rs). What a reader must see is in sight:
+    the auto-reviewer's verdicts (a denial as an error, with its reasons) and a dynamic tool that
+    failed; the rest is behind the toggle, its fields in its card."""
+    command = {"type": "command", "source": "shell", "command": "rm -rf build/", "cwd": "/w"}
     lines = [{"type": "injected_message", "content": "Sub-agent explorer finished: 3 callers found",
               "source": "subagent"},
-             {"type": "guardian_assessment", "id": "g1", "status": "approved", "risk_level": "low"},
-             {"type": "dynamic_tool_call_request", "callId": "d1", "tool": "lookup", "arguments": {}},
-             {"type": "dynamic_tool_call_response", "call_id": "d1", "success": True}]
+             {"type": "guardian_assessment", "id": "g1", "target_item_id": "call_rm", "turn_id": "t1",
+              "started_at_ms": 1795701600000, "status": "in_progress", "action": command},
+             {"type": "guardian_assessment", "id": "g1", "target_item_id": "call_rm", "turn_id": "t1",
+              "started_at_ms": 1795701600000, "completed_at_ms": 1795701602500, "status": "denied",
+              "risk_level": "high", "user_authorization": "low", "decision_source": "agent",
+              "rationale": "Deletes a directory the user did not mention.", "action": command},
+             {"type": "guardian_assessment", "id": "g2", "turn_id": "t1", "started_at_ms": 1795701603000,
+              "completed_at_ms": 1795701604000, "status": "approved", "risk_level": "low",
+              "rationale": "Read-only.", "action": {"type": "execve", "source": "unified_exec",
+                                                   "program": "/bin/ls", "argv": ["ls", "-la"], "cwd": "/w"}},
+             {"type": "dynamic_tool_call_request", "callId": "d1", "turnId": "t1", "tool": "lookup_ticket",
+              "arguments": {"id": "OPS-12"}},
+             {"type": "dynamic_tool_call_response", "call_id": "d1", "turn_id": "t1",
+              "completed_at_ms": 1795701605000, "namespace": None, "tool": "lookup_ticket",
+              "arguments": {"id": "OPS-12"}, "content_items": [], "success": False,
+              "error": "ticket service unreachable", "duration": {"secs": 3, "nanos": 200000000}}]
     _, evs = built(_rollout(tmp_path, lines))
-    evs = evs[-4:]
+    evs = evs[-len(lines):]
     assert [e.kind for e in evs] == [r["type"] for r in lines]
-    assert {e.hidden_reason for e in evs} == {"codex event"}
-    injected = evs[0]
+    injected, reviewing, denied, approved, asked, failed = evs
     assert injected.blocks[0].text == "injected message from subagent: its display text"
     assert injected.blocks[1].kind == "text" and injected.blocks[1].text.startswith("Sub-agent explorer")
-    assert evs[1].blocks[0].label == "guardian assessment: its fields"
+    assert reviewing.hidden
+    assert (denied.hidden, denied.role) == (False, "error")
+    assert denied.blocks[0].text == ("auto-review denied: rm -rf build/ (risk level high, "
+                                     "user authorization low, took 2.5 s)")
+    assert denied.blocks[1].text == "Deletes a directory the user did not mention."
+    assert (approved.hidden, approved.role) == (False, "system")
+    assert approved.blocks[0].text == "auto-review approved: ls -la (risk level low, took 1.0 s)"
+    assert asked.hidden and asked.blocks[0].text == "dynamic tool lookup_ticket asked for (call d1)"
+    assert (failed.hidden, failed.role) == (False, "error")
+    assert failed.blocks[0].text == "dynamic tool lookup_ticket failed (call d1) in 3.2 s"
+    assert failed.blocks[1].text == "ticket service unreachable"
+
+
+def test_rollout_items_of_the_current_protocol_are_read_and_an_unknown_one_is_a_data_card(tmp_path):
+    """RolloutItem at openai/codex main (codex-rs/protocol/src/protocol.rs): besides session_meta,
+    response_item, compacted, turn_context and event_msg, `world_state` ({full, state}),
+    `inter_agent_communication` ({author, recipient, other_recipients, content, trigger_turn}) and
+    `inter_agent_communication_metadata` ({trigger_turn}). A record type or event no version known
+    here writes is kept as a data card of what it holds, never dropped."""
+    path = _rollout(tmp_path, [{"type": "some_event_from_the_future", "detail": "x"}])
+    extra = [{"type": "world_state", "payload": {"full": True, "state": {"agents_md": "# Rules"}}},
+             {"type": "inter_agent_communication", "payload": {
+                 "author": "/root/researcher", "recipient": "/root", "other_recipients": [],
+                 "content": "Found 3 callers of parse_args.", "trigger_turn": True}},
+             {"type": "inter_agent_communication_metadata", "payload": {"trigger_turn": True}},
+             {"type": "realtime_item", "payload": {"id": "r1", "role": "user", "text": "hello"}}]
+    with path.open("a") as f:
+        for i, r in enumerate(extra):
+            f.write(json.dumps({"timestamp": f"2026-11-20T10:01:{i:02d}.000Z", **r}) + "\n")
+    _, evs = built(path)
+    future, world, said, meta, unknown = evs[-5:]
+    assert future.hidden and future.blocks[0].kind == "data" and future.blocks[0].value["detail"] == "x"
+    assert world.hidden and world.blocks[0].label == "world state (full)"
+    assert world.blocks[0].value == {"agents_md": "# Rules"}
+    assert (said.hidden, said.role, said.author) == (False, "agent_call", "/root/researcher")
+    assert said.blocks[0].text == "/root/researcher → /root"
+    assert said.blocks[1].text == "Found 3 callers of parse_args."
+    assert meta.hidden
+    assert unknown.kind == "unknown" and unknown.blocks[0].kind == "data"
+    assert unknown.blocks[0].value == {"id": "r1", "role": "user", "text": "hello"}
 
 
 def test_a_forked_thread_says_what_it_was_forked_from(tmp_path):

@@ -25,7 +25,15 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     outcome are notices; the rest (`context_compacted` too, which the `compacted` record beside it
     says with its summary) is hidden, its fields a data block in its card (a plan item's text as
     prose); a type this reader does not know is hidden too, its fields open in its card;
-  - `compacted`: the summary that replaced the history → a summary card.
+  - `compacted`: the summary that replaced the history → a summary card;
+  - `world_state` (`{full, state}`: the comparison state for the next turn's context) → hidden,
+    its state a data block; `inter_agent_communication` (`{author, recipient, other_recipients,
+    content, trigger_turn}`, agent paths) → a message card "author → recipient";
+    `inter_agent_communication_metadata` → hidden (codex-rs/protocol/src/protocol.rs RolloutItem);
+  - any other record type (newer than this reader) → a quiet data card of its payload.
+  Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight (a denial
+  as an error) and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
+  approvals.rs GuardianAssessmentEvent and dynamic_tools.rs / protocol.rs).
 * the bare layout (before Sept 2025): a first line `{"id", "timestamp", "instructions", "git"}`,
   then bare response items and `{"record_type": "state"}` bookkeeping lines (hidden).
 * the TypeScript CLI's single document `rollout-*.json`: `{"session": {id, timestamp,
@@ -62,7 +70,8 @@ NAME = "codex"
 MODE = "jsonl"
 EXTENDS = openai_chat
 
-_ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                       "world_state", "inter_agent_communication", "inter_agent_communication_metadata"})
 _HEADER_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
 # event_msg types that repeat a response item (the conversation is read from those)
 # (`context_compacted` says what the `compacted` record beside it says with its summary)
@@ -85,12 +94,9 @@ _QUIET = frozenset({"task_started", "task_complete", "turn_started", "turn_compl
                     "collab_agent_interaction_begin", "collab_agent_interaction_end",
                     "collab_waiting_begin", "collab_waiting_end", "collab_close_begin",
                     "collab_close_end", "collab_resume_begin", "collab_resume_end",
-                    # (rollout/policy.rs at 851c9d5: the first persisted always, the rest in
-                    # "extended" mode) a runtime-injected message's display text, whose response
-                    # item the page shows as context; a guardian's review of an approval; a
-                    # dynamic tool's call and answer, which are function calls beside them
-                    "injected_message", "guardian_assessment", "dynamic_tool_call_request",
-                    "dynamic_tool_call_response"})
+                    # (rollout/policy.rs at 851c9d5: persisted always) a runtime-injected
+                    # message's display text, whose response item the page shows as context
+                    "injected_message"})
 # what Codex injects as a user or developer message: (opening, label)
 _INJECTED = (("<environment_context>", "environment"), ("<user_instructions>", "user instructions"),
              ("# AGENTS.md instructions", "AGENTS.md"), ("<INSTRUCTIONS>", "instructions"),
@@ -335,6 +341,10 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
         source = msg.get("source")
         blocks = [Notice(f"injected message{f' from {source}' if isinstance(source, str) and source else ''}:"
                          " its display text"), Text(msg["content"], markdown=False)]
+    elif t == "guardian_assessment":
+        return _guardian(msg, ref)
+    elif t in ("dynamic_tool_call_request", "dynamic_tool_call_response"):
+        return _dynamic(msg, ref, t)
     elif t == "thread_name_updated" and isinstance(msg.get("thread_name"), str):
         blocks = [Notice(f"thread named “{msg['thread_name']}”", fields)]
     elif t in _QUIET:
@@ -345,6 +355,120 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
                      blocks=blocks, meta=msg)
     return Event(ref, "system", t or "event", hidden=True,
                  hidden_reason="duplicate" if t in _COPIES else "codex event", blocks=blocks, meta=msg)
+
+
+# GuardianAssessmentStatus (codex-rs/protocol/src/approvals.rs, snake_case): what the card says
+_GUARDIAN = {"approved": "auto-review approved", "denied": "auto-review denied",
+             "timed_out": "auto-review timed out", "aborted": "auto-review aborted",
+             "in_progress": "auto-review in progress"}
+
+
+def _guardian(msg: dict, ref: Ref) -> Event:
+    """GuardianAssessmentEvent {id, target_item_id?, turn_id, started_at_ms, completed_at_ms?,
+    status, risk_level?, user_authorization?, rationale?, decision_source?, action: {type:
+    command | execve | apply_patch | network_access | mcp_tool_call | request_permissions, …}}:
+    the auto-reviewer's verdict on an action that needed approval. A verdict is in sight (a denial
+    as an error), with what was reviewed, its risk and the reviewer's reasons; a review still in
+    progress (the same id is written again when it ends) is behind the toggle."""
+    status = text_field(msg, "status") or ""
+    words = _GUARDIAN.get(status, f"auto-review {status}".strip())
+    action = _guardian_action(msg.get("action"))
+    if action:
+        words += f": {action}"
+    facts = [f"{k.replace('_', ' ')} {msg[k]}" for k in ("risk_level", "user_authorization")
+             if isinstance(msg.get(k), str) and msg[k]]
+    if isinstance(msg.get("started_at_ms"), int) and isinstance(msg.get("completed_at_ms"), int) \
+            and msg["completed_at_ms"] >= msg["started_at_ms"] > 0:
+        facts.append(f"took {(msg['completed_at_ms'] - msg['started_at_ms']) / 1000:.1f} s")
+    if facts:
+        words += f" ({', '.join(facts)})"
+    blocks: list = [Notice(words, _fields(msg))]
+    if isinstance(msg.get("rationale"), str) and msg["rationale"].strip():
+        blocks.append(Text(msg["rationale"], markdown=False))
+    ev = Event(ref, "error" if status in ("denied", "timed_out") else "system", "guardian_assessment",
+               blocks=blocks, meta=msg)
+    if status == "in_progress" or not status:
+        ev.hidden, ev.hidden_reason = True, "codex event"
+    return ev
+
+
+def _guardian_action(action: Any) -> str:
+    """What a guardian reviewed, in a few words (GuardianAssessmentAction, tagged by `type`)."""
+    if not isinstance(action, dict):
+        return ""
+    kind = action.get("type")
+    if kind == "command" and isinstance(action.get("command"), str):
+        return action["command"]
+    if kind == "execve" and isinstance(action.get("argv"), list):
+        return " ".join(as_text(a) for a in action["argv"])
+    if kind == "apply_patch" and isinstance(action.get("files"), list):
+        return "patch " + ", ".join(as_text(f) for f in action["files"])
+    if kind == "network_access":
+        return f"network access to {as_text(action.get('target') or action.get('host') or '?')}"
+    if kind == "mcp_tool_call":
+        return f"{as_text(action.get('server') or '?')}.{as_text(action.get('tool_name') or '?')}"
+    if kind == "request_permissions":
+        return "more permissions" + (f": {action['reason']}" if isinstance(action.get("reason"), str) else "")
+    return as_text(kind) if isinstance(kind, str) else ""
+
+
+def _dynamic(msg: dict, ref: Ref, t: str) -> Event:
+    """A dynamic tool's call, as the client that provides the tool was asked
+    (DynamicToolCallRequest: `callId, turnId, tool, arguments`, camelCase: codex-rs/protocol/src/
+    dynamic_tools.rs), and its answer (DynamicToolCallResponseEvent: `call_id, turn_id,
+    completed_at_ms, namespace?, tool, arguments, content_items, success, error?, duration`,
+    protocol.rs). The call and its output are the function call items beside them: these are
+    behind the toggle, but an answer that failed is in sight with its error."""
+    cid = msg.get("callId", msg.get("call_id"))
+    tool = as_text(msg.get("tool") or "?")
+    if isinstance(msg.get("namespace"), str) and msg["namespace"]:
+        tool = f"{msg['namespace']}.{tool}"
+    if t == "dynamic_tool_call_request":
+        blocks = [Notice(f"dynamic tool {tool} asked for" + (f" (call {cid})" if cid else ""), _fields(msg))]
+        return Event(ref, "system", t, hidden=True, hidden_reason="codex event", blocks=blocks, meta=msg)
+    failed = msg.get("success") is False
+    took = msg.get("duration")
+    secs = took.get("secs") if isinstance(took, dict) else None
+    words = f"dynamic tool {tool} " + ("failed" if failed else "answered") + (f" (call {cid})" if cid else "")
+    if isinstance(secs, int) and not isinstance(secs, bool):
+        words += f" in {secs + (took.get('nanos') or 0) / 1e9:.1f} s"
+    blocks = [Notice(words, _fields(msg))]
+    if failed and isinstance(msg.get("error"), str) and msg["error"]:
+        blocks.append(Text(msg["error"], markdown=False))
+    ev = Event(ref, "error" if failed else "system", t, blocks=blocks, meta=msg)
+    if not failed:
+        ev.hidden, ev.hidden_reason = True, "codex event"
+    return ev
+
+
+def _world_state(item: dict, ref: Ref) -> Event:
+    """RolloutItem::WorldState `{full, state}`: the comparison state Codex keeps to tell the next
+    turn's context what changed (a full copy or a patch): bookkeeping, behind the toggle."""
+    kind = "full" if item.get("full") else "patch"
+    return Event(ref, "system", "world_state", hidden=True, hidden_reason="bookkeeping", meta=item,
+                 blocks=[Data(item.get("state", item), f"world state ({kind})")])
+
+
+def _inter_agent(item: dict, ref: Ref) -> Event:
+    """RolloutItem::InterAgentCommunication `{author, recipient, other_recipients, content,
+    trigger_turn}` (protocol.rs; agent paths like `/root/researcher`): a message between the
+    threads of a multi-agent run, in sight as who wrote to whom and what."""
+    author, to = as_text(item.get("author") or "?"), as_text(item.get("recipient") or "?")
+    others = [as_text(o) for o in item.get("other_recipients") or () if o] \
+        if isinstance(item.get("other_recipients"), list) else []
+    words = f"{author} → {', '.join([to, *others])}"
+    blocks: list = [Notice(words, {k: v for k, v in item.items() if k != "content"})]
+    if isinstance(item.get("content"), str) and item["content"]:
+        blocks.append(Text(item["content"]))
+    elif item.get("encrypted_content"):
+        blocks.append(Notice("its content is encrypted"))
+    return Event(ref, "agent_call", "inter_agent_communication", author=author, blocks=blocks, meta=item)
+
+
+def _inter_agent_meta(item: dict, ref: Ref) -> Event:
+    """RolloutItem::InterAgentCommunicationMetadata `{trigger_turn}`: bookkeeping."""
+    return Event(ref, "system", "inter_agent_communication_metadata", hidden=True,
+                 hidden_reason="bookkeeping", meta=item, blocks=[Data(item, "inter-agent message metadata")])
 
 
 def _count(n: Any) -> str:
@@ -386,7 +510,9 @@ def _compacted(item: dict, ref: Ref) -> Event:
 
 
 _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_item": _item,
-            "event_msg": _event_msg, "compacted": _compacted}
+            "event_msg": _event_msg, "compacted": _compacted, "world_state": _world_state,
+            "inter_agent_communication": _inter_agent,
+            "inter_agent_communication_metadata": _inter_agent_meta}
 
 
 # --- spawned threads -----------------------------------------------------------------------------
