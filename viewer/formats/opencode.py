@@ -424,6 +424,9 @@ def _session_event(ev: Event, part: dict) -> None:
         ev.kind = "model_switched"
         ev.blocks.append(Notice("model: " + "/".join(as_text(model.get(k)) for k in ("providerID", "id")
                                                       if model.get(k))))
+    elif what == "system" and isinstance(data.get("text"), str):
+        ev.kind = "context"  # SessionMessage.System: a context update OpenCode gave the model
+        ev.blocks.append(Context("context update for the model", data["text"], "opencode"))
     else:
         ev.blocks.append(Data(data, what or "event"))
 

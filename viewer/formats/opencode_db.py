@@ -37,24 +37,32 @@ path, and the rest of the server reaches it through the hooks files already use:
 * `children` / `parent`: the sub-agent sessions (`parent_id`) for `opencode.companions` and
   `opencode.session_info`.
 
-OpenCode 2.x (2026-08 on) keeps writing to the same file, in new event-sourced tables, and leaves the
-1.x tables frozen beside them (the release's `session_v2` / `session_message`, @opencode-ai/core
-`session-message.ts`; readers of real 2.x databases: Tokdash#99, memex#195, casr#30):
+OpenCode 2.x keeps writing to the same file, its messages in a new event-sourced table, the 1.x
+`message` / `part` tables left beside it (anomalyco/opencode, formerly sst/opencode:
+packages/core/src/session/sql.ts at 02ce4a33, message.ts at 08e3e1f9, prompt.ts at 02973df1):
 
-    session_v2       the session row, as `session` with more columns (fork_session_id, metadata,
-                     time_suspended…); a 1.x session not touched since stays in `session` only
+    session          the session row, the same table with 2.x's columns (fork_session_id,
+                     fork_message_id, metadata, cost, tokens_input / _output / _reasoning /
+                     _cache_read / _cache_write, agent, model (JSON)…)
     session_message  id, session_id, type, seq, time_created, time_updated, data — one row per
-                     message, its role the `type` column: user {text, files, agents, references},
-                     assistant {agent, model {id, providerID}, content: [text | reasoning | tool
-                     {id, name, state {status, input, content: [{type: text | file}], structured,
-                     error}, time {created, ran, completed, pruned}}], cost, tokens, error, finish},
-                     synthetic {text}, shell {callID, command, output}, compaction {reason, summary},
-                     agent-switched, model-switched, and kinds newer than this reader; the 1.x
-                     messages copied in with their ids
+                     message in the order of `seq` (ids are not chronological), its `type` a
+                     column and its data SessionMessage without `type` and `id`: user {text, files,
+                     agents, references}, assistant {agent, model {id, providerID}, content: [text |
+                     reasoning | tool {id, name, state {status pending | running | completed |
+                     error, input, content: [{type: text | file}], structured, attachments,
+                     outputPaths, result, error}, time {created, ran, completed, pruned}}],
+                     snapshot, cost, tokens, error, finish}, synthetic {sessionID, text}, system
+                     {text} (a context update the model got), shell {callID, command, output,
+                     time.completed}, compaction {reason, summary, recent}, agent-switched {agent},
+                     model-switched {model}, and kinds newer than this reader. A file the person
+                     attached is a FileAttachment {data (base64), mime, source, name, description}
+    session_input    prompts admitted but not yet a message (not shown)
 
-A session is listed once, from `session_v2` where it is there; its messages are its
-`session_message` rows where it has any (each read into the 1.x message-and-parts shape the rest
-of the reader knows: `_v2_message`), else its 1.x `message` / `part` rows.
+Readers of real 2.x databases reported a `session_v2` table (Tokdash#99, memex#195, casr#30); the
+upstream schema has none, but a session row there is read as one of `session`. A session is listed
+once (its `session_v2` row where it has one); its messages are its `session_message` rows where it
+has any (each read into the 1.x message-and-parts shape the rest of the reader knows:
+`_v2_message`), else its 1.x `message` / `part` rows.
 
 Reading never writes: the database is read as rowdb.py reads any database whose rows are sessions
 (`immutable` while no OpenCode has it open, else `mode=ro` in a short transaction; when the `-shm`
@@ -431,9 +439,7 @@ def _v2_message(mid: str, sid: str, kind: Any, created: Any, data: dict) -> dict
             part(type="text", text=data["text"])
         for f in data.get("files") or []:
             if isinstance(f, dict):
-                part(type="file", mime=f.get("mime") or f.get("mediaType"),
-                     filename=f.get("filename") or f.get("name"), url=f.get("url") or f.get("uri"),
-                     source=f.get("source"))
+                part(**_v2_file(f))
         for a in data.get("agents") or []:
             if isinstance(a, dict) and isinstance(a.get("name"), str):
                 part(type="agent", name=a["name"])
@@ -466,6 +472,9 @@ def _v2_message(mid: str, sid: str, kind: Any, created: Any, data: dict) -> dict
                 part(type="tool", callID=as_text(c.get("id")), tool=c.get("name"), state=_v2_tool(c))
             else:
                 part(type="session-event", event=f"{as_text(t)} content", data=c)
+    elif kind == "system":  # SessionMessage.System {text}: a context update the model got
+        info["role"] = "system"
+        part(type="session-event", event="system", data={"text": data.get("text")})
     elif kind == "compaction":
         info.update({"role": "assistant", "summary": True})
         part(type="text", text=as_text(data.get("summary")))
@@ -485,8 +494,8 @@ def _v2_tool(c: dict) -> dict:
     status = state.get("status")
     content = state.get("content") if isinstance(state.get("content"), list) else []
     text = "\n".join(as_text(i.get("text")) for i in content if isinstance(i, dict) and i.get("type") == "text")
-    files = [i for i in content if isinstance(i, dict) and i.get("type") == "file"]
-    files += [a for a in state.get("attachments") or [] if isinstance(a, dict)]
+    files = [_v2_file(i) for i in content if isinstance(i, dict) and i.get("type") == "file"]
+    files += [_v2_file(a) for a in state.get("attachments") or [] if isinstance(a, dict)]
     md = state.get("structured") if isinstance(state.get("structured"), dict) else {}
     out: dict = {"status": status, "input": state.get("input"),
                  "time": {"start": times.get("ran") or times.get("created"), "end": times.get("completed"),
@@ -501,6 +510,21 @@ def _v2_tool(c: dict) -> dict:
     elif status == "error":
         out.update(error=_v2_error_text(state.get("error")) or text, metadata=md)
     return out
+
+
+def _v2_file(f: dict) -> dict:
+    """A 2.x file (FileAttachment {data: base64, mime, source {type: inline | uri, uri}, name,
+    description}, or a tool's file content item) as 1.x's FilePart {type: file, mime, filename,
+    url}: its bytes a data: URL, else the URI it came from."""
+    mime = f.get("mime") or f.get("mediaType")
+    mime = mime if isinstance(mime, str) and mime else None
+    src = f.get("source") if isinstance(f.get("source"), dict) else {}
+    url = f.get("url") or f.get("uri") or src.get("uri")
+    if isinstance(f.get("data"), str) and f["data"]:
+        url = f"data:{mime or 'application/octet-stream'};base64,{f['data']}"
+    name = f.get("filename") or f.get("name")
+    return {"type": "file", "mime": mime, "filename": name if isinstance(name, str) else None,
+            "url": url if isinstance(url, str) else None, "source": src or None}
 
 
 def _v2_error_text(err: Any) -> str:
