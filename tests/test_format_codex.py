@@ -436,7 +436,7 @@ def test_events_current_codex_persists_are_known_by_name(tmp_path):
     DynamicToolCallRequest {callId, turnId, tool, arguments} (dynamic_tools.rs, camelCase) and
     DynamicToolCallResponseEvent {call_id, turn_id, completed_at_ms, namespace, tool, arguments,
     content_items, success, error, duration} (protocol.rs). What a reader must see is in sight:
-    the auto-reviewer's verdicts (a denial as an error, with its reasons) and a dynamic tool that
+    the auto-reviewer's verdicts (with its reasons) and a dynamic tool that
     failed; the rest is behind the toggle, its fields in its card."""
     command = {"type": "command", "source": "shell", "command": "rm -rf build/", "cwd": "/w"}
     lines = [{"type": "injected_message", "content": "Sub-agent explorer finished: 3 callers found",
@@ -464,7 +464,7 @@ def test_events_current_codex_persists_are_known_by_name(tmp_path):
     assert injected.blocks[0].text == "injected message from subagent: its display text"
     assert injected.blocks[1].kind == "text" and injected.blocks[1].text.startswith("Sub-agent explorer")
     assert reviewing.hidden
-    assert (denied.hidden, denied.role) == (False, "error")
+    assert (denied.hidden, denied.role) == (False, "system")  # the reviewer's answer, in sight
     assert denied.blocks[0].text == ("auto-review denied: rm -rf build/ (risk level high, "
                                      "user authorization low, took 2.5 s)")
     assert denied.blocks[1].text == "Deletes a directory the user did not mention."

@@ -47,7 +47,7 @@ def test_the_sub_agent_s_recording_is_a_thread_under_the_call_that_ran_it(tmp_pa
     call = idx.calls.calls[CALL]
     assert (call.status, call.subthread) == ("completed", "k3x9q1")
     th = idx.threads["k3x9q1"]
-    assert th.label == "sub-agent k3x9q1"
+    assert th.label == "agent k3x9q1"
     evs = load_events(idx, "k3x9q1", 0, len(th))
     assert "Your task is to find where the HTTP retry policy is configured." in [e.text() for e in evs]
     assert idx.calls.calls["grep_search-1763632815000-0"].call[0] == "k3x9q1"
@@ -72,6 +72,6 @@ def test_the_sub_agent_is_not_listed_alone_and_the_page_nests_it(tmp_path):
     html = client.get(f"/s/{ref.key}").get_data(as_text=True)
     card = html[html.index('id="tc-'):]
     thread = card[card.index('class="call-thread"'):]
-    assert "Sub-agent: sub-agent k3x9q1" in thread[:2000]
+    assert "Sub-agent: agent k3x9q1" in thread[:2000]
     assert gemini_cli.is_companion(str(chats / SID / "k3x9q1.jsonl"))
     assert not gemini_cli.is_companion(str(chats / MAIN))

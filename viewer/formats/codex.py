@@ -31,8 +31,7 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     content, trigger_turn}`, agent paths) → a message card "author → recipient";
     `inter_agent_communication_metadata` → hidden (codex-rs/protocol/src/protocol.rs RolloutItem);
   - any other record type (newer than this reader) → a quiet data card of its payload.
-  Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight (a denial
-  as an error) and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
+  Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
   approvals.rs GuardianAssessmentEvent and dynamic_tools.rs / protocol.rs).
 * the bare layout (before Sept 2025): a first line `{"id", "timestamp", "instructions", "git"}`,
   then bare response items and `{"record_type": "state"}` bookkeeping lines (hidden).
@@ -367,8 +366,9 @@ def _guardian(msg: dict, ref: Ref) -> Event:
     """GuardianAssessmentEvent {id, target_item_id?, turn_id, started_at_ms, completed_at_ms?,
     status, risk_level?, user_authorization?, rationale?, decision_source?, action: {type:
     command | execve | apply_patch | network_access | mcp_tool_call | request_permissions, …}}:
-    the auto-reviewer's verdict on an action that needed approval. A verdict is in sight (a denial
-    as an error), with what was reviewed, its risk and the reviewer's reasons; a review still in
+    the auto-reviewer's verdict on an action that needed approval. A verdict is in sight (a review
+    that timed out as an error; a denial is the reviewer's answer, not a failure), with what was
+    reviewed, its risk and the reviewer's reasons; a review still in
     progress (the same id is written again when it ends) is behind the toggle."""
     status = text_field(msg, "status") or ""
     words = _GUARDIAN.get(status, f"auto-review {status}".strip())
@@ -385,7 +385,7 @@ def _guardian(msg: dict, ref: Ref) -> Event:
     blocks: list = [Notice(words, _fields(msg))]
     if isinstance(msg.get("rationale"), str) and msg["rationale"].strip():
         blocks.append(Text(msg["rationale"], markdown=False))
-    ev = Event(ref, "error" if status in ("denied", "timed_out") else "system", "guardian_assessment",
+    ev = Event(ref, "error" if status == "timed_out" else "system", "guardian_assessment",
                blocks=blocks, meta=msg)
     if status == "in_progress" or not status:
         ev.hidden, ev.hidden_reason = True, "codex event"

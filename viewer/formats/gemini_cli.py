@@ -491,4 +491,4 @@ def spawning_calls(threads: dict, calls: dict) -> dict[str, str]:
 
 
 def thread_label(agent: str, meta: dict) -> str:
-    return f"sub-agent {agent}"
+    return f"agent {agent}"
