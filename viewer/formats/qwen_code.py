@@ -278,8 +278,31 @@ def _meta(p: Path) -> dict:
     return {k: v for k, v in data.items() if v is None or isinstance(v, (str, int, float, bool))}
 
 
+# path → (size, mtime_ns, the parent its head names): a head read once it is whole (HEAD bytes or
+# more) is final; a shorter one is read again when the file changes. Every session's page lists
+# its siblings' heads (`companions`): without this, a folder of N sessions costs N² reads.
+_HEADS: dict[str, tuple[int, int, str | None]] = {}
+_HEADS_MAX = 20_000
+
+
 def _parent_of(p: Path) -> str | None:
     """The session a session's `parent_session` record names, from its first records."""
+    key = str(p)
+    try:
+        st = os.stat(key)
+    except OSError:
+        return None
+    known = _HEADS.get(key)
+    if known is not None and (known[0] >= HEAD or known[:2] == (st.st_size, st.st_mtime_ns)):
+        return known[2]
+    parent = _read_parent(p)
+    if len(_HEADS) >= _HEADS_MAX:
+        _HEADS.clear()
+    _HEADS[key] = (st.st_size, st.st_mtime_ns, parent)
+    return parent
+
+
+def _read_parent(p: Path) -> str | None:
     try:
         with files.open_file(p) as f:
             head = f.read(HEAD)
