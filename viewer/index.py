@@ -473,6 +473,7 @@ class SessionIndex:
             return  # (a listing of a big projects folder, on every request for the session)
         times, listed_ns = self._companion_folders(), time.time_ns()
         self._companions_seen = None
+        unsure = False  # a companion too new to tell its format: the listing is made again
         for agent, path, meta in hook(self.adapter(), "companions", Path(self.main), default=[]):
             name = keys.thread_key(str(agent))  # the id from a file name: made safe for URLs
             if name in self.threads:
@@ -481,6 +482,12 @@ class SessionIndex:
             try:
                 fmt = detect.detect_file(path)
             except (OSError, detect.NotTranscript):
+                unsure = unsure or _just_begun(path)
+                continue
+            if fmt.format == "unknown" and _just_begun(path):
+                # (its first line not yet whole: read now, a document-mode companion — a Gemini
+                # CLI sub-agent's log — would be read line by line for good)
+                unsure = True
                 continue
             label = hook(self.adapter(), "thread_label", agent, meta, default=agent)
             th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta,
@@ -495,7 +502,7 @@ class SessionIndex:
             self._link_spawns(change)
         # (the metadata files as they are after the listing read them: one written meanwhile is
         # newer than the listing, which `_companions_settled` does not trust)
-        if times is not None:
+        if times is not None and not unsure:
             self._companions_seen = (times, listed_ns, self._companion_metas())
 
     def _link_spawns(self, change: Change) -> None:
@@ -1897,6 +1904,18 @@ def digested(digest, value: Any) -> Digest | None:
     if d is not None and d.spawns:
         d.spawns = _thread_keys(d.spawns)
     return d
+
+
+JUST_BEGUN = 64 << 10  # a companion file smaller than this that detection cannot tell yet is one being started
+
+
+def _just_begun(path) -> bool:
+    """Whether a companion file detection could not tell is small enough to be one just being
+    written (its first record not yet whole): looked at again at the next listing."""
+    try:
+        return os.path.getsize(path) < JUST_BEGUN
+    except OSError:
+        return False
 
 
 def _thread_keys(spawns: dict) -> dict:

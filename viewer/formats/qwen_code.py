@@ -327,7 +327,10 @@ def _read_parent(p: Path) -> str | None:
 def companions(main: Path) -> list[tuple[str, Path, dict]]:
     """(thread id, path, meta) of the session's sub-agent transcripts (their sidecar's `toolUseId`
     names the call that launched each) and of the sessions its `create_sub_session` calls started
-    (each naming this one in its `parent_session` record; the call's output names it back)."""
+    (each naming this one in its `parent_session` record; the call's output names it back).
+    There is no `companion_folders`: a sub-session's file appears before the record naming its
+    parent is written to it (no folder changes then), so the listing is made at every refresh —
+    a stat per sibling, their heads read once whole (`_parent_of`)."""
     if not _chats(main):
         return []
     out: list[tuple[str, Path, dict]] = []
@@ -345,15 +348,6 @@ def companions(main: Path) -> list[tuple[str, Path, dict]]:
         if _parent_of(p) == main.stem:
             out.append((p.stem, p, {"sub_session": True}))
     return out
-
-
-def companion_folders(main: Path) -> list[Path]:
-    """The chats folder (a sub-session appears in it), the project folder (its `subagents` folder
-    appears in it), and the session's sub-agent folder."""
-    if not _chats(main):
-        return []
-    sub = _agents_dir(main)
-    return [main.parent, main.parent.parent, sub.parent, sub]
 
 
 def thread_label(agent: str, meta: dict) -> str:
