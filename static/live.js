@@ -19,6 +19,84 @@
   // (web/early.py); the live tail's own stream says so as a reset
   var early = document.getElementById("early-stream");
   if (early) early.addEventListener("reset", function () { location.reload(); });
+  completeEarly();
+
+  // A page drawn before its index (web/early.py). Its own cards are completed by its stream; a
+  // window loaded meanwhile ("Load earlier / later", read from the lines next to the page's:
+  // routes._provisional_window) holds an `early-window` marker, and its cards are completed by
+  // asking for the marker's updates once the index is done — when the progress line hides, or at
+  // once for a window that comes in after that. A card drawn again keeps the details the reader
+  // had opened in it.
+  function completeEarly() {
+    var tl = document.getElementById("timeline");
+    var head = document.querySelector(".session-head");
+    if (!tl || !head || !document.getElementById("index-progress")) return;
+
+    function done() {
+      var p = document.getElementById("index-progress");
+      return p && p.hidden;
+    }
+
+    function apply(text) {
+      htmx.swap({sourceElement: tl, target: tl, swap: "none", text: text});
+    }
+
+    function complete() {
+      if (!done()) return;
+      var marks = tl.querySelectorAll("li.early-window[data-resolve]");
+      for (var i = 0; i < marks.length; i++) {
+        var url = marks[i].getAttribute("data-resolve");
+        marks[i].remove();
+        fetch(url, {credentials: "same-origin"}).then(function (r) {
+          if (r.status === 205) { location.reload(); return null; }
+          return r.ok ? r.text() : null;
+        }).then(function (text) { if (text) apply(text); }).catch(function () {});
+      }
+    }
+
+    // the details open in a card, by kind and rank: a card drawn again (its ids, its numbers
+    // completed) is the same card, its details in the same order
+    function openedIn(card) {
+      var out = [], rank = {};
+      var all = card.querySelectorAll("details");
+      for (var i = 0; i < all.length; i++) {
+        var k = all[i].className + "#" + (rank[all[i].className] = (rank[all[i].className] || 0) + 1);
+        if (all[i].open) out.push(k);
+      }
+      return out;
+    }
+
+    function reopen(card, keys) {
+      var rank = {};
+      var all = card.querySelectorAll("details");
+      for (var i = 0; i < all.length; i++) {
+        var k = all[i].className + "#" + (rank[all[i].className] = (rank[all[i].className] || 0) + 1);
+        if (keys.indexOf(k) >= 0) all[i].open = true;
+      }
+    }
+
+    new MutationObserver(function (records) {
+      var gone = {}, came = [];
+      for (var i = 0; i < records.length; i++) {
+        var r = records[i];
+        for (var j = 0; j < r.removedNodes.length; j++) {
+          var n = r.removedNodes[j];
+          if (n.nodeType === 1 && n.id && n.classList.contains("ev")) gone[n.id] = openedIn(n);
+        }
+        for (var k = 0; k < r.addedNodes.length; k++) {
+          var a = r.addedNodes[k];
+          if (a.nodeType === 1 && a.id && a.classList.contains("ev")) came.push(a);
+        }
+      }
+      for (var c = 0; c < came.length; c++) {
+        var keys = gone[came[c].id];
+        if (keys && keys.length) reopen(came[c], keys);
+      }
+      complete();
+    }).observe(tl, {childList: true});
+    new MutationObserver(complete).observe(head, {childList: true, subtree: true, attributes: true,
+                                                  attributeFilter: ["hidden"]});
+  }
 
   var live = document.getElementById("live");
   var timeline = document.getElementById("timeline");

@@ -8,6 +8,8 @@ its page shows what it needs from the main file, read here in milliseconds whate
   live session, "latest");
 * `around()` — the lines around one event (a permalink, a search hit), which `locate()` finds by
   searching the file's bytes for the event's id.
+* `before()` / `after()` — a window's worth of lines before / from a line of the file ("Load
+  earlier / later" next to a first screen while its index is being built).
 
 Each returns a `SessionIndex` of that region alone (`idx.region` says which bytes), made by the same
 code as the full index so its events look exactly as they will. A region grows (×4, up to `MOST`)
@@ -132,6 +134,37 @@ def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIn
             enough_before = lo == 0 or _visible(idx, 0, seq) >= half
             enough_after = idx.region.hi >= size or _visible(idx, seq) > half
             if (enough_before and enough_after) or n >= MOST:
+                return idx
+            n *= 4
+
+
+def before(path: str, offset: int, confinement=None) -> SessionIndex:
+    """A window's worth of events just before the line beginning at `offset` ("Load earlier" on a
+    first screen whose index is not done): the lines that begin in [lo, offset), lo stepped back
+    until they hold a window. Lines not counted unless read from the start."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        offset = line_start(f, min(offset, f.seek(0, 2)), found.eol)
+        n = STEP
+        while True:
+            lo = line_start(f, max(0, offset - n), found.eol)
+            idx = _read(path, confinement, found, lo, offset)
+            if _visible(idx) >= WINDOW or lo == 0 or n >= MOST:
+                return idx
+            n *= 4
+
+
+def after(path: str, offset: int, confinement=None) -> SessionIndex:
+    """A window's worth of events from the line beginning at `offset` on ("Load later" on a first
+    screen whose index is not done). Lines not counted unless read from the start."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        size = f.seek(0, 2)
+        offset = line_start(f, min(offset, size), found.eol)
+        n = STEP
+        while True:
+            idx = _read(path, confinement, found, offset, offset + n)
+            if _visible(idx) > WINDOW or idx.region.hi >= size or n >= MOST:
                 return idx
             n *= 4
 

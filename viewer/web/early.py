@@ -8,8 +8,16 @@ build starts once the page has been sent, so the first screen never competes wit
 The page's event stream (the live tail's; or one of its own, `early` only, when the page is not at
 the end of the session) waits for the build and sends its progress. When the index is done it sends
 one message of out-of-band updates — the partials the live tail uses when a call changes state: the
-cards of the region whose result was not read yet, the results whose call was not, the header's
-facts and counts, the hidden count — and then goes on as a live tail from the region's end.
+cards whose result was not read yet, the results whose call was not, the header's facts and counts,
+the hidden count — and then goes on as a live tail from the region's end. Only the cards the page
+holds: a region reads more than a page shows (1 MB and more for 40 cards), and the stream is told
+which lines the page shows (`shows`, [a, b) of the region: `shows_arg`).
+
+A window loaded next to such a page before its index is done ("Load earlier", "Load later") is
+read the same way from the lines next to the page's (`window_screen`, routes._provisional_window),
+at once rather than after the whole pass; it holds a marker with the address of its own
+completion (`completion`, the route `live.early_window`), which the page asks for once its
+progress line says the index is done (live.js).
 
 A region cannot know everything the whole read knows. In a JSONL file, a call id used again after
 its result is a new call, `id~N` (toolcalls, "An id used again"): a region further on that did not
@@ -59,6 +67,24 @@ def region_arg(idx: SessionIndex) -> str:
     return f"{r.lo}-{r.hi}" + ("-n" if r.counted and r.lo else "")
 
 
+def shows_arg(win) -> str | None:
+    """The lines a first screen's window shows, as its stream's `shows` argument: `a-b`, the
+    offsets of its first event's line and of the line after its last (a region reads more than a
+    page shows: its completion is only for what the page holds)."""
+    return f"{win.offsets[0]}-{win.offsets[1]}" if win.region is not None and win.offsets else None
+
+
+def parse_shows(text: str | None, region: tuple[int, int, bool]) -> tuple[int, int]:
+    """(a, b) from `shows_arg`'s text, within the region; the whole region when not given."""
+    lo, hi = region[:2]
+    a, _, b = (text or "").partition("-")
+    try:
+        a, b = int(a), int(b)
+    except ValueError:
+        return lo, hi
+    return max(lo, min(a, hi)), max(lo, min(b, hi))
+
+
 def parse_region(text: str | None) -> tuple[int, int, bool] | None:
     """(lo, hi, numbered) from `region_arg`'s text."""
     lo, _, rest = (text or "").partition("-")
@@ -90,6 +116,22 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
     return store.redacting(idx)
 
 
+def window_screen(store: Store, ref: SessionRef, where: dict) -> SessionIndex | None:
+    """A region index for a window loaded next to a first screen while its index is not done
+    ("Load earlier" / "Load later": `where` is {"before": offset} or {"after": offset}, the line
+    its links name), read as a first screen is (its cards resolving what it did not read, then
+    completed in place: `completion`, asked for by the page once the index is done). None when
+    the session cannot be read so (a JSON document: the window waits for the index)."""
+    try:
+        if "before" in where:
+            idx = partial.before(ref.path, where["before"], store.confinement)
+        else:
+            idx = partial.after(ref.path, where["after"], store.confinement)
+    except (ValueError, OSError, detect.NotTranscript):
+        return None
+    return store.redacting(idx)
+
+
 def progress(store: Store, key: str) -> float | None:
     """How far the background build of a session is (0–1), or None if none runs."""
     b = store.running(key)
@@ -97,10 +139,11 @@ def progress(store: Store, key: str) -> float | None:
 
 
 def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: dict, environ: dict,
-            target: str | None = None):
+            target: str | None = None, shows: tuple[int, int] | None = None):
     """SSE messages: the build's progress while it runs, then the updates that complete a page
-    drawn from `region` (lo, hi of the main file, numbered: `parse_region`); `cursor` is brought to
-    where the page is then.
+    drawn from `region` (lo, hi of the main file, numbered: `parse_region`) that shows the lines
+    [a, b) of it (`shows`: the whole region when None); `cursor` is brought to where the page is
+    then.
     Returns the index, or None when the session could not be indexed (the page is told why). A
     page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again.
     `target`: the event the page is a permalink of (a card drawn again stays its target)."""
@@ -120,12 +163,11 @@ def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: 
                 break
             yield sse(sse_data(render_template("_index_progress.html", oob=True, mb=mb,
                                                fraction=progress(store, key) or 0.0)))
-        redrawn = None if whole else _redrawn(store, idx, region, target)
-        if redrawn is None:
+        html = None if whole else completion(store, idx, key, region, shows, target)
+        if html is None:
             # the page's cards are named otherwise than the index names them: drawn again from it
             yield sse("reset", event="reset")
             return None
-        calls, refs = _completed(idx, region)
         for name, th in idx.threads.items():  # sub-agents are part of what the page now knows
             if name != "main":
                 cursor[name] = position_after(th, len(th))
@@ -136,31 +178,49 @@ def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: 
             cursor["main"] = idx.seq_at(region[1])
         cursor["@"] = idx.build_id
         # (a browser that reconnects from this id resumes as a plain live tail: it has "@")
-        html = render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
-                               calls=calls, refs=refs, ref=store.get(key), oob=True,
-                               redrawn=redrawn)
     yield sse(sse_data(html), id=encode_cursor(cursor))
     return idx
 
 
+def completion(store: Store, idx: SessionIndex, key: str, region: tuple[int, int, bool],
+               shows: tuple[int, int] | None = None, target: str | None = None,
+               page: bool = True) -> str | None:
+    """The out-of-band updates (`_early_resolved.html`) that complete the cards of the lines
+    [a, b) (`shows`) a page drew from `region`, once the index is done: only what the page holds,
+    however much more the region read (a permalink's region into 6 MB of calls of one reused id
+    sent 1.7 MB of cards for a page of 140 KB). `page`: with the header's facts and counts and the
+    progress line (a window loaded later completes its cards only). None when the page cannot be
+    completed in place (it reloads). Call from a request context."""
+    shows = shows or region[:2]
+    redrawn = _redrawn(store, idx, region, target, shows)
+    if redrawn is None:
+        return None
+    calls, refs = _completed(idx, region, shows)
+    return render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
+                           calls=calls, refs=refs, ref=store.get(key), oob=True,
+                           redrawn=redrawn, page=page)
+
+
 def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
-             target: str | None) -> list | None:
+             target: str | None, shows: tuple[int, int]) -> list | None:
     """The cards a page drawn from `region` holds otherwise than the index draws them, to draw
     again in place: [(ids of the page's cards to take out, the id of the card the new ones
     replace, the views of those)]; None when the page cannot be completed in place (it reloads).
+    Only the cards of the lines the page shows (`shows`: [a, b), offsets of line starts).
 
     A log of API calls read from its middle, or a JSONL page whose region named a call otherwise
-    (`_named_otherwise`; see the module's docstring): its region is read again (a few of its lines:
-    what the page drew) and compared with the index line by line. A line whose records the index
+    (`_named_otherwise`; see the module's docstring): its region is read again (as the page read
+    it: what it drew) and compared with the index line by line. A line whose records the index
     names alike has each card whose content differs drawn again (its numbers, its renamed call
     ids); a line whose records differ (it goes on with a conversation the region did not read) has
     its cards replaced by the index's. A file whose lines are no longer those the page read
     reloads."""
     lo, hi, numbered = region
+    a, b = shows
     th = idx.threads["main"]
-    if not lo or not (folded(th) or _named_otherwise(idx, region)):
+    if not lo or not (folded(th) or _named_otherwise(idx, region, shows)):
         return []
-    start, stop = idx.seq_at(lo), idx.seq_at(hi)
+    start, stop = idx.seq_at(a), idx.seq_at(b)
     try:
         # (read as the page read it: numbered from the line before lo, or named by offsets)
         part = SessionIndex(idx.main, confinement=idx.confinement).read_region(
@@ -169,7 +229,8 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     except (OSError, ValueError, detect.NotTranscript):
         return None
     pt = part.threads["main"]
-    drawn = _by_line(pt.offsets, load_events(part, "main", 0, len(pt)))
+    first, last = part.seq_at(a), part.seq_at(b)
+    drawn = _by_line(pt.offsets[first:last], load_events(part, "main", first, last))
     now = _by_line(th.offsets[start:stop],
                    Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start))
     if [at for at, _ in drawn] != [at for at, _ in now]:
@@ -206,7 +267,8 @@ def _shown(ev) -> tuple:
     return ev.id, ev.role, ev.kind, ev.blocks, ev.hidden, ev.states, ev.source_id, ev.state
 
 
-def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool]) -> bool:
+def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool],
+                     shows: tuple[int, int] | None = None) -> bool:
     """Whether a JSONL page drawn from `region` named a call otherwise than the index does: a
     call id used again after its result is a new call, `id~N` (toolcalls, "An id used again"), and
     a region further on that did not read the id's first call took a later one for it. Its cards'
@@ -216,6 +278,8 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool]) -> bool:
     if lo == 0 or not th.renamed:
         return False
     start, stop = idx.seq_at(lo), idx.seq_at(hi)
+    if shows is not None:  # (named otherwise before what the page shows: not on the page)
+        stop = idx.seq_at(shows[1])
     for _, raw in th.renamed.between(start, stop):
         first = idx.calls.call(raw)
         if first is None or first.call is None or first.call[0] != "main" or first.call[1] < start:
@@ -223,15 +287,16 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool]) -> bool:
     return False
 
 
-def _completed(idx: SessionIndex, region: tuple[int, int, bool]) -> tuple[list, list]:
-    """(call cards of the region whose result lies outside it or that spawned a thread, results
-    of the region whose call lies outside it), as the full index resolves them."""
+def _completed(idx: SessionIndex, region: tuple[int, int, bool],
+               shows: tuple[int, int]) -> tuple[list, list]:
+    """(call cards of the lines the page shows (`shows`) whose result lies outside the region it
+    read or that spawned a thread, results shown whose call lies outside it), as the full index
+    resolves them."""
     lo, hi = region[:2]
-    start, stop = idx.seq_at(lo), idx.seq_at(hi)
-    inside = range(start, stop)
+    inside = range(idx.seq_at(lo), idx.seq_at(hi))
     tl = Timeline(idx)
     calls, refs = [], []
-    for ev in load_events(idx, "main", start, stop):
+    for ev in load_events(idx, "main", idx.seq_at(shows[0]), idx.seq_at(shows[1])):
         for b in ev.blocks:
             if b.kind == "tool_use" and b.id:
                 call = idx.calls.call(b.id)

@@ -172,6 +172,7 @@ def session_events(key: str):
         region = None  # completed before the browser reconnected
     tails = region is None or request.args.get("after") is not None
     target = request.args.get("target")  # (a permalink's page: its event stays the target)
+    shows = early.parse_shows(request.args.get("shows"), region) if region else None
     try:
         if region is None:
             idx = viewer.store.index(key)
@@ -202,7 +203,8 @@ def session_events(key: str):
 
     def complete_then_follow():
         yield b"retry: 1000\n\n"
-        idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ, target)
+        idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ, target,
+                                        shows)
         if idx is None or not tails:
             yield sse("indexed", event="indexed")
             return
@@ -211,6 +213,35 @@ def session_events(key: str):
 
     return LiveResponse(viewer, None, complete_then_follow(), lifetime,
                         lambda: [sub.close() for sub in subs])
+
+
+@bp.get("/s/<key>/early")
+def early_window(key: str):
+    """The out-of-band updates that complete a window drawn before the session's index was done
+    (`early=` the region it read, `shows=` the lines it shows: routes._provisional_window), asked
+    for by the page once the index is done (live.js); waits for the index if it is not. 205 when
+    the window cannot be completed in place (the page reloads)."""
+    region = early.parse_region(request.args.get("early"))
+    if region is None or region == early.WHOLE:
+        return Response("no region\n", status=400, mimetype="text/plain")
+    store: Store = current_app.extensions["viewer"].store
+    try:
+        idx = store.index(key)
+    except NotFound:
+        return Response("no such session\n", status=404, mimetype="text/plain")
+    except (NotTranscript, Skipped) as e:
+        return Response(f"not a transcript: {getattr(e, 'reason', e)}\n", status=422,
+                        mimetype="text/plain")
+    except OSError as e:
+        from .routes import _status_of
+
+        return Response(f"cannot read the session: {e.strerror or e}\n", status=_status_of(e),
+                        mimetype="text/plain")
+    html = early.completion(store, idx, key, region, early.parse_shows(request.args.get("shows"), region),
+                            page=False)
+    if html is None:
+        return Response(status=205)
+    return Response(html, mimetype="text/html")
 
 
 def _follow(source, heartbeat: float, sock, retry: bool = True):

@@ -177,7 +177,8 @@ def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
     hidden = bool(target) and part.threads["main"].hidden[part.locate(target)[1]]
     response = make_response(_session_page(
         ref, part, win, key, target=target, show_hidden=hidden, find=Find(),
-        lands=_lands(tl, target), early=early.region_arg(part), fraction=build.fraction))
+        lands=_lands(tl, target), early=early.region_arg(part), shows=early.shows_arg(win),
+        fraction=build.fraction))
     response.call_on_close(build.start)
     return response
 
@@ -407,8 +408,17 @@ def _json_bytes(obj) -> bytes:
 def window(key: str, thread: str):
     """The window before / after one already on the page (htmx loads it on reveal), of the whole
     thread or of a filtered view; `?at=start|end` gives a whole window with links both ways (the
-    page's script jumps with it)."""
-    ref, idx = _session(key)
+    page's script jumps with it).
+
+    A first screen's links (`@<offset>`) asked for while its index is being built get a window
+    read from the lines next to the page's (viewer/partial.py), at once, not after the whole pass:
+    its cards say "resolving" where the index will tell, and the page asks for their completion
+    once the index is done (`early.completion`, through the window's `early-window` marker)."""
+    ref = _ref(key)
+    provisional = _provisional_window(ref, key, thread)
+    if provisional is not None:
+        return provisional
+    idx = _index(ref)
     if thread not in idx.threads:
         abort(404, description=f"No thread “{thread}” in this session.")
     find = find_context(idx)
@@ -424,6 +434,29 @@ def window(key: str, thread: str):
     return _shared(ref, idx, lambda: render_template(
         "_window.html", win=find_window(idx, find.filter, where, thread=thread), key=key, idx=idx,
         direction=direction), find)
+
+
+def _provisional_window(ref: SessionRef, key: str, thread: str):
+    """A first screen's window before or after its own, drawn from the file while the index is
+    not done (see `window`); None when the index is there, or the window must wait for it."""
+    where = {}
+    for name in ("before", "after"):
+        v = request.args.get(name)
+        if v is not None and v.startswith("@") and v[1:].isdigit():
+            where[name] = int(v[1:])
+    if thread != "main" or len(where) != 1 or set(request.args) != set(where):
+        return None
+    if _index(ref, wait=False) is not None:
+        return None
+    part = early.window_screen(store(), ref, where)
+    if part is None:
+        return None
+    tl = Timeline(part)
+    win = tl.window("main", **({"before": len(part.threads["main"])} if "before" in where
+                               else {"after": 0}))
+    resolve = Urls.early_window(key, early.region_arg(part), early.shows_arg(win))
+    return render_template("_window.html", win=win, key=key, idx=part, direction=next(iter(where)),
+                           resolve=resolve)
 
 
 @bp.get("/s/<key>/t/<thread>")

@@ -103,9 +103,14 @@ class Urls:
 
     @staticmethod
     def events(key: str, after: str | None = None, early: str | None = None,
-               target: str | None = None) -> str:
+               target: str | None = None, shows: str | None = None) -> str:
         return _url("live.session_events", key=key, after=after, early=early,
-                    target=target if early else None)
+                    target=target if early else None, shows=shows if early else None)
+
+    @staticmethod
+    def early_window(key: str, early: str, shows: str | None) -> str:
+        """The updates that complete a window drawn before the index (web/early.py)."""
+        return _url("live.early_window", key=key, early=early, shows=shows)
 
     @staticmethod
     def list_events(**args) -> str:

@@ -1,0 +1,126 @@
+"""What a first screen holds is completed when the index is done — and only that.
+
+A page drawn before its session's index (web/early.py) reads more of the file than it shows; once
+the index is done its stream sends the updates of the cards the page holds, not of every card of
+what it read (a permalink into 6 MB of calls of one reused id was sent 1.7 MB of cards for a page
+of 140 KB). A window loaded next to it meanwhile ("Load earlier") is drawn at once from the lines
+before the page's, not after the whole pass, and its cards are completed in place too.
+
+The background build is held by a listener until the test releases it: nothing sleeps."""
+
+import json
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import LiveServer, held_app, stream_open, write_claude_session
+
+TURNS = 60  # calls near the end whose results all come in the file's last lines
+
+
+def line(**rec):
+    return json.dumps({"sessionId": "big", "timestamp": "2025-10-21T10:00:00.000Z", **rec}) + "\n"
+
+
+@pytest.fixture(scope="module")
+def tailcalls(tmp_path_factory):
+    """8 MB of Claude Code (past the size indexed in the background) that ends with TURNS turns of
+    a prompt, a call and a line without an id, whose results all come in the last line but one."""
+    root = tmp_path_factory.mktemp("windows") / "sessions"
+    path = root / "big.jsonl"
+    write_claude_session(path, 8 << 20, old=False)
+    with open(path, "a") as f:
+        for i in range(TURNS):
+            f.write(line(type="user", uuid=f"w-{i}-p", message={"role": "user", "content": f"Check {i}"}))
+            f.write(line(type="assistant", uuid=f"w-{i}-c", message={
+                "id": f"msg_w{i}", "role": "assistant", "model": "claude-opus-4-6", "content": [
+                    {"type": "tool_use", "id": f"toolu_w{i}", "name": "Bash",
+                     "input": {"command": f"check {i}"}}]}))
+            f.write(line(type="system", subtype="informational", content=f"note {i}"))  # no uuid
+        f.write(line(type="user", uuid="w-results", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_w{i}", "content": f"check {i} passed"}
+            for i in range(TURNS)]}))
+        f.write(line(type="assistant", uuid="w-end", message={
+            "id": "msg_end", "role": "assistant", "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "Every check passed."}]}))
+    os.utime(path, (1_700_000_000, 1_700_000_000))  # a finished session
+    return root, path
+
+
+@pytest.fixture
+def app(tailcalls, tmp_path):
+    yield from held_app(tailcalls[0], tmp_path)
+
+
+def get(client, url, **kw):
+    r = client.get(url, **kw)
+    r.close()  # (the background build starts once the page is sent)
+    return r
+
+
+def test_an_earlier_window_is_drawn_before_the_index_and_completed_once_it_is_done(app):
+    c = app.test_client()
+    page = get(c, "/s/big?at=end").get_data(as_text=True)
+    assert app.hold.held.wait(30)
+    earlier = re.search(r'class="more before" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
+    # drawn now, while the index waits: not after the whole pass
+    win = get(c, earlier, headers={"HX-Request": "true"}).get_data(as_text=True)
+    assert not app.extensions["viewer"].store.running("big").done
+    calls = re.findall(r'id="tc-(toolu_w\d+)-state"[^>]*>\s*<span class="state resolving"', win) or \
+        [cid for cid in re.findall(r'id="tc-(toolu_w\d+)"', win) if f'tc-{cid}-state' in win]
+    assert calls and "resolving" in win
+    assert not set(re.findall(r'id="m-([^"]+)"', win)) & set(re.findall(r'id="m-([^"]+)"', page))
+    done = re.search(r'class="early-window" hidden data-resolve="([^"]+)"', win).group(1).replace("&amp;", "&")
+    app.hold.release.set()
+    body = c.get(done).get_data(as_text=True)
+    for cid in calls:
+        assert f'id="tc-{cid}-state"' in body  # each resolving call of the window, completed
+    assert "resolving" not in body
+    # only the window's cards: none of the page's, no header (the page's stream sends those)
+    assert 'id="session-facts"' not in body
+    assert not set(re.findall(r'id="tc-(toolu_w\d+)-state"', body)) - set(calls)
+
+
+@pytest.mark.browser
+def test_an_earlier_window_loaded_while_indexing_resolves_in_place(app, watched_page):
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/big?at=end")
+        expect(page.locator("#m-w-end")).to_contain_text("Every check passed.")
+        expect(page.locator("#index-progress")).to_be_visible()
+        stream_open(page, "live")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        first = page.locator("#timeline > li.ev").first.get_attribute("id")
+        page.locator("#timeline > li.more.before a").click()
+        # the window comes now, from the lines before the page's: its calls wait for their results
+        resolving = page.locator("#timeline .tool .state.resolving")
+        expect(resolving.first).to_be_visible()
+        n = resolving.count()
+        assert n >= 5
+        ids = page.locator("#timeline > li.ev").evaluate_all("els => els.map(e => e.id)")
+        window_ids = ids[:ids.index(first)]
+        assert len(window_ids) >= 20
+        call = page.locator(f"#{window_ids[-1]}").locator("xpath=preceding-sibling::li[.//div[contains(@class,'tool')]]").first
+        cid = call.locator(".tool").get_attribute("data-call")
+        assert cid.startswith("toolu_w")
+        no_id = next(i for i in window_ids if i.startswith("m-@"))  # a line without a uuid
+        link = page.locator(f'[id="{no_id}"] a.permalink').get_attribute("href")
+        assert "pos=" in link
+        app.hold.release.set()
+        expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+        expect(resolving).to_have_count(0, timeout=30_000)
+        card = page.locator(f'.tool[data-call="{cid}"]')
+        expect(card.locator(".state")).to_have_text("completed")
+        expect(card.locator(".tool-result")).to_contain_text(f"check {cid[len('toolu_w'):]} passed")
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert page.locator('[id^="m-"]').evaluate_all(
+            "els => new Set(els.map(e => e.id)).size === els.length")  # no card twice
+        # a permalink taken from the window opens its event now that the index names it otherwise
+        page.goto(srv.url + link)
+        target = page.locator("li.ev.target")
+        expect(target).to_have_count(1)
+        expect(target).to_contain_text("note")
+        assert re.search(r"/m/L\d+", page.url)
+        assert not page.problems
