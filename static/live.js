@@ -38,7 +38,7 @@
     }
 
     function apply(text) {
-      htmx.swap({sourceElement: tl, target: tl, swap: "none", text: text});
+      return htmx.swap({sourceElement: tl, target: tl, swap: "none", text: text});
     }
 
     function complete() {
@@ -47,10 +47,12 @@
       for (var i = 0; i < marks.length; i++) {
         var url = marks[i].getAttribute("data-resolve");
         marks[i].remove();
+        pending++;
         fetch(url, {credentials: "same-origin"}).then(function (r) {
           if (r.status === 205) { location.reload(); return null; }
           return r.ok ? r.text() : null;
-        }).then(function (text) { if (text) apply(text); }).catch(function () {});
+        }).then(function (text) { return text ? apply(text) : null; })
+          .catch(function () {}).then(function () { pending--; });
       }
     }
 
@@ -75,27 +77,64 @@
       }
     }
 
-    new MutationObserver(function (records) {
-      var gone = {}, came = [];
+    // The card the reader reads and where it is in the window, noted at every scroll (and when a
+    // details opens or the window changes): cards drawn again above it and the progress line
+    // going away must not move it. (The card at the window's top, under the page's bar.)
+    var place = null;
+    function note() {
+      var box = tl.getBoundingClientRect();
+      var x = box.left + Math.min(40, box.width / 2);
+      place = null;
+      for (var y = 90; y < window.innerHeight; y += 60) {
+        var at = document.elementFromPoint(x, y);
+        var card = at && at.closest("#timeline > li.ev");
+        if (card) { place = {el: card, top: card.getBoundingClientRect().top}; return; }
+      }
+    }
+    var pending = 0;  // windows' completions asked for, not yet in the page
+    var wasDone = done();
+
+    // (a card drawn again comes in just before the one it replaces, which then goes: the index
+    // may name it otherwise — `L12` for the region's `@5120` — so it is known by its place)
+    function changed(records) {
+      var replaced = new Map();
       for (var i = 0; i < records.length; i++) {
         var r = records[i];
+        if (r.target !== tl) continue;
         for (var j = 0; j < r.removedNodes.length; j++) {
           var n = r.removedNodes[j];
-          if (n.nodeType === 1 && n.id && n.classList.contains("ev")) gone[n.id] = openedIn(n);
-        }
-        for (var k = 0; k < r.addedNodes.length; k++) {
-          var a = r.addedNodes[k];
-          if (a.nodeType === 1 && a.id && a.classList.contains("ev")) came.push(a);
+          if (n.nodeType !== 1 || !n.classList.contains("ev")) continue;
+          var now = document.getElementById(n.id);
+          if (!now) {
+            now = r.previousSibling;
+            while (now && now.nodeType !== 1) now = now.previousSibling;
+          }
+          if (!now || !now.isConnected || !now.classList.contains("ev")) continue;
+          replaced.set(n, now);
+          var keys = openedIn(n);
+          if (keys.length) reopen(now, keys);
         }
       }
-      for (var c = 0; c < came.length; c++) {
-        var keys = gone[came[c].id];
-        if (keys && keys.length) reopen(came[c], keys);
+      var isDone = done();
+      if (place && (!wasDone || pending)) {
+        var el = place.el.isConnected ? place.el : replaced.get(place.el);
+        if (el && el.isConnected) {
+          var moved = el.getBoundingClientRect().top - place.top;
+          if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+        }
       }
+      wasDone = isDone;
+      note();
       complete();
-    }).observe(tl, {childList: true});
-    new MutationObserver(complete).observe(head, {childList: true, subtree: true, attributes: true,
-                                                  attributeFilter: ["hidden"]});
+    }
+    note();
+    function renote() { if (!wasDone || pending) note(); }
+    window.addEventListener("scroll", renote, {passive: true});
+    window.addEventListener("resize", renote);
+    tl.addEventListener("toggle", renote, true);
+    var watch = new MutationObserver(changed);
+    watch.observe(tl, {childList: true});
+    watch.observe(head, {childList: true, subtree: true, attributes: true, attributeFilter: ["hidden"]});
   }
 
   var live = document.getElementById("live");

@@ -124,3 +124,56 @@ def test_an_earlier_window_loaded_while_indexing_resolves_in_place(app, watched_
         expect(target).to_contain_text("note")
         assert re.search(r"/m/L\d+", page.url)
         assert not page.problems
+
+
+@pytest.fixture
+def reused(tmp_path):
+    """6 MB of OpenAI-style messages whose every call is `call_0` (the index names them
+    `call_0~N`, which a first screen of the end cannot know: every card of it is drawn again),
+    each call thought about first."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    msgs = [{"role": "system", "content": "You are a helpful agent."},
+            {"role": "user", "content": "Run the steps."}]
+    for i in range(1500):
+        msgs += [{"role": "assistant", "content": None, "reasoning_content": f"Step {i} comes next.",
+                  "tool_calls": [{"id": "call_0", "type": "function", "function": {
+                      "name": "run", "arguments": json.dumps({"cmd": f"step {i}"})}}]},
+                 {"role": "tool", "tool_call_id": "call_0", "content": f"output of step {i:04d}\n" + "x" * 4000}]
+    (root / "long.jsonl").write_text("".join(json.dumps(m) + "\n" for m in msgs))
+    os.utime(root / "long.jsonl", (1_700_000_000, 1_700_000_000))
+    yield from held_app(root, tmp_path)
+
+
+@pytest.mark.browser
+def test_cards_drawn_again_keep_the_details_opened_and_the_place_read(reused, watched_page):
+    """Every card of the page is drawn again once the index is done (named `L<line>` and
+    `call_0~N` as the index names them, where the region said `@<offset>` and `call_0`): a
+    thinking block the reader opened stays open, and the card they read stays where it was."""
+    app = reused
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.set_viewport_size({"width": 1400, "height": 900})
+        page.goto(srv.url + "/s/long?at=end")
+        stream_open(page, "live")
+        cards = page.locator("#timeline > li.ev:has(.tool)")
+        step = cards.nth(cards.count() - 8).locator(".tool-summary").inner_text()
+        card = page.locator("#timeline > li.ev").filter(has=page.get_by_text(step, exact=True))
+        assert card.get_attribute("id").startswith("m-@")  # (as the region read it)
+        named = card.locator(".tool").get_attribute("data-call")
+        assert re.fullmatch(r"call_0(~\d{1,3})?", named)
+        card.evaluate("el => el.scrollIntoView({block: 'center'})")
+        card.locator("details.thinking > summary").click()
+        expect(card.locator("details.thinking")).to_have_attribute("open", "")
+        top = card.evaluate("el => el.getBoundingClientRect().top")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        app.hold.release.set()
+        expect(card.locator(".tool")).to_have_attribute("data-call", re.compile(r"call_0~1\d{3}"), timeout=60_000)
+        expect(card).to_have_id(re.compile(r"m-L\d+"))
+        # the card drawn again is the index's, the thinking the reader opened still open, where it was
+        expect(card.locator("details.thinking")).to_have_attribute("open", "")
+        expect(page.locator("#index-progress")).to_be_hidden()
+        now = card.evaluate("el => el.getBoundingClientRect().top")
+        assert abs(now - top) < 2, (top, now)
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert not page.problems
