@@ -177,3 +177,105 @@ def test_cards_drawn_again_keep_the_details_opened_and_the_place_read(reused, wa
         assert abs(now - top) < 2, (top, now)
         assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
         assert not page.problems
+
+
+LINE = 25_600  # bytes of every line of `costs`: a permalink's region holds 20 lines before it
+
+
+@pytest.fixture
+def costs(tmp_path):
+    """A legion session of 6 MB whose lines are all LINE bytes long: a turn is a prompt, an answer
+    and the SDK's result, whose `total_cost_usd` is the process's running total (0.25 more each
+    turn). A permalink to an answer opens on a region whose first line is the result before it."""
+    root = tmp_path / "sessions"
+    folder = root / "costs"
+    folder.mkdir(parents=True)
+
+    def sized(rec, pad):
+        text = json.dumps(rec)
+        rec[pad[0]][pad[1]] = "x" * (LINE - 1 - len(text))
+        text = json.dumps(rec)
+        assert len(text) == LINE - 1
+        return text + "\n"
+
+    with open(folder / "messages.jsonl", "w") as f:
+        f.write(sized({"type": "system", "content": "Claude Code Launched", "timestamp": "2025-10-21T09:00:00Z",
+                       "metadata": {"subtype": "client_launched", "session_id": "s-1", "note": ""},
+                       "session_id": "s-1", "message_id": "launch"}, ("metadata", "note")))
+        for i in range(240):
+            f.write(sized({"type": "user", "content": f"Question {i}", "timestamp": "2025-10-21T09:00:01Z",
+                           "session_id": "s-1", "message_id": f"q-{i}", "metadata": {"note": ""}}, ("metadata", "note")))
+            f.write(sized({"_type": "AssistantMessage", "timestamp": "2025-10-21T09:00:02Z", "session_id": "s-1",
+                           "message_id": f"a-{i}", "data": {"content": [{"text": f"Answer {i}"}],
+                                                             "model": "claude-sonnet-4-5", "note": ""}}, ("data", "note")))
+            f.write(sized({"_type": "ResultMessage", "timestamp": "2025-10-21T09:00:03Z", "session_id": "s-1",
+                           "message_id": f"r-{i}", "data": {"subtype": "success", "duration_ms": 3000, "is_error": False,
+                                                             "num_turns": 1, "total_cost_usd": 0.25 * (i + 1), "note": ""}},
+                           ("data", "note")))
+    (folder / "state.json").write_text(json.dumps({"session_id": "s-1", "name": "costs", "state": "terminated"}))
+    os.utime(folder / "messages.jsonl", (1_700_000_000, 1_700_000_000))
+    yield from held_app(root, tmp_path)
+
+
+@pytest.mark.browser
+def test_a_legion_turn_s_cost_unknown_to_the_first_screen_fills_in_once_indexed(costs, watched_page):
+    """A first screen read from the middle of a legion session cannot tell its first turn's own
+    cost (the SDK writes the process's running total: the turn's is the rise since the one before,
+    which lies before what was read); once the index is done the card says it, in place."""
+    app = costs
+    key = app.extensions["viewer"].store.sessions()[0].key
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + f"/s/{key}/m/a-120")
+        first = page.locator("#timeline > li.ev").first
+        expect(first).to_have_id("m-r-113")
+        expect(first).to_contain_text("this turn's share not known")
+        expect(page.locator("#m-r-114")).to_contain_text("$0.2500 this turn ($28.7500 so far this process)")
+        stream_open(page, "early-stream")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        app.hold.release.set()
+        expect(first).to_contain_text("$0.2500 this turn ($28.5000 so far this process)", timeout=60_000)
+        expect(page.locator("#index-progress")).to_be_hidden()
+        expect(page.locator("#m-a-120")).to_have_class(re.compile(r"\btarget\b"))
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert not page.problems
+
+
+@pytest.fixture
+def rewound(tmp_path):
+    """8 MB of Claude Code whose last prompt was written after a rewind to its first answer: the
+    whole conversation between them was dropped — what a first screen of its start shows, which
+    the lines it read cannot tell."""
+    root = tmp_path / "sessions"
+    path = root / "big.jsonl"
+    root.mkdir()
+    with open(path, "w") as f:
+        f.write(line(type="user", uuid="p-1", message={"role": "user", "content": "Tidy the repository"}))
+        f.write(line(type="assistant", uuid="a-1", parentUuid="p-1", message={
+            "id": "msg_a1", "role": "assistant", "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "Where shall I start?"}]}))
+    write_claude_session(path, 8 << 20)
+    with open(path, "a") as f:
+        f.write(line(type="user", uuid="p-2", parentUuid="a-1", message={
+            "role": "user", "content": "Start again: only the docs"}))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    yield from held_app(root, tmp_path)
+
+
+@pytest.mark.browser
+def test_cards_a_later_rewind_dropped_say_so_once_indexed(rewound, watched_page):
+    app = rewound
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/big?from=0")
+        expect(page.locator("#m-a-1")).to_contain_text("Where shall I start?")
+        expect(page.locator("#m-u-1-p")).to_contain_text("Prompt 1")
+        expect(page.locator("#timeline")).not_to_contain_text("dropped by a rewind")  # (not read)
+        stream_open(page, "early-stream")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        app.hold.release.set()
+        expect(page.locator("#m-u-1-p")).to_contain_text("dropped by a rewind", timeout=60_000)
+        expect(page.locator("#m-a-1")).not_to_contain_text("dropped by a rewind")
+        expect(page.locator("#index-progress")).to_be_hidden()
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert not page.problems

@@ -25,7 +25,10 @@ read the id's first call names a later one by the bare id. A log of API calls re
 cannot know which call and conversation of the file each line is ("API call", not "API call 53"),
 the call ids an earlier conversation used (renamed `id~N` too), nor, for a line going on with a
 conversation last seen before the lines it read, that it goes on with one (it shows that history
-again). Such cards are drawn again in place by the same message (`_redrawn`, the live tail's
+again). A format that reads a record by the ones before it (`follow`) cannot tell, from the middle,
+legion's first turn's own cost (the SDK writes a running total) nor the agent a handoff before
+it named; nor can any region tell that a rewind written after it dropped the messages it shows.
+Such cards are drawn again in place by the same message (`_redrawn`, the live tail's
 "changed" partial): each card the index draws otherwise replaces the page's, and a line the index
 reads as other records (other ids) has its cards replaced by the index's — the page is not
 reloaded, its scroll and open cards stay.
@@ -41,7 +44,7 @@ from itertools import groupby
 
 from flask import render_template
 
-from .. import files, partial
+from .. import files, formats, partial
 from ..formats import detect
 from ..index import SessionIndex, folded
 from ..store import Store, SessionRef
@@ -218,9 +221,11 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     lo, hi, numbered = region
     a, b = shows
     th = idx.threads["main"]
-    if not lo or not (folded(th) or _named_otherwise(idx, region, shows)):
-        return []
     start, stop = idx.seq_at(a), idx.seq_at(b)
+    views = Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start)
+    if not (lo and (folded(th) or _named_otherwise(idx, region, shows) or _follows(th))
+            or any(_linked(v) for v in views)):
+        return []
     try:
         # (read as the page read it: numbered from the line before lo, or named by offsets)
         part = SessionIndex(idx.main, confinement=idx.confinement).read_region(
@@ -230,18 +235,18 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
         return None
     pt = part.threads["main"]
     first, last = part.seq_at(a), part.seq_at(b)
-    drawn = _by_line(pt.offsets[first:last], load_events(part, "main", first, last))
-    now = _by_line(th.offsets[start:stop],
-                   Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start))
+    drawn = _by_line(pt.offsets[first:last],
+                     Timeline(part).views(load_events(part, "main", first, last), first))
+    now = _by_line(th.offsets[start:stop], views)
     if [at for at, _ in drawn] != [at for at, _ in now]:
         return None  # (not the lines the page read: the file changed)
     out = []
     for (_, page), (_, views) in zip(drawn, now):
-        if [ev.id for ev in page] != [v.ev.id for v in views]:
+        if [p.ev.id for p in page] != [v.ev.id for v in views]:
             # (the page's cards first taken out: the index's may use their ids for other records)
-            out.append(([ev.id for ev in page[1:]], page[0].id, views))
+            out.append(([p.ev.id for p in page[1:]], page[0].ev.id, views))
             continue
-        out += [([], ev.id, [v]) for ev, v in zip(page, views) if _shown(ev) != _shown(v.ev)]
+        out += [([], p.ev.id, [v]) for p, v in zip(page, views) if _shown(p) != _shown(v)]
     return [(["#" + css_id("m-" + x) for x in gone], "#" + css_id("m-" + at), views)
             for gone, at, views in out]
 
@@ -262,9 +267,31 @@ def _by_line(offsets, items: list) -> list[tuple[int, list]]:
     return [(at, [x for _, x in group]) for at, group in groupby(zip(offsets, items), key=lambda p: p[0])]
 
 
-def _shown(ev) -> tuple:
-    """What a card shows of an event that a region and the whole read may give otherwise."""
-    return ev.id, ev.role, ev.kind, ev.blocks, ev.hidden, ev.states, ev.source_id, ev.state
+def _shown(v) -> tuple:
+    """What a card shows of an event (its view) that a region and the whole read may give
+    otherwise: its content, who wrote it (an agent named by a handoff before the region), what
+    it cost (legion's turn: a running total less the one before), what a rewind after it did, the
+    links to what a compaction kept or summed up."""
+    ev = v.ev
+    return (ev.id, ev.role, ev.kind, ev.blocks, ev.hidden, ev.states, ev.source_id, ev.state,
+            ev.author, ev.usage) + _links(v)
+
+
+def _links(v) -> tuple:
+    return v.dropped, v.rewound, v.kept_from, v.summarized
+
+
+def _linked(v) -> bool:
+    """Whether the whole read gives a card what a region may not know: a rewind after it dropped
+    it, or it is a rewind, a compaction's kept-from link, its summary's range."""
+    return any(x is not None and x is not False for x in _links(v))
+
+
+def _follows(th) -> bool:
+    """Whether a thread's format reads a record by what came before it (`follow`: legion's turn
+    cost, an agent named by a handoff): a region from the middle may read its first ones
+    otherwise than the whole read."""
+    return getattr(formats.get(th.format), "follow", None) is not None
 
 
 def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool],
