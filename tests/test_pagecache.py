@@ -317,3 +317,105 @@ def test_events_read_again_are_shared_and_a_rewritten_file_is_read_anew(tmp_path
     os.replace(new, path)
     page = client.get(f"/s/{key}?at=start").data
     assert b"LL START BY READING THE FILE." in page and b"start by reading" not in page
+
+
+# --- what a page is keyed by: its session's state, not every session's live notes ------------------
+
+
+def _frozen(monkeypatch):
+    """The page cache's clock stopped within one second: what a test sees drawn again is drawn
+    again for a change, never for the second turning."""
+    from viewer.web import pagecache
+
+    monkeypatch.setattr(pagecache, "time", types.SimpleNamespace(time=lambda: 1_800_000_000.0))
+
+
+def test_live_notes_of_a_session_draw_no_page_again(tmp_path, monkeypatch):
+    """Every line appended to a watched session sends its open pages notes (the header's counts,
+    the session map). Those moved a clock that was part of every page's key, of every session: a
+    server with one live session drew every page of every other session again ten times a second
+    (and the live one's twice per line). A note draws nothing again; the next line does."""
+    import shutil
+    from conftest import SESSIONS
+
+    root = tmp_path / "root"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    shutil.copytree(SESSIONS / "legion-hostile-content", root / "other")
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    viewer = app.extensions["viewer"]
+    _frozen(monkeypatch)
+    urls = ["/s/other", "/s/other.json", "/s/other/w/main?after=0", f"/s/{KEY}?at=end", f"/s/{KEY}.json"]
+    first = {u: client.get(u).data for u in urls}
+    draws = viewer.pages.draws
+    for i in range(5):  # what a live session's feed sends after each line
+        viewer.feeds.broadcast(KEY, f'<div id="live-head-{i}" hx-swap-oob="true"></div>', name="header")
+        viewer.feeds.broadcast(KEY, f'<div id="live-map-{i}" hx-swap-oob="true"></div>', name="minimap")
+        for u in urls:
+            assert client.get(u).data == first[u], u
+    assert viewer.pages.draws == draws
+    append(root / KEY / "messages.jsonl", 0)  # a line: its session's pages are drawn again
+    assert b"fresh-0" in client.get(f"/s/{KEY}?at=end").data
+    assert client.get("/s/other").data == first["/s/other"]
+    assert viewer.pages.draws == draws + 1
+
+
+def test_a_call_that_settles_with_no_line_of_its_own_shows_on_the_next_request(tmp_path, monkeypatch):
+    """A background sub-agent's `.meta.json` says it finished: no file of the session's events
+    grew, yet the call's card changes — within the same second as the page drawn before."""
+    from test_claude_code_background import AGENT, PROJECT, TOUR
+
+    root = tmp_path / "-home-user-demo"
+    (root / TOUR / "subagents").mkdir(parents=True)
+    rows = (PROJECT / f"{TOUR}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next(i for i, r in enumerate(rows) if "<task-notification>" in r)
+    (root / f"{TOUR}.jsonl").write_text("".join(rows[:cut]), encoding="utf-8")
+    src = PROJECT / TOUR / "subagents" / f"agent-{AGENT}.jsonl"
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    end = next(i for i, r in enumerate(lines) if '"end_turn"' in r)
+    (root / TOUR / "subagents" / src.name).write_text("".join(lines[:end]), encoding="utf-8")
+    meta = root / TOUR / "subagents" / f"agent-{AGENT}.meta.json"
+    full = json.loads(src.with_suffix(".meta.json").read_text(encoding="utf-8"))
+    full.pop("finished")
+    meta.write_text(json.dumps(full), encoding="utf-8")
+    app = create_app({"ROOTS": [str(tmp_path)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    key = f"-home-user-demo~{TOUR}"
+    _frozen(monkeypatch)
+    urls = [f"/s/{key}", f"/s/{key}.json"]
+    assert "running in background" in client.get(urls[0]).get_data(as_text=True)
+    before = {u: client.get(u).data for u in urls}
+    meta.write_text(json.dumps({**full, "finished": True}), encoding="utf-8")
+    page = client.get(urls[0]).get_data(as_text=True)
+    assert "finished · no notification" in page and "running in background" not in page
+    assert client.get(urls[1]).data != before[urls[1]]
+
+
+def test_the_list_as_data_is_drawn_once_and_shows_a_write_on_the_next_request(tmp_path, monkeypatch):
+    """`/sessions.json` is shared as the list page is (a dashboard polls it; it was built for each
+    request): the same bytes for everyone while the rows stay the same, and a write the watcher
+    reports is in the next answer, within the same second."""
+    import shutil
+    from conftest import SESSIONS
+
+    root = tmp_path / "root"
+    shutil.copytree(SESSIONS / KEY, root / KEY)
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False,
+                      "INDEX_ALL": False})
+    client = app.test_client()
+    pages, store = app.extensions["viewer"].pages, app.extensions["viewer"].store
+    _frozen(monkeypatch)
+    client.get("/sessions.json")  # the session indexed for its row: that answer is its own
+    _search_index_settled(app)
+    draws = pages.draws
+    first = client.get("/sessions.json").data
+    for _ in range(5):
+        assert client.get("/sessions.json").data == first
+    assert pages.draws == draws + 1
+    path = root / KEY / "messages.jsonl"
+    append(path, 0)
+    store.note_change(str(path), "modified")
+    (row,) = client.get("/sessions.json").get_json()["sessions"]
+    assert row["size"] == path.stat().st_size

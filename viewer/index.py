@@ -20,6 +20,7 @@ or matched by the format's `spawning_calls` when nothing names it).
 from __future__ import annotations
 
 import bisect
+import itertools
 import logging
 import os
 import re
@@ -235,6 +236,9 @@ class Change:
         return bool(self.new or self.calls or self.reset or self.removed or self.info or self.events)
 
 
+_STATES = itertools.count(1)
+
+
 class SessionIndex:
     def __init__(self, main: str | Path, fmt: str | None = None,
                  confinement: files.Confinement | None = None):
@@ -252,6 +256,10 @@ class SessionIndex:
         # counts refreshes that changed calls (a background call settled with no event of its own:
         # derived figures such as the minimap's marks depend on it, order.state)
         self.calls_moved = 0
+        # a number no other state of any index of this process had: new for each object and after
+        # each refresh that changed anything (what a page shows may differ then; the page cache
+        # keys a session's pages by it, web/pagecache.py)
+        self.state = next(_STATES)
         # names the build, in memory and in the cache alike: the offsets a live page's cursor holds
         # are good for this build of the index, whatever object holds it, and no other
         self.build_id = 0
@@ -324,6 +332,7 @@ class SessionIndex:
             fmt = self.forced_format or found.format
             self.generation += 1
             self.build_id = secrets.randbits(48) or 1
+            self.state = next(_STATES)
             # the companions are listed again: a listing still current says nothing of threads
             # this build has not read yet (they were dropped with the rest)
             self._companions_seen = None
@@ -455,6 +464,8 @@ class SessionIndex:
             self._finish(change)
         if change.calls:
             self.calls_moved += 1
+        if change:
+            self.state = next(_STATES)
         return change
 
     def _detected_otherwise(self, th: ThreadIndex) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from flask import abort, current_app, make_response, render_template, request
+from flask import Response, abort, current_app, make_response, render_template, request
 
 from .. import catalog, usage
 from ..catalog import BadQuery, ListQuery
@@ -14,7 +14,7 @@ from ..formats.detect import NotTranscript
 from ..index import summary_dump
 from .live import LIVE_WINDOW
 from . import urls
-from .routes import _json, _session, bp, htmx, store
+from .routes import _json, _json_bytes, _session, bp, htmx, store
 
 
 def list_query() -> ListQuery:
@@ -125,17 +125,45 @@ def _list_key(st) -> tuple:
 @bp.get("/sessions.json")
 def sessions_json():
     """The list as data. Unlike the page, it waits (up to `?wait=` seconds, 30 by default) for the
-    background indexer to reach the sessions it lists: a script wants whole rows."""
+    background indexer to reach the sessions it lists: a script wants whole rows. Drawn once for
+    everyone who asks for it while its rows stay the same, as the page is (a list with rows still
+    to index is its request's own, and only it waits)."""
     q = list_query()
-    page = list_page(q)[1]
-    pending = [r.ref.key for r in page.rows if r.summary is None]
     try:
         wait = min(max(float(request.args.get("wait", JSON_WAIT)), 0.0), JSON_WAIT)
     except ValueError:
         abort(400, description="“wait” must be a number of seconds.")
-    if pending and wait:
-        store().indexer.wait_for(pending, wait)
+    st = store()
+    progress = indexing(st), search_indexing(st)
+
+    def draw():
         page = list_page(q)[1]
+        if page.pending or any(r.summary is None for r in page.rows):  # (as the page: `sessions`)
+            return _Pending(page)  # (not kept: every request asking now gets its own)
+        return _json_bytes(_list_dict(q, page, progress))
+
+    key = ("list.json", request.full_path, *_list_key(st), *(d and tuple(d.items()) for d in progress))
+    got = current_app.extensions["viewer"].pages.page(key, draw)
+    if not isinstance(got, _Pending):
+        return Response(got, mimetype="application/json")
+    page = got.page
+    pending = [r.ref.key for r in page.rows if r.summary is None]
+    if pending and wait:
+        st.indexer.wait_for(pending, wait)
+        page = list_page(q)[1]
+    return _json(_list_dict(q, page, (indexing(st), search_indexing(st))))
+
+
+class _Pending:
+    """A list whose rows are not all indexed yet (not shared: see sessions_json)."""
+
+    __slots__ = ("page",)
+
+    def __init__(self, page):
+        self.page = page
+
+
+def _list_dict(q: ListQuery, page: catalog.Page, progress: tuple) -> dict:
     out = []
     for r in page.rows:
         ref, s = r.ref, r.summary
@@ -154,15 +182,15 @@ def sessions_json():
     body = {"total": page.total, "all": page.all, "page": q.page, "pages": page.pages,
             "per_page": catalog.PAGE, "not_indexed": page.pending,
             "not_indexed_left_out": page.excluded_pending, "query": q.args(page=1),
-            "sort": q.sort, "order": "desc" if q.desc else "asc", "indexing": indexing(store()),
-            "search_indexing": search_indexing(store()),
+            "sort": q.sort, "order": "desc" if q.desc else "asc", "indexing": progress[0],
+            "search_indexing": progress[1],
             "sessions": out,
             "skipped": [{"path": p, "reason": why} for p, why in sorted(store().skipped.items())]}
     if q.group:
         body["groups"] = [{"project": g.project, "sessions": g.sessions, "cost_usd": g.cost,
                            "tokens": g.tokens, "errors": g.errors, "keys": [r.ref.key for r in g.rows]}
                           for g in page.groups]
-    return _json(body)
+    return body
 
 
 # --- a session's usage ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from watchdog.observers.polling import PollingObserver
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex
 from ..store import NotFound, Skipped, Store
-from .feed import POLL, encode_cursor, parse_cursor, positions, sse, sse_data
+from .feed import POLL, encode_cursor, parse_cursor, position_after, positions, sse, sse_data
 from .pump import PING, Handover, take_over
 from . import early
 
@@ -147,6 +147,18 @@ def cursor_of(idx: SessionIndex, main: int | None = None) -> str:
     """The cursor a page drawn now hands its stream (`main`: the page shows only that many of the
     main thread's events)."""
     return encode_cursor(positions(idx, main))
+
+
+def page_state(idx: SessionIndex) -> tuple:
+    """What a session's pages are drawn from, as a key for the pages drawn once for everyone
+    (pagecache.py): the index's state (`SessionIndex.state`, new with every refresh that changed
+    anything — an event added, a call that settled with no event of its own, a record changed in
+    place — and every rebuild) and where every file's events end. Not the note clock of the
+    cursor a page hands its stream (`cursor_of`): that clock moves with the notes of every
+    session — each appended line sends a live session's header and map — and had every page of
+    every session drawn again with each of them. A page drawn at any state keeps its own cursor,
+    notes included, so a page shared later still hands its stream the notes sent after it."""
+    return idx.state, idx.build_id, *(position_after(th, len(th)) for th in idx.threads.values())
 
 
 def broadcast(key: str, html: str, name: str | None = None) -> None:

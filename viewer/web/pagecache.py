@@ -7,8 +7,9 @@ other's rendering. A page is the same for everyone who asks for it with the same
 session stays as it is, so it is drawn once and shared.
 
 The key says everything a page depends on: the request's path and arguments (and whether htmx asked
-for a fragment), the session's version — its cursor: where every file of the session ends, which
-build of the index, the latest live note — and the second it is drawn in (a page shows how long a
+for a fragment), the session's version — the state of its index and where every file of the session
+ends (live.page_state; not the live notes' clock, which every session's notes move) — and the
+second it is drawn in (a page shows how long a
 session stays "live", and whether a quiet one is finished: both change with the clock, never by
 more than a second's worth here). Entries live for their second only, so the cache never holds more
 than the pages asked for in one second, and a page is never older than one second of the clock or

@@ -26,7 +26,7 @@ from ..timeline import Timeline, load_event, load_events, raw_record
 from . import early
 from .urls import Urls
 from .find import Find, find_context, look_deeper, mark_fragment, window as find_window
-from .live import LIVE_WINDOW, cursor_of
+from .live import LIVE_WINDOW, cursor_of, page_state
 
 log = logging.getLogger(__name__)
 bp = Blueprint("pages", __name__)
@@ -260,7 +260,7 @@ def _shared(ref, idx, draw, find=None):
     time budget, and it streams."""
     if find is not None and find.matcher is not None:
         return draw()
-    key = (request.full_path, htmx(), cursor_of(idx), ref.mtime, ref.size)
+    key = (request.full_path, htmx(), *page_state(idx), ref.mtime, ref.size)
     return current_app.extensions["viewer"].pages.page(key, draw)
 
 
