@@ -308,3 +308,45 @@ def test_a_dataset_is_indexed_a_stretch_at_a_time_and_read_on_as_it_grows(tmp_pa
     again = SessionIndex(str(path)).build()
     assert idx.threads["main"].ids == again.threads["main"].ids and len(again.threads["main"]) == 3050 * 6
     assert summary_dump(idx.summary) == summary_dump(again.summary)
+
+
+def test_a_json_array_of_conversations_is_read_an_element_at_a_time(tmp_path, monkeypatch):
+    """A dataset kept as one JSON array (a `.json` file holding a list of conversations) is read
+    as its JSONL twin is: an element at a time, a stretch of records held at a time, never the
+    array whole; its records, ids and cards are those of a whole read, also from the cache (a
+    page reads each conversation again from its own bytes); its first screen is its first
+    conversations, named as the index names them."""
+    lines = tmp_path / "lines.jsonl"
+    _dataset(lines, 2500)
+    path = tmp_path / "train.json"
+    path.write_text("[\n" + ",\n".join(lines.read_text().splitlines()) + "\n]\n")
+    lines.unlink()
+    assert path.stat().st_size > reader.HUGE_LINE
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    with monkeypatch.context() as m:  # (a whole read, as before)
+        m.setattr(wrapped, "items_fold", lambda *_a, **_k: None)
+        whole = SessionIndex(str(path)).build()
+        assert "fold" not in whole.threads["main"].carried
+    n = len(whole.threads["main"])
+    views = {lo: _view(load_events(whole, "main", lo, lo + 30)) for lo in (0, n // 2, n - 30)}
+    held = []
+    real = wrapped.Fold.let_go
+
+    def let_go(fold):
+        held.append(len(fold.records))
+        real(fold)
+    monkeypatch.setattr(wrapped.Fold, "let_go", let_go)
+    _no_whole_read(monkeypatch)
+    idx = SessionIndex(str(path)).build()
+    th, wt = idx.threads["main"], whole.threads["main"]
+    assert th.carried.get("items") and max(held) < 600  # (a stretch at a time, never 15,000)
+    assert len(th) == len(wt) == 2500 * 6 and th.ids == wt.ids and th.paths == wt.paths
+    assert th.kinds == wt.kinds and th.hidden == wt.hidden
+    assert summary_dump(idx.summary) == summary_dump(whole.summary)
+    cached = SessionIndex.load(idx.dump())
+    for lo, expected in views.items():
+        assert _view(load_events(idx, "main", lo, lo + 30)) == expected
+        assert _view(load_events(cached, "main", lo, lo + 30)) == expected
+    assert "Conversation 1 · item 1" in str(load_events(idx, "main", 0, 1)[0].blocks)
+    first = partial.head(str(path)).threads["main"]
+    assert 30 < len(first) < n and first.ids == th.ids[:len(first)] and first.paths == th.paths[:len(first)]

@@ -4,8 +4,10 @@ lines it shows (`wrapped.region`), the whole log is read in the background, card
 was not read say "resolving…" and complete in place, and its events are named by where their line
 begins, so a link taken from the first screen opens the same event after the whole read.
 
-A big JSON document (one JSON array) cannot be shown in part: its page says it is reading the file,
-with its size, and draws itself again when the pass is done.
+The same calls kept as one JSON array open at their first calls, read an element at a time. A big
+JSON document a format reads whole (a Gemini API checkpoint whose calls are numbered by their
+places) cannot be shown in part: its page says it is reading the file, with its size, and draws
+itself again when the pass is done.
 
 The background build is held by a listener until the test releases it: nothing sleeps."""
 
@@ -219,19 +221,63 @@ def document(tmp_path):
     return root, path
 
 
-def test_a_big_json_document_shows_that_it_is_read_then_itself(document, tmp_path):
+def test_a_big_json_array_of_calls_opens_at_its_first_calls_before_its_index(document, tmp_path, monkeypatch):
+    """A log of API calls kept as one JSON array is read an element at a time (formats/wrapped.py
+    `items_fold`): its first screen is its first calls, read before the index, named as the
+    index names them; the index never decodes the array whole."""
     root, path = document
+    from viewer.formats import detect
+
+    def whole(*_a, **_k):
+        raise AssertionError("the whole array was read")
+    monkeypatch.setattr(detect, "read_document", whole)
     for app in held_app(root, tmp_path):
         c = app.test_client()
         html = html_of(c, "/s/calls")
+        build = app.extensions["viewer"].store.running("calls")
+        assert build is not None and not build.done and app.hold.held.wait(30)  # held, not done
+        assert "reading-page" not in html and 'id="index-progress"' in html
+        assert "Tidy the repository" in html and "step 0" in html and "API call 1" in html
+        assert "output of step 60 " not in html  # (its first calls, not the whole log)
+        first = partial.head(str(path)).threads["main"]
+        app.hold.release.set()
+        idx = index_of(app, "calls")
+        th = idx.threads["main"]
+        assert 10 < len(first) < len(th) and first.ids == th.ids[:len(first)] and first.paths == th.paths[:len(first)]
+        assert idx.calls.get("call_3").status == "completed" and idx.summary.tool_calls == 69
+        html = html_of(c, "/s/calls")
+        assert "reading-page" not in html and "output of step 3 " in html
+
+
+def write_checkpoint(path, turns: int = 9000):
+    """A Gemini API chat checkpoint whose calls name no id: numbered by their places, which only a
+    whole read of the list gives (formats/gemini.py `number_calls`)."""
+    turns_ = []
+    for i in range(turns):
+        turns_ += [{"role": "user", "parts": [{"text": f"list folder {i} " + "y" * 300}]},
+                   {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {"dir": f"d{i}"}}}]},
+                   {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"out": f"files of {i}"}}}]}]
+    path.write_text(json.dumps(turns_, indent=1))
+    return path
+
+
+def test_a_big_json_document_read_whole_shows_that_it_is_read_then_itself(tmp_path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    path = write_checkpoint(root / "checkpoint.json")
+    assert path.stat().st_size > 5 << 20
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        html = html_of(c, "/s/checkpoint")
         assert app.hold.held.wait(30)
         mb = early.size_words(path.stat().st_size)
         assert "reading-page" in html and f"Reading {mb}…" in html and f"One JSON document of {mb}" in html
         assert 'early=0-0' in html
         app.hold.release.set()
-        index_of(app, "calls")
-        html = html_of(c, "/s/calls")
-        assert "reading-page" not in html and "output of step 3 " in html
+        index_of(app, "checkpoint")
+        html = html_of(c, "/s/checkpoint")
+        assert "reading-page" not in html and "list folder 0 " in html
 
 
 @pytest.fixture
@@ -412,16 +458,42 @@ def test_the_latest_calls_read_otherwise_are_replaced_in_place_in_the_browser(in
 
 
 @pytest.mark.browser
-def test_a_big_json_document_page_shows_itself_once_read(document, tmp_path, watched_page):
+def test_a_big_json_array_of_calls_completes_its_first_screen_in_place(document, tmp_path, watched_page):
+    """The first screen of a JSON array of calls, drawn before its index in real Chromium, is
+    completed in place once the array is indexed (its counts filled in, no reload)."""
     root, path = document
     for app in held_app(root, tmp_path):
         with LiveServer(app) as srv:
             page = watched_page
             page.goto(srv.url + "/s/calls")
+            expect(page.locator(f'[id="{dom_id("tc-", "call_3")}-state"]')).to_contain_text("completed")
+            expect(page.locator("#timeline")).to_contain_text("output of step 3 ")
+            expect(page.locator("#index-progress")).to_be_visible()
+            expect(page.locator("#session-facts .counting").first).to_be_visible()
+            stream_open(page, "early-stream")
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            app.hold.release.set()
+            expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+            expect(page.locator("#session-facts .counting")).to_have_count(0)
+            expect(page.locator("#session-facts")).to_contain_text("69")  # tool calls
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            assert not page.problems
+
+
+@pytest.mark.browser
+def test_a_big_json_document_page_shows_itself_once_read(tmp_path, watched_page):
+    root = tmp_path / "docs"
+    root.mkdir()
+    path = write_checkpoint(root / "checkpoint.json")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/checkpoint")
             expect(page.locator("#index-progress")).to_contain_text(
                 f"Reading {early.size_words(path.stat().st_size)}")
             stream_open(page, "early-stream")
             app.hold.release.set()
             expect(page.locator(".ev").first).to_be_visible(timeout=60_000)  # drawn again, read
-            expect(page.locator("#timeline")).to_contain_text("output of step 3 ")
+            expect(page.locator("#timeline")).to_contain_text("list folder 3 ")
             assert not page.problems

@@ -41,7 +41,7 @@ import orjson
 
 from . import files, reader, text
 from .formats.detect import NotTranscript
-from .index import folded
+from .index import grows
 from .reader import CutStr
 
 log = logging.getLogger(__name__)
@@ -807,10 +807,10 @@ def _mark(th, done: int) -> list:
 
 def _read_on(th) -> bool:
     """Whether a document thread is read on as it grows, its events before kept, rather than
-    read again whole when it changes: a JSONL file of wrappers (`folded`), a session kept in a
+    read again whole when it changes: a JSONL file of wrappers (`grows`), a session kept in a
     database's rows (index.py `_read_rows`: "rows" carried; a row of it changed in place is
     in the refresh's `change.events`, which `extended` keeps for the writer)."""
-    return folded(th) or "rows" in th.carried
+    return grows(th) or "rows" in th.carried
 
 
 def _still(mark: list | None, th) -> bool:

@@ -432,7 +432,7 @@ class SessionIndex:
                 if th.pending and _grace_over(th.mtime_ns):
                     # the writer never finished its last line: now shown cut (a document not
                     # read from lines is read whole again)
-                    if (th.mode == "document" and not folded(th)) or not self._extend_or_stale(th, change):
+                    if (th.mode == "document" and not grows(th)) or not self._extend_or_stale(th, change):
                         self._build()
                         change.reset = True
                         return change
@@ -446,7 +446,7 @@ class SessionIndex:
             # a last line shown as truncated that the writer now continues is read again whole;
             # a document too, unless it is a JSONL file of wrappers read on as it grows (`folded`)
             rows = "rows" in th.carried  # (a row-session: read on from its fold, no bytes to seal)
-            if ino != th.ino or (th.mode == "document" and not folded(th) and not rows) \
+            if ino != th.ino or (th.mode == "document" and not grows(th) and not rows) \
                     or (not rows and (size < th.offset or not _sealed(th))) \
                     or undecided or th.cut_tail or _tail_went_on(th) \
                     or not self._extend_or_stale(th, change):
@@ -697,6 +697,9 @@ class SessionIndex:
         if not len(th) and not wrapped.kept(th.path) and _quiet(th.path) \
                 and (fold := wrapped.lean(th.path)) is not None:
             return self._read_lean(th, adapter, fold, f)
+        if not len(th) and (fold := wrapped.items_fold(th.path)) is not None:
+            # a big JSON array of wrappers: its elements read as a dataset's lines are
+            return self._read_lean(th, adapter, fold, f)
         rows = rowfold.fold(th.path, adapter)
         if rows is not None:
             return self._read_rows(th, adapter, rows, f, change)
@@ -843,6 +846,8 @@ class SessionIndex:
         # named on its first read, whatever its first record turned out to be since
         at = th.carried.get("at", fold.logged) if start else fold.logged
         th.carried = {"fold": True, "at": at, "renames": renames}
+        if fold.items:
+            th.carried["items"] = True  # (a JSON array's elements: `wrapped.items_fold`)
         th.plan.extend(plan)
         put = self._putter(th, adapter)
         starts = fold.starts
@@ -870,6 +875,8 @@ class SessionIndex:
                 return
             if not len(th):
                 th.carried = {"fold": True, "at": fold.logged, "renames": []}
+                if fold.items:
+                    th.carried["items"] = True
             th.plan.extend(fold.unwrap.plan[len(th.plan):])
             put = self._putter(th, adapter)
             starts, ends, base = fold.starts, fold.ends, fold.dropped
@@ -887,7 +894,7 @@ class SessionIndex:
         th.ino = fold.ino
         read = self._read_fold(th, adapter, fold, f)
         fold.let_go()
-        th.reading = fold
+        th.reading = None if fold.items else fold  # (a document is not read on: read again whole)
         return read
 
     def _read_rows(self, th: ThreadIndex, adapter, fold: rowfold.RowFold, f, change: Change) -> None:
@@ -1361,6 +1368,8 @@ class SessionIndex:
                     raise ValueError("a JSON document is read whole but from its start")
                 if wrapped.lines_file(self.main):
                     return self._read_lines_region(hi, found)
+                if (fold := wrapped.items_fold(self.main, stop=hi)) is not None:
+                    return self._read_items_region(fold, found)
                 return self._read_document_region(hi, found)
             fmt = self.forced_format or found.format
             size, mtime_ns, ino = reader.file_identity(self.main)
@@ -1429,6 +1438,18 @@ class SessionIndex:
         fold = self._hold(wrapped.head_fold(self.main, hi), found, at=False)
         self.threads["main"].line = len(fold.records)
         self.region = Region(0, fold.offset, self.threads["main"].size, True)
+        return self
+
+    def _read_items_region(self, fold, found) -> "SessionIndex":
+        """`read_region` from the start of a big JSON array of wrappers (a dataset's
+        conversations, a log of API calls kept as one document): the records of its elements that
+        begin before the region's end (`fold`: `wrapped.items_fold`), named as the full index names
+        them (`_read_fold`: by their number, or a log's by where their element begins)."""
+        self._hold(fold, found, at=fold.logged)
+        th = self.threads["main"]
+        th.line = len(fold.records)
+        th.carried["items"] = True
+        self.region = Region(0, fold.offset, th.size, True)
         return self
 
     def _read_call_log_region(self, lo: int, hi: int, found) -> "SessionIndex":
@@ -1813,6 +1834,12 @@ def folded(th: ThreadIndex) -> bool:
     """Whether a thread is a JSONL file of wrappers read as one document that the index reads on
     as it grows (`formats.wrapped.Fold`), not again whole."""
     return th.mode == "document" and "fold" in th.carried
+
+
+def grows(th: ThreadIndex) -> bool:
+    """Whether a document thread is read on as its file grows (a JSONL file of wrappers), not
+    read again whole when it changes (a JSON array of them is one document: `wrapped.items_fold`)."""
+    return folded(th) and not th.carried.get("items")
 
 
 def _sealed(th: ThreadIndex) -> bool:

@@ -239,7 +239,7 @@ def _replayed(th: ThreadIndex, seqs) -> dict[int, tuple] | None:
         firsts.append(first)
     renames = {section: ids for section, ids in th.carried.get("renames") or ()}
     try:
-        read = wrapped.replay(th.path, lines, renames)
+        read = wrapped.replay(th.path, lines, renames, items=bool(th.carried.get("items")))
     except OSError:
         return None
     out = {}

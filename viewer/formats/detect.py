@@ -446,6 +446,19 @@ def stream_plan(path: str | Path, adapter, folder: bool = True) -> StreamPlan | 
     return plan if _same_records(mine, records_read(adapter, doc), key, items) else None
 
 
+def plain_window(adapter, shell: Any, key: str, items: list) -> bool:
+    """Whether `adapter` reads the document `shell` with `items` as its list `key` as exactly
+    those items, in order, each its own record (a format with no `stream` hook: its big document
+    is read a record at a time only then; the index asks it of each stretch it reads)."""
+    doc = items if not key else {**shell, key: items}
+    try:
+        recs = records_read(adapter, doc)
+    except Exception:
+        return False
+    return len(recs) == len(items) and all(
+        r is v and p == f"{key}[{i}]" for i, ((p, r), v) in enumerate(zip(recs, items)))
+
+
 def _tail(path: str | Path) -> dict | None:
     with files.open_file(path) as f:
         start = reader.skip_bom(f)

@@ -375,6 +375,56 @@ def head_fold(path: str | Path, hi: int) -> "Fold":
     return fold
 
 
+ITEMS_ABOVE = reader.HUGE_LINE  # a JSON array of wrappers bigger than this is read an element at a time
+ITEMS_HEAD = 50  # elements of its head that must all be wrappers (as `records` asks of a whole one)
+
+
+def _items_head(f) -> bool:
+    """Whether the document open as `f` is a JSON array of wrappers bigger than ITEMS_ABOVE, told
+    by its first elements (viewer/docstream.py: read until ITEMS_HEAD of them, within DOC_HEAD
+    bytes) as `records` tells a whole one: the first a wrapper, and every one of them that is an
+    object."""
+    from .. import docstream
+    from .detect import DOC_HEAD  # (at call time: detect imports the formats)
+
+    start = reader.skip_bom(f)
+    size = f.seek(0, 2)
+    if size - start <= ITEMS_ABOVE:
+        return False
+    f.seek(start)
+    if f.read(64).lstrip()[:1] != b"[":
+        return False
+    try:
+        doc, _ = docstream.assemble(docstream.parts(f, start, size), most=ITEMS_HEAD, budget=DOC_HEAD)
+    except ValueError:
+        return False
+    return isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and kind(doc[0]) is not None \
+        and all(kind(r) for r in doc[:ITEMS_HEAD] if isinstance(r, dict))
+
+
+def items_file(path: str | Path) -> bool:
+    """Whether a file is a big JSON array of wrappers (a dataset's conversations, a log of API
+    calls saved as one `[...]` document), read an element at a time (`items_fold`)."""
+    with files.open_file(path) as f:
+        return _items_head(f)
+
+
+def items_fold(path: str | Path, stop: int | None = None) -> "Fold | None":
+    """A new reading of a big JSON array of wrappers, kept nowhere, read as a JSONL file of them
+    is (`lean`): its elements one at a time, each unwrapped as a whole read of the array unwraps
+    it, so the index holds a stretch of records at a time (`Fold.extend`'s drain), never the
+    array (decoded whole, a 200 MB dataset took 300 MB). Nothing read yet: `extend` reads it —
+    up to the first element that begins at or past `stop` when given (a first screen's, as
+    `head_fold`). None when the file is no such array."""
+    with files.open_file(path) as f:
+        if not _items_head(f):
+            return None
+        fold = Fold(os.fstat(f.fileno()).st_ino, b"\n", items=True)
+        if stop is not None:
+            fold.extend(f, stop=stop)
+        return fold
+
+
 def lines_file(path: str | Path) -> bool:
     """Whether a file is a JSONL file of wrappers, read as one document (a look at its head)."""
     path = Path(path)
@@ -484,9 +534,13 @@ class Fold:
     the same bytes give the same records: the index goes on from another reading of the file
     than the one it read, when that one was let go)."""
 
-    def __init__(self, ino: int, eol: bytes):
+    def __init__(self, ino: int, eol: bytes, items: bool = False):
         self.ino, self.eol = ino, eol
-        self.unwrap = _Unwrap()
+        # a JSON array's elements rather than a JSONL file's lines (`items_fold`): element i is
+        # "line" i + 1, its bytes those of the element alone; never read on (a document is
+        # rewritten whole: a change reads it again)
+        self.items = items
+        self.unwrap = _Unwrap(items=items)
         self.records: list = self.unwrap.out  # (JSON path, record): what `records` gives
         self.ends = array("q")
         self.starts = array("q")  # where the line of `records[i]` begins
@@ -509,8 +563,10 @@ class Fold:
 
     @property
     def logged(self) -> bool:
-        """A log of API calls (see `call_log`): its events are named by where their line begins."""
-        return isinstance(self.first, dict) and kind(self.first) in _LOGGED
+        """A log of API calls (see `call_log`): its events are named by where their line begins.
+        Not a JSON array of them (`items`): its events are named by their number, as a whole read
+        of the array names them, its first screen read from its start alone."""
+        return not self.items and isinstance(self.first, dict) and kind(self.first) in _LOGGED
 
     def extend(self, f, stop: int | None = None, drain=None) -> bool:
         """Read the lines the file gained since the last read (`lock` held). False when it is no
@@ -526,6 +582,10 @@ class Fold:
         if (size, mtime_ns) == (self.size, self.mtime_ns) and not (
                 self.waiting and index._grace_over(mtime_ns)):
             return True
+        if self.items:
+            if self.size or self.offset:
+                return False  # (a document changed: read again whole)
+            return self._extend_items(f, size, mtime_ns, stop, drain)
         if self.closed or reader.seal(f, self.offset) != self.seal:
             return False
         scanner = reader.LineScanner(f, self.offset, self.line, eol=self.eol, views=True)
@@ -562,6 +622,51 @@ class Fold:
         self.waiting = waiting
         self.size, self.mtime_ns = size, mtime_ns
         self.seal = reader.seal(f, self.offset)
+        return True
+
+    def _extend_items(self, f, size: int, mtime_ns: int, stop: int | None, drain) -> bool:
+        """`extend` of a JSON array of wrappers: its elements one at a time (viewer/docstream.py),
+        each unwrapped as a whole read of the array unwraps it (`_Unwrap.take`, its row in the
+        plan), from the bytes it lies in; what cannot be read (a document cut short) is one
+        unparsed record of the rest, after the records before it."""
+        from .. import docstream
+
+        start0 = reader.skip_bom(f)
+        progress = PROGRESS.get()
+        told = 0
+        mark = PROGRESS_STEP if progress else 1 << 62
+        unwrap, line = self.unwrap, 0
+        for p in docstream.parts(f, start0, size):
+            if p.offset >= mark:
+                progress(p.offset - told)
+                told, mark = p.offset, p.offset + PROGRESS_STEP
+            if stop is not None and p.offset >= stop and p.path is not None:
+                self.offset, self.line, self.size, self.mtime_ns = p.offset, line, size, mtime_ns
+                return True
+            if p.path is not None and not (p.item and not p.key):
+                break  # (no array: `items_fold` looked at its head; a whole read says what it is)
+            line += 1
+            self.lines_read += 1
+            rec = p.value
+            if isinstance(rec, reader.BadLine):
+                rec.raw = reader.read_bytes(f, p.offset, p.length, reader.UNPARSED_PREVIEW)
+            else:
+                rec = _settle(rec)
+            n = len(self.records)
+            unwrap.take(rec, line, p.offset)
+            if unwrap.kind is not None:
+                self.first = rec if self.first is None else self.first
+                self.flavors.add(unwrap.flavor)
+            k = len(self.records) - n
+            self.ends.extend([p.offset + p.length] * k)
+            self.starts.extend([p.offset] * k)
+            if drain is not None:
+                drain(self)
+        self.offset, self.line, self.size, self.mtime_ns = size, line, size, mtime_ns
+        self.closed = True
+        self.seal = reader.seal(f, size)
+        if progress and size > told:
+            progress(size - told)
         return True
 
 
@@ -614,13 +719,14 @@ def _last_line(f, scanner) -> Any:
     return value
 
 
-def replay(path: str | Path, lines: list[tuple], renames: dict[int, dict]) -> list[list]:
+def replay(path: str | Path, lines: list[tuple], renames: dict[int, dict], items: bool = False) -> list[list]:
     """The records of some lines of a JSONL file of wrappers, each read alone as a whole reading
     of the file read it: `lines` holds, for each, its row of that reading's plan (`_Unwrap.take`)
     and where the line ends; `renames`, that reading's renamed call ids of each section. Returns
     each line's records, (JSON path, record) as `Fold.records` holds them — the same sections,
-    numbers, messages, replies and ids — read from these lines' bytes alone."""
-    unwrap = _Unwrap(renames=renames)
+    numbers, messages, replies and ids — read from these lines' bytes alone. `items`: the "lines"
+    are a JSON array's elements (`items_fold`)."""
+    unwrap = _Unwrap(renames=renames, items=items)
     out = []
     with files.open_file(path) as f:
         for row, end in lines:
@@ -679,8 +785,11 @@ class _Unwrap:
     a page of a big log is drawn from its own lines and its index, not from a reading of the whole
     log."""
 
-    def __init__(self, numbered: bool = True, renames: dict | None = None):
+    def __init__(self, numbered: bool = True, renames: dict | None = None, items: bool = False):
         self.numbered = numbered  # False for a region: which call or conversation of the file is unknown
+        # a JSON array's elements, not a JSONL file's lines: sections say "item 3", as a whole
+        # read of the array says (`records`), not "line 3"
+        self.items = items
         # the renamed ids of each section (section → {id: id~N}); given whole to a replay, which
         # then owns no ids itself
         self.replaying = renames is not None
@@ -728,7 +837,7 @@ class _Unwrap:
         row in `plan`."""
         row = (start, line, self.calls, self.sections, self.section)
         self.decision, self.target = NEW, 0
-        self.run([(f"[{line - 1}]", rec, line)])
+        self.run([(f"[{line - 1}]", rec, None if self.items else line)])
         self.plan.extend((*row, self.decision, self.target))
 
     def replay(self, rec: Any, row) -> None:
@@ -739,7 +848,7 @@ class _Unwrap:
             self.out.append((f"[{line - 1}]", rec))
             return
         self.forced = (decision, target)
-        self.run([(f"[{line - 1}]", rec, line)])
+        self.run([(f"[{line - 1}]", rec, None if self.items else line)])
 
     def nth(self, n: int) -> str:
         """" n" where the place is known (" 3" of "API call 3"), else nothing."""
