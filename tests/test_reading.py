@@ -632,3 +632,22 @@ def test_a_unified_diff_keeps_its_changes_whatever_its_lines_hold_and_names_file
         ("logo.png", "", "", "binary file changed"),
         ("new.py", "", "", "moved from old.py"),
         ("run.sh", "", "", "mode changed")]
+
+
+_FILE_LINE = st.text(alphabet=" ab→\t\r1٣#", max_size=8)
+
+
+@given(st.integers(0, 9_999), st.lists(_FILE_LINE, min_size=1, max_size=12),
+       st.sampled_from(["→", "\t"]), st.integers(0, 6), st.sampled_from(["", "Here's the file:\n"]),
+       st.sampled_from(["", "\n", "\n\nmore", "\n  12→x"]), st.integers(-1, 11))
+@settings(deadline=None)
+def test_a_whole_numbered_file_is_split_as_reading_line_by_line(start, code, sep, pad, before,
+                                                                 after, jump):
+    """A Read result is numbered from its first line to its last: `tools.numbered` splits such a
+    text in one pass (no line skipped, the numbers counting up by one), and anything else (a
+    jump in the numbers, a line without one, text after the run) the way it splits any text —
+    both as the line-by-line reading does."""
+    numbers = [start + i + (5 if 0 < jump <= i else 0) for i in range(len(code))]
+    text = before + "\n".join(f"{' ' * pad}{n}{sep}{c}" for n, c in zip(numbers, code)) + after
+    rv = tools.numbered(text, "a.py")
+    assert (rv.code, rv.numbers, rv.before, rv.after) == _numbered_line_by_line(text, "a.py")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -839,6 +840,8 @@ class ResultView:
 # `   42→text` (Claude Code's Read, cat -n with an arrow) or `    42\ttext` (cat -n)
 _NUMBERED_LINE = re.compile(r"^ *(\d+)(?:→|\t)(.*)$", re.M)
 _NUMBERED_RUN = re.compile(r"(?:^ *\d+(?:→|\t).*(?:\n|\Z))+", re.M)
+_NUMBERED_AFTER_NL = re.compile(r"\n *(\d+)(?:→|\t)([^\n]*)")  # a line of it, with the newline before
+_first, _second = itemgetter(0), itemgetter(1)
 _HEADING = re.compile(r"^#{1,6} \S", re.M)
 _MD_SIGNS = (re.compile(r"^\s*(?:[-*+]|\d+\.) \S", re.M), re.compile(r"\*\*\S.*?\S\*\*"),
              re.compile(r"\[[^\]\n]+\]\([^)\s]+\)"), re.compile(r"^```", re.M),
@@ -900,6 +903,17 @@ def numbered(text: str, filename: str | None) -> ResultView | None:
     if first is None:
         return None
     at = first.start()
+    # Nearly always every line from the first numbered one on is numbered, counting up by one:
+    # one pass of a pattern that starts at a newline (the engine jumps from one to the next, where
+    # a `^` is tried at every character) splits them, and a count of the newlines says that none
+    # was skipped (each newline starts at most one match)
+    pairs = _NUMBERED_AFTER_NL.findall(text, at - 1) if at else \
+        _NUMBERED_AFTER_NL.findall("\n" + text)
+    if len(pairs) == text.count("\n", at) + (not text.endswith("\n")):
+        numbers = list(map(int, map(_first, pairs)))
+        if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+            return ResultView("file", filename, "\n".join(map(_second, pairs)), numbers,
+                              text[:at].strip(), "")
     block = _NUMBERED_RUN.match(text, at).group()
     pairs = _NUMBERED_LINE.findall(block)
     numbers = list(map(int, (n for n, _ in pairs)))
