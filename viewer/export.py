@@ -38,7 +38,7 @@ from typing import Iterator
 
 import orjson
 
-from . import __version__, reader, render, timestamps, tools, usage
+from . import __version__, lexing, reader, render, timestamps, tools, usage
 from .index import SessionIndex, summary_dump
 from .model import EXECUTING, PENDING, Event, ToolCall
 from .redact import Redactor, Tally
@@ -56,6 +56,7 @@ MEDIA_LIMIT = 8 << 20  # base64 characters of one image / audio / video inlined 
 HIGHLIGHT_LIMIT = 4_000
 STRING_LIMIT = 64 << 20  # a string cut out of a huge line is read back whole up to this size
 _NO_CAP = 1 << 62
+_TICKS = re.compile(r"`+")
 _THREAD_MARK = re.compile(r"<!--sv-thread ([A-Za-z0-9_-]+)-->")
 
 
@@ -239,6 +240,21 @@ class Export:
                 self.tally.add_event(v.ev)
         return views
 
+    def _event_lists(self, name: str) -> Iterator[list[Event]]:
+        """The events of one thread in the selection, a window at a time, as read: what the JSON
+        writes (a card's view — its calls paired, its repeats found — is for drawing it)."""
+        start, stop = self._range(name)
+        for a in range(start, stop, WINDOW):
+            if self.idx.generation != self.generation:
+                raise ExportError("the session file was replaced while it was being exported")
+            evs = load_events(self.idx, name, a, min(a + WINDOW, stop), expand=STRING_LIMIT)
+            self.events += len(evs)
+            if self.redactor is not None:
+                for ev in evs:
+                    self.tally.add_event(ev)
+            if evs:
+                yield evs
+
     def _call(self, call: ToolCall) -> ToolCall:
         """A call as it stood when the export started (a later result is not part of it)."""
         if call.result is not None and call.result[1] >= self.ends.get(call.result[0], 0):
@@ -394,11 +410,11 @@ class Export:
                          "redacted": self.redactor is not None},
         }
         yield _dumps(head)[:-1] + ',"events":['
-        tl = Timeline(self.idx, expand=STRING_LIMIT)
         first = True
         for name in self.threads:
-            for v in self._windows(name, tl):
-                yield ("" if first else ",\n") + _dumps(event_dict(v.ev, full=True))
+            for evs in self._event_lists(name):
+                yield ("" if first else ",\n") + ",\n".join(
+                    _dumps(event_dict(ev, full=True)) for ev in evs)
                 first = False
         report = None if self.redactor is None else [
             {"kind": k, "secrets": n, "places": p} for k, n, p in self.tally.rows()]
@@ -462,6 +478,9 @@ def _draw_windows(conn, starts: range) -> None:
     """A forked process's part of an export: (HTML bytes, events) of each window it was given, or
     (None, why) when drawing failed."""
     x, tl, env = _FORKED
+    # a worker draws hundreds of windows: its lexers take their joined patterns at once (reading
+    # the first 50,000 characters of each the plain way spares a server's first page, not this)
+    lexing.WARM = 0
     try:
         for a in starts:
             html, events = x._html_window(a, tl, env)
@@ -588,7 +607,8 @@ def _dom_key(name: str) -> str:
 
 def fence(text: str, lang: str = "") -> str:
     """A fenced code block that no run of backticks inside the text can close."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    # (most outputs hold no backtick: a look for one is a hundred times faster than the pattern)
+    longest = max((len(m) for m in _TICKS.findall(text)), default=0) if "`" in text else 0
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text.rstrip(chr(10))}\n{ticks}\n"
 

@@ -545,7 +545,7 @@ def _cells(run: str) -> list[str]:
 
 
 def strip_ansi(text: str) -> str:
-    return _CONTROL.sub("", _ESCAPES.sub("", text))
+    return _CONTROL.sub("", _ESCAPES.sub("", text) if "\x1b" in text else text)
 
 
 def _classes(fg, bg, bold, dim, italic, underline) -> str:
