@@ -493,8 +493,7 @@ def _draw_windows(conn, starts: range) -> None:
 
 # what drawing a window compiles on first use (the templates of an event, Pygments' file-name
 # patterns): a fifth of a second per process
-_PARTIALS = ("_events.html", "_message.html", "_macros.html", "_tool_call.html", "_call_state.html",
-             "_call_result.html", "_call_thread.html", "_diff.html", "_result_ref.html",
+_PARTIALS = ("_events.html", "_message.html", "_macros.html", "_diff.html", "_result_ref.html",
              "_message_broken.html")
 
 
