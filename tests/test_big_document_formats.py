@@ -243,17 +243,73 @@ def test_a_big_run_state_is_told_by_its_first_members(tmp_path):
     assert "Refunds" in idx.threads["main"].authors
 
 
-def test_a_document_whose_records_need_what_follows_them_is_read_whole(tmp_path):
-    """A Gemini CLI rewind marks the messages before it: such a recording is read whole."""
-    doc = gemini(2000)
-    doc["messages"].append({"$rewindTo": "u1990"})
+def rewound(turns: int = 2000) -> dict:
+    """A Gemini CLI recording with rewinds: one back to a prompt near its end, one further back
+    over it (the messages the first dropped keep its rewind), and a last one to its fifth prompt
+    — which drops messages a first screen shows."""
+    doc = gemini(turns)
+    msgs = doc["messages"]
+    msgs.insert(3 * (turns - 300), {"$rewindTo": f"u{turns - 400}"})
+    msgs.insert(3 * (turns - 200), {"$rewindTo": f"g{turns - 500}"})
+    msgs.append({"$rewindTo": "u5"})
+    return doc
+
+
+def test_a_gemini_recording_with_rewinds_is_read_a_record_at_a_time(tmp_path, monkeypatch):
+    """A rewind marks the messages before it that it dropped (formats/gemini_cli.py): met on the
+    way, it marks those already indexed (their notes, `Streaming.later`), so the recording is read
+    a record at a time and shows what a whole read shows — each dropped message says so."""
     path = tmp_path / "rewound.json"
-    path.write_text(json.dumps(doc))
+    path.write_text(json.dumps(rewound()))
+    whole = SessionIndex(str(path))
+    whole._whole = True  # (as it was read before: whole)
+    whole.build()
+    n = len(whole.threads["main"])
+    views = {lo: _view(load_events(whole, "main", lo, lo + 500)) for lo in range(0, n, 500)}
+    _no_whole_read(monkeypatch)
     idx = SessionIndex(str(path)).build()
-    th = idx.threads["main"]
-    assert "spans" not in th.carried
-    dropped = load_events(idx, "main", len(th) - 10, len(th) - 9)[0]
-    assert "dropped by a /rewind" in str(dropped.blocks)
+    th, wt = idx.threads["main"], whole.threads["main"]
+    assert "spans" in th.carried and th.ids == wt.ids and th.paths == wt.paths and th.hidden == wt.hidden
+    assert summary_dump(idx.summary) == summary_dump(whole.summary)
+    cached = SessionIndex.load(idx.dump())
+    for lo, expected in views.items():
+        assert _view(load_events(idx, "main", lo, lo + 500)) == expected
+        assert _view(load_events(cached, "main", lo, lo + 500)) == expected
+    notices = [str(e.blocks[0]) for e in load_events(idx, "main", 0, n) if e.blocks]
+    assert sum("dropped by a /rewind to before message u5" in x for x in notices) > 5000
+    assert sum("dropped by a /rewind to before message u1600" in x for x in notices) == 300
+    assert 500 < sum("before message g1500" in x for x in notices) < 700  # (beside the u1600 range)
+
+
+@pytest.mark.browser
+def test_messages_a_later_rewind_dropped_say_so_on_the_first_screen_once_indexed(tmp_path, watched_page):
+    """The first screen is read before the rewind at the recording's end: its messages that the
+    rewind dropped say so once the index is done, drawn again in place (no reload)."""
+    from playwright.sync_api import expect
+
+    from conftest import LiveServer, stream_open
+
+    root = tmp_path / "chats"
+    root.mkdir()
+    path = root / "rewound.json"
+    path.write_text(json.dumps(rewound()))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/rewound")
+            card = page.locator('[id="m-u7"]')
+            expect(card).to_contain_text("prompt 7")
+            expect(page.locator('[id="m-u3"]')).to_contain_text("prompt 3")
+            assert "dropped by a /rewind" not in card.inner_text()
+            stream_open(page, "early-stream")
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            app.hold.release.set()
+            expect(card).to_contain_text("dropped by a /rewind to before message u5", timeout=60_000)
+            expect(page.locator("#index-progress")).to_be_hidden()
+            assert "dropped by a /rewind" not in page.locator('[id="m-u3"]').inner_text()
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            assert not page.problems
 
 
 # --- datasets -----------------------------------------------------------------------------------

@@ -1731,6 +1731,7 @@ class _Made:
         self.kept = 0  # bytes of those lists' elements held
         self.after: dict = {}  # the members after the list (of those the hook looked at)
         self.ended = False
+        self.first = 0
 
     def member(self, p) -> None:
         """A part of the document other than an element of its list."""
@@ -1762,6 +1763,7 @@ class _Made:
             raise _NotPlain
         for path, rec in self.streaming.head:
             self._index(path, rec, offset, 0, streamed.head_how(rec))
+        self.first = len(self.th)  # (the seq of the list's first element)
 
     def take(self, n: int, p) -> None:
         if self.streaming is None:
@@ -1772,6 +1774,18 @@ class _Made:
             raise _NotPlain from None
         self._flush()
         self.pending = (n, p, path, rec)
+        for i, add in self.streaming.later():
+            self._amend(i, add)
+
+    def _amend(self, i: int, add: dict) -> None:
+        """What element n's record says of element i's, read before (`Streaming.later`: a Gemini
+        CLI rewind drops the messages before it): its note gains the links, so a page reads it
+        marked (its card says it was dropped) — the index's columns are those of its event
+        unmarked, the same (a notice block: no text, no call)."""
+        seq = self.first + i
+        key = str(seq)
+        self.notes[key] = streamed.amended_note(self.notes.get(key), add)
+        self.th.carried["amended"] = True  # (a first screen read before it is drawn again: web/early.py)
 
     def end(self, ended: bool) -> None:
         """Index the last record read; `ended`: it is the list's last."""

@@ -172,46 +172,64 @@ def records(doc: Any) -> list[tuple[str, Any]] | None:
             and any(k in doc for k in (FOLDED, *_HEAD_KEYS))):
         return None
     msgs = doc["messages"]
-    return streamed.whole(_Marks(doc, _dropped(msgs)).streaming(), "messages", msgs)
+    return streamed.whole(_Marks(doc).streaming(), "messages", msgs)
 
 
 def stream(shell: Any, key: str) -> streamed.Streaming | None:
     """A big recording's records one message at a time (formats/streamed.py): its session head
-    first, then its messages. A rewind (`$rewindTo`, only in recordings folded from JSONL) marks
-    the messages before it: met on the way, the recording is read whole (`NotStreamed`)."""
+    first, then its messages. A rewind (`$rewindTo`) marks the messages before it that it dropped
+    once it is met (`Streaming.later`)."""
     if key != "messages" or records({**shell, "messages": []}) is None:
         return None
-    return _Marks(shell, None).streaming()
+    return _Marks(shell).streaming()
 
 
 class _Marks:
-    """What marks each message: the rewind that dropped it (`dropped`: message index → the id
-    it went back to; None when no rewind is known, read as the messages come), and the ids of
-    its results that earlier messages' tool calls hold already (the calls' records show them)."""
+    """What marks each message: the rewind that dropped it, and the ids of its results that
+    earlier messages' tool calls hold already (the calls' records show them). A rewind to message
+    `x` drops the first message of that id not dropped yet and every message with an id after it
+    (those dropped already keep their rewind): what it dropped is said once it is read
+    (`later`), the messages before it read already. Kept of the messages read: where each id is,
+    which have an id, which are dropped — not the messages."""
 
-    def __init__(self, doc: dict, dropped: dict | None):
+    def __init__(self, doc: dict):
         self.head = {k: v for k, v in doc.items() if k not in ("messages", FOLDED)}
-        self.dropped = dropped
         self.answered: set = set()  # ids of the calls whose results earlier messages hold
+        self.where: dict = {}  # message id → the indexes of the messages of that id
+        self.has_id = bytearray()  # 1 for a message with an id (a rewind drops only those)
+        self.gone = bytearray()  # 1 for a message a rewind dropped
+        self.dropped: list = []  # (index, links) a rewind just dropped, until `later` takes them
 
     def streaming(self) -> streamed.Streaming:
-        return streamed.Streaming([("session", self.head)] if self.head else [], self.take)
+        return streamed.Streaming([("session", self.head)] if self.head else [], self.take,
+                                  later=self.later)
+
+    def later(self) -> list:
+        out, self.dropped = self.dropped, []
+        return out
 
     def take(self, i: int, m: Any) -> tuple[str, Any]:
         links: dict = {}
-        if self.dropped is None:
-            if isinstance(m, dict) and isinstance(m.get("$rewindTo"), str):
-                raise streamed.NotStreamed("a rewind marks the messages before it")
-        elif i in self.dropped:
-            links["dropped"] = self.dropped[i]
-        if isinstance(m, dict) and m.get("type") == "user" and self.answered:
+        ours = isinstance(m, dict)
+        self.has_id.append(1 if ours and "id" in m else 0)
+        self.gone.append(0)
+        if ours and isinstance(m.get("id"), str):
+            self.where.setdefault(m["id"], []).append(i)
+        target = m.get("$rewindTo") if ours else None
+        if isinstance(target, str):
+            start = next((j for j in self.where.get(target, ()) if j < i and not self.gone[j]), None)
+            for j in range(start if start is not None else i, i):
+                if self.has_id[j] and not self.gone[j]:
+                    self.gone[j] = 1
+                    self.dropped.append((j, {"dropped": target}))
+        if ours and m.get("type") == "user" and self.answered:
             # (only the ids the message's own results name: what its card needs)
             if own := self.answered & _named(m):
                 links["answered"] = own
-        if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
+        if ours and isinstance(m.get("toolCalls"), list):
             self.answered.update(tc["id"] for tc in m["toolCalls"] if isinstance(tc, dict)
                                  and isinstance(tc.get("id"), str) and tc.get("result"))
-        return f"messages[{i}]", Linked(m, links) if links and isinstance(m, dict) else m
+        return f"messages[{i}]", Linked(m, links) if links and ours else m
 
 
 def _named(m: dict) -> set:
@@ -223,21 +241,6 @@ def _named(m: dict) -> set:
             fr = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(fr, dict):
                 out.update(v for v in (fr.get("id"), fr.get("name")) if isinstance(v, str))
-    return out
-
-
-def _dropped(msgs: list) -> dict:
-    """Message index → the id a later `$rewindTo` went back to, for each message it dropped."""
-    out: dict = {}
-    for j, m in enumerate(msgs):
-        target = m.get("$rewindTo") if isinstance(m, dict) else None
-        if not isinstance(target, str):
-            continue
-        start = next((i for i in range(j) if isinstance(msgs[i], dict)
-                      and msgs[i].get("id") == target and i not in out), None)
-        for i in range(start if start is not None else j, j):
-            if isinstance(msgs[i], dict) and "id" in msgs[i]:
-                out.setdefault(i, target)
     return out
 
 

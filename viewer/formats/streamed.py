@@ -46,8 +46,8 @@ class Linked(dict):
 
 
 class NotStreamed(Exception):
-    """The document's records cannot be made one element at a time after all (a Gemini CLI
-    rewind marks the messages before it): it is read whole."""
+    """The document's records cannot be made one element at a time after all: it is read
+    whole."""
 
 
 @dataclass
@@ -61,15 +61,43 @@ class Streaming:
     head: list = field(default_factory=list)
     take: Callable[[int, Any], tuple] = lambda i, v: (None, v)
     last: Callable[[], tuple | None] = lambda: None
+    # what an element says of elements before it (a Gemini CLI rewind: the messages it dropped),
+    # asked after each `take`: [(element index, links to add to its record's)], each said once
+    later: Callable[[], list] = lambda: []
 
 
 def whole(streaming: Streaming, key: str, items: list) -> list:
     """A format's `records` of a whole document: its streaming reading over every element."""
     out = list(streaming.head)
-    out += [streaming.take(i, item) for i, item in enumerate(items)]
+    first = len(out)
+    for i, item in enumerate(items):
+        out.append(streaming.take(i, item))
+        for j, add in streaming.later():
+            path, rec = out[first + j]
+            out[first + j] = (path, amended(rec, add))
     if out and len(out) > len(streaming.head) and (end := streaming.last()) is not None:
         out[-1] = end
     return out
+
+
+def amended(rec: Any, add: dict) -> Any:
+    """A record with `add` in its links (`Streaming.later`): a Linked one's kept, a plain one's
+    made Linked."""
+    if type(rec) is Linked:
+        return Linked(rec, {**(rec.links or {}), **add}, rec.agent, rec.calls, rec.action, rec.beside)
+    return Linked(rec, dict(add)) if isinstance(rec, dict) else rec
+
+
+def amended_note(text: str | None, add: dict) -> str:
+    """The index's note (`note`) of an element's record once `add` is in its links (`amended`):
+    the element itself (None) becomes the element marked."""
+    made = read_note(text)
+    if made is None:
+        return note(["", {"links": freeze(dict(add))}])
+    part, marks = made
+    marks = dict(marks or {})
+    marks["links"] = freeze({**(thaw(marks["links"]) if marks.get("links") else {}), **add})
+    return note([part, marks])
 
 
 def path_of(key: str, i: int) -> str:

@@ -211,9 +211,11 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     replace, the views of those)]; None when the page cannot be completed in place (it reloads).
     Only the cards of the lines the page shows (`shows`: [a, b), offsets of line starts).
 
-    A log of API calls read from its middle, or a JSONL page whose region named a call otherwise
-    (`_named_otherwise`; see the module's docstring): its region is read again (as the page read
-    it: what it drew) and compared with the index line by line. A line whose records the index
+    A log of API calls read from its middle, a JSONL page whose region named a call otherwise
+    (`_named_otherwise`; see the module's docstring), or a big document some of whose records the
+    records after them marked (a Gemini CLI rewind drops the messages before it: `amended`, the
+    page read them unmarked): its region is read again (as the page read it: what it drew) and
+    compared with the index line by line. A line whose records the index
     names alike has each card whose content differs drawn again (its numbers, its renamed call
     ids); a line whose records differ (it goes on with a conversation the region did not read) has
     its cards replaced by the index's. A file whose lines are no longer those the page read
@@ -223,8 +225,9 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     th = idx.threads["main"]
     start, stop = idx.seq_at(a), idx.seq_at(b)
     views = Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start)
+    amended = th.carried.get("amended")  # (a Gemini CLI rewind marked records read before it)
     if not (lo and (folded(th) or _named_otherwise(idx, region, shows) or _follows(th))
-            or any(_linked(v) for v in views)):
+            or amended or any(_linked(v) for v in views)):
         return []
     try:
         # (read as the page read it: numbered from the line before lo, or named by offsets)
