@@ -211,6 +211,31 @@ def test_the_first_screen_of_a_big_document_of_such_a_format_comes_before_its_in
         assert idx.threads["main"].ids == whole.threads["main"].ids
 
 
+def test_the_first_screen_of_a_run_state_does_not_read_its_model_responses(tmp_path, monkeypatch):
+    """A RunState's items lie past its model responses (as long as they are): its first screen
+    reads a little of them, then looks for its items past them (`index._jumping`) — what it reads
+    does not grow with the file — and shows the records the index then gives."""
+    from viewer import docstream
+
+    path = tmp_path / "run_state.json"
+    path.write_text(json.dumps(run_state(1500)))
+    whole = SessionIndex(str(path)).build()
+    seen = []
+    items = docstream._items
+
+    def counted(s, key):
+        for p in items(s, key):
+            seen.append(key)
+            yield p
+    monkeypatch.setattr(docstream, "_items", counted)
+    first = partial.head(str(path)).threads["main"]
+    responses = len(json.loads(path.read_text())["model_responses"])
+    assert seen.count("model_responses") < responses / 4  # (its first ones only)
+    th = whole.threads["main"]
+    assert len(first) > 100 and first.ids == th.ids[:len(first)] and first.paths == th.paths[:len(first)]
+    assert first.authors == th.authors[:len(first)]
+
+
 # --- a key the document holds after its list decides how it reads ----------------------------------
 
 

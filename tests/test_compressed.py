@@ -222,3 +222,25 @@ def test_copies_past_the_budget_go_and_are_made_again_when_read(tmp_path, monkey
         r = c.get(f"/s/{s['key']}")
         assert r.status_code == 200 and s["title"] in r.get_data(as_text=True)
     assert len(list((tmp_path / "cache" / "decompressed").glob("*.jsonl"))) == 1
+
+
+def test_an_archive_compressed_a_moment_ago_is_never_live(tmp_path):
+    """A compressed transcript is an archive: nothing appends to it, its time is when it was
+    compressed — neither its list row nor its page says "live", as they do for a plain transcript
+    written as recently."""
+    root = tmp_path / "kept"
+    root.mkdir()
+    (root / "packed.jsonl.gz").write_bytes(gzip.compress(TOUR.read_bytes()))
+    shutil.copy(TOUR, root / "plain.jsonl")  # (both written just now)
+    c = client(tmp_path, root)
+    rows = {s["label"]: s for s in listed(c)}
+    listing = c.get("/").get_data(as_text=True)
+
+    def row(key):
+        at = listing.index(f'data-key="{key}"')
+        return listing[at:listing.index("</tr>", at)]
+    assert "live-badge" in row(rows["plain"]["key"]) and "live-badge" not in row(rows["packed"]["key"])
+    for label, live in (("plain", True), ("packed", False)):
+        html = c.get(f"/s/{rows[label]['key']}").get_data(as_text=True)
+        badge = re.search(r'<span class="live-badge" id="session-live"[^>]*>', html).group()
+        assert ("hidden" not in badge) is live, (label, badge)

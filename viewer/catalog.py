@@ -233,7 +233,7 @@ def rows_of(refs: Iterable, summaries: Mapping, now: float | None = None,
     now = time.time() if now is None else now
     multi = len({r.root for r in refs}) > 1
     by_path = {r.path: r for r in refs}
-    rows = [Row(r, summaries.get(r.key), project_of(r, multi), r.mtime > now - live_window)
+    rows = [Row(r, summaries.get(r.key), project_of(r, multi), r.live_at(now, live_window))
             for r in refs]
     for row in rows:
         s = row.summary

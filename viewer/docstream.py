@@ -264,6 +264,53 @@ def parts(f: BinaryIO, start: int, end: int) -> Iterator[Part]:
         yield Part(None, e.offset, max(0, end - e.offset), reader.BadLine(e.reason))
 
 
+def list_at(f: BinaryIO, at: int, end: int, key: str) -> Iterator[Part]:
+    """The elements of the list member `key` whose `[` is at byte `at` (`find_list`), as `parts`
+    gives them, and nothing after the list: a first screen of a document whose list lies past
+    other long ones (a RunState's items, after its model responses) reads it from there."""
+    s = _Scan(f, at, end)
+    if s.peek() != 0x5B:
+        return
+    s.i += 1
+    yield Part(key, at, 0, [], False)
+    try:
+        yield from _items(s, key)
+    except _Stop as e:
+        yield Part(None, e.offset, max(0, end - e.offset), reader.BadLine(e.reason))
+
+
+FIND_CHUNK = 16 << 20
+
+
+def find_list(f: BinaryIO, start: int, end: int, key: str) -> int | None:
+    """Where the `[` of the first member `key` holding a list lies past `start`, found by a search
+    of the bytes (`bytes.find`, not a reading of what lies between): `"key"` followed by `:` and
+    `[`, its quote not escaped — inside a JSON string a quote is always escaped, so what is found
+    is a member of some object (the document's, unless an object nested before it has a member of
+    that name: the index reads the whole document otherwise). None when there is none."""
+    needle = b'"' + orjson.dumps(key)[1:-1] + b'"'
+    after = re.compile(rb"[ \t\r\n]*:[ \t\r\n]*\[")
+    pos = start
+    while pos < end:
+        f.seek(pos)
+        chunk = f.read(min(FIND_CHUNK, end - pos))
+        if not chunk:
+            return None
+        k = chunk.find(needle, 1 if pos > start else 0)  # (one at 0: seen in the chunk before)
+        while k >= 0:
+            slashes = 0
+            while k - slashes > 0 and chunk[k - slashes - 1] == 0x5C:
+                slashes += 1
+            m = after.match(chunk, k + len(needle))
+            if m and slashes % 2 == 0 and m.end() < len(chunk):
+                return pos + m.end() - 1
+            k = chunk.find(needle, k + 1)
+        if pos + len(chunk) >= end:
+            return None
+        pos += len(chunk) - len(needle) - 256  # (a match across the chunks' edge)
+    return None
+
+
 def _items(s: _Scan, key: str) -> Iterator[Part]:
     """The elements of the list whose `[` was just passed, up to and past its `]`."""
     c = s.peek()

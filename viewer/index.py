@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from . import docstream, files, formats, keys, reader
+from . import compressed, docstream, files, formats, keys, reader
 from .formats import detect, hook, rowfold, streamed, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
@@ -776,7 +776,8 @@ class SessionIndex:
 
         n = 0
         begun = None  # where the list's first element begins (a region's bytes count from there)
-        for p in docstream.parts(f, start, size):
+        found = docstream.parts(f, start, size)
+        for p in _jumping(found, f, size, plan, made, hi):
             if hi is not None and begun is not None and p.offset - begun >= hi:
                 hi = p.offset  # (the region ends where this record begins)
                 if made is not None and n and not (p.item and p.key == key):
@@ -1290,8 +1291,11 @@ class SessionIndex:
         return self.ids.get(event_id)
 
     def written(self) -> float:
-        """When any file of the session was last written (epoch seconds, as last read)."""
-        return max((th.mtime_ns for th in self.threads.values()), default=0) / 1e9
+        """When any file of the session was last written (epoch seconds, as last read): what its
+        page's "live" badge asks. A compressed archive's time is when it was compressed, not a
+        write of the session: it counts for nothing (0 when all are archives: never live)."""
+        return max((th.mtime_ns for th in self.threads.values()
+                    if not compressed.is_compressed(th.path)), default=0) / 1e9
 
     def finished(self) -> bool:
         """Whether the agent is done: the files have been quiet a long while, or the source says so
@@ -1752,6 +1756,11 @@ class _Made:
         elif self.given is None or self.given.looked_at(p.key):
             self.after.setdefault(p.key, []).append(p.value)
 
+    def let_go(self, key: str) -> None:
+        """Keep no more of the list `key` before the list read (cut: see `member`)."""
+        self.cut.add(key)
+        self.shell[key] = []
+
     def _start(self, offset: int) -> None:
         """The hook's reading, given the members before the list; its records of them."""
         try:
@@ -1825,6 +1834,32 @@ class _Made:
         if how is not None:
             self.notes[str(len(th))] = streamed.note(how)
         self.idx._add(self.put, th, self.adapter, rec, len(th) + 1, offset, length, None, self.f, path)
+
+
+REGION_SKIP = 256 << 10  # bytes of another list a first screen reads before it looks past it
+
+
+def _jumping(found, f, size: int, plan, made: "_Made | None", hi: int | None):
+    """The parts of a document as a region reads them (`hi`: a first screen): when the list its
+    format reads lies past another long list (a RunState's items, past its model responses, as
+    long as they are), that list is read no further than REGION_SKIP bytes — cut, as the shell
+    keeps a list too long (`_Made.cut`) — and the list is looked for past it
+    (`docstream.find_list`) and read from there: what the first screen reads does not grow with
+    the file. The index reads every part (`hi` None), as it must to know what lies between."""
+    other = 0
+    for p in found:
+        yield p
+        if hi is None or made is None or made.streaming is not None or not plan.key \
+                or p.path is None or not p.item or p.key == plan.key:
+            continue
+        other += p.length
+        if other <= REGION_SKIP:
+            continue
+        made.let_go(p.key)
+        at = docstream.find_list(f, p.offset + p.length, size, plan.key)
+        if at is not None:
+            yield from docstream.list_at(f, at, size, plan.key)
+        return
 
 
 def _row_view(ev: Event) -> tuple:

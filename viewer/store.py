@@ -74,6 +74,12 @@ class SessionRef:
     # names it too, so the two can be told apart
     clash: bool = False
 
+    def live_at(self, now: float, window: float) -> bool:
+        """Whether the session is being written: its file changed in the last `window` seconds.
+        Never a compressed archive (`.jsonl.zst`, `.gz`): nothing appends to one, its time is
+        when it was compressed."""
+        return self.mtime > now - window and not compressed.is_compressed(self.path)
+
 
 class NotFound(LookupError):
     pass

@@ -221,7 +221,7 @@ def _lands(tl: Timeline, target: str | None) -> str | None:
 
 
 def _live(ref: SessionRef) -> bool:
-    return time.time() - ref.mtime < LIVE_WINDOW
+    return ref.live_at(time.time(), LIVE_WINDOW)
 
 
 def _opening(ref: SessionRef | None, idx: SessionIndex | None = None) -> dict:
