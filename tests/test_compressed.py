@@ -244,3 +244,49 @@ def test_an_archive_compressed_a_moment_ago_is_never_live(tmp_path):
         html = c.get(f"/s/{rows[label]['key']}").get_data(as_text=True)
         badge = re.search(r'<span class="live-badge" id="session-live"[^>]*>', html).group()
         assert ("hidden" not in badge) is live, (label, badge)
+
+
+def test_a_big_archive_opens_at_its_start_before_its_copy_is_made(tmp_path):
+    """The first screen of a big compressed transcript is read from the head of its stream
+    (`compressed.prefix_only`): no decompressed copy is made before the page is sent (a 200 MB
+    archive waited 4.5 s for its copy); a call whose result lies past that head is "resolving",
+    and completes once the background index (which makes the copy) is done."""
+    import base64
+    import json
+
+    from conftest import held_app
+
+    def line(**rec):
+        return json.dumps({"sessionId": "packed", "timestamp": "2025-10-21T09:00:00.000Z", **rec}) + "\n"
+
+    root = tmp_path / "kept"
+    root.mkdir()
+    rng = __import__("random").Random(7)
+    lines = [line(type="user", uuid="p-1", message={"role": "user", "content": "Check the far host"}),
+             line(type="assistant", uuid="p-2", message={"id": "msg_p", "role": "assistant", "model": "claude-opus-4-6",
+                  "content": [{"type": "tool_use", "id": "toolu_far", "name": "Bash", "input": {"command": "ping far"}}]})]
+    for n in range(1400):  # (random text: the archive stays big, > EARLY_ABOVE)
+        noise = base64.b64encode(rng.randbytes(6000)).decode()
+        lines.append(line(type="user", uuid=f"n-{n}", message={"role": "user", "content": f"note {n} {noise}"}))
+    lines.append(line(type="user", uuid="p-3", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_far", "content": "far host answered"}]}))
+    packed = root / "far.jsonl.zst"
+    packed.write_bytes(zst("".join(lines).encode()))
+    assert packed.stat().st_size > 4 << 20
+    os.utime(packed, (1_700_000_000, 1_700_000_000))
+    copies = tmp_path / "cache" / "decompressed"
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        r = c.get("/s/far")
+        made = list(copies.glob("*.jsonl")) if copies.exists() else []
+        r.close()  # (the background build starts once the page is sent)
+        html = r.get_data(as_text=True)
+        assert made == []  # (read from the head of the stream)
+        assert "Check the far host" in html and "note 3 " in html and 'id="index-progress"' in html
+        card = html[html.index('id="tc-toolu_far"'):]
+        assert "resolving…" in card[:3000]
+        app.hold.release.set()
+        app.extensions["viewer"].store.build("far").wait(120)
+        html = c.get("/s/far").get_data(as_text=True)
+        assert "far host answered" in html and "resolving" not in html
+        assert list(copies.glob("*.jsonl"))  # (the index made the copy)

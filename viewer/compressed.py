@@ -16,6 +16,11 @@ which a copy of every rollout would undo).
 inode): the offsets an index keeps are offsets into the copy, and a new copy of the same file
 keeps the identity (nothing is read again).
 
+The first screen of an archive with no copy yet (a finished session opens at its start) is read
+from the head of its stream (`prefix_only`, `prefix`: its first PREFIX bytes, decompressed in
+memory); the background index makes the copy. An archive is never "live" (store.SessionRef.live_at):
+its time is when it was compressed.
+
 A damaged or cut-short archive raises `Unreadable` (an OSError whose message says so in words),
 and so does one that would decompress past `MAX_BYTES` (a decompression bomb stops there).
 """
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import errno
 import gzip
+from contextlib import contextmanager
+from contextvars import ContextVar
 import hashlib
 import os
 import threading
@@ -236,6 +243,72 @@ class _Small:
         return self.f.read(min(n, 64 << 10) if n and n > 0 else 64 << 10)
 
 
+# --- a first screen before the copy: the head of the stream -----------------------------------
+
+PREFIX = 8 << 20  # decompressed bytes a first screen reads of an archive with no copy yet
+_prefix_mode: ContextVar[bool] = ContextVar("compressed_prefix", default=False)
+_prefixes: dict[str, tuple[tuple[int, int, int], bytes]] = {}  # path → (identity, its first bytes)
+_prefixes_lock = threading.Lock()
+
+
+@contextmanager
+def prefix_only():
+    """While in force (in this context: a first screen's request), a compressed transcript with
+    no decompressed copy yet is read as the first PREFIX bytes of its stream (`prefix`), not
+    decompressed whole first — the first screen of a 200 MB archive waited 4.5 s for its copy.
+    The background index, which starts once the page is sent, makes the copy; its offsets are
+    those of the prefix (a prefix is the copy's beginning)."""
+    token = _prefix_mode.set(True)
+    try:
+        yield
+    finally:
+        _prefix_mode.reset(token)
+
+
+def _has_copy(path: str, st: os.stat_result) -> bool:
+    known = _known.get(path)
+    ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+    if known is not None and known[0] == ident:
+        return isinstance(known[1], str) and os.path.exists(known[1])
+    return os.path.exists(_copy_name(path, st))
+
+
+def prefix(path: str, src_fd: int) -> bytes | None:
+    """The first PREFIX decompressed bytes of the archive open as `src_fd` when a first screen
+    reads it (`prefix_only`) and it has no copy yet; else None (the copy is read). Unreadable
+    when not even a first byte can be decompressed."""
+    if not _prefix_mode.get():
+        return None
+    st = os.fstat(src_fd)
+    if _has_copy(path, st):
+        return None
+    ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+    with _prefixes_lock:
+        got = _prefixes.get(path)
+    if got is not None and got[0] == ident:
+        return got[1]
+    data = head(path, src_fd, PREFIX)
+    with _prefixes_lock:
+        _prefixes.clear()  # (one kept: the first screen being drawn)
+        _prefixes[path] = (ident, data)
+    return data
+
+
+def prefix_identity(path: str, st: os.stat_result) -> tuple[int, int, int] | None:
+    """`identity` while a first screen reads the archive's prefix: its size is the prefix's, one
+    more when the stream goes on past it (what lies past the prefix is not known yet: the calls
+    whose results lie there are "resolving")."""
+    if not _prefix_mode.get():
+        return None
+    ident = (st.st_size, st.st_mtime_ns, st.st_ino)
+    with _prefixes_lock:
+        got = _prefixes.get(path)
+    if got is None or got[0] != ident or _has_copy(path, st):
+        return None
+    data = got[1]
+    return len(data) + (len(data) >= PREFIX), st.st_mtime_ns, st.st_ino
+
+
 def identity(path: str) -> tuple[int, int, int] | None:
     """(the copy's size, the file's mtime_ns, inode) of a compressed transcript; None for another
     path. Makes the copy when there is none (through `files`, which checks the file)."""
@@ -244,6 +317,8 @@ def identity(path: str) -> tuple[int, int, int] | None:
     from . import files  # (files imports this module)
 
     st = os.stat(path)
+    if (early := prefix_identity(path, st)) is not None:
+        return early
     ident = (st.st_size, st.st_mtime_ns, st.st_ino)
     known = _known.get(path)
     if known is not None and known[0] == ident and isinstance(known[1], Unreadable):

@@ -168,16 +168,19 @@ def open_file(path: str | os.PathLike) -> BinaryIO:
     if (store := row_store(path)) is not None:
         return io.BytesIO(store.row_bytes(os.fspath(path)))
     if compressed.is_compressed(path):
-        return open(_plain_copy(path), "rb")
+        plain = _plain_copy(path)
+        return io.BytesIO(plain) if isinstance(plain, bytes) else open(plain, "rb")
     return os.fdopen(_open_fd(path), "rb")
 
 
-def _plain_copy(path: str | os.PathLike) -> str:
+def _plain_copy(path: str | os.PathLike) -> str | bytes:
     """The decompressed copy of a compressed transcript (see `viewer.compressed`), the compressed
-    file itself checked and opened as any transcript is."""
+    file itself checked and opened as any transcript is — or, for a first screen drawn before
+    there is one (`compressed.prefix_only`), the first bytes of its stream."""
     fd = _open_fd(path)
     try:
-        return compressed.copy_for(os.fspath(path), fd)
+        early = compressed.prefix(os.fspath(path), fd)
+        return early if early is not None else compressed.copy_for(os.fspath(path), fd)
     finally:
         os.close(fd)
 

@@ -8,13 +8,14 @@ import functools
 import logging
 import re
 import time
+from contextlib import nullcontext
 from typing import Iterator
 
 import orjson
 from flask import (Blueprint, Response, abort, current_app, make_response, redirect,
                    render_template, request, stream_template, stream_with_context, url_for)
 
-from .. import files, partial, reader, usage
+from .. import compressed, files, partial, reader, usage
 from ..export import Export, ExportError, call_dict, event_dict
 from ..formats import wrapped
 from ..formats.detect import NotTranscript
@@ -149,9 +150,11 @@ def session(key: str):
     if idx is None and set(request.args) <= _PLAIN:  # no index yet: the part the page shows
         opening = _opening(ref)
         if opening in ({}, {"after": 0}):
-            part = early.first_screen(store(), ref, start=bool(opening))
-            if part is not None:
-                return _early_page(ref, part, key, opening)
+            # (an archive's start is read from the head of its stream, not its whole copy)
+            with compressed.prefix_only() if opening else nullcontext():
+                part = early.first_screen(store(), ref, start=bool(opening))
+                if part is not None:
+                    return _early_page(ref, part, key, opening)
         if _big(ref):
             return _reading_page(ref, key)
     idx = idx or _index(ref)
