@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Iterable, Mapping
 
+from .compressed import is_compressed
 from .model import SessionSummary
 
 PAGE = 100
@@ -227,13 +228,20 @@ def _needs_summary(q: ListQuery) -> bool:
     return bool(q.formats or q.model or q.since or q.until or q.errors) or SORTS[q.sort][2]
 
 
+def live_at(ref, now: float, window: float) -> bool:
+    """Whether a listed session is being written: its file changed in the last `window` seconds.
+    Never a compressed archive (`.jsonl.zst`, `.gz`): nothing appends to one, its time is when it
+    was compressed."""
+    return ref.mtime > now - window and not is_compressed(ref.path)
+
+
 def rows_of(refs: Iterable, summaries: Mapping, now: float | None = None,
             live_window: float = 60.0) -> list[Row]:
     refs = list(refs)
     now = time.time() if now is None else now
     multi = len({r.root for r in refs}) > 1
     by_path = {r.path: r for r in refs}
-    rows = [Row(r, summaries.get(r.key), project_of(r, multi), r.live_at(now, live_window))
+    rows = [Row(r, summaries.get(r.key), project_of(r, multi), live_at(r, now, live_window))
             for r in refs]
     for row in rows:
         s = row.summary

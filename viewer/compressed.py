@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import errno
 import gzip
-from contextlib import contextmanager
-from contextvars import ContextVar
 import hashlib
 import os
 import threading
 import time
 import zlib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import orjson

@@ -75,10 +75,10 @@ class SessionRef:
     clash: bool = False
 
     def live_at(self, now: float, window: float) -> bool:
-        """Whether the session is being written: its file changed in the last `window` seconds.
-        Never a compressed archive (`.jsonl.zst`, `.gz`): nothing appends to one, its time is
-        when it was compressed."""
-        return self.mtime > now - window and not compressed.is_compressed(self.path)
+        """Whether the session is being written (catalog.live_at: never a compressed archive)."""
+        from .catalog import live_at
+
+        return live_at(self, now, window)
 
 
 class NotFound(LookupError):
