@@ -615,6 +615,11 @@ class SessionIndex:
         put_event = put if (follow := getattr(adapter, "follow", None)) is None \
             else _following(put, follow, th.carried)
         loads, JSONError = orjson.loads, orjson.JSONDecodeError
+        # digests are filed a batch at a time (`_file`): the index's maps (calls, usage, ids) stay
+        # in the processor's cache through a batch instead of being pushed out by every line's
+        # decoding; an Event's line files the batch before it (file order is kept)
+        batch: list = []
+        held = batch.append
         for raw in scanner.lines():
             line, offset, length, data = raw
             if offset < size:
@@ -634,13 +639,17 @@ class SessionIndex:
                     except Exception:
                         d = None
                     if d is not None:
-                        if d.spawns:
-                            d.spawns = _thread_keys(d.spawns)
-                        put(d, d.ts, line, offset, length)
+                        held((d, line, offset, length))
+                        if len(batch) >= BATCH:
+                            _file(put, batch)
                         continue
             else:
                 value = reader.skim(f, offset, length)
+            if batch:
+                _file(put, batch)
             self._add(put_event, th, adapter, value, line, offset, length, data, f)
+        if batch:
+            _file(put, batch)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
@@ -1010,19 +1019,23 @@ class SessionIndex:
             a_author(author or "")
             # one look at the blocks: the kinds the filters read, and whether the call map has anything
             # to see (a line of text or thinking alone does not)
-            bits, tools = 0, False
+            bits, tools, uses = 0, False, False
             for b in ev.blocks:
                 k = b.kind
                 if k == "text":
                     bits |= TEXT
                 elif k == "thinking":
                     bits |= THINKING
-                elif k == "tool_use" or k == "tool_result":
+                elif k == "tool_use":
+                    tools = uses = True
+                elif k == "tool_result":
                     tools = True
             # calls named again are renamed before the event is counted in (`hidden`, below): a
-            # reader on another thread that sees the event finds its renames
+            # reader on another thread that sees the event finds its renames. Only a call (a
+            # tool_use) starts to use an id again: until one has, nothing else is asked
             on_calls = tools or ev.running or ev.spawns or ev.states or ev.permission is not None
-            if on_calls and (renames := calls.again(ev, (name, seq))):
+            if on_calls and (uses or calls.latest or calls.waiting) \
+                    and (renames := calls.again(ev, (name, seq))):
                 rename(ev, renames)
                 th.renamed.add(seq, renames)
             if role in speakers:
@@ -1660,6 +1673,18 @@ def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
             idx._add(put, th, adapter, reader.decode(raw.data), raw.line, raw.offset, raw.length,
                      raw.data, f)
     return idx.summary
+
+
+BATCH = 256  # digests filed at a time by a JSONL pass
+
+
+def _file(put, batch: list) -> None:
+    """File a batch of digests (d, line, offset, length) in order, and empty it."""
+    for d, line, offset, length in batch:
+        if d.spawns:
+            d.spawns = _thread_keys(d.spawns)
+        put(d, d.ts, line, offset, length)
+    batch.clear()
 
 
 def _still_there(f, offset: int, length: int, data) -> bool:

@@ -442,7 +442,7 @@ class ToolCallMap:
         result is a plain error."""
         changed: set[str] = set()
         where = (thread or ev.ref.thread, seq)
-        calls = self.calls
+        calls = self._calls if self._packed is None else self.calls  # (the property, per line)
         for b in ev.blocks:
             kind = b.kind
             if kind == "tool_use":

@@ -282,6 +282,10 @@ class Tally:
         self.current: dict[str, str] = {}  # thread → the model last named in it
         self.untied: dict[str, int] = {}  # thread → its calls tied to no event (usage.UNTIED)
         self._recent: dict[str, OrderedDict] = {}  # thread → message id → (call index, cost)
+        # thread → (message id, usage record, call index) of its last line that counted a call: a
+        # line that repeats it word for word (Claude Code writes one line per content block of a
+        # message, most with the same usage) changes nothing but the call's last event
+        self._last: dict[str, tuple] = {}
         # bucket row (thread, model, hour, tier and its five counts) → its cost, as the last summary
         # priced it: a refresh prices again only the buckets its lines changed (the price table
         # takes ~0.2 ms a bucket, and a 1 GB session has ~500 of them: ~0.1 s per line written)
@@ -303,6 +307,10 @@ class Tally:
             self.current[thread] = model
         u = ev.usage
         if u is None:
+            return
+        last = self._last.get(thread)
+        if last is not None and last[1] == u and last[0] == ev.message_id and ev.kind != "result":
+            self.calls[thread].last[last[2]] = seq
             return
         counts = tokens_of(u)
         # (most usage records name no cost: told without a call)
@@ -370,6 +378,8 @@ class Tally:
                 src = self.source_cost["calls"]
                 src[thread] = src.get(thread, 0.0) + paid - (old_paid or 0.0)
                 recent[mid] = (i, paid)
+            if u.__class__ is dict:
+                self._last[thread] = (mid, u, i)
             return
         model = model or self.current.get(thread, "")
         hour = _hour(ts)
@@ -393,6 +403,8 @@ class Tally:
             recent[mid] = (len(calls) - 1, paid)
             if len(recent) > RECENT:
                 recent.popitem(last=False)
+            if u.__class__ is dict:
+                self._last[thread] = (mid, u, len(calls) - 1)
 
     def retotal(self, thread: str, old, new, ts: float | None) -> None:
         """A session's own totals (SESSION_TOTALS) on the first event of its thread, replaced by
