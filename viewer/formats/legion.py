@@ -366,7 +366,7 @@ def _digest_own(rec: dict) -> Digest | None:
     if thinking.__class__ is list and thinking:
         for tb in thinking:
             text = tb.get("content") if tb.__class__ is dict else tb
-            if text.__class__ is not str or not text.strip():
+            if text.__class__ is not str or not text or text.isspace():  # (not copying it stripped)
                 return None
             blocks.append(DIGEST_THOUGHT)
     elif md.get("thinking_content") or md.get("has_thinking"):
