@@ -119,3 +119,35 @@ def test_cross_session_search_keeps_only_redacted_text(root, tmp_path):
     finally:
         viewer.store.indexer.stop()
         viewer.fts.close()
+
+
+def test_a_page_that_joins_the_list_walkers_pass_at_its_end_is_redacted(root, tmp_path):
+    """A request that joins a background pass the list's walker started (one that was not to keep
+    its index) just as that pass hands its index over still gets it redacted: under load a page
+    once served the planted keys in the clear that way."""
+    import threading
+
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "REDACT": True, "TESTING": True, "INDEX_ALL": False})
+    store = app.extensions["viewer"].store
+    at_end, go_on = threading.Event(), threading.Event()
+    save = store._save
+
+    def held_save(key, idx, quiet=False):  # the pass is past its "keep it?" step here
+        if not quiet and not at_end.is_set():
+            at_end.set()
+            assert go_on.wait(30)
+        save(key, idx, quiet)
+
+    store._save = held_save
+    store.build(KEY, keep=False)
+    assert at_end.wait(30)
+    got = {}
+    page = threading.Thread(target=lambda: got.update(
+        text=app.test_client().get(f"/s/{KEY}/e/p-1/full/b0?raw=1").get_data(as_text=True)))
+    page.start()
+    while store.running(KEY) is not None and store.running(KEY).keep is False:
+        threading.Event().wait(0.01)  # until the page has joined the pass
+    go_on.set()
+    page.join(30)
+    assert leaks(got["text"]) == [] and "[redacted: aws-access-key #1]" in got["text"]

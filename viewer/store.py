@@ -505,13 +505,15 @@ class Store:
         """The index of a build, current with the files. A build is listed as running until it
         has handed its index over, after its last look at the files: one who joins it then gets
         what it read before a change made since (a file overwritten with a binary one would
-        still show as the empty session it was), so that index is brought up to date here."""
+        still show as the empty session it was), so that index is brought up to date here. It
+        is redacted here too: a pass begun by the list's walker (not to keep its index) may have
+        decided not to remember it — which is what redacts — before this request joined it."""
         idx = self._wait(build)
         if not idx.unchanged():
             with self._session_lock(key):
                 if self._catch_up(key, idx).removed:
                     raise FileNotFoundError(2, "No such file", idx.main)
-        return idx
+        return self.redacting(idx)
 
     def _catch_up(self, key: str, idx: SessionIndex) -> Change:
         """Refresh an index held under its session's lock. The cache is written quietly, at most
