@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 

@@ -79,7 +79,7 @@ def index_pass(main: Path, runs: int) -> tuple[float, float]:
 
 
 def run(out: Path, runs: int, tmp: Path, quick: bool = False) -> dict:
-    from .__main__ import bench_list, cold_gets, median, middle_id, prepare
+    from .__main__ import bench_list, cold_gets, median, prepare
 
     sizes = {k: v for k, v in SIZES.items() if not (quick and k == "1000mb")}
     print("  preparing the sessions (the 1 GB ones once: a few minutes) …", flush=True)

@@ -33,7 +33,7 @@ from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
                              find_lexer_class_for_filename)
 from pygments.util import ClassNotFound
 
-from . import lexing, reader
+from . import lexing
 from .reader import json_text
 
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"

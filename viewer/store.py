@@ -32,7 +32,6 @@ import errno
 import logging
 import os
 import queue
-import stat
 import threading
 import time
 from collections import OrderedDict
