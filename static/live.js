@@ -56,25 +56,24 @@
       }
     }
 
-    // the details open in a card, by kind and rank: a card drawn again (its ids, its numbers
-    // completed) is the same card, its details in the same order
-    function openedIn(card) {
-      var out = [], rank = {};
-      var all = card.querySelectorAll("details");
+    // the details in a card, each with its key: its kind and rank among its kind (a card drawn
+    // again, its ids and numbers completed, is the same card, its details in the same order)
+    function eachDetails(card, fn) {
+      var rank = {}, all = card.querySelectorAll("details");
       for (var i = 0; i < all.length; i++) {
-        var k = all[i].className + "#" + (rank[all[i].className] = (rank[all[i].className] || 0) + 1);
-        if (all[i].open) out.push(k);
+        var c = all[i].className;
+        fn(all[i], c + "#" + (rank[c] = (rank[c] || 0) + 1));
       }
+    }
+
+    function openedIn(card) {
+      var out = [];
+      eachDetails(card, function (d, k) { if (d.open) out.push(k); });
       return out;
     }
 
     function reopen(card, keys) {
-      var rank = {};
-      var all = card.querySelectorAll("details");
-      for (var i = 0; i < all.length; i++) {
-        var k = all[i].className + "#" + (rank[all[i].className] = (rank[all[i].className] || 0) + 1);
-        if (keys.indexOf(k) >= 0) all[i].open = true;
-      }
+      eachDetails(card, function (d, k) { if (keys.indexOf(k) >= 0) d.open = true; });
     }
 
     // The card the reader reads and where it is in the window, noted at every scroll (and when a
