@@ -115,7 +115,10 @@
         }
       }
       var isDone = done();
-      if (place && (!wasDone || pending)) {
+      // (a reader following the end stays there: the live tail scrolls for them, and keeping
+      // their card in place would undo that scroll after each new line)
+      if (following() && atBottom) toEnd();
+      else if (place && (!wasDone || pending)) {
         var el = place.el.isConnected ? place.el : replaced.get(place.el);
         if (el && el.isConnected) {
           var moved = el.getBoundingClientRect().top - place.top;

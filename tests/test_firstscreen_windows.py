@@ -279,3 +279,31 @@ def test_cards_a_later_rewind_dropped_say_so_once_indexed(rewound, watched_page)
         expect(page.locator("#index-progress")).to_be_hidden()
         assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
         assert not page.problems
+
+
+@pytest.mark.browser
+def test_a_page_following_a_live_session_opened_before_its_index_stays_at_the_end(tmp_path, serve,
+                                                                                   watched_page):
+    """Lines appended one by one to a live session whose first screen came before its index: each
+    shows at the end of a following page, while the index is built and after. Keeping the reader's
+    card in place while cards were redrawn undid the follow's scroll after each line, so the page
+    left the end and, after a screenful, new lines waited behind "N new messages"."""
+    root = tmp_path / "sessions"
+    path = root / "big.jsonl"
+    write_claude_session(path, 40 << 20)  # its times long ago: opened at its end by ?at=end
+    srv = serve(root)
+    page = watched_page
+    page.set_viewport_size({"width": 1000, "height": 700})
+    page.goto(f"{srv.url}/s/big?at=end")
+    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+    page.locator("#follow").check()
+    for i in range(30):
+        with open(path, "a") as f:
+            f.write(line(type="assistant", uuid=f"tail-{i}", message={
+                "id": f"msg_tail{i}", "role": "assistant", "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": f"Appended line {i}\n\n" + "more text " * 40}]}))
+        expect(page.locator(f"#m-tail-{i}")).to_be_in_viewport()
+    expect(page.locator("#index-progress")).to_be_hidden()
+    expect(page.locator("#live-gap")).to_have_count(0)
+    expect(page.locator("#new-pill")).to_be_hidden()
+    assert page.problems == []
