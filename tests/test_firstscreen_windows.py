@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, stream_open, write_claude_session
+from conftest import Hold, LiveServer, held_app, stream_open, write_claude_session
 
 TURNS = 60  # calls near the end whose results all come in the file's last lines
 
@@ -284,26 +284,57 @@ def test_cards_a_later_rewind_dropped_say_so_once_indexed(rewound, watched_page)
 @pytest.mark.browser
 def test_a_page_following_a_live_session_opened_before_its_index_stays_at_the_end(tmp_path, serve,
                                                                                    watched_page):
-    """Lines appended one by one to a live session whose first screen came before its index: each
-    shows at the end of a following page, while the index is built and after. Keeping the reader's
-    card in place while cards were redrawn undid the follow's scroll after each line, so the page
-    left the end and, after a screenful, new lines waited behind "N new messages"."""
+    """Lines appended to a live session while its index is built come in with the message that
+    completes its first screen, in one batch; a following page shows them at its end, and the lines
+    after them too. Keeping the reader's card in place while cards were redrawn undid the follow's
+    scroll: the page went back up by the new lines' height, left "the end", and later lines went
+    behind "N new messages" (the bench's 100 MB append → visible timed out).
+
+    The index is held until the lines are written and the page draws no frame (its clock paused)
+    until both the completion and the lines are in: the batch the bench's 100 MB pass gave by
+    chance. The new cards are taller than the slack "at the end" allows (a test whose cards were
+    shorter passed on the broken code: one card's height back up still counted as the end)."""
     root = tmp_path / "sessions"
     path = root / "big.jsonl"
-    write_claude_session(path, 40 << 20)  # its times long ago: opened at its end by ?at=end
-    srv = serve(root)
+    write_claude_session(path, 8 << 20)  # its times long ago: opened at its end by ?at=end
+    srv = serve(root, INDEX_ALL=False)
+    hold = Hold()
+    srv.app.extensions["viewer"].store.indexer.listen(hold)
     page = watched_page
     page.set_viewport_size({"width": 1000, "height": 700})
-    page.goto(f"{srv.url}/s/big?at=end")
-    expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
-    page.locator("#follow").check()
-    for i in range(30):
-        with open(path, "a") as f:
-            f.write(line(type="assistant", uuid=f"tail-{i}", message={
-                "id": f"msg_tail{i}", "role": "assistant", "model": "claude-opus-4-6",
-                "content": [{"type": "text", "text": f"Appended line {i}\n\n" + "more text " * 40}]}))
-        expect(page.locator(f"#m-tail-{i}")).to_be_in_viewport()
-    expect(page.locator("#index-progress")).to_be_hidden()
-    expect(page.locator("#live-gap")).to_have_count(0)
-    expect(page.locator("#new-pill")).to_be_hidden()
-    assert page.problems == []
+    page.clock.install()
+    try:
+        page.goto(f"{srv.url}/s/big?at=end")
+        expect(page.locator("#index-progress")).to_be_visible()
+        expect(page.locator("#live-state")).to_have_attribute("data-state", "live")
+        assert hold.held.wait(30)
+        page.locator("#follow").check()
+        page.evaluate("""() => { window.__messages = [];
+            document.getElementById('live').addEventListener('htmx:sse:before:message',
+                e => window.__messages.push(e.detail.message.data || '')); }""")
+
+        def tail(i):
+            with open(path, "a") as f:
+                f.write(line(type="assistant", uuid=f"tail-{i}", message={
+                    "id": f"msg_tail{i}", "role": "assistant", "model": "claude-opus-4-6",
+                    "content": [{"type": "text", "text": f"Appended line {i}\n\n" + "\n\n".join(
+                        f"Paragraph {k} of line {i}." for k in range(6))}]}))
+
+        for i in range(3):
+            tail(i)
+        page.clock.pause_at(page.evaluate("Date.now()") / 1000 + 0.001)  # no frame: the batch waits
+        hold.release.set()
+        page.wait_for_function("""() => window.__messages.some(m => m.includes('index-progress'))
+            && window.__messages.some(m => m.includes('m-tail-2'))""", polling=50, timeout=60_000)
+        page.clock.resume()
+        expect(page.locator("#index-progress")).to_be_hidden()
+        expect(page.locator("#m-tail-2")).to_be_in_viewport()
+        assert page.locator("#m-tail-0").evaluate("e => e.getBoundingClientRect().height") > 150
+        for i in range(3, 20):
+            tail(i)
+            expect(page.locator(f"#m-tail-{i}")).to_be_in_viewport()
+        expect(page.locator("#live-gap")).to_have_count(0)
+        expect(page.locator("#new-pill")).to_be_hidden()
+        assert page.problems == [], page.problems
+    finally:
+        hold.release.set()
