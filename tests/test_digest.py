@@ -212,3 +212,66 @@ def test_newer_claude_code_and_sdk_lines_digest_as_their_events():
     assert any(digested_any)  # the hidden sidecars are digested
     rate = {"_type": "RateLimitEvent", "data": {"rate_limit_info": {"status": "allowed"}, "uuid": "r1"}}
     check(by_name["legion"], rate)
+
+
+def test_lines_the_index_files_inline_or_not_index_as_their_events_do(tmp_path):
+    """Most digests are filed inline (`SessionIndex._filer`); a line it does not take as plain goes
+    through the general filing: a session whose lines take every such turn — lines before any
+    prompt (no title yet), a uuid used twice, one that looks like a synthetic id, none at all, a
+    tool id used again after its result, a result before its call, a result of no call, an
+    error, two results of one call in one line, two calls of one id, progress of a call never
+    made and of a sub-agent — indexes as its Events do, in the main file and in a sub-agent's."""
+    base = {"sessionId": "s", "isSidechain": False}
+    n = iter(range(1, 10_000))
+
+    def t():
+        i = next(n)
+        return f"2025-10-21T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z"
+
+    def said(uuid, *blocks, mid=None):
+        return {**base, "type": "assistant", "uuid": uuid, "timestamp": t(), "message": {
+            "id": mid or f"msg_{uuid}", "role": "assistant", "model": "claude-opus-4-6",
+            "content": list(blocks), "usage": {"input_tokens": 3, "output_tokens": 9,
+                                               "cache_read_input_tokens": 100,
+                                               "cache_creation_input_tokens": 20}}}
+
+    def use(cid):
+        return {"type": "tool_use", "id": cid, "name": "Bash", "input": {"command": "ls"}}
+
+    def results(uuid, *rs):
+        return {**base, "type": "user", "uuid": uuid, "timestamp": t(), "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": cid, "content": "ok",
+                                         **({"is_error": True} if err else {})} for cid, err in rs]}}
+
+    def progress(uuid, parent, kind="bash_progress", **data):
+        return {**base, "type": "progress", "uuid": uuid, "timestamp": t(), "parentToolUseID": parent,
+                "data": {"type": kind, **data}}
+
+    text = {"type": "text", "text": "Looking."}
+    lines = [
+        said("a0", text), progress("p0", "none-yet"), results("r0", ("ghost", False)),
+        {**base, "type": "user", "uuid": "u1", "timestamp": t(),
+         "message": {"role": "user", "content": "Fix the window code"}},
+        said("a1", {"type": "thinking", "thinking": "hm"}, mid="m1"), said("a2", text, mid="m1"),
+        said("a3", use("t1"), mid="m1"), progress("p1", "t1"), results("r1", ("t1", False)),
+        said("a1", text), said("L12", text), said(None, text),
+        results("r2", ("t2", False)), said("a4", use("t2"), use("t3")),
+        results("r3", ("t3", False), ("t3", False)), results("r4", ("t2", True)),
+        said("a5", use("t1")), progress("p2", "t1"), results("r5", ("t1", False)),
+        said("a6", use("t4"), use("t4")), results("r6", ("t4", False), ("t4", False)),
+        said("a7", {"type": "tool_use", "id": "t5", "name": "Task", "input": {"prompt": "go"}}),
+        progress("p3", "t5", "agent_progress", agentId="abc1234"), results("r7", ("t5", False)),
+        said("a8", use("t6")), results("r8", ("t6", False)),
+    ]
+    session = tmp_path / "sess.jsonl"
+    session.write_text("".join(json.dumps({k: v for k, v in x.items() if v is not None}) + "\n"
+                               for x in lines))
+    agent = tmp_path / "sess" / "subagents" / "agent-abc1234.jsonl"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("".join(json.dumps({**x, "isSidechain": True, "agentId": "abc1234",
+                                         "uuid": f"s-{x['uuid']}" if x.get("uuid") else None}) + "\n"
+                             for x in lines[4:]))
+    built = SessionIndex(session).build()
+    assert set(built.threads) == {"main", "abc1234"} and built.calls.latest and built.calls.waiting
+    with no_digests():
+        same(built, SessionIndex(session).build(), session)

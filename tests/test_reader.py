@@ -142,3 +142,51 @@ def test_skim_reads_a_long_valid_number_and_literals():
     assert isinstance(got, reader.BadLine) or got["t"] is True  # orjson refuses a 100-digit int
     data = b'[true, false, null, -1.5e3, 12]'
     assert reader.skim(io.BytesIO(data), 0, len(data)) == [True, False, None, -1500.0, 12]
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
+def test_reading_ahead_yields_what_reading_in_turn_yields(chunk, monkeypatch, tmp_path):
+    """A pass over a big file reads its next chunk on another thread (`ahead`): the lines, where
+    the scan stops and the partial last line are those read in turn — with blank lines, CRLF, a
+    huge line skimmed by seeking the same file between lines, and a resumed scan."""
+    monkeypatch.setattr(reader, "HUGE_LINE", 100)
+    data = b'{"a":1}\r\n\n  \n' + orjson.dumps({"t": "y" * 300}) + b'\n{"b":2}\n\n{"c":3}\n{"par'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+
+    def scan(ahead, offset=0, line=0):
+        with open(path, "rb") as f:
+            assert (reader._Ahead.of(f, chunk) is not None) is True  # (a file of the disk: read ahead)
+            s = reader.LineScanner(f, offset, line, chunk=chunk, views=True, ahead=ahead)
+            got = []
+            for n, at, length, d in s.lines():
+                # (a consumer that seeks and reads the file between lines, as skimming does)
+                value = reader.decode(bytes(d)) if d is not None else reader.skim(f, at, length)
+                got.append((n, at, length, orjson.dumps(value)))
+            return got, (s.offset, s.line, s.tail)
+
+    assert scan(True) == scan(False)
+    assert len(scan(True)[0]) == 4
+    assert scan(True, 14, 3) == scan(False, 14, 3)
+
+
+def test_reading_ahead_of_a_file_that_grows_reads_on_from_where_it_stopped(tmp_path):
+    """Lines written while a scan reads ahead are read by it or by the next scan, none twice, none
+    lost (the read ahead at the end of the file finds nothing, as a read in turn would then)."""
+    path = tmp_path / "s.jsonl"
+    first = b"".join(orjson.dumps({"i": i}) + b"\n" for i in range(50))
+    path.write_bytes(first)
+    seen = []
+    with open(path, "rb") as f:
+        s = reader.LineScanner(f, chunk=64, ahead=True)
+        for n, _, _, d in s.lines():
+            seen.append(orjson.loads(bytes(d))["i"])
+            if n == 10:
+                with open(path, "ab") as w:
+                    w.write(b"".join(orjson.dumps({"i": i}) + b"\n" for i in range(50, 60)) + b'{"i": 6')
+    with open(path, "ab") as w:
+        w.write(b'0}\n')
+    with open(path, "rb") as f:
+        t = reader.LineScanner(f, s.offset, s.line, chunk=64, ahead=True)
+        seen += [orjson.loads(bytes(d))["i"] for _, _, _, d in t.lines()]
+    assert seen == list(range(61)) and t.tail is None and t.offset == path.stat().st_size

@@ -52,6 +52,7 @@ PROGRESS_STEP = 1 << 20  # bytes between two progress reports of a pass
 # its records themselves, with this many of the stretch before (`_stream_document`)
 STREAM_WINDOW, STREAM_OVERLAP = 512, 32
 HEAD_BYTES = 256 << 10  # of a file, read for a region's title and start time
+AHEAD_BYTES = 4 << 20  # a pass over at least this much of a file reads it ahead (reader._Ahead)
 _NEVER = 1 << 62
 _ID_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:~-]{0,127}")
 _SYNTHETIC = re.compile(r"(.+\.)?L\d+(~\d+)?")
@@ -602,7 +603,8 @@ class SessionIndex:
             head, eol = f.read(2), th.eol.encode()
             if head.startswith(eol) or (head == b"\r\n" and eol == b"\n"):
                 th.offset += len(eol) if head.startswith(eol) else 2
-        scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode(), views=True)
+        scanner = reader.LineScanner(f, th.offset, th.line, eol=th.eol.encode(), views=True,
+                                     ahead=size - th.offset >= AHEAD_BYTES)
         told = th.offset
         mark = told + PROGRESS_STEP if self.progress else _NEVER
         raw = old = None  # the last line read, and the last that began inside the known size
@@ -610,12 +612,13 @@ class SessionIndex:
         # full-text index reads the events)
         digest = getattr(adapter, "digest", None) if self.sink is None else None
         put = self._putter(th, adapter)
+        file = self._filer(th, adapter, put) if digest is not None else None
         # (a digest is of a record no `follow` reads: only Events take the wrapped way, and a
         # format with both pays nothing per digested line)
         put_event = put if (follow := getattr(adapter, "follow", None)) is None \
             else _following(put, follow, th.carried)
         loads, JSONError = orjson.loads, orjson.JSONDecodeError
-        # digests are filed a batch at a time (`_file`): the index's maps (calls, usage, ids) stay
+        # digests are filed a batch at a time (`_filer`): the index's maps (calls, usage, ids) stay
         # in the processor's cache through a batch instead of being pushed out by every line's
         # decoding; an Event's line files the batch before it (file order is kept)
         batch: list = []
@@ -641,15 +644,15 @@ class SessionIndex:
                     if d is not None:
                         held((d, line, offset, length))
                         if len(batch) >= BATCH:
-                            _file(put, batch)
+                            file(batch)
                         continue
             else:
                 value = reader.skim(f, offset, length)
             if batch:
-                _file(put, batch)
+                file(batch)
             self._add(put_event, th, adapter, value, line, offset, length, data, f)
         if batch:
-            _file(put, batch)
+            file(batch)
         th.offset, th.line = scanner.offset, scanner.line
         if self.progress:
             self.progress(max(0, scanner.offset - told))
@@ -1100,6 +1103,91 @@ class SessionIndex:
                 sink(name, seq, ev)
 
         return put
+
+    def _filer(self, th: ThreadIndex, adapter, put):
+        """`file(batch)`: files a batch of digests (d, line, offset, length) in order, and empties
+        it. Most lines of a long session are plain — bookkeeping the format hides, a message of
+        the model, a line of tool results: no prompt, no error, no author, no state words, calls
+        the map takes as they are (`ToolCallMap.plain`), an id of its own, a session that has its
+        title — and such a digest is filed here, inline, as `put` would file it step by step: the
+        same columns, ids, calls, usage and summary, for less per line (the pass is held to a
+        share of plain JSON decoding, issue 13, and filing is most of what it spends past
+        decoding). Anything else goes through `put`; `tests/test_digest.py` builds every corpus
+        session both ways, and a session whose lines take every turn away from this one."""
+        ids, name = self.ids, th.name
+        main = name == "main"
+        calls, count, s = self.calls, self.usage.count, self.summary
+        plain, observe = calls.plain, calls.observe_plain
+        title_kinds = getattr(adapter, "TITLE_KINDS", ())
+        a_id, a_off, a_len, a_line = th.ids.append, th.offsets.append, th.lengths.append, th.lines.append
+        a_role, a_kind, a_author = th.roles.append, th.kinds.append, th.authors.append
+        a_content, a_ts, a_hidden = th.content.append, th.ts.append, th.hidden.append
+        hidden_col = th.hidden
+        ok, synthetic = _ID_OK.fullmatch, _SYNTHETIC.fullmatch
+        speakers, boundary = _SPEAKERS, _BOUNDARY_KINDS
+        message_roles, message_kinds = _MESSAGE_ROLES, _MESSAGE_KINDS
+        inline = not th.carried.get("at")  # (a log of API calls names its events by offset)
+
+        def file(batch: list) -> None:
+            for d, line, offset, length in batch:
+                sid, role, kind, ts = d.source_id, d.role, d.kind, d.ts
+                blocks, running = d.blocks, d.running
+                if not inline or role == "user" or role == "error" or kind == "unparsed" \
+                        or d.author is not None or d.spawns or d.states \
+                        or d.permission is not None or d.follows is not None or not sid \
+                        or (main and (not s.title or kind in title_kinds)) or sid in ids \
+                        or not ok(sid) or ("L" in sid and synthetic(sid)) \
+                        or ((blocks or running) and not plain(blocks, running)):
+                    if d.spawns:
+                        d.spawns = _thread_keys(d.spawns)
+                    put(d, ts, line, offset, length)
+                    continue
+                seq = len(hidden_col)
+                hidden = d.hidden
+                a_id(sid)
+                a_off(offset)
+                a_len(length)
+                a_line(line)
+                a_role(role)
+                a_kind(kind)
+                a_author("")
+                bits, tools = 0, False
+                for b in blocks:
+                    k = b.kind
+                    if k == "text":
+                        bits |= TEXT
+                    elif k == "thinking":
+                        bits |= THINKING
+                    elif k == "tool_use" or k == "tool_result":
+                        tools = True
+                a_content(bits if role in speakers else 0)
+                a_ts(NAN if ts is None else ts)
+                a_hidden(1 if hidden else 0)
+                ids[sid] = (name, seq)
+                if kind in boundary:
+                    th.last_boundary = seq
+                if tools or running:
+                    observe(blocks, running, (name, seq), ts)
+                s.events += 1  # (no unparsed line, no error: those take `put`)
+                if hidden:
+                    s.hidden += 1
+                elif role in message_roles and kind in message_kinds:
+                    s.messages += 1
+                model, usage = d.model, d.usage
+                if model or usage is not None:
+                    if model and model not in s.models:
+                        s.models.append(model)
+                    count(name, seq, model, usage, d.message_id, kind, ts)
+                if ts is not None:  # (a digest's time is never zoneless: SessionSummary.zoneless)
+                    if s.zoneless == "all":
+                        s.zoneless = "some"
+                    if s.ended is None or ts > s.ended:
+                        s.ended = ts
+                    if main and s.started is None:
+                        s.started = ts
+            batch.clear()
+
+        return file
 
     def _assign_id(self, th: ThreadIndex, ev: Event, line: int, path: str | None,
                    offset: int) -> str:
@@ -1675,16 +1763,7 @@ def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
     return idx.summary
 
 
-BATCH = 256  # digests filed at a time by a JSONL pass
-
-
-def _file(put, batch: list) -> None:
-    """File a batch of digests (d, line, offset, length) in order, and empty it."""
-    for d, line, offset, length in batch:
-        if d.spawns:
-            d.spawns = _thread_keys(d.spawns)
-        put(d, d.ts, line, offset, length)
-    batch.clear()
+BATCH = 256  # digests filed at a time by a JSONL pass (`SessionIndex._filer`)
 
 
 def _still_there(f, offset: int, length: int, data) -> bool:

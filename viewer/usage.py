@@ -111,7 +111,7 @@ def tokens_of(u: Any) -> tuple[int, int, int, int] | None:
     return None
 
 
-_COST_KEYS = ("cost", "total_cost_usd", "cost_usd", "costUSD")
+_COST_KEYS = ("cost", "total_cost_usd", "cost_usd", "costUSD")  # (`Tally.count` names them one by one)
 # a usage record holding a whole session's (thread's) totals as the program kept them, not one
 # call's: its value names the program ("Goose"); counted as turn totals are, in tier -2
 SESSION_TOTALS = "session_totals"
@@ -299,32 +299,38 @@ class Tally:
         return code
 
     def observe(self, thread: str, seq: int, ev, ts: float | None) -> None:
-        """Feed one event that names a model or carries usage. It runs for every assistant line of
-        an index pass: the common case, another line of a message seen already (Claude Code writes
-        one per content block, its output count growing), updates the call's bucket in place."""
-        model = ev.model
+        """Feed one event that names a model or carries usage (`count`, with the event's fields)."""
+        self.count(thread, seq, ev.model, ev.usage, ev.message_id, ev.kind, ts)
+
+    def count(self, thread: str, seq: int, model: str | None, u: Any, mid: str | None, kind: str,
+              ts: float | None) -> None:
+        """Feed what one event (`kind`, its model, usage record and message id) says: `observe`,
+        and the index pass's inline filing of plain records, which has no event to give. It runs
+        for every assistant line of an index pass: the common case, another line of a message seen
+        already (Claude Code writes one per content block, its output count growing), updates the
+        call's bucket in place."""
         if model:
             self.current[thread] = model
-        u = ev.usage
         if u is None:
             return
         last = self._last.get(thread)
-        if last is not None and last[1] == u and last[0] == ev.message_id and ev.kind != "result":
+        if last is not None and last[1] == u and last[0] == mid and kind != "result":
             self.calls[thread].last[last[2]] = seq
             return
         counts = tokens_of(u)
         # (most usage records name no cost: told without a call)
-        paid = None if u.__class__ is dict and u.keys().isdisjoint(_COST_KEYS) else cost_of(u)
+        paid = None if u.__class__ is dict and "cost" not in u and "total_cost_usd" not in u \
+            and "cost_usd" not in u and "costUSD" not in u else cost_of(u)
         if counts is None and paid is None:
             return
         counts = counts or (0, 0, 0, 0)
         if not any(counts) and not paid:
             return  # a synthetic or failed message: no API call was billed
-        if ev.kind == "result" or (u.__class__ is dict and SESSION_TOTALS in u):
+        if kind == "result" or (u.__class__ is dict and SESSION_TOTALS in u):
             model = model or self.current.get(thread, "")
             hour = _hour(ts)
             # tier -1: a turn's total of several calls, priced at the base rate (-2: the session's)
-            tier = -1 if ev.kind == "result" else TOTALS_TIER
+            tier = -1 if kind == "result" else TOTALS_TIER
             if any(counts):
                 self._add(self.turns, (thread, self._model(model), hour, tier), counts)
             if paid:
@@ -345,7 +351,6 @@ class Tally:
         recent = self._recent.get(thread)
         if recent is None:
             recent = self._recent[thread] = OrderedDict()
-        mid = ev.message_id
         seen = recent.get(mid) if mid else None
         if seen is not None:
             # another line of a call seen already: it holds the largest count seen of each kind

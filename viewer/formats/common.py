@@ -641,9 +641,7 @@ def context_blocks(text: str, markdown: bool = True) -> list:
     """A text with the context tags at its start and end turned into `Context` blocks, in order;
     tags in the middle of the text are the author's own words and stay. A text cut out of a huge
     line (a preview) is left whole: its end is not in it."""
-    from ..reader import CutStr
-
-    if "<" not in text or isinstance(text, CutStr):
+    if "<" not in text or isinstance(text, reader.CutStr):
         return [Text(text, markdown)] if text.strip() else []
     head: list = []
     tail: list = []
