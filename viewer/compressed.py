@@ -53,10 +53,14 @@ _known: dict[str, tuple[tuple[int, int, int], str | Unreadable]] = {}  # path â†
 
 
 class Unreadable(OSError):
-    """A compressed transcript that cannot be decompressed; the message says why."""
+    """A file the viewer cannot read as a transcript (a damaged archive here; a database that is
+    not its program's in `formats.rowdb`; `files.Refused` for a path it will not open), with
+    `reason` saying why in a user's words: `str()` is the reason alone."""
 
-    def __init__(self, path: str, reason: str):
-        super().__init__(errno.EIO, reason, str(path))
+    ERRNO = errno.EIO
+
+    def __init__(self, path: str | os.PathLike, reason: str):
+        super().__init__(self.ERRNO, reason, os.fspath(path))
         self.reason = reason
 
     def __str__(self) -> str:

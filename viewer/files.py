@@ -43,15 +43,11 @@ ROW_STORES: list = []  # modules with is_row(path) and row_bytes(path): see the 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-class Refused(OSError):
-    """A path the viewer will not read; `reason` says why in words a user understands."""
+class Refused(compressed.Unreadable):
+    """A path the viewer will not read (a FIFO, a device, a symlink out of the served folders);
+    `reason` says why in words a user understands."""
 
-    def __init__(self, path: str, reason: str):
-        super().__init__(errno.EPERM, reason, str(path))
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return self.reason
+    ERRNO = errno.EPERM
 
 
 def kind_of(mode: int) -> str:

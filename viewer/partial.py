@@ -109,14 +109,7 @@ def tail(path: str, confinement=None) -> SessionIndex:
     """The first screen of a session from its end."""
     with files.confined(confinement), files.open_file(path) as f:
         found = detect.detect_file(path)
-        size = f.seek(0, 2)
-        n = STEP
-        while True:
-            lo = line_start(f, max(0, size - n), found.eol)
-            idx = _read(path, confinement, found, lo, size)
-            if _visible(idx) >= WINDOW or lo == 0 or n >= MOST:
-                return idx
-            n *= 4
+        return _window_to(f, path, confinement, found, f.seek(0, 2))
 
 
 def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIndex:
@@ -147,13 +140,19 @@ def before(path: str, offset: int, confinement=None) -> SessionIndex:
     with files.confined(confinement), files.open_file(path) as f:
         found = detect.detect_file(path)
         offset = line_start(f, min(offset, f.seek(0, 2)), found.eol)
-        n = STEP
-        while True:
-            lo = line_start(f, max(0, offset - n), found.eol)
-            idx = _read(path, confinement, found, lo, offset)
-            if _visible(idx) >= WINDOW or lo == 0 or n >= MOST:
-                return idx
-            n *= 4
+        return _window_to(f, path, confinement, found, offset)
+
+
+def _window_to(f, path: str, confinement, found, hi: int) -> SessionIndex:
+    """The events of the lines that begin in [lo, hi), lo stepped back from `hi` (a line start,
+    or the file's end) until they hold a window, the file's start is reached or MOST is read."""
+    n = STEP
+    while True:
+        lo = line_start(f, max(0, hi - n), found.eol)
+        idx = _read(path, confinement, found, lo, hi)
+        if _visible(idx) >= WINDOW or lo == 0 or n >= MOST:
+            return idx
+        n *= 4
 
 
 def after(path: str, offset: int, confinement=None) -> SessionIndex:

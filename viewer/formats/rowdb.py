@@ -40,21 +40,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import files
+from .. import compressed, files
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id (the only ids joined into a path)
 TIMEOUT = 0.5  # seconds a read waits for a lock (only a WAL recovery or a rollback-mode writer)
 
 
-class Unreadable(OSError):
-    """The database cannot be read as its program's; `str()` says why in a user's words."""
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(5, reason, path)
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return self.reason
+Unreadable = compressed.Unreadable  # the database cannot be read as its program's (str() says why)
 
 
 def split(path: str, is_store: Callable[[str], bool]) -> tuple[str, str] | None:
