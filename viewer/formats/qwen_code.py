@@ -16,7 +16,10 @@ agentId?, agentName?, isSidechain?}`. One line → one event:
   telemetry, attribution and file-history snapshots, session model / source / approval mode,
   artifacts, goals, branch checkpoints…) hidden with their payload; an unknown subtype is hidden
   with its payload too;
-* a sub-agent's records (`isSidechain`) carry its `agentName` as their author.
+* a sub-agent's records (`isSidechain`, written only to its own transcript: agent-transcript.ts)
+  carry its `agentName` as their author, but for its user records (the task it was given, a
+  message sent to it while it ran); a fork's `agent_launch_prompt` (the task as its model got it)
+  is a context chip.
 
 Newer versions (the recorder at 015346f1) write more through `type: "user"` than the person's
 prompts, as Qwen's own UI restores them:
@@ -44,7 +47,8 @@ Sub-agents and sub-sessions (how the list and a call card link them):
   transcript under the call that launched it, as Claude Code's sub-agents are;
 * a `create_sub_session` call (the daemon's tool) starts a session of its own in `chats/`, whose
   first records include `system` / `parent_session` `{parentSessionId}` (chatRecordingService.ts
-  `ParentSessionRecordPayload` at 015346f1); the call's output names it as a link
+  `ParentSessionRecordPayload` at 015346f1; read, as Qwen's session list reads it, from the
+  first 10 records, `_read_parent`); the call's output names it as a link
   `[🧵 <id8>](qwen-session://<id>) started|completed` (the daemon's workers read it so). The child
   is listed under its parent ("sub-agent of", `session_info`), the parent lists it among its
   companions, and the call's output links the call to it (`Event.spawns`).
@@ -122,7 +126,9 @@ def event(rec: Any, ref: Ref) -> Event:
         ev.source_id = rec["uuid"]
     set_time(ev, rec.get("timestamp"))
     model_and_usage(ev, rec.get("model"), rec.get("usageMetadata"))
-    if rec.get("isSidechain") and isinstance(rec.get("agentName"), str):
+    if rec.get("isSidechain") and isinstance(rec.get("agentName"), str) and t != "user":
+        # (a user record of a sub-agent's transcript is the task it was given, or a message sent
+        # to it while it ran (`externalInputKind`): not the agent's own words)
         ev.author = rec["agentName"]
     ev.meta = {k: v for k, v in rec.items() if k not in _META_KEYS}
     return ev
@@ -202,6 +208,12 @@ def _system(ev: Event, rec: dict) -> None:
     payload = rec.get("systemPayload")
     words = _system_words(sub, payload if isinstance(payload, dict) else {})
     ev.blocks = [Notice(words or sub.replace("_", " "), payload)]
+    if sub == "agent_launch_prompt" and isinstance(payload, dict) and isinstance(payload.get("displayText"), str):
+        # a forked sub-agent's task as the model got it (agent-transcript.ts; its visible
+        # directive is the user record before it)
+        ev.kind = "context"
+        ev.blocks = [Context("the task as the sub-agent's model got it", payload["displayText"], "qwen")]
+        return
     if sub not in _SHOWN:
         ev.hidden, ev.hidden_reason = True, sub.replace("_", " ")
 
@@ -249,7 +261,11 @@ def title_of(ev: Event) -> str | None:
 
 _SESSION_LINK = re.compile(r"qwen-session://([A-Za-z0-9._:-]{1,128})")
 _ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-HEAD = 16 << 10  # a session's parent_session record is written once, with its first records
+# a session's parent_session record is written once, before any prompt: Qwen's session list reads
+# it from the first MAX_PROMPT_SCAN_LINES (10) records (sessionService.ts
+# extractCreationMetadataFromRecords), whatever their size; so is it read here, up to HEAD bytes
+HEAD_LINES = 10
+HEAD = 1 << 20
 META_LIMIT = 1 << 20
 
 
@@ -278,10 +294,11 @@ def _meta(p: Path) -> dict:
     return {k: v for k, v in data.items() if v is None or isinstance(v, (str, int, float, bool))}
 
 
-# path → (size, mtime_ns, the parent its head names): a head read once it is whole (HEAD bytes or
-# more) is final; a shorter one is read again when the file changes. Every session's page lists
-# its siblings' heads (`companions`): without this, a folder of N sessions costs N² reads.
-_HEADS: dict[str, tuple[int, int, str | None]] = {}
+# path → (whole, size, mtime_ns, the parent its head names): a head read once it is whole (its
+# HEAD_LINES lines, or HEAD bytes) is final; a shorter one is read again when the file changes.
+# Every session's page lists its siblings' heads (`companions`): without this, a folder of N
+# sessions costs N² reads.
+_HEADS: dict[str, tuple[bool, int, int, str | None]] = {}
 _HEADS_MAX = 20_000
 
 
@@ -293,24 +310,32 @@ def _parent_of(p: Path) -> str | None:
     except OSError:
         return None
     known = _HEADS.get(key)
-    if known is not None and (known[0] >= HEAD or known[:2] == (st.st_size, st.st_mtime_ns)):
-        return known[2]
-    parent = _read_parent(p)
+    if known is not None and (known[0] or known[1:3] == (st.st_size, st.st_mtime_ns)):
+        return known[3]
+    whole, parent = _read_parent(p)
     if len(_HEADS) >= _HEADS_MAX:
         _HEADS.clear()
-    _HEADS[key] = (st.st_size, st.st_mtime_ns, parent)
+    _HEADS[key] = (whole, st.st_size, st.st_mtime_ns, parent)
     return parent
 
 
-def _read_parent(p: Path) -> str | None:
+def _read_parent(p: Path) -> tuple[bool, str | None]:
+    """(whether the head is whole, the parent its `parent_session` record names) from the first
+    HEAD_LINES lines (as much of them as HEAD bytes hold)."""
+    lines: list[bytes] = []
     try:
         with files.open_file(p) as f:
-            head = f.read(HEAD)
+            budget = HEAD
+            while len(lines) < HEAD_LINES and budget > 0:
+                line = f.readline(budget)
+                budget -= len(line)
+                if not line.endswith(b"\n"):
+                    break  # (the end of the file so far, or of the bytes read)
+                lines.append(line)
     except OSError:
-        return None
-    if b'"parent_session"' not in head:
-        return None
-    for line in head.split(b"\n"):
+        return False, None
+    whole = len(lines) >= HEAD_LINES or budget <= 0
+    for line in lines:
         if b'"parent_session"' not in line:
             continue
         try:
@@ -320,8 +345,8 @@ def _read_parent(p: Path) -> str | None:
         payload = rec.get("systemPayload") if isinstance(rec, dict) and rec.get("subtype") == "parent_session" else None
         parent = payload.get("parentSessionId") if isinstance(payload, dict) else None
         if isinstance(parent, str) and _ID.fullmatch(parent):
-            return parent
-    return None
+            return True, parent  # (written once: final)
+    return whole, None
 
 
 def companions(main: Path) -> list[tuple[str, Path, dict]]:
