@@ -73,3 +73,26 @@ def test_the_page_s_tool_card_shows_the_run_s_time_and_failure(tmp_path):
     card = card[:card.index('class="call-thread"')]  # the call's head and its result
     assert '<span class="state error">error</span><span class="dur" title="from the call to its result">100ms</span>' in card
     assert "the trace says it failed: PermissionError: [Errno 13] Permission denied: &#39;notes.txt&#39;" in card
+
+
+def test_a_failed_model_call_with_no_message_is_an_error_in_sight(tmp_path):
+    """A `chat` span that raised (the model API refused: AgentScope's tracing sets the span's
+    status ERROR and records the exception, tracing/_trace.py) leaves no message of its agent: its
+    card was a hidden "model call with no message" and the failure was said nowhere. Now it is an
+    error card in sight, counted with the run's errors (Studio's SpanTable status / events columns:
+    agentscope-ai/agentscope-studio packages/server/src/models/Trace.ts)."""
+    path = database(tmp_path)
+    db = tmp_path / "AgentScope-Studio" / "database.sqlite"
+    con = sqlite3.connect(db, isolation_level=None)
+    make_db.trace(con, make_db.RUN, "s_c4", "s_cri", "chat", "chat qwen-turbo", "qwen-turbo", 310, 0, None, 6)
+    events = [{"name": "exception", "time": "1795701786050000000",
+               "attributes": {"exception.type": "RateLimitError", "exception.message": "429 Too Many Requests"}}]
+    con.execute('UPDATE span_table SET status = ?, statusCode = 2, events = ? WHERE spanId = ?',
+                (json.dumps({"code": 2, "message": "429 Too Many Requests"}), json.dumps(events), "s_c4"))
+    con.close()
+    idx, evs = built(path)
+    failed = [e for e in evs if e.role == "error"]
+    assert len(failed) == 1 and not failed[0].hidden
+    assert "RateLimitError: 429 Too Many Requests" in failed[0].blocks[0].text
+    assert "model call of Critic" in failed[0].blocks[0].text
+    assert idx.summary.errors >= 1

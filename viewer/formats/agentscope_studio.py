@@ -25,9 +25,10 @@ runs (a record put among the messages read would move the ones after it; the ind
 read a run on by appending, rowfold.py): the message it rides on is drawn again, in place. What no
 message can be found for — a model call left over (counted in the usage all the same), a span of
 no reply — waits for the run's end (`LIVE`), and is then shown after its messages as compact hidden
-cards. An agent's open request for input (Studio's input_request_table) is a card after the
-messages; a message's speech (the audio Studio keeps for it) an audio block of its card. The list
-shows each run's status.
+cards; one that failed (a model call that raised leaves no message to say so) is an error card in
+sight instead (`_failed`). An agent's open request for input (Studio's input_request_table) is a
+card after the messages; a message's speech (the audio Studio keeps for it) an audio block of its
+card. The list shows each run's status.
 
 Times are AgentScope's, local and zoneless: shown as written, the zone said unknown
 (SessionSummary.zoneless).
@@ -335,11 +336,22 @@ def _call(rec: dict, ref: Ref) -> Event:
     call = {k: v for k, v in rec.items() if k != _CALL}
     who = call.get("agent") if isinstance(call.get("agent"), str) else None
     words = "model call" + (f" of {who}" if who else "") + (f" ({call['model']})" if call.get("model") else "")
-    ev = Event(ref, "system", "notice", author=who, blocks=[Notice(words + " with no message of its own")],
-               meta=call)
-    ev.hidden, ev.hidden_reason = True, "a traced model call no message of its agent shows"
+    if call.get("error"):
+        ev = _failed(ref, f"traced: {words} — failed: {call['error']}", call)
+    else:
+        ev = Event(ref, "system", "notice", author=who, blocks=[Notice(words + " with no message of its own")],
+                   meta=call)
+        ev.hidden, ev.hidden_reason = True, "a traced model call no message of its agent shows"
     _usage(ev, call)
     return ev
+
+
+def _failed(ref: Ref, words: str, span: dict) -> Event:
+    """A span that failed with no message to say so (a model call that raised, an agent's reply
+    or a traced function that did): an error in sight, counted with the run's errors — the run's
+    messages may never say it (a failed call prints none)."""
+    # (no author: its words name the agent, and the card reads as an error, not as the agent's)
+    return Event(ref, "error", "notice", blocks=[Notice(words)], meta=span)
 
 
 _SPAN_WORDS = {"reply": "reply", "tool": "tool run", "span": "span"}
@@ -374,6 +386,8 @@ def _span(rec: dict, ref: Ref) -> Event:
     span = {k: v for k, v in rec.items() if k != _CALL}
     who = span.get("agent") if isinstance(span.get("agent"), str) else None
     words = _span_words(span)
+    if span.get("error"):
+        return _failed(ref, "traced: " + words, span)
     ev = Event(ref, "system", "notice", author=who, blocks=[Notice("traced: " + words)], meta=span)
     # (no time of its own on the page: the trace's clock is UTC, the run's messages AgentScope's
     # zoneless local time, and one page does not mix the two)
