@@ -109,3 +109,34 @@ def test_a_session_of_upstream_2x_layout_reads_in_seq_order_with_its_context_and
     assert results["call_r"].content[0].text == "File not found: /srv/app/missing.txt"
     assert any(b.kind == "media" and b.name == "screen.png" for b in results["call_s"].content)
     assert idx.calls.calls["call_s"].duration == 1.0  # its run, ran → completed
+
+
+def test_a_prompt_still_queued_in_session_input_is_shown_after_the_messages(tmp_path):
+    """A prompt sent while the agent works is a session_input row until OpenCode takes it in
+    (SessionInputTable in sql.ts at 02ce4a33: `type`, `data` UserData, `delivery`, `admitted_seq`,
+    `promoted_seq` null while it waits; input.ts at 0550cd8e: delivery steer | queue, promoted
+    rows become session_message rows with the same id). The waiting ones were not shown at all:
+    the person's last words were missing from the page. A promoted row is its message, shown once."""
+    folder = database(tmp_path)
+    con = sqlite3.connect(folder / "opencode.db")
+    con.execute("INSERT INTO session_input VALUES ('msg_q1', ?, 'user', ?, 'queue', 5, NULL, ?)",
+                (SID, json.dumps({"text": "Then fix the login page too.", "files": [], "agents": [],
+                                  "references": []}), T + 4000))
+    con.execute("INSERT INTO session_input VALUES ('msg_q0', ?, 'user', ?, 'steer', 4, NULL, ?)",
+                (SID, json.dumps({"text": "Use the staging server.", "files": [], "agents": [],
+                                  "references": []}), T + 3500))
+    con.execute("INSERT INTO session_input VALUES ('msg_zz', ?, 'user', ?, 'queue', 0, 0, ?)",
+                (SID, json.dumps({"text": "What is on this screenshot?"}), T))
+    con.commit()
+    con.close()
+    idx = SessionIndex(folder / "opencode.db" / SID).build()
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    order = [e.source_id for e in evs if e.source_id and e.source_id.startswith("msg_")]
+    assert order == ["msg_zz", "msg_aa", "msg_mm", "msg_bb", "msg_q0", "msg_q1"]
+    by_id = {e.source_id: e for e in evs}
+    steer, queued = by_id["msg_q0"], by_id["msg_q1"]
+    assert steer.role == queued.role == "user" and not queued.hidden
+    assert queued.blocks[0].kind == "notice" and "not sent yet" in queued.blocks[0].text
+    assert "steer" in steer.blocks[0].text
+    assert queued.text().endswith("Then fix the login page too.")
+    assert evs[0].kind == "session" and evs[0].source_id == f"session-{SID}"  # (still the session's card)

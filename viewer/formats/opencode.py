@@ -275,6 +275,8 @@ def event(rec: Any, ref: Ref) -> Event:
         model = info.get("model") if isinstance(info.get("model"), dict) else {}
         if isinstance(model.get("modelID"), str) and model["modelID"]:
             ev.meta["asked_model"] = model["modelID"]
+    if rec.get("queued"):  # (a session_input row still waiting: opencode_db._queued)
+        ev.blocks.insert(0, Notice(_QUEUED.get(rec["queued"], _QUEUED["queue"])))
     if rec.get("reverted"):
         ev.blocks.insert(0, Notice("undone with /undo: OpenCode no longer sends this message to the "
                                    "model (it stays on disk until the next prompt)"))
@@ -283,6 +285,11 @@ def event(rec: Any, ref: Ref) -> Event:
                                 else "reply not written yet"))
     ev.meta.update({k: v for k, v in info.items() if k not in _MESSAGE_SKIP})
     return ev
+
+
+# what a prompt still waiting in session_input says, by its delivery (input.ts `Delivery`)
+_QUEUED = {"queue": "queued: not sent yet (OpenCode sends it when the agent's turn ends)",
+           "steer": "queued to steer the agent: not taken in yet (at its next step)"}
 
 
 def _assistant(ev: Event, info: dict, parts: list) -> None:

@@ -56,7 +56,13 @@ packages/core/src/session/sql.ts at 02ce4a33, message.ts at 08e3e1f9, prompt.ts 
                      time.completed}, compaction {reason, summary, recent}, agent-switched {agent},
                      model-switched {model}, and kinds newer than this reader. A file the person
                      attached is a FileAttachment {data (base64), mime, source, name, description}
-    session_input    prompts admitted but not yet a message (not shown)
+    session_input    prompts admitted but not yet a message: id, session_id, delivery (steer: taken
+                     in at the agent's next step, queue: when its turn ends), admitted_seq,
+                     promoted_seq (set once the prompt became a message), time_created, and the
+                     prompt itself — `data` (UserData {text, files…}, SyntheticData {text}) with
+                     its `type` in sql.ts at 02ce4a33, `prompt` (Prompt {text, files, agents,
+                     references}) in input.ts at 0550cd8e. Those still waiting (promoted_seq null,
+                     `_queued`) follow the messages, each a user message saying it is not sent yet.
 
 Readers of real 2.x databases reported a `session_v2` table (Tokdash#99, memex#195, casr#30); the
 upstream schema has none, but a session row there is read as one of `session`. A session is listed
@@ -95,6 +101,7 @@ _NEEDED = {"session": {"id", "parent_id", "title", "time_created", "time_updated
 _TODO = {"session_id", "content", "status", "priority", "position", "time_updated"}
 # OpenCode 2.x's tables (any of them may be missing: a 1.x database, or a 2.x one with no 1.x past)
 _V2_MESSAGES = {"id", "session_id", "type", "time_created", "time_updated", "data"}
+_INPUTS = {"id", "session_id", "admitted_seq", "promoted_seq", "time_created"}  # and data or prompt
 _SESSION_TABLES = ("session_v2", "session")  # where a session's row is, the first that has it
 # session columns that hold JSON (`text({mode: "json"})`), and the one left out of a session's info
 _JSON_COLUMNS = {"revert", "permission", "model", "goal", "metadata", "summary_diffs"}
@@ -126,7 +133,7 @@ class _Reader(rowdb.Reader):
     session_message with a session table (`_check`)."""
 
     PROGRAM = "OpenCode"
-    OPTIONAL = ("session", "message", "part", "todo", "session_v2", "session_message")
+    OPTIONAL = ("session", "message", "part", "todo", "session_v2", "session_message", "session_input")
 
     def _check(self) -> dict[str, list[str]]:
         tables = super()._check()
@@ -168,6 +175,13 @@ class _Reader(rowdb.Reader):
 
     def has_v2_messages(self) -> bool:
         return _V2_MESSAGES <= set(self.check()["session_message"])
+
+    def input_columns(self) -> list[str] | None:
+        """The session_input columns read (`_queued`), or None when there is no such table."""
+        cols = set(self.check()["session_input"])
+        if not _INPUTS <= cols or not cols & {"data", "prompt"}:
+            return None
+        return [c for c in ("id", "type", "delivery", "time_created", "data", "prompt") if c in cols]
 
     def sessions_sql(self, cols: str = "id, parent_id, title, time_created") -> str:
         """A source of every session's `cols` (columns both tables have), each session once: its
@@ -319,6 +333,9 @@ def _identity(r: _Reader, sid: str, path: str) -> tuple[int, int, int]:
         counts.append(r.all(each + "session_message WHERE session_id = ?", (sid,))[0])
     if r.has_todos():
         counts.append(r.all(each + "todo WHERE session_id = ?", (sid,))[0])
+    if r.input_columns() is not None:  # (a prompt queued, or taken in: no time_updated there)
+        counts.append(r.all("SELECT count(*), max(time_created), total(promoted_seq IS NULL) FROM "
+                            "session_input WHERE session_id = ?", (sid,))[0])
     size = len(_info_bytes(_info(row)))
     newest = int(max([_ms(row.get("time_updated"))] + [_ms(c[1]) for c in counts])) * 1_000_000
     digest = hash(tuple((c[0], c[2]) for c in counts)) % 1_000_000
@@ -389,9 +406,11 @@ def document(path: str) -> dict | None:
                           "message_id, id", (sid,)) if msgs else []
             todos = r.all("SELECT content, status, priority, position FROM todo WHERE "
                           "session_id = ? ORDER BY position", (sid,)) if r.has_todos() else []
+            queued = _queued(r, sid)
             unread = None
         except Unreadable as e:
-            v2, msgs, parts, todos, unread = [], [], [], [], BadLine(f"this session's messages: {e}")
+            v2, msgs, parts, todos, queued = [], [], [], [], []
+            unread = BadLine(f"this session's messages: {e}")
         stale = r.stale_wal
     by_message: dict[str, list] = {}
     for mid, pid, data in parts:
@@ -405,12 +424,32 @@ def document(path: str) -> dict | None:
     for mid, kind, created, data in v2:
         value = _row_value(data, f"message {mid}", {})
         messages.append(_v2_message(mid, sid, kind, created, value) if isinstance(value, dict) else value)
+    for waiting in queued:
+        value = _row_value(waiting.get("data", waiting.get("prompt")), f"queued prompt {waiting['id']}", {})
+        if not isinstance(value, dict):
+            messages.append(value)
+            continue
+        kind = "synthetic" if waiting.get("type") == "synthetic" else "user"
+        msg = _v2_message(as_text(waiting["id"]), sid, kind, waiting.get("time_created"), value)
+        msg["queued"] = waiting.get("delivery") if isinstance(waiting.get("delivery"), str) else "queue"
+        messages.append(msg)
     doc: dict = {"info": _info(row), "messages": messages,
                  "todos": [{"content": c, "status": s, "priority": p} for c, s, p, _ in todos]
                  or None}
     if stale:
         doc["stale_wal"] = stale
     return doc
+
+
+def _queued(r: _Reader, sid: str) -> list[dict]:
+    """A session's prompts admitted but not yet messages (session_input rows with no
+    `promoted_seq`), in the order they were admitted; [] when the table is not there."""
+    cols = r.input_columns()
+    if cols is None:
+        return []
+    rows = r.all(f"SELECT {', '.join(cols)} FROM session_input WHERE session_id = ? AND promoted_seq "
+                 "IS NULL ORDER BY admitted_seq", (sid,))
+    return [dict(zip(cols, row)) for row in rows]
 
 
 def _v2_rows(r: _Reader, sid: str) -> list:
