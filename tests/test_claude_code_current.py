@@ -212,3 +212,24 @@ def test_what_a_prompt_brought_along_joins_the_prompt_s_card(tmp_path):
     # reply, and an attachment after the reply (a card of its own: it came with no prompt)
     assert [("role-system" in c, " continued" in c) for c in cards if "is-hidden" not in c] == [
         (False, False), (True, True), (True, True), (False, False), (True, False)]
+
+
+def test_an_old_system_line_says_its_message_and_a_dropped_prompt_with_an_image_is_shown():
+    """Two shapes claude-session-mcp's record models (src/schemas/session/models.py: SystemRecord
+    `{systemType, message: str}`, the system line of CLIs before subtypes; QueueOperationRecord
+    `content: str | Sequence[MessageContent]`) have and this reader read wrong: the old system
+    line was a bare "system event" card, its message unsaid; a queued prompt with a pasted image
+    (its content blocks) taken off the queue unsent stayed a hidden queue card, so the person's
+    words were nowhere in sight."""
+    old = claude_code.event({**ENV, "type": "system", "uuid": "s1", "parentUuid": "p1",
+                             "timestamp": "2025-06-24T10:00:00.000Z", "systemType": "info",
+                             "message": "Claude Code was updated to 1.0.31"}, Ref("main", 1, 0, 1))
+    assert [b.text for b in old.blocks] == ["Claude Code was updated to 1.0.31"] and not old.hidden
+    content = [{"type": "text", "text": "and check this screenshot"},
+               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]
+    dropped = claude_code.event({"type": "queue-operation", "operation": "remove", "sessionId": "s",
+                                 "timestamp": "2026-11-24T10:00:04.000Z", "content": content},
+                                Ref("main", 2, 0, 1))
+    assert dropped.role == "user" and not dropped.hidden
+    assert dropped.blocks[0].text.startswith("typed while the agent was working")
+    assert [b.kind for b in dropped.blocks[1:]] == ["text", "media"]

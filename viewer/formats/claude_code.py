@@ -720,6 +720,10 @@ def _teammates(notes: list, ev: Event) -> list:
 def _system(rec: dict, ref: Ref) -> Event:
     sub = text_field(rec, "subtype") or ""
     content = rec.get("content")
+    if content is None and not sub and isinstance(rec.get("message"), str):
+        # the system lines of CLIs before subtypes: `{systemType, message}` (claude-session-mcp
+        # models.py SystemRecord: "message: str  # Always string")
+        content = rec["message"]
     ev = Event(ref, "system", kind=f"system:{sub}" if sub else "system")
     if sub == "compact_boundary" or sub == "microcompact_boundary":
         md = rec.get("compactMetadata") or rec.get("microcompactMetadata") or {}
@@ -872,6 +876,9 @@ def _never_sent(rec: dict) -> bool:
     (A prompt the agent took in mid-turn is removed with reason absorbed_mid_turn and shown from
     its queued_command attachment or its tool result; task notifications are the CLI's.)"""
     content = rec.get("content")
+    if isinstance(content, list):  # (a prompt with a pasted image: its blocks; models.py
+        # QueueOperationRecord `content: str | Sequence[MessageContent]`)
+        content = next((b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
     return rec.get("operation") == "remove" and isinstance(content, str) and bool(content.strip()) \
         and rec.get("reason") != "absorbed_mid_turn" and not content.lstrip().startswith("<")
 
@@ -1030,7 +1037,8 @@ def _noise(rec: dict, ref: Ref, t: str) -> Event:
             note = "typed while the agent was working, removed from the queue before it was sent"
             ev.role, ev.kind, ev.hidden, ev.hidden_reason = "user", "queued_prompt", False, None
             ev.blocks = [Notice(note + (f" ({reason.replace('_', ' ')})" if isinstance(reason, str) else ""),
-                                rec), *context_blocks(content)]
+                                rec), *(context_blocks(content) if isinstance(content, str)
+                                        else with_context(anthropic_blocks(content)))]
     elif t == "file-history-snapshot":
         snap = rec.get("snapshot") if isinstance(rec.get("snapshot"), dict) else {}
         files = snap.get("trackedFileBackups") if isinstance(snap, dict) else None
