@@ -113,3 +113,35 @@ def test_which_calls_words_can_refuse_is_the_format_s_to_say():
     assert states(claude_code.refused_in_words) == {
         "Bash": "denied", "Edit": "denied", "mcp__github__create_issue": "error"}
     assert states(None) == {"Bash": "error", "Edit": "error", "mcp__github__create_issue": "error"}
+
+
+def test_a_failure_the_cli_wrapped_in_tool_use_error_is_an_error_not_a_refusal(tmp_path):
+    """The CLI's own failures of an edit reach the model wrapped in `<tool_use_error>` with
+    `toolUseResult` "Error: " + the inner words ("File has not been read yet…", "String to replace
+    not found in file…": the corpus's me-next-image-errors, seven such Edit calls). The tags were
+    taken off before the words were asked whether they are only the person's, so these read as
+    "denied by user"; a wrapped failure is the CLI's, an error."""
+    lines = _lines()[:1]
+    n = len(lines)
+    for cid, inner in (("w1", "File has not been read yet. Read it first before writing to it."),
+                       ("w2", "String to replace not found in file.\nString:     \"buildCommand\": \"git\"")):
+        n += 2
+        lines.append({**_ENV, "version": "2.0.5", "uuid": f"u{n - 1}", "parentUuid": f"u{n - 2}",
+                      "timestamp": f"2025-10-04T00:01:{n:02d}.000Z", "type": "assistant", "message": {
+                          "id": f"m{cid}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                          "content": [{"type": "tool_use", "id": cid, "name": "Edit",
+                                       "input": {"file_path": "/home/u/demo/a.py", "old_string": "a", "new_string": "b"}}]}})
+        lines.append({**_ENV, "version": "2.0.5", "uuid": f"u{n}", "parentUuid": f"u{n - 1}",
+                      "timestamp": f"2025-10-04T00:01:{n:02d}.500Z", "type": "user", "message": {"role": "user", "content": [
+                          {"type": "tool_result", "content": f"<tool_use_error>{inner}</tool_use_error>",
+                           "is_error": True, "tool_use_id": cid}]}, "toolUseResult": "Error: " + inner})
+    folder = tmp_path / "projects" / "-home-u-demo"
+    folder.mkdir(parents=True)
+    (folder / "s21.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    idx = SessionIndex(folder / "s21.jsonl").build()
+    named = {c.id: (c.status, c.named) for c in idx.calls.calls.values()}
+    assert named == {"w1": ("error", None), "w2": ("error", None)}
+    assert idx.calls.errors() == 2
+    evs = load_events(idx, "main", 0, len(idx.threads["main"]))
+    results = {b.tool_use_id: b for e in evs for b in e.tool_results()}
+    assert results["w1"].content[0].text == "File has not been read yet. Read it first before writing to it."

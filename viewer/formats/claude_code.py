@@ -393,6 +393,10 @@ def _user(rec: dict, ref: Ref) -> Event:
         for b in anthropic_blocks(content):
             ev.blocks.extend(_prompt_blocks(b.text, ev) if b.kind == "text" else [b])
     results = [b for b in ev.blocks if b.kind == "tool_result"]
+    # (a failure the CLI wrapped in <tool_use_error> is its own, never the person's words: told
+    # before the tags go)
+    wrapped = {r.tool_use_id for r in results if r.is_error and r.content and r.content[0].kind == "text"
+               and r.content[0].text.startswith(_ERROR_TAGS[0])}
     for r in results:  # the CLI appends system reminders to what a tool returned
         r.content = with_context(_unwrapped(r.content) if r.is_error else r.content)
     if results:
@@ -404,7 +408,8 @@ def _user(rec: dict, ref: Ref) -> Event:
             denial = INTERRUPTED
         if denial and len(results) == 1 and results[0].is_error:
             results[0].state = _refuser(denial, results[0])
-        elif denial is None and len(results) == 1 and _bare_words(rec, results[0]):
+        elif denial is None and len(results) == 1 and results[0].tool_use_id not in wrapped \
+                and _bare_words(rec, results[0]):
             results[0].state = USER_WORDS
         if len(results) == 1 and results[0].state == DENIED:
             results[0].content = _advice(results[0].content)
