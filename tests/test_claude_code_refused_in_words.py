@@ -145,3 +145,18 @@ def test_a_failure_the_cli_wrapped_in_tool_use_error_is_an_error_not_a_refusal(t
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     results = {b.tool_use_id: b for e in evs for b in e.tool_results()}
     assert results["w1"].content[0].text == "File has not been read yet. Read it first before writing to it."
+
+
+def test_a_bare_error_of_a_2_1_cli_is_not_taken_for_the_person_s_comment(tmp_path):
+    """Only 2.0 wrote a refusal's comment bare; 2.1 puts it after "the user said:". A 2.1 Bash
+    call blocked by a PreToolUse hook has the hook's output as its whole error result, with
+    `toolUseResult` "Error: " + it (the corpus's spotter-progress-compact, 2.1.39: "Pre-commit
+    validation failed: …", three calls): it read as "denied by user"; it is an error."""
+    path = _session(tmp_path, "2.1.39")
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines = lines[:1] + [x for x in lines if x.get("uuid") in ("u2", "u3")]
+    lines[2]["message"]["content"][0]["content"] = "Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted."
+    lines[2]["toolUseResult"] = "Error: " + lines[2]["message"]["content"][0]["content"]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    idx = SessionIndex(path).build()
+    assert {c.id: (c.status, c.named) for c in idx.calls.calls.values()} == {"t1": ("error", None)}

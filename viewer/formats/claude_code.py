@@ -526,6 +526,12 @@ def _bare_words(rec: dict, result) -> bool:
     if not result.is_error or result.state is not None or len(result.content) != 1 \
             or "permissionDecision" in rec:
         return False
+    version = rec.get("version")
+    if isinstance(version, str) and not version.startswith(("0.", "1.", "2.0.")):
+        # 2.1 puts the person's comment after "the user said:" (`_SAID`): a bare error of its is
+        # the CLI's or a hook's (a PreToolUse hook's blocking output: "Pre-commit validation
+        # failed: …" in the corpus's spotter-progress-compact, 2.1.39)
+        return False
     b = result.content[0]
     if b.kind != "text" or rec.get("toolUseResult") != "Error: " + b.text:
         return False
