@@ -34,6 +34,7 @@ from typing import Any
 import orjson
 
 from . import compressed, docstream, files, formats, keys, reader
+from .packed import IdMap, Strings, Texts
 from .formats import detect, hook, rowfold, streamed, wrapped
 from .formats.common import unparsed_event
 from .model import BACKGROUND, COMPLETED, ENDED, ERROR, EXECUTING, FAILED_UNREPORTED, INTERRUPTED, RUNNING_ON, \
@@ -43,7 +44,7 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 41  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 42  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -72,6 +73,13 @@ _TURN_ROLES = {"user", "assistant", "tool", "error"}
 # what a run's end (the format's `run_end`) names its call
 _RUN_NAMED = {COMPLETED: UNREPORTED, ERROR: FAILED_UNREPORTED, INTERRUPTED: STOPPED_UNREPORTED}
 REWIND_LOOK = 256  # records a prompt's rewind check looks through for a message it dropped
+
+
+def _shared(append):
+    """`append` of a column of few distinct strings, each kept once (the first object met)."""
+    seen: dict = {}
+    get = seen.setdefault
+    return lambda v: append(get(v, v))
 
 
 def epoch(dt) -> float | None:
@@ -109,9 +117,9 @@ class ThreadIndex:
     ts: array = field(default_factory=lambda: array("d"))  # NaN where the event has no time
     authors: list = field(default_factory=list)  # agent / tool name, "" when none
     content: bytearray = field(default_factory=bytearray)  # TEXT | THINKING | PROMPT bits
-    prompts: dict = field(default_factory=dict)  # seq of a real user prompt → its first words
+    prompts: Texts = field(default_factory=Texts)  # seq of a real user prompt → its first words
     hidden: bytearray = field(default_factory=bytearray)
-    paths: list = field(default_factory=list)  # JSON paths, documents only
+    paths: Strings = field(default_factory=Strings)  # JSON paths, documents only (packed.py)
     last_boundary: int = -1  # seq of the last turn boundary (a user prompt, a turn result)
     # what a JSONL format's lines say about the lines after them, kept between passes (the agent
     # an Agents SDK handoff gave the turn to: openai_chat.follow)
@@ -165,7 +173,8 @@ class ThreadIndex:
         # size while it writes it (60 MB at the end of a 1 GB session's pass: its peak memory)
         d["ids"] = len(self.ids)
         blobs.append("\n".join(self.ids).encode("utf-8", "surrogatepass"))
-        d["paths"] = self.paths
+        d["paths"] = len(self.paths)
+        blobs += [self.paths.ends.tobytes(), bytes(self.paths.data)]
         d["bad"] = sorted(self.bad.items())
         d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
         for name in ("roles", "kinds", "authors"):
@@ -186,9 +195,11 @@ class ThreadIndex:
         th = cls(**{k: d[k] for k in cls._SCALARS if k in d})
         ids = next(blobs)
         th.ids = bytes(ids).decode("utf-8", "surrogatepass").split("\n") if d["ids"] else []
-        th.paths = d["paths"]
+        th.paths = Strings.load(next(blobs), next(blobs))
+        if len(th.paths) != d["paths"]:
+            raise ValueError("index paths disagree")
         th.bad = {seq: reason for seq, reason in d["bad"]}
-        th.prompts = {seq: text for seq, text in d["prompts"]}
+        th.prompts = Texts(d["prompts"])
         for name in ("roles", "kinds", "authors"):
             table = d[name]
             codes = array("H")
@@ -249,7 +260,7 @@ class SessionIndex:
         self.calls = ToolCallMap()
         self.usage = Tally()
         self.summary = SessionSummary()
-        self._ids: dict[str, tuple[str, int]] | None = {}
+        self._ids: IdMap | None = IdMap()  # (packed.py)
         self.info: dict = {}  # what a format says about the session beside the transcript
         self.forced_format = fmt
         self.built_at = 0.0
@@ -291,8 +302,13 @@ class SessionIndex:
         """Event id → (thread, seq). Rebuilt on first use after loading from the cache: the first
         screen of a big session does not need it."""
         if self._ids is None:
-            self._ids = {eid: (name, seq) for name, th in self.threads.items()
-                         for seq, eid in enumerate(th.ids)}
+            ids = IdMap()
+            for name, th in self.threads.items():
+                if name == "main":
+                    ids.update((eid, seq) for seq, eid in enumerate(th.ids))
+                else:
+                    ids.update((eid, (name, seq)) for seq, eid in enumerate(th.ids))
+            self._ids = ids
         return self._ids
 
     # --- building ----------------------------------------------------------------------------
@@ -351,7 +367,7 @@ class SessionIndex:
         self.summary = SessionSummary(format=fmt)
         self.calls = ToolCallMap()
         self.usage = Tally()
-        self._ids = {}
+        self._ids = IdMap()
         self.threads = {"main": ThreadIndex("main", self.main, fmt, found.mode, eol=found.eol)}
         self._extend(self.threads["main"], Change())
 
@@ -993,6 +1009,10 @@ class SessionIndex:
         refused_in_words = getattr(adapter, "refused_in_words", None)  # (ToolCallMap.observe)
         a_id, a_off, a_len, a_line = th.ids.append, th.offsets.append, th.lengths.append, th.lines.append
         a_role, a_kind, a_author = th.roles.append, th.kinds.append, th.authors.append
+        if th.mode == "document":
+            # a document's roles and authors are strings decoded from its records, a new object
+            # for each event (a 200 MB dataset: 600,000 of them, 40 MB); one of each is kept
+            a_role, a_kind, a_author = _shared(a_role), _shared(a_kind), _shared(a_author)
         a_content, a_ts, a_hidden, a_path = th.content.append, th.ts.append, th.hidden.append, th.paths.append
         hidden_col = th.hidden
         ok, synthetic, assign = _ID_OK.fullmatch, _SYNTHETIC.fullmatch, self._assign_id
@@ -1058,7 +1078,7 @@ class SessionIndex:
                     th.prompts[seq] = _heading(ev)
             # `hidden` is appended last: a reader of len(th) on another thread finds every column
             a_hidden(1 if hidden else 0)
-            ids[eid] = (name, seq)
+            ids[eid] = seq if main else (name, seq)  # (packed.IdMap)
             if (role == "user" and kind == "message") or kind in boundary:
                 th.last_boundary = seq
             if on_calls:

@@ -1,0 +1,80 @@
+"""A big single document's index stays small (issue 13, "memory stays flat"): a dataset of
+conversations kept as one JSON array is hundreds of thousands of events, and what the index keeps
+of each — its JSON path, its id's place, its role, the heading of each conversation — is kept in
+few objects (viewer/packed.py), so that a server indexing a 200 MB one stays within its memory."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+from viewer.index import SessionIndex
+from viewer.timeline import load_events
+
+from test_big_document_formats import PAD
+
+
+def _dataset_array(path, n: int) -> None:
+    rows = []
+    for k in range(n):
+        rows.append(json.dumps({"messages": [
+            {"role": "system", "content": "You are helpful."},
+            {"role": "user", "content": f"Question {k}: {PAD}"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
+             "function": {"name": "lookup", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": f"found {k}"},
+            {"role": "assistant", "content": f"Answer {k}: {PAD}"}]}))
+    path.write_text("[\n" + ",\n".join(rows) + "\n]\n")
+
+
+def test_the_index_of_a_big_dataset_array_takes_few_bytes_per_event(tmp_path):
+    """What the index of a 12,000-event dataset holds once built, per event: the same records and
+    names as ever, in under 420 bytes each (it took some 560: a str per path, role and id place,
+    a dict slot and a 400-byte str per conversation's heading)."""
+    path = tmp_path / "train.json"
+    _dataset_array(path, 2000)
+    SessionIndex(str(path)).build()  # (imports, caches: not counted)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        idx = SessionIndex(str(path)).build()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    th = idx.threads["main"]
+    n = len(th)
+    assert n == 2000 * 6
+    assert held / n < 420, f"{held / n:.0f} bytes per event"
+    # and it reads as it did: paths, prompts, ids
+    assert th.paths[:3] == ["[0].(section)", "[0].messages[0]", "[0].messages[1]"]
+    assert th.prompts[0] == "Conversation 1 · item 1" and th.prompts[2].startswith("Question 0: lorem")
+    assert idx.locate(th.ids[7]) == ("main", 7) and idx.ids.get("nowhere") is None
+    again = SessionIndex.load(idx.dump())
+    at = again.threads["main"]
+    assert at.paths == th.paths and at.prompts == th.prompts and dict(at.prompts) == dict(th.prompts)
+    assert again.locate(th.ids[-1]) == ("main", n - 1)
+    view = [(e.id, e.role, e.blocks) for e in load_events(again, "main", n - 12, n)]
+    assert view == [(e.id, e.role, e.blocks) for e in load_events(idx, "main", n - 12, n)]
+    assert "Answer 1999" in str(view[-1][2])
+
+
+def test_packed_columns_read_as_the_lists_and_dicts_they_replace():
+    from viewer.packed import IdMap, Strings, Texts
+
+    s = Strings()
+    for t in ["a", "", "日本 \udc80", "[3].messages[2]"]:
+        s.append(t)
+    assert list(s) == ["a", "", "日本 \udc80", "[3].messages[2]"] and s == list(s) and s[-1] == "[3].messages[2]"
+    assert s[1:3] == ["", "日本 \udc80"] and len(s) == 4 and Strings.load(s.ends.tobytes(), bytes(s.data)) == s
+    t = Texts()
+    t[2], t[5], t[9] = "two", "fünf", "nine"
+    t[5] = "five"  # (set again: repacked)
+    t[1] = "one"  # (out of order)
+    assert dict(t) == {1: "one", 2: "two", 5: "five", 9: "nine"} and sorted(t) == [1, 2, 5, 9]
+    assert 5 in t and 3 not in t and t.get(3) is None and t == {1: "one", 2: "two", 5: "five", 9: "nine"}
+    del t[2]
+    assert list(t.items()) == [(1, "one"), (5, "five"), (9, "nine")]
+    m = IdMap()
+    m["u1"], m["agent.L3"] = m.where("main", 0), m.where("agent", 2)
+    assert m["u1"] == ("main", 0) and m.get("agent.L3") == ("agent", 2) and "u1" in m
+    assert dict(m.items()) == {"u1": ("main", 0), "agent.L3": ("agent", 2)}
