@@ -1,17 +1,21 @@
 """A big single document's index stays small (issue 13, "memory stays flat"): a dataset of
 conversations kept as one JSON array is hundreds of thousands of events, and what the index keeps
 of each — its JSON path, its id's place, its role, the heading of each conversation — is kept in
-few objects (viewer/packed.py), so that a server indexing a 200 MB one stays within its memory."""
+few objects (viewer/packed.py), so that a server indexing a 200 MB one stays within its memory.
+A big one-line document (an Agents SDK RunState) is told apart from a JSONL file by one read of
+its bytes, not two."""
 
 from __future__ import annotations
 
 import json
 import tracemalloc
 
+from viewer import files
+from viewer.formats import detect
 from viewer.index import SessionIndex
 from viewer.timeline import load_events
 
-from test_big_document_formats import PAD
+from test_big_document_formats import PAD, run_state
 
 
 def _dataset_array(path, n: int) -> None:
@@ -78,3 +82,56 @@ def test_packed_columns_read_as_the_lists_and_dicts_they_replace():
     m["u1"], m["agent.L3"] = m.where("main", 0), m.where("agent", 2)
     assert m["u1"] == ("main", 0) and m.get("agent.L3") == ("agent", 2) and "u1" in m
     assert dict(m.items()) == {"u1": ("main", 0), "agent.L3": ("agent", 2)}
+
+
+def test_a_big_one_line_document_is_detected_with_one_read_of_it(tmp_path, monkeypatch):
+    """A RunState of 20 MB on one line: detection looks for a second line once (it was read to
+    its end twice, once more to know it is one line), and still tells it a RunState."""
+    path = tmp_path / "state.json"
+    doc = run_state(2800)
+    path.write_text(json.dumps(doc))
+    size = path.stat().st_size
+    assert size > detect.LONG_HEAD
+    read = []
+    real = files.open_file
+
+    class Counted:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, *a):
+            data = self.f.read(*a)
+            read.append(len(data))
+            return data
+
+        def readinto(self, b):
+            n = self.f.readinto(b)
+            read.append(n)
+            return n
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    monkeypatch.setattr(files, "open_file", lambda p: Counted(real(p)))
+    found = detect.detect_file(path)
+    assert (found.format, found.mode) == ("openai-chat", "document")
+    assert sum(read) < 1.2 * size, f"read {sum(read) / size:.2f} times its size"
+    # what the read found out is what a read for it alone finds: one line, or more
+    monkeypatch.undo()
+    text = path.read_text()
+    shapes = {"one": text, "blank after": text + "\n \n", "two": text + "\n" + json.dumps({"role": "user"}) + "\n",
+              "short, then blank": json.dumps(doc)[:1000] + "\n\n", "short two": '{"a": 1}\n{"b": 2}\n' + " " * (300 << 10)}
+    for name, body in shapes.items():
+        path.write_text(body)
+        head = path.read_bytes()[:detect.HEAD_BYTES]
+        told: dict = {}
+        detect.long_lines(path, 0, head, b"\n", told)
+        assert told.get("one", detect._one_line(path)) == detect._one_line(path), name
+        assert "one" in told or name == "short two", name
+    assert not detect._one_line(path)

@@ -209,13 +209,14 @@ def detect_file(path: str | Path) -> Detected:
     if not head.strip():
         return Detected(FALLBACK.NAME, "jsonl", "empty file")
     whole = size <= HEAD_BYTES
+    told: dict = {}  # what `long_lines` found out of the file being one line (`_one_line`)
     eol = "\r" if b"\n" not in head and b"\r" in head.strip() else "\n"
     lines = [ln for ln in head.split(eol.encode()) if ln.strip()]
     if not whole:
         lines = lines[:-1]  # the head may cut the last line
         if len(lines) < FEW_LINES:  # a line longer than the rest of the head: not judged by no
             # record at all (its first line that long), nor by one or two
-            lines, whole = long_lines(path, start, head, eol.encode())
+            lines, whole = long_lines(path, start, head, eol.encode(), told if eol == "\n" else None)
     single = whole and len(lines) == 1
     if single and len(lines[0]) > reader.HUGE_LINE and lines[0].lstrip()[:1] in (b"{", b"["):
         # a big document on one line: judged by its beginning, as any big document (skimmed
@@ -230,7 +231,7 @@ def detect_file(path: str | Path) -> Detected:
         doc = read_document(path) if size <= reader.HUGE_LINE else head_document(path)
         if not isinstance(doc, reader.BadLine):
             name, doc_score = score_document(doc, path.parent)
-            if isinstance(doc, dict) and _one_line(path):
+            if isinstance(doc, dict) and (told["one"] if "one" in told else _one_line(path)):
                 # one object on one line may be a transcript of one record (a session that has
                 # just begun) as much as a document: it is scored as a record like any other
                 as_record, record_score = detect_records([doc], path.parent)
@@ -251,12 +252,16 @@ def _sniffed(line: bytes) -> Any:
     return reader.skim(io.BytesIO(line), 0, len(line))
 
 
-def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[bytes], bool]:
+def long_lines(path: Path, start: int, head: bytes, eol: bytes,
+               told: dict | None = None) -> tuple[list[bytes], bool]:
     """The first whole lines of a file whose head holds none (or too few: `FEW_LINES`), and
     whether they are all of it:
     read on, within LONG_HEAD bytes, until LONG_HEAD_LINES lines end or the file does (its last
     line counts then, as in a file the head holds whole: one line is then a document or a
-    record as `detect_file` judges a whole one)."""
+    record as `detect_file` judges a whole one). `told["one"]` is set when what was read says
+    whether the file is one line (`_one_line`: a big one-line document is then not read again
+    to know it)."""
+    told = {} if told is None else told
     buf = bytearray(head)
     ended = False
     seen = head.count(eol)  # (counted chunk by chunk: counting the whole buffer again after each
@@ -275,34 +280,47 @@ def long_lines(path: Path, start: int, head: bytes, eol: bytes) -> tuple[list[by
         if not ended and eol not in buf:
             # a first line longer than even that: the lines after it are looked for past it
             # (its end found, its bytes not kept), up to LONG_SKIP
-            buf, ended = _after_first_line(f, eol)
+            buf, ended = _after_first_line(f, eol, told)
+            skipped = True
+        else:
+            skipped = False
     lines = [ln for ln in bytes(buf).split(eol) if ln.strip()]
+    if ended and not skipped:  # (the whole file after `start` is in `buf`)
+        told["one"] = eol not in bytes(buf).rstrip()
     return (lines, True) if ended else (lines[:-1], False)
 
 
 LONG_SKIP = 256 << 20
 
 
-def _after_first_line(f, eol: bytes) -> tuple[bytearray, bool]:
+def _after_first_line(f, eol: bytes, told: dict) -> tuple[bytearray, bool]:
     """The bytes after the end of a file's first line (read on from where `f` is), up to
     LONG_HEAD of them or LONG_HEAD_LINES lines, and whether the file ends there; nothing when
-    the line does not end within LONG_SKIP (one long line: a document)."""
+    the line does not end within LONG_SKIP (one long line: a document). `told["one"]`: whether
+    the file is that one line, when the look says (see `long_lines`). The bytes are read into one
+    buffer, over and over (a new megabyte for each read cost as much as the search)."""
     seen = 0
+    chunk = bytearray(1 << 20)
+    view = memoryview(chunk)
     while seen < LONG_SKIP:
-        chunk = f.read(1 << 20)
-        if not chunk:
+        n = f.readinto(chunk)
+        if not n:
+            told["one"] = True  # (no line end at all)
             return bytearray(), False
-        seen += len(chunk)
-        at = chunk.find(eol)
+        seen += n
+        at = chunk.find(eol, 0, n)
         if at >= 0:
-            buf = bytearray(chunk[at + 1:])
+            buf = bytearray(view[at + 1:n])
             lines = buf.count(eol)
             while len(buf) < LONG_HEAD and lines < LONG_HEAD_LINES:
                 more = f.read(1 << 20)
                 if not more:
+                    told["one"] = not buf.strip()  # (a line end, then blank space: one line)
                     return buf, True
                 buf += more
                 lines += more.count(eol)
+            if buf.strip():
+                told["one"] = False  # (something after the first line)
             return buf, False
     return bytearray(), False
 
