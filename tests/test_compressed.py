@@ -246,20 +246,15 @@ def test_an_archive_compressed_a_moment_ago_is_never_live(tmp_path):
         assert ("hidden" not in badge) is live, (label, badge)
 
 
-def test_a_big_archive_opens_at_its_start_before_its_copy_is_made(tmp_path):
-    """The first screen of a big compressed transcript is read from the head of its stream
-    (`compressed.prefix_only`): no decompressed copy is made before the page is sent (a 200 MB
-    archive waited 4.5 s for its copy); a call whose result lies past that head is "resolving",
-    and completes once the background index (which makes the copy) is done."""
+def far_archive(root: Path) -> Path:
+    """A big compressed Claude Code transcript (> EARLY_ABOVE compressed: random text): a call,
+    1,400 notes, and the call's result last."""
     import base64
     import json
-
-    from conftest import held_app
 
     def line(**rec):
         return json.dumps({"sessionId": "packed", "timestamp": "2025-10-21T09:00:00.000Z", **rec}) + "\n"
 
-    root = tmp_path / "kept"
     root.mkdir()
     rng = __import__("random").Random(7)
     lines = [line(type="user", uuid="p-1", message={"role": "user", "content": "Check the far host"}),
@@ -274,6 +269,18 @@ def test_a_big_archive_opens_at_its_start_before_its_copy_is_made(tmp_path):
     packed.write_bytes(zst("".join(lines).encode()))
     assert packed.stat().st_size > 4 << 20
     os.utime(packed, (1_700_000_000, 1_700_000_000))
+    return packed
+
+
+def test_a_big_archive_opens_at_its_start_before_its_copy_is_made(tmp_path):
+    """The first screen of a big compressed transcript is read from the head of its stream
+    (`compressed.prefix_only`): no decompressed copy is made before the page is sent (a 200 MB
+    archive waited 4.5 s for its copy); a call whose result lies past that head is "resolving",
+    and completes once the background index (which makes the copy) is done."""
+    from conftest import held_app
+
+    root = tmp_path / "kept"
+    far_archive(root)
     copies = tmp_path / "cache" / "decompressed"
     for app in held_app(root, tmp_path):
         c = app.test_client()
@@ -290,3 +297,61 @@ def test_a_big_archive_opens_at_its_start_before_its_copy_is_made(tmp_path):
         html = c.get("/s/far").get_data(as_text=True)
         assert "far host answered" in html and "resolving" not in html
         assert list(copies.glob("*.jsonl"))  # (the index made the copy)
+
+
+MARSYS = next((ROOT / "test_data" / "formats" / "marsys" / "trace-ndjson").glob("*.ndjson"))
+CONVERSATION = ROOT / "test_data" / "formats" / "openai-chat" / "content-parts-legacy-function-call" / "conversation.json"
+RUN_STATE = ROOT / "test_data" / "formats" / "openai-chat" / "agents-sdk-0.24.0-handoff" / "run_state.json"
+
+
+@pytest.mark.parametrize("packer", ["zst", "gz"])
+def test_compressed_ndjson_and_json_documents_are_read_as_their_plain_twins(tmp_path, packer):
+    """`.ndjson.zst` / `.ndjson.gz` (a MARSYS trace) and `.json.gz` / `.json.zst` (a message list, an
+    Agents SDK RunState) are listed, titled, counted and shown as the plain files are — they were
+    not listed at all."""
+    pack = zst if packer == "zst" else gzip.compress
+    plain_root, root = tmp_path / "plain", tmp_path / "kept"
+    for folder in (plain_root, root):
+        folder.mkdir()
+    for src, name in ((MARSYS, "trace.ndjson"), (CONVERSATION, "conversation.json"), (RUN_STATE, "handoff.json")):
+        shutil.copy(src, plain_root / name)
+        (root / f"{name}.{packer}").write_bytes(pack(src.read_bytes()))
+    want = {s["label"]: s for s in listed(client(tmp_path / "p", plain_root))}
+    before = snapshot(root)
+    c = client(tmp_path, root)
+    found = {s["label"]: s for s in listed(c)}
+    assert set(found) == set(want) == {"trace", "conversation", "handoff"}
+    for label, s in found.items():
+        w = want[label]
+        assert s["path"].endswith(f".{packer}")
+        assert (s["format"], s["title"], s["events"], s["tool_calls"]) == \
+            (w["format"], w["title"], w["events"], w["tool_calls"]), label
+        assert c.get(f"/s/{s['key']}").status_code == 200, label
+    assert "Who is in this photo?" in c.get(f"/s/{found['conversation']['key']}").get_data(as_text=True)
+    assert snapshot(root) == before  # (nothing written beside them)
+
+
+def test_the_end_of_a_big_archive_not_yet_decompressed_says_so_at_once(tmp_path):
+    """`?at=end` of a big archive with no copy: its end lies past its whole stream (zstd and gzip
+    cannot be read from their middle), so the page comes at once and says it decompresses it,
+    with the link to its start (which opens at once) — the request waited seconds for the copy,
+    with nothing on the screen. Once the background pass is done, the end is there."""
+    from conftest import held_app
+
+    root = tmp_path / "kept"
+    far_archive(root)
+    copies = tmp_path / "cache" / "decompressed"
+    for app in held_app(root, tmp_path):
+        c = app.test_client()
+        r = c.get("/s/far?at=end")
+        made = list(copies.glob("*.jsonl")) if copies.exists() else []
+        r.close()
+        html = r.get_data(as_text=True)
+        assert made == []  # (nothing decompressed by the request)
+        assert "reading-page" in html and "A compressed archive of" in html and 'id="index-progress"' in html
+        assert 'href="/s/far?at=start"' in html
+        assert app.hold.held.wait(30)
+        app.hold.release.set()
+        app.extensions["viewer"].store.build("far").wait(120)
+        html = c.get("/s/far?at=end").get_data(as_text=True)
+        assert "reading-page" not in html and "note 1399 " in html

@@ -1,4 +1,5 @@
-"""Compressed transcripts (`rollout-….jsonl.zst`, any `*.jsonl.zst` / `*.jsonl.gz`), read as plain ones.
+"""Compressed transcripts (`rollout-….jsonl.zst`, any `*.jsonl`, `*.ndjson` or `*.json` compressed with
+zstd or gzip: `.zst` / `.gz`), read as plain ones.
 
 Codex CLI compresses its rollouts older than a few days to `rollout-….jsonl.zst` (a plain `.jsonl`
 beside one still wins: it is the one Codex reads), and people gzip transcripts to keep them. The
@@ -41,7 +42,7 @@ from pathlib import Path
 import orjson
 import zstandard
 
-SUFFIXES = (".jsonl.zst", ".jsonl.gz")
+SUFFIXES = tuple(f"{plain}{packed}" for plain in (".jsonl", ".ndjson", ".json") for packed in (".zst", ".gz"))
 MAX_BYTES = 2 << 30  # decompressed bytes a transcript may have: a bomb stops here
 BUDGET = 4 << 30  # bytes of decompressed copies kept in the cache folder (see _evict)
 CHUNK = 1 << 20
@@ -72,7 +73,8 @@ def is_compressed(path: str | os.PathLike) -> bool:
 
 
 def plain_name(name: str) -> str:
-    """`x.jsonl` for `x.jsonl.zst` / `x.jsonl.gz`: the name the transcript has uncompressed."""
+    """`x.jsonl` for `x.jsonl.zst` / `x.jsonl.gz` (`x.json` for `x.json.gz`…): the name the
+    transcript has uncompressed."""
     return name[: name.rindex(".")] if is_compressed(name) else name
 
 
@@ -267,6 +269,12 @@ def prefix_only():
         yield
     finally:
         _prefix_mode.reset(token)
+
+
+def has_copy(path: str) -> bool:
+    """Whether the archive at `path` has its decompressed copy (of this version of it) already.
+    Raises OSError when it cannot be looked at."""
+    return _has_copy(path, os.stat(path))
 
 
 def _has_copy(path: str, st: os.stat_result) -> bool:

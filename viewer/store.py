@@ -350,14 +350,14 @@ class Store:
                         yield _candidate(e.path, folder[cut:] or _label(os.path.basename(folder)))
                     elif not _is_companion(plain_path := os.path.join(folder, plain)):
                         yield _candidate(e.path, plain_path[cut:-6])
-                elif name.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
-                    yield _candidate(e.path, e.path[cut:-7])
+                elif plain.endswith(".ndjson"):  # JSON lines too: MARSYS writes its run traces so
+                    yield _candidate(e.path, os.path.join(folder, plain)[cut:-7])
                 elif name.endswith((".db", ".sqlite")) and (rows := formats.row_store_named(name)):
                     yield from _rows(rows, e.path, cut)  # its rows are sessions (opencode.db)
-                elif name.endswith((".json", ".traj")) and name not in NOT_SESSIONS \
-                        and not name.endswith(".meta.json") and not _is_companion(e.path):
+                elif plain.endswith((".json", ".traj")) and plain not in NOT_SESSIONS \
+                        and not plain.endswith(".meta.json") and not _is_companion(e.path):
                     # (`.traj`: SWE-agent's trajectory, one JSON document like a `.json`)
-                    found = _candidate(e.path, e.path[cut:-5])
+                    found = _candidate(e.path, os.path.join(folder, plain)[cut:-5])
                     if found[3] or self._is_document(e.path, found[2]):
                         yield found
 
@@ -367,7 +367,7 @@ class Store:
         known = self._verdicts.get(path)
         if known is not None and known[:2] == (st.st_mtime_ns, st.st_size):
             return known[2]
-        if path.endswith((".json", ".traj")) or files.row_store(path) is not None:
+        if compressed.plain_name(path).endswith((".json", ".traj")) or files.row_store(path) is not None:
             why = None  # documents were recognised by their content already
         else:
             try:
@@ -407,7 +407,9 @@ class Store:
         if known is not None and known[0] == st.st_mtime:
             return known[1]
         try:
-            ok = detect.detect_file(path).format != formats.FALLBACK.NAME
+            # (an archive is judged by the head of its stream: listing makes no decompressed copy)
+            with compressed.prefix_only():
+                ok = detect.detect_file(path).format != formats.FALLBACK.NAME
         except (OSError, detect.NotTranscript):
             ok = False
         self._docs_seen[path] = (st.st_mtime, ok)

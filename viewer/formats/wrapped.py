@@ -77,7 +77,7 @@ from typing import Any
 
 import orjson
 
-from .. import files, reader
+from .. import compressed, files, reader
 from ..model import ANSWERED, Data, Event, Notice, Ref, Text
 from ..timestamps import to_epoch
 from ..toolcalls import again
@@ -288,7 +288,7 @@ def lines_fold(path: str | Path, keep: bool | None = True) -> "Fold | None":
     file's head holds no wrapper. A new one is kept when `keep`, or (None) when the file was
     written lately (a finished log indexed for the list is not held in memory for nothing)."""
     path = Path(path)
-    if path.suffix.lower() == ".json":
+    if _is_json(path):
         return None
     key = str(path)
     with _folds_lock:
@@ -353,7 +353,7 @@ def lean(path: str | Path) -> "Fold | None":
     stretch at a time (`Fold.extend`'s drain, `Fold.let_go`): a dataset of 100 MB is never held
     whole (its records took four times its size). None when the file is no file of wrappers."""
     path = Path(path)
-    if path.suffix.lower() == ".json":
+    if _is_json(path):
         return None
     with files.open_file(path) as f:
         eol = _head_eol(path, f)
@@ -425,10 +425,15 @@ def items_fold(path: str | Path, stop: int | None = None) -> "Fold | None":
         return fold
 
 
+def _is_json(path: Path) -> bool:
+    """Whether a file is a `.json` document (compressed or not: `x.json.gz`), not JSON lines."""
+    return compressed.plain_name(path.name).lower().endswith(".json")
+
+
 def lines_file(path: str | Path) -> bool:
     """Whether a file is a JSONL file of wrappers, read as one document (a look at its head)."""
     path = Path(path)
-    if path.suffix.lower() == ".json":
+    if _is_json(path):
         return False
     with files.open_file(path) as f:
         return _head_eol(path, f) is not None
@@ -440,7 +445,7 @@ def call_log(path: str | Path) -> bool:
     by where their line begins (`@<offset>`, `~N` for a line's further events) — a line says all
     its conversation's history, so a reading may begin at any line."""
     path = Path(path)
-    if path.suffix.lower() == ".json":
+    if _is_json(path):
         return False
     with files.open_file(path) as f:
         if _head_eol(path, f) is None:

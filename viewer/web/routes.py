@@ -149,6 +149,8 @@ def session(key: str):
     idx = _index(ref, wait=False)
     if idx is None and set(request.args) <= _PLAIN:  # no index yet: the part the page shows
         opening = _opening(ref)
+        if opening == {} and _archive_unread(ref):
+            return _reading_page(ref, key, archive=True)
         if opening in ({}, {"after": 0}):
             # (an archive's start is read from the head of its stream, not its whole copy)
             with compressed.prefix_only() if opening else nullcontext():
@@ -193,7 +195,7 @@ def _big(ref: SessionRef) -> bool:
     file that cannot be read or is no transcript is not: the page waits for the pass that says so."""
     if ref.size <= EARLY_ABOVE or htmx() or request.args.get("part") is not None:
         return False
-    if ref.path.endswith((".json", ".traj")):
+    if compressed.plain_name(ref.path).endswith((".json", ".traj")):
         return True  # (listed: its content was found to be a transcript's; not looked at again)
     try:  # a JSONL file of wrappers that is no log of API calls (a dataset): a look at its head
         with files.confined(store().confinement):
@@ -202,13 +204,27 @@ def _big(ref: SessionRef) -> bool:
         return False
 
 
-def _reading_page(ref: SessionRef, key: str):
-    """The page of a big session that cannot be shown in part (one JSON document): "reading
-    212 MB…" while the background pass reads it, drawn again when it is done (reading.html)."""
+def _archive_unread(ref: SessionRef) -> bool:
+    """Whether a session is a big compressed archive with no decompressed copy yet: its end (a
+    page opened `?at=end`) lies past the whole stream — zstd and gzip cannot be read from their
+    middle — so the page says so while the background pass decompresses and indexes it, rather
+    than the request waiting seconds for the copy with nothing on the screen."""
+    if ref.size <= EARLY_ABOVE or htmx() or not compressed.is_compressed(ref.path):
+        return False
+    try:
+        return not compressed.has_copy(ref.path)
+    except OSError:
+        return False  # (the page waits for the pass that says why it cannot be read)
+
+
+def _reading_page(ref: SessionRef, key: str, archive: bool = False):
+    """The page of a big session that cannot be shown in part (one JSON document; the end of a
+    compressed archive not decompressed yet): "reading 212 MB…" while the background pass reads
+    it, drawn again when it is done (reading.html)."""
     build = store().build(key, start=False)
     response = make_response(render_template(
         "reading.html", ref=ref, key=key, mb=early.size_words(ref.size), fraction=build.fraction,
-        early="%d-%d" % early.WHOLE[:2]))
+        early="%d-%d" % early.WHOLE[:2], archive=archive))
     response.call_on_close(build.start)
     return response
 
