@@ -459,6 +459,88 @@ def test_the_export_command_draws_in_several_processes(tmp_path, monkeypatch):
     assert stamp.sub("", one.read_text()) == stamp.sub("", two.read_text())
 
 
+def _gone(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie waiting for whoever reaps it has ended too)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def _wait_gone(pids, seconds=30.0) -> bool:
+    end = time.monotonic() + seconds
+    while not all(_gone(p) for p in pids):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_a_long_sessions_drawing_processes_start_before_it_is_read(tmp_path, monkeypatch):
+    """The command line forks a long session's drawing processes before it reads the file (they
+    compile the templates meanwhile) and hands them the export once it is read: every bundled
+    session comes out byte for byte as one process draws it, sub-agents nested under their calls,
+    and the processes end with the export. A session whose reading state cannot be sent to them
+    is drawn by processes forked from the exporting one, the same; and where the drawing stays
+    in one process (a redacting export) they end unused."""
+    from viewer import export as exporting
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this system")
+    monkeypatch.setattr(exporting, "WINDOW", 3)
+    monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(exporting, "PREFORK_FROM", 0)
+    started, handed = [], []
+    real_start, real_drawers = exporting.Prefork.start, exporting.Prefork.drawers
+
+    def start(n, media_limit):
+        pf = real_start(n, media_limit)
+        started.append(pf)
+        return pf
+
+    def drawers(self, x, starts):
+        got = real_drawers(self, x, starts)
+        handed.append(got is not None)
+        return got
+
+    monkeypatch.setattr(exporting.Prefork, "start", staticmethod(start))
+    monkeypatch.setattr(exporting.Prefork, "drawers", drawers)
+    stamp = re.compile(r'<span class="muted export-stamp">.*?</span>', re.S)
+    sessions = all_sessions()
+    for path in sessions:
+        one, two = tmp_path / "one.html", tmp_path / "two.html"
+        for out, jobs in ((one, "1"), (two, "2")):
+            got = CliRunner().invoke(main, ["export", str(path), "-o", str(out), "-j", jobs])
+            assert got.exit_code == 0, got.output
+        assert stamp.sub("", one.read_bytes().decode()) == stamp.sub("", two.read_bytes().decode()), path
+        pf = started[-1]
+        assert _wait_gone([pf.first, *pf.pids]), path
+    assert len(started) == len(handed) == len(sessions)  # -j 1 forks none
+    assert sum(handed) >= len(sessions) - 15  # (a few formats' reading state holds a lock)
+    got = CliRunner().invoke(main, ["export", str(TOUR), "-o", str(tmp_path / "r.html"), "-j", "2",
+                                    "--redact"])
+    assert got.exit_code == 0, got.output
+    assert len(started) == len(sessions)  # a redacting export forks none
+
+
+def test_drawing_processes_forked_before_a_short_session_is_read_end_unused(tmp_path, monkeypatch):
+    """A session that turns out to be short (fewer events than are worth several processes) is
+    drawn in the exporting process; the processes forked for it before it was read end."""
+    from viewer import export as exporting
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this system")
+    monkeypatch.setattr(exporting, "PREFORK_FROM", 0)
+    started = []
+    real_start = exporting.Prefork.start
+    monkeypatch.setattr(exporting.Prefork, "start",
+                        staticmethod(lambda n, ml: started.append(real_start(n, ml)) or started[-1]))
+    got = CliRunner().invoke(main, ["export", str(TOUR), "-o", str(tmp_path / "t.html"), "-j", "2"])
+    assert got.exit_code == 0, got.output
+    assert started and started[0].first is not None
+    assert _wait_gone([started[0].first])
+
+
 def test_an_export_stopped_midway_leaves_no_drawing_processes(monkeypatch):
     """The forked processes drawing an export start with it and end with it: a write that stops
     partway (a full disk, a download cancelled) leaves none of them running."""

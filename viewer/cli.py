@@ -234,7 +234,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     import tempfile
     import time
 
-    from .export import Export, ExportError
+    from .export import PREFORK_FROM, Export, ExportError, Prefork
 
     started = time.perf_counter()
     try:
@@ -245,6 +245,12 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
         ext = output.suffix.lower().lstrip(".") if output and str(output) != "-" else ""
         fmt = {"markdown": "md", "htm": "html"}.get(ext, ext) if ext in (
             "html", "htm", "md", "markdown", "json") else "html"
+    media_limit = int(max_media * (1 << 20) * 4 / 3)
+    workers = jobs or _cpus()
+    prefork = None
+    if fmt == "html" and not redact and workers > 1 and _size(main_file) >= PREFORK_FROM:
+        # a long session's drawing processes get ready while this one reads it
+        prefork = Prefork.start(workers, media_limit)
     try:
         idx = SessionIndex(main_file).build()
     except OSError as e:
@@ -262,8 +268,7 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
     label = main_label(main_file)
     try:
         x = Export(idx, fmt, first=first, last=last, redactor=redactor, label=label,
-                   media_limit=int(max_media * (1 << 20) * 4 / 3),
-                   workers=jobs or _cpus())
+                   media_limit=media_limit, workers=workers, prefork=prefork)
     except ExportError as e:
         _fail(f"cannot export: {e}", 1)
     if output is not None and str(output) == "-":
@@ -291,6 +296,13 @@ def export(path: Path, output: Path | None, fmt: str | None, redact: bool, first
         os.unlink(tmp)
         _fail(f"cannot write {target}: {e.strerror or e}", 1)
     _export_note(x, target, size, started)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _umask() -> int:

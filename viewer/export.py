@@ -27,12 +27,17 @@ left out, not half included (the index only takes complete lines).
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import multiprocessing
+import os
+import pickle
 import re
+import signal
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Iterator
 
@@ -50,6 +55,9 @@ FORMATS = {"html": ("html", "text/html; charset=utf-8"),
            "json": ("json", "application/json")}
 WINDOW = 200  # events read and rendered at a time
 PARALLEL_FROM = 2_000  # events of the selected thread from which `workers` processes draw them
+# bytes of a session's main file from which the command line forks its drawing processes before it
+# reads the file (`Prefork`; the events decide whether they draw, PARALLEL_FROM)
+PREFORK_FROM = 4 << 20
 MEDIA_LIMIT = 8 << 20  # base64 characters of one image / audio / video inlined in an HTML export
 # Code blocks up to this many characters are highlighted, longer ones shown plain: Pygments reads
 # about 0.2 MB/s, and a session's file reads would otherwise take most of an export's time.
@@ -124,7 +132,7 @@ class Export:
     def __init__(self, idx: SessionIndex, fmt: str = "html", *, first: str | None = None,
                  last: str | None = None, redactor: Redactor | None = None, label: str = "",
                  key: str = "", media_limit: int = MEDIA_LIMIT, now: float | None = None,
-                 workers: int = 1):
+                 workers: int = 1, prefork: "Prefork | None" = None):
         if fmt not in FORMATS:
             raise ExportError(f"unknown export format “{fmt}” (html, md or json)")
         if redactor is not None and idx.redactor is not None and redactor is not idx.redactor:
@@ -146,6 +154,9 @@ class Export:
         # processes drawing an HTML export's windows: only where forking is safe (the command
         # line; a web server's threads may hold locks a child would wait on forever)
         self.workers = workers
+        # drawing processes the command line forked before the index was built (`Prefork`): used
+        # instead of forking new ones, and ended when the export is drawn in this process
+        self.prefork = prefork
         self.parallel = False  # whether this export's events were drawn by `workers` processes
 
     @property
@@ -354,10 +365,17 @@ class Export:
         patterns this process compiles for them first (each would compile its own); they return
         each window's HTML as the bytes written (sending text would decode and encode it again)."""
         start, stop = self._range(self.sel.thread)
+        prefork, self.prefork = self.prefork, None  # (handed over once)
         if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
                 or "fork" not in multiprocessing.get_all_start_methods():
+            if prefork is not None:
+                prefork.stop()
             return None
         self.parallel = True
+        if prefork is not None:
+            drawing = prefork.drawers(self, range(start, stop, WINDOW))
+            if drawing is not None:
+                return drawing
         _warm(env)
         _forked((self, tl, env))
         return _Drawers(self.workers, range(start, stop, WINDOW))
@@ -450,6 +468,7 @@ class _Drawers:
     def __init__(self, n: int, starts: range):
         ctx = multiprocessing.get_context("fork")
         self.total = len(starts)
+        self.finished = False
         self.conns, self.procs = [], []
         for k in range(n):
             recv, send = ctx.Pipe(duplex=False)
@@ -460,6 +479,14 @@ class _Drawers:
             self.conns.append(recv)
             self.procs.append(proc)
 
+    @classmethod
+    def of(cls, conns: list, total: int, stop) -> "_Drawers":
+        """Processes started elsewhere (`Prefork`), read from `conns`, ended by `stop`."""
+        self = cls.__new__(cls)
+        self.conns, self.procs, self.total, self.finished = conns, [], total, False
+        self.stop = stop
+        return self
+
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         for i in range(self.total):
             try:
@@ -469,6 +496,7 @@ class _Drawers:
             if html is None:
                 raise ExportError(f"drawing the export failed: {events}")
             yield html, events
+        self.finished = True
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -478,6 +506,182 @@ class _Drawers:
             proc.join()
         for conn in self.conns:
             conn.close()
+
+
+class Prefork:
+    """The drawing processes of a long HTML export, forked by the command line before it reads the
+    session (`start`): while this process builds the index — half a second for a 100 MB session,
+    with the machine's other cores idle — the first compiles the templates, Pygments' file-name
+    patterns and the Python lexer's joined patterns, then forks the others, which inherit them
+    (each would compile its own). `drawers` hands them the export once the index is built (pickled:
+    3 MB and a fiftieth of a second for a 100 MB session) with the windows to draw; they draw as
+    `_Drawers`' processes do. `stop` ends them when the export is drawn in this process (a short
+    session) or stops.
+
+    Processes are forked with `os.fork` (a multiprocessing process may not fork its own), and end
+    with `os._exit` (never running this process's exit handlers or flushing its output twice).
+    A drawing process also ends when this one closes its ends of their pipes, or dies."""
+
+    def __init__(self, n: int, media_limit: int):
+        self.n = n
+        self.media_limit = media_limit
+        self.tasks: list = []  # this process's ends: the export sent to each, the HTML read back
+        self.outs: list = []
+        self.pid: int | None = None  # the first drawing process (it forks the others) until ended
+        self.first: int | None = None  # (its id, kept)
+        self.pids: list[int] = []  # the others, as the first one said
+        self.drawing: _Drawers | None = None
+
+    @classmethod
+    def start(cls, n: int, media_limit: int) -> "Prefork | None":
+        """`n` drawing processes, or None where processes cannot be forked."""
+        if n < 2 or not hasattr(os, "fork") or "fork" not in multiprocessing.get_all_start_methods():
+            return None
+        self = cls(n, media_limit)
+        ends = []  # each process's ends: (read its task, write its HTML)
+        for _ in range(n):
+            task_r, task_w = os.pipe()
+            out_r, out_w = os.pipe()
+            self.tasks.append(Connection(task_w, readable=False))
+            out = Connection(out_r, writable=False)
+            _widen(out)
+            self.outs.append(out)
+            ends.append((task_r, out_w))
+        ours = [c.fileno() for c in self.tasks + self.outs]
+        pid = os.fork()
+        if pid == 0:  # the first drawing process
+            code = 1
+            try:
+                for fd in ours:
+                    os.close(fd)
+                _prefork_first(ends, media_limit)
+                code = 0
+            finally:
+                os._exit(code)
+        self.pid = self.first = pid
+        for task_r, out_w in ends:
+            os.close(task_r)
+            os.close(out_w)
+        return self
+
+    def drawers(self, export: "Export", starts: range) -> "_Drawers | None":
+        """Hand the processes `export`, each to draw its share of `starts` (window k by process
+        k % n); None (and the processes ended) when the export cannot be sent to them (a format
+        whose reading state holds a lock: processes forked from this one draw it)."""
+        try:
+            task = pickle.dumps((export, starts, len(self.tasks)), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            self.stop()
+            return None
+        try:
+            kind, pids = self.outs[0].recv()  # the first process names the ones it forked
+            if kind != "pids":
+                raise ExportError(f"drawing the export failed: {pids}")
+            self.pids = pids
+            for conn in self.tasks:
+                conn.send_bytes(task)
+        except (EOFError, OSError):
+            self.stop()
+            raise ExportError("a process drawing the export ended before its part was drawn")
+        except BaseException:
+            self.stop()
+            raise
+        self.drawing = _Drawers.of(self.outs, len(starts), self.stop)
+        return self.drawing
+
+    def stop(self) -> None:
+        """End the processes (drawn or not) and close this process's ends of their pipes."""
+        for conn in self.tasks + self.outs:
+            conn.close()
+        self.tasks, self.outs = [], []
+        # every window read: they are ending (the first reaps the others); else they are ended
+        done = self.drawing is not None and self.drawing.finished
+        for pid in self.pids if not done else ():
+            _kill(pid)  # (a grandchild: the first process reaps it, or init does)
+        if self.pid is not None:
+            if not done:
+                _kill(self.pid)
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _prefork_first(ends: list, media_limit: int) -> None:
+    """The first drawing process of a `Prefork`: compile what drawing uses, fork the others, say
+    who they are, then draw its own share (and reap the others)."""
+    env = _environment(media_limit)
+    _warm(env)
+    lexing.WARM = 0  # (see _draw_windows)
+    _warm_lexers()
+    gc.freeze()  # what is compiled stays: the forked processes share its pages
+    pids = []
+    for k in range(1, len(ends)):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for j, (task_r, out_w) in enumerate(ends):
+                    if j != k:
+                        os.close(task_r)
+                        os.close(out_w)
+                _prefork_draw(k, *ends[k], env, media_limit)
+                code = 0
+            finally:
+                os._exit(code)
+        pids.append(pid)
+    for task_r, out_w in ends[1:]:
+        os.close(task_r)
+        os.close(out_w)
+    out = Connection(ends[0][1], readable=False)
+    try:
+        out.send(("pids", pids))
+    except OSError:
+        pass
+    try:
+        _prefork_draw(0, ends[0][0], out, env, media_limit)
+    finally:
+        for pid in pids:  # done drawing, or this process stops: the others are reaped here
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _prefork_draw(k: int, task_r: int, out, env, media_limit: int) -> None:
+    """Process `k` of a `Prefork`: wait for the export, draw windows k, k + n, … of it."""
+    task = Connection(task_r, writable=False)
+    if type(out) is int:
+        out = Connection(out, readable=False)
+    try:
+        got = task.recv_bytes()
+    except (EOFError, OSError):
+        return  # not needed (a short session), or the export stopped
+    finally:
+        task.close()
+    x, starts, n = pickle.loads(got)
+    del got
+    gc.freeze()  # the index lives as long as the export: out of every collection
+    tl = Timeline(x.idx, expand=STRING_LIMIT)
+    if x.media_limit != media_limit:
+        env = _environment(x.media_limit)
+    _draw_in(out, x, tl, env, starts[k::n])
+
+
+def _warm_lexers() -> None:
+    """Compile the Python lexer's joined patterns (what highlighting needs first in most coding
+    sessions: a fifth of a second per process) by highlighting a piece of Python."""
+    sample = Path(render.__file__).read_text(encoding="utf-8")[:HIGHLIGHT_LIMIT]
+    render.highlight(sample, filename="sample.py", cap=HIGHLIGHT_LIMIT)
+    render.pretty_json({"warm": [1, "text", True, None]}, cap=HIGHLIGHT_LIMIT)
 
 
 def _widen(conn) -> None:
@@ -499,6 +703,10 @@ def _draw_windows(conn, starts: range) -> None:
     # a worker draws hundreds of windows: its lexers take their joined patterns at once (reading
     # the first 50,000 characters of each the plain way spares a server's first page, not this)
     lexing.WARM = 0
+    _draw_in(conn, x, tl, env, starts)
+
+
+def _draw_in(conn, x: "Export", tl: Timeline, env, starts) -> None:
     try:
         for a in starts:
             html, events = x._html_window(a, tl, env)
