@@ -537,8 +537,17 @@ def test_drawing_processes_forked_before_a_short_session_is_read_end_unused(tmp_
                         staticmethod(lambda n, ml: started.append(real_start(n, ml)) or started[-1]))
     got = CliRunner().invoke(main, ["export", str(TOUR), "-o", str(tmp_path / "t.html"), "-j", "2"])
     assert got.exit_code == 0, got.output
-    assert started and started[0].first is not None
+    assert started and started[0].first is not None and started[0].drawing is None
     assert _wait_gone([started[0].first])
+    # processes that are ready draw a session from fewer events than are worth forking for
+    monkeypatch.setattr(exporting, "PARALLEL_READY_FROM", 10)  # (the tour has 19)
+    got = CliRunner().invoke(main, ["export", str(TOUR), "-o", str(tmp_path / "u.html"), "-j", "2"])
+    assert got.exit_code == 0, got.output
+    assert len(started) == 2 and started[1].drawing is not None and started[1].drawing.finished
+    assert _wait_gone([started[1].first, *started[1].pids])
+    stamp = re.compile(r'<span class="muted export-stamp">.*?</span>', re.S)
+    assert stamp.sub("", (tmp_path / "t.html").read_text()) == \
+        stamp.sub("", (tmp_path / "u.html").read_text())
 
 
 def test_an_export_stopped_midway_leaves_no_drawing_processes(monkeypatch):

@@ -17,7 +17,9 @@ thread is streamed into the middle of its Task card (the card is split at a mark
 leaves for it) rather than rendered as one piece. Drawing the events is nearly all of an export's
 time, so the command line (`workers`) draws the windows of a long session in forked processes, in
 order, and writes them as they come; each window is drawn exactly as the single process draws it
-(a redacting export stays in one process: its markers are numbered in reading order).
+(a redacting export stays in one process: its markers are numbered in reading order). For a long
+session the command line forks them before it reads the file (`Prefork`): they compile what
+drawing needs while the index is built, and are handed the export once it is.
 
 An export is a snapshot: it covers the events the index held when it started, and tool calls whose
 result came later show as still running — a line being written at the end of a live session is
@@ -55,6 +57,9 @@ FORMATS = {"html": ("html", "text/html; charset=utf-8"),
            "json": ("json", "application/json")}
 WINDOW = 200  # events read and rendered at a time
 PARALLEL_FROM = 2_000  # events of the selected thread from which `workers` processes draw them
+# ...and from which processes forked before the file was read (`Prefork`) draw them: they are
+# ready, forking and compiling costs nothing more then
+PARALLEL_READY_FROM = 400
 # bytes of a session's main file from which the command line forks its drawing processes before it
 # reads the file (`Prefork`; the events decide whether they draw, PARALLEL_FROM)
 PREFORK_FROM = 4 << 20
@@ -366,7 +371,8 @@ class Export:
         each window's HTML as the bytes written (sending text would decode and encode it again)."""
         start, stop = self._range(self.sel.thread)
         prefork, self.prefork = self.prefork, None  # (handed over once)
-        if self.workers < 2 or self.redactor is not None or stop - start < PARALLEL_FROM \
+        least = PARALLEL_FROM if prefork is None else min(PARALLEL_FROM, PARALLEL_READY_FROM)
+        if self.workers < 2 or self.redactor is not None or stop - start < least \
                 or "fork" not in multiprocessing.get_all_start_methods():
             if prefork is not None:
                 prefork.stop()
@@ -679,7 +685,10 @@ def _prefork_draw(k: int, task_r: int, out, env, media_limit: int) -> None:
 def _warm_lexers() -> None:
     """Compile the Python lexer's joined patterns (what highlighting needs first in most coding
     sessions: a fifth of a second per process) by highlighting a piece of Python."""
-    sample = Path(render.__file__).read_text(encoding="utf-8")[:HIGHLIGHT_LIMIT]
+    try:
+        sample = Path(render.__file__).read_text(encoding="utf-8")[:HIGHLIGHT_LIMIT]
+    except (OSError, UnicodeDecodeError):  # (an installation without sources: compiled on use)
+        sample = "def f(x: int) -> str:\n    return f'{x}'  # a comment\n"
     render.highlight(sample, filename="sample.py", cap=HIGHLIGHT_LIMIT)
     render.pretty_json({"warm": [1, "text", True, None]}, cap=HIGHLIGHT_LIMIT)
 
