@@ -1127,7 +1127,7 @@ class SessionIndex:
     def _filer(self, th: ThreadIndex, adapter, put):
         """`file(batch)`: files a batch of digests (d, line, offset, length) in order, and empties
         it. Most lines of a long session are plain — bookkeeping the format hides, a message of
-        the model, a line of tool results: no prompt, no error, no author, no state words, calls
+        the model, a line of tool results, a prompt: no error, no author, no state words, calls
         the map takes as they are (`ToolCallMap.plain`), an id of its own, a session that has its
         title — and such a digest is filed here, inline, as `put` would file it step by step: the
         same columns, ids, calls, usage and summary, for less per line (the pass is held to a
@@ -1152,9 +1152,9 @@ class SessionIndex:
             for d, line, offset, length in batch:
                 sid, role, kind, ts = d.source_id, d.role, d.kind, d.ts
                 blocks, running = d.blocks, d.running
-                if not inline or role == "user" or role == "error" or kind == "unparsed" \
-                        or d.author is not None or d.spawns or d.states \
-                        or d.permission is not None or d.follows is not None or not sid \
+                if not inline or (role == "user" and kind != "message") or role == "error" \
+                        or kind == "unparsed" or d.author is not None or d.spawns or d.states \
+                        or d.permission is not None or not sid \
                         or (main and (not s.title or kind in title_kinds)) or sid in ids \
                         or not ok(sid) or ("L" in sid and synthetic(sid)) \
                         or ((blocks or running) and not plain(blocks, running)):
@@ -1180,11 +1180,16 @@ class SessionIndex:
                         bits |= THINKING
                     elif k == "tool_use" or k == "tool_result":
                         tools = True
-                a_content(bits if role in speakers else 0)
+                if role == "user":  # a prompt: its first words for the outline, a rewind
+                    a_content(_content(adapter, th, seq, d))
+                    if d.follows is not None and not hidden:
+                        _rewind(th, seq, ids.get(d.follows))
+                else:
+                    a_content(bits if role in speakers else 0)
                 a_ts(NAN if ts is None else ts)
                 a_hidden(1 if hidden else 0)
                 ids[sid] = (name, seq)
-                if kind in boundary:
+                if role == "user" or kind in boundary:
                     th.last_boundary = seq
                 if tools or running:
                     observe(blocks, running, (name, seq), ts)

@@ -387,6 +387,7 @@ def _digest_own(rec: dict) -> Digest | None:
                                   started=u.get("timestamp")))
         elif isinstance(u, dict):
             return None
+    said = len(blocks)  # (blocks other than results: the thinking, the text, the calls)
     for r in results:
         if r.__class__ is dict:
             if not _plain_result(r):
@@ -396,7 +397,7 @@ def _digest_own(rec: dict) -> Digest | None:
             return None
     role = "assistant" if rec.get("type") == "assistant" else "user"
     kind = "message"
-    if results and all(b.kind == "tool_result" for b in blocks):
+    if results and not said:  # (every block a result)
         role, kind = "tool", "tool_result"
     if role == "user":
         # a prompt of plain words; a message from another agent, anything more: the Event says
