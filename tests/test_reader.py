@@ -190,3 +190,33 @@ def test_reading_ahead_of_a_file_that_grows_reads_on_from_where_it_stopped(tmp_p
         t = reader.LineScanner(f, s.offset, s.line, chunk=64, ahead=True)
         seen += [orjson.loads(bytes(d))["i"] for _, _, _, d in t.lines()]
     assert seen == list(range(61)) and t.tail is None and t.offset == path.stat().st_size
+
+
+def test_a_process_forked_after_reading_ahead_reads_ahead_with_threads_of_its_own(tmp_path):
+    """A process forked once this one has read ahead (a gunicorn worker, an export's drawing
+    process) has none of its threads: its own pass reads ahead on its own, never waiting on a
+    thread that is not there."""
+    import os
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({"i": i}) + b"\n" for i in range(200)))
+
+    def count() -> int:
+        with open(path, "rb") as f:
+            return sum(1 for _ in reader.LineScanner(f, chunk=64, ahead=True).lines())
+
+    assert count() == 200 and reader._READERS  # (the pool exists, with its threads)
+    pid = os.fork()
+    if pid == 0:  # the child: exits 0 only if its scan ends with every line
+        os._exit(0 if count() == 200 else 1)
+    for _ in range(200):  # (up to 10 s: a child waiting on a thread it lacks never ends)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        import time
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        raise AssertionError("the forked process's scan never ended")
+    assert os.waitstatus_to_exitcode(status) == 0

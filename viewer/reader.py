@@ -266,6 +266,8 @@ def _pread(fd: int, size: int, at: int) -> bytes:
 
 _READERS: list = []
 _READERS_LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a forked process has none of its parent's threads: its own pool
+    os.register_at_fork(after_in_child=_READERS.clear)
 
 
 def _readers() -> concurrent.futures.ThreadPoolExecutor:
