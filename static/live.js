@@ -18,8 +18,79 @@
   // a page drawn before its index whose calls the index names otherwise is drawn again from it
   // (web/early.py); the live tail's own stream says so as a reset
   var early = document.getElementById("early-stream");
-  if (early) early.addEventListener("reset", function () { location.reload(); });
+  if (early) {
+    early.addEventListener("reset", function () { location.reload(); });
+    early.addEventListener("htmx:sse:before:message", function (e) {
+      var m = e.detail.message;
+      if (!m.event && m.data) renamesInText(m.data);
+    });
+  }
   completeEarly();
+
+  // Cards the index draws as the page has them but for attributes and short texts (their ids,
+  // numbers, links, an API call's number: web/cardpatch.py) are not sent again. The message
+  // lists them with what changes: text to replace in every attribute value (`subs`, the ids
+  // renamed: `@8373534` → `L21953`) and, for each card, values that take another ([value, new]
+  // or [name, value, new]) and texts that do ([text, new]). Not in an event shown inside a card
+  // (a sub-agent's thread opened in it) nor in a raw view loaded into it. They are made before
+  // the message's other updates go in (some name the cards by their new ids), where its text is
+  // parsed: the live tail's batches, the early stream's message, a window's completion; the
+  // holder the message would put in the timeline is taken out.
+  function renamesIn(root) {
+    var holders = root.querySelectorAll("li.early-renames");
+    for (var i = 0; i < holders.length; i++) renames(holders[i]);
+  }
+
+  function renamesInText(text) {
+    if (text.indexOf("early-renames") < 0) return;
+    var tpl = document.createElement("template");
+    tpl.innerHTML = text;
+    renamesIn(tpl.content);
+  }
+
+  function renames(holder) {
+    var all = JSON.parse(holder.getAttribute("data-renames") || "{}");
+    holder.remove();
+    var cards = all.cards || [];
+    for (var i = 0; i < cards.length; i++) {
+      var card = document.getElementById(cards[i][0]);
+      if (card) patch(card, all.subs || [], cards[i][1], cards[i][2] || []);
+    }
+  }
+
+  function mine(card, node) {  // a node of the card's own, not of an event or raw view in it
+    var el = node.nodeType === 1 ? node : node.parentElement;
+    return el === card || (el.closest("li.ev") === card && !(el === node ? el.parentElement : el).closest(".raw-slot"));
+  }
+
+  function patch(card, subs, changes, texts) {
+    var byValue = new Map(), byName = new Map();
+    for (var i = 0; i < changes.length; i++) {
+      var c = changes[i];
+      if (c.length === 2) byValue.set(c[0], c[1]);
+      else byName.set(c[0] + "\u0000" + c[1], c[2]);
+    }
+    var els = [card].concat(Array.prototype.slice.call(card.querySelectorAll("*")));
+    for (var j = 0; j < els.length; j++) {
+      var el = els[j];
+      if (!mine(card, el)) continue;
+      var attrs = Array.prototype.slice.call(el.attributes);
+      for (var k = 0; k < attrs.length; k++) {
+        var name = attrs[k].name, was = attrs[k].value, now = byName.get(name + "\u0000" + was);
+        if (now === undefined) now = byValue.get(was);
+        if (now === undefined) {
+          now = was;
+          for (var s = 0; s < subs.length; s++) now = now.split(subs[s][0]).join(subs[s][1]);
+        }
+        if (now !== was) el.setAttribute(name, now);
+      }
+    }
+    if (!texts.length) return;
+    var to = new Map(texts), walk = document.createTreeWalker(card, NodeFilter.SHOW_TEXT), t;
+    while ((t = walk.nextNode())) {
+      if (to.has(t.data) && mine(card, t)) t.data = to.get(t.data);
+    }
+  }
 
   // A page drawn before its index (web/early.py). Its own cards are completed by its stream; a
   // window loaded meanwhile ("Load earlier / later", read from the lines next to the page's:
@@ -38,6 +109,7 @@
     }
 
     function apply(text) {
+      renamesInText(text);
       return htmx.swap({sourceElement: tl, target: tl, swap: "none", text: text});
     }
 
@@ -100,6 +172,11 @@
       for (var i = 0; i < records.length; i++) {
         var r = records[i];
         if (r.target !== tl) continue;
+        for (var a = 0; a < r.addedNodes.length; a++) {
+          var added = r.addedNodes[a];
+          // (made already, where the message was parsed)
+          if (added.nodeType === 1 && added.classList.contains("early-renames")) added.remove();
+        }
         for (var j = 0; j < r.removedNodes.length; j++) {
           var n = r.removedNodes[j];
           if (n.nodeType !== 1 || !n.classList.contains("ev")) continue;
@@ -189,6 +266,7 @@
     }
     for (var i = 0; i < events.length; i++) events[i].remove();
     dedupeOutOfBand(frag);
+    renamesIn(frag);  // (a first screen's cards the index names otherwise: before what names them so)
     place(events);
     // the rest — card updates, a sub-agent's events, counts — after the events they may target
     if (frag.firstElementChild) {

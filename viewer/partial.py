@@ -23,7 +23,8 @@ whether a source id appeared earlier in the file. Its events keep their source i
 is named `@<offset>`: its byte offset, which never changes while the file is appended to. Links from
 such a screen also carry the offset (`?pos=`), and the permalink route maps any of these to the final
 id once the index exists (`SessionIndex.at_offset`): a link taken from the first screen always opens
-the event it was taken from, before and after indexing.
+the event it was taken from, before and after indexing. The page itself takes the final ids once
+the index is done, its cards renamed in place (web/early.py `_renames`).
 
 A JSONL log of API calls (a proxy's `{request, response}` lines, read as one document:
 formats/wrapped.py) is read the same way: a region is the records of the lines it holds

@@ -31,7 +31,12 @@ it named; nor can any region tell that a rewind written after it dropped the mes
 Such cards are drawn again in place by the same message (`_redrawn`, the live tail's
 "changed" partial): each card the index draws otherwise replaces the page's, and a line the index
 reads as other records (other ids) has its cards replaced by the index's — the page is not
-reloaded, its scroll and open cards stay.
+reloaded, its scroll and open cards stay. A card the index draws otherwise only in attributes and
+short texts is not sent again (`_renames`, cardpatch.py): a region whose lines were not counted
+named an event without an id of its own by its offset (`@5120`), the index names it by its line
+(`L12`): the message lists the ids renamed and what else changes (a number, a link, "API call" →
+"API call 53"), and live.js makes those changes in the page's cards — an OpenAI-style JSONL page's
+completion was every card again, about a page of HTML.
 
 A big session that cannot be shown in part (a JSON document its format reads whole) gets a page that says it is reading
 the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
@@ -48,8 +53,10 @@ from .. import files, formats, partial
 from ..formats import detect
 from ..index import SessionIndex, folded
 from ..store import Store, SessionRef
-from ..templating import css_id
+from ..templating import css_id, dom_id
 from ..timeline import Timeline, load_events
+from . import cardpatch
+from .templating import render_event
 from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
 
 PROGRESS_EVERY = 0.5  # seconds between two progress messages while a page waits for its index
@@ -195,20 +202,22 @@ def completion(store: Store, idx: SessionIndex, key: str, region: tuple[int, int
     progress line (a window loaded later completes its cards only). None when the page cannot be
     completed in place (it reloads). Call from a request context."""
     shows = shows or region[:2]
-    redrawn = _redrawn(store, idx, region, target, shows)
-    if redrawn is None:
+    drawn = _redrawn(store, idx, key, region, target, shows)
+    if drawn is None:
         return None
+    redrawn, renames = drawn
     calls, refs = _completed(idx, region, shows)
     return render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
                            calls=calls, refs=refs, ref=store.get(key), oob=True,
-                           redrawn=redrawn, page=page)
+                           redrawn=redrawn, page=page, renames=renames)
 
 
-def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
-             target: str | None, shows: tuple[int, int]) -> list | None:
+def _redrawn(store: Store, idx: SessionIndex, key: str, region: tuple[int, int, bool],
+             target: str | None, shows: tuple[int, int]) -> tuple[list, list] | None:
     """The cards a page drawn from `region` holds otherwise than the index draws them, to draw
-    again in place: [(ids of the page's cards to take out, the id of the card the new ones
-    replace, the views of those)]; None when the page cannot be completed in place (it reloads).
+    again in place: ([(ids of the page's cards to take out, the id of the card the new ones
+    replace, the views of those)], the cards renamed in place: `_renames`); None when the page
+    cannot be completed in place (it reloads).
     Only the cards of the lines the page shows (`shows`: [a, b), offsets of line starts).
 
     A log of API calls read from its middle, a JSONL page whose region named a call otherwise
@@ -224,11 +233,17 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     a, b = shows
     th = idx.threads["main"]
     start, stop = idx.seq_at(a), idx.seq_at(b)
-    views = Timeline(idx, target=target).views(load_events(idx, "main", start, stop), start)
+    # (a permalink's event the page named by its offset: the index's name of it, its target)
+    named = partial._OFFSET_ID.fullmatch(target or "")
+    final = (idx.at_offset(int(named.group(1))) if named and "~" not in target else None) or target
+    views = Timeline(idx, target=final).views(load_events(idx, "main", start, stop), start)
     amended = th.carried.get("amended")  # (a Gemini CLI rewind marked records read before it)
+    # (a page whose lines were not counted named an event without an id of its own `@<offset>`,
+    # which the index names `L<line>`: renamed in place)
+    renamed = lo and not numbered and any(_by_line_number(v.ev.id) for v in views)
     if not (lo and (folded(th) or _named_otherwise(idx, region, shows) or _follows(th))
-            or amended or any(_linked(v) for v in views)):
-        return []
+            or amended or renamed or any(_linked(v) for v in views)):
+        return [], []
     try:
         # (read as the page read it: numbered from the line before lo, or named by offsets)
         part = SessionIndex(idx.main, confinement=idx.confinement).read_region(
@@ -239,19 +254,61 @@ def _redrawn(store: Store, idx: SessionIndex, region: tuple[int, int, bool],
     pt = part.threads["main"]
     first, last = part.seq_at(a), part.seq_at(b)
     drawn = _by_line(pt.offsets[first:last],
-                     Timeline(part).views(load_events(part, "main", first, last), first))
+                     Timeline(part, target=target).views(load_events(part, "main", first, last), first))
     now = _by_line(th.offsets[start:stop], views)
     if [at for at, _ in drawn] != [at for at, _ in now]:
         return None  # (not the lines the page read: the file changed)
-    out = []
+    out, changed = [], []
     for (_, page), (_, views) in zip(drawn, now):
         if [p.ev.id for p in page] != [v.ev.id for v in views]:
+            if len(page) == len(views):
+                changed.append((page, views))  # (named otherwise: renamed in place if it can be)
+                continue
             # (the page's cards first taken out: the index's may use their ids for other records)
             out.append(([p.ev.id for p in page[1:]], page[0].ev.id, views))
             continue
-        out += [([], p.ev.id, [v]) for p, v in zip(page, views) if _shown(p) != _shown(v)]
-    return [(["#" + css_id("m-" + x) for x in gone], "#" + css_id("m-" + at), views)
-            for gone, at, views in out]
+        changed += [([p], [v]) for p, v in zip(page, views) if _shown(p) != _shown(v)]
+    renames = _renames(changed, key, out)
+    return ([(["#" + css_id("m-" + x) for x in gone], "#" + css_id("m-" + at), views)
+             for gone, at, views in out], renames)
+
+
+def _by_line_number(event_id: str) -> bool:
+    """Whether the index names an event by its line (`L12`, `L12~2`): one a page whose lines were
+    not counted named by its offset."""
+    return partial._LINE_ID.fullmatch(event_id.partition("~")[0]) is not None
+
+
+def _renames(lines: list, key: str, out: list) -> dict | None:
+    """Cards of a page the index names or draws otherwise (`lines`: [(the page's views of a line,
+    or of a card, the index's)]) made the index's in place (cardpatch.py): {"subs": the ids
+    renamed, as text to replace in attribute values, "cards": [[a page's card id, attribute
+    changes, text changes]]}, or None when no card changes. A line a card of which differs
+    otherwise is drawn again (added to `out`, as `_redrawn` lists them)."""
+    subs, ids = [], []
+    for page, views in lines:
+        for p, v in zip(page, views):
+            if p.at is not None and v.at is None:
+                subs.append([f"?pos={p.at}", ""])  # (a link that carried where the line is)
+            if p.ev.id != v.ev.id:
+                subs.append([dom_id("raw-", p.ev.id), dom_id("raw-", v.ev.id)])
+                ids.append([p.ev.id, v.ev.id])
+    # (the longest first: `@51200` is not renamed inside `@512000`)
+    subs += sorted(ids, key=lambda s: -len(s[0]))
+    cards = []
+    for page, views in lines:
+        line = []
+        for p, v in zip(page, views):
+            was, now = render_event(p, key), render_event(v, key)
+            change = ([], []) if was == now else cardpatch.changes(was, now, subs)
+            if change is None:
+                out.append(([p.ev.id for p in page[1:]], page[0].ev.id, views))
+                break
+            if was != now:
+                line.append(["m-" + p.ev.id, *change])
+        else:
+            cards += line
+    return {"subs": list(dict.fromkeys(map(tuple, subs))), "cards": cards} if cards else None
 
 
 def _lines_before(idx: SessionIndex, lo: int) -> int:
