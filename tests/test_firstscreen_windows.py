@@ -338,3 +338,40 @@ def test_a_page_following_a_live_session_opened_before_its_index_stays_at_the_en
         assert page.problems == [], page.problems
     finally:
         hold.release.set()
+
+
+@pytest.mark.browser
+def test_a_sub_agent_no_call_links_to_is_listed_once_indexed(tmp_path, watched_page):
+    """A Claude Code sub-agent whose spawning call is not in the transcript is listed under "Other
+    threads" by a page drawn from the index; a first screen (a region of the main file) knows no
+    sub-agent, and its page did not list it once its index was done — only a reload did."""
+    root = tmp_path / "sessions"
+    path = root / "big.jsonl"
+    write_claude_session(path, 8 << 20)
+    sub = root / "big" / "subagents" / "agent-a1.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub.write_text("".join(line(type="user", uuid=f"a1-{i}", isSidechain=True, agentId="a1",
+                                message={"role": "user", "content": f"Sub-agent step {i}"})
+                           for i in range(3)))
+    os.utime(sub, (1_700_000_000, 1_700_000_000))
+    for app in held_app(root, tmp_path):
+        with LiveServer(app) as srv:
+            page = watched_page
+            page.goto(srv.url + "/s/big?at=end")
+            expect(page.locator("#index-progress")).to_be_visible()
+            others = page.locator("#unlinked-threads")
+            expect(others).to_be_hidden()
+            page.evaluate("window.__kept = document.getElementById('timeline')")
+            assert app.hold.held.wait(30)
+            app.hold.release.set()
+            expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+            expect(others).to_be_visible()
+            expect(others).to_contain_text("not linked to a call")
+            expect(others.locator('a[href="/s/big/t/a1"]')).to_have_count(1)
+            expect(others).to_contain_text("3 events")
+            assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+            fresh = page.context.new_page()
+            fresh.goto(srv.url + "/s/big?at=end")
+            assert fresh.locator("#unlinked-threads").inner_text() == others.inner_text()
+            fresh.close()
+            assert not page.problems
