@@ -931,6 +931,13 @@
       // the page carried the first hits; the rest stream in
       if (statusEl && statusEl.getAttribute("data-complete") === "0" && statusEl.getAttribute("data-next")) {
         runSearch(active, statusEl.getAttribute("data-next"));
+      } else if (statusEl && statusEl.getAttribute("data-reading")) {
+        // a first screen drawn before the index (around the first hit, found in the file's
+        // bytes): the whole session is searched once its index is done
+        var asked = active.toString();
+        whenIndexed(function () {
+          if (active && active.toString() === asked) runSearch(active, null);
+        });
       }
     }
     form.addEventListener("submit", function (e) {
@@ -979,6 +986,22 @@
         }
       }
     }).observe(timeline, { childList: true, subtree: true });
+  }
+
+  // once the page's index is done: its progress line hidden (web/early.py)
+  function whenIndexed(fn) {
+    function done() {
+      var p = $("index-progress");
+      return !p || p.hidden;
+    }
+    if (done()) return fn();
+    var head = document.querySelector(".session-head") || document.body;
+    var watch = new MutationObserver(function () {
+      if (!done()) return;
+      watch.disconnect();
+      fn();
+    });
+    watch.observe(head, {childList: true, subtree: true, attributes: true, attributeFilter: ["hidden"]});
   }
 
   window.svFind = { jumpTo: jumpTo, toEnd: function () { toEdge(true); } };

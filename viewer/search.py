@@ -738,6 +738,18 @@ def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int
     """(offset, lines before it) of each line of a file the prefilter keeps, in file order; None
     when there are more than `most`, or when one is a last line with no end."""
     out: list[tuple[int, int]] = []
+    for line in candidate_lines(f, pre, eol):
+        if line is None:
+            return None
+        out.append(line)
+        if len(out) > most:
+            return None
+    return out
+
+
+def candidate_lines(f, pre: "Prefilter", eol: bytes) -> Iterator[tuple[int, int] | None]:
+    """(offset, lines before it) of each line of a file the prefilter keeps, in file order, read
+    as they are asked for; a None (and no more) for a match on a last line with no end."""
     size = f.seek(0, 2)
     pos = 0  # file offset of the chunk
     lines = 0  # line ends in [0, pos)
@@ -756,14 +768,14 @@ def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int
             counted = i
             if seen > last:
                 nl = chunk.rfind(eol, 0, i)
-                out.append((pos + nl + 1 if nl >= 0 else start_of_line(f, pos, eol, 1 << 16), seen))
+                at = pos + nl + 1 if nl >= 0 else start_of_line(f, pos, eol, 1 << 16)
+                yield at, seen
                 last = seen
-                if len(out) > most:
-                    return None
             end = chunk.find(eol, i)
             if end < 0:
                 if full:
-                    return None  # the match is on a last line with no end
+                    yield None  # the match is on a last line with no end
+                    return
                 break
             i = pre.find(hay, end + 1)
         if full:
@@ -771,7 +783,46 @@ def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int
         keep = len(chunk) - pre.overlap
         lines += chunk.count(eol, 0, keep)
         pos += keep
-    return out
+
+
+FIRST_HIT_LINES = 200  # candidate lines `first_hit` reads before it leaves the search to the index
+FIRST_HIT_TIME = 0.3  # … and seconds
+
+
+def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, str] | None:
+    """Where the main file's first hit of a search is, found without the index (a search link
+    opened on a big session not indexed yet: its first screen is drawn around it, web/routes.py):
+    (offset of its line, that line's number, the hit's event id), or None when the bytes cannot
+    tell soon (no literal to look for, a JSON document, more than FIRST_HIT_LINES candidate lines
+    or FIRST_HIT_TIME seconds before a hit, none in the file). A sub-agent's hit that comes first
+    in reading order is not looked for: the whole search comes with the index."""
+    from .formats import detect
+
+    pre = matcher.prefilter
+    if pre is None:
+        return None
+    deadline = time.monotonic() + FIRST_HIT_TIME
+    scan = Scan(None, matcher)
+    with files.confined(confinement):
+        try:
+            found = detect.detect_file(path)
+        except (OSError, detect.NotTranscript):
+            return None
+        if found.mode != "jsonl":
+            return None
+        with files.open_file(path) as f:
+            expand = expander(f)
+            for n, line in enumerate(candidate_lines(f, pre, found.eol.encode())):
+                if line is None or n >= FIRST_HIT_LINES or time.monotonic() > deadline:
+                    return None
+                lo, before = line
+                idx = SessionIndex(path, confinement=confinement)
+                idx.read_region(lo, lo + 1 if lo else 4, before, found=found)
+                th = idx.threads["main"]
+                for seq, ev in enumerate(load_picked(idx, "main", range(len(th)))):
+                    if scan._match(ev, seq, expand, deadline) is not None:
+                        return lo, before + 1, ev.id
+    return None
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:

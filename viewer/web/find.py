@@ -43,6 +43,8 @@ class Find:
     filter_error: str = ""
     cursor: str | None = None
     scan: Scan | None = None
+    reading: bool = False  # a first screen's search: what it shows is not all (routes._early_search)
+    listed: bool = True  # … whose region's hits are listed (they are the session's first ones)
 
     @property
     def args(self) -> dict:
@@ -54,7 +56,16 @@ class Find:
         if self.matcher is None:
             return iter(())
         self.scan = Scan(idx, self.matcher, cursor=self.cursor, budget=PAGE_BUDGET, limit=PAGE_HITS)
-        return iter(self.scan)
+        return self._so_far(self.scan, self.listed) if self.reading else iter(self.scan)
+
+    @staticmethod
+    def _so_far(scan: Scan, listed: bool):
+        """The hits of a first screen's region: the first of the session's, not all of them (the
+        page's script searches the whole session again once its index is done); none when the
+        region is not where the first ones are."""
+        if listed:
+            yield from scan
+        scan.complete, scan.next, scan.stopped = False, None, "reading"
 
 
 def find_context(idx: SessionIndex, target: str | None = None) -> Find:

@@ -21,6 +21,7 @@ from ..formats import wrapped
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
+from ..search import first_hit
 from ..store import EARLY_ABOVE, NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
@@ -159,6 +160,10 @@ def session(key: str):
                     return _early_page(ref, part, key, opening)
         if _big(ref):
             return _reading_page(ref, key)
+    if idx is None and request.args.get("q") and set(request.args) <= _SEARCH:
+        page = _early_search(ref, key)  # a search link: the first screen around its first hit
+        if page is not None:
+            return page
     idx = idx or _index(ref)
     find = find_context(idx)
 
@@ -170,10 +175,42 @@ def session(key: str):
 
 
 _PLAIN = {"from", "at", "hidden"}  # a page with no search, filter or window of its own
+_SEARCH = {"q", "regex", "case", "hidden"}  # a search link's page
+
+
+def _early_search(ref, key: str):
+    """The page of a search link (`?q=`) on a session whose index is not built: drawn at once
+    around the main file's first hit, found in its bytes (`search.first_hit`), the hit its target,
+    the matches marked and the region's hits listed as the first ones — the page searches the
+    whole session again once its index is done (find.js). None when the bytes cannot tell where
+    the first hit is soon, or the session is redacted (a search of its raw bytes would tell what
+    was redacted): the page then waits for the index."""
+    find = find_context(None)
+    if find.matcher is None or store().redact or compressed.is_compressed(ref.path):
+        return None
+    store().page_begins()  # (a background pass under way steps aside meanwhile)
+    try:
+        hit = first_hit(ref.path, find.matcher, store().confinement)
+    finally:
+        store().page_ends()
+    part = early.first_screen(store(), ref, around=hit[:2]) if hit else None
+    if part is not None and part.locate(hit[2]) is not None:
+        find = find_context(part, target=hit[2])
+        find.reading = True
+        return _early_page(ref, part, key, target=hit[2], find=find)
+    # (no hit the bytes tell of soon: the page where the session opens, its matches marked, the
+    # search said to come once the session is read)
+    opening = _opening(ref)
+    part = early.first_screen(store(), ref, start=bool(opening))
+    if part is None:
+        return None
+    find = find_context(part)
+    find.reading, find.listed = True, False
+    return _early_page(ref, part, key, opening, find=find)
 
 
 def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
-                target: str | None = None):
+                target: str | None = None, find: Find | None = None):
     """A page drawn from a region of the file while the index is built in the background (which
     starts once the page is sent: the first screen does not share the processor with it)."""
     build = store().build(key, start=False)
@@ -181,7 +218,7 @@ def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
     win = tl.window("main", **(where or {}))
     hidden = bool(target) and part.threads["main"].hidden[part.locate(target)[1]]
     response = make_response(_session_page(
-        ref, part, win, key, target=target, show_hidden=hidden, find=Find(),
+        ref, part, win, key, target=target, show_hidden=hidden, find=find or Find(),
         lands=_lands(tl, target), early=early.region_arg(part), shows=early.shows_arg(win),
         fraction=build.fraction))
     response.call_on_close(build.start)
