@@ -936,7 +936,17 @@
         // bytes): the whole session is searched once its index is done
         var asked = active.toString();
         whenIndexed(function () {
-          if (active && active.toString() === asked) runSearch(active, null);
+          if (!active || active.toString() !== asked) return;
+          var items = hitItems(), at = current >= 0 && items[current] ? items[current].getAttribute("data-id") : null;
+          runSearch(active, null).then(function () {  // (the hit that was current still is)
+            var now = hitItems();
+            for (var k = 0; at && current < 0 && k < now.length; k++) {
+              if (now[k].getAttribute("data-id") !== at) continue;
+              current = k;
+              now[k].classList.add("current");
+              now[k].setAttribute("aria-current", "true");
+            }
+          });
         });
       }
     }

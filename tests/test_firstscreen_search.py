@@ -91,8 +91,8 @@ def test_a_search_link_s_first_screen_fills_in_its_hits_once_indexed(app, watche
         expect(page.locator("#hits li.hit")).to_have_count(4, timeout=30_000)
         expect(page.locator("#find-status")).to_contain_text("4 messages")
         expect(page.locator("#find-status")).not_to_contain_text("so far")
-        # the next hit is one of the later ones, loaded where it is
-        page.keyboard.press("n")
+        # the hit opened is still the current one; the next is one of the later ones, loaded
+        expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "first-walrus")
         page.keyboard.press("n")
         expect(page.locator("#m-late-walrus-0 mark.hit.current")).to_be_in_viewport()
         assert page.problems == []
