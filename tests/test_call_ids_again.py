@@ -288,7 +288,10 @@ def test_a_first_screen_renamed_by_the_index_is_sent_the_cards_it_shows_only(uni
     body = c.get(stream).get_data(as_text=True)
     shown = set(re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', page))
     redrawn = {t.replace("\\", "") for t in re.findall(r'<hx-partial hx-target="#m-([^"]+)"', body)}
-    assert redrawn and redrawn <= shown
+    # (a card whose call ids alone change is changed in place, not sent again: web/cardpatch.py)
+    renames = re.search(r"data-renames='([^']+)'", body)
+    changed = {cid[2:] for cid, *_ in json.loads(renames.group(1))["cards"]} if renames else set()
+    assert redrawn | changed and redrawn | changed <= shown
     assert len(body) < 1.5 * len(page)  # (every card of the page is renamed: about the page)
 
 
