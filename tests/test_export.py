@@ -485,8 +485,6 @@ def test_a_long_sessions_drawing_processes_start_before_it_is_read(tmp_path, mon
     in one process (a redacting export) they end unused."""
     from viewer import export as exporting
 
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork on this system")
     monkeypatch.setattr(exporting, "WINDOW", 3)
     monkeypatch.setattr(exporting, "PARALLEL_FROM", 0)
     monkeypatch.setattr(exporting, "PREFORK_FROM", 0)
@@ -528,8 +526,6 @@ def test_drawing_processes_forked_before_a_short_session_is_read_end_unused(tmp_
     drawn in the exporting process; the processes forked for it before it was read end."""
     from viewer import export as exporting
 
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork on this system")
     monkeypatch.setattr(exporting, "PREFORK_FROM", 0)
     started = []
     real_start = exporting.Prefork.start
