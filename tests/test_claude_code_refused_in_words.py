@@ -151,7 +151,8 @@ def test_a_bare_error_of_a_2_1_cli_is_not_taken_for_the_person_s_comment(tmp_pat
     """Only 2.0 wrote a refusal's comment bare; 2.1 puts it after "the user said:". A 2.1 Bash
     call blocked by a PreToolUse hook has the hook's output as its whole error result, with
     `toolUseResult` "Error: " + it (the corpus's spotter-progress-compact, 2.1.39: "Pre-commit
-    validation failed: …", three calls): it read as "denied by user"; it is an error."""
+    validation failed: …", three calls, each right after its PreToolUse hooks' `hook_progress`): it
+    read as "denied by user"; it is the hook's block (tests/test_claude_code_hook_blocks.py)."""
     path = _session(tmp_path, "2.1.39")
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     lines = lines[:1] + [x for x in lines if x.get("uuid") in ("u2", "u3")]
@@ -159,4 +160,4 @@ def test_a_bare_error_of_a_2_1_cli_is_not_taken_for_the_person_s_comment(tmp_pat
     lines[2]["toolUseResult"] = "Error: " + lines[2]["message"]["content"][0]["content"]
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     idx = SessionIndex(path).build()
-    assert {c.id: (c.status, c.named) for c in idx.calls.calls.values()} == {"t1": ("error", None)}
+    assert {c.id: (c.status, c.named) for c in idx.calls.calls.values()} == {"t1": ("error", "blocked_by_hook")}

@@ -62,6 +62,11 @@ UNAPPROVED = "unapproved"
 # it denied where the call is one whose failures never read as free words (the format says which:
 # its `refused_in_words` hook, asked by toolcalls.ToolCallMap.observe)
 USER_WORDS = "user_words"
+# `ToolResult.state = HOOK_WORDS`: the same words-only error where the person's words cannot be (Claude
+# Code 2.1 puts them after "the user said:"): a PreToolUse hook's reason, which a hook that denies in
+# JSON has the CLI send as the whole result, with no toolDenialKind before 2.1.2xx. The state map names
+# it blocked by hook where the call's own failures never read as free words, as for USER_WORDS
+HOOK_WORDS = "hook_words"
 
 
 @dataclass(slots=True)

@@ -81,6 +81,7 @@ from .model import (
     STATES,
     UNAPPROVED,
     USER_WORDS,
+    HOOK_WORDS,
     RUNNING_ON as _RUNNING_ON,
     Event,
     ToolCall,
@@ -551,9 +552,10 @@ class ToolCallMap:
                     # that follows is only the SDK's "The user doesn't want to proceed…", which an
                     # interrupt leaves as a refusal does (legion: ToolCallUpdate `interrupted`)
                     state = b.state
-                    if state == USER_WORDS:  # the person's words, if the call's failures never are
-                        state = DENIED if refused_in_words is not None and call.name \
-                            and refused_in_words(call.name) else None
+                    if state == USER_WORDS or state == HOOK_WORDS:
+                        # the person's (or a hook's) words, if the call's own failures never are
+                        state = (DENIED if state == USER_WORDS else BLOCKED_BY_HOOK) \
+                            if refused_in_words is not None and call.name and refused_in_words(call.name) else None
                     interrupted = kept == INTERRUPTED and state == DENIED
                     call.named = state if state in ENDED and not interrupted else kept
                     call.status = ERROR if call.is_error or call.named else COMPLETED

@@ -30,9 +30,9 @@ import orjson
 from .. import files
 from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
-    ERROR, INTERRUPTED, USER_WORDS, Context, Data, Digest, Event, Notice, Ref, Text
+    ERROR, HOOK_WORDS, INTERRUPTED, USER_WORDS, Context, Data, Digest, Event, Notice, Ref, Text
 from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
-    md_escape, retry_words, set_time, text_field, url_escape, with_context
+    HOOK_BLOCK, md_escape, retry_words, set_time, text_field, url_escape, with_context
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -407,12 +407,14 @@ def _user(rec: dict, ref: Ref) -> Event:
         if denial == DENIED and _stopped_while_running(rec):
             denial = INTERRUPTED
         if denial and len(results) == 1 and results[0].is_error:
-            results[0].state = _refuser(denial, results[0])
+            results[0].state = _refuser(denial, results[0], rec)
         elif denial is None and len(results) == 1 and results[0].tool_use_id not in wrapped \
                 and _bare_words(rec, results[0]):
-            results[0].state = USER_WORDS
+            results[0].state = USER_WORDS if _before_2_1(rec) else HOOK_WORDS
         if len(results) == 1 and results[0].state == DENIED:
             results[0].content = _advice(results[0].content)
+        elif len(results) == 1 and results[0].state == BLOCKED_BY_HOOK:
+            results[0].content = _hook_said(results[0].content)
         if isinstance(structured, dict) and structured.get("status") == "async_launched":
             results[0].content = [launched(structured, results[0].content)]
             results[0].state = BACKGROUND
@@ -517,20 +519,17 @@ def _advice(content: list) -> list:
 
 
 def _bare_words(rec: dict, result) -> bool:
-    """Whether an error result may be only the person's words: 2.0 turns a call down with the
-    comment typed in the permission dialog as the whole result, `is_error`, and `toolUseResult`
-    "Error: " + the comment, the very shape of a tool's thrown failure. Free words that open as
-    no failure of the CLI's own does are the person's, if the call is one whose failures never read
-    so; the state map knows its name (`model.USER_WORDS`). A line that names its denial kind (2.1)
-    or decision says so itself."""
+    """Whether an error result is only words that may be the person's or a PreToolUse hook's: 2.0
+    turns a call down with the comment typed in the permission dialog as the whole result,
+    `is_error`, and `toolUseResult` "Error: " + the comment, the very shape of a tool's thrown
+    failure; and every version sends a hook's JSON refusal (`permissionDecision: deny`) as its
+    reason, in that same shape (3 Bash calls of the corpus's spotter-progress-compact, 2.1.39:
+    "Pre-commit validation failed: …", right after the PreToolUse hooks' `hook_progress` lines).
+    Free words that open as no failure of the CLI's own does are one of those two, if the call is
+    one whose failures never read so; the state map knows its name (`model.USER_WORDS`,
+    `model.HOOK_WORDS`). A line that names its denial kind (2.1) or decision says so itself."""
     if not result.is_error or result.state is not None or len(result.content) != 1 \
             or "permissionDecision" in rec:
-        return False
-    version = rec.get("version")
-    if isinstance(version, str) and not version.startswith(("0.", "1.", "2.0.")):
-        # 2.1 puts the person's comment after "the user said:" (`_SAID`): a bare error of its is
-        # the CLI's or a hook's (a PreToolUse hook's blocking output: "Pre-commit validation
-        # failed: …" in the corpus's spotter-progress-compact, 2.1.39)
         return False
     b = result.content[0]
     if b.kind != "text" or rec.get("toolUseResult") != "Error: " + b.text:
@@ -539,13 +538,42 @@ def _bare_words(rec: dict, result) -> bool:
     return bool(text) and not _MACHINE.match(text)
 
 
-def _refuser(denial: str, result) -> str:
-    """The named state of a refused call: who refused it, as far as its result's text tells. A
+def _before_2_1(rec: dict) -> bool:
+    """A line of a CLI before 2.1, which sends the person's comment as the bare result; 2.1 puts
+    it after "the user said:" (`_SAID`), so a bare error of its is a hook's."""
+    version = rec.get("version")
+    return not isinstance(version, str) or version.startswith(("0.", "1.", "2.0."))
+
+
+def _hook_said(content: list) -> list:
+    """A PreToolUse hook's refusal as the hook's own words under one line naming the hook: the
+    CLI's "PreToolUse:Bash hook error: [<command>]: <stderr>" folds its prefix and the hook's
+    command into the line (`common.HOOK_BLOCK`); a JSON refusal's reason is all words."""
+    text = content[0].text if len(content) == 1 and content[0].kind == "text" else ""
+    m = HOOK_BLOCK.match(text[:2000]) if text.startswith(("PreToolUse:", "Hook ", "Error: ")) else None
+    if m is None:
+        return [Notice("a PreToolUse hook blocked the call and said:"), Text(text, markdown=False)] \
+            if text.strip() else content
+    hook, command, said = m.group(1) or m.group(3), m.group(2), text[m.end():].strip()
+    detail = {"hook": hook, **({"command": command} if command else {}), "result": text}
+    if not said:
+        return [Notice(f"hook {hook} blocked the call and gave no reason", detail)]
+    return [Notice(f"hook {hook} blocked the call and said:", detail), Text(said, markdown=False)]
+
+
+def _refuser(denial: str, result, rec: dict) -> str:
+    """The named state of a refused call: who refused it, as far as its line and result tell. A
     `-p` run's permission mode asks nobody, though the CLI files it as "user-rejected": its text
-    says so (`common.refused_state` read it already)."""
+    says so (`common.refused_state` read it already). A hook's refusal is filed as a rule's
+    ("permission-rule"); its decision's source (2.1.331: `permissionDecision` {source: hook}) or
+    its text tells it apart."""
     if denial == DENIED and result.state == DENIED_BY_SETTINGS:
         return DENIED_BY_SETTINGS
     if denial == DENIED_BY_SETTINGS:
+        decision = rec.get("permissionDecision")
+        if result.state == BLOCKED_BY_HOOK or (
+                isinstance(decision, dict) and "hook" in (decision.get("source"), decision.get("reasonType"))):
+            return BLOCKED_BY_HOOK
         text = next((b.text for b in result.content if b.kind == "text"), "")[:400]
         if any(w in text for w in _HOOK_SAID):
             return BLOCKED_BY_HOOK

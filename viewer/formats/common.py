@@ -17,6 +17,7 @@ import orjson
 
 from .. import files, reader, timestamps
 from ..model import (
+    BLOCKED_BY_HOOK,
     CANCELLED,
     DENIED,
     DENIED_BY_SETTINGS,
@@ -171,6 +172,14 @@ def error_content(content: Any) -> bool:
 _REFUSED = "The user doesn't want to proceed with this tool use."
 _SIBLING_FAILED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _NOT_GRANTED = ("Claude requested permissions to use ", "but you haven't granted it yet.")
+# how Claude Code words a PreToolUse hook's refusal in the result of the call it stopped, in every
+# version since hooks came (2.0.x to 2.1.331, with or without the 2.1 `toolDenialKind`): a block by
+# exit code 2, "PreToolUse:Bash hook error: [<the hook's command>]: <its stderr>"
+# (anthropics/claude-code#85490 on 2.1.220, #88292 on 2.1.234), and a JSON `permissionDecision:
+# deny` that gave no reason, "Hook PreToolUse:Bash denied this tool" (#59643 on 2.1.143, #82642 on
+# 2.1.220). Group 1 or 3 names the hook, 2 its command, the rest is what the hook said
+HOOK_BLOCK = re.compile(r"(?:Error: )?(?:(PreToolUse:\S+) hook error: (?:\[(.*?)\]: )?|Hook (PreToolUse:\S+) denied "
+                        r"this tool\b)", re.S)
 
 
 def refused_state(content: Any) -> str | None:
@@ -190,6 +199,9 @@ def refused_state(content: Any) -> str | None:
         return DENIED_BY_SETTINGS
     if content.strip() == _SIBLING_FAILED:
         return CANCELLED
+    if content.startswith(("PreToolUse:", "Hook PreToolUse:", "Error: PreToolUse:", "Error: Hook PreToolUse:")) \
+            and HOOK_BLOCK.match(content[:2000]):
+        return BLOCKED_BY_HOOK  # a PreToolUse hook stopped it: the person was not asked
     return None
 
 
