@@ -337,7 +337,7 @@ def _digest_results(rec: dict) -> Digest | None:
 
 def _digest_prompt(rec: dict, text: str) -> Digest | None:
     if "<" in text or not text or text.isspace() or text.startswith((_INTERRUPT, _HARNESS)) \
-            or "origin" in rec:
+            or "origin" in rec or _FEEDBACK.match(text):
         return None
     uuid = rec.get("uuid")
     d = Digest("user", "message", uuid if uuid.__class__ is str else None,
@@ -383,9 +383,41 @@ def _assistant(rec: dict, ref: Ref) -> Event:
     return ev
 
 
+# what the CLI sends the model when a hook keeps the agent going (a Stop or SubagentStop hook's
+# block, 2.1's TeammateIdle / TaskCompleted): "Stop hook feedback:\n" + the hook's blocking
+# output, a user line the CLI writes itself (`isMeta`; its formatter for each hook event, and
+# transcripts of 2.1.197 and 2.1.261 as others measured them: "Stop hook feedback:\nBLOCKED_ONCE\n")
+_FEEDBACK = re.compile(r"([A-Z]\w{1,40}) hook feedback:\n")
+# what the hooks that can keep the agent going kept it from
+_KEPT_FROM = {"Stop": "stopping", "SubagentStop": "stopping", "TeammateIdle": "going idle",
+              "TaskCompleted": "completing the task"}
+
+
+def _hook_feedback(rec: dict, ref: Ref, content: Any) -> Event | None:
+    """A hook's feedback that kept the agent going, as the hook's card: the hook and what it kept
+    the agent from, then its words. Hidden as one of the CLI's own lines (`isMeta`), the reason
+    the agent went on after it had finished was out of sight; now it is where it happened. (2.1
+    also writes a `hook_blocking_error` attachment for it, hidden behind the toggle: `_attachment`.)"""
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) \
+            and content[0].get("type") == "text":
+        content = content[0].get("text")
+    m = _FEEDBACK.match(content) if isinstance(content, str) else None
+    if m is None or rec.get("toolUseResult") is not None:
+        return None
+    hook, said = m.group(1), content[m.end():].strip()
+    from_ = _KEPT_FROM.get(hook)
+    words = f"hook {hook} kept the agent from {from_}" if from_ else f"hook {hook} gave feedback"
+    return Event(ref, "system", kind="hook", blocks=[Notice(words + (" and said:" if said else ""))]
+                 + ([Text(said, markdown=False)] if said else []))
+
+
 def _user(rec: dict, ref: Ref) -> Event:
     msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
     content = msg.get("content")
+    if (fed := _hook_feedback(rec, ref, content)) is not None:
+        if isinstance(rec.get("parentUuid"), str):
+            fed.follows = rec["parentUuid"]
+        return fed
     ev = Event(ref, "user")
     if isinstance(content, str):
         ev.blocks = _prompt_blocks(content, ev)
@@ -947,6 +979,9 @@ def _attachment(rec: dict, ref: Ref) -> Event:
         ev = Event(ref, "system", kind="hook", blocks=[Notice(words, att)])
         if body:
             ev.blocks.append(Text(as_text(body), markdown=False))
+        if kind == "hook_blocking_error" and (att.get("hookEvent") or att.get("hookName")) in _KEPT_FROM:
+            # the feedback line the CLI sends the model says it where it happened (`_hook_feedback`)
+            ev.hidden, ev.hidden_reason = True, "hook feedback, shown as sent"
         return ev
     if kind == "plan_mode_exit":  # the person approved the plan: the agent may act from here on
         return Event(ref, "system", kind="mode", blocks=[Notice("left plan mode", att)])
