@@ -139,6 +139,36 @@ def test_session_list_shows_new_sessions_live(tour, serve, watched_page):
     assert page.problems == []
 
 
+def test_a_session_that_starts_while_the_list_opens_is_listed(tour, serve, watched_page):
+    """A session whose file appears after the list page was drawn but before its stream connected
+    (a slow or busy machine, a tab opened in the background) is added all the same: the stream
+    adds what the page did not draw, not only what appears once it listens."""
+    import urllib.request
+
+    root, _ = tour
+    srv = serve(root)
+    page = watched_page
+
+    def late_stream(route):
+        new = root / "brand-new"
+        new.mkdir()
+        (new / "messages.jsonl").write_text(json.dumps(
+            {"type": "user", "content": "Started while the page opened", "session_id": "n",
+             "timestamp": 1761073500}) + "\n")
+        deadline = time.monotonic() + 10
+        while "brand-new" not in urllib.request.urlopen(srv.url + "/sessions.json?wait=0").read().decode():
+            assert time.monotonic() < deadline, "the server never found the new session"
+            time.sleep(0.05)
+        route.continue_()
+
+    page.route(re.compile(r".*/events\?.*"), late_stream, times=1)
+    page.goto(srv.url + "/")
+    expect(page.locator("#sessions tbody tr", has_text="Started while the page opened")).to_be_visible(
+        timeout=10_000)
+    expect(page.locator("#sessions tbody tr")).to_have_count(2)
+    assert page.problems == []
+
+
 def test_a_subagent_appears_under_its_task_while_it_runs(tmp_path, serve, watched_page):
     root = tmp_path / "sessions"
     shutil.copytree(SESSIONS / "claude-project", root / "claude-project")

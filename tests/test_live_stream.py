@@ -653,3 +653,36 @@ def test_page_drawing_gives_way_to_the_pump_only_while_streams_are_open(tmp_path
         s.close()
     no_pump_left()
     assert sys.getswitchinterval() == before
+
+
+def test_the_list_stream_adds_each_new_session_once_across_reconnects(tmp_path, monkeypatch):
+    """The list's stream adds the sessions found after the page's own rows — also those that
+    appeared before it opened — and a reconnect (Last-Event-ID) adds what appeared while it was
+    away, and nothing it added before."""
+    from viewer import store as store_mod
+
+    monkeypatch.setattr(store_mod, "RESCAN_AFTER", 0.0)  # no watcher here: every look rescans
+    root = tmp_path / "root"
+    shutil.copytree(SESSIONS / "legion-feature-tour", root / KEY)
+    c = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False}).test_client()
+    events = re.search(r'hx-sse:connect="([^"]+)"', c.get("/").data.decode()).group(1).replace("&amp;", "&")
+
+    def start(name):
+        (root / name).mkdir()
+        (root / name / "messages.jsonl").write_text(json.dumps(
+            {"type": "user", "content": f"{name} starts", "session_id": name, "timestamp": 1761073500}) + "\n")
+
+    def first(**headers):
+        s = Stream(c.get(events, headers=headers), maps=False)
+        try:
+            (got,) = s.next()
+        finally:
+            s.close()
+        return got[0], re.findall(r'<hx-partial[^>]*>\s*<tr id="row-([^"]+)"', got[2])
+
+    start("opened-meanwhile")  # after the page was drawn, before its stream opened
+    sent, added = first()
+    assert added == ["opened-meanwhile"]
+    assert first(**{"Last-Event-ID": sent})[1] == []  # a reconnect adds it no second time
+    start("while-away")
+    assert first(**{"Last-Event-ID": sent})[1] == ["while-away"]

@@ -111,6 +111,8 @@ class Store:
         self._scan_lock = threading.Lock()  # one discovery pass at a time
         self._refs: dict[str, SessionRef] = {}
         self._scanned = 0.0
+        self._scans = 0  # discovery passes so far: a list page says which one its rows are from
+        self._found_in: dict[str, int] = {}  # key → the pass that found it
         self._dirty = True
         self._memory: OrderedDict[str, SessionIndex] = OrderedDict()
         self._builds: dict[str, Build] = {}
@@ -173,10 +175,21 @@ class Store:
 
     def sessions(self) -> list[SessionRef]:
         """Every discovered session, most recently written first."""
+        return self.listing()[0]
+
+    def listing(self) -> tuple[list[SessionRef], int]:
+        """(every discovered session, most recently written first; the number of the discovery
+        pass they are from — see `found_after`)."""
         self._discover()
         with self._lock:
-            refs = list(self._refs.values())
-        return sorted(refs, key=lambda r: r.mtime, reverse=True)
+            refs, scan = list(self._refs.values()), self._scans
+        return sorted(refs, key=lambda r: r.mtime, reverse=True), scan
+
+    def found_after(self, key: str, scan: int) -> bool:
+        """Whether the session of `key` was found by a discovery pass later than `scan`: a list
+        drawn from pass `scan` does not show it."""
+        with self._lock:
+            return self._found_in.get(key, 0) > scan
 
     def get(self, key: str) -> SessionRef:
         """The session of a key — or of its older key: a `.json` document that gave way to a
@@ -219,6 +232,8 @@ class Store:
                     scan = None if full else self._relist(written)
                     found, skipped, skipped_keys, aliases = scan or self._scan()
                 with self._lock:
+                    self._scans += 1
+                    self._found_in = {k: self._found_in.get(k, self._scans) for k in found}
                     self._refs = found
                     self._aliases = aliases
                     self.skipped = skipped

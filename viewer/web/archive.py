@@ -32,11 +32,16 @@ def _rows() -> list[catalog.Row]:
     """Every session with the summary memory or the cache knows (None: not indexed yet; the last
     summary while a changed file is indexed again); files found not to be transcripts are left out
     (the store lists them as skipped)."""
+    return _listing()[0]
+
+
+def _listing() -> tuple[list[catalog.Row], int]:
+    """(`_rows()`, the discovery pass they are from: `Store.listing`)."""
     st = store()
-    refs = st.sessions()
+    refs, scan = st.listing()
     known = st.summaries(refs, stale=True)
     return [r for r in catalog.rows_of(refs, known, live_window=LIVE_WINDOW)
-            if not isinstance(r.summary, NotTranscript)]
+            if not isinstance(r.summary, NotTranscript)], scan
 
 
 def _summaries(shown: list) -> tuple[int, dict]:
@@ -71,12 +76,14 @@ def search_indexing(st) -> dict | None:
     return None if progress["complete"] else progress
 
 
-def list_page(q: ListQuery) -> tuple[int, catalog.Page]:
-    """(the indexer's version, one page of the list). A session with no summary yet is listed by
+def list_page(q: ListQuery) -> tuple[int, catalog.Page, int]:
+    """(the indexer's version, one page of the list, the discovery pass its rows are from: the
+    list's stream adds the sessions found after it). A session with no summary yet is listed by
     its file; on a page in file-time order it is indexed before the page answers when small, else
     the background indexer is asked for it first."""
     version = store().indexer.version
-    page = catalog.run(_rows(), q)
+    rows, scan = _listing()
+    page = catalog.run(rows, q)
     missing = [r.ref for r in page.rows if r.summary is None]
     if missing:
         version, built = _summaries(missing)
@@ -84,7 +91,7 @@ def list_page(q: ListQuery) -> tuple[int, catalog.Page]:
             if r.summary is None:
                 r.summary = built.get(r.ref.key)
         page.rows = [r for r in page.rows if not isinstance(r.summary, NotTranscript)]
-    return version, page
+    return version, page, scan
 
 
 @bp.get("/")
@@ -96,9 +103,9 @@ def sessions():
     progress = indexing(st), search_indexing(st)
 
     def draw():
-        version, page = list_page(q)
+        version, page, scan = list_page(q)
         html = render_template("sessions.html", p=page, q=q, roots=st.roots, now=time.time(),
-                               live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version,
+                               live_window=LIVE_WINDOW, sorts=catalog.SORTS, version=version, scan=scan,
                                indexing=progress[0], search_indexing=progress[1],
                                skipped=sorted(st.skipped.items()))
         if page.pending or any(r.summary is None for r in page.rows):

@@ -385,7 +385,12 @@ class LiveResponse(Response):
 def list_events():
     """For one page of the list (the page's own arguments): new sessions (on the first page in
     file-time order), rows whose files changed, and rows the background indexer filled in since the
-    page's version `v`, with its progress. A filtered, sorted or grouped page keeps its rows."""
+    page's version `v`, with its progress. A filtered, sorted or grouped page keeps its rows.
+
+    New sessions are those found after the discovery pass the page's rows are from (`scan`), not
+    only after the stream opened: a session that starts while the page loads is added too. Each
+    message's SSE id is the pass it brings the page up to, so a reconnect (`Last-Event-ID`) adds
+    what appeared while it was away and nothing twice."""
     app = current_app._get_current_object()
     viewer = app.extensions["viewer"]
     store: Store = viewer.store
@@ -399,22 +404,32 @@ def list_events():
     except BadQuery:
         q = ListQuery()
     since = request.args.get("v", type=int)
+    resumed = request.headers.get("Last-Event-ID", "")
+    scan = int(resumed) if resumed.isdigit() else request.args.get("scan", type=int)
     follows_files = q == ListQuery(page=q.page)  # the plain list: newest files first
+    adds = follows_files and q.page == 1  # new sessions come in at its top
     scope = None if follows_files else {r.ref.key for r in list_page(q)[1].rows}
 
     def shown():
-        refs = store.sessions()
+        refs, now = store.listing()
         if scope is None:
-            return refs[(q.page - 1) * PAGE : q.page * PAGE]
-        return [r for r in refs if r.key in scope]
+            refs = refs[(q.page - 1) * PAGE : q.page * PAGE]
+        else:
+            refs = [r for r in refs if r.key in scope]
+        return refs, now
 
     def signature(refs):
         return {r.key: (r.mtime, r.size) for r in refs}
 
     def follow():
-        nonlocal since
+        nonlocal since, scan
         yield b"retry: 2000\n\n"
-        known = signature(shown())
+        refs, now = shown()
+        known = signature(refs)
+        if scan is None:
+            scan = now
+        elif adds:  # the page shows the rows of its own pass: a session found since is not there
+            known = {k: v for k, v in known.items() if not store.found_after(k, scan)}
         if since is None:
             since = store.indexer.version
         seen = hub.version if hub else 0
@@ -434,7 +449,7 @@ def list_events():
                 time.sleep(min(wait, 2.0))
             yield b""  # a tick (see session_events)
             version = store.indexer.version
-            refs = shown()
+            refs, now = shown()
             now_sig = signature(refs)
             changed = [r for r in refs if known.get(r.key) != now_sig[r.key]
                        or store.noted_since(r.key, since)]
@@ -442,11 +457,11 @@ def list_events():
             was, progress = progress, (indexing(store), search_indexing(store))
             if changed or was != progress:
                 summaries = _summaries(changed)[1] if changed else {}
-                rows = [(r, summaries.get(r.key), follows_files and q.page == 1 and r.key not in known)
-                        for r in changed]
+                rows = [(r, summaries.get(r.key), adds and r.key not in known) for r in changed]
+                scan = now
                 yield sse(sse_data(render_template("_live_rows.html", rows=rows, now=time.time(),
                                                    live_window=LIVE_WINDOW, indexing=progress[0],
-                                                   search_indexing=progress[1])))
+                                                   search_indexing=progress[1])), id=str(scan))
                 last_beat = time.monotonic()
             known = now_sig
             if time.monotonic() - last_beat >= heartbeat:

@@ -114,8 +114,8 @@ class Urls:
 
     @staticmethod
     def list_events(**args) -> str:
-        """The list's stream: a list query's arguments (`ListQuery.args()`) and `v`, the indexer's
-        version the page was drawn at."""
+        """The list's stream: a list query's arguments (`ListQuery.args()`), `v`, the indexer's
+        version the page was drawn at, and `scan`, the discovery pass its rows are from."""
         return _url("live.list_events", **_given(args))
 
     # --- finding: search, steps, outline, minimap, filters ---
