@@ -13,8 +13,8 @@ from viewer import search as search_mod
 from viewer.index import SessionIndex
 from viewer.search import Matcher, Query, QuickScan, raw_candidates, search
 
-from conftest import CORPUS, SESSIONS
-from test_search import app_for, legion_line, write_session
+from conftest import CORPUS, SESSIONS, held_app
+from test_search import legion_line, write_session
 
 
 def indexed(path, query):
@@ -156,13 +156,15 @@ def test_a_cold_search_answers_before_the_index_and_the_same_afterwards(tmp_path
     monkeypatch.setattr(QuickScan, "run", spy)
     path = write_session(tmp_path / "root" / "big", [legion_line(i, f"line {i} " + "w " * 50)
                                                      for i in range(400)] + [legion_line(400, "the needle")])
-    c = app_for(tmp_path / "root", tmp_path)
-    before = c.get("/s/big/search.json?q=NEEDLE").get_json()
-    assert answered == [True]
-    assert before["complete"] and [h["id"] for h in before["hits"]] == ["m400"]
-    idx = SessionIndex(path).build()
-    assert [h.as_dict() for h in search(idx, Query("NEEDLE"))] == before["hits"]
-    lines = c.get("/s/big/search?q=needle").data.decode().splitlines()
-    assert json.loads(lines[0])["hit"]["id"] == "m400" and '"done"' in lines[-1]
-    # a search it cannot answer waits for the index, and is answered all the same
-    assert c.get("/s/big/search.json?q=line+\\d%2B&regex=1&limit=3").get_json()["total"] == 3
+    for app in held_app(tmp_path / "root", tmp_path):  # the index is not built until released
+        c = app.test_client()
+        before = c.get("/s/big/search.json?q=NEEDLE").get_json()
+        assert answered == [True]
+        assert before["complete"] and [h["id"] for h in before["hits"]] == ["m400"]
+        app.hold.release.set()
+        idx = SessionIndex(path).build()
+        assert [h.as_dict() for h in search(idx, Query("NEEDLE"))] == before["hits"]
+        lines = c.get("/s/big/search?q=needle").data.decode().splitlines()
+        assert json.loads(lines[0])["hit"]["id"] == "m400" and '"done"' in lines[-1]
+        # a search it cannot answer waits for the index, and is answered all the same
+        assert c.get("/s/big/search.json?q=line+\\d%2B&regex=1&limit=3").get_json()["total"] == 3
