@@ -150,8 +150,10 @@ def test_shared_cards_are_the_cards_a_fresh_drawing_makes(tmp_path):
     path = root / "c.jsonl"
     path.write_text(json.dumps(_claude_line(1, "prompt", "toolu_1")) + "\n")
     # (the server finds its sessions as it starts: without a watcher, a file made after that is
-    # found by the next scan, two seconds on)
-    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False})
+    # found by the next scan, two seconds on. No background indexer: its scans could take the
+    # file's time between a write and the `utime` that dates it back, and draw it live)
+    app = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                      "INDEX_ALL": False})
     client = app.test_client()
     steps = [(2, "call", "toolu_1"), (3, "text", None), (4, "call", "toolu_2"),
              (5, "result", "toolu_1"), *[(n, "text", None) for n in range(6, 60)],
