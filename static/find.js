@@ -937,7 +937,8 @@
         var asked = active.toString();
         whenIndexed(function () {
           if (!active || active.toString() !== asked) return;
-          var items = hitItems(), at = current >= 0 && items[current] ? items[current].getAttribute("data-id") : null;
+          // (a hit link's page lists none of its region's hits: the hit it opened at is current)
+          var items = hitItems(), at = current >= 0 && items[current] ? items[current].getAttribute("data-id") : targetId;
           runSearch(active, null).then(function () {  // (the hit that was current still is)
             var now = hitItems();
             for (var k = 0; at && current < 0 && k < now.length; k++) {

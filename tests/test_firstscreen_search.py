@@ -96,3 +96,34 @@ def test_a_search_link_s_first_screen_fills_in_its_hits_once_indexed(app, watche
         page.keyboard.press("n")
         expect(page.locator("#m-late-walrus-0 mark.hit.current")).to_be_in_viewport()
         assert page.problems == []
+
+
+@pytest.fixture
+def delegated(tmp_path):
+    """6 MB of Claude Code with the word in the middle of the main file and in a sub-agent's."""
+    root = tmp_path / "sessions"
+    path = root / "big.jsonl"
+    write_claude_session(path, 3 << 20)
+    with open(path, "a") as f:
+        f.write(prompt("main-walrus", f"Where did the {WORD} go?"))
+    write_claude_session(path, 6 << 20, start=100_000)
+    sub = root / "big" / "subagents" / "agent-a1.jsonl"
+    sub.parent.mkdir(parents=True)
+    sub.write_text(line(type="user", uuid="sub-walrus", isSidechain=True, agentId="a1",
+                        message={"role": "user", "content": f"Find the {WORD}"}))
+    yield from held_app(root, tmp_path)
+
+
+def test_a_search_link_whose_sub_agent_holds_a_hit_does_not_say_its_region_s_are_the_first(delegated):
+    """The main file's first hit is found in its bytes and the page drawn around it; a sub-agent's
+    hit may come before it in reading order (where its call is: only the index knows), so the
+    region's hits are not listed as the session's first ones — the list comes with the index."""
+    app = delegated
+    c = app.test_client()
+    r = c.get(f"/s/big?q={WORD}")
+    page = r.get_data(as_text=True)
+    r.close()
+    assert app.hold.held.wait(30)
+    assert not app.extensions["viewer"].store.running("big").done
+    assert 'data-target-id="main-walrus"' in page
+    assert 'class="hit-link"' not in page and "Searching the whole session as it is read" in page

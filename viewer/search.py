@@ -800,7 +800,8 @@ def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, 
     (offset of its line, that line's number, the hit's event id), or None when the bytes cannot
     tell soon (no literal to look for, a JSON document, more than FIRST_HIT_LINES candidate lines
     or FIRST_HIT_TIME seconds before a hit, none in the file). A sub-agent's hit that comes first
-    in reading order is not looked for: the whole search comes with the index."""
+    in reading order is not looked for (where its call is, only the index knows): the caller asks
+    `companions_hold` whether one may, and the whole search comes with the index."""
     from .formats import detect
 
     pre = matcher.prefilter
@@ -828,6 +829,32 @@ def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, 
                     if scan._match(ev, seq, expand, deadline) is not None:
                         return lo, before + 1, ev.id
     return None
+
+
+def companions_hold(path: str, matcher: Matcher, confinement=None) -> bool:
+    """Whether a sub-agent's file of the session at `path` may hold a hit of the search (its bytes
+    hold what the prefilter looks for; True when there is no literal to look for): `first_hit`
+    looks in the main file only, and a sub-agent's hit read before it would then be the first."""
+    from . import formats
+    from .formats import detect
+
+    pre = matcher.prefilter
+    with files.confined(confinement):
+        try:
+            found = detect.detect_file(path)
+        except (OSError, detect.NotTranscript):
+            return False
+        subs = formats.hook(formats.get(found.format), "companions", _Path(path), default=[])
+        for _agent, sub, _meta in subs:
+            if pre is None:
+                return True
+            try:
+                with files.open_file(sub) as f:
+                    if Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:

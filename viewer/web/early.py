@@ -47,11 +47,12 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from flask import render_template
+from flask import g, render_template
 
 from .. import files, formats, partial
 from ..formats import detect
 from ..index import SessionIndex, folded
+from ..marks import Marker
 from ..store import Store, SessionRef
 from ..templating import css_id, dom_id
 from ..timeline import Timeline, load_events
@@ -149,14 +150,16 @@ def progress(store: Store, key: str) -> float | None:
 
 
 def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: dict, environ: dict,
-            target: str | None = None, shows: tuple[int, int] | None = None):
+            target: str | None = None, shows: tuple[int, int] | None = None, matcher=None):
     """SSE messages: the build's progress while it runs, then the updates that complete a page
     drawn from `region` (lo, hi of the main file, numbered: `parse_region`) that shows the lines
     [a, b) of it (`shows`: the whole region when None); `cursor` is brought to where the page is
     then.
     Returns the index, or None when the session could not be indexed (the page is told why). A
     page that showed none of the file (`WHOLE`: reading.html) is told to draw itself again.
-    `target`: the event the page is a permalink of (a card drawn again stays its target)."""
+    `target`: the event the page is a permalink of (a card drawn again stays its target);
+    `matcher`: the search the page was opened with (a card drawn again has its matches marked, as
+    the page drew it: without, a search link's hit lost its marks when its card was drawn again)."""
     whole = region == WHOLE
     mb = size_words(store.get(key).size) if whole else None
     with app.request_context(_url_environ(environ)):
@@ -173,6 +176,8 @@ def resolve(app, store: Store, key: str, region: tuple[int, int, bool], cursor: 
                 break
             yield sse(sse_data(render_template("_index_progress.html", oob=True, mb=mb,
                                                fraction=progress(store, key) or 0.0)))
+        if matcher is not None:
+            g.marker = Marker(matcher, target)
         html = None if whole else completion(store, idx, key, region, shows, target)
         if html is None:
             # the page's cards are named otherwise than the index names them: drawn again from it

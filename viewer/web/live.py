@@ -24,7 +24,7 @@ import ssl
 import threading
 import time
 
-from flask import Blueprint, Response, current_app, render_template, request, stream_with_context
+from flask import Blueprint, Response, current_app, g, render_template, request, stream_with_context
 from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileClosedEvent,
                              FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent,
                              FileSystemEventHandler)
@@ -33,6 +33,8 @@ from watchdog.observers.polling import PollingObserver
 
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex
+from ..marks import Marker
+from ..search import Matcher, Query, QueryError
 from ..store import NotFound, Skipped, Store
 from .feed import POLL, encode_cursor, parse_cursor, position_after, positions, sse, sse_data
 from .pump import PING, Handover, take_over
@@ -185,6 +187,7 @@ def session_events(key: str):
     tails = region is None or request.args.get("after") is not None
     target = request.args.get("target")  # (a permalink's page: its event stays the target)
     shows = early.parse_shows(request.args.get("shows"), region) if region else None
+    matcher = _matcher() if region else None  # (a search link's first screen: its marks)
     try:
         if region is None:
             idx = viewer.store.index(key)
@@ -216,7 +219,7 @@ def session_events(key: str):
     def complete_then_follow():
         yield b"retry: 1000\n\n"
         idx = yield from early.resolve(app, viewer.store, key, region, cursor, environ, target,
-                                        shows)
+                                        shows, matcher)
         if idx is None or not tails:
             yield sse("indexed", event="indexed")
             return
@@ -249,11 +252,24 @@ def early_window(key: str):
 
         return Response(f"cannot read the session: {e.strerror or e}\n", status=_status_of(e),
                         mimetype="text/plain")
+    matcher = _matcher()
+    if matcher is not None:  # (a window of a search's page: the cards drawn again marked)
+        g.marker = Marker(matcher)
     html = early.completion(store, idx, key, region, early.parse_shows(request.args.get("shows"), region),
                             page=False)
     if html is None:
         return Response(status=205)
     return Response(html, mimetype="text/html")
+
+
+def _matcher() -> Matcher | None:
+    """The search a first screen was opened with (`?q=`, passed on to its stream and its windows'
+    completions), or None (none, or one that does not compile: the page said so)."""
+    query = Query.from_args(request.args)
+    try:
+        return Matcher(query) if query is not None else None
+    except QueryError:
+        return None
 
 
 def _follow(source, heartbeat: float, sock, retry: bool = True):

@@ -21,7 +21,7 @@ from ..formats import wrapped
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..search import first_hit
+from ..search import companions_hold, first_hit
 from ..store import EARLY_ABOVE, NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
@@ -181,7 +181,8 @@ _SEARCH = {"q", "regex", "case", "hidden"}  # a search link's page
 def _early_search(ref, key: str):
     """The page of a search link (`?q=`) on a session whose index is not built: drawn at once
     around the main file's first hit, found in its bytes (`search.first_hit`), the hit its target,
-    the matches marked and the region's hits listed as the first ones — the page searches the
+    the matches marked and the region's hits listed as the first ones (unless a sub-agent's file
+    holds the search: its hit may come first) — the page searches the
     whole session again once its index is done (find.js). None when the bytes cannot tell where
     the first hit is soon, or the session is redacted (a search of its raw bytes would tell what
     was redacted): the page then waits for the index."""
@@ -197,6 +198,8 @@ def _early_search(ref, key: str):
     if part is not None and part.locate(hit[2]) is not None:
         find = find_context(part, target=hit[2])
         find.reading = True
+        # (a sub-agent's hit may come first in reading order: the region's are not the first)
+        find.listed = not companions_hold(ref.path, find.matcher, store().confinement)
         return _early_page(ref, part, key, target=hit[2], find=find)
     # (no hit the bytes tell of soon: the page where the session opens, its matches marked, the
     # search said to come once the session is read)
@@ -207,6 +210,18 @@ def _early_search(ref, key: str):
     find = find_context(part)
     find.reading, find.listed = True, False
     return _early_page(ref, part, key, opening, find=find)
+
+
+def _early_hit(part: SessionIndex, target: str) -> Find:
+    """The search of a hit link (`/m/<id>?q=`) drawn before the index: its matches marked in what
+    the region shows, the hit's own past the cut of a long block too; no hits listed (the region's
+    are not the session's first ones) until the page searches the whole session, once its index
+    is done (find.js), the hit it opened at its current one."""
+    find = find_context(part, target=target)
+    if find.matcher is not None:
+        look_deeper(part, target)
+        find.reading, find.listed = True, False
+    return find
 
 
 def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
@@ -346,7 +361,10 @@ def message(key: str, event_id: str):
     ref = _ref(key)
     at = _int("pos")
     idx = _index(ref, wait=False)
-    if idx is None and set(request.args) <= _PLAIN | {"pos"}:
+    # (a search's hit link, `?q=`: as a permalink, its matches marked — not on a redacting server,
+    # whose marks a region's cut strings would tell of in what it redacts)
+    searching = bool(request.args.get("q")) and not store().redact
+    if idx is None and set(request.args) <= _PLAIN | {"pos"} | (_SEARCH if searching else set()):
         try:
             found = partial.locate(ref.path, event_id, at, store().confinement)
         except (OSError, NotTranscript):
@@ -355,7 +373,8 @@ def message(key: str, event_id: str):
         # (an event the region names as the index does — a log of API calls' — is itself)
         if part is not None and (target := event_id if part.locate(event_id) is not None
                                  else part.at_offset(found[0])):
-            return _early_page(ref, part, key, target=target)
+            return _early_page(ref, part, key, target=target,
+                               find=_early_hit(part, target) if searching else None)
         if part is None and _big(ref):
             return _reading_page(ref, key)
     idx = idx or _index(ref)
@@ -500,17 +519,22 @@ def _provisional_window(ref: SessionRef, key: str, thread: str):
         v = request.args.get(name)
         if v is not None and v.startswith("@") and v[1:].isdigit():
             where[name] = int(v[1:])
-    if thread != "main" or len(where) != 1 or set(request.args) != set(where):
+    # (a search's page asks for its windows with its search, to mark them: find.js)
+    searching = request.args.get("q") and not store().redact
+    if thread != "main" or len(where) != 1 or not set(where) <= set(request.args) <= set(where) | (
+            _SEARCH if searching else set()):
         return None
     if _index(ref, wait=False) is not None:
         return None
     part = early.window_screen(store(), ref, where)
     if part is None:
         return None
+    find = find_context(part) if searching else None
     tl = Timeline(part)
     win = tl.window("main", **({"before": len(part.threads["main"])} if "before" in where
                                else {"after": 0}))
-    resolve = Urls.early_window(key, early.region_arg(part), early.shows_arg(win))
+    resolve = Urls.early_window(key, early.region_arg(part), early.shows_arg(win),
+                                find.args if find and find.matcher else None)
     return render_template("_window.html", win=win, key=key, idx=part, direction=next(iter(where)),
                            resolve=resolve)
 

@@ -103,14 +103,19 @@ class Urls:
 
     @staticmethod
     def events(key: str, after: str | None = None, early: str | None = None,
-               target: str | None = None, shows: str | None = None) -> str:
+               target: str | None = None, shows: str | None = None,
+               search: dict | None = None) -> str:
+        """A session's stream; a first screen's (`early`) with the lines it shows, its target and
+        its search (`search`: the query's arguments, so the cards its completion draws again carry
+        their matches marked)."""
         return _url("live.session_events", key=key, after=after, early=early,
-                    target=target if early else None, shows=shows if early else None)
+                    target=target if early else None, shows=shows if early else None,
+                    **(_given(search or {}) if early else {}))
 
     @staticmethod
-    def early_window(key: str, early: str, shows: str | None) -> str:
+    def early_window(key: str, early: str, shows: str | None, search: dict | None = None) -> str:
         """The updates that complete a window drawn before the index (web/early.py)."""
-        return _url("live.early_window", key=key, early=early, shows=shows)
+        return _url("live.early_window", key=key, early=early, shows=shows, **_given(search or {}))
 
     @staticmethod
     def list_events(**args) -> str:
