@@ -9,7 +9,8 @@ its page shows what it needs from the main file, read here in milliseconds whate
 * `around()` — the lines around one event (a permalink, a search hit), which `locate()` finds by
   searching the file's bytes for the event's id.
 * `before()` / `after()` — a window's worth of lines before / from a line of the file ("Load
-  earlier / later" next to a first screen while its index is being built).
+  earlier / later" next to a first screen while its index is being built); of a document read
+  from its start (below), its records from the start through that window.
 
 Each returns a `SessionIndex` of that region alone (`idx.region` says which bytes), made by the same
 code as the full index so its events look exactly as they will. A region grows (×4, up to `MOST`)
@@ -35,8 +36,8 @@ the whole read knows (which call and conversation of the file a line is, the cal
 conversation used, a conversation a line goes on with that the region did not read) is drawn again
 in place once the index is done (web/early.py: the page is not reloaded).
 
-Three more kinds of document have a first screen from their start (`head`; their latest events or
-a permalink's wait for the index): a big JSON document whose records are its list's elements (an
+Three more kinds of document have a first screen from their start (`head`, and the windows after it:
+`_document_window`; their latest events or a permalink's wait for the index): a big JSON document whose records are its list's elements (an
 OpenAI message list: `SessionIndex._read_document_region`, read a record at a time by
 viewer/docstream.py, each record named by its number as the whole read names it), a JSONL file
 of one conversation per line (a dataset, a batch file: `formats.wrapped.head_fold`, its first
@@ -137,11 +138,41 @@ def around(path: str, offset: int, line: int = 0, confinement=None) -> SessionIn
 def before(path: str, offset: int, confinement=None) -> SessionIndex:
     """A window's worth of events just before the line beginning at `offset` ("Load earlier" on a
     first screen whose index is not done): the lines that begin in [lo, offset), lo stepped back
-    until they hold a window. Lines not counted unless read from the start."""
+    until they hold a window. Lines not counted unless read from the start. A document's: see
+    `_document_window`."""
     with files.confined(confinement), files.open_file(path) as f:
         found = detect.detect_file(path)
+        if _from_start(path, found):
+            return _document_window(path, confinement, found, offset, f.seek(0, 2), later=False)
         offset = line_start(f, min(offset, f.seek(0, 2)), found.eol)
         return _window_to(f, path, confinement, found, offset)
+
+
+def _from_start(path: str, found) -> bool:
+    """Whether a file's region can only be read from its start (a JSON document, a dataset's
+    lines: its records are named by their number, which only the records before tell), not from
+    any of its lines (a JSONL transcript; a log of API calls, whose records are named by where
+    their lines begin)."""
+    return found.mode != "jsonl" and not wrapped.call_log(path)
+
+
+def _document_window(path: str, confinement, found, offset: int, size: int,
+                     later: bool) -> SessionIndex:
+    """A window next to the record beginning at `offset` of a document read from its start
+    ("Load later / earlier" next to a document's first screen while its index is built): the
+    document's records from its start through a window's worth past `offset` (`later`), or up
+    to it. Its records are named as the whole read names them — by their number, which only
+    reading from the start tells — so the window's cards are final; reading up to there costs
+    what the records before cost (the reader has loaded them, a window at a time, moments ago).
+    Raises ValueError for a document read whole (a page then waits for the index)."""
+    if not later:
+        return _read(path, confinement, found, 0, offset)
+    n = DOCUMENT_STEP  # (as `head`: a screen of a document's records lies in fewer bytes)
+    while True:
+        idx = _read(path, confinement, found, 0, offset + n)
+        if _visible(idx, idx.seq_at(offset)) > WINDOW or idx.region.hi >= size or n >= MOST:
+            return idx
+        n *= 4
 
 
 def _window_to(f, path: str, confinement, found, hi: int) -> SessionIndex:
@@ -158,10 +189,13 @@ def _window_to(f, path: str, confinement, found, hi: int) -> SessionIndex:
 
 def after(path: str, offset: int, confinement=None) -> SessionIndex:
     """A window's worth of events from the line beginning at `offset` on ("Load later" on a first
-    screen whose index is not done). Lines not counted unless read from the start."""
+    screen whose index is not done). Lines not counted unless read from the start. A
+    document's: see `_document_window`."""
     with files.confined(confinement), files.open_file(path) as f:
         found = detect.detect_file(path)
         size = f.seek(0, 2)
+        if _from_start(path, found):
+            return _document_window(path, confinement, found, offset, size, later=True)
         offset = line_start(f, min(offset, size), found.eol)
         n = STEP
         while True:

@@ -14,7 +14,8 @@ holds: a region reads more than a page shows (1 MB and more for 40 cards), and t
 which lines the page shows (`shows`, [a, b) of the region: `shows_arg`).
 
 A window loaded next to such a page before its index is done ("Load earlier", "Load later") is
-read the same way from the lines next to the page's (`window_screen`, routes._provisional_window),
+read the same way from the lines next to the page's — a JSON document's from its start through
+them (`window_screen`, routes._provisional_window) —
 at once rather than after the whole pass; it holds a marker with the address of its own
 completion (`completion`, the route `live.early_window`), which the page asks for once its
 progress line says the index is done (live.js).
@@ -131,8 +132,10 @@ def window_screen(store: Store, ref: SessionRef, where: dict) -> SessionIndex | 
     """A region index for a window loaded next to a first screen while its index is not done
     ("Load earlier" / "Load later": `where` is {"before": offset} or {"after": offset}, the line
     its links name), read as a first screen is (its cards resolving what it did not read, then
-    completed in place: `completion`, asked for by the page once the index is done). None when
-    the session cannot be read so (a JSON document: the window waits for the index)."""
+    completed in place: `completion`, asked for by the page once the index is done); a JSON
+    document's (a dataset's lines) from its start through the window (partial._document_window:
+    its records are named by their number). None when the session cannot be read so (a document
+    its format reads whole: the window waits for the index)."""
     try:
         if "before" in where:
             idx = partial.before(ref.path, where["before"], store.confinement)

@@ -530,9 +530,10 @@ def _provisional_window(ref: SessionRef, key: str, thread: str):
     if part is None:
         return None
     find = find_context(part) if searching else None
-    tl = Timeline(part)
-    win = tl.window("main", **({"before": len(part.threads["main"])} if "before" in where
-                               else {"after": 0}))
+    # (the window begins, or ends, at the line asked for: a document's region is read from its
+    # start, the others' from, or up to, that line)
+    name, offset = next(iter(where.items()))
+    win = Timeline(part).window("main", **{name: part.seq_at(offset)})
     resolve = Urls.early_window(key, early.region_arg(part), early.shows_arg(win),
                                 find.args if find and find.matcher else None)
     return render_template("_window.html", win=win, key=key, idx=part, direction=next(iter(where)),

@@ -1,0 +1,100 @@
+"""Scrolling on through a big JSON document before its index is done.
+
+A big session kept as one JSON document (an OpenAI message list, a dataset's conversations) has a
+first screen read from its start while the rest is indexed in the background. Its "Load later"
+waited for the whole pass: a region of a document could only be read from its start. Now the
+window is read so — the document from its start through a window past the page's last record
+(partial._document_window) — at once, its records named by their number as the index names them,
+and completed in place once the index is done.
+
+The background build is held by a listener until the test releases it: nothing sleeps."""
+
+import os
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from conftest import LiveServer, held_app
+from test_big_document import messages, write
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory):
+    """A 24 MB OpenAI message list, as an object holding it, above the size read whole."""
+    root = tmp_path_factory.mktemp("docwindows")
+    path = write(root / "chat.json", messages(6000, pad=3000), "object")
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+@pytest.fixture
+def app(document, tmp_path):
+    yield from held_app(document, tmp_path)
+
+
+def ids_of(html: str) -> list[str]:
+    return re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', html)
+
+
+def test_a_document_s_later_window_comes_before_its_index(app):
+    c = app.test_client()
+    r = c.get("/s/chat")
+    page = r.get_data(as_text=True)
+    r.close()
+    assert app.hold.held.wait(30)
+    later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "after=@" in later
+    r = c.get(later, headers={"HX-Request": "true"})
+    win = r.get_data(as_text=True)
+    store = app.extensions["viewer"].store
+    assert r.status_code == 200 and not store.running("chat").done  # drawn now, not after the pass
+    first, more = ids_of(page), ids_of(win)
+    assert len(more) >= 40 and not set(more) & set(first)
+    assert 'class="early-window"' in win and 'class="more after"' in win  # and on, from there
+    # named as the index names them, numbered on from the page's
+    app.hold.release.set()
+    idx = store.build("chat").wait(60)
+    ids = idx.threads["main"].ids
+    at = ids.index(first[-1])
+    assert list(ids[at + 1:at + 1 + len(more)]) == more
+    seqs = [int(s) for s in re.findall(r'id="m-[^"]+" data-seq="(\d+)"', win)]
+    assert seqs[0] == at + 1 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+
+
+@pytest.mark.browser
+def test_scrolling_on_through_a_document_before_its_index(app, watched_page):
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/chat")
+        expect(page.locator("#index-progress")).to_be_visible()
+        cards = page.locator("#timeline > li.ev")
+        shown = cards.count()
+        steps = page.locator("#timeline > li.ev").filter(has_text=re.compile(r"step \d+: "))
+
+        def last_step() -> int:
+            return int(re.search(r"step (\d+): ", steps.last.inner_text()).group(1))
+
+        before = last_step()
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        for _ in range(2):  # the reader scrolls to the end: the next window comes in, and the next
+            n = cards.count()
+            page.locator("#timeline > li.more.after").scroll_into_view_if_needed()
+            expect(cards).not_to_have_count(n)
+        assert cards.count() >= shown + 80
+        assert app.hold.held.wait(30)
+        assert not app.extensions["viewer"].store.running("chat").done  # all before the index
+        last = steps.last
+        assert last_step() >= before + 15  # (four events a step, two windows of 40)
+        step = f"step {last_step()}: "
+        app.hold.release.set()
+        expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+        expect(page.locator("#timeline .tool .state.resolving")).to_have_count(0, timeout=30_000)
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert page.locator('[id^="m-"]').evaluate_all(
+            "els => new Set(els.map(e => e.id)).size === els.length")  # no card twice
+        # a permalink taken from a window read before the index opens its event
+        link = last.locator("a.permalink").get_attribute("href")
+        page.goto(srv.url + link)
+        expect(page.locator("li.ev.target")).to_contain_text(step)
+        assert page.problems == []
