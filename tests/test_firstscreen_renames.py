@@ -18,7 +18,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app
+from conftest import LiveServer, held_app, stream_open
 from viewer.web import cardpatch
 
 MB = 6 << 20  # past the size indexed in the background
@@ -209,3 +209,43 @@ def test_a_card_that_differs_but_in_attributes_is_drawn_again():
     # an event shown inside a card: left alone by the page's script, so not changed in place
     nested = '<li class="ev" id="m-@10"><ul><li class="ev" id="m-@11"></li></ul></li>'
     assert cardpatch.changes(nested, nested.replace("@10", "L2"), subs) is None
+
+
+@pytest.fixture
+def claude(tmp_path):
+    """8 MB of Claude Code: every record has an id of its own, which a first screen read from
+    the end names as the index does."""
+    from conftest import write_claude_session
+
+    root = tmp_path / "sessions"
+    write_claude_session(root / "big.jsonl", 8 << 20)
+    yield from held_app(root, tmp_path)
+
+
+@pytest.mark.browser
+def test_cards_whose_ids_the_index_keeps_take_its_numbers_and_links(claude, watched_page):
+    """A first screen read from the end numbers its cards from the region's start and its links
+    carry where their lines are (`?pos=`); its ids are the index's, so nothing was sent for its
+    cards once the index was done: they kept the region's numbers (which the live tail loads its
+    windows by) and links. Now they take the index's, in place."""
+    app = claude
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/big?at=end")
+        stream_open(page, "live")
+        cards = page.locator("#timeline > li.ev")
+        last, first = cards.last, cards.first
+        ids = [last.get_attribute("id")[2:], first.get_attribute("id")[2:]]
+        seqs = [int(card.get_attribute("data-seq")) for card in (last, first)]
+        assert "?pos=" in last.locator("a.permalink").get_attribute("href")
+        page.evaluate("window.__kept = document.getElementById('timeline')")
+        app.hold.release.set()
+        idx = app.extensions["viewer"].store.build("big").wait(60)
+        expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+        for card, event_id, seq in zip((last, first), ids, seqs):
+            assert idx.locate(event_id)[1] > seq + 5000  # (the region's: counted from its start)
+            expect(card).to_have_attribute("data-seq", str(idx.locate(event_id)[1]))
+            expect(card.locator("a.permalink")).to_have_attribute("href", f"/s/big/m/{event_id}")
+            expect(card.locator("button.copy-link")).to_have_attribute("data-href", f"/s/big/m/{event_id}")
+        assert page.evaluate("window.__kept === document.getElementById('timeline')")  # no reload
+        assert not page.problems

@@ -37,7 +37,10 @@ short texts is not sent again (`_renames`, cardpatch.py): a region whose lines w
 named an event without an id of its own by its offset (`@5120`), the index names it by its line
 (`L12`): the message lists the ids renamed and what else changes (a number, a link, "API call" →
 "API call 53"), and live.js makes those changes in the page's cards — an OpenAI-style JSONL page's
-completion was every card again, about a page of HTML.
+completion was every card again, about a page of HTML. Cards the index names as the page did take
+its numbers and links the same way (`_place`): a region numbers its events from its own start and
+its links carry their lines' offsets (`?pos=`), and the page's script orders and loads windows by
+those numbers (the live tail's "N new messages").
 
 A big session that cannot be shown in part (a JSON document its format reads whole) gets a page that says it is reading
 the file, with its size (reading.html, routes._reading_page); its stream (region `WHOLE`) sends the
@@ -60,6 +63,7 @@ from ..timeline import Timeline, load_events
 from . import cardpatch
 from .templating import render_event
 from .feed import _url_environ, encode_cursor, position_after, sse, sse_data
+from .urls import Urls
 
 PROGRESS_EVERY = 0.5  # seconds between two progress messages while a page waits for its index
 
@@ -251,7 +255,12 @@ def _redrawn(store: Store, idx: SessionIndex, key: str, region: tuple[int, int, 
     renamed = lo and not numbered and any(_by_line_number(v.ev.id) for v in views)
     if not (lo and (folded(th) or _named_otherwise(idx, region, shows) or _follows(th))
             or amended or renamed or any(_linked(v) for v in views)):
-        return [], []
+        # (read alike, line by line: the page's n-th card of its region is the index's seq_at(lo)
+        # + n-th; only where the page said it is, and how, differs)
+        base, at = idx.seq_at(lo), lo and not numbered
+        places = [_place(key, v.seq - base, v.ev.ref.offset if at else None, v) for v in views]
+        places = [c for c in places if c is not None]
+        return [], {"subs": [], "cards": places} if places else None
     try:
         # (read as the page read it: numbered from the line before lo, or named by offsets)
         part = SessionIndex(idx.main, confinement=idx.confinement).read_region(
@@ -277,8 +286,30 @@ def _redrawn(store: Store, idx: SessionIndex, key: str, region: tuple[int, int, 
             continue
         changed += [([p], [v]) for p, v in zip(page, views) if _shown(p) != _shown(v)]
     renames = _renames(changed, key, out)
+    # (the cards the index draws alike but for where they are: their number in the session, the
+    # offset their links carried — made right too, in place)
+    done = {c[0] for c in renames["cards"]} if renames else set()
+    done.update("m-" + x for gone, at, _ in out for x in (*gone, at))
+    places = [c for (_, page), (_, line) in zip(drawn, now) if [p.ev.id for p in page] == [v.ev.id for v in line]
+              for p, v in zip(page, line) if "m-" + p.ev.id not in done
+              and (c := _place(key, p.seq, p.at, v)) is not None]
+    if places:
+        renames = renames or {"subs": [], "cards": []}
+        renames["cards"] += places
     return ([(["#" + css_id("m-" + x) for x in gone], "#" + css_id("m-" + at), views)
              for gone, at, views in out], renames)
+
+
+def _place(key: str, seq: int, at: int | None, v) -> list | None:
+    """A card whose id the index keeps made the index's where it says where it is (cardpatch's
+    [card id, attribute changes, text changes]): its number (`data-seq`, which the page's script
+    orders and loads windows by: a region numbers its events from its own start) and its links,
+    which carried its line's offset (`?pos=`: no longer needed). None when neither differs."""
+    changes = [] if seq == v.seq else [["data-seq", str(seq), str(v.seq)]]
+    if at is not None and at != v.at:
+        was, now = Urls.message(key, v.ev.id, pos=at), Urls.message(key, v.ev.id, pos=v.at)
+        changes += [["href", was, now], ["data-href", was, now]]
+    return ["m-" + v.ev.id, changes, []] if changes else None
 
 
 def _by_line_number(event_id: str) -> bool:
@@ -301,8 +332,8 @@ def _renames(lines: list, key: str, out: list) -> dict | None:
             if p.ev.id != v.ev.id:
                 subs.append([dom_id("raw-", p.ev.id), dom_id("raw-", v.ev.id)])
                 ids.append([p.ev.id, v.ev.id])
-    # (the longest first: `@51200` is not renamed inside `@512000`)
-    subs += sorted(ids, key=lambda s: -len(s[0]))
+    # (the longest first: `@51200` is not renamed inside `@512000`, nor `?pos=5120` in `?pos=51200`)
+    subs = sorted(subs, key=lambda s: -len(s[0])) + sorted(ids, key=lambda s: -len(s[0]))
     cards = []
     for page, views in lines:
         line = []
