@@ -88,3 +88,23 @@ def test_a_process_reads_its_first_characters_the_plain_way(monkeypatch):
     assert list(lexer.get_tokens(code * 40)) == list(PythonLexer(stripnl=False).get_tokens(code * 40))
     assert list(lexer.get_tokens(code)) == plain
     assert (PythonLexer, "root") in lexing._joined  # warm now: the joined patterns are used
+
+
+def test_an_exports_drawing_processes_compile_no_pattern_their_texts_meet(monkeypatch):
+    """The process that forks an export's drawing processes compiles, in the states its sample
+    reached, the patterns of every character (each drawing process compiled those of the
+    characters its texts met and the sample did not: a capital letter, `!`, `%`…), and the
+    tokens stay Pygments' own."""
+    from viewer import export
+
+    monkeypatch.setattr(lexing, "_read", {})
+    monkeypatch.setattr(lexing, "_joined", {})
+    export._warm_lexers()
+    compiled = []
+    made = lexing._Table.make
+    monkeypatch.setattr(lexing._Table, "make", lambda self, picked: compiled.append(picked)
+                        or made(self, picked))
+    code = "Q = ~x % 3 ^ y | z  # Why? Because!\nZ = 7 if Q else 9\n"
+    lexer = render._lexer(None, "a.py")
+    assert list(lexer.get_tokens(code)) == list(PythonLexer(stripnl=False).get_tokens(code))
+    assert compiled == []

@@ -691,6 +691,7 @@ def _warm_lexers() -> None:
         sample = "def f(x: int) -> str:\n    return f'{x}'  # a comment\n"
     render.highlight(sample, filename="sample.py", cap=HIGHLIGHT_LIMIT)
     render.pretty_json({"warm": [1, "text", True, None]}, cap=HIGHLIGHT_LIMIT)
+    lexing.fill()  # (and in the states the sample reached, what it did not meet)
 
 
 def _widen(conn) -> None:

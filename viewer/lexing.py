@@ -194,6 +194,19 @@ def _one(op, av, icase: bool) -> tuple | None:
     return frozenset(chars), other
 
 
+def fill() -> None:
+    """Compile, in every state a lexer has been in in this process, the joined patterns of every
+    printable ASCII character, of the end of the text and of any other character: a process about
+    to fork processes that highlight does it once for them all (each compiled those its texts
+    met and a sample did not, a twentieth of an export's drawing)."""
+    for table in list(_joined.values()):
+        if table is not None:
+            for c in _FILLED:
+                table[c]
+
+
+_FILLED = (*(chr(i) for i in range(32, 127)), "\t", "\n", "\r", "\x0b", "\x0c", "", _OTHER)
+
 WARM = 50_000  # characters a lexer first reads the plain way in a process (see `tokens`)
 _read: dict[type, int] = {}
 

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, pass_environment, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import catalog, render, timestamps, tools, usage
 from .index import epoch
@@ -180,11 +180,65 @@ def result_fold(content) -> str | None:
     """What the fold of a long tool result says (`212 lines, 9.8 KB`), or None for a short one:
     an exported file shows every result whole, so long ones are folded for the reader to open."""
     texts = [b.text for b in content or () if getattr(b, "kind", "") == "text"]
-    chars = sum(len(t) for t in texts)
-    lines = sum(t.rstrip("\n").count("\n") + 1 for t in texts if t)
+    chars = sum(map(len, texts))
+    lines = sum(map(_lines, texts))
     if lines <= FOLD_LINES and chars <= FOLD_CHARS:
         return None
     return f"{lines:,} line{'s' if lines != 1 else ''}, {render.human_size(chars)}"
+
+
+def _lines(text: str) -> int:
+    """The lines of a text, its newlines at the end not starting any (as `rstrip` would count
+    them, without copying the text)."""
+    if not text:
+        return 0
+    end = len(text)
+    while end and text[end - 1] == "\n":
+        end -= 1
+    return text.count("\n", 0, end) + 1
+
+
+# --- pieces every card draws, in Python ----------------------------------------------------------
+# A Jinja macro call costs about as much as the little HTML these make: an export draws them for
+# each of tens of thousands of events (the macros of the same names in _macros.html call these).
+
+
+def time_html(dt, raw=None, assumed: bool = False, since: str = "", split: bool = False) -> Markup:
+    """A time as the `time` macro of _macros.html draws it (see there)."""
+    if dt:
+        shown = timestamps.human_utc(dt)
+        if assumed:
+            shown = shown[:19]
+        esc = escape(shown)
+        out = f'<time datetime="{escape(timestamps.iso(dt))}" title="{esc}'
+        if assumed:
+            out += ', as written in the file, which names no time zone" data-local="as written"'
+        else:
+            out += '"'
+        if assumed or split:
+            out += ' class="assumed split"' if assumed and split else \
+                (' class="assumed"' if assumed else ' class="split"')
+        if split:
+            out += f'>{escape(shown[:16])}<span class="t-rest">{escape(shown[16:])}</span></time>'
+        else:
+            out += f">{esc}</time>"
+        if since:
+            out += f' <span class="since" title="since the session started">{escape(since)}</span>'
+        return Markup(out)
+    if raw is not None:
+        return Markup(f'<span class="ts-raw" title="a timestamp this viewer cannot read">{escape(raw)}</span>')
+    return Markup("")
+
+
+def tool_label_html(name, fmt=None) -> Markup:
+    """A tool's name as the `tool_label` macro of _macros.html draws it (see there)."""
+    mcp = tools.mcp_name(name, fmt)
+    if mcp:
+        return Markup('<span class="mcp-name" title="{0}, a tool of the {1} {2} ({3})"><span '
+                      'class="mcp-server"><span class="mcp-tag">{4}</span> {2}</span> <span '
+                      'class="mcp-tool">{0}</span></span>').format(
+            mcp.tool, mcp.kind, mcp.server, mcp.full, mcp.tag)
+    return escape(name or "tool")
 
 
 def call_questions(inp, result) -> list:
@@ -256,6 +310,8 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         epoch=epoch,
         lane_of=lane_of,
         state_badge=state_badge,
+        time_html=time_html,
+        tool_label_html=tool_label_html,
         role_class=role_class,
         kind_class=kind_class,
         MARKDOWN_CAP=markdown_cap,
