@@ -235,10 +235,41 @@ def code_block(code: str, lexer, numbers: list[int] | None = None) -> Markup:
     # ends the last line does not start another (Pygments adds one where it was missing)
     want = len(numbers) if numbers is not None else len(code.removesuffix("\n").split("\n"))
     lines = (lines + [""] * want)[:want]
-    if numbers is not None:
-        lines = [f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)]
     return Markup('<pre class="hl%s"><code>%s</code></pre>' % (
-        " numbered" if numbers is not None else "", "\n".join(lines)))
+        " numbered" if numbers is not None else "",
+        "\n".join(lines) if numbers is None else _numbered(lines, numbers)))
+
+
+def _numbered(lines: list[str], numbers: list[int]) -> str:
+    """Lines, each with its number in the gutter before it (`<span class="ln">12</span>`), one to
+    a line. Numbers counting up by one (as a file is read) take their gutters from a list kept,
+    interleaved with the lines in C: a file read is thousands of lines."""
+    n = len(lines)
+    if n and type(numbers[0]) is int and numbers[0] >= 0 and \
+            numbers == list(range(numbers[0], numbers[0] + n)):
+        out = [""] * (2 * n)
+        out[0::2] = _gutters(numbers[0], n)
+        out[1::2] = lines
+        out[0] = out[0][1:]  # (no newline before the first)
+        return "".join(out)
+    return "\n".join([f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)])
+
+
+_GUTTERS: list[str] = []  # the gutter of line n (a newline before it) at n: replaced whole, never
+# changed (threads read it at once), up to this many
+GUTTERS_KEPT = 1 << 16
+
+
+def _gutters(start: int, count: int) -> list[str]:
+    global _GUTTERS
+    stop = start + count
+    kept = _GUTTERS
+    if stop > len(kept):
+        if stop > GUTTERS_KEPT:
+            return list(map('\n<span class="ln">{}</span>'.format, range(start, stop)))
+        kept = _GUTTERS = list(map('\n<span class="ln">{}</span>'.format,
+                                   range(min(GUTTERS_KEPT, max(stop, 2 * len(kept))))))
+    return kept[start:stop]
 
 
 def _spans(code: str, lexer) -> str:

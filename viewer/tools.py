@@ -907,12 +907,18 @@ def numbered(text: str, filename: str | None) -> ResultView | None:
     # one pass of a pattern that starts at a newline (the engine jumps from one to the next, where
     # a `^` is tried at every character) splits them, and a count of the newlines says that none
     # was skipped (each newline starts at most one match)
-    pairs = _NUMBERED_AFTER_NL.findall(text, at - 1) if at else \
-        _NUMBERED_AFTER_NL.findall("\n" + text)
-    if len(pairs) == text.count("\n", at) + (not text.endswith("\n")):
-        numbers = list(map(int, map(_first, pairs)))
+    # (split: [before, number, code, between, number, code, between…, after], where every line is
+    # numbered when nothing is between them and only the last line's end after them)
+    parts = _NUMBERED_AFTER_NL.split(text[at - 1:] if at else "\n" + text)
+    if parts[-1] == ("\n" if text.endswith("\n") else "") and not any(parts[3:-1:3]):
+        found = parts[1::3]
+        start = int(found[0])
+        if found == plain_numbers(start, len(found)):  # (counting up by one, written plainly)
+            return ResultView("file", filename, "\n".join(parts[2::3]),
+                              list(range(start, start + len(found))), text[:at].strip(), "")
+        numbers = list(map(int, found))
         if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
-            return ResultView("file", filename, "\n".join(map(_second, pairs)), numbers,
+            return ResultView("file", filename, "\n".join(parts[2::3]), numbers,
                               text[:at].strip(), "")
     block = _NUMBERED_RUN.match(text, at).group()
     pairs = _NUMBERED_LINE.findall(block)
@@ -926,6 +932,24 @@ def numbered(text: str, filename: str | None) -> ResultView | None:
         rest = text[at + len(block):]
     return ResultView("file", filename, "\n".join(c for _, c in pairs[:k]), numbers,
                       text[:at].strip(), rest.strip())
+
+
+_PLAIN_NUMBERS: list[str] = []  # str(n) at n, as far as asked for: replaced whole, never changed
+# (threads read it at once), up to this many
+PLAIN_NUMBERS_KEPT = 1 << 16
+
+
+def plain_numbers(start: int, count: int) -> list[str]:
+    """`str(n)` for n from `start` on, `count` of them (kept: files are read from line 1 on, again
+    and again)."""
+    global _PLAIN_NUMBERS
+    stop = start + count
+    kept = _PLAIN_NUMBERS
+    if stop > len(kept):
+        if stop > PLAIN_NUMBERS_KEPT:
+            return list(map(str, range(start, stop)))
+        kept = _PLAIN_NUMBERS = list(map(str, range(min(PLAIN_NUMBERS_KEPT, max(stop, 2 * len(kept))))))
+    return kept[start:stop]
 
 
 def _is_json(text: str) -> bool:
