@@ -9,9 +9,12 @@ corrupt, locked or unwritable cache is logged and bypassed, never shown to the u
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import logging
 import os
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 
@@ -20,6 +23,8 @@ import orjson
 from .index import INDEX_VERSION, SessionIndex, summary_dump
 
 log = logging.getLogger(__name__)
+
+COPY_CHUNK = 256 << 10  # bytes of a dumped index copied into its row at a time (`save_index`)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -151,25 +156,54 @@ class IndexCache:
 
         return self._run("list", q) or {}
 
-    def save(self, main: str, blob: bytes | list[bytes], files: list, summary) -> None:
+    def save(self, main: str, blob: bytes | list[bytes], files: list, summary, *,
+             size: int | None = None, more=()) -> None:
         """Store a session's dumped index (`SessionIndex.dump()`, or the parts of
         `SessionIndex.dump_parts()`) with its files' identities. Parts are written one after the
         other into the row (SQLite's incremental blob I/O): a big session's index is never held
-        twice more, joined and then copied by SQLite as a bound value."""
+        twice more, joined and then copied by SQLite as a bound value. `more`: parts made as they
+        are written (`save_index`), `size` the bytes of all."""
         parts = [blob] if isinstance(blob, (bytes, bytearray)) else blob
+        size = sum(map(len, parts)) if size is None else size
 
         def q(db):
             with db:
                 row = db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?, zeroblob(?))",
                                  (main, INDEX_VERSION, orjson.dumps(files),
                                   orjson.dumps(summary_dump(summary)),
-                                  sum(map(len, parts)))).lastrowid
+                                  size)).lastrowid
                 with db.blobopen("sessions", "data", row) as out:
-                    for part in parts:
+                    for part in itertools.chain(parts, more):
                         out.write(part)
 
         with self.write_lock:
             self._run("save", q)
+
+    def save_index(self, idx: SessionIndex, hold=None) -> None:
+        """Store a session's index: dumped (under `hold`, a context manager that keeps the index
+        from growing meanwhile: its session's lock) into a file of the cache's folder a column at a
+        time, then copied from there into its row a chunk at a time. What is held is one column
+        and one chunk, never the whole dump (`save` holds its parts: at the end of a 200 MB
+        document's pass, some 85 MB more than the index itself)."""
+        if not self.enabled:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            spill = tempfile.TemporaryFile(dir=self.folder, prefix="dump-")
+        except OSError as e:
+            log.warning("index cache: cannot write beside %s (%s); continuing without it", self.path, e)
+            return
+        with spill:
+            with hold if hold is not None else contextlib.nullcontext():
+                head, size = idx.dump_into(spill)
+                files, summary = idx.files(), idx.summary
+            spill.seek(0)
+
+            def rest():
+                while chunk := spill.read(COPY_CHUNK):
+                    yield chunk
+
+            self.save(idx.main, [head], files, summary, size=len(head) + size, more=rest())
 
     def close(self) -> None:
         with self._lock:

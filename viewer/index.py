@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import secrets
+import sys
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 43  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 44  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -169,6 +170,15 @@ class ThreadIndex:
         """Scalars and strings as JSON; numeric columns appended to `blobs` as raw bytes (loading
         a 100 MB session's index must take milliseconds, not a JSON parse of a million numbers)."""
         d = {k: getattr(self, k) for k in self._SCALARS}
+        made = self.carried.get("made")
+        if made is not None:
+            # (the notes of a document's made records as columns, not JSON in the header: orjson
+            # held some 200 MB more while it wrote a Gemini CLI recording's 170,000 of them)
+            d["carried"] = {k: v for k, v in self.carried.items() if k != "made"}
+            d["made"] = len(made)
+            notes = Strings(made.values())
+            blobs += [array("q", map(int, made)).tobytes(), notes.ends.tobytes(), bytes(notes.data)]
+            del notes
         # the ids as a blob, not a JSON string: orjson reserves some ten times a long string's
         # size while it writes it (60 MB at the end of a 1 GB session's pass: its peak memory)
         d["ids"] = len(self.ids)
@@ -176,12 +186,14 @@ class ThreadIndex:
         d["paths"] = len(self.paths)
         blobs += [self.paths.ends.tobytes(), bytes(self.paths.data)]
         d["bad"] = sorted(self.bad.items())
-        d["prompts"] = [[seq, text] for seq, text in self.prompts.items()]
+        # (the prompts as their packed columns: as a JSON list of [seq, text], a dataset's 200,000
+        # headings and prompts took some 100 MB more while they were dumped — the server's peak)
+        d["prompts"] = self.prompts.dump(blobs)
         for name in ("roles", "kinds", "authors"):
             table = list(dict.fromkeys(getattr(self, name)))
             code = {v: i for i, v in enumerate(table)}
             d[name] = table
-            blobs.append(array("H", [code[v] for v in getattr(self, name)]).tobytes())
+            blobs.append(array("H", map(code.__getitem__, getattr(self, name))).tobytes())
         for name in self._ARRAYS:
             blobs.append(getattr(self, name).tobytes())
         blobs.append(bytes(self.content))
@@ -193,13 +205,21 @@ class ThreadIndex:
     @classmethod
     def load(cls, d: dict, blobs) -> "ThreadIndex":
         th = cls(**{k: d[k] for k in cls._SCALARS if k in d})
+        if d.get("made") is not None:
+            seqs = array("q")
+            seqs.frombytes(next(blobs))
+            notes = Strings.load(next(blobs), next(blobs))
+            if not len(seqs) == len(notes) == d["made"]:
+                raise ValueError("index notes disagree")
+            # (interned, as `streamed.note` made them: a RunState's are a few, each repeated)
+            th.carried["made"] = dict(zip(map(str, seqs), map(sys.intern, notes)))
         ids = next(blobs)
         th.ids = bytes(ids).decode("utf-8", "surrogatepass").split("\n") if d["ids"] else []
         th.paths = Strings.load(next(blobs), next(blobs))
         if len(th.paths) != d["paths"]:
             raise ValueError("index paths disagree")
         th.bad = {seq: reason for seq, reason in d["bad"]}
-        th.prompts = Texts(d["prompts"])
+        th.prompts = Texts.load(d["prompts"], blobs)
         for name in ("roles", "kinds", "authors"):
             table = d[name]
             codes = array("H")
@@ -1648,9 +1668,23 @@ class SessionIndex:
         return b"".join(self.dump_parts())
 
     def dump_parts(self) -> list[bytes]:
-        """`dump()` in the pieces it joins: the cache writes them one after the other, so the index
-        of a big session is never copied whole into one more buffer to be saved."""
+        """`dump()` in the pieces it joins."""
         blobs: list[bytes] = []
+        head = self._header(blobs)
+        return [len(head).to_bytes(8, "little"), head, *blobs]
+
+    def dump_into(self, out) -> tuple[bytes, int]:
+        """`dump()` with its columns written to the binary file `out` one after the other as they
+        are made, none kept: (the dump's first bytes — its header —, the bytes written to `out`,
+        which follow them). The cache saves a big session's index so (`IndexCache.save_index`):
+        holding every part at once until it was written was the server's peak memory at the end
+        of a big document's pass (some 85 MB for a 200 MB dataset, beside its index)."""
+        blobs = _Spill(out)
+        head = self._header(blobs)
+        return len(head).to_bytes(8, "little") + head, blobs.written
+
+    def _header(self, blobs) -> bytes:
+        """The dump's header (JSON), each column appended to `blobs` (a list, or a `_Spill`)."""
         header = {
             "version": INDEX_VERSION,
             "main": self.main,
@@ -1662,10 +1696,9 @@ class SessionIndex:
             "info": self.info,
             "sidecars": self._sidecars_seen,
             "build_id": self.build_id,
-            "blobs": [len(b) for b in blobs],
+            "blobs": blobs.sizes if isinstance(blobs, _Spill) else [len(b) for b in blobs],
         }
-        head = orjson.dumps(header)
-        return [len(head).to_bytes(8, "little"), head, *blobs]
+        return orjson.dumps(header)
 
     @classmethod
     def load(cls, data: bytes) -> "SessionIndex":
@@ -1673,9 +1706,11 @@ class SessionIndex:
         d = orjson.loads(data[8 : 8 + n])
         if d.get("version") != INDEX_VERSION:
             raise ValueError("index format changed")
-        pos, parts = 8 + n, []
+        # (views, not copies: the parts of a big session's index were all copied out of the blob
+        # while it was held — twice its size at once; every loader copies what it keeps)
+        pos, parts, view = 8 + n, [], memoryview(data)
         for size in d["blobs"]:
-            parts.append(data[pos : pos + size])
+            parts.append(view[pos : pos + size])
             pos += size
         if pos != len(data):
             raise ValueError("index blob has the wrong size")
@@ -1698,6 +1733,27 @@ class SessionIndex:
         idx.build_id = d.get("build_id", 0)
         idx.built_at = time.time()
         return idx
+
+
+class _Spill:
+    """What the dumps append their columns to (`blobs.append`, `.extend`, `+=`) when the index is
+    dumped into a file (`SessionIndex.dump_into`): each written at once and let go, its size kept."""
+
+    def __init__(self, out) -> None:
+        self.out, self.sizes, self.written = out, [], 0
+
+    def append(self, blob) -> None:
+        self.out.write(blob)
+        self.sizes.append(len(blob))
+        self.written += len(blob)
+
+    def extend(self, blobs) -> None:
+        for blob in blobs:
+            self.append(blob)
+
+    def __iadd__(self, blobs) -> "_Spill":
+        self.extend(blobs)
+        return self
 
 
 RACY_NS = 2_000_000_000  # a folder changed this close before it was listed is listed again

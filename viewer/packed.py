@@ -57,6 +57,26 @@ class Texts(Mapping):
             seqs.append(seq)
         self.seqs, self.ends, self.data = seqs, ends, data
 
+    def dump(self, blobs: list) -> int:
+        """Append the columns to `blobs` (the index's cache: three blobs, not a JSON list of
+        [seq, text] made of every text at once); returns how many texts."""
+        n = len(self.seqs)  # (the seq is appended last: its text and end are there)
+        end = self.ends[n - 1] if n else 0
+        data = bytes(self.data)  # (one copy: a slice of the bytearray first was two)
+        blobs += [self.seqs[:n].tobytes(), self.ends[:n].tobytes(), data if len(data) == end else data[:end]]
+        return n
+
+    @classmethod
+    def load(cls, n: int, blobs) -> "Texts":
+        """The texts `dump` appended, `n` of them, read from the iterator `blobs`."""
+        t = cls()
+        t.seqs.frombytes(next(blobs))
+        t.ends.frombytes(next(blobs))
+        t.data = bytearray(next(blobs))
+        if not len(t.seqs) == len(t.ends) == n or (t.ends[-1] if n else 0) != len(t.data):
+            raise ValueError("packed texts disagree")
+        return t
+
     def _find(self, seq) -> int:
         seqs, n = self.seqs, len(self.seqs)
         i = bisect.bisect_left(seqs, seq, 0, n) if isinstance(seq, int) else n

@@ -748,11 +748,8 @@ class Store:
             try:
                 with self._lock:
                     idx = self._unsaved.pop(key, None)
-                if idx is not None:
-                    with self._session_lock(key):  # the index must not grow while it is dumped
-                        blob = idx.dump_parts()
-                        identities, summary = idx.files(), idx.summary
-                    self.cache.save(idx.main, blob, identities, summary)
+                if idx is not None:  # (the index must not grow while it is dumped)
+                    self.cache.save_index(idx, self._session_lock(key))
             except Exception:
                 log.exception("writing the index of %s to the cache failed", key)
             finally:

@@ -731,7 +731,7 @@ class _Packed:
             a = array("d")
             a.frombytes(next(blobs))
             self.cols[name] = a
-        self.cols["is_error"] = next(blobs)
+        self.cols["is_error"] = bytes(next(blobs))  # (a copy: the blob may be a view of the cache's)
         sizes, at = array("q"), 0
         sizes.frombytes(next(blobs))
         text = bytes(next(blobs))
