@@ -71,6 +71,28 @@ def test_the_index_of_a_big_dataset_array_takes_few_bytes_per_event(tmp_path):
     assert "Answer 1999" in str(view[-1][2])
 
 
+def test_a_big_dataset_array_keeps_the_call_ids_its_conversations_renamed_in_few_bytes(tmp_path):
+    """A dataset array big enough to be read an element at a time (`wrapped.items_fold`), each of
+    its 3,000 conversations calling `call_1`: each conversation after the first renames it
+    (`call_1~<n>`), which the index kept as a dict per conversation (374 bytes per event held in
+    all); now only which ids each renamed (`wrapped.packed_renames`): under 340. Its cards name
+    the calls as before, also from the cache."""
+    path = tmp_path / "train.json"
+    _dataset_array(path, 3000)
+    held = float(subprocess.run([sys.executable, "-c", _MEASURE, str(path)], check=True,
+                                capture_output=True, text=True).stdout)
+    idx = SessionIndex(str(path)).build()
+    th = idx.threads["main"]
+    n = len(th)
+    assert n == 3000 * 6 and th.carried.get("items")
+    assert held / n < 340, f"{held / n:.0f} bytes per event"
+    for index in (idx, SessionIndex.load(idx.dump())):
+        view = load_events(index, "main", n - 6, n)
+        assert view[3].blocks[0].id == "call_1~3000" and view[4].blocks[0].tool_use_id == "call_1~3000"
+        assert load_events(index, "main", 0, 6)[3].blocks[0].id == "call_1"
+    assert idx.calls.call("call_1~3000").status == "completed"
+
+
 def test_packed_columns_read_as_the_lists_and_dicts_they_replace():
     from viewer.packed import IdMap, Strings, Texts
 

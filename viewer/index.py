@@ -45,7 +45,7 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 44  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 45  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"
@@ -880,7 +880,7 @@ class SessionIndex:
             # (rows of the lines past those the thread's plan holds: the rows of the lines before
             # are the same in any reading of these bytes)
             plan = fold.unwrap.plan[len(th.plan):]
-            renames = [[section, dict(ids)] for section, ids in fold.unwrap.renames.items() if ids]
+            renames = wrapped.packed_renames(fold.unwrap.renames)
         start = len(th)
         records, ends = fold.records, fold.ends
         # the reading may be another than the one the index read (the index came from the cache,

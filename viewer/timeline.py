@@ -237,7 +237,7 @@ def _replayed(th: ThreadIndex, seqs) -> dict[int, tuple] | None:
         first = bisect.bisect_left(offsets, start)
         lines.append((th.plan[i * step:(i + 1) * step], th.lengths[first]))
         firsts.append(first)
-    renames = {section: ids for section, ids in th.carried.get("renames") or ()}
+    renames = _renames(th)
     try:
         read = wrapped.replay(th.path, lines, renames, items=bool(th.carried.get("items")))
     except OSError:
@@ -250,6 +250,16 @@ def _replayed(th: ThreadIndex, seqs) -> dict[int, tuple] | None:
         for j, rec in enumerate(recs):
             out[first + j] = rec
     return out
+
+
+def _renames(th: ThreadIndex) -> wrapped.Renames:
+    """The thread's renamed call ids (`wrapped.packed_renames`) as a replay reads them, kept while
+    the thread holds the same."""
+    packed = th.carried.get("renames")
+    got = getattr(th, "_renames", None)
+    if got is None or got[0] is not packed:
+        got = th._renames = (packed, wrapped.Renames(packed))
+    return got[1]
 
 
 def _plan_starts(th: ThreadIndex) -> array:
