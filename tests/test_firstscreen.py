@@ -197,7 +197,7 @@ def test_a_cold_permalink_opens_around_its_event_before_the_index(app, big):
     c = app.test_client()
     for eid in (middle, line_id):
         html = html_of(c, f"/s/big/m/{eid}")
-        assert f'data-target="m-{eid}"' in html and f'class="ev ' in html
+        assert f'data-target="m-{eid}"' in html and 'class="ev ' in html
         assert re.search(rf'<li class="ev [^"]*target[^"]*" id="m-{re.escape(eid)}"', html)
     assert app.hold.held.wait(30) and not app.extensions["viewer"].store.running("big").done
 

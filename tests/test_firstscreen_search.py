@@ -56,7 +56,7 @@ def test_a_search_link_opens_at_its_first_hit_before_the_index(app):
     assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
     assert 'data-target-id="first-walrus"' in page
     card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-first-walrus".*?</li>', page, re.S).group(0)
-    assert f'<mark class="hit' in card and WORD in card
+    assert '<mark class="hit' in card and WORD in card
     hits = re.findall(r'class="hit-link" href="([^"]+)"', page)
     assert hits and "/m/first-walrus?" in hits[0]
     assert 'data-reading="1"' in page and "the rest come once the whole session is read" in page

@@ -7,8 +7,6 @@ import json
 import random
 import re
 
-import pytest
-
 from viewer import search as search_mod
 from viewer.index import SessionIndex
 from viewer.search import Matcher, Query, QuickScan, raw_candidates, search
