@@ -34,6 +34,7 @@ from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
 from pygments.util import ClassNotFound
 
 from . import lexing
+from .tools import NumberStrings
 from .reader import json_text
 
 MARKDOWN_CAP = 12_000  # characters rendered as Markdown before "show all"
@@ -255,21 +256,7 @@ def _numbered(lines: list[str], numbers: list[int]) -> str:
     return "\n".join([f'<span class="ln">{n}</span>{line}' for n, line in zip(numbers, lines)])
 
 
-_GUTTERS: list[str] = []  # the gutter of line n (a newline before it) at n: replaced whole, never
-# changed (threads read it at once), up to this many
-GUTTERS_KEPT = 1 << 16
-
-
-def _gutters(start: int, count: int) -> list[str]:
-    global _GUTTERS
-    stop = start + count
-    kept = _GUTTERS
-    if stop > len(kept):
-        if stop > GUTTERS_KEPT:
-            return list(map('\n<span class="ln">{}</span>'.format, range(start, stop)))
-        kept = _GUTTERS = list(map('\n<span class="ln">{}</span>'.format,
-                                   range(min(GUTTERS_KEPT, max(stop, 2 * len(kept))))))
-    return kept[start:stop]
+_gutters = NumberStrings('\n<span class="ln">{}</span>'.format).take  # line n's gutter, a newline before it
 
 
 def _spans(code: str, lexer) -> str:

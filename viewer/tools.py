@@ -934,22 +934,26 @@ def numbered(text: str, filename: str | None) -> ResultView | None:
                       text[:at].strip(), rest.strip())
 
 
-_PLAIN_NUMBERS: list[str] = []  # str(n) at n, as far as asked for: replaced whole, never changed
-# (threads read it at once), up to this many
-PLAIN_NUMBERS_KEPT = 1 << 16
+class NumberStrings:
+    """A string made of each line number (`fmt(n)`), kept for the numbers up to `most`: files are
+    read from line 1 on, again and again, thousands of lines each. The list kept is replaced whole,
+    never changed, so threads read it at once."""
+
+    def __init__(self, fmt, most: int = 1 << 16) -> None:
+        self.fmt, self.most, self.kept = fmt, most, []
+
+    def take(self, start: int, count: int) -> list[str]:
+        """The strings of the numbers from `start` on, `count` of them."""
+        stop = start + count
+        kept = self.kept
+        if stop > len(kept):
+            if stop > self.most:
+                return list(map(self.fmt, range(start, stop)))
+            kept = self.kept = list(map(self.fmt, range(min(self.most, max(stop, 2 * len(kept))))))
+        return kept[start:stop]
 
 
-def plain_numbers(start: int, count: int) -> list[str]:
-    """`str(n)` for n from `start` on, `count` of them (kept: files are read from line 1 on, again
-    and again)."""
-    global _PLAIN_NUMBERS
-    stop = start + count
-    kept = _PLAIN_NUMBERS
-    if stop > len(kept):
-        if stop > PLAIN_NUMBERS_KEPT:
-            return list(map(str, range(start, stop)))
-        kept = _PLAIN_NUMBERS = list(map(str, range(min(PLAIN_NUMBERS_KEPT, max(stop, 2 * len(kept))))))
-    return kept[start:stop]
+plain_numbers = NumberStrings(str).take  # `str(n)` for n from `start` on, `count` of them
 
 
 def _is_json(text: str) -> bool:
