@@ -37,14 +37,15 @@ conversation used, a conversation a line goes on with that the region did not re
 in place once the index is done (web/early.py: the page is not reloaded).
 
 Three more kinds of document have a first screen from their start (`head`, and the windows after it:
-`_document_window`; their latest events or a permalink's wait for the index): a big JSON document whose records are its list's elements (an
-OpenAI message list: `SessionIndex._read_document_region`, read a record at a time by
-viewer/docstream.py, each record named by its number as the whole read names it), a JSONL file
-of one conversation per line (a dataset, a batch file: `formats.wrapped.head_fold`, its first
-lines read as the whole read reads them), and a JSON array of such wrappers (a dataset's
-conversations, a log of API calls kept as one document: `formats.wrapped.items_fold`, its first
-elements read as the whole read reads them). Other documents (one whose format pairs or numbers
-its records by what only the whole list says) are read whole, behind a reading page.
+`_document_window`; their latest events or a permalink's wait for the index): a big JSON document
+whose records are its list's elements (an OpenAI message list: `SessionIndex._read_document_region`,
+read a record at a time by viewer/docstream.py, each record named by its number as the whole read
+names it), a JSONL file of one conversation per line (a dataset, a batch file:
+`formats.wrapped.head_fold`, its first lines read as the whole read reads them), and a JSON array of
+such wrappers (a dataset's conversations, a log of API calls kept as one document:
+`formats.wrapped.items_fold`, its first elements read as the whole read reads them). Other documents
+(one whose format pairs or numbers its records by what only the whole list says) are read whole,
+behind a reading page.
 
 Call ids likewise: a call id used again after its result is a new call, `id~2`… (toolcalls, "An id
 used again"), which a region further on can tell only of the calls it read: it names each id it
