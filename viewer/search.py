@@ -669,7 +669,6 @@ class QuickScan(Scan):
 
     def run(self) -> "QuickScan":
         """Do the scan; afterwards `ok` says whether it answered (its hits are then iterated)."""
-        from . import formats
         from .formats import detect
 
         self.started = time.monotonic()
@@ -681,17 +680,8 @@ class QuickScan(Scan):
                 found = detect.detect_file(self.path)
             except (OSError, detect.NotTranscript):
                 return self
-            if found.mode != "jsonl":
+            if found.mode != "jsonl" or companions_hold(self.path, self.matcher, self.confinement):
                 return self
-            adapter = formats.get(found.format)
-            for _agent, sub, _meta in formats.hook(adapter, "companions", _Path(self.path),
-                                                   default=[]):
-                try:
-                    with files.open_file(sub) as f:
-                        if self._file_has(f, pre, 0, f.seek(0, 2)):
-                            return self
-                except OSError:
-                    continue
             with files.open_file(self.path) as f:
                 eol = found.eol.encode()
                 lines = raw_candidates(f, pre, eol, QUICK_LINES)
