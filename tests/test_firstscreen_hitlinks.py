@@ -9,7 +9,6 @@ message that completes the page draws them with the search, where it drew them w
 
 The background build is held by a listener until the test releases it: nothing sleeps."""
 
-import json
 import os
 import re
 
@@ -17,32 +16,12 @@ import pytest
 from playwright.sync_api import expect
 
 from conftest import LiveServer, held_app, write_claude_session
-
-WORD = "walrus"
-
-
-def line(**rec):
-    return json.dumps({"sessionId": "big", "timestamp": "2025-10-21T10:00:00.000Z", **rec}) + "\n"
-
-
-def prompt(uuid: str, text: str) -> str:
-    return line(type="user", uuid=uuid, message={"role": "user", "content": text})
+from test_firstscreen_search import WORD, line, prompt, walrus_root
 
 
 @pytest.fixture(scope="module")
 def walrus(tmp_path_factory):
-    """8 MB of Claude Code with the word once in the middle of the file and in three prompts
-    near its end."""
-    root = tmp_path_factory.mktemp("hitlinks") / "sessions"
-    path = root / "big.jsonl"
-    write_claude_session(path, 4 << 20)
-    with open(path, "a") as f:
-        f.write(prompt("first-walrus", f"Where did the {WORD} go?"))
-    write_claude_session(path, 8 << 20, start=100_000)
-    with open(path, "a") as f:
-        for i in range(3):
-            f.write(prompt(f"late-walrus-{i}", f"Another {WORD}, number {i}"))
-    return root
+    return walrus_root(tmp_path_factory.mktemp("hitlinks"))
 
 
 @pytest.fixture

@@ -28,9 +28,13 @@ def prompt(uuid: str, text: str) -> str:
 
 @pytest.fixture(scope="module")
 def walrus(tmp_path_factory):
-    """8 MB of Claude Code with the word in the middle of the file once, and in three prompts
-    near its end."""
-    root = tmp_path_factory.mktemp("search") / "sessions"
+    return walrus_root(tmp_path_factory.mktemp("search"))
+
+
+def walrus_root(folder):
+    """A root holding 8 MB of Claude Code (`big`) with the word in the middle of the file once,
+    and in three prompts near its end."""
+    root = folder / "sessions"
     path = root / "big.jsonl"
     write_claude_session(path, 4 << 20)
     with open(path, "a") as f:
