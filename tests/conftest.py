@@ -397,6 +397,18 @@ class Hold:
             assert self.release.wait(60)
 
 
+def held_page(client, url: str) -> str:
+    """A page of a `held_app` (200), read whole and closed as a server closes it (its background
+    pass starts once the page is sent), once that pass is held: the page was drawn before the
+    index."""
+    r = client.get(url)
+    page = r.get_data(as_text=True)
+    r.close()
+    assert r.status_code == 200
+    assert client.application.hold.held.wait(30)
+    return page
+
+
 def held_app(root, tmp_path):
     """An app serving `root` whose background index passes wait for the test (`app.hold.release`),
     with nothing indexed before a page asks; released when the test ends (a generator fixture's)."""

@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app
+from conftest import LiveServer, held_app, held_page
 from test_big_document import messages, write
 
 
@@ -39,10 +39,7 @@ def ids_of(html: str) -> list[str]:
 
 def test_a_document_s_later_window_comes_before_its_index(app):
     c = app.test_client()
-    r = c.get("/s/chat")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, "/s/chat")
     later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
     assert "after=@" in later
     r = c.get(later, headers={"HX-Request": "true"})

@@ -15,7 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, write_claude_session
+from conftest import LiveServer, held_app, held_page, write_claude_session
 from test_firstscreen_search import WORD, line, prompt, walrus_root
 
 
@@ -31,11 +31,7 @@ def app(walrus, tmp_path):
 
 def test_a_hit_link_opens_at_its_hit_before_the_index(app):
     c = app.test_client()
-    r = c.get(f"/s/big/m/late-walrus-1?q={WORD}")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert r.status_code == 200
-    assert app.hold.held.wait(30)
+    page = held_page(c, f"/s/big/m/late-walrus-1?q={WORD}")
     assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
     assert 'data-target-id="late-walrus-1"' in page and 'id="index-progress"' in page
     card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-late-walrus-1".*?</li>', page, re.S).group(0)
@@ -51,10 +47,7 @@ def test_a_search_page_s_earlier_window_comes_before_the_index_marked(app):
     """"Load earlier" on a hit link's page (asked for with the search, to mark it: find.js) is
     read from the lines before the page's, at once, and completed with the search too."""
     c = app.test_client()
-    r = c.get(f"/s/big/m/late-walrus-0?q={WORD}")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, f"/s/big/m/late-walrus-0?q={WORD}")
     earlier = re.search(r'<li class="more before" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
     assert "before=@" in earlier
     r = c.get(f"{earlier}&q={WORD}")

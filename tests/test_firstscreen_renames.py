@@ -18,7 +18,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, stream_open
+from conftest import LiveServer, held_app, held_page, stream_open
 from viewer.web import cardpatch
 
 MB = 6 << 20  # past the size indexed in the background
@@ -74,10 +74,7 @@ def cards_of(html: str) -> list[str]:
 
 def test_the_cards_of_a_file_without_ids_are_renamed_not_sent_again(app):
     c = app.test_client()
-    r = c.get("/s/chat?at=end")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, "/s/chat?at=end")
     ids = cards_of(page)
     assert len(ids) >= 20 and all(i.startswith("@") for i in ids)
     timeline = page[page.index('id="timeline"'):]
@@ -172,10 +169,7 @@ def test_an_api_log_read_from_its_middle_has_its_numbers_filled_in_not_its_cards
     app = next(gen)
     try:
         c = app.test_client()
-        r = c.get("/s/trace~log?at=end")
-        page = r.get_data(as_text=True)
-        r.close()
-        assert app.hold.held.wait(30)
+        page = held_page(c, "/s/trace~log?at=end")
         assert "API call ·" in page and not re.search(r"API call \d", page)
         app.hold.release.set()
         message = stream_until_complete(c, page)

@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, write_claude_session
+from conftest import LiveServer, held_app, held_page, write_claude_session
 
 WORD = "walrus"
 
@@ -53,10 +53,7 @@ def app(walrus, tmp_path):
 
 def test_a_search_link_opens_at_its_first_hit_before_the_index(app):
     c = app.test_client()
-    r = c.get(f"/s/big?q={WORD}")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, f"/s/big?q={WORD}")
     assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
     assert 'data-target-id="first-walrus"' in page
     card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-first-walrus".*?</li>', page, re.S).group(0)
@@ -69,10 +66,7 @@ def test_a_search_link_opens_at_its_first_hit_before_the_index(app):
 
 def test_a_search_link_whose_hit_the_bytes_do_not_show_soon_opens_where_the_session_opens(app):
     c = app.test_client()
-    r = c.get("/s/big?q=nowhere+in+this+file")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, "/s/big?q=nowhere+in+this+file")
     assert not app.extensions["viewer"].store.running("big").done
     assert 'data-reading="1"' in page and "Searching the whole session as it is read" in page
     assert 'class="hit-link"' not in page
@@ -124,10 +118,7 @@ def test_a_search_link_whose_sub_agent_holds_a_hit_does_not_say_its_region_s_are
     region's hits are not listed as the session's first ones — the list comes with the index."""
     app = delegated
     c = app.test_client()
-    r = c.get(f"/s/big?q={WORD}")
-    page = r.get_data(as_text=True)
-    r.close()
-    assert app.hold.held.wait(30)
+    page = held_page(c, f"/s/big?q={WORD}")
     assert not app.extensions["viewer"].store.running("big").done
     assert 'data-target-id="main-walrus"' in page
     assert 'class="hit-link"' not in page and "Searching the whole session as it is read" in page
