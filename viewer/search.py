@@ -692,10 +692,7 @@ class QuickScan(Scan):
                 expand = expander(f)
                 for lo, before in lines:
                     self.candidates += 1
-                    idx = SessionIndex(self.path, confinement=self.confinement)
-                    # the file's first line may begin after a byte order mark
-                    idx.read_region(lo, lo + 1 if lo else 4, before, found=found)
-                    th = idx.threads["main"]
+                    idx, th = _line_region(self.path, self.confinement, found, lo, before)
                     if len(th) == 0:
                         return self  # a last line with no end: the index decides what it is
                     if th.carried.get("needs_before"):
@@ -812,13 +809,20 @@ def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, 
                 if line is None or n >= FIRST_HIT_LINES or time.monotonic() > deadline:
                     return None
                 lo, before = line
-                idx = SessionIndex(path, confinement=confinement)
-                idx.read_region(lo, lo + 1 if lo else 4, before, found=found)
-                th = idx.threads["main"]
+                idx, th = _line_region(path, confinement, found, lo, before)
                 for seq, ev in enumerate(load_picked(idx, "main", range(len(th)))):
                     if scan._match(ev, seq, expand, deadline) is not None:
                         return lo, before + 1, ev.id
     return None
+
+
+def _line_region(path: str, confinement, found, lo: int, before: int):
+    """(a region index of the one line that begins at `lo`, `before` lines into the file, its main
+    thread): a candidate line read alone, by the code of the full index."""
+    idx = SessionIndex(path, confinement=confinement)
+    # (the file's first line may begin after a byte order mark)
+    idx.read_region(lo, lo + 1 if lo else 4, before, found=found)
+    return idx, idx.threads["main"]
 
 
 def companions_hold(path: str, matcher: Matcher, confinement=None) -> bool:

@@ -182,10 +182,10 @@ def _early_search(ref, key: str):
     """The page of a search link (`?q=`) on a session whose index is not built: drawn at once
     around the main file's first hit, found in its bytes (`search.first_hit`), the hit its target,
     the matches marked and the region's hits listed as the first ones (unless a sub-agent's file
-    holds the search: its hit may come first) — the page searches the
-    whole session again once its index is done (find.js). None when the bytes cannot tell where
-    the first hit is soon, or the session is redacted (a search of its raw bytes would tell what
-    was redacted): the page then waits for the index."""
+    holds the search: its hit may come first) — the page searches the whole session again once its
+    index is done (find.js). None when the bytes cannot tell where the first hit is soon, or the
+    session is redacted (a search of its raw bytes would tell what was redacted): the page then
+    waits for the index."""
     find = find_context(None)
     if find.matcher is None or store().redact or compressed.is_compressed(ref.path):
         return None
