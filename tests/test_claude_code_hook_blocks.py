@@ -9,7 +9,9 @@ What the CLI writes for such a call, by version (the line of the call's result):
 - a JSON `permissionDecision: deny`: its `permissionDecisionReason` as the whole result (the
   corpus's spotter-progress-compact, 2.1.39: "Pre-commit validation failed: …", three Bash
   calls), or "Hook PreToolUse:Agent denied this tool" when it gave none (#59643 on 2.1.143,
-  #82642 on 2.1.220, with `toolDenialKind` "permission-rule").
+  #82642 on 2.1.220, with `toolDenialKind` "permission-rule"). 2.0 writes the reason so too; from
+  2.0.57 on, whose bundle sends a person's comment after "To tell you how to proceed, the user
+  said:\n", a bare reason can only be a hook's (before it, 2.0.5 sent the comment bare: the person's).
 Before, 2.0's exit-code block and 2.1's bare reason read as plain errors, and 2.1.331's JSON
 deny with its reason as "denied by settings".
 """
@@ -63,6 +65,10 @@ CALLS = [
     # 2.1.331: a JSON deny with its reason, the line names the hook as the decision's source
     ("h4", "2.1.331", "Write", "Write the file under docs/ instead.",
      {"toolDenialKind": "permission-rule", "permissionDecision": _HOOK_DECISION}),
+    # 2.0.76: a JSON deny's reason, bare, where the person's comment would follow "the user said:"
+    ("h7", "2.0.76", "Bash", "Use make release instead of committing by hand.", {}),
+    # 2.0.5: the same bare words are the person's comment typed in the permission dialog
+    ("h8", "2.0.5", "Bash", "please add transformer.js too first", {}),
     # an MCP tool's failure may be any words: it stays an error
     ("h5", "2.1.39", "mcp__github__create_issue", "repository not found", {}),
     # a settings rule's refusal stays the rule's
@@ -76,7 +82,7 @@ def test_each_version_s_hook_block_reads_blocked_by_hook(tmp_path):
     idx = SessionIndex(_session(tmp_path, CALLS)).build()
     assert {c.id: c.state for c in idx.calls.calls.values()} == {
         "h1": "blocked_by_hook", "h2": "blocked_by_hook", "h3": "blocked_by_hook", "h4": "blocked_by_hook",
-        "h5": "error", "h6": "denied_by_settings"}
+        "h5": "error", "h6": "denied_by_settings", "h7": "blocked_by_hook", "h8": "denied"}
     assert idx.calls.errors() == 1  # a refused call is no failure of the agent's
     evs = load_events(idx, "main", 0, len(idx.threads["main"]))
     results = {b.tool_use_id: b for e in evs for b in e.tool_results()}
@@ -90,6 +96,7 @@ def test_each_version_s_hook_block_reads_blocked_by_hook(tmp_path):
     assert [b.text for b in results["h2"].content] == ["Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted."]
     assert [(b.kind, b.text) for b in results["h4"].content] == [
         ("notice", "a PreToolUse hook blocked the call and said:"), ("text", "Write the file under docs/ instead.")]
+    assert [b.text for b in results["h7"].content] == ["Use make release instead of committing by hand."]
 
 
 def test_the_page_says_blocked_by_hook_and_shows_what_the_hook_said(tmp_path):
@@ -102,13 +109,16 @@ def test_the_page_says_blocked_by_hook_and_shows_what_the_hook_said(tmp_path):
         start = html.index(f'id="tc-{cid}"')
         return html[start:html.index(f'id="tc-{cid}-result"', start) + 600]
 
-    for cid in ("h1", "h2", "h3", "h4"):
+    for cid in ("h1", "h2", "h3", "h4", "h7"):
         assert "blocked by hook" in card(cid) and "denied by user" not in card(cid), cid
     assert "hook PreToolUse:Bash blocked the call and said:" in card("h1")
     assert "Network calls are blocked by policy." in card("h1")
     assert "a PreToolUse hook blocked the call and said:" in card("h2")
     assert "a PreToolUse hook blocked the call and said:" in card("h4")
     assert "Write the file under docs/ instead." in card("h4")
+    assert "a PreToolUse hook blocked the call and said:" in card("h7")
+    assert "Use make release instead of committing by hand." in card("h7")
+    assert "denied by user" in card("h8") and "blocked by hook" not in card("h8")
     assert "blocked by hook" not in card("h5") and "blocked by hook" not in card("h6")
 
 

@@ -57,13 +57,13 @@ ANSWERED = "answered"
 # that it did not act on were refused (toolcalls.ToolCallMap._unapproved)
 UNAPPROVED = "unapproved"
 # `ToolResult.state = USER_WORDS`: an error result that may be only the person's words turning the
-# call down (Claude Code 2.0 writes "No, and tell Claude…" as the bare comment, `is_error`, nothing
-# else on the line). Only the call's name can tell it from a tool's own failure: the state map names
+# call down (Claude Code before 2.0.57 writes "No, and tell Claude…" as the bare comment, `is_error`,
+# nothing else on the line). Only the call's name can tell it from a tool's own failure: the state map names
 # it denied where the call is one whose failures never read as free words (the format says which:
 # its `refused_in_words` hook, asked by toolcalls.ToolCallMap.observe)
 USER_WORDS = "user_words"
 # `ToolResult.state = HOOK_WORDS`: the same words-only error where the person's words cannot be (Claude
-# Code 2.1 puts them after "the user said:"): a PreToolUse hook's reason, which a hook that denies in
+# Code 2.0.57 and 2.1 put them after "the user said:"): a PreToolUse hook's reason, which a hook that denies in
 # JSON has the CLI send as the whole result, with no toolDenialKind before 2.1.2xx. The state map names
 # it blocked by hook where the call's own failures never read as free words, as for USER_WORDS
 HOOK_WORDS = "hook_words"

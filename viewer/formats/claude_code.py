@@ -442,7 +442,7 @@ def _user(rec: dict, ref: Ref) -> Event:
             results[0].state = _refuser(denial, results[0], rec)
         elif denial is None and len(results) == 1 and results[0].tool_use_id not in wrapped \
                 and _bare_words(rec, results[0]):
-            results[0].state = USER_WORDS if _before_2_1(rec) else HOOK_WORDS
+            results[0].state = USER_WORDS if _bare_is_persons(rec) else HOOK_WORDS
         if len(results) == 1 and results[0].state == DENIED:
             results[0].content = _advice(results[0].content)
         elif len(results) == 1 and results[0].state == BLOCKED_BY_HOOK:
@@ -570,11 +570,19 @@ def _bare_words(rec: dict, result) -> bool:
     return bool(text) and not _MACHINE.match(text)
 
 
-def _before_2_1(rec: dict) -> bool:
-    """A line of a CLI before 2.1, which sends the person's comment as the bare result; 2.1 puts
-    it after "the user said:" (`_SAID`), so a bare error of its is a hook's."""
+def _bare_is_persons(rec: dict) -> bool:
+    """A line of a CLI that sent the person's comment as the bare result: 2.0.5 did (the corpus's
+    me-next-image-errors); 2.0.57 puts it after "To tell you how to proceed, the user said:\n"
+    (its bundle's REJECT_MESSAGE_WITH_FEEDBACK_PREFIX; `_SAID`), as 2.1 does, so a bare error of
+    a line from 2.0.57 on is a hook's. (Which release between them changed it no recording or
+    bundle at hand says: those stay the person's.)"""
     version = rec.get("version")
-    return not isinstance(version, str) or version.startswith(("0.", "1.", "2.0."))
+    if not isinstance(version, str) or version.startswith(("0.", "1.")):
+        return True
+    if not version.startswith("2.0."):
+        return False
+    patch = version[4:].split("-", 1)[0]
+    return not patch.isdigit() or int(patch) < 57
 
 
 def _hook_said(content: list) -> list:
