@@ -515,3 +515,34 @@ def test_a_forked_thread_says_what_it_was_forked_from(tmp_path):
                                 "payload": meta}) + "\n")
     _, evs = built(path)
     assert evs[0].blocks[0].text.endswith("· forked from thread 0199a000-0000-7000-8000-000000000001")
+
+
+def test_response_items_the_current_codex_persists_read_as_what_they_are(tmp_path):
+    """The ResponseItem variants of codex-rs/protocol/src/models.rs that rollout policy.rs
+    (`should_persist_response_item`) writes beside the older ones: `agent_message` ({author,
+    recipient, content: [{type: input_text, text} | {type: encrypted_content}]}, a message between
+    the agents of a multi-agent run as the model's history holds it; the rollout tests write
+    `{author: "worker", recipient: "root", …}`), `context_compaction` ({encrypted_content}) and a
+    `function_call` with its tool's `namespace`. Before, the agent message and the compaction were
+    cards of roles no reader knows ("agent_message", "context_compaction") and the namespaced call
+    lost its namespace."""
+    path = _rollout(tmp_path, [])
+    items = [{"type": "agent_message", "author": "worker", "recipient": "root",
+              "content": [{"type": "input_text", "text": "Found 3 callers of parse_args."}]},
+             {"type": "agent_message", "author": "/root", "recipient": "/root/explorer",
+              "content": [{"type": "encrypted_content", "encrypted_content": "gAAAAB..."}]},
+             {"type": "context_compaction", "encrypted_content": "gAAAAB..."},
+             {"type": "function_call", "name": "search", "namespace": "docs", "arguments": '{"q": "X"}',
+              "call_id": "call_ns"},
+             {"type": "function_call_output", "call_id": "call_ns", "output": "X is a thing"}]
+    with path.open("a") as f:
+        for i, r in enumerate(items):
+            f.write(json.dumps({"timestamp": f"2026-11-20T10:02:{i:02d}.000Z", "type": "response_item",
+                                "payload": r}) + "\n")
+    idx, evs = built(path)
+    said, sealed, compacted, call, _ = evs[-5:]
+    assert (said.hidden, said.role, said.author) == (False, "agent_call", "worker")
+    assert [b.text for b in said.blocks] == ["worker → root", "Found 3 callers of parse_args."]
+    assert [b.text for b in sealed.blocks] == ["/root → /root/explorer", "its content is encrypted"]
+    assert (compacted.role, compacted.blocks[0].text) == ("system", "context compacted")
+    assert call.tool_uses()[0].name == "docs.search" and idx.calls.calls["call_ns"].state == "completed"

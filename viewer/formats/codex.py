@@ -30,6 +30,8 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     its state a data block; `inter_agent_communication` (`{author, recipient, other_recipients,
     content, trigger_turn}`, agent paths) → a message card "author → recipient";
     `inter_agent_communication_metadata` → hidden (codex-rs/protocol/src/protocol.rs RolloutItem);
+    the response items `agent_message` (the same message as the model's history holds it) and
+    `context_compaction` read as those records and a compaction are;
   - any other record type (newer than this reader) → a quiet data card of its payload.
   Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
   approvals.rs GuardianAssessmentEvent and dynamic_tools.rs / protocol.rs).
@@ -224,8 +226,17 @@ def _item(item: dict, ref: Ref) -> Event:
     if t in _BOOKKEEPING_ITEMS:
         return Event(ref, "system", t, hidden=True, hidden_reason="snapshot", format=NAME, meta=item,
                      blocks=[Notice("a snapshot of the working tree, for an undo", _fields(item))])
+    if t == "agent_message":
+        return _agent_message(item, ref)
+    if t == "context_compaction":  # ResponseItem::ContextCompaction: the API's compaction item
+        item = {**item, "type": "compaction"}
     ev = openai_chat.event(item, ref)
     ev.format = NAME
+    if t == "function_call" and isinstance(item.get("namespace"), str) and item["namespace"]:
+        # FunctionCall.namespace: a namespaced tool's (an MCP server's) name comes without it
+        space = item["namespace"]
+        for use in ev.tool_uses():
+            use.name = space + use.name if space.endswith(("_", ".", "/", ":")) else f"{space}.{use.name}"
     if ev.role in ("user", "system") and ev.kind == "message":
         _mark_injected(ev)
     elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
@@ -463,6 +474,20 @@ def _inter_agent(item: dict, ref: Ref) -> Event:
     elif item.get("encrypted_content"):
         blocks.append(Notice("its content is encrypted"))
     return Event(ref, "agent_call", "inter_agent_communication", author=author, blocks=blocks, meta=item)
+
+
+def _agent_message(item: dict, ref: Ref) -> Event:
+    """ResponseItem::AgentMessage `{author, recipient, content: [{type: input_text, text} |
+    {type: encrypted_content}]}` (codex-rs/protocol/src/models.rs; persisted by rollout policy.rs
+    `should_persist_response_item`): a message between the agents of a multi-agent run as the
+    model's history holds it, read as an inter-agent communication is."""
+    content = item.get("content") if isinstance(item.get("content"), list) else []
+    texts = [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    hidden = any(isinstance(c, dict) and c.get("encrypted_content") for c in content)
+    ev = _inter_agent({**item, "content": "\n\n".join(texts), "encrypted_content": hidden and not texts},
+                      ref)
+    ev.kind, ev.meta = "agent_message", item
+    return ev
 
 
 def _inter_agent_meta(item: dict, ref: Ref) -> Event:
