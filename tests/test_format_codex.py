@@ -488,7 +488,7 @@ def test_rollout_items_of_the_current_protocol_are_read_and_an_unknown_one_is_a_
                  "author": "/root/researcher", "recipient": "/root", "other_recipients": [],
                  "content": "Found 3 callers of parse_args.", "trigger_turn": True}},
              {"type": "inter_agent_communication_metadata", "payload": {"trigger_turn": True}},
-             {"type": "realtime_item", "payload": {"id": "r1", "role": "user", "text": "hello"}}]
+             {"type": "record_from_the_future", "payload": {"id": "r1", "role": "user", "text": "hello"}}]
     with path.open("a") as f:
         for i, r in enumerate(extra):
             f.write(json.dumps({"timestamp": f"2026-11-20T10:01:{i:02d}.000Z", **r}) + "\n")
@@ -546,3 +546,131 @@ def test_response_items_the_current_codex_persists_read_as_what_they_are(tmp_pat
     assert [b.text for b in sealed.blocks] == ["/root → /root/explorer", "its content is encrypted"]
     assert (compacted.role, compacted.blocks[0].text) == ("system", "context compacted")
     assert call.tool_uses()[0].name == "docs.search" and idx.calls.calls["call_ns"].state == "completed"
+
+
+def _lines_at(day, name: str, records: list[dict]) -> Path:
+    """A rollout of these envelope records, each with its `ordinal` as codex-cli 0.147+ writes it."""
+    day.mkdir(parents=True, exist_ok=True)
+    path = day / name
+    path.write_text("".join(json.dumps({"timestamp": f"2026-11-20T10:00:{i:02d}.000Z", "ordinal": i, **r}) + "\n"
+                            for i, r in enumerate(records)))
+    return path
+
+
+def _token_count(inp: int, out: int, total_in: int, total_out: int) -> dict:
+    return {"type": "event_msg", "payload": {"type": "token_count", "info": {
+        "last_token_usage": {"input_tokens": inp, "cached_input_tokens": 0, "output_tokens": out},
+        "total_token_usage": {"input_tokens": total_in, "cached_input_tokens": 0, "output_tokens": total_out}}}}
+
+
+def _said(role: str, text: str, **more) -> dict:
+    return {"type": "response_item", "payload": {"type": "message", "role": role, "content": [
+        {"type": "input_text" if role == "user" else "output_text", "text": text}], **more}}
+
+
+def test_a_sub_agent_s_copy_of_its_parent_s_history_is_the_parent_s(tmp_path):
+    """codex-cli 0.147-0.153 (as readers of those rollouts describe them: every line has its
+    `ordinal`; a spawned thread's file opens with its own session_meta naming
+    `subagent_history_start_ordinal`, then the parent's session_meta and a copy of the parent's
+    conversation, its token counts too). Before, the copy read as the sub-agent's own prompt and
+    replies and its tokens were counted again (one machine's sub-agents carried 18-143 M tokens of
+    such copies)."""
+    child = "019e0000-0000-7000-8000-0000000000c1"
+    path = _lines_at(tmp_path / "sessions" / "2026" / "11" / "20", f"rollout-2026-11-20T10-00-00-{child}.jsonl", [
+        {"type": "session_meta", "payload": {"id": child, "cwd": "/w", "originator": "codex_cli_rs",
+                                             "cli_version": "0.150.0", "subagent_history_start_ordinal": 4,
+                                             "source": {"subagent": {"thread_spawn": {
+                                                 "parent_thread_id": "019e0000-0000-7000-8000-0000000000a1",
+                                                 "depth": 1, "agent_path": "/root/explorer"}}}}},
+        {"type": "session_meta", "payload": {"id": "019e0000-0000-7000-8000-0000000000a1", "cwd": "/w",
+                                             "originator": "codex_cli_rs", "cli_version": "0.150.0"}},
+        _said("user", "Refactor the cart module."),
+        _token_count(5_000_000, 2_000, 5_000_000, 2_000),
+        _said("user", "List the modules that import shop.cart."),
+        _said("assistant", "Three modules import it."),
+        _token_count(3_000, 40, 3_000, 40)])
+    idx, evs = built(path)
+    own = [e for e in evs if not e.hidden]
+    assert [(e.role, e.text()) for e in own if e.kind == "message"] == [
+        ("user", "List the modules that import shop.cart."), ("assistant", "Three modules import it.")]
+    copied = [e for e in evs if e.hidden_reason == "the parent thread's history"]
+    assert len(copied) == 3 and copied[1].blocks[0].text.startswith("copied from the parent thread's history")
+    assert idx.summary.usage["tokens"] == 3_040  # the parent's 5 M are the parent's
+    assert idx.summary.title == "List the modules that import shop.cart."
+    from viewer.web import create_app
+
+    app = create_app({"ROOTS": [str(tmp_path / "sessions")], "CACHE_DIR": str(tmp_path / "cache"),
+                      "WATCH": False, "TESTING": True})
+    c = app.test_client()
+    key = c.get("/sessions.json").get_json()["sessions"][0]["key"]
+    html = c.get(f"/s/{key}").get_data(as_text=True)
+    # on the page as in the index: the copy's cards behind the toggle, the thread's own in sight
+    copy = re.search(r'<li class="ev [^"]*" id="m-L3".*?</li>', html, re.S).group(0)
+    assert "is-hidden" in copy and "copied from the parent thread" in copy
+    own = re.search(r'<li class="ev [^"]*" id="m-L6".*?</li>', html, re.S).group(0)
+    assert "is-hidden" not in own.split(">", 1)[0] and "Three modules import it." in own
+
+
+def test_what_codex_0_150_writes_beside_the_conversation_is_bookkeeping_said_for_what_it_is(tmp_path):
+    """codex-cli 0.147-0.153 rollouts (a trajectory adapter verified against them, and the
+    rollouts' readers' notes): `token_usage_record` (one response's usage, the numbers of the
+    token_count beside it: never counted twice), `realtime_item` (a voice session's transcript
+    segment), `retained_context` (the person's accepted answers), the response item
+    `configuration_update` ({reasoning: {effort}}) and the event `thread_settings_applied`
+    ({thread_settings: {model, reasoning_effort, cwd}}, the model of what follows). Before, each
+    was a data card of an unknown type in sight (one per model call for the usage records), and a
+    model switched by the settings priced the calls after it as the old model's."""
+    path = _lines_at(tmp_path / "sessions" / "2026" / "11" / "20",
+                     "rollout-2026-11-20T10-00-00-019e0000-0000-7000-8000-0000000000b1.jsonl", [
+        {"type": "session_meta", "payload": {"id": "019e0000-0000-7000-8000-0000000000b1", "cwd": "/w",
+                                             "originator": "codex_cli_rs", "cli_version": "0.150.0"}},
+        {"type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5-codex", "approval_policy": "on-request"}},
+        _said("user", "Tidy the docs"),
+        {"type": "event_msg", "payload": {"type": "thread_settings_applied", "thread_settings": {
+            "model": "gpt-5.5", "model_provider_id": "openai", "reasoning_effort": "high", "cwd": "/w"}}},
+        {"type": "response_item", "payload": {"type": "configuration_update", "reasoning": {"effort": "high"}}},
+        _said("assistant", "Done."),
+        _token_count(1_200, 80, 1_200, 80),
+        {"type": "token_usage_record", "payload": {"thread_id": "019e0000-0000-7000-8000-0000000000b1",
+                                                   "turn_id": "t1", "response_id": "resp_1", "usage": {
+            "input_tokens": 1_200, "cached_input_tokens": 0, "output_tokens": 80, "total_tokens": 1_280}}},
+        {"type": "realtime_item", "payload": {"type": "transcript_segment", "role": "user", "text": "tidy the docs"}},
+        {"type": "retained_context", "payload": {"type": "verified_answer", "questions": [
+            {"question": "Keep the changelog?", "answer": "Yes"}]}}])
+    idx, evs = built(path)
+    settings, config, _, _, usage, spoken, kept = evs[3:]
+    assert all(e.hidden for e in (settings, config, usage, spoken, kept))
+    assert settings.model == "gpt-5.5" and settings.blocks[0].text.startswith("thread settings applied: model gpt-5.5")
+    assert config.blocks[0].text == "reasoning effort set to high"
+    assert usage.blocks[0].text.startswith("token usage of response resp_1: 1,200 in")
+    assert [b.text for b in spoken.blocks][1] == "tidy the docs"
+    assert kept.blocks[1].text == "Q: Keep the changelog?\nA: Yes"
+    assert idx.summary.usage["tokens"] == 1_280 and idx.summary.usage["calls"] == 1
+    assert list(idx.summary.usage["models"]) == ["gpt-5.5"]  # the call came after the switch
+
+
+def test_context_codex_injects_as_the_user_is_never_the_person_s_prompt(tmp_path):
+    """Newer Codex names each user-message item's kind
+    (`internal_chat_message_metadata_passthrough.content_item_kinds`: `user.*` the person's) and
+    injects context under new openings (`<goal_context>`, `<recommended_plugins>`,
+    `<codex_internal_context source=…>`, `<external_…>`, `<hook_prompt …>`). Before, such a message
+    read as the person's prompt, and could title the session."""
+    path = _lines_at(tmp_path / "sessions" / "2026" / "11" / "20",
+                     "rollout-2026-11-20T10-00-00-019e0000-0000-7000-8000-0000000000d1.jsonl", [
+        {"type": "session_meta", "payload": {"id": "019e0000-0000-7000-8000-0000000000d1", "cwd": "/w",
+                                             "originator": "codex_cli_rs", "cli_version": "0.150.0"}},
+        _said("user", "<goal_context>\nShip the docs by Friday.\n</goal_context>"),
+        _said("user", '<codex_internal_context source="memory">\nprefers pnpm\n</codex_internal_context>'),
+        {"type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": "cwd is /w, shell zsh"},
+                {"type": "input_text", "text": "Tidy the docs"}],
+            "internal_chat_message_metadata_passthrough": {
+                "turn_id": "t1", "content_item_kinds": ["environment_context", "user.text"]}}}])
+    idx, evs = built(path)
+    goal, memory, prompt = evs[1:]
+    assert (goal.role, goal.blocks[0].kind, goal.blocks[0].label) == ("system", "context", "goal")
+    assert (memory.role, memory.blocks[0].label) == ("system", "internal context")
+    assert prompt.role == "user" and [(b.kind, getattr(b, "label", None)) for b in prompt.blocks] == [
+        ("context", "environment context"), ("text", None)]
+    assert prompt.blocks[1].text == "Tidy the docs" and idx.summary.title == "Tidy the docs"

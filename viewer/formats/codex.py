@@ -32,6 +32,13 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     `inter_agent_communication_metadata` → hidden (codex-rs/protocol/src/protocol.rs RolloutItem);
     the response items `agent_message` (the same message as the model's history holds it) and
     `context_compaction` read as those records and a compaction are;
+  - codex-cli 0.147-0.153 also write `token_usage_record` (a response's usage, the numbers of the
+    `token_count` beside it: hidden, never counted twice), `realtime_item` (voice transcript
+    segments), `retained_context` (accepted answers), the response item `configuration_update`
+    and the event `thread_settings_applied` (the model and effort from there on): hidden, said for
+    what they are; every line's `ordinal`, and a spawned thread's copy of its parent's history
+    before its `subagent_history_start_ordinal` (see `follow`); a user message's
+    `content_item_kinds` say which of its items are the person's;
   - any other record type (newer than this reader) → a quiet data card of its payload.
   Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
   approvals.rs GuardianAssessmentEvent and dynamic_tools.rs / protocol.rs).
@@ -72,7 +79,8 @@ MODE = "jsonl"
 EXTENDS = openai_chat
 
 _ENVELOPE = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
-                       "world_state", "inter_agent_communication", "inter_agent_communication_metadata"})
+                       "world_state", "inter_agent_communication", "inter_agent_communication_metadata",
+                       "token_usage_record", "realtime_item", "retained_context"})
 _HEADER_KEYS = frozenset({"id", "timestamp", "instructions", "git"})
 # event_msg types that repeat a response item (the conversation is read from those)
 # (`context_compacted` says what the `compacted` record beside it says with its summary)
@@ -103,7 +111,16 @@ _INJECTED = (("<environment_context>", "environment"), ("<user_instructions>", "
              ("# AGENTS.md instructions", "AGENTS.md"), ("<INSTRUCTIONS>", "instructions"),
              ("<permissions instructions>", "permissions"), ("<user_shell_command>", "shell command"),
              ("<turn_aborted>", "turn aborted"), ("<skill>", "skill"),
-             ("<collaboration_mode>", "collaboration mode"), ("<subagent_notification>", "sub-agent"))
+             ("<collaboration_mode>", "collaboration mode"), ("<subagent_notification>", "sub-agent"),
+             # (codex-cli 0.147-0.153: context-fragments/src/fragment.rs markers, as a reader of
+             # those rollouts lists them: plugin suggestions, a goal, internal and external context,
+             # a hook's prompt)
+             ("<recommended_plugins>", "recommended plugins"), ("<goal_context>", "goal"),
+             ("<codex_internal_context", "internal context"), ("<external_", "external context"),
+             ("<hook_prompt", "hook prompt"))
+# `internal_chat_message_metadata_passthrough.content_item_kinds` (one per content item, newer
+# rollouts): the kinds that are the person's own input; any other kind is context Codex injected
+_PERSONS_KINDS = ("", "unknown", "images.preparation_error", "images.unsupported", "audio.unsupported")
 # response items that only Codex's undo reads (`ResponseItem::GhostSnapshot`: a git commit of the tree)
 _BOOKKEEPING_ITEMS = frozenset({"ghost_snapshot"})
 # the IDE extension's and the desktop app's wrapper around the person's prompt
@@ -159,6 +176,8 @@ def event(rec: Any, ref: Ref) -> Event:
             ev = read(payload, ref)
         ev.format = NAME
         first_time(ev, rec.get("timestamp"))
+        if (n := _ordinal(rec.get("ordinal"))) is not None:
+            ev.meta = {**ev.meta, _ORDINAL: n}  # (the envelope's; `follow` reads it)
         return ev
     if rec.get("record_type") == "state":
         more = {k: v for k, v in rec.items() if k != "record_type"}
@@ -209,14 +228,14 @@ def _source(source: Any) -> str:
     return ""
 
 
-def _turn_context(ctx: dict, ref: Ref) -> Event:
-    ev = Event(ref, "system", "turn_context", hidden=True, hidden_reason="turn context", meta=ctx)
+def _turn_context(ctx: dict, ref: Ref, kind: str = "turn_context") -> Event:
+    ev = Event(ref, "system", kind, hidden=True, hidden_reason="turn context", meta=ctx)
     if isinstance(ctx.get("model"), str) and ctx["model"]:
         ev.model = ctx["model"]
     said = [f"{label} {ctx[k]}" for k, label in (("model", "model"), ("effort", "effort"),
                                                    ("approval_policy", "approval"))
             if isinstance(ctx.get(k), str) and ctx[k]]
-    ev.blocks = [Notice("turn context" + (": " + ", ".join(said) if said else ""), ctx)]
+    ev.blocks = [Notice(kind.replace("_", " ") + (": " + ", ".join(said) if said else ""), ctx)]
     return ev
 
 
@@ -228,17 +247,27 @@ def _item(item: dict, ref: Ref) -> Event:
                      blocks=[Notice("a snapshot of the working tree, for an undo", _fields(item))])
     if t == "agent_message":
         return _agent_message(item, ref)
+    if t == "configuration_update":
+        # `{reasoning: {effort}}`: the effort the model is asked for from here on (a durable
+        # control among the inputs, as a turn context's: behind the toggle)
+        reasoning = item.get("reasoning")
+        effort = reasoning.get("effort") if isinstance(reasoning, dict) else None
+        words = f"reasoning effort set to {effort}" if isinstance(effort, str) and effort else \
+            "configuration update"
+        return Event(ref, "system", t, hidden=True, hidden_reason="turn context", format=NAME, meta=item,
+                     blocks=[Notice(words, _fields(item))])
     if t == "context_compaction":  # ResponseItem::ContextCompaction: the API's compaction item
         item = {**item, "type": "compaction"}
     ev = openai_chat.event(item, ref)
     ev.format = NAME
-    if t == "function_call" and isinstance(item.get("namespace"), str) and item["namespace"]:
-        # FunctionCall.namespace: a namespaced tool's (an MCP server's) name comes without it
-        space = item["namespace"]
+    if t == "function_call" and item.get("namespace") not in (None, "", "functions") \
+            and isinstance(item["namespace"], str):
+        # FunctionCall.namespace: a namespaced tool's name comes without it (protocol ToolName
+        # shows as `namespace.name`, the default `functions` namespace unnamed)
         for use in ev.tool_uses():
-            use.name = space + use.name if space.endswith(("_", ".", "/", ":")) else f"{space}.{use.name}"
+            use.name = f"{item['namespace']}.{use.name}"
     if ev.role in ("user", "system") and ev.kind == "message":
-        _mark_injected(ev)
+        _mark_injected(ev, _item_kinds(item))
     elif t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         ev.blocks = [_exec_result(b, item.get("output")) if b.kind == "tool_result" else b
                      for b in ev.blocks]
@@ -252,17 +281,37 @@ def _item(item: dict, ref: Ref) -> Event:
     return ev
 
 
-def _mark_injected(ev: Event) -> None:
+def _item_kinds(item: dict) -> list | None:
+    """The kind of each text item of a user message, where newer Codex annotates them
+    (`internal_chat_message_metadata_passthrough.content_item_kinds`, one per content item:
+    `user.*` the person's, e.g. `environment_context` injected); None where it does not."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+    content = item.get("content")
+    if not isinstance(kinds, list) or not isinstance(content, list) or len(kinds) != len(content) or not kinds:
+        return None
+    return [k for k, c in zip(kinds, content) if isinstance(c, dict) and isinstance(c.get("text"), str)]
+
+
+def _mark_injected(ev: Event, kinds: list | None = None) -> None:
     """A user message that is Codex's injected context (or any developer message) becomes a folded
-    context card: its text is for the model, not written by the person. The IDE's context before a
-    prompt is a chip before the prompt."""
-    if ev.role == "user":
+    context card: its text is for the model, not written by the person; context beside a prompt is
+    a chip before it (the IDE's too). Where Codex names each item's kind (`kinds`), the kind says
+    which text is the person's; else the text's opening does."""
+    if ev.role == "user" and kinds is None:
         ev.blocks = [part for b in ev.blocks for part in (_ide_split(b) if b.kind == "text" else (b,))]
     texts = [b for b in ev.blocks if b.kind == "text"]
     if not texts:
         return
-    labels = [_injected(b.text) for b in texts]
+    if kinds is not None and len(kinds) == len(texts):
+        labels = [None if not isinstance(k, str) or k.startswith("user.") or k in _PERSONS_KINDS
+                  else k.replace("_", " ") for k in kinds]
+    else:
+        labels = [_injected(b.text) for b in texts]
     if ev.role == "user" and not all(labels):
+        if kinds is not None and any(labels):
+            said = dict(zip(map(id, texts), labels))
+            ev.blocks = [Context(said[id(b)], b.text, "codex") if said.get(id(b)) else b for b in ev.blocks]
         return
     ev.role, ev.kind = "system", "context"
     ev.blocks = [Context(label or "developer instructions", b.text, "codex") if b.kind == "text" else b
@@ -332,6 +381,12 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
                  if isinstance(n, int) and not isinstance(n, bool) else "rolled back")
         more = {k: v for k, v in _fields(msg).items() if k != "num_turns"}
         return Event(ref, "system", t, blocks=[Notice(words, more or None)], meta=msg)
+    if t == "thread_settings_applied" and isinstance(msg.get("thread_settings"), dict):
+        # `{thread_settings: {model, model_provider_id, reasoning_effort, cwd, …}}`: what the
+        # thread runs with from here on, a turn context's like (its model names what follows)
+        return _turn_context({"model": msg["thread_settings"].get("model"),
+                              "effort": msg["thread_settings"].get("reasoning_effort"),
+                              **msg["thread_settings"]}, ref, t)
     if t == "undo_completed":  # UndoCompletedEvent {success, message}: the tree put back, or not
         ok, text = msg.get("success"), msg.get("message")
         blocks = [Notice("undo failed" if ok is False else "undo completed")]
@@ -534,10 +589,95 @@ def _compacted(item: dict, ref: Ref) -> Event:
     return ev
 
 
+def _usage_record(item: dict, ref: Ref) -> Event:
+    """`token_usage_record` `{response_id, usage: {input_tokens, cached_input_tokens,
+    output_tokens, reasoning_output_tokens, total_tokens}, thread_id, turn_id}` (codex-cli
+    0.147-0.153): one model response's usage, the same numbers as the `token_count` beside it,
+    which counts them: behind the toggle, not counted again."""
+    usage = item.get("usage") if isinstance(item.get("usage"), dict) else {}
+    words = (f"token usage of response {as_text(item.get('response_id') or '?')}: "
+             f"{_count(usage.get('input_tokens'))} in ({_count(usage.get('cached_input_tokens'))} cached), "
+             f"{_count(usage.get('output_tokens'))} out (counted by its token count)")
+    return Event(ref, "system", "token_usage_record", hidden=True, hidden_reason="token count", meta=item,
+                 blocks=[Notice(words, item)])
+
+
+def _realtime(item: dict, ref: Ref) -> Event:
+    """`realtime_item` (a voice session's speech, `{type: transcript_segment, role, text}`): what
+    was said aloud, whose turns the response items hold too: behind the toggle, its words shown."""
+    text = item.get("text") if isinstance(item.get("text"), str) else ""
+    who = as_text(item.get("role") or "?")
+    blocks: list = [Notice(f"spoken ({who}), transcript segment" if text else "realtime item", _fields(item))]
+    if text:
+        blocks.append(Text(text, markdown=False))
+    return Event(ref, "system", "realtime_item", hidden=True, hidden_reason="voice transcript",
+                 meta=item, blocks=blocks)
+
+
+def _retained(item: dict, ref: Ref) -> Event:
+    """`retained_context` (`{type: verified_answer, questions: [{question, answer}]}`: the person's
+    accepted answers to a `request_user_input`, kept by the host for later turns): the answers,
+    behind the toggle (the call's own result shows them)."""
+    lines = [f"Q: {as_text(q.get('question'))}\nA: {as_text(q.get('answer'))}"
+             for q in item.get("questions") or () if isinstance(q, dict)] \
+        if isinstance(item.get("questions"), list) else []
+    kind = as_text(item.get("type") or "context").replace("_", " ")
+    blocks: list = [Notice(f"retained context: {kind}", _fields(item))]
+    if lines:
+        blocks.append(Text("\n\n".join(lines), markdown=False))
+    return Event(ref, "system", "retained_context", hidden=True, hidden_reason="bookkeeping", meta=item,
+                 blocks=blocks)
+
+
 _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_item": _item,
             "event_msg": _event_msg, "compacted": _compacted, "world_state": _world_state,
             "inter_agent_communication": _inter_agent,
-            "inter_agent_communication_metadata": _inter_agent_meta}
+            "inter_agent_communication_metadata": _inter_agent_meta,
+            "token_usage_record": _usage_record, "realtime_item": _realtime,
+            "retained_context": _retained}
+
+
+# --- a sub-agent's copy of its parent's history ---------------------------------------------------
+# A thread Codex spawns (codex-cli 0.147-0.153) opens its rollout with its own session_meta
+# (`subagent_history_start_ordinal`: N), then the parent's session_meta and a copy of the parent's
+# conversation, its token counts too; the thread's own records are those from ordinal N on (every
+# line carries its `ordinal`). The copy is the parent's, shown in the parent: here it is hidden,
+# its usage not counted again.
+_ORDINAL = "_ordinal"
+
+
+def _ordinal(value: Any) -> int | None:
+    """An ordinal as written: a number, or (some builds) a number in a string."""
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def follow(ev: Event, carried: dict) -> None:
+    """The first session_meta names where the thread's own records start; a record before it is
+    the parent's copied history (`_inherited`)."""
+    if ev.kind == "session" and "history_from" not in carried:
+        carried["history_from"] = _ordinal(ev.meta.get("subagent_history_start_ordinal")) or 0
+        carried["own_meta"] = ev.ref.offset
+        return
+    _inherited(ev, carried)
+
+
+def recall(ev: Event, carried: dict) -> None:
+    """A record read again for the page, as the index read it."""
+    if ev.ref.offset != carried.get("own_meta"):
+        _inherited(ev, carried)
+
+
+def _inherited(ev: Event, carried: dict) -> None:
+    start, n = carried.get("history_from"), ev.meta.get(_ORDINAL)
+    if not start or n is None or n >= start:
+        return
+    ev.hidden, ev.hidden_reason = True, "the parent thread's history"
+    ev.usage = None
+    ev.blocks = [Notice(f"copied from the parent thread's history (record {n}; this thread's own "
+                        f"begin at {start})")] + [b for b in ev.blocks if b.kind in ("text", "thinking")]
+    ev.states, ev.running, ev.spawns = {}, [], {}
 
 
 # --- spawned threads -----------------------------------------------------------------------------
