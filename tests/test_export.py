@@ -574,7 +574,7 @@ def test_an_export_stopped_midway_leaves_no_drawing_processes(monkeypatch):
 
 
 def test_an_event_that_cannot_be_drawn_leaves_the_rest_of_its_window(monkeypatch):
-    """A window is drawn in one template call; when one of its events cannot be drawn, the window
+    """A window's cards are drawn in one go; when one of them cannot be drawn, the window
     is drawn again event by event: that one says it could not be displayed (its anchor kept), the
     others are drawn as always."""
     from viewer import export as exporting
@@ -585,12 +585,14 @@ def test_an_event_that_cannot_be_drawn_leaves_the_rest_of_its_window(monkeypatch
                                  media_limit=exporting.MEDIA_LIMIT, exporting=True,
                                  highlight_cap=exporting.HIGHLIGHT_LIMIT)
 
+    drawn_class = templating.role_class
+
     def role_class(role):
         if role == "user":
             raise ValueError("a shape the template cannot draw")
-        return templating.role_class(role)
+        return drawn_class(role)
 
-    env.globals["role_class"] = role_class
+    monkeypatch.setattr(templating, "role_class", role_class)  # (what a card's head is drawn with)
     monkeypatch.setattr(exporting, "_environment", lambda media_limit: env)
     broken, _ = export(TOUR, now=0)
     users = whole.count('<li class="ev role-user ')

@@ -729,7 +729,7 @@ def _draw_in(conn, x: "Export", tl: Timeline, env, starts) -> None:
 
 # what drawing a window compiles on first use (the templates of an event, Pygments' file-name
 # patterns): a fifth of a second per process
-_PARTIALS = ("_events.html", "_message.html", "_macros.html", "_diff.html", "_result_ref.html",
+_PARTIALS = ("_message.html", "_macros.html", "_diff.html", "_result_ref.html",
              "_message_broken.html")
 
 

@@ -96,12 +96,15 @@ def render_event(env: Environment, v, key: str) -> Markup:
 
 
 def events_html(env: Environment, views, key: str) -> str:
-    """A window of events through `_events.html`, in one template call (the same HTML as each
-    through `render_event`, which draws them again one by one if one of them cannot be drawn).
-    Plain text, as an export writes it: a window's megabytes wrapped in Markup and taken out again
-    were copied twice."""
+    """A window of events, their cards joined once (the same HTML as each through `render_event`,
+    which draws them again one by one if one of them cannot be drawn). Plain text, as an export
+    writes it: a window's megabytes wrapped in Markup and taken out again were copied twice."""
     try:
-        return env.get_template("_events.html").render(views=views, key=key)
+        m = env.get_template("_macros.html").module
+        out: list = []
+        for v in views:
+            _event(env, v, key, m, out)
+        return "".join(out)
     except Exception:
         return "".join(render_event(env, v, key) for v in views)
 
@@ -241,6 +244,126 @@ def tool_label_html(name, fmt=None) -> Markup:
     return escape(name or "tool")
 
 
+_NO_KIND = frozenset({"message", "tool_result", "comm", "unparsed"})  # kinds a card's chip leaves unsaid
+
+
+@pass_environment
+def event_html(env: Environment, v, key: str, m) -> Markup:
+    """One event's card (`_message.html`), its blocks drawn by the `_macros.html` module `m`."""
+    out: list = []
+    _event(env, v, key, m, out)
+    return Markup("".join(out))
+
+
+def _event(env: Environment, v, key: str, m, out: list) -> None:
+    """The pieces of one event's card, added to `out`: its head and the frame around its blocks,
+    drawn here rather than by a Jinja macro (an export draws tens of thousands of cards, and the
+    macro cost more than its HTML), its blocks by the `block` macro of `m` (_macros.html)."""
+    u, exporting = env.globals["u"], env.globals["exporting"]
+    ev = v.ev
+    role = ev.role
+    eid = escape(ev.id)
+    link = escape(u.message(key, ev.id, pos=v.at))
+    out.append(f'<li class="ev role-{role_class(role)} kind-{kind_class(ev.kind)}')
+    if ev.hidden:
+        out.append(" is-hidden")
+    if v.target:
+        out.append(" target")
+    if v.refs_only:
+        out.append(" refs-only")
+    if v.folded:
+        out.append(" folded")
+    if v.continued:
+        out.append(" continued")
+    if v.lane:
+        out.append(f" lane-{escape(v.lane)}")
+    if ev.parent:
+        out.append(" sub")
+    out.append(f'" id="m-{eid}" data-seq="{escape(v.seq)}">\n  <div class="ev-head">\n')
+    if v.refs_only:
+        for rc in v.refs.values():
+            out.append(f'<span class="result-ref" id="{escape(dom_id("rr-", rc.call.id))}">'
+                       f'{m.result_ref(rc, key)}</span>')
+    elif ev.kind == "comm":
+        out.append(f'<span class="who">{escape(ev.author or "another agent")} → '
+                   f'{escape(ev.recipient or v.agent or "this agent")}</span>\n')
+    elif ev.recipient:
+        out.append(f'<span class="who">{escape(ev.author or v.agent or role)} → '
+                   f'{escape(ev.recipient)}</span>\n')
+    elif ev.author:
+        out.append(f'<span class="who">{escape(ev.author)}</span>\n')
+    else:
+        out.append(f'<span class="who role-word">{escape("tool result" if role == "tool" else role)}</span>')
+    if v.thread_label:
+        out.append(f'<span class="in-thread" title="an event of this sub-agent thread">'
+                   f'{escape(v.thread_label)}</span>')
+    if ev.hidden:
+        out.append(f'<span class="hidden-reason">{escape(ev.hidden_reason or "hidden")}</span>')
+    # the kind, unless it only repeats the role ("System system", "Unknown unknown")
+    if not ev.hidden and ev.kind not in _NO_KIND and ev.kind != role:
+        out.append(f'<span class="kind">{escape(ev.kind.replace("_", " "))}</span>')
+    if ev.state:
+        css, said, meaning = state_badge(ev.state)
+        title = f' title="{escape(meaning)}"' if meaning else ""
+        out.append(f'<span class="state {escape(css)}"{title}>{escape(said)}</span>')
+    if v.thought:
+        out.append('<span class="kind thought" title="the model thought here; the provider kept only '
+                   'a signature, not the text">thinking not recorded</span>')
+    if ev.model:
+        out.append(f'<span class="model">{escape(ev.model)}</span>')
+    out.append(f'    <span class="when">'
+               f'{time_html(ev.timestamp, ev.timestamp_raw, ev.timestamp_assumed_utc, v.since_start)}'
+               f'</span>\n    <span class="actions">\n      <a class="permalink" href="{link}" '
+               f'title="Link to this message">#</a>\n')
+    if not exporting:
+        raw = escape(u.raw(key, ev.id))
+        line = f" (line {escape(ev.line)})" if ev.line else ""
+        out.append(
+            f'      <button type="button" class="copy-link" data-href="{link}" title="Copy a link to '
+            f'this message">copy link</button>\n'
+            f'      <button type="button" class="range-pick" data-end="from" data-id="{eid}" '
+            f'title="Start the export here">from here</button>\n'
+            f'      <button type="button" class="range-pick" data-end="to" data-id="{eid}" '
+            f'title="End the export here">to here</button>\n'
+            f'      <a class="raw-link" href="{raw}" hx-get="{raw}" hx-target="#'
+            f'{escape(dom_id("raw-", ev.id))}" hx-swap="innerHTML" title="The source record of this '
+            f'message{line}">raw</a>\n')
+    out.append("    </span>\n  </div>\n")
+    if not v.refs_only:
+        out.append('  <div class="ev-body">\n')
+        if v.dropped:
+            out.append(m.dropped_mark(key, v.dropped))
+        if v.rewound:
+            first, n = v.rewound
+            out.append(f'<div class="rewound">↩ rewound: sent after going back to before <a href="'
+                       f'{escape(u.message(key, first))}">this message</a>; the {escape(n)} message'
+                       f'{"s" if n != 1 else ""} from there on {"were" if n != 1 else "was"} dropped '
+                       f'from the conversation</div>')
+        skip_text = bool(v.repeats)
+        for i, b in enumerate(ev.blocks):
+            if not (skip_text and b.kind == "text"):
+                out.append(m.block(b, v, key, f"b{i}"))
+        if v.summarized:
+            first, n = v.summarized
+            out.append(f'<div class="repeat-ref">↳ summarized: the {escape(n)} message'
+                       f'{"s" if n != 1 else ""} from <a href="{escape(u.message(key, first))}">this '
+                       f'message</a> on; kept verbatim: what came before it')
+            if v.kept_from:
+                out.append(f', from <a href="{escape(u.message(key, v.kept_from))}">this message</a> on')
+            out.append("</div>\n")
+        elif v.kept_from:
+            out.append(f'<div class="repeat-ref">↳ kept verbatim from <a href="'
+                       f'{escape(u.message(key, v.kept_from))}">this message</a> on; what came before '
+                       f'it was summarized</div>')
+        if v.repeats:
+            out.append(f'<div class="repeat-ref">↳ result text: the same as <a href="'
+                       f'{escape(u.message(key, v.repeats))}">the turn\'s last message</a></div>')
+        out.append("  </div>\n")
+    if not exporting:
+        out.append(f'<div class="raw-slot" id="{escape(dom_id("raw-", ev.id))}"></div>')
+    out.append("</li>")
+
+
 def call_questions(inp, result) -> list:
     """An AskUserQuestion call's questions with the answers its result holds (tools.questions)."""
     if result is None:
@@ -312,6 +435,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         state_badge=state_badge,
         time_html=time_html,
         tool_label_html=tool_label_html,
+        event_html=event_html,
         role_class=role_class,
         kind_class=kind_class,
         MARKDOWN_CAP=markdown_cap,
