@@ -934,7 +934,7 @@
       } else if (statusEl && statusEl.getAttribute("data-reading")) {
         // a first screen drawn before the index (around the first hit, found in the file's
         // bytes): the whole session is searched once its index is done
-        var asked = active.toString();
+        var asked = active.toString(), seek = statusEl.getAttribute("data-seek");
         whenIndexed(function () {
           if (!active || active.toString() !== asked) return;
           // (a hit link's page lists none of its region's hits: the hit it opened at is current)
@@ -947,6 +947,9 @@
               now[k].classList.add("current");
               now[k].setAttribute("aria-current", "true");
             }
+            // a page drawn where the session opens, its first hit not known then: gone to now
+            // (unless the reader went to one meanwhile)
+            if (seek && current < 0 && now.length) goToHit(0);
           });
         });
       }

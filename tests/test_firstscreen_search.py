@@ -68,7 +68,8 @@ def test_a_search_link_whose_hit_the_bytes_do_not_show_soon_opens_where_the_sess
     c = app.test_client()
     page = held_page(c, "/s/big?q=nowhere+in+this+file")
     assert not app.extensions["viewer"].store.running("big").done
-    assert 'data-reading="1"' in page and "Searching the whole session as it is read" in page
+    assert 'data-reading="1"' in page and 'data-seek="1"' in page
+    assert "Finding the first hit: searching the whole session as it is read" in page
     assert 'class="hit-link"' not in page
 
 

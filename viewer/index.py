@@ -537,21 +537,45 @@ class SessionIndex:
                 # CLI sub-agent's log — would be read line by line for good)
                 unsure = True
                 continue
-            label = hook(self.adapter(), "thread_label", agent, meta, default=agent)
-            th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta,
-                             eol=fmt.eol)
-            self.threads[name] = th
-            self._extend(th, change)
-            parent = meta.get("toolUseId") if isinstance(meta, dict) else None
-            if isinstance(parent, str) and (call := self.calls.call(parent)):
-                call.subthread = name
-                change.calls.add(parent)
+            self._add_companion(name, agent, path, meta, fmt, change)
         if getattr(self.adapter(), "spawning_calls", None) is not None:
             self._link_spawns(change)
         # (the metadata files as they are after the listing read them: one written meanwhile is
         # newer than the listing, which `_companions_settled` does not trust)
         if times is not None and not unsure:
             self._companions_seen = (times, listed_ns, self._companion_metas())
+
+    def _add_companion(self, name: str, agent, path, meta, fmt, change: Change) -> ThreadIndex:
+        """Read a companion file (`fmt`: as detected) into a thread of its own, linked to the call
+        its metadata names (a Claude Code sub-agent's `.meta.json` `toolUseId`)."""
+        label = hook(self.adapter(), "thread_label", agent, meta, default=agent)
+        th = ThreadIndex(name, str(path), self.summary.format, fmt.mode, label, meta, eol=fmt.eol)
+        self.threads[name] = th
+        self._extend(th, change)
+        parent = meta.get("toolUseId") if isinstance(meta, dict) else None
+        if isinstance(parent, str) and (call := self.calls.call(parent)):
+            call.subthread = name
+            change.calls.add(parent)
+        return th
+
+    def read_companion(self, agent, path, meta, parent: str) -> ThreadIndex | None:
+        """A region's (`read_region`) sub-agent: the companion file at `path` read whole into a
+        thread linked to the call that spawned it (`parent`), which the region holds — as the
+        full index reads and links it (a first screen around a sub-agent's event:
+        viewer/partial.py). None when the region does not hold that call or the file is no
+        transcript."""
+        call = self.calls.call(parent)
+        if call is None or call.call is None or call.call[0] != "main":
+            return None
+        with files.confined(self.confinement):
+            try:
+                fmt = detect.detect_file(path)
+            except detect.NotTranscript:
+                return None
+            th = self._add_companion(keys.thread_key(str(agent)), agent, path, dict(meta), fmt, Change())
+        call.subthread = th.name
+        th.meta.setdefault("parent_call", parent)
+        return th
 
     def _link_spawns(self, change: Change) -> None:
         """Companions whose metadata names no call (a Wolo sub-agent's session): the format's

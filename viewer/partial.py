@@ -11,6 +11,10 @@ its page shows what it needs from the main file, read here in milliseconds whate
 * `before()` / `after()` — a window's worth of lines before / from a line of the file ("Load
   earlier / later" next to a first screen while its index is being built); of a document read
   from its start (below), its records from the start through that window.
+* `spawned()` — the lines around the call that spawned a sub-agent (found in the main file's bytes
+  by the call id its metadata names, or the agent id the call's result names), with the sub-agent's file read whole into a thread linked
+  to that call, as the full index reads and links it: a permalink or a search hit into a
+  sub-agent's file opens there (`locate_sub`, search.sub_agent_hit).
 
 Each returns a `SessionIndex` of that region alone (`idx.region` says which bytes), made by the same
 code as the full index so its events look exactly as they will. A region grows (×4, up to `MOST`)
@@ -61,10 +65,11 @@ import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
+from pathlib import Path
 
 import regex
 
-from . import files, formats
+from . import files, formats, keys
 from .formats import detect, wrapped
 from .index import _ID_OK, _SYNTHETIC, SessionIndex, safe_event
 from .model import Ref
@@ -267,26 +272,125 @@ def locate(path: str, event_id: str, at: int | None = None, confinement=None) ->
             return None if pos is None else (pos, n)
         if not _ID_OK.fullmatch(event_id) or _SYNTHETIC.fullmatch(event_id):
             return None  # a sub-agent's `thread.L12`, a repeated line's `L12~2`: the index knows
-        if size == 0:
-            return None
-        adapter = formats.get(found.format)
-        needle = b'"' + event_id.encode() + b'"'
-        end = 0
-        for hit in _hits(f, needle, size):
-            if hit < end:
-                continue  # in the line just looked at
-            start, end = _line_around(f, hit, size, eol)
-            if logged:
-                # a log of API calls: a response's id is in its own line alone (the requests
-                # after it repeat its message, not its id); the region read around it says
-                return start, 0
-            if end - start <= HUGE_LINE:
-                f.seek(start)
-                value = decode(f.read(end - start).rstrip(b"\r"))
-                ev = safe_event(adapter, value, Ref("main", 0, start, end - start))
-                if ev.source_id == event_id:
-                    return start, 0  # the first line with that id is the one the index names so
+        if logged:
+            # a log of API calls: a response's id is in its own line alone (the requests after it
+            # repeat its message, not its id); the region read around it says
+            at = _line_with(f, found, event_id, None)
+        else:  # (the first line with that id is the one the index names so)
+            at = _line_with(f, found, event_id, lambda ev: ev.source_id == event_id)
+        return None if at is None else (at[0], 0)
+
+
+def _line_with(f, found, name: str, test) -> tuple[int, object] | None:
+    """(offset, its event) of the first line of a file whose bytes hold `name` as a JSON string
+    and whose event passes `test` (None: any line, its event not read), found by a search of its
+    bytes (`_hits`); None when there is none."""
+    size = f.seek(0, 2)
+    if size == 0:
         return None
+    adapter, eol = formats.get(found.format), found.eol.encode()
+    end = 0
+    for hit in _hits(f, b'"' + name.encode() + b'"', size):
+        if hit < end:
+            continue  # in the line just looked at
+        start, end = _line_around(f, hit, size, eol)
+        if test is None:
+            return start, None
+        if end - start <= HUGE_LINE:
+            f.seek(start)
+            value = decode(f.read(end - start).rstrip(b"\r"))
+            ev = safe_event(adapter, value, Ref("main", 0, start, end - start))
+            if test(ev):
+                return start, ev
+    return None
+
+
+SUB_MOST = 32 << 20  # a sub-agent's file read whole for a first screen; a bigger one waits for the index
+
+
+def companions(path: str, confinement=None) -> list[tuple[str, str, dict]]:
+    """(agent, path, metadata) of each sub-agent file of the session at `path`, in the order the
+    full index reads them (its format's `companions`: none for most formats)."""
+    with files.confined(confinement):
+        found = detect.detect_file(path)
+        subs = formats.hook(formats.get(found.format), "companions", Path(path), default=[])
+    return [(agent, str(sub), meta) for agent, sub, meta in subs]
+
+
+def call_line(path: str, agent, meta: dict, confinement=None) -> tuple[int, str] | None:
+    """(where its line begins, its id) of the call in the main file that spawned a sub-agent
+    (`agent`, `meta`: one of `companions`), found in the file's bytes: by the call id the
+    sub-agent's metadata names (`toolUseId`), else by the agent id the call's result or progress
+    names (`toolUseResult.agentId`, an `agent_progress` line: the event's `spawns`), as the full
+    index links them. None when the main file's bytes tell of no such call."""
+    call = meta.get("toolUseId") if isinstance(meta, dict) else None
+    with files.confined(confinement):
+        found = detect.detect_file(path)
+        if found.mode != "jsonl":
+            return None
+        with files.open_file(path) as f:
+            if not (isinstance(call, str) and _ID_OK.fullmatch(call)):
+                name = str(agent)
+                spawn = _line_with(f, found, name, lambda ev: name in ev.spawns.values())
+                if spawn is None:
+                    return None
+                call = next(c for c, a in spawn[1].spawns.items() if a == name)
+            at = _line_with(f, found, call, lambda ev: any(
+                b.id == call for b in ev.blocks if b.kind == "tool_use"))
+    return None if at is None else (at[0], call)
+
+
+def spawned(path: str, agent, sub: str, meta: dict, confinement=None,
+            at: tuple[int, str] | None = None) -> SessionIndex | None:
+    """A first screen around the call that spawned a sub-agent (`sub`, its file, and `meta`: one
+    of `companions`; `at`: that call, `call_line`, when known), the sub-agent's thread read whole
+    into it and linked to that call as the full index links it, so that a page opens that thread
+    at one of its events. None when the call cannot be found in the main file's bytes, or the
+    sub-agent's file is too big to read at once (the index says where it is read)."""
+    with files.confined(confinement):
+        if os.path.getsize(sub) > SUB_MOST:
+            return None
+    at = call_line(path, agent, meta, confinement) if at is None else at
+    if at is None:
+        return None
+    idx = around(path, at[0], 0, confinement)
+    return idx if idx.read_companion(agent, sub, meta, at[1]) is not None else None
+
+
+def locate_sub(path: str, event_id: str, confinement=None) -> SessionIndex | None:
+    """A first screen (`spawned`) for a permalink to an event of a sub-agent's file, found
+    without the index: in the first sub-agent's file whose bytes hold the id (a source id; or the
+    index's `<thread>.L<line>` of an event without one), when that id is the index's — a source
+    id the bytes of the main file and of the sub-agents' files read before do not hold. None
+    when only the index can tell."""
+    thread, dot, rest = event_id.rpartition(".")
+    synthetic = bool(dot) and _LINE_ID.fullmatch(rest) is not None
+    if not synthetic and (not _ID_OK.fullmatch(event_id) or _SYNTHETIC.fullmatch(event_id)):
+        return None
+    needle = b'"' + event_id.encode() + b'"'
+    before = [path]
+    for agent, sub, meta in companions(path, confinement):
+        if synthetic:
+            if keys.thread_key(str(agent)) != thread:
+                continue
+        else:
+            with files.confined(confinement), files.open_file(sub) as f:
+                if next(_hits(f, needle, f.seek(0, 2)), None) is None:
+                    before.append(sub)
+                    continue
+        idx = spawned(path, agent, sub, meta, confinement)
+        if idx is None or idx.locate(event_id) is None or idx.locate(event_id)[0] == "main":
+            return None
+        if not synthetic and any(_holds(p, needle, confinement) for p in before):
+            return None  # (an event read before may hold that id: the index names this one otherwise)
+        return idx
+    return None
+
+
+def _holds(path: str, needle: bytes, confinement=None) -> bool:
+    """Whether a file's bytes hold `needle`."""
+    with files.confined(confinement), files.open_file(path) as f:
+        return next(_hits(f, needle, f.seek(0, 2)), None) is not None
 
 
 def by_source_id(idx: SessionIndex, event_id: str, confinement=None) -> str | None:

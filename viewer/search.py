@@ -37,7 +37,7 @@ from typing import Iterator
 
 import regex
 
-from . import files, timestamps
+from . import files, keys, partial, timestamps
 from .index import SessionIndex, ThreadIndex, epoch
 from .order import reading_order
 from .partial import start_of_line
@@ -779,16 +779,16 @@ def candidate_lines(f, pre: "Prefilter", eol: bytes,
 
 FIRST_HIT_LINES = 200  # candidate lines `first_hit` reads before it leaves the search to the index
 FIRST_HIT_TIME = 1.0  # … and seconds (the index pass of 100 MB takes about 5 here)
+SUB_AGENTS = 8  # sub-agents' files holding a search whose calls `sub_agent_hit` looks for
 
 
 def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, str] | None:
     """Where the main file's first hit of a search is, found without the index (a search link
     opened on a big session not indexed yet: its first screen is drawn around it, web/routes.py):
-    (offset of its line, that line's number, the hit's event id), or None when the bytes cannot
-    tell soon (no literal to look for, a JSON document, more than FIRST_HIT_LINES candidate lines
-    or FIRST_HIT_TIME seconds before a hit, none in the file). A sub-agent's hit that comes first
-    in reading order is not looked for (where its call is, only the index knows): the caller asks
-    `companions_hold` whether one may, and the whole search comes with the index."""
+    (offset of its line, that line's number, the hit's event id); () when the main file holds
+    none; None when the bytes cannot tell soon (no literal to look for, a JSON document, more than
+    FIRST_HIT_LINES candidate lines or FIRST_HIT_TIME seconds before a hit). A sub-agent's hit
+    that comes first in reading order is not looked for here (`sub_agent_hit`)."""
     from .formats import detect
 
     pre = matcher.prefilter
@@ -813,6 +813,67 @@ def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, 
                 for seq, ev in enumerate(load_picked(idx, "main", range(len(th)))):
                     if scan._match(ev, seq, expand, deadline) is not None:
                         return lo, before + 1, ev.id
+    return ()
+
+
+def sub_agent_hit(path: str, matcher: Matcher, before: int | None, confinement=None):
+    """Where a search's first hit is when a sub-agent's file holds one read before the main
+    file's first (`before`: where that hit's line begins, `first_hit`; None when the main file's
+    bytes told of none), found without the index: a sub-agent's hit is read where the call that
+    spawned it sits (`order.reading_order`). Returns None when no sub-agent's file holds the search
+    before it (the main file's hit, if any, is the first); (a first screen around the call, the
+    sub-agent's thread open in it — `partial.spawned` —, the hit's event id) for the first
+    sub-agent whose call comes first; (None, None) when only the index can tell where the first
+    hit is (a sub-agent's file holds the search but its call cannot be found in the main file's
+    bytes, `partial.call_line`; no literal to look for; a hit too deep in a file to find soon)."""
+    from .formats import detect
+
+    pre = matcher.prefilter
+    try:
+        subs = partial.companions(path, confinement)
+    except (OSError, detect.NotTranscript):
+        return None
+    if subs and pre is None:
+        return None, None
+    holders = []  # ((where its call's line begins, its id), agent, file, metadata)
+    with files.confined(confinement):
+        for agent, sub, meta in subs:
+            try:
+                with files.open_file(sub) as f:
+                    if not Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
+                        continue
+            except OSError:
+                continue
+            at = partial.call_line(path, agent, meta, confinement) if len(holders) < SUB_AGENTS else None
+            if at is None:
+                return None, None
+            holders.append((at, agent, sub, meta))
+    holders = [h for h in holders if before is None or h[0][0] < before]
+    if not holders:
+        return None
+    at, agent, sub, meta = min(holders, key=lambda h: h[0][0])
+    idx = partial.spawned(path, agent, sub, meta, confinement, at)
+    target = _first_in(idx, keys.thread_key(str(agent)), matcher) if idx is not None else None
+    return (idx, target) if target is not None else (None, None)
+
+
+def _first_in(idx: SessionIndex, thread: str, matcher: Matcher) -> str | None:
+    """The id of the first event of a thread (read whole into `idx`) the search matches, or None
+    (the prefilter kept a line none of whose events match, or a deadline passed)."""
+    deadline = time.monotonic() + FIRST_HIT_TIME
+    scan = Scan(None, matcher)
+    th = idx.threads[thread]
+    with files.open_file(th.path) as f:
+        expand = expander(f)
+        for line in candidate_lines(f, matcher.prefilter, th.eol.encode(), deadline):
+            if line is None:
+                return None
+            lo = line[0]
+            seq = bisect.bisect_left(th.offsets, lo)
+            stop = bisect.bisect_right(th.offsets, lo)
+            for n, ev in zip(range(seq, stop), load_picked(idx, thread, range(seq, stop))):
+                if scan._match(ev, n, expand, deadline) is not None:
+                    return ev.id
     return None
 
 

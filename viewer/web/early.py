@@ -132,6 +132,17 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
     return store.redacting(idx)
 
 
+def sub_agent_screen(store: Store, ref: SessionRef, event_id: str) -> SessionIndex | None:
+    """A region index for the page of a permalink to a sub-agent's event (`partial.locate_sub`:
+    around the call that spawned it, its thread read whole), or None when only the index can say
+    where that event is read."""
+    try:
+        found = partial.locate_sub(ref.path, event_id, store.confinement)
+    except (ValueError, OSError, detect.NotTranscript):
+        return None
+    return store.redacting(found) if found else None
+
+
 def window_screen(store: Store, ref: SessionRef, where: dict) -> SessionIndex | None:
     """A region index for a window loaded next to a first screen while its index is not done
     ("Load earlier" / "Load later": `where` is {"before": offset} or {"after": offset}, the line
@@ -218,7 +229,7 @@ def completion(store: Store, idx: SessionIndex, key: str, region: tuple[int, int
     if drawn is None:
         return None
     redrawn, renames = drawn
-    calls, refs = _completed(idx, region, shows)
+    calls, refs = _completed(idx, region, shows, target)
     return render_template("_early_resolved.html", idx=idx, s=idx.summary, key=key,
                            calls=calls, refs=refs, ref=store.get(key), oob=True,
                            redrawn=redrawn, page=page, renames=renames)
@@ -413,14 +424,15 @@ def _named_otherwise(idx: SessionIndex, region: tuple[int, int, bool],
     return False
 
 
-def _completed(idx: SessionIndex, region: tuple[int, int, bool],
-               shows: tuple[int, int]) -> tuple[list, list]:
+def _completed(idx: SessionIndex, region: tuple[int, int, bool], shows: tuple[int, int],
+               target: str | None = None) -> tuple[list, list]:
     """(call cards of the lines the page shows (`shows`) whose result lies outside the region it
     read or that spawned a thread, results shown whose call lies outside it), as the full index
-    resolves them."""
+    resolves them; a sub-agent's thread the page is a permalink into (`target`) open at it, as
+    the page drew it."""
     lo, hi = region[:2]
     inside = range(idx.seq_at(lo), idx.seq_at(hi))
-    tl = Timeline(idx)
+    tl = Timeline(idx, target=target)
     calls, refs = [], []
     for ev in load_events(idx, "main", idx.seq_at(shows[0]), idx.seq_at(shows[1])):
         for b in ev.blocks:

@@ -45,6 +45,7 @@ class Find:
     scan: Scan | None = None
     reading: bool = False  # a first screen's search: what it shows is not all (routes._early_search)
     listed: bool = True  # … whose region's hits are listed (they are the session's first ones)
+    seek: bool = False  # … drawn where the session opens: the first hit is gone to once found
 
     @property
     def args(self) -> dict:

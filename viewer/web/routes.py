@@ -21,7 +21,7 @@ from ..formats import wrapped
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..search import companions_hold, first_hit
+from ..search import companions_hold, first_hit, sub_agent_hit
 from ..store import EARLY_ABOVE, NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
@@ -180,35 +180,43 @@ _SEARCH = {"q", "regex", "case", "hidden"}  # a search link's page
 
 def _early_search(ref, key: str):
     """The page of a search link (`?q=`) on a session whose index is not built: drawn at once
-    around the main file's first hit, found in its bytes (`search.first_hit`), the hit its target,
-    the matches marked and the region's hits listed as the first ones (unless a sub-agent's file
-    holds the search: its hit may come first) — the page searches the whole session again once its
-    index is done (find.js). None when the bytes cannot tell where the first hit is soon, or the
-    session is redacted (a search of its raw bytes would tell what was redacted): the page then
-    waits for the index."""
+    around the first hit, found in the bytes — the main file's (`search.first_hit`), or a
+    sub-agent's read before it (`search.sub_agent_hit`: the page around the call that spawned it,
+    its thread open at the hit) —, the hit its target, the matches marked and the region's hits
+    listed as the first ones (unless a sub-agent's file holds the search: its hit may come first)
+    — the page searches the whole session again once its index is done (find.js). When the bytes
+    cannot tell where the first hit is soon, the page opens where the session opens and says it
+    is finding it, then goes there once the index is done. None when the session is redacted (a
+    search of its raw bytes would tell what was redacted): the page then waits for the index."""
     find = find_context(None)
     if find.matcher is None or store().redact or compressed.is_compressed(ref.path):
         return None
     store().page_begins()  # (a background pass under way steps aside meanwhile)
     try:
         hit = first_hit(ref.path, find.matcher, store().confinement)
+        sub = None if hit is None else sub_agent_hit(
+            ref.path, find.matcher, hit[0] if hit else None, store().confinement)
     finally:
         store().page_ends()
-    part = early.first_screen(store(), ref, around=hit[:2]) if hit else None
-    if part is not None and part.locate(hit[2]) is not None:
-        find = find_context(part, target=hit[2])
+    if sub is not None and sub[0] is not None:
+        part, target = store().redacting(sub[0]), sub[1]
+    else:
+        part = early.first_screen(store(), ref, around=hit[:2]) if hit else None
+        target = hit[2] if part is not None else None
+    if part is not None and part.locate(target) is not None:
+        find = find_context(part, target=target)
         find.reading = True
         # (a sub-agent's hit may come first in reading order: the region's are not the first)
         find.listed = not companions_hold(ref.path, find.matcher, store().confinement)
-        return _early_page(ref, part, key, target=hit[2], find=find)
+        return _early_page(ref, part, key, target=target, find=find)
     # (no hit the bytes tell of soon: the page where the session opens, its matches marked, the
-    # search said to come once the session is read)
+    # first hit gone to once the session is read)
     opening = _opening(ref)
     part = early.first_screen(store(), ref, start=bool(opening))
     if part is None:
         return None
     find = find_context(part)
-    find.reading, find.listed = True, False
+    find.reading, find.listed, find.seek = True, False, True
     return _early_page(ref, part, key, opening, find=find)
 
 
@@ -231,13 +239,18 @@ def _early_page(ref, part: SessionIndex, key: str, where: dict | None = None,
     build = store().build(key, start=False)
     tl = Timeline(part, target=target)
     win = tl.window("main", **(where or {}))
-    hidden = bool(target) and part.threads["main"].hidden[part.locate(target)[1]]
+    hidden = bool(target) and _hidden(part, target)
     response = make_response(_session_page(
         ref, part, win, key, target=target, show_hidden=hidden, find=find or Find(),
         lands=_lands(tl, target), early=early.region_arg(part), shows=early.shows_arg(win),
         fraction=build.fraction))
     response.call_on_close(build.start)
     return response
+
+
+def _hidden(idx: SessionIndex, event_id: str) -> bool:
+    thread, seq = idx.locate(event_id)
+    return bool(idx.threads[thread].hidden[seq])
 
 
 def _big(ref: SessionRef) -> bool:
@@ -370,6 +383,8 @@ def message(key: str, event_id: str):
         except (OSError, NotTranscript):
             found = None
         part = early.first_screen(store(), ref, around=found) if found else None
+        if found is None:  # (a sub-agent's event: the page around the call that spawned it)
+            part = early.sub_agent_screen(store(), ref, event_id)
         # (an event the region names as the index does — a log of API calls' — is itself)
         if part is not None and (target := event_id if part.locate(event_id) is not None
                                  else part.at_offset(found[0])):
