@@ -95,3 +95,60 @@ def test_scrolling_on_through_a_document_before_its_index(app, watched_page):
         page.goto(srv.url + link)
         expect(page.locator("li.ev.target")).to_contain_text(step)
         assert page.problems == []
+
+
+# --- its end ---------------------------------------------------------------------------------------
+
+
+def test_a_document_opened_at_its_end_says_why_it_waits_and_opens_its_start_at_once(app):
+    """Its latest records cannot be told from its end: the page says so (it said the document
+    "is read whole before any of it can be shown", which is not so), links its start, which opens
+    at once, and shows how far the reading is."""
+    c = app.test_client()
+    page = held_page(c, "/s/chat?at=end")
+    assert "reading-page" in page and 'id="index-progress"' in page
+    assert "read whole before any of it can be shown" not in page
+    assert "only by reading it through from its start" in page
+    start = re.search(r'<a class="reading-start" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    r = c.get(start)
+    html = r.get_data(as_text=True)
+    assert r.status_code == 200 and not app.extensions["viewer"].store.running("chat").done
+    assert "reading-page" not in html and "step 0: " in html
+
+
+@pytest.fixture
+def live_document(tmp_path):
+    """The document above, still being written: its end not there yet (no closing bracket), its
+    time now — a page opens it at its end, following it."""
+    root = tmp_path / "live"
+    root.mkdir()
+    path = write(root / "chat.json", messages(6000, pad=3000), "object")
+    path.write_bytes(path.read_bytes().rstrip().removesuffix(b"}").rsplit(b"]", 1)[0] + b",\n  ")
+    yield from held_app(root, tmp_path)
+
+
+@pytest.mark.browser
+def test_a_live_document_shows_why_it_waits_then_its_end(live_document, watched_page):
+    app = live_document
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/chat")
+        expect(page.locator(".reading-page")).to_contain_text("only by reading it through from its start")
+        expect(page.locator("#index-progress")).to_be_visible()
+        expect(page.locator("a.reading-start")).to_be_visible()
+        assert app.hold.held.wait(30)
+        app.hold.release.set()
+        expect(page.locator("#timeline > li.ev").filter(has_text="Done {5999}")).to_be_visible(timeout=60_000)
+        assert page.problems == []
+
+
+def test_a_document_read_a_record_at_a_time_says_how_far_its_reading_is(app):
+    """The reading page's progress line: a document decoded whole cannot tell how far it is (the
+    bar only says it reads); one read a record at a time can, and the line says it."""
+    from flask import render_template
+
+    with app.test_request_context():
+        moving = render_template("_index_progress.html", fraction=0.34, mb="92 MB")
+        unknown = render_template("_index_progress.html", fraction=0.0, mb="92 MB")
+    assert "Reading 92 MB:" in moving and 'value="34"' in moving and "34 %" in moving
+    assert "Reading 92 MB…" in unknown and "%" not in unknown

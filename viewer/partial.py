@@ -154,6 +154,20 @@ def before(path: str, offset: int, confinement=None) -> SessionIndex:
         return _window_to(f, path, confinement, found, offset)
 
 
+def start_only(path: str, confinement=None) -> bool:
+    """Whether a session's first screen can be read from its start but not from its end: a big
+    JSON document read a record at a time (a JSON list, a dataset's lines or conversations),
+    whose records are told apart, and numbered, only by reading it through from its start — its
+    latest ones come with the index. Judged on its head (`detect.stream_plan`): a document whose
+    records are found to read otherwise further on is read whole after all."""
+    with files.confined(confinement):
+        found = detect.detect_file(path)
+        if not _from_start(path, found):
+            return False
+        return wrapped.lines_file(path) or wrapped.items_file(path) or \
+            detect.stream_plan(path, formats.get(found.format)) is not None
+
+
 def _from_start(path: str, found) -> bool:
     """Whether a file's region can only be read from its start (a JSON document, a dataset's
     lines: its records are named by their number, which only the records before tell), not from

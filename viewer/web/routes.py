@@ -159,7 +159,7 @@ def session(key: str):
                 if part is not None:
                     return _early_page(ref, part, key, opening)
         if _big(ref):
-            return _reading_page(ref, key)
+            return _reading_page(ref, key, start=opening == {} and _start_only(ref))
     if idx is None and request.args.get("q") and set(request.args) <= _SEARCH:
         page = _early_search(ref, key)  # a search link: the first screen around its first hit
         if page is not None:
@@ -282,14 +282,24 @@ def _archive_unread(ref: SessionRef) -> bool:
         return False  # (the page waits for the pass that says why it cannot be read)
 
 
-def _reading_page(ref: SessionRef, key: str, archive: bool = False):
+def _start_only(ref: SessionRef) -> bool:
+    """Whether a big document opened at its end can be shown from its start at once
+    (`partial.start_only`)."""
+    try:
+        return partial.start_only(ref.path, store().confinement)
+    except (OSError, ValueError, NotTranscript):
+        return False
+
+
+def _reading_page(ref: SessionRef, key: str, archive: bool = False, start: bool = False):
     """The page of a big session that cannot be shown in part (one JSON document; the end of a
-    compressed archive not decompressed yet): "reading 212 MB…" while the background pass reads
-    it, drawn again when it is done (reading.html)."""
+    compressed archive not decompressed yet; `start`: the end of a document whose start can be
+    shown, which the page links): "reading 212 MB…" while the background pass reads it, drawn
+    again when it is done (reading.html)."""
     build = store().build(key, start=False)
     response = make_response(render_template(
         "reading.html", ref=ref, key=key, mb=early.size_words(ref.size), fraction=build.fraction,
-        early="%d-%d" % early.WHOLE[:2], archive=archive))
+        early="%d-%d" % early.WHOLE[:2], archive=archive, start=start))
     response.call_on_close(build.start)
     return response
 
