@@ -59,6 +59,38 @@ def test_a_document_s_later_window_comes_before_its_index(app):
     assert seqs[0] == at + 1 and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
 
 
+def test_each_later_window_reads_on_from_the_one_before(app, monkeypatch):
+    """Five "Load later" in a row: each window reads the records past the one before (the region
+    read last is kept and read on: `SessionIndex.read_on`), not the document again from its
+    start — the fifth costs what the first does — and each is named and numbered on from the one
+    before, as the index names them."""
+    from collections import OrderedDict
+
+    from viewer import partial
+    from viewer.index import SessionIndex
+
+    monkeypatch.setattr(partial, "_kept", OrderedDict())  # (none kept by the tests before)
+    starts = []
+    read = SessionIndex._read_document_region
+    monkeypatch.setattr(SessionIndex, "_read_document_region",
+                        lambda self, hi, found: starts.append(hi) or read(self, hi, found))
+    c = app.test_client()
+    page = held_page(c, "/s/chat")
+    shown = ids_of(page)
+    for _ in range(5):
+        later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
+        r = c.get(later, headers={"HX-Request": "true"})
+        page = r.get_data(as_text=True)
+        assert r.status_code == 200 and 'class="early-window"' in page
+        shown += ids_of(page)
+    store = app.extensions["viewer"].store
+    assert not store.running("chat").done  # all before the index
+    assert len(starts) == 1  # the document was read from its start once: for the first screen
+    app.hold.release.set()
+    ids = store.build("chat").wait(60).threads["main"].ids
+    assert len(shown) >= 6 * 40 and shown == list(ids[:len(shown)])
+
+
 @pytest.mark.browser
 def test_scrolling_on_through_a_document_before_its_index(app, watched_page):
     with LiveServer(app) as srv:

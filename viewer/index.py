@@ -303,6 +303,7 @@ class SessionIndex:
         self.progress = None
         self.region: Region | None = None  # set when only a region was read (read_region)
         self._whole = False  # a big document is read whole, not a record at a time (`_NotPlain`)
+        self._reading: _Streaming | None = None  # a big document's region's, kept to read on (`read_on`)
         self.redactor = None  # a redact.Redactor: every event read through the timeline is redacted
         # the times of the folders companion files appear in, as the last listing found them, and
         # when it was made (a format with companions: see `_companions_settled`)
@@ -811,7 +812,7 @@ class SessionIndex:
         th.offset, th.line = size, len(records)
 
     def _stream_document(self, th: ThreadIndex, adapter, plan: detect.StreamPlan, f,
-                         hi: int | None = None) -> None:
+                         hi: int | None = None) -> "_Streaming":
         """Index a big document a record at a time (`docstream`): the elements of its list
         `plan.key` (`detect.stream_plan`), each with the bytes it lies in (the timeline reads it
         again from there: `th.carried["spans"]`). A format whose records are the elements
@@ -821,77 +822,11 @@ class SessionIndex:
         (`_Made`). What cannot be read (a document cut short, malformed past some record) is one
         unparsed record after those before it. `hi`: only the records that begin less than that
         many bytes after the list's first (a first screen's region: what comes before the list,
-        a RunState's model responses, is read through, not counted)."""
-        start = reader.skip_bom(f)
-        size = f.seek(0, 2)
-        key = plan.key
-        th.carried = {"spans": key}
-        put = self._putter(th, adapter)
-        shell: dict = {}
-        window: list = []
-        kept: list = []  # the last records of the window before (read with the next)
-        made = _Made(self, th, adapter, plan, put, f) if plan.hooked else None
-        told = 0
-        mark = PROGRESS_STEP if self.progress else _NEVER
-
-        def flush() -> None:
-            nonlocal kept
-            if not window:
-                return
-            values = [v for _, _, _, v in window]
-            if not detect.plain_window(adapter, shell, key, kept + values):
-                raise _NotPlain
-            for n, at, length, value in window:
-                self._add(put, th, adapter, value, n + 1, at, length, None, f, f"{key}[{n}]")
-            kept = values[-STREAM_OVERLAP:]
-            window.clear()
-
-        n = 0
-        begun = None  # where the list's first element begins (a region's bytes count from there)
-        found = docstream.parts(f, start, size)
-        for p in _jumping(found, f, size, plan, made, hi):
-            if hi is not None and begun is not None and p.offset - begun >= hi:
-                hi = p.offset  # (the region ends where this record begins)
-                if made is not None and n and not (p.item and p.key == key):
-                    made.end(True)  # (the list ended before it)
-                break
-            if p.offset >= mark:
-                self.progress(p.offset - told)
-                told, mark = p.offset, p.offset + PROGRESS_STEP
-            if p.path is None:  # the rest could not be read: an unparsed record of its bytes
-                flush()
-                if made is not None:
-                    made.end(False)
-                th.bad[len(th.ids)] = p.value.reason
-                self._add(put, th, adapter, p.value, len(th) + 1, p.offset, p.length, None, f)
-                n += 1
-                break
-            if p.item and p.key == key:
-                if begun is None:
-                    begun = p.offset
-                if made is not None:
-                    made.take(n, p)
-                else:
-                    window.append((n, p.offset, p.length, p.value))
-                    if len(window) >= STREAM_WINDOW:
-                        flush()
-                n += 1
-            elif made is not None:
-                made.member(p)
-            elif not p.item:
-                shell[p.path] = p.value
-            else:
-                shell.setdefault(p.key, []).append(p.value)
-        else:
-            hi = None
-        flush()
-        if made is not None:
-            made.end(hi is None)
-            if hi is None:
-                made.check()
-        if self.progress:
-            self.progress(max(0, size - told))
-        th.offset, th.line = size if hi is None else hi, len(th) if made is not None else n
+        a RunState's model responses, is read through, not counted). Returns the reading, which
+        a region's can go on with (`_Streaming.read`)."""
+        reading = _Streaming(self, th, adapter, plan, f, region=hi is not None)
+        reading.read(hi)
+        return reading
 
     def _read_fold(self, th: ThreadIndex, adapter, fold, f) -> tuple:
         """Index the records of a JSONL file of wrappers past those the thread holds: all of them
@@ -1597,12 +1532,35 @@ class SessionIndex:
         self.threads = {"main": th}
         try:
             with files.open_file(self.main) as f:
-                self._stream_document(th, adapter, plan, f, hi=hi)
+                # (read through a handle: the reading goes on later through the file opened again)
+                reading = self._stream_document(th, adapter, plan, _Handle(f), hi=hi)
         except _NotPlain:
             raise ValueError("a JSON document is read whole") from None
         self.region = Region(0, th.offset, size, True)
         self.info = hook(adapter, "session_info", Path(self.main), default={}) or {}
+        self._reading = reading if reading.goes_on else None
         return self
+
+    def read_on(self, hi: int) -> bool:
+        """A big document's region (`_read_document_region`) read on from where it stopped: its
+        records that begin less than `hi` bytes after its list's first. False when it cannot be
+        (it read to the document's end, the file is no longer the one it read, or its records
+        are found to read otherwise past where it stopped: a page then reads the region again
+        from the document's start)."""
+        reading = self._reading
+        th = self.threads.get("main")
+        if reading is None or not reading.goes_on or reader.file_identity(self.main) != (
+                th.size, th.mtime_ns, th.ino):
+            return False
+        with files.confined(self.confinement), files.open_file(self.main) as f:
+            reading.f.f = f
+            try:
+                reading.read(hi)
+            except _NotPlain:
+                self._reading = None
+                return False
+        self.region = Region(0, th.offset, th.size, True)
+        return True
 
     def _read_lines_region(self, hi: int, found) -> "SessionIndex":
         """`read_region` from the start of a JSONL file of wrappers that is no log of API calls (a
@@ -1917,6 +1875,114 @@ class _NotPlain(Exception):
 
 SHELL_BYTES = 2 << 20  # of the elements of other lists before a streamed document's list, kept
 _MISSING = object()
+
+
+class _Handle:
+    """An open file read through whichever file object of it is set (`f`)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __getattr__(self, name: str):
+        return getattr(self.f, name)
+
+
+class _Streaming:
+    """`SessionIndex._stream_document`'s reading of a big document, kept: a region's reading stops
+    before the first record past its end (`hi`) and goes on from there when asked for more
+    (`read` again: "Load later" next to a document's first screen reads the records past the
+    window before, not the document again from its start — `SessionIndex.read_on`)."""
+
+    def __init__(self, idx: "SessionIndex", th: ThreadIndex, adapter, plan: detect.StreamPlan, f,
+                 region: bool):
+        self.idx, self.th, self.adapter, self.plan, self.f = idx, th, adapter, plan, f
+        start = reader.skip_bom(f)
+        self.size = f.seek(0, 2)
+        th.carried = {"spans": plan.key}
+        self.put = idx._putter(th, adapter)
+        self.shell: dict = {}
+        self.window: list = []
+        self.kept: list = []  # the last records of the window before (read with the next)
+        self.made = _Made(idx, th, adapter, plan, self.put, f) if plan.hooked else None
+        self.told = 0
+        self.mark = PROGRESS_STEP if idx.progress else _NEVER
+        self.n = 0
+        self.begun = None  # where the list's first element begins (a region's bytes count from there)
+        self.parts = _jumping(docstream.parts(f, start, self.size), f, self.size, plan, self.made,
+                              0 if region else None)
+        self.waiting = None  # the part a region stopped before (read first when it goes on)
+        self.ended = False
+
+    @property
+    def goes_on(self) -> bool:
+        """Whether the reading stopped before the document's end (a region's: it can go on). A
+        format's hook (`_Made`) had the record read last indexed at the stop, as the next record
+        would have had it indexed: read on, its records are those of a reading that did not stop."""
+        return not self.ended
+
+    def _flush(self) -> None:
+        if not self.window:
+            return
+        idx, th, adapter, key = self.idx, self.th, self.adapter, self.plan.key
+        values = [v for _, _, _, v in self.window]
+        if not detect.plain_window(adapter, self.shell, key, self.kept + values):
+            raise _NotPlain
+        for n, at, length, value in self.window:
+            idx._add(self.put, th, adapter, value, n + 1, at, length, None, self.f, f"{key}[{n}]")
+        self.kept = values[-STREAM_OVERLAP:]
+        self.window.clear()
+
+    def read(self, hi: int | None) -> None:
+        """Read on: the records that begin less than `hi` bytes after the list's first (all of
+        them: None)."""
+        idx, th, adapter, key, made, f = self.idx, self.th, self.adapter, self.plan.key, self.made, self.f
+        size = self.size
+        parts = itertools.chain([self.waiting], self.parts) if self.waiting is not None else self.parts
+        self.waiting = None
+        for p in parts:
+            if hi is not None and self.begun is not None and p.offset - self.begun >= hi:
+                self.waiting, hi = p, p.offset  # (the region ends where this record begins)
+                if made is not None and self.n and not (p.item and p.key == key):
+                    made.end(True)  # (the list ended before it)
+                break
+            if p.offset >= self.mark:
+                idx.progress(p.offset - self.told)
+                self.told, self.mark = p.offset, p.offset + PROGRESS_STEP
+            if p.path is None:  # the rest could not be read: an unparsed record of its bytes
+                self._flush()
+                if made is not None:
+                    made.end(False)
+                th.bad[len(th.ids)] = p.value.reason
+                idx._add(self.put, th, adapter, p.value, len(th) + 1, p.offset, p.length, None, f)
+                self.n += 1
+                break
+            if p.item and p.key == key:
+                if self.begun is None:
+                    self.begun = p.offset
+                if made is not None:
+                    made.take(self.n, p)
+                else:
+                    self.window.append((self.n, p.offset, p.length, p.value))
+                    if len(self.window) >= STREAM_WINDOW:
+                        self._flush()
+                self.n += 1
+            elif made is not None:
+                made.member(p)
+            elif not p.item:
+                self.shell[p.path] = p.value
+            else:
+                self.shell.setdefault(p.key, []).append(p.value)
+        else:
+            hi = None
+        self._flush()
+        if made is not None:
+            made.end(hi is None)
+            if hi is None:
+                made.check()
+        self.ended = hi is None or self.waiting is None
+        if idx.progress:
+            idx.progress(max(0, size - self.told))
+        th.offset, th.line = size if hi is None else hi, len(th) if made is not None else self.n
 
 
 class _Made:

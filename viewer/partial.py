@@ -44,7 +44,8 @@ Three more kinds of document have a first screen from their start (`head`, and t
 `_document_window`; their latest events or a permalink's wait for the index): a big JSON document
 whose records are its list's elements (an OpenAI message list: `SessionIndex._read_document_region`,
 read a record at a time by viewer/docstream.py, each record named by its number as the whole read
-names it), a JSONL file of one conversation per line (a dataset, a batch file:
+names it; the region read last is kept, and a window past it reads on from where it stopped,
+`_from_document_start`), a JSONL file of one conversation per line (a dataset, a batch file:
 `formats.wrapped.head_fold`, its first lines read as the whole read reads them), and a JSON array of
 such wrappers (a dataset's conversations, a log of API calls kept as one document:
 `formats.wrapped.items_fold`, its first elements read as the whole read reads them). Other documents
@@ -62,14 +63,14 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
 
 import regex
 
-from . import files, formats, keys
+from . import files, formats, keys, reader
 from .formats import detect, wrapped
 from .index import _ID_OK, _SYNTHETIC, SessionIndex, safe_event
 from .model import Ref
@@ -95,6 +96,31 @@ def _read(path: str, confinement, found, lo: int, hi: int, line: int = 0) -> Ses
     return idx.read_region(lo, hi, line, found=found)
 
 
+KEPT = 2  # regions of big documents kept to read on (of the sessions scrolled before their index)
+_kept: OrderedDict = OrderedDict()
+_kept_lock = threading.Lock()
+
+
+def _from_document_start(path: str, confinement, found, hi: int) -> SessionIndex:
+    """A document's region from its start through `hi` (as `_read(…, 0, hi)`), read on from the
+    region of it read last (kept, `SessionIndex.read_on`) when that can be: "Load later" next to
+    a document's first screen then reads the records past the window before, not the document
+    again from its start — each window costs what its own records cost, however deep it is."""
+    key = (path, reader.file_identity(path))
+    with _kept_lock:  # (one reading on at a time: it goes on from where the last one stopped)
+        idx = _kept.get(key)
+        if idx is not None and idx.confinement == confinement and idx.read_on(hi):
+            _kept.move_to_end(key)
+            return idx
+    idx = _read(path, confinement, found, 0, hi)
+    if idx._reading is not None:
+        with _kept_lock:
+            _kept[key] = idx
+            while len(_kept) > KEPT:
+                _kept.popitem(last=False)
+    return idx
+
+
 def head(path: str, confinement=None) -> SessionIndex:
     """The first screen of a session from its start."""
     with files.confined(confinement):
@@ -106,7 +132,8 @@ def head(path: str, confinement=None) -> SessionIndex:
         small = found.mode == "document" and not wrapped.call_log(path)
         n = DOCUMENT_STEP if small else STEP
         while True:
-            idx = _read(path, confinement, found, 0, n)
+            idx = _from_document_start(path, confinement, found, n) if small else \
+                _read(path, confinement, found, 0, n)
             r = idx.region
             if _visible(idx) > WINDOW or r.hi >= r.size or n >= MOST:
                 return idx
@@ -182,14 +209,15 @@ def _document_window(path: str, confinement, found, offset: int, size: int,
     ("Load later / earlier" next to a document's first screen while its index is built): the
     document's records from its start through a window's worth past `offset` (`later`), or up
     to it. Its records are named as the whole read names them — by their number, which only
-    reading from the start tells — so the window's cards are final; reading up to there costs
-    what the records before cost (the reader has loaded them, a window at a time, moments ago).
-    Raises ValueError for a document read whole (a page then waits for the index)."""
+    reading from the start tells — so the window's cards are final. A document read a record at
+    a time is read on from the region read last (`_from_document_start`): a window costs what
+    its own records cost, not those before it too. Raises ValueError for a document read whole
+    (a page then waits for the index)."""
     if not later:
-        return _read(path, confinement, found, 0, offset)
+        return _from_document_start(path, confinement, found, offset)
     n = DOCUMENT_STEP  # (as `head`: a screen of a document's records lies in fewer bytes)
     while True:
-        idx = _read(path, confinement, found, 0, offset + n)
+        idx = _from_document_start(path, confinement, found, offset + n)
         if _visible(idx, idx.seq_at(offset)) > WINDOW or idx.region.hi >= size or n >= MOST:
             return idx
         n *= 4

@@ -15,7 +15,8 @@ which lines the page shows (`shows`, [a, b) of the region: `shows_arg`).
 
 A window loaded next to such a page before its index is done ("Load earlier", "Load later") is
 read the same way from the lines next to the page's — a JSON document's from its start through
-them (`window_screen`, routes._provisional_window) —
+them, read on from the region read for the window before (`window_screen`,
+routes._provisional_window) —
 at once rather than after the whole pass; it holds a marker with the address of its own
 completion (`completion`, the route `live.early_window`), which the page asks for once its
 progress line says the index is done (live.js).
