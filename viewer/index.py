@@ -1167,7 +1167,7 @@ class SessionIndex:
                     a_content(bits if role in speakers else 0)
                 a_ts(NAN if ts is None else ts)
                 a_hidden(1 if hidden else 0)
-                ids[sid] = (name, seq)
+                ids[sid] = seq if main else (name, seq)  # (packed.IdMap)
                 if role == "user" or kind in boundary:
                     th.last_boundary = seq
                 if tools or running:
