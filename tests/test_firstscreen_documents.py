@@ -9,6 +9,7 @@ and completed in place once the index is done.
 
 The background build is held by a listener until the test releases it: nothing sleeps."""
 
+import json
 import os
 import re
 
@@ -41,7 +42,7 @@ def test_a_document_s_later_window_comes_before_its_index(app):
     c = app.test_client()
     page = held_page(c, "/s/chat")
     later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
-    assert "after=@" in later
+    assert re.search(r"after=\d+$", later)  # (by number: the index numbers its records so)
     r = c.get(later, headers={"HX-Request": "true"})
     win = r.get_data(as_text=True)
     store = app.extensions["viewer"].store
@@ -184,3 +185,65 @@ def test_a_document_read_a_record_at_a_time_says_how_far_its_reading_is(app):
         unknown = render_template("_index_progress.html", fraction=0.0, mb="92 MB")
     assert "Reading 92 MB:" in moving and 'value="34"' in moving and "34 %" in moving
     assert "Reading 92 MB…" in unknown and "%" not in unknown
+
+
+# --- a dataset's conversations ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """A 15 MB JSON array of conversations (a dataset's), each a dozen steps: the events of one
+    conversation all come from the bytes of its element."""
+    root = tmp_path_factory.mktemp("dataset")
+    path = root / "data.json"
+    path.write_text(json.dumps([{"messages": messages(12, seed=n, pad=300)} for n in range(1500)]))
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    return root
+
+
+@pytest.fixture
+def data_app(dataset, tmp_path):
+    yield from held_app(dataset, tmp_path)
+
+
+def test_a_dataset_s_later_windows_go_on_from_the_one_before(data_app):
+    """Its first screen ends inside a conversation: "Load later" named the next event by where its
+    element begins, the first screen's own first one, and loaded the same window again. It names
+    it by its number now (a document read from its start is numbered as the index numbers it)."""
+    app = data_app
+    c = app.test_client()
+    page = held_page(c, "/s/data")
+    shown = ids_of(page)
+    for _ in range(3):
+        later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
+        r = c.get(later, headers={"HX-Request": "true"})
+        page = r.get_data(as_text=True)
+        assert r.status_code == 200 and 'class="early-window"' in page
+        shown += ids_of(page)
+    store = app.extensions["viewer"].store
+    assert not store.running("data").done
+    app.hold.release.set()
+    ids = store.build("data").wait(60).threads["main"].ids
+    assert len(shown) >= 4 * 40 and shown == list(ids[:len(shown)])  # none twice, none missed
+
+
+@pytest.mark.browser
+def test_scrolling_on_through_a_dataset_before_its_index(data_app, watched_page):
+    app = data_app
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/data")
+        expect(page.locator("#index-progress")).to_be_visible()
+        cards = page.locator("#timeline > li.ev")
+        shown = cards.count()
+        for _ in range(2):
+            n = cards.count()
+            page.locator("#timeline > li.more.after").scroll_into_view_if_needed()
+            expect(cards).not_to_have_count(n)
+        assert cards.count() >= shown + 80
+        assert page.locator('[id^="m-"]').evaluate_all(
+            "els => new Set(els.map(e => e.id)).size === els.length")  # no card twice
+        assert app.hold.held.wait(30) and not app.extensions["viewer"].store.running("data").done
+        app.hold.release.set()
+        expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
+        assert page.problems == []

@@ -253,6 +253,25 @@ def after(path: str, offset: int, confinement=None) -> SessionIndex:
             n *= 4
 
 
+def after_record(path: str, seq: int, confinement=None) -> SessionIndex:
+    """A window's worth of a document's records from its record `seq` on ("Load later" next to a
+    document's first screen: its links name records by number — the events of a dataset's
+    conversation share the offset of the element they come from, which an offset cannot tell
+    apart): the document from its start through them (`_from_document_start`). Raises
+    ValueError for a session whose regions are not read from its start."""
+    with files.confined(confinement), files.open_file(path) as f:
+        found = detect.detect_file(path)
+        size = f.seek(0, 2)
+    if not _from_start(path, found):
+        raise ValueError("a region read from the start of a document only")
+    hi = DOCUMENT_STEP
+    while True:
+        idx = _from_document_start(path, confinement, found, hi)
+        if _visible(idx, seq) > WINDOW or idx.region.hi >= size or hi >= size:
+            return idx
+        hi *= 4
+
+
 def lines_before(f, lo: int, offset: int, line: int, eol: bytes) -> int:
     """The number of lines before offset `lo` (a line's start), the line that begins at `offset`
     (at or after it) being number `line`: a region read from `lo` names its lines `L<n>` as the

@@ -123,6 +123,7 @@ class WindowView:
     region: "Region | None" = None  # of a first screen: its seqs count from the region's start
     offsets: tuple = ()  # (of a first screen) the offsets its links load from: before, after
     floor: int = 0  # where the page's events end above this window: it reaches no further back
+    numbered: bool = False  # (of a first screen) its links load by seq all the same (`Timeline.window`)
 
     @property
     def filtered(self) -> bool:
@@ -139,11 +140,11 @@ class WindowView:
     @property
     def before(self) -> int | str:
         """Where the window before this one ends: a seq, or `@<offset>` on a first screen."""
-        return f"@{self.offsets[0]}" if self.region else self.start
+        return f"@{self.offsets[0]}" if self.region and not self.numbered else self.start
 
     @property
     def after(self) -> int | str:
-        return f"@{self.offsets[1]}" if self.region else self.stop
+        return f"@{self.offsets[1]}" if self.region and not self.numbered else self.stop
 
     @property
     def count_before(self) -> int | None:
@@ -671,6 +672,9 @@ class Timeline:
             win.region = region
             win.offsets = (th.offsets[start] if start < len(th) else region.hi,
                            th.offsets[stop] if stop < len(th) else region.hi)
+            # … but a document's read from its start: its seqs are the index's, and the events of
+            # one of its records (a dataset's conversation) share the record's offset
+            win.numbered = th.mode == "document" and region.lo == 0 and not th.carried.get("at")
         win.floor = min(floor, start)
         return win
 

@@ -147,7 +147,8 @@ def sub_agent_screen(store: Store, ref: SessionRef, event_id: str) -> SessionInd
 def window_screen(store: Store, ref: SessionRef, where: dict) -> SessionIndex | None:
     """A region index for a window loaded next to a first screen while its index is not done
     ("Load earlier" / "Load later": `where` is {"before": offset} or {"after": offset}, the line
-    its links name), read as a first screen is (its cards resolving what it did not read, then
+    its links name, or {"record": seq}, a document's record its links name by number), read as
+    a first screen is (its cards resolving what it did not read, then
     completed in place: `completion`, asked for by the page once the index is done); a JSON
     document's (a dataset's lines) from its start through the window (partial._document_window:
     its records are named by their number). None when the session cannot be read so (a document
@@ -155,6 +156,8 @@ def window_screen(store: Store, ref: SessionRef, where: dict) -> SessionIndex | 
     try:
         if "before" in where:
             idx = partial.before(ref.path, where["before"], store.confinement)
+        elif "record" in where:
+            idx = partial.after_record(ref.path, where["record"], store.confinement)
         else:
             idx = partial.after(ref.path, where["after"], store.confinement)
     except (ValueError, OSError, detect.NotTranscript):

@@ -544,9 +544,12 @@ def _provisional_window(ref: SessionRef, key: str, thread: str):
         v = request.args.get(name)
         if v is not None and v.startswith("@") and v[1:].isdigit():
             where[name] = int(v[1:])
+        elif name == "after" and v is not None and v.isdigit():
+            where["record"] = int(v)  # (a document's, read from its start: by seq, see Timeline.window)
     # (a search's page asks for its windows with its search, to mark them: find.js)
     searching = request.args.get("q") and not store().redact
-    if thread != "main" or len(where) != 1 or not set(where) <= set(request.args) <= set(where) | (
+    asked = {"after" if name == "record" else name for name in where}
+    if thread != "main" or len(where) != 1 or not asked <= set(request.args) <= asked | (
             _SEARCH if searching else set()):
         return None
     if _index(ref, wait=False) is not None:
@@ -558,11 +561,12 @@ def _provisional_window(ref: SessionRef, key: str, thread: str):
     # (the window begins, or ends, at the line asked for: a document's region is read from its
     # start, the others' from, or up to, that line)
     name, offset = next(iter(where.items()))
-    win = Timeline(part).window("main", **{name: part.seq_at(offset)})
+    win = Timeline(part).window("main", **({"after": offset} if name == "record" else
+                                           {name: part.seq_at(offset)}))
     resolve = Urls.early_window(key, early.region_arg(part), early.shows_arg(win),
                                 find.args if find and find.matcher else None)
-    return render_template("_window.html", win=win, key=key, idx=part, direction=next(iter(where)),
-                           resolve=resolve)
+    return render_template("_window.html", win=win, key=key, idx=part,
+                           direction="after" if name == "record" else name, resolve=resolve)
 
 
 @bp.get("/s/<key>/t/<thread>")
