@@ -418,18 +418,19 @@ def spawned(path: str, agent, sub: str, meta: dict, confinement=None,
     return idx if idx.read_companion(agent, sub, meta, at[1]) is not None else None
 
 
-def locate_sub(path: str, event_id: str, confinement=None) -> SessionIndex | None:
+def locate_sub(path: str, event_id: str, confinement=None, checked: bool = False) -> SessionIndex | None:
     """A first screen (`spawned`) for a permalink to an event of a sub-agent's file, found
     without the index: in the first sub-agent's file whose bytes hold the id (a source id; or the
     index's `<thread>.L<line>` of an event without one), when that id is the index's — a source
-    id the bytes of the main file and of the sub-agents' files read before do not hold. None
-    when only the index can tell."""
+    id the bytes of the main file and of the sub-agents' files read before do not hold (the main
+    file's events were searched for it already, `locate`, when `checked`: not searched again).
+    None when only the index can tell."""
     thread, dot, rest = event_id.rpartition(".")
     synthetic = bool(dot) and _LINE_ID.fullmatch(rest) is not None
     if not synthetic and (not _ID_OK.fullmatch(event_id) or _SYNTHETIC.fullmatch(event_id)):
         return None
     needle = b'"' + event_id.encode() + b'"'
-    before = [path]
+    before = [] if checked else [path]
     for agent, sub, meta in companions(path, confinement):
         if synthetic:
             if keys.thread_key(str(agent)) != thread:

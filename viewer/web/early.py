@@ -133,12 +133,14 @@ def first_screen(store: Store, ref: SessionRef, *, start: bool = False,
     return store.redacting(idx)
 
 
-def sub_agent_screen(store: Store, ref: SessionRef, event_id: str) -> SessionIndex | None:
+def sub_agent_screen(store: Store, ref: SessionRef, event_id: str,
+                     checked: bool = False) -> SessionIndex | None:
     """A region index for the page of a permalink to a sub-agent's event (`partial.locate_sub`:
-    around the call that spawned it, its thread read whole), or None when only the index can say
-    where that event is read."""
+    around the call that spawned it, its thread read whole; `checked`: no event of the main file
+    has that id, `partial.locate` found), or None when only the index can say where that event is
+    read."""
     try:
-        found = partial.locate_sub(ref.path, event_id, store.confinement)
+        found = partial.locate_sub(ref.path, event_id, store.confinement, checked)
     except (ValueError, OSError, detect.NotTranscript):
         return None
     return store.redacting(found) if found else None

@@ -391,10 +391,10 @@ def message(key: str, event_id: str):
         try:
             found = partial.locate(ref.path, event_id, at, store().confinement)
         except (OSError, NotTranscript):
-            found = None
+            found = False
         part = early.first_screen(store(), ref, around=found) if found else None
-        if found is None:  # (a sub-agent's event: the page around the call that spawned it)
-            part = early.sub_agent_screen(store(), ref, event_id)
+        if not found:  # (a sub-agent's event: the page around the call that spawned it)
+            part = early.sub_agent_screen(store(), ref, event_id, checked=found is None)
         # (an event the region names as the index does — a log of API calls' — is itself)
         if part is not None and (target := event_id if part.locate(event_id) is not None
                                  else part.at_offset(found[0])):
