@@ -397,6 +397,14 @@ class Hold:
             assert self.release.wait(60)
 
 
+def sole_page(root, tmp_path) -> str:
+    """The page of the one session served under `root`, as a test client reads it."""
+    c = create_app({"ROOTS": [str(root)], "CACHE_DIR": str(tmp_path / "cache"), "WATCH": False,
+                    "TESTING": True}).test_client()
+    key = c.get("/sessions.json").get_json()["sessions"][0]["key"]
+    return c.get(f"/s/{key}").get_data(as_text=True)
+
+
 def held_page(client, url: str) -> str:
     """A page of a `held_app` (200), read whole and closed as a server closes it (its background
     pass starts once the page is sent), once that pass is held: the page was drawn before the

@@ -15,7 +15,7 @@ from viewer.order import reading_order
 from viewer.store import Store
 from viewer.timeline import raw_record
 
-from conftest import ROOT, built
+from conftest import ROOT, built, sole_page
 
 SESSIONS = ROOT / "test_data" / "formats" / "codex" / "sessions"
 CURRENT = next(SESSIONS.glob("2025/10/29/rollout-*.jsonl"))
@@ -674,3 +674,71 @@ def test_context_codex_injects_as_the_user_is_never_the_person_s_prompt(tmp_path
     assert prompt.role == "user" and [(b.kind, getattr(b, "label", None)) for b in prompt.blocks] == [
         ("context", "environment context"), ("text", None)]
     assert prompt.blocks[1].text == "Tidy the docs" and idx.summary.title == "Tidy the docs"
+
+
+def test_a_command_s_failed_end_fails_its_call_even_when_its_output_read_fine(tmp_path):
+    """`item_completed` of a `CommandExecution` (codex-rs protocol items.rs: CommandExecutionItem,
+    camelCase `{id, processId, command: [argv], cwd, parsedCmd, source, status: failed, exitCode,
+    aggregatedOutput, duration}`, its `id` the call's call_id as core's tool events emit it) is the
+    command's terminal word. A unified exec whose call answered "Process running with session ID 7"
+    ends, failed, turns later: before, the call stayed completed and its failure hidden. A command
+    whose end comes first (core emits it before the output reaches the history) and whose output
+    shows no exit code fails too."""
+    tid = "019d0000-0000-7000-8000-0000000000f1"
+
+    def ended(call_id, argv, code, output):
+        return {"type": "event_msg", "payload": {
+            "type": "item_completed", "thread_id": tid, "turn_id": "1", "completed_at_ms": 1763632810000,
+            "item": {"type": "CommandExecution", "id": call_id, "processId": "7", "command": argv,
+                     "cwd": "/home/li/shop", "parsedCmd": [{"type": "unknown", "cmd": argv[-1]}],
+                     "source": "unifiedExecStartup", "status": "failed", "aggregatedOutput": output,
+                     "exitCode": code, "duration": {"secs": 14, "nanos": 0}}}}
+
+    def call(call_id, cmd):
+        return {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command",
+                                                     "arguments": json.dumps({"cmd": cmd}), "call_id": call_id}}
+
+    def output(call_id, text):
+        return {"type": "response_item", "payload": {"type": "function_call_output", "call_id": call_id,
+                                                     "output": text}}
+
+    path = _lines_at(tmp_path / "sessions" / "2026" / "11" / "20", f"rollout-2026-11-20T10-00-00-{tid}.jsonl", [
+        {"type": "session_meta", "payload": {"id": tid, "cwd": "/home/li/shop", "originator": "codex_cli_rs",
+                                             "cli_version": "0.153.0"}},
+        _said("user", "Run the test suite"),
+        call("call_Tq9", "cargo test --workspace"),
+        output("call_Tq9", "Chunk ID: 3f2a\nWall time: 10.0 seconds\nProcess running with session ID 7\n"
+                           "Original token count: 9\nOutput:\n   Compiling shop v0.1.0\nrunning 12 tests\n"),
+        ended("call_Tq9", ["/bin/bash", "-lc", "cargo test --workspace"], 101,
+              "running 12 tests\ntest cart::totals ... <b>FAILED</b>\n"),
+        call("call_fmt", "cargo fmt --check"),
+        ended("call_fmt", ["/bin/bash", "-lc", "cargo fmt --check"], 1, "Diff in src/cart.rs\n"),
+        output("call_fmt", "Diff in src/cart.rs\n"),
+        call("call_ok", "ls"),
+        output("call_ok", "Cargo.toml\nsrc\n"),
+        _said("assistant", "The suite is running.")])
+    idx, evs = built(path)
+    assert {c.id: c.state for c in idx.calls.calls.values()} == {
+        "call_Tq9": "error", "call_fmt": "error", "call_ok": "completed"}
+    assert idx.calls.errors() == 2 and idx.summary.errors == 2  # each failure counted once
+    late = evs[4]
+    assert (late.hidden, late.role) == (False, "system")
+    assert [b.text for b in late.blocks] == [
+        "command failed with exit code 101: /bin/bash -lc cargo test --workspace",
+        "running 12 tests\ntest cart::totals ... <b>FAILED</b>\n"]
+    assert evs[6].hidden  # an end before its output: the output says it
+    fmt = evs[7].tool_results()[0]
+    assert fmt.is_error and [b.text for b in fmt.content] == ["exit code 1", "Diff in src/cart.rs\n"]
+    html = sole_page(tmp_path / "sessions", tmp_path)
+
+    def card(cid):
+        start = html.index(f'id="tc-{cid}"')
+        return html[start:html.index("</li>", start)]
+
+    assert '<span class="state error">error</span>' in card("call_Tq9")
+    assert '<span class="state error">error</span>' in card("call_fmt") and "exit code 1" in card("call_fmt")
+    assert '<span class="state completed">completed</span>' in card("call_ok")
+    failure = re.search(r'<li class="ev [^"]*" id="m-L5".*?</li>', html, re.S).group(0)
+    assert "is-hidden" not in failure.split(">", 1)[0]
+    assert "command failed with exit code 101" in failure
+    assert "&lt;b&gt;FAILED&lt;/b&gt;" in failure and "<b>FAILED" not in failure

@@ -22,8 +22,9 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     just made (`last_token_usage`, recorded twice per call: both lines name the same running total,
     which serves as the call's message id so it is counted once); `turn_aborted` interrupts every
     call still open; review mode, errors, a rollback of turns (`thread_rolled_back`) and an undo's
-    outcome are notices; the rest (`context_compacted` too, which the `compacted` record beside it
-    says with its summary) is hidden, its fields a data block in its card (a plan item's text as
+    outcome are notices; a command's `item_completed` (`CommandExecution`) that says it failed
+    fails its call (`_outcome`); the rest (`context_compacted` too, which the `compacted` record
+    beside it says with its summary) is hidden, its fields a data block in its card (a plan item's text as
     prose); a type this reader does not know is hidden too, its fields open in its card;
   - `compacted`: the summary that replaced the history → a summary card;
   - `world_state` (`{full, state}`: the comparison state for the next turn's context) → hidden,
@@ -400,6 +401,9 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
             and isinstance(msg["item"].get("text"), str):
         # a plan (plan mode's `<proposed_plan>`): the one record of it as Codex parsed it
         blocks = [Notice("plan"), Text(msg["item"]["text"])]
+    elif t == "item_completed" and isinstance(msg.get("item"), dict) \
+            and msg["item"].get("type") == "CommandExecution":
+        return _command_ended(msg, msg["item"], ref)
     elif t == "injected_message" and isinstance(msg.get("content"), str):
         # InjectedMessageEvent {content, source}: "transcript-safe display text for a
         # runtime-injected message" (protocol.rs)
@@ -420,6 +424,30 @@ def _event_msg(msg: dict, ref: Ref) -> Event:
                      blocks=blocks, meta=msg)
     return Event(ref, "system", t or "event", hidden=True,
                  hidden_reason="duplicate" if t in _COPIES else "codex event", blocks=blocks, meta=msg)
+
+
+def _command_ended(msg: dict, item: dict, ref: Ref) -> Event:
+    """`item_completed` of a `CommandExecution` (codex-rs protocol items.rs CommandExecutionItem,
+    fields camelCase: `{id, command, status: inProgress | completed | failed | declined, exitCode,
+    aggregatedOutput, …}`; its `id` is the call's `call_id`, as core's tool events give it): the
+    command's last word, behind the toggle (its output is the call's result). A `failed` status or
+    a non-zero exit fails the call, whatever its output said (see `_outcome`)."""
+    status, code = item.get("status"), _exit_code(item)
+    command = item.get("command")
+    command = " ".join(map(as_text, command)) if isinstance(command, list) else as_text(command or "")
+    failed = status == "failed" or bool(code)
+    words = (f"command failed{f' with exit code {code}' if code is not None else ''}" if failed
+             else f"command {as_text(status or 'ended')}") + (f": {command}" if command else "")
+    ev = Event(ref, "system", "item_completed", hidden=True, hidden_reason="codex event", meta=msg,
+               blocks=[Notice(words, _fields(msg))])
+    if failed and isinstance(item.get("id"), str) and item["id"]:
+        ev.states = {item["id"]: "failed"}
+    return ev
+
+
+def _exit_code(item: dict) -> int | None:
+    code = item.get("exitCode", item.get("exit_code"))
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
 
 
 # GuardianAssessmentStatus (codex-rs/protocol/src/approvals.rs, snake_case): what the card says
@@ -655,18 +683,78 @@ def _ordinal(value: Any) -> int | None:
 
 def follow(ev: Event, carried: dict) -> None:
     """The first session_meta names where the thread's own records start; a record before it is
-    the parent's copied history (`_inherited`)."""
+    the parent's copied history (`_inherited`). A failed command's output and its end meet
+    (`_outcome`)."""
     if ev.kind == "session" and "history_from" not in carried:
         carried["history_from"] = _ordinal(ev.meta.get("subagent_history_start_ordinal")) or 0
         carried["own_meta"] = ev.ref.offset
         return
     _inherited(ev, carried)
+    _outcome(ev, carried)
 
 
 def recall(ev: Event, carried: dict) -> None:
     """A record read again for the page, as the index read it."""
     if ev.ref.offset != carried.get("own_meta"):
         _inherited(ev, carried)
+    if ev.kind == "item_completed" and ev.ref.offset in carried.get("late_failures", ()):
+        _late_failure(ev)
+    elif (code := carried.get("failed_outputs", {}).get(str(ev.ref.offset), False)) is not False:
+        _failed_output(ev, code)
+
+
+# --- a command's end and its output ----------------------------------------------------------------
+# A command's `item_completed` (`_command_ended`) and its output come in either order: core emits
+# the end before the output goes to the model's history, but a unified exec's command that outlived
+# its call (its output "Process running with session ID …") ends turns later. Whichever comes
+# second learns of the other (the last `_KEPT` calls of each side are remembered, by call id): an
+# output that read fine before its command failed turns failed (its exit code said); a failure
+# after an output that read fine is the only word of it, so its card comes into sight with the
+# output the call never showed. The lines so changed are kept by offset for `recall`.
+_KEPT = 64
+
+
+def _outcome(ev: Event, carried: dict) -> None:
+    if ev.kind == "item_completed" and ev.states:
+        (call_id,) = ev.states
+        if carried.setdefault("fine_outputs", {}).pop(call_id, None) is not None:
+            carried.setdefault("late_failures", []).append(ev.ref.offset)
+            _late_failure(ev)
+        else:
+            _remember(carried.setdefault("failures", {}), call_id, _exit_code(ev.meta.get("item") or {}))
+        return
+    failures = carried.get("failures") or {}
+    for result in ev.tool_results():
+        if result.tool_use_id in failures:
+            code = failures.pop(result.tool_use_id)
+            if not result.is_error:
+                carried.setdefault("failed_outputs", {})[str(ev.ref.offset)] = code
+                _failed_output(ev, code)
+        elif not result.is_error:
+            _remember(carried.setdefault("fine_outputs", {}), result.tool_use_id, ev.ref.offset)
+
+
+def _remember(kept: dict, call_id: str, value: Any) -> None:
+    kept[call_id] = value
+    if len(kept) > _KEPT:
+        del kept[next(iter(kept))]
+
+
+def _failed_output(ev: Event, code: int | None) -> None:
+    """The output of a command whose end said it failed: an error, its exit code said."""
+    ev.blocks = [_exited(b, b.content, code) if code else
+                 ToolResult(b.tool_use_id, [Notice("the command failed"), *b.content], True, state=b.state)
+                 if b.kind == "tool_result" else b for b in ev.blocks]
+
+
+def _late_failure(ev: Event) -> None:
+    """A command's failure told after its call's output read fine: in sight, with what it output
+    (a system card: the failure is counted once, as its call's)."""
+    item = ev.meta.get("item") or {}
+    ev.hidden, ev.hidden_reason = False, None
+    output = item.get("aggregatedOutput", item.get("aggregated_output"))
+    if isinstance(output, str) and output.strip() and len(ev.blocks) == 1:
+        ev.blocks = [*ev.blocks, *result_content(output)]
 
 
 def _inherited(ev: Event, carried: dict) -> None:
