@@ -14,7 +14,7 @@ from viewer.model import Ref
 from viewer.store import Store
 from viewer.timeline import load_events, raw_record
 
-from conftest import ROOT
+from conftest import ROOT, sole_page
 
 FIXTURES = ROOT / "test_data" / "formats"
 LEGACY = FIXTURES / "gemini-cli" / "legacy-json" / "session-2025-10-18T14-57-f86f5318.json"
@@ -273,3 +273,82 @@ def test_the_summary_titles_the_session_as_resume_lists_it(tmp_path):
         f.write(lines[at])
     idx.refresh()
     assert idx.summary.title == "List and count the tables of app.db"
+
+
+def test_what_the_cli_showed_of_a_result_without_text_is_drawn_as_the_cli_drew_it(tmp_path):
+    """A ToolCallRecord's `resultDisplay` is what the CLI showed (google-gemini/gemini-cli
+    packages/core/src/tools/tools.ts: ToolResultDisplay = string | FileDiff | AnsiOutput |
+    TodoList | SubagentProgress; packages/cli/src/ui/components/messages/ToolResultDisplay.tsx
+    draws each; a FileDiff's `fileDiff` is jsdiff's createPatch, 'Current' / 'Proposed'; an
+    AnsiOutput is lines of terminalSerializer.ts tokens). Where the result's Parts hold no text,
+    only a string display was shown before: a diff, terminal output, a todo list or a sub-agent's
+    progress left the call "(empty result)"."""
+    def call(cid, name, args, display, result=None):
+        return {"id": cid, "name": name, "args": args, "status": "success",
+                "result": result if result is not None else [
+                    {"functionResponse": {"id": cid, "name": name, "response": {"output": ""}}}],
+                "timestamp": "2026-11-20T10:00:05.000Z", "displayName": name, "description": "",
+                "resultDisplay": display, "renderOutputAsMarkdown": False}
+
+    diff = ("Index: cart.py\n===================================================================\n"
+            "--- cart.py\tCurrent\n+++ cart.py\tProposed\n@@ -1,2 +1,2 @@\n def total(items):\n"
+            "-    return sum(items)\n+    return round(sum(items), 2)\n")
+    calls = [
+        call("replace-1", "replace", {"file_path": "/w/cart.py", "instruction": "round the total"},
+             {"fileDiff": diff, "fileName": "cart.py", "filePath": "/w/cart.py",
+              "originalContent": "def total(items):\n    return sum(items)\n",
+              "newContent": "def total(items):\n    return round(sum(items), 2)\n",
+              "diffStat": {"model_added_lines": 1, "model_removed_lines": 1}}, result=[]),
+        call("run_shell_command-2", "run_shell_command", {"command": "pytest -q"},
+             [[{"text": "3 passed", "bold": True, "italic": False, "underline": False, "dim": False,
+                "inverse": False, "fg": "#00cd00", "bg": ""},
+               {"text": ", 1 <script>failed</script>", "bold": False, "italic": False, "underline": False,
+                "dim": False, "inverse": False, "fg": "#cd0000", "bg": ""}]]),
+        call("write_todos-3", "write_todos", {"todos": []},
+             {"todos": [{"description": "Round the cart total", "status": "completed"},
+                        {"description": "Run the tests", "status": "in_progress"},
+                        {"description": "Update the <changelog>", "status": "pending"}]}),
+        call("codebase_investigator-4", "codebase_investigator", {"objective": "Find the retry policy"},
+             {"isSubagentProgress": True, "agentName": "codebase_investigator", "state": "completed",
+              "recentActivity": [{"id": "a1", "type": "tool_call", "content": "grep_search", "status": "completed"}],
+              "result": "The retry policy lives in **src/net/retry.ts**."}, result=[])]
+    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
+         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Round the cart total"}]},
+        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "On it."}],
+         "model": "gemini-3-pro-preview", "toolCalls": calls}]) + "\n")
+    idx = SessionIndex(old_copy(path, tmp_path)).build()
+    results = {r.tool_use_id: r for e in events(idx) for r in e.tool_results()}
+    assert [(b.kind, b.text) for b in results["replace-1"].content] == [
+        ("notice", "changed /w/cart.py"), ("text", diff.split("\n", 2)[2])]
+    (shell,) = results["run_shell_command-2"].content
+    assert shell.text == "\x1b[1;38;2;0;205;0m3 passed\x1b[0m\x1b[38;2;205;0;0m, 1 <script>failed</script>\x1b[0m"
+    assert [b.text for b in results["write_todos-3"].content] == [
+        "todo list", "☑ Round the cart total\n◐ Run the tests\n☐ Update the <changelog>"]
+    assert [b.text for b in results["codebase_investigator-4"].content] == [
+        "sub-agent codebase_investigator: completed", "[completed] grep_search",
+        "The retry policy lives in **src/net/retry.ts**."]
+    assert set(states(idx).values()) == {"completed"}
+
+    html = sole_page(tmp_path / "tmp", tmp_path)
+
+    def result(cid):
+        start = html.index(f'id="tc-{cid}-result"')
+        return html[start:html.index('<div class="call-thread"', start)]
+
+    assert "(empty result)" not in html
+    edit = result("replace-1")
+    assert 'class="diff' in edit and "Index:" not in edit  # drawn as an edit's diff is: the change marked
+    assert "return <mark>round(</mark>sum(items)<mark>, 2)</mark>" in edit
+    out = result("run_shell_command-2")
+    assert "a-bold" in out and "a-f" in out and "3 passed" in out
+    assert "&lt;script&gt;failed&lt;/script&gt;" in out and "<script>failed" not in out and "\x1b" not in out
+    todos = result("write_todos-3")
+    assert "☑ Round the cart total" in todos and "Update the &lt;changelog&gt;" in todos
+    agent = result("codebase_investigator-4")
+    assert "sub-agent codebase_investigator: completed" in agent
+    assert "[completed] grep_search" in agent and "The retry policy lives in **src/net/retry.ts**." in agent

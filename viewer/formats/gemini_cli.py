@@ -31,7 +31,8 @@ A MessageRecord is `{id, timestamp, type, content, displayContent?}` plus, for `
 `thoughts` ([{subject, description, timestamp}] → one Thinking block), `tokens` ({input, output,
 cached, thoughts, tool, total} → usage under the API's names, priced by the usage module), `model`
 and `toolCalls` ([{id, name, args, result (Parts, usually one functionResponse), status,
-timestamp, displayName, description, resultDisplay, renderOutputAsMarkdown}]). Each tool call
+timestamp, displayName, description, resultDisplay, renderOutputAsMarkdown}]: what the CLI showed
+of a result, drawn where the result holds no text, `_display`). Each tool call
 becomes a ToolUse and, once it has an outcome, its ToolResult in the same event (as Wolo's parts):
 `status` success → completed, error → error (the response's `error` text shown), cancelled →
 cancelled; awaiting_approval → awaiting permission; validating / scheduled / executing → running.
@@ -387,10 +388,81 @@ def _result(tc: dict) -> tuple[list, bool]:
             failed = failed or bool(b.is_error)
         else:
             out.append(b)
-    display = tc.get("resultDisplay")
-    if not any(b.kind == "text" for b in out) and isinstance(display, str) and display.strip():
-        out.append(Text(display, markdown=bool(tc.get("renderOutputAsMarkdown"))))
+    if not any(b.kind == "text" for b in out):
+        out += _display(tc.get("resultDisplay"), bool(tc.get("renderOutputAsMarkdown")))
     return out, failed
+
+
+def _display(display: Any, markdown: bool) -> list:
+    """What the CLI showed the person of a result (`resultDisplay`, packages/core/src/tools/tools.ts
+    ToolResultDisplay = string | FileDiff | AnsiOutput | TodoList | SubagentProgress, drawn by
+    packages/cli/src/ui/components/messages/ToolResultDisplay.tsx), as the blocks the page draws
+    alike elsewhere: a FileDiff's `fileDiff` (jsdiff's createPatch: an `Index:` and a `===` line
+    before `---` / `+++`) as the unified diff it is (a diff per hunk), an AnsiOutput (lines of
+    `{text, bold, italic, underline, dim, inverse, fg, bg}` tokens, colours `#rrggbb`) as terminal
+    output with its colours, a TodoList's todos as a list, a sub-agent's progress as its state, its
+    recent activity and its result; any other object as data."""
+    if isinstance(display, str):
+        return [Text(display, markdown=markdown)] if display.strip() else []
+    if isinstance(display, list):
+        text = _ansi_text(display)
+        return [Text(text, markdown=False)] if text.strip() else []
+    if not isinstance(display, dict) or not display:
+        return []
+    if isinstance(display.get("fileDiff"), str):
+        diff, head = display["fileDiff"], display["fileDiff"].split("\n", 2)
+        if len(head) == 3 and head[0].startswith("Index: ") and head[1].startswith("==="):
+            diff = head[2]
+        name = as_text(display.get("filePath") or display.get("fileName") or "the file")
+        return [Notice(f"{'created' if display.get('isNewFile') else 'changed'} {name}"),
+                Text(diff, markdown=False)]
+    if isinstance(display.get("todos"), list):
+        marks = {"completed": "☑", "in_progress": "◐", "cancelled": "☒"}
+        lines = [f"{marks.get(t.get('status'), '☐')} {as_text(t.get('description') or t.get('content') or '')}"
+                 for t in display["todos"] if isinstance(t, dict)]
+        return [Notice("todo list"), Text("\n".join(lines), markdown=False)] if lines else [Notice("todo list: empty")]
+    if display.get("isSubagentProgress") is True:
+        state = as_text(display.get("state") or "running")
+        out: list = [Notice(f"sub-agent {as_text(display.get('agentName') or '?')}: {state}")]
+        done = [f"[{as_text(a.get('status') or '?')}] {as_text(a.get('content') or '')}"
+                for a in display.get("recentActivity") or () if isinstance(a, dict)] \
+            if isinstance(display.get("recentActivity"), list) else []
+        if done:
+            out.append(Text("\n".join(done), markdown=False))
+        if isinstance(display.get("result"), str) and display["result"].strip():
+            out.append(Text(display["result"]))
+        return out
+    return [Data(display, "what the CLI showed")]
+
+
+# an AnsiOutput token's colour as an SGR colour: `#rrggbb` (the xterm serializer's), or a name
+_COLOURS = {name: i for i, name in enumerate(("black", "red", "green", "yellow", "blue", "magenta",
+                                              "cyan", "white"))}
+
+
+def _sgr(colour: Any, ground: int) -> str:
+    if isinstance(colour, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", colour):
+        return f"{ground + 8};2;{int(colour[1:3], 16)};{int(colour[3:5], 16)};{int(colour[5:], 16)}"
+    if isinstance(colour, str) and colour.lower() in _COLOURS:
+        return str(ground + _COLOURS[colour.lower()])
+    return ""
+
+
+def _ansi_text(lines: list) -> str:
+    """An AnsiOutput as the terminal text it was: each token its SGR codes, then its text (control
+    characters in a token's text are the renderer's to drop, as in any terminal output)."""
+    out = []
+    for line in lines:
+        row = []
+        for t in line if isinstance(line, list) else ():
+            if not isinstance(t, dict) or not isinstance(t.get("text"), str):
+                continue
+            codes = [c for c, on in (("1", t.get("bold")), ("2", t.get("dim")), ("3", t.get("italic")),
+                                     ("4", t.get("underline"))) if on is True]
+            codes += [c for c in (_sgr(t.get("fg"), 30), _sgr(t.get("bg"), 40)) if c]
+            row.append(f"\x1b[{';'.join(codes)}m{t['text']}\x1b[0m" if codes else t["text"])
+        out.append("".join(row))
+    return "\n".join(out).rstrip("\n")
 
 
 def named_title(ev: Event) -> tuple[int, str] | None:
