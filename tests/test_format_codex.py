@@ -742,3 +742,55 @@ def test_a_command_s_failed_end_fails_its_call_even_when_its_output_read_fine(tm
     assert "is-hidden" not in failure.split(">", 1)[0]
     assert "command failed with exit code 101" in failure
     assert "&lt;b&gt;FAILED&lt;/b&gt;" in failure and "<b>FAILED" not in failure
+
+
+def test_a_fork_s_history_before_its_boundary_is_the_parent_s_and_its_own_records_read_as_its_own(tmp_path):
+    """codex-rs rollout: a /fork's SessionMeta names `forked_from_id`, `forked_from_ordinal_exclusive`
+    (the logical boundary) and `history_base` {thread_id, end_ordinal_exclusive, end_byte_offset}
+    ("exclusive physical prefix inherited from another rollout segment"); the new rollout's own
+    ordinals start at that boundary (RolloutOrdinalState::for_new_rollout), so its file holds no
+    copy: its page says where the conversation before it is, and reads all its own records, its
+    usage counted. A record before the boundary in such a file (a rewrite keeps the boundary) is a
+    copy of the parent's, hidden and not counted, as a sub-agent's copy is."""
+    parent, fork = "019e0000-0000-7000-8000-0000000000a1", "019e0000-0000-7000-8000-0000000000f2"
+    meta = {"id": fork, "forked_from_id": parent, "forked_from_ordinal_exclusive": 6, "cwd": "/w",
+            "originator": "codex_cli_rs", "cli_version": "0.158.0", "source": "cli", "history_mode": "paginated",
+            "history_base": {"thread_id": parent, "end_ordinal_exclusive": 6, "end_byte_offset": 9120}}
+    day = tmp_path / "sessions" / "2026" / "11" / "20"
+    day.mkdir(parents=True)
+
+    def rollout(name, records, first):
+        path = day / name
+        path.write_text("".join(json.dumps({"timestamp": f"2026-11-20T10:00:{i:02d}.000Z", "ordinal": first + i, **r})
+                                + "\n" for i, r in enumerate(records)))
+        return path
+
+    own = [{"type": "session_meta", "payload": meta},
+           _said("user", "Try the other approach: a dict of handlers."),
+           _said("assistant", "Switched to a dict of handlers."),
+           _token_count(4_000, 60, 9_000_000, 3_000)]  # the running total goes on from the parent's
+    path = rollout(f"rollout-2026-11-20T10-00-00-{fork}.jsonl", own, 6)
+    idx, evs = built(path)
+    assert evs[0].blocks[0].text.endswith(
+        f"· forked from thread {parent} at record 6: the conversation before it is that thread's")
+    assert [e.hidden for e in evs] == [False, False, False, True]
+    assert idx.summary.title == "Try the other approach: a dict of handlers."
+    assert idx.summary.usage["tokens"] == 4_060
+    # the same fork's file holding a copy of the parent's conversation before its boundary
+    copy = [{"type": "session_meta", "payload": meta}, _said("user", "Refactor the dispatcher."),
+            _token_count(5_000_000, 2_000, 5_000_000, 2_000)]
+    path.write_text("".join(json.dumps({"timestamp": f"2026-11-20T10:00:{i:02d}.000Z", "ordinal": n, **r}) + "\n"
+                            for i, (n, r) in enumerate(zip([6, 1, 2, 7, 8, 9], copy + own[1:]))))
+    idx, evs = built(path)
+    copied = [e for e in evs if e.hidden_reason == "the parent thread's history"]
+    assert len(copied) == 2 and copied[0].blocks[0].text == \
+        "copied from the parent thread's history (record 1; this thread's own begin at 6)"
+    assert idx.summary.usage["tokens"] == 4_060 and idx.summary.title == "Try the other approach: a dict of handlers."
+    # a thread's new rollout (thread/revert) goes on from its earlier one
+    again = {**meta, "forked_from_id": None, "forked_from_ordinal_exclusive": None,
+             "history_base": {"thread_id": "019e0000-0000-7000-8000-0000000000b3", "end_ordinal_exclusive": 12,
+                              "end_byte_offset": 20480}}
+    _, evs = built(rollout(f"rollout-2026-11-20T10-00-00-{fork}_019e0000-0000-7000-8000-0000000000b4.jsonl",
+                           [{"type": "session_meta", "payload": again}, own[1]], 12))
+    assert evs[0].blocks[0].text.endswith("· goes on from record 12 of an earlier rollout of the thread")
+    assert not evs[1].hidden

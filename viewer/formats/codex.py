@@ -38,7 +38,8 @@ Codex writes every session as it runs, one record per line (codex-rs `protocol.r
     segments), `retained_context` (accepted answers), the response item `configuration_update`
     and the event `thread_settings_applied` (the model and effort from there on): hidden, said for
     what they are; every line's `ordinal`, and a spawned thread's copy of its parent's history
-    before its `subagent_history_start_ordinal` (see `follow`); a user message's
+    before its `subagent_history_start_ordinal`, and a fork's boundary (`history_base`: its
+    history before is the parent's, by reference; see `follow`); a user message's
     `content_item_kinds` say which of its items are the person's;
   - any other record type (newer than this reader) → a quiet data card of its payload.
   Among the events, a guardian's (the auto-reviewer's) verdict on an action is in sight and a dynamic tool's failed answer too (`_guardian`, `_dynamic`: shapes from
@@ -198,10 +199,15 @@ def _session(meta: dict, ref: Ref) -> Event:
     source = _source(meta.get("source"))
     if source:
         words += f" · {source}"
+    start, _ = _history_start(meta)
     if isinstance(meta.get("forked_from_id"), str) and meta["forked_from_id"]:
-        # SessionMeta.forked_from_id (protocol.rs): a thread /fork made from another, whose
-        # history its first lines repeat
+        # SessionMeta.forked_from_id (protocol.rs): a thread /fork made from another; a paginated
+        # one names where (see "a thread's history before its own records" below)
         words += f" · forked from thread {meta['forked_from_id']}"
+        if start:
+            words += f" at record {start}: the conversation before it is that thread's"
+    elif start and not meta.get("subagent_history_start_ordinal"):
+        words += f" · goes on from record {start} of an earlier rollout of the thread"
     ev = Event(ref, "system", "session", format=NAME, blocks=[Notice(words)], meta=meta)
     text = meta.get("instructions")
     base = meta.get("base_instructions")
@@ -665,12 +671,19 @@ _BY_TYPE = {"session_meta": _session, "turn_context": _turn_context, "response_i
             "retained_context": _retained}
 
 
-# --- a sub-agent's copy of its parent's history ---------------------------------------------------
-# A thread Codex spawns (codex-cli 0.147-0.153) opens its rollout with its own session_meta
-# (`subagent_history_start_ordinal`: N), then the parent's session_meta and a copy of the parent's
-# conversation, its token counts too; the thread's own records are those from ordinal N on (every
-# line carries its `ordinal`). The copy is the parent's, shown in the parent: here it is hidden,
-# its usage not counted again.
+# --- a thread's history before its own records ----------------------------------------------------
+# Paginated rollouts (codex-cli 0.147+) number every line (`ordinal`). A thread Codex spawns opens
+# its rollout with its own session_meta (`subagent_history_start_ordinal`: N), then the parent's
+# session_meta and a copy of the parent's conversation, its token counts too; its own records are
+# those from ordinal N on. A thread /fork made, or a thread's new rollout (thread/revert), inherits
+# a prefix by reference instead (codex-rs rollout: SessionMeta `history_base` {thread_id,
+# end_ordinal_exclusive, end_byte_offset}, "exclusive physical prefix inherited from another
+# rollout segment", and a fork's `forked_from_ordinal_exclusive`, its logical boundary): the new
+# rollout's own numbering starts at that boundary (RolloutOrdinalState::for_new_rollout), so its
+# file holds no copy and every record of it is its own. A record before the boundary, where a file
+# holds one, is a copy of history shown where it belongs: here it is hidden, its usage not counted
+# again. (A fork of a legacy rollout, without ordinals, copies the parent's history with nothing to
+# tell the copy by: it reads as the fork's own.)
 _ORDINAL = "_ordinal"
 
 
@@ -686,7 +699,7 @@ def follow(ev: Event, carried: dict) -> None:
     the parent's copied history (`_inherited`). A failed command's output and its end meet
     (`_outcome`)."""
     if ev.kind == "session" and "history_from" not in carried:
-        carried["history_from"] = _ordinal(ev.meta.get("subagent_history_start_ordinal")) or 0
+        carried["history_from"], carried["history_of"] = _history_start(ev.meta)
         carried["own_meta"] = ev.ref.offset
         return
     _inherited(ev, carried)
@@ -757,14 +770,28 @@ def _late_failure(ev: Event) -> None:
         ev.blocks = [*ev.blocks, *result_content(output)]
 
 
+def _history_start(meta: dict) -> tuple[int, str]:
+    """The ordinal a thread's own records start at (0: all of them), and whose the records before
+    it are."""
+    sub = _ordinal(meta.get("subagent_history_start_ordinal"))
+    if sub:
+        return sub, "the parent thread's history"
+    base = meta.get("history_base")
+    end = _ordinal(base.get("end_ordinal_exclusive")) if isinstance(base, dict) else None
+    if meta.get("forked_from_id") and (cut := _ordinal(meta.get("forked_from_ordinal_exclusive")) or end):
+        return cut, "the parent thread's history"
+    return (end, "the thread's earlier rollout") if end else (0, "")
+
+
 def _inherited(ev: Event, carried: dict) -> None:
     start, n = carried.get("history_from"), ev.meta.get(_ORDINAL)
     if not start or n is None or n >= start:
         return
-    ev.hidden, ev.hidden_reason = True, "the parent thread's history"
+    whose = carried.get("history_of") or "the parent thread's history"
+    ev.hidden, ev.hidden_reason = True, whose
     ev.usage = None
-    ev.blocks = [Notice(f"copied from the parent thread's history (record {n}; this thread's own "
-                        f"begin at {start})")] + [b for b in ev.blocks if b.kind in ("text", "thinking")]
+    ev.blocks = [Notice(f"copied from {whose} (record {n}; this thread's own begin at {start})")] + [
+        b for b in ev.blocks if b.kind in ("text", "thinking")]
     ev.states, ev.running, ev.spawns = {}, [], {}
 
 
