@@ -214,6 +214,68 @@ def test_newer_claude_code_and_sdk_lines_digest_as_their_events():
     check(by_name["legion"], rate)
 
 
+# a result line's `toolUseResult` as Claude Code 2.x writes it for each tool (the corpus's
+# shapes): the plain ones, which the index pass digests, and those it leaves to the Event — a
+# sub-agent's report or a call sent to the background (a thread spawned, a call still running)
+PLAIN_TOOL_RESULTS = {
+    "Bash": {"stdout": "On branch main", "stderr": "", "interrupted": False, "isImage": False,
+             "noOutputExpected": False},
+    "Bash, interpreted": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+                          "returnCodeInterpretation": "No matches found", "noOutputExpected": False},
+    "Bash in the background": {"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+                               "backgroundTaskId": "b7636e2"},
+    "Read": {"type": "text", "file": {"filePath": "/src/mod.py", "content": "x = 1\n", "numLines": 1,
+                                      "startLine": 1, "totalLines": 1}},
+    "Edit": {"filePath": "/src/mod.py", "oldString": "x = 1", "newString": "x = 2",
+             "originalFile": "x = 1\n", "replaceAll": False, "userModified": False,
+             "structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1,
+                                  "lines": ["-x = 1", "+x = 2"]}]},
+    "MultiEdit": {"filePath": "/src/mod.py", "edits": [{"old_string": "x", "new_string": "y"}],
+                  "originalFileContents": "x\n", "structuredPatch": [], "userModified": False},
+    "Write": {"type": "create", "filePath": "/src/new.py", "content": "y = 2\n", "structuredPatch": [],
+              "originalFile": None},
+    "Grep": {"mode": "content", "numFiles": 1, "filenames": [], "content": "mod.py:1:x = 1", "numLines": 1},
+    "Glob": {"filenames": ["/src/mod.py"], "durationMs": 64, "numFiles": 1, "truncated": False},
+    "TodoWrite": {"oldTodos": [], "newTodos": [{"content": "Fix the window", "status": "in_progress",
+                                                "activeForm": "Fixing the window"}]},
+    "TaskUpdate": {"success": True, "taskId": "1", "updatedFields": ["status"],
+                   "statusChange": {"from": "pending", "to": "in_progress"}, "verificationNudgeNeeded": False},
+    "AskUserQuestion": {"questions": [{"question": "Go on?", "header": "Go", "multiSelect": False,
+                                       "options": [{"label": "Yes", "description": "go on"}]}],
+                        "answers": {"Go on?": "Yes"}},
+    "ExitPlanMode": {"plan": "## Plan\n1. fix it", "isAgent": False, "filePath": "/plans/p.md"},
+}
+NOT_PLAIN_TOOL_RESULTS = {
+    "a sub-agent's report": {"status": "completed", "agentId": "a1b2c3", "prompt": "Look around",
+                             "content": [{"type": "text", "text": "Done."}], "totalDurationMs": 900,
+                             "totalTokens": 1200, "totalToolUseCount": 3, "usage": {"input_tokens": 3}},
+    "a sub-agent started in the background": {"status": "async_launched", "agentId": "a1b2c3",
+                                              "description": "Look around"},
+    "a Workflow's run": {"runId": "wr-1", "workflowName": "review"},
+    "a background shell's output": {"shellId": "7d95c5", "command": "make", "status": "running",
+                                    "exitCode": None, "stdout": "", "stderr": ""},
+}
+
+
+def test_plain_tool_results_digest_as_their_events_and_reports_are_left_to_them():
+    """A real session's result lines carry a `toolUseResult` nearly all (the bench's once did not):
+    those of the plain shapes are digested, as their Events say; a sub-agent's report, a call sent
+    to the background, a Workflow's run are not (their Events spawn a thread or keep a call running)."""
+    adapter = formats.get("claude-code")
+
+    def line(n, structured):
+        return {"type": "user", "uuid": f"u-{n}", "sessionId": "s", "timestamp": "2025-10-21T10:00:00.000Z",
+                "version": "2.1.114", "toolUseResult": structured, "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "done"}]}}
+
+    digested = {name: check(adapter, line(n, shape)) for n, (name, shape) in enumerate(PLAIN_TOOL_RESULTS.items())}
+    assert all(digested.values()), digested
+    left = {name: check(adapter, line(n, shape)) for n, (name, shape) in enumerate(NOT_PLAIN_TOOL_RESULTS.items())}
+    assert not any(left.values()), left
+    report = safe_event(adapter, line(0, NOT_PLAIN_TOOL_RESULTS["a sub-agent's report"]), Ref("main", 1, 0, 10))
+    assert report.spawns == {"toolu_0": "a1b2c3"}  # what the digest would have missed
+
+
 def test_lines_the_index_files_inline_or_not_index_as_their_events_do(tmp_path):
     """Most digests are filed inline (`SessionIndex._filer`); a line it does not take as plain goes
     through the general filing: a session whose lines take every such turn — lines before any

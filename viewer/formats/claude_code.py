@@ -302,14 +302,26 @@ def _digest_assistant(rec: dict) -> Digest | None:
                   mid if mid.__class__ is str else None)
 
 
+# what `_user` reads of a result's `toolUseResult` to say more of it than a plain result: its
+# `status` (async_launched: a call that goes on in the background; any status is left to the Event,
+# a sub-agent's report and a background shell's have one), a sub-agent's or a Workflow run's id (a
+# thread it spawned). A result whose toolUseResult holds none of these is plain however else it is
+# shaped (a Bash call's streams, a Read's file, an Edit's or a Write's patch, a Grep's or a Glob's
+# matches, a TodoWrite's todos…: nearly every result line of a real session)
+_NOT_PLAIN_RESULT = frozenset(("status", "agentId", "runId"))
+
+
 def _digest_results(rec: dict) -> Digest | None:
-    """A user line that holds only tool results, none an error nor a sub-agent's report; or a
-    prompt of plain words (no tags, not an interruption)."""
+    """A user line that holds only tool results, none an error nor a sub-agent's report nor a call
+    sent to the background; or a prompt of plain words (no tags, not an interruption)."""
     msg = rec.get("message")
-    if msg.__class__ is not dict or rec.get("isCompactSummary") or rec.get("isMeta") \
-            or rec.get("toolUseResult").__class__ is dict:
+    if msg.__class__ is not dict or rec.get("isCompactSummary") or rec.get("isMeta"):
         return None
     content = msg.get("content")
+    structured = rec.get("toolUseResult")
+    if structured.__class__ is dict and (content.__class__ is not list
+                                         or not _NOT_PLAIN_RESULT.isdisjoint(structured)):
+        return None
     if content.__class__ is str:
         return _digest_prompt(rec, content)
     if content.__class__ is not list or not content:
