@@ -276,6 +276,22 @@ def test_plain_tool_results_digest_as_their_events_and_reports_are_left_to_them(
     assert report.spawns == {"toolu_0": "a1b2c3"}  # what the digest would have missed
 
 
+def test_the_bench_sessions_lines_digest_as_their_events(tmp_path):
+    """The bench's Claude Code session (its result lines with the `toolUseResult` of each tool, a
+    sub-agent's report, images, errors): every line the digest takes says what its Event says, and
+    nearly all are taken, as in a real session (the bench measures the pass they take)."""
+    from bench import generate
+
+    adapter = formats.get("claude-code")
+    main = generate.claude_code(tmp_path, 3 << 20, name="s")
+    lines = [json.loads(x) for x in main.read_text().splitlines()]
+    lines += [json.loads(x) for p in tmp_path.glob("s/subagents/*.jsonl") for x in p.read_text().splitlines()]
+    results = [r for r in lines if isinstance(r.get("toolUseResult"), dict)]
+    assert len(results) > 50 and any("agentId" in r["toolUseResult"] for r in results)
+    assert sum(check(adapter, rec) for rec in results) >= 0.95 * len(results)
+    assert sum(check(adapter, rec) for rec in lines) >= 0.95 * len(lines)
+
+
 def test_lines_the_index_files_inline_or_not_index_as_their_events_do(tmp_path):
     """Most digests are filed inline (`SessionIndex._filer`); a line it does not take as plain goes
     through the general filing: a session whose lines take every such turn — lines before any
