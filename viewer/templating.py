@@ -249,7 +249,7 @@ _NO_KIND = frozenset({"message", "tool_result", "comm", "unparsed"})  # kinds a 
 
 @pass_environment
 def event_html(env: Environment, v, key: str, m) -> Markup:
-    """One event's card (`_message.html`), its blocks drawn by the `_macros.html` module `m`."""
+    """One event's card (`_message.html`); `m` is the `_macros.html` module."""
     out: list = []
     _event(env, v, key, m, out)
     return Markup("".join(out))
@@ -258,7 +258,7 @@ def event_html(env: Environment, v, key: str, m) -> Markup:
 def _event(env: Environment, v, key: str, m, out: list) -> None:
     """The pieces of one event's card, added to `out`: its head and the frame around its blocks,
     drawn here rather than by a Jinja macro (an export draws tens of thousands of cards, and the
-    macro cost more than its HTML), its blocks by the `block` macro of `m` (_macros.html)."""
+    macro cost more than its HTML), its blocks by `block_html`."""
     u, exporting = env.globals["u"], env.globals["exporting"]
     ev = v.ev
     role = ev.role
@@ -342,7 +342,7 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
         skip_text = bool(v.repeats)
         for i, b in enumerate(ev.blocks):
             if not (skip_text and b.kind == "text"):
-                out.append(m.block(b, v, key, f"b{i}"))
+                out.append(block_html(env, b, v, key, f"b{i}"))
         if v.summarized:
             first, n = v.summarized
             out.append(f'<div class="repeat-ref">↳ summarized: the {escape(n)} message'
@@ -362,6 +362,228 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
     if not exporting:
         out.append(f'<div class="raw-slot" id="{escape(dom_id("raw-", ev.id))}"></div>')
     out.append("</li>")
+
+
+# --- a card's blocks, in Python ------------------------------------------------------------------
+# The text, thinking and tool-use blocks every card holds, the cut boxes (output, prose, a tool
+# result's text) and a call's state and result, drawn here for the page, the live stream and the
+# export alike (the templates call them by these names), where macros of _macros.html drew them;
+# its `other_block` still draws the rarer blocks (results shown again, orphans, media, notices,
+# data), and `tool_call` a call's head and input. Every transcript string goes through `escape`;
+# Markdown through render.markdown (markdown-it without raw HTML, then nh3).
+
+
+def _macros(env: Environment):
+    return env.get_template("_macros.html").module
+
+
+@pass_environment
+def show_all_html(env: Environment, key: str, event_id: str, path: str, c, text=None) -> Markup:
+    """What a cut box says about its hidden part: in an export, that it is left out; on a page, a
+    "Show all" link (saying when the page's search matches in that part)."""
+    if not c.hidden:
+        return Markup("")
+    if env.globals["exporting"]:
+        return Markup(f'<span class="warn cut-note">{c.hidden} more characters '
+                      f'({escape(render.human_size(c.total))} in all) are not included in this '
+                      f'export.</span>\n')
+    u = env.globals["u"]
+    deep = env.globals["hit_hidden"](event_id, path, text, len(c.text))
+    size = f", {escape(render.human_size(c.total))}" if c.total > 1000000 else ""
+    return Markup(
+        ('<span class="hit-note">The search matches in the part not shown.</span> ' if deep else "")
+        + f'<a class="show-all{" has-hit" if deep else ""}" href="{escape(u.full(key, event_id, path, raw=True))}"'
+        f' hx-get="{escape(u.full(key, event_id, path, **env.globals["search_args"]()))}" '
+        f'hx-target="closest .cuttable" hx-swap="outerHTML">Show all ({c.hidden} more characters{size})</a>')
+
+
+@pass_environment
+def output_html(env: Environment, text, key: str, event_id: str, path: str, lang=None,
+                filename=None, cls: str = "", cap: int | None = None) -> Markup:
+    """Tool output, command output, anything that is not prose: escaped, ANSI-coloured, cut."""
+    c = render.cut(text, env.globals["TEXT_CAP"] if cap is None else cap)
+    if render.has_ansi(c.text):
+        body = "".join(f'<span class="{escape(s.classes)}">{escape(s.text)}</span>' if s.classes
+                       else escape(s.text) for s in render.ansi_segments(c.text))
+        body = f'<pre class="ansi">{body}</pre>'
+    elif lang or filename:
+        body = env.filters["hl"](c.text, lang, filename)
+    else:
+        body = f"<pre>{escape(c.text)}</pre>"
+    return Markup(f'<div class="cuttable out {escape(cls)}">\n{body}\n'
+                  f'{show_all_html(env, key, event_id, path, c, text)}\n</div>')
+
+
+@pass_environment
+def prose_html(env: Environment, text, key: str, event_id: str, path: str,
+               cap: int | None = None) -> Markup:
+    """Markdown prose, sanitised (render.markdown), cut."""
+    c = render.cut(text, env.globals["MARKDOWN_CAP"] if cap is None else cap)
+    return Markup(f'<div class="cuttable md">{render.markdown(c.text)}'
+                  f'{show_all_html(env, key, event_id, path, c, text)}</div>')
+
+
+@pass_environment
+def result_text_html(env: Environment, text, name, inp, key: str, event_id: str, path: str,
+                     cap: int | None = None, error: bool = False, now: bool = False) -> Markup:
+    """One text of a tool result, shown the way tools.result_view decides: prose, a file, JSON, a
+    diff, output. A long file is sent plain and highlighted once it is in view (its card again, as
+    a fragment: Pygments would take most of a first screen's time); `now` highlights it at once."""
+    cap = env.globals["TEXT_CAP"] if cap is None else cap
+    c = render.cut(text, cap)
+    rv = tools.result_view(name, inp, c.text, error)
+    if rv.kind == "prose":
+        code = (tools.result_view(name, inp, text, error) if c.hidden else rv).code
+        return Markup(f"{prose_html(env, code, key, event_id, path, cap)}\n")
+    if rv.kind == "json" and not c.hidden:
+        return Markup(f'<div class="cuttable out">{env.filters["json_pretty"](c.text)}</div>\n')
+    if rv.kind == "diff" and not c.hidden:
+        return Markup(f"{_macros(env).result_diffs(rv.edits, inp)}\n")
+    if rv.kind != "file":
+        return Markup(f"{output_html(env, text, key, event_id, path, cap=cap)}\n")
+    hl = env.filters["hl"]
+    out = ['<div class="cuttable out file">\n']
+    if rv.before:
+        out.append(f'<div class="result-note">{escape(rv.before)}</div>')
+    if now or env.globals["exporting"] or not render.highlights_later(rv.code, None, rv.filename):
+        out.append(f"{hl(rv.code, None, rv.filename, rv.numbers)}\n")
+    else:
+        u = env.globals["u"]
+        later = escape(u.full(key, event_id, path, cap=cap, **env.globals["search_args"]()))
+        out.append(f'<div class="hl-later" hx-get="{later}" hx-trigger="intersect once" '
+                   f'hx-target="closest .cuttable" hx-swap="outerHTML">'
+                   f'{hl(rv.code, None, rv.filename, rv.numbers, cap=0)}</div>\n')
+    if rv.after:
+        out.append(f'<pre class="result-note">{escape(rv.after)}</pre>')
+    out.append(f"{show_all_html(env, key, event_id, path, c, text)}\n</div>\n")
+    return Markup("".join(out))
+
+
+@pass_environment
+def block_html(env: Environment, b, v, key: str, path: str, ev_id=None) -> Markup:
+    """One canonical block. `v` is the EventView that holds it, `path` its address for "show all"."""
+    eid = ev_id or v.ev.id
+    kind = b.kind
+    if kind == "text":
+        if not b.text.strip():
+            return Markup("")  # whitespace: nothing to read
+        if b.markdown:
+            return Markup(f"{prose_html(env, b.text, key, eid, path)}\n")
+        if tools.diff_of(b.text):  # a patch: a diff per file
+            return result_text_html(env, b.text, None, None, key, eid, path)
+        return output_html(env, b.text, key, eid, path)
+    if kind == "thinking":
+        if b.redacted:
+            kept = " (signature kept)" if b.signature else ""
+            return Markup(f'<div class="thinking redacted">Thinking redacted by the provider{kept}</div>\n')
+        if not b.text.strip():
+            return Markup("")  # said once in the card's head: "thinking not recorded"
+        return Markup(f'<details class="thinking"{" open" if v.target else ""}><summary>Thinking '
+                      f'<span class="muted">· {words(b.text)} words</span></summary>'
+                      f'{prose_html(env, b.text, key, eid, path)}</details>\n')
+    if kind == "tool_use":
+        cv = v.calls.get(b.id)
+        return _macros(env).tool_call(cv, v, key, path) if cv else Markup("")
+    return _macros(env).other_block(b, v, key, path, ev_id)
+
+
+_OOB = ' hx-swap-oob="true"'
+
+
+def _state_html(call) -> str:
+    css, said, meaning = state_badge(call.state)
+    title = f' title="{escape(meaning)}"' if meaning else ""
+    return f'<span class="state {escape(css)}"{title}>{escape(said)}</span>'
+
+
+@pass_environment
+def call_state_html(env: Environment, cv, oob: bool = False) -> Markup:
+    """The state badge and duration in a tool call's head (alone, out of band: _call_state.html)."""
+    call = cv.call
+    out = [f'<span class="call-state" id="{escape(dom_id("tc-", call.id))}-state"'
+           f'{_OOB if oob else ""}>\n']
+    if call.orphan:
+        out.append('<span class="state orphan">result only</span>\n')
+    elif cv.resolving and call.state == "pending":
+        out.append('<span class="state resolving" title="its result is in the part of the file still '
+                   'being indexed">resolving…</span>\n')
+    elif call.state == "pending" and cv.unanswered:
+        out.append('<span class="state unanswered" title="no result was ever recorded for this call">'
+                   'never answered</span>\n')
+    elif call.state == "executing" and cv.unanswered and not call.named:
+        out.append('<span class="state unanswered" title="it was running when the session ended (or '
+                   'went on without it): the tool never returned, no result was ever recorded">never '
+                   'answered</span>\n')
+    else:
+        out.append(_state_html(call))
+    if cv.duration:
+        out.append(f'<span class="dur" title="from the call to its result">{escape(cv.duration)}</span>')
+    out.append("</span>")
+    return Markup("".join(out))
+
+
+_ENDED_QUIETLY = frozenset({"background", "finished_unreported", "failed_unreported", "stopped_unreported"})
+# what a call's result box says when it holds no result, by the call's named state
+_NO_RESULT = {"denied": "Denied by the user: the tool did not run.",
+              "interrupted": "Interrupted before it returned a result.",
+              "cancelled": "Cancelled before it ran."}
+
+
+@pass_environment
+def call_result_html(env: Environment, cv, key: str, oob: bool = False) -> Markup:
+    """A tool call's result, in its card (alone, out of band: _call_result.html). An exported file
+    has no "show all": a long result is whole there, folded behind its size."""
+    call = cv.call
+    css = " is-error" if call.state == "error" else \
+        (" ended" if call.named and call.named not in _ENDED_QUIETLY else "")
+    out = [f'<div class="tool-result{css}{" target" if cv.target else ""}" '
+           f'id="{escape(dom_id("tc-", call.id))}-result"{_OOB if oob else ""}'
+           + (f' data-result-event="{escape(cv.result_event)}"' if cv.result_event else "") + ">\n"]
+    r = cv.result
+    if r:
+        if r.content:
+            fold = env.globals["exporting"] and result_fold(r.content)
+            if r.state == "user_words" and call.named == "denied":
+                out.append('<div class="notice">the user refused it and said:</div>\n')
+            elif r.state == "hook_words" and call.named == "blocked_by_hook":
+                out.append('<div class="notice">a PreToolUse hook blocked the call and said:</div>')
+            if fold:
+                out.append(f'<details class="result-fold"><summary>'
+                           f'{"Error output" if call.is_error else "Output"} · {escape(fold)}</summary>')
+            inp = cv.use.input if cv.use else None
+            for i, c in enumerate(r.content):
+                cpath = f"{cv.result_path}.c{i}"
+                if c.kind != "text":
+                    out.append(block_html(env, c, cv.result_owner, key, cpath, cv.result_event))
+                elif c.text.strip():
+                    out.append(result_text_html(env, c.text, call.name, inp, key, cv.result_event,
+                                                cpath, error=call.is_error))
+            if fold:
+                out.append("</details>")
+        else:
+            out.append('<div class="muted">(empty result)</div>')
+    elif call.named in _NO_RESULT:
+        out.append(f'<div class="muted">{_NO_RESULT[call.named]}</div>\n')
+    elif call.named == "awaiting_permission":
+        out.append('<div class="muted">No answer recorded: the session moved on or ended while this '
+                   "call waited for the user's permission.</div>\n" if cv.unanswered else
+                   '<div class="muted waiting">waiting for the user\'s permission…</div>\n')
+    elif cv.resolving:
+        out.append('<div class="muted waiting">Result further down — resolving…</div>\n')
+    elif call.status == "error":
+        out.append('<div class="muted">failed without output</div>\n')
+    elif call.status == "completed":
+        out.append('<div class="muted">Answered, but its output is not in this file: it went to the '
+                   'model with the next request.</div>\n' if call.result else
+                   '<div class="muted">completed without output</div>\n')
+    elif cv.unanswered:
+        still = " (it was still running)" if call.status == "executing" else ""
+        out.append(f'<div class="muted">No result: the session moved on or ended without one{still}.</div>\n')
+    else:
+        out.append('<div class="muted waiting">'
+                   f'{"running…" if call.status == "executing" else "waiting for the result…"}</div>\n')
+    out.append("</div>")
+    return Markup("".join(out))
 
 
 def call_questions(inp, result) -> list:
@@ -395,7 +617,6 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         span=timestamps.span,
         iso=timestamps.iso,
         utc=timestamps.human_utc,
-        words=words,
         plural=plural,
         tool_axis=tools.short_label,
         usd=usage.usd,
@@ -419,16 +640,12 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         tool_command=tools.command_of,
         tool_content=tools.content_of,
         tool_edits=tools.edits,
-        is_diff=lambda text: bool(tools.diff_of(text)),  # a diff with a replacement to draw
         tool_prose=tools.prose_input,
         tool_progress=tools.progress_of,
         tool_side_fields=tools.SIDE_FIELDS,
         todo_items=tools.todo_items,
         tool_tasks=tools.new_tasks,
         call_questions=call_questions,
-        result_view=tools.result_view,
-        result_fold=result_fold,
-        hl_later=render.highlights_later,
         from_epoch=timestamps.from_epoch,
         epoch=epoch,
         lane_of=lane_of,
@@ -436,6 +653,13 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         time_html=time_html,
         tool_label_html=tool_label_html,
         event_html=event_html,
+        show_all_html=show_all_html,
+        output_html=output_html,
+        prose_html=prose_html,
+        result_text_html=result_text_html,
+        block_html=block_html,
+        call_state_html=call_state_html,
+        call_result_html=call_result_html,
         role_class=role_class,
         kind_class=kind_class,
         MARKDOWN_CAP=markdown_cap,
