@@ -11,7 +11,8 @@ the conversation so far: read as one document, its first screen from the lines i
 * cold permalink to the middle event (100 MB and 1 GB): `/s/<key>/m/<id>`, new process, empty cache;
 * the index pass itself (`SessionIndex.build()` in this process, no full-text sink) beside plain
   orjson-per-line decoding of the same file, medians of interleaved runs (the ratio matters: the
-  machine is shared);
+  machine is shared); and the same on real Claude Code lines: the corpus's sessions written over
+  and over to ~40 MB (`generate.corpus_copies`; only with ../shared beside the checkout);
 * the background index in the server: from that first request until `/sessions.json` (which
   waits for the rows it lists) has this session's row, as seconds and MB/s — this pass also feeds
   the full-text index, so it builds every event;
@@ -103,9 +104,36 @@ def run(out: Path, runs: int, tmp: Path, quick: bool = False) -> dict:
            "cold": median(cold_gets(root, f"/s/{key}", tmp / f"fs-{name}", runs))}
     row.update(_big(root, key, main, runs, tmp, name))
     rows.append(row)
+    real = _corpus_lines(out, runs)
     print("  session list …", flush=True)
     listing = bench_list(data, runs, tmp)
-    return {"rows": rows, "list": listing}
+    return {"rows": rows, "list": listing, "real": real}
+
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "claude-code"
+CORPUS_BYTES = 40 << 20
+
+
+def _corpus_lines(out: Path, runs: int) -> dict | None:
+    """The index pass beside orjson on real Claude Code lines (`generate.corpus_copies` of the
+    corpus's main files, ~40 MB), or None without ../shared beside the checkout."""
+    from . import generate
+
+    files = sorted(CORPUS.glob("*/messages.jsonl"))
+    if not files:
+        return None
+    main = out / "claude-code-corpus" / "session.jsonl"
+    made = main.parent / f".generated-v{generate.VERSION}-{len(files)}"
+    if not made.exists():
+        shutil.rmtree(main.parent, ignore_errors=True)
+        generate.corpus_copies(files, main, CORPUS_BYTES)
+        made.write_text("ok")
+    print("  claude-code lines of the corpus: the index pass …", flush=True)
+    floor_s, pass_s = index_pass(main, runs)
+    mb = main.stat().st_size / 2**20
+    lines = sum(1 for _ in open(main, "rb"))
+    return {"name": "claude-code-corpus", "mb": mb, "sessions": len(files), "lines": lines,
+            "orjson_s": floor_s, "pass_s": pass_s, "ratio": floor_s / pass_s}
 
 
 def _api_log(out: Path) -> tuple[Path, str, Path]:
@@ -197,6 +225,11 @@ def report(r: dict, ms, verdict) -> list[str]:
             if x and "ratio" in x:
                 out.append(f"| index pass vs orjson per line, {fmt} {label[:-2]} MB | ≥ 75 % | "
                            f"{x['ratio']:.0%} | {verdict(x['ratio'], TARGETS['ratio'], False)} |")
+    real = r.get("real")
+    if real:
+        out.append(f"| index pass vs orjson per line, Claude Code lines of real sessions "
+                   f"({real['mb']:.0f} MB) | ≥ 75 % | {real['ratio']:.0%} | "
+                   f"{verdict(real['ratio'], TARGETS['ratio'], False)} |")
     L = r["list"]
     out.append(f"| cold list, {L['sessions']} sessions, first page | ≤ {ms(TARGETS['list'])} | "
                f"{ms(L['cold_first_page'])} | {verdict(L['cold_first_page'], TARGETS['list'])} |")
@@ -221,6 +254,12 @@ def report(r: dict, ms, verdict) -> list[str]:
                        + " → ".join(ms(c) for c in colds)
                        + f" (largest / smallest ×{max(colds) / min(colds):.1f} over a "
                        f"×{_span(r['rows'], fmt):.0f} range of sizes).")
+    if real:
+        out += ["", f"Real Claude Code lines: the main files of the {real['sessions']} Claude Code "
+                f"sessions of ../shared/corpus written over and over, each copy with its own ids, to "
+                f"{real['mb']:.0f} MB ({real['lines']:,} lines, {real['mb'] * 2**20 / real['lines'] / 1024:.1f} KB a "
+                f"line; the generated sessions' lines are larger): index pass {ms(real['pass_s'])}, "
+                f"orjson per line {ms(real['orjson_s'])}, {real['ratio']:.0%}."]
     out += ["", f"Cold list of {L['sessions']} sessions: first page {ms(L['cold_first_page'])}, all 20 pages "
             f"{ms(L['cold_all_pages'])}, warm first page {ms(L['warm_first_page'])}.", ""]
     return out

@@ -392,3 +392,51 @@ def api_log(path: Path, target: int, seed: int = 5, calls: int = 120) -> Path:
                 hist.append(dumps({"role": "tool", "tool_call_id": cid,
                                    "content": g.output(g.r.randint(300, 5000))}))
     return path
+
+
+# ids a Claude Code line names itself and other lines by: a copy of a session gets its own (a repeated
+# id is filed another way by the index, which would measure a different pass)
+_CC_LINE_IDS = ("uuid", "parentUuid", "leafUuid", "logicalParentUuid", "sourceToolAssistantUUID",
+                "toolUseID", "parentToolUseID", "promptId", "requestId")
+_CC_BLOCK_IDS = ("id", "tool_use_id")
+
+
+def corpus_copies(files: list[Path], path: Path, target: int) -> Path:
+    """Real Claude Code lines, not generated ones: the main files of real sessions (the team's
+    corpus) written one after another, over and over until `target` bytes, each copy's ids made its
+    own. The generated sessions' lines are larger than real ones (a real session's average line is
+    ~3 KB) and more of them alike; this file says what the index pass does with the lines Claude Code
+    writes. Lines that are not JSON are written as they are."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    texts = [f.read_bytes().splitlines() for f in files]
+
+    def own(rec: dict, k: int) -> None:
+        for key in _CC_LINE_IDS:
+            if isinstance(rec.get(key), str):
+                rec[key] += f"-{k}"
+        msg = rec.get("message")
+        if isinstance(msg, dict):
+            if isinstance(msg.get("id"), str):
+                msg["id"] += f"-{k}"
+            for b in msg.get("content") if isinstance(msg.get("content"), list) else ():
+                for key in _CC_BLOCK_IDS:
+                    if isinstance(b, dict) and isinstance(b.get(key), str):
+                        b[key] += f"-{k}"
+
+    written, k = 0, 0
+    with open(path, "wb") as out:
+        while written < target:
+            for lines in texts:
+                for line in lines:
+                    if k:
+                        try:
+                            rec = json.loads(line)
+                        except ValueError:
+                            rec = None
+                        if isinstance(rec, dict):
+                            own(rec, k)
+                            line = json.dumps(rec, ensure_ascii=False).encode()
+                    out.write(line + b"\n")
+                    written += len(line) + 1
+            k += 1
+    return path

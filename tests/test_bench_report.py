@@ -163,3 +163,37 @@ def test_the_real_blocks_draw_figures_saved_as_json(tmp_path):
     assert "could not be drawn" not in text
     assert "### 2,000 sessions (412 MB)" in text
     assert "(the 49 other streams each got all 50 messages)" in text
+
+
+def test_real_claude_code_lines_are_copied_with_ids_of_their_own(tmp_path):
+    """The index pass's row on real lines: two copies of corpus sessions index as twice the events,
+    none of the second copy's ids taken for the first's (a repeated id is filed another way)."""
+    from bench import generate
+    from viewer.index import SessionIndex
+
+    from conftest import CORPUS
+
+    files = sorted((CORPUS / "claude-code").glob("*/messages.jsonl"))[:3]
+    one = generate.corpus_copies(files, tmp_path / "one" / "s.jsonl", 1)
+    size = one.stat().st_size
+    two = generate.corpus_copies(files, tmp_path / "two" / "s.jsonl", size + 1)
+    assert two.stat().st_size > size
+    a, b = SessionIndex(one).build(), SessionIndex(two).build()
+    assert len(b.threads["main"]) == 2 * len(a.threads["main"])
+
+    def own(idx) -> int:  # ids taken from the lines, not given by line number
+        return sum(1 for k in idx.ids if not (k[:1] == "L" and k[1:].isdigit()))
+
+    assert own(a) > 100 and own(b) == 2 * own(a)
+
+
+def test_the_first_screen_block_draws_the_real_lines_row():
+    from bench import firstscreen
+
+    real = {"name": "claude-code-corpus", "mb": 40.0, "sessions": 7, "lines": 14000,
+            "orjson_s": 0.07, "pass_s": 0.175, "ratio": 0.4}
+    listing = {"sessions": 2000, "cold_first_page": 0.1, "cold_all_pages": 1.0, "warm_first_page": 0.05}
+    text = "\n".join(firstscreen.report({"rows": [], "list": listing, "real": real},
+                                        lambda s: f"{s * 1000:.0f} ms", lambda *a: "❌"))
+    assert "| index pass vs orjson per line, Claude Code lines of real sessions (40 MB) | ≥ 75 % | 40% | ❌ |" in text
+    assert "Claude Code sessions of ../shared/corpus" in text and "14,000 lines" in text
