@@ -18,10 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viewer.cli import main
-from viewer.export import Export, ExportError, event_dict, fence
+from viewer.export import Export, ExportError, fence
 from viewer.index import SessionIndex
 from viewer.redact import Redactor
-from viewer.timeline import load_events
 
 import planted
 from conftest import ROOT, SESSIONS, quiet_copy

@@ -38,6 +38,19 @@ def ids_of(html: str) -> list[str]:
     return re.findall(r'<li class="ev [^"]*" id="m-([^"]+)"', html)
 
 
+def later_windows(c, page: str, n: int) -> list[str]:
+    """The ids of the next `n` windows "Load later" brings, each from the link of the one before;
+    each comes before the index."""
+    shown = []
+    for _ in range(n):
+        later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
+        r = c.get(later, headers={"HX-Request": "true"})
+        page = r.get_data(as_text=True)
+        assert r.status_code == 200 and 'class="early-window"' in page
+        shown += ids_of(page)
+    return shown
+
+
 def test_a_document_s_later_window_comes_before_its_index(app):
     c = app.test_client()
     page = held_page(c, "/s/chat")
@@ -77,13 +90,7 @@ def test_each_later_window_reads_on_from_the_one_before(app, monkeypatch):
                         lambda self, hi, found: starts.append(hi) or read(self, hi, found))
     c = app.test_client()
     page = held_page(c, "/s/chat")
-    shown = ids_of(page)
-    for _ in range(5):
-        later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
-        r = c.get(later, headers={"HX-Request": "true"})
-        page = r.get_data(as_text=True)
-        assert r.status_code == 200 and 'class="early-window"' in page
-        shown += ids_of(page)
+    shown = ids_of(page) + later_windows(c, page, 5)
     store = app.extensions["viewer"].store
     assert not store.running("chat").done  # all before the index
     assert len(starts) == 1  # the document was read from its start once: for the first screen
@@ -213,13 +220,7 @@ def test_a_dataset_s_later_windows_go_on_from_the_one_before(data_app):
     app = data_app
     c = app.test_client()
     page = held_page(c, "/s/data")
-    shown = ids_of(page)
-    for _ in range(3):
-        later = re.search(r'<li class="more after" hx-get="([^"]+)"', page).group(1).replace("&amp;", "&")
-        r = c.get(later, headers={"HX-Request": "true"})
-        page = r.get_data(as_text=True)
-        assert r.status_code == 200 and 'class="early-window"' in page
-        shown += ids_of(page)
+    shown = ids_of(page) + later_windows(c, page, 3)
     store = app.extensions["viewer"].store
     assert not store.running("data").done
     app.hold.release.set()
