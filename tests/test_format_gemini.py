@@ -352,3 +352,36 @@ def test_what_the_cli_showed_of_a_result_without_text_is_drawn_as_the_cli_drew_i
     agent = result("codebase_investigator-4")
     assert "sub-agent codebase_investigator: completed" in agent
     assert "[completed] grep_search" in agent and "The retry policy lives in **src/net/retry.ts**." in agent
+
+
+def test_a_write_todos_call_reads_as_the_checklist_it_sets(tmp_path):
+    """Gemini CLI's write_todos takes `todos: [{description, status}]`, a status one of pending,
+    in_progress, completed, cancelled (gemini-cli packages/core/src/tools/write-todos.ts): its
+    input is the list drawn as a checklist, as Claude Code's TodoWrite is, not a JSON object."""
+    todos = [{"description": "Round the cart total", "status": "completed"},
+             {"description": "Run the <tests>", "status": "in_progress"},
+             {"description": "Ship it", "status": "pending"},
+             {"description": "Rewrite in Rust", "status": "cancelled"}]
+    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
+         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Plan it"}]},
+        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "Planned."}],
+         "model": "gemini-3-pro-preview", "toolCalls": [
+             {"id": "write_todos-1", "name": "write_todos", "args": {"todos": todos}, "status": "success",
+              "result": [{"functionResponse": {"id": "write_todos-1", "name": "write_todos",
+                                               "response": {"output": "Successfully updated the todo list."}}}],
+              "timestamp": "2026-11-20T10:00:03.000Z", "displayName": "WriteTodos", "description": "",
+              "resultDisplay": {"todos": todos}, "renderOutputAsMarkdown": False}]}]) + "\n")
+    html = sole_page(tmp_path / "tmp", tmp_path)
+    head = html[html.index('id="tc-write_todos-1"'):]
+    assert "4 items, 1 done" in head[:2000]  # the call's head
+    checklist = head[head.index('<ul class="todos">'):]
+    checklist = checklist[:checklist.index("</ul>")]
+    assert '<li class="todo completed"><span class="box">☑</span> Round the cart total' in checklist
+    assert '<li class="todo in_progress"><span class="box">◐</span> Run the &lt;tests&gt;' in checklist
+    assert '<li class="todo pending"><span class="box">☐</span> Ship it' in checklist
+    assert '<li class="todo cancelled"><span class="box">☒</span> Rewrite in Rust' in checklist
+    assert '&#34;todos&#34;' not in head[:head.index('id="tc-write_todos-1-result"')]  # not a JSON object

@@ -60,7 +60,7 @@ FAMILIES: dict[str, set[str]] = {
     # what the agent puts to the person in prose: a plan, its final answer, and Claude Code's
     # SendUserMessage (alias Brief), the agent's visible reply in brief mode (`message`, Markdown)
     "plan": {"exitplanmode", "plan_mode_respond", "attempt_completion", "sendusermessage", "brief"},
-    "todos": {"todowrite", "todo_write", "update_todo_list", "update_plan"},
+    "todos": {"todowrite", "todo_write", "update_todo_list", "update_plan", "write_todos"},
     "questions": {"askuserquestion"},
 }
 _FAMILY = {name: fam for fam, names in FAMILIES.items() for name in names}
@@ -716,7 +716,8 @@ def _line(text: str, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-_TODO_STATES = ("pending", "in_progress", "completed")  # the only words that reach a class
+# the only words that reach a class (Gemini CLI's write_todos also cancels an item)
+_TODO_STATES = ("pending", "in_progress", "completed", "cancelled")
 
 
 def _todo_list(inp: dict) -> list | None:
@@ -732,7 +733,8 @@ def todo_items(inp: dict) -> list[tuple[str, str]]:
     for t in _todo_list(inp) or []:
         if isinstance(t, dict):
             status = t.get("status") if t.get("status") in _TODO_STATES else "pending"
-            out.append((status, str(t.get("content") or t.get("activeForm") or t.get("step") or "")))
+            out.append((status, str(t.get("content") or t.get("activeForm") or t.get("step")
+                                    or t.get("description") or "")))
     return out
 
 
