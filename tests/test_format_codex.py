@@ -611,6 +611,27 @@ def test_a_sub_agent_s_copy_of_its_parent_s_history_is_the_parent_s(tmp_path):
     assert "is-hidden" not in own.split(">", 1)[0] and "Three modules import it." in own
 
 
+def test_an_odd_ordinal_is_no_ordinal_and_the_lines_read_all_the_same(tmp_path):
+    """An `ordinal` (or a start ordinal) that is no number — a superscript digit, which passes
+    str.isdigit and not int, a list, null — is read as none: the thread's records are its own, each
+    line the card it is. A superscript made every line an unparsed card."""
+    day = tmp_path / "sessions" / "2026" / "11" / "20"
+    path = _lines_at(day, "rollout-2026-11-20T10-00-00-019e0000-0000-7000-8000-0000000000d1.jsonl", [
+        {"type": "session_meta", "payload": {"id": "019e0000-0000-7000-8000-0000000000d1", "cwd": "/w",
+                                             "cli_version": "0.150.0", "subagent_history_start_ordinal": "³"}},
+        _said("user", "Rename the cart module."),
+        _said("assistant", "Renamed it to basket.")])
+    lines = path.read_text().splitlines()
+    odd = ["²", [1], None]
+    path.write_text("".join(json.dumps({**json.loads(line), "ordinal": odd[i % 3]}) + "\n"
+                            for i, line in enumerate(lines)))
+    idx, evs = built(path)
+    assert not [e for e in evs if e.kind == "unparsed"]
+    assert [(e.role, e.text()) for e in evs if e.kind == "message" and not e.hidden] == [
+        ("user", "Rename the cart module."), ("assistant", "Renamed it to basket.")]
+    assert idx.summary.title == "Rename the cart module."
+
+
 def test_what_codex_0_150_writes_beside_the_conversation_is_bookkeeping_said_for_what_it_is(tmp_path):
     """codex-cli 0.147-0.153 rollouts (a trajectory adapter verified against them, and the
     rollouts' readers' notes): `token_usage_record` (one response's usage, the numbers of the

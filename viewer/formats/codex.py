@@ -688,8 +688,9 @@ _ORDINAL = "_ordinal"
 
 
 def _ordinal(value: Any) -> int | None:
-    """An ordinal as written: a number, or (some builds) a number in a string."""
-    if isinstance(value, str) and value.isdigit():
+    """An ordinal as written: a number, or (some builds) a number in a string (decimal digits: a
+    superscript passes isdigit and not int)."""
+    if isinstance(value, str) and value.isdecimal():
         return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
