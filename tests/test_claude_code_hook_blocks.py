@@ -99,6 +99,14 @@ def test_each_version_s_hook_block_reads_blocked_by_hook(tmp_path):
     assert [b.text for b in results["h7"].content] == ["Use make release instead of committing by hand."]
 
 
+def test_a_version_whose_patch_is_no_number_reads_as_the_person_s_words(tmp_path):
+    """A line's `version` whose patch is not decimal digits (a superscript digit passes
+    str.isdigit and not int) is no release the cut at 2.0.57 can place: the bare words stay the
+    person's, as for 2.0.5, where reading the line raised."""
+    idx = SessionIndex(_session(tmp_path, [("h9", "2.0.\u00b2", "Bash", "please add transformer.js too first", {})])).build()
+    assert {c.id: c.state for c in idx.calls.calls.values()} == {"h9": "denied"}
+
+
 def test_the_page_says_blocked_by_hook_and_shows_what_the_hook_said(tmp_path):
     _session(tmp_path, CALLS)
     app = create_app({"ROOTS": [str(tmp_path / "projects")], "CACHE_DIR": str(tmp_path / "cache"),

@@ -594,7 +594,7 @@ def _bare_is_persons(rec: dict) -> bool:
     if not version.startswith("2.0."):
         return False
     patch = version[4:].split("-", 1)[0]
-    return not patch.isdigit() or int(patch) < 57
+    return not patch.isdecimal() or int(patch) < 57
 
 
 def _hook_said(content: list) -> list:
