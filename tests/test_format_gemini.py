@@ -385,3 +385,26 @@ def test_a_write_todos_call_reads_as_the_checklist_it_sets(tmp_path):
     assert '<li class="todo pending"><span class="box">☐</span> Ship it' in checklist
     assert '<li class="todo cancelled"><span class="box">☒</span> Rewrite in Rust' in checklist
     assert '&#34;todos&#34;' not in head[:head.index('id="tc-write_todos-1-result"')]  # not a JSON object
+
+
+def test_a_todo_list_shown_with_an_odd_status_reads_its_items_unticked(tmp_path):
+    """A TodoList resultDisplay whose item's status is not a word (a list, a number) or whose item
+    is no object: its items read as write_todos's input does (tools.todo_items), such a status
+    unticked, where a list as status made reading the line raise."""
+    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
+    chats.mkdir(parents=True)
+    display = {"todos": [{"description": "Round the cart total", "status": ["completed"]},
+                         {"description": "Run the tests", "status": 3}, "Ship it",
+                         {"description": "Rewrite in Rust", "status": "cancelled"}]}
+    (chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
+         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Plan it"}]},
+        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "Planned."}],
+         "model": "gemini-3-pro-preview", "toolCalls": [
+             {"id": "write_todos-1", "name": "write_todos", "args": {}, "status": "success", "result": [],
+              "timestamp": "2026-11-20T10:00:03.000Z", "resultDisplay": display}]}]) + "\n")
+    idx = SessionIndex(chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").build()
+    (result,) = [r for e in events(idx) for r in e.tool_results()]
+    assert [b.text for b in result.content] == [
+        "todo list", "☐ Round the cart total\n☐ Run the tests\n☒ Rewrite in Rust"]

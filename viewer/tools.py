@@ -716,8 +716,10 @@ def _line(text: str, limit: int = 160) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-# the only words that reach a class (Gemini CLI's write_todos also cancels an item)
+# the only words that reach a class (Gemini CLI's write_todos also cancels an item), and each one's
+# box where a list is written as text (_macros.html draws the same boxes in its checklist)
 _TODO_STATES = ("pending", "in_progress", "completed", "cancelled")
+TODO_BOX = {"pending": "☐", "in_progress": "◐", "completed": "☑", "cancelled": "☒"}
 
 
 def _todo_list(inp: dict) -> list | None:
