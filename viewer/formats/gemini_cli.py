@@ -439,8 +439,11 @@ _COLOURS = {name: i for i, name in enumerate(("black", "red", "green", "yellow",
                                               "cyan", "white"))}
 
 
+_HEX_COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
+
+
 def _sgr(colour: Any, ground: int) -> str:
-    if isinstance(colour, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", colour):
+    if isinstance(colour, str) and _HEX_COLOUR.fullmatch(colour):
         return f"{ground + 8};2;{int(colour[1:3], 16)};{int(colour[3:5], 16)};{int(colour[5:], 16)}"
     if isinstance(colour, str) and colour.lower() in _COLOURS:
         return str(ground + _COLOURS[colour.lower()])
