@@ -131,7 +131,8 @@ def _corpus_lines(out: Path, runs: int) -> dict | None:
     print("  claude-code lines of the corpus: the index pass …", flush=True)
     floor_s, pass_s = index_pass(main, runs)
     mb = main.stat().st_size / 2**20
-    lines = sum(1 for _ in open(main, "rb"))
+    with open(main, "rb") as f:
+        lines = sum(1 for _ in f)
     return {"name": "claude-code-corpus", "mb": mb, "sessions": len(files), "lines": lines,
             "orjson_s": floor_s, "pass_s": pass_s, "ratio": floor_s / pass_s}
 

@@ -409,6 +409,8 @@ def corpus_copies(files: list[Path], path: Path, target: int) -> Path:
     writes. Lines that are not JSON are written as they are."""
     path.parent.mkdir(parents=True, exist_ok=True)
     texts = [f.read_bytes().splitlines() for f in files]
+    if not any(texts):  # (nothing to copy would never reach the target)
+        raise ValueError("corpus_copies: the files hold no lines")
 
     def own(rec: dict, k: int) -> None:
         for key in _CC_LINE_IDS:

@@ -187,6 +187,16 @@ def test_real_claude_code_lines_are_copied_with_ids_of_their_own(tmp_path):
     assert own(a) > 100 and own(b) == 2 * own(a)
 
 
+def test_copies_of_empty_files_say_so_instead_of_writing_forever(tmp_path):
+    """Files that hold no line can never reach the target: the bench says so, where it wrote
+    nothing, forever."""
+    from bench import generate
+
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    with pytest.raises(ValueError, match="no lines"):
+        generate.corpus_copies([tmp_path / "empty.jsonl"], tmp_path / "out" / "s.jsonl", 1)
+
+
 def test_the_first_screen_block_draws_the_real_lines_row():
     from bench import firstscreen
 
