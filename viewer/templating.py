@@ -147,6 +147,14 @@ def state_badge(state: str) -> tuple[str, str, str]:
     return _BADGES.get(state, ("other", str(state).replace("_", " "), ""))
 
 
+def state_html(state: str) -> Markup:
+    """The badge for a call's or a reply's state (`state_badge`): a card's head, a call's, a line
+    standing for a result shown with its call."""
+    css, said, meaning = state_badge(state)
+    title = f' title="{escape(meaning)}"' if meaning else ""
+    return Markup(f'<span class="state {escape(css)}"{title}>{escape(said)}</span>')
+
+
 # Roles and kinds come from transcripts (a generic card's role is the record's own `type`): only
 # these reach a class attribute, anything else is `other`.
 _ROLE_CLASSES = frozenset(ROLES) | {"unparsed", "unknown", "exit"}
@@ -303,9 +311,7 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
     if not ev.hidden and ev.kind not in _NO_KIND and ev.kind != role:
         out.append(f'<span class="kind">{escape(ev.kind.replace("_", " "))}</span>')
     if ev.state:
-        css, said, meaning = state_badge(ev.state)
-        title = f' title="{escape(meaning)}"' if meaning else ""
-        out.append(f'<span class="state {escape(css)}"{title}>{escape(said)}</span>')
+        out.append(state_html(ev.state))
     if v.thought:
         out.append('<span class="kind thought" title="the model thought here; the provider kept only '
                    'a signature, not the text">thinking not recorded</span>')
@@ -490,12 +496,6 @@ def block_html(env: Environment, b, v, key: str, path: str, ev_id=None) -> Marku
 _OOB = ' hx-swap-oob="true"'
 
 
-def _state_html(call) -> str:
-    css, said, meaning = state_badge(call.state)
-    title = f' title="{escape(meaning)}"' if meaning else ""
-    return f'<span class="state {escape(css)}"{title}>{escape(said)}</span>'
-
-
 @pass_environment
 def call_state_html(env: Environment, cv, oob: bool = False) -> Markup:
     """The state badge and duration in a tool call's head (alone, out of band: _call_state.html)."""
@@ -515,7 +515,7 @@ def call_state_html(env: Environment, cv, oob: bool = False) -> Markup:
                    'went on without it): the tool never returned, no result was ever recorded">never '
                    'answered</span>\n')
     else:
-        out.append(_state_html(call))
+        out.append(state_html(call.state))
     if cv.duration:
         out.append(f'<span class="dur" title="from the call to its result">{escape(cv.duration)}</span>')
     out.append("</span>")
@@ -649,7 +649,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         from_epoch=timestamps.from_epoch,
         epoch=epoch,
         lane_of=lane_of,
-        state_badge=state_badge,
+        state_html=state_html,
         time_html=time_html,
         tool_label_html=tool_label_html,
         event_html=event_html,
