@@ -26,7 +26,7 @@ from itertools import groupby
 import nh3
 import orjson
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight as _pygments
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import (JsonLexer, TextLexer, find_lexer_class_by_name,
@@ -560,6 +560,14 @@ def _cells(run: str) -> list[str]:
         if ord(ch) > 0x1100 and unicodedata.east_asian_width(ch) in "WF":
             cells.append("")
     return cells
+
+
+def ansi_html(text: str) -> Markup:
+    """Terminal output as a <pre> of coloured spans (`ansi_segments`), its text escaped: a card's
+    output box and its "show all" alike."""
+    return Markup('<pre class="ansi">' + "".join(
+        f'<span class="{escape(s.classes)}">{escape(s.text)}</span>' if s.classes else escape(s.text)
+        for s in ansi_segments(text)) + "</pre>")
 
 
 def strip_ansi(text: str) -> str:

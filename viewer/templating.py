@@ -408,9 +408,7 @@ def output_html(env: Environment, text, key: str, event_id: str, path: str, lang
     """Tool output, command output, anything that is not prose: escaped, ANSI-coloured, cut."""
     c = render.cut(text, env.globals["TEXT_CAP"] if cap is None else cap)
     if render.has_ansi(c.text):
-        body = "".join(f'<span class="{escape(s.classes)}">{escape(s.text)}</span>' if s.classes
-                       else escape(s.text) for s in render.ansi_segments(c.text))
-        body = f'<pre class="ansi">{body}</pre>'
+        body = render.ansi_html(c.text)
     elif lang or filename:
         body = env.filters["hl"](c.text, lang, filename)
     else:
@@ -609,7 +607,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         json_pretty=partial(render.pretty_json_text, cap=highlight_cap),
         first_key=tools.key_of,
         jtext=json_text,
-        ansi=render.ansi_segments,
+        ansi=render.ansi_html,
         has_ansi=render.has_ansi,
         cut=render.cut,
         size=render.human_size,
