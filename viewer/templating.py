@@ -321,7 +321,7 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
                f'</span>\n    <span class="actions">\n      <a class="permalink" href="{link}" '
                f'title="Link to this message">#</a>\n')
     if not exporting:
-        raw = escape(u.raw(key, ev.id))
+        raw, slot = escape(u.raw(key, ev.id)), escape(dom_id("raw-", ev.id))
         line = f" (line {escape(ev.line)})" if ev.line else ""
         out.append(
             f'      <button type="button" class="copy-link" data-href="{link}" title="Copy a link to '
@@ -331,7 +331,7 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
             f'      <button type="button" class="range-pick" data-end="to" data-id="{eid}" '
             f'title="End the export here">to here</button>\n'
             f'      <a class="raw-link" href="{raw}" hx-get="{raw}" hx-target="#'
-            f'{escape(dom_id("raw-", ev.id))}" hx-swap="innerHTML" title="The source record of this '
+            f'{slot}" hx-swap="innerHTML" title="The source record of this '
             f'message{line}">raw</a>\n')
     out.append("    </span>\n  </div>\n")
     if not v.refs_only:
@@ -365,7 +365,7 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
                        f'{escape(u.message(key, v.repeats))}">the turn\'s last message</a></div>')
         out.append("  </div>\n")
     if not exporting:
-        out.append(f'<div class="raw-slot" id="{escape(dom_id("raw-", ev.id))}"></div>')
+        out.append(f'<div class="raw-slot" id="{slot}"></div>')
     out.append("</li>")
 
 
