@@ -32,7 +32,6 @@ import itertools
 import re
 import time
 from dataclasses import dataclass
-from pathlib import Path as _Path
 from typing import Iterator
 
 import regex
@@ -820,37 +819,26 @@ def sub_agent_hit(path: str, matcher: Matcher, before: int | None, confinement=N
     """Where a search's first hit is when a sub-agent's file holds one read before the main
     file's first (`before`: where that hit's line begins, `first_hit`; None when the main file's
     bytes told of none), found without the index: a sub-agent's hit is read where the call that
-    spawned it sits (`order.reading_order`). Returns None when no sub-agent's file holds the search
-    before it (the main file's hit, if any, is the first); (a first screen around the call, the
-    sub-agent's thread open in it — `partial.spawned` —, the hit's event id) for the first
-    sub-agent whose call comes first; (None, None) when only the index can tell where the first
-    hit is (a sub-agent's file holds the search but its call cannot be found in the main file's
-    bytes, `partial.call_line`; no literal to look for; a hit too deep in a file to find soon)."""
-    from .formats import detect
-
-    pre = matcher.prefilter
-    try:
-        subs = partial.companions(path, confinement)
-    except (OSError, detect.NotTranscript):
-        return None
-    if subs and pre is None:
-        return None, None
+    spawned it sits (`order.reading_order`). Returns None when no sub-agent's file holds the
+    search (the main file's hit, if any, is the first, and its region's hits are the first ones);
+    () when some hold it past the main file's hit (that hit is the first; theirs may come before
+    the region's others); (a first screen around the call, the sub-agent's thread open in it —
+    `partial.spawned` —, the hit's event id) for the first sub-agent whose call comes first;
+    (None, None) when only the index can tell where the first hit is (a sub-agent's file holds
+    the search but its call cannot be found in the main file's bytes, `partial.call_line`; no
+    literal to look for; a hit too deep in a file to find soon)."""
     holders = []  # ((where its call's line begins, its id), agent, file, metadata)
-    with files.confined(confinement):
-        for agent, sub, meta in subs:
-            try:
-                with files.open_file(sub) as f:
-                    if not Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
-                        continue
-            except OSError:
-                continue
-            at = partial.call_line(path, agent, meta, confinement) if len(holders) < SUB_AGENTS else None
-            if at is None:
-                return None, None
-            holders.append((at, agent, sub, meta))
-    holders = [h for h in holders if before is None or h[0][0] < before]
+    for agent, sub, meta in _holding(path, matcher, confinement):
+        at = None if matcher.prefilter is None or len(holders) >= SUB_AGENTS else \
+            partial.call_line(path, agent, meta, confinement)
+        if at is None:
+            return None, None
+        holders.append((at, agent, sub, meta))
     if not holders:
         return None
+    holders = [h for h in holders if before is None or h[0][0] < before]
+    if not holders:
+        return ()
     at, agent, sub, meta = min(holders, key=lambda h: h[0][0])
     idx = partial.spawned(path, agent, sub, meta, confinement, at)
     target = _first_in(idx, keys.thread_key(str(agent)), matcher) if idx is not None else None
@@ -890,26 +878,29 @@ def companions_hold(path: str, matcher: Matcher, confinement=None) -> bool:
     """Whether a sub-agent's file of the session at `path` may hold a hit of the search (its bytes
     hold what the prefilter looks for; True when there is no literal to look for): `first_hit`
     looks in the main file only, and a sub-agent's hit read before it would then be the first."""
-    from . import formats
+    return next(_holding(path, matcher, confinement), None) is not None
+
+
+def _holding(path: str, matcher: Matcher, confinement=None) -> Iterator[tuple]:
+    """(agent, path, metadata) of each sub-agent's file of the session at `path` (`partial.companions`)
+    that may hold a hit of the search: whose bytes hold what its prefilter looks for (each, when
+    there is no literal to look for). A file that cannot be read holds none."""
     from .formats import detect
 
+    try:
+        subs = partial.companions(path, confinement)
+    except (OSError, detect.NotTranscript):
+        return
     pre = matcher.prefilter
-    with files.confined(confinement):
-        try:
-            found = detect.detect_file(path)
-        except (OSError, detect.NotTranscript):
-            return False
-        subs = formats.hook(formats.get(found.format), "companions", _Path(path), default=[])
-        for _agent, sub, _meta in subs:
-            if pre is None:
-                return True
+    for agent, sub, meta in subs:
+        if pre is not None:
             try:
-                with files.open_file(sub) as f:
-                    if Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
-                        return True
+                with files.confined(confinement), files.open_file(sub) as f:
+                    if not Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
+                        continue
             except OSError:
                 continue
-    return False
+        yield agent, sub, meta
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:

@@ -21,7 +21,7 @@ from ..formats import wrapped
 from ..formats.detect import NotTranscript
 from ..index import SessionIndex, summary_dump
 from ..model import Event
-from ..search import companions_hold, first_hit, sub_agent_hit
+from ..search import first_hit, sub_agent_hit
 from ..store import EARLY_ABOVE, NotFound, SessionRef, Skipped, Store
 from ..templating import dom_id
 from ..timeline import Timeline, load_event, load_events, raw_record
@@ -198,7 +198,7 @@ def _early_search(ref, key: str):
             ref.path, find.matcher, hit[0] if hit else None, store().confinement)
     finally:
         store().page_ends()
-    if sub is not None and sub[0] is not None:
+    if sub and sub[0] is not None:
         part, target = store().redacting(sub[0]), sub[1]
     else:
         part = early.first_screen(store(), ref, around=hit[:2]) if hit else None
@@ -207,7 +207,7 @@ def _early_search(ref, key: str):
         find = find_context(part, target=target)
         find.reading = True
         # (a sub-agent's hit may come first in reading order: the region's are not the first)
-        find.listed = not companions_hold(ref.path, find.matcher, store().confinement)
+        find.listed = sub is None
         return _early_page(ref, part, key, target=target, find=find)
     # (no hit the bytes tell of soon: the page where the session opens, its matches marked, the
     # first hit gone to once the session is read)
