@@ -10,6 +10,7 @@ import contextlib
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -415,6 +416,17 @@ def held_page(client, url: str) -> str:
     assert r.status_code == 200
     assert client.application.hold.held.wait(30)
     return page
+
+
+def early_target(app, url: str, event_id: str) -> tuple[str, str]:
+    """A `held_page` of `held_app` session `big` opened at an event (`url`: a search link, a hit
+    link), drawn before the index: (the page, the card of its target event `event_id`)."""
+    page = held_page(app.test_client(), url)
+    assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
+    assert f'data-target-id="{event_id}"' in page
+    card = re.search(rf'<li class="ev [^"]*target[^"]*" id="m-{re.escape(event_id)}".*?</li>', page, re.S)
+    assert card is not None
+    return page, card.group(0)
 
 
 def held_app(root, tmp_path):

@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, held_page, write_claude_session
+from conftest import LiveServer, early_target, held_app, held_page, write_claude_session
 
 WORD = "walrus"
 
@@ -52,11 +52,7 @@ def app(walrus, tmp_path):
 
 
 def test_a_search_link_opens_at_its_first_hit_before_the_index(app):
-    c = app.test_client()
-    page = held_page(c, f"/s/big?q={WORD}")
-    assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
-    assert 'data-target-id="first-walrus"' in page
-    card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-first-walrus".*?</li>', page, re.S).group(0)
+    page, card = early_target(app, f"/s/big?q={WORD}", "first-walrus")
     assert '<mark class="hit' in card and WORD in card
     hits = re.findall(r'class="hit-link" href="([^"]+)"', page)
     assert hits and "/m/first-walrus?" in hits[0]

@@ -12,12 +12,11 @@ goes there once it is, without a reload.
 The background build is held by a listener until the test releases it: nothing sleeps."""
 
 import json
-import re
 
 import pytest
 from playwright.sync_api import expect
 
-from conftest import LiveServer, held_app, held_page, write_claude_session
+from conftest import LiveServer, early_target, held_app, held_page, write_claude_session
 from test_firstscreen_search import WORD, line, prompt
 
 CALL = "toolu_agent_1"
@@ -76,21 +75,14 @@ def app(tmp_path, request):
 
 
 def test_a_search_link_opens_at_a_sub_agent_s_hit_before_the_index(app):
-    c = app.test_client()
-    page = held_page(c, f"/s/big?q={WORD}")
-    assert not app.extensions["viewer"].store.running("big").done  # drawn before the index
-    assert 'data-target-id="sub-12"' in page
-    card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-sub-12".*?</li>', page, re.S).group(0)
+    page, card = early_target(app, f"/s/big?q={WORD}", "sub-12")
     assert '<mark class="hit' in card
     assert 'id="m-call-agent"' in page  # in the thread of the call that spawned it
 
 
 def test_a_hit_link_into_a_sub_agent_opens_at_once(app):
-    c = app.test_client()
-    page = held_page(c, f"/s/big/m/sub-12?q={WORD}")
-    assert not app.extensions["viewer"].store.running("big").done
-    assert 'data-target-id="sub-12"' in page and 'id="index-progress"' in page
-    card = re.search(r'<li class="ev [^"]*target[^"]*" id="m-sub-12".*?</li>', page, re.S).group(0)
+    page, card = early_target(app, f"/s/big/m/sub-12?q={WORD}", "sub-12")
+    assert 'id="index-progress"' in page
     assert '<mark class="hit' in card
 
 
