@@ -16,6 +16,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from viewer import partial
+
 from conftest import LiveServer, early_target, held_app, held_page, write_claude_session
 from test_firstscreen_search import WORD, line, prompt
 
@@ -112,6 +114,27 @@ def test_a_sub_agent_s_hit_is_in_view_before_and_after_the_index(app, watched_pa
         page.goto(srv.url + permalink)
         expect(page.locator("li.ev.target")).to_contain_text(f"the {WORD} by the pond")
         assert page.problems == []
+
+
+@pytest.fixture
+def vanishing(tmp_path, monkeypatch):
+    """As `app`, but the sub-agent's file is gone once its bytes were searched, before it is read
+    (deleted meanwhile: a session cleaned up while its page opens)."""
+    root = zoo(tmp_path)
+    found = partial.call_line
+
+    def call_line(*args, **kwargs):
+        at = found(*args, **kwargs)
+        (root / "big" / "subagents" / "agent-a1.jsonl").unlink()
+        return at
+
+    monkeypatch.setattr(partial, "call_line", call_line)
+    yield from held_app(root, tmp_path)
+
+
+def test_a_sub_agent_s_file_gone_meanwhile_leaves_the_first_hit_to_the_index(vanishing):
+    page = held_page(vanishing.test_client(), f"/s/big?q={WORD}")  # (200, not a traceback)
+    assert "Finding the first hit: searching the whole session as it is read" in page
 
 
 @pytest.fixture

@@ -826,22 +826,28 @@ def sub_agent_hit(path: str, matcher: Matcher, before: int | None, confinement=N
     `partial.spawned` —, the hit's event id) for the first sub-agent whose call comes first;
     (None, None) when only the index can tell where the first hit is (a sub-agent's file holds
     the search but its call cannot be found in the main file's bytes, `partial.call_line`; no
-    literal to look for; a hit too deep in a file to find soon)."""
+    literal to look for; a hit too deep in a file to find soon; a file gone or no longer a
+    transcript meanwhile)."""
+    from .formats import detect
+
     holders = []  # ((where its call's line begins, its id), agent, file, metadata)
-    for agent, sub, meta in _holding(path, matcher, confinement):
-        at = None if matcher.prefilter is None or len(holders) >= SUB_AGENTS else \
-            partial.call_line(path, agent, meta, confinement)
-        if at is None:
-            return None, None
-        holders.append((at, agent, sub, meta))
-    if not holders:
-        return None
-    holders = [h for h in holders if before is None or h[0][0] < before]
-    if not holders:
-        return ()
-    at, agent, sub, meta = min(holders, key=lambda h: h[0][0])
-    idx = partial.spawned(path, agent, sub, meta, confinement, at)
-    target = _first_in(idx, keys.thread_key(str(agent)), matcher) if idx is not None else None
+    try:
+        for agent, sub, meta in _holding(path, matcher, confinement):
+            at = None if matcher.prefilter is None or len(holders) >= SUB_AGENTS else \
+                partial.call_line(path, agent, meta, confinement)
+            if at is None:
+                return None, None
+            holders.append((at, agent, sub, meta))
+        if not holders:
+            return None
+        holders = [h for h in holders if before is None or h[0][0] < before]
+        if not holders:
+            return ()
+        at, agent, sub, meta = min(holders, key=lambda h: h[0][0])
+        idx = partial.spawned(path, agent, sub, meta, confinement, at)
+        target = _first_in(idx, keys.thread_key(str(agent)), matcher) if idx is not None else None
+    except (OSError, detect.NotTranscript):
+        return None, None
     return (idx, target) if target is not None else (None, None)
 
 
