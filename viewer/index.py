@@ -1549,16 +1549,20 @@ class SessionIndex:
         from the document's start)."""
         reading = self._reading
         th = self.threads.get("main")
-        if reading is None or not reading.goes_on or reader.file_identity(self.main) != (
-                th.size, th.mtime_ns, th.ino):
+        if reading is None:
             return False
-        with files.confined(self.confinement), files.open_file(self.main) as f:
-            reading.f.f = f
-            try:
-                reading.read(hi)
-            except _NotPlain:
-                self._reading = None
+        with files.confined(self.confinement):
+            if reader.file_identity(self.main) != (th.size, th.mtime_ns, th.ino):
                 return False
+            with files.open_file(self.main) as f:
+                reading.f.f = f
+                try:
+                    reading.read(hi)
+                except _NotPlain:
+                    self._reading = None
+                    return False
+        if not reading.goes_on:
+            self._reading = None  # (read to the document's end: nothing to go on with)
         self.region = Region(0, th.offset, th.size, True)
         return True
 

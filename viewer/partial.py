@@ -105,14 +105,16 @@ def _from_document_start(path: str, confinement, found, hi: int) -> SessionIndex
     """A document's region from its start through `hi` (as `_read(…, 0, hi)`), read on from the
     region of it read last (kept, `SessionIndex.read_on`) when that can be: "Load later" next to
     a document's first screen then reads the records past the window before, not the document
-    again from its start — each window costs what its own records cost, however deep it is."""
-    key = (path, reader.file_identity(path))
-    with _kept_lock:  # (one reading on at a time: it goes on from where the last one stopped)
-        idx = _kept.get(key)
-        if idx is not None and idx.confinement == confinement and idx.read_on(hi):
-            _kept.move_to_end(key)
-            return idx
-    idx = _read(path, confinement, found, 0, hi)
+    again from its start — each window costs what its own records cost, however deep it is. A
+    kept region is taken out while it reads on (the lock is held for the taking alone: one
+    document's reading on does not hold up another's window, and no two go on with one region at
+    once); one that read to the document's end is not kept (it cannot go on)."""
+    with files.confined(confinement):
+        key = (path, reader.file_identity(path))
+    with _kept_lock:
+        idx = _kept.pop(key, None)
+    if idx is None or idx.confinement != confinement or not idx.read_on(hi):
+        idx = _read(path, confinement, found, 0, hi)
     if idx._reading is not None:
         with _kept_lock:
             _kept[key] = idx
