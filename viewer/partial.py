@@ -432,21 +432,17 @@ def locate_sub(path: str, event_id: str, confinement=None, checked: bool = False
     if not synthetic and (not _ID_OK.fullmatch(event_id) or _SYNTHETIC.fullmatch(event_id)):
         return None
     needle = b'"' + event_id.encode() + b'"'
-    before = [] if checked else [path]
     for agent, sub, meta in companions(path, confinement):
         if synthetic:
             if keys.thread_key(str(agent)) != thread:
                 continue
-        else:
-            with files.confined(confinement), files.open_file(sub) as f:
-                if next(_hits(f, needle, f.seek(0, 2)), None) is None:
-                    before.append(sub)
-                    continue
+        elif not _holds(sub, needle, confinement):
+            continue  # (the sub-agents' files before the first that holds it hold it not)
         idx = spawned(path, agent, sub, meta, confinement)
         if idx is None or idx.locate(event_id) is None or idx.locate(event_id)[0] == "main":
             return None
-        if not synthetic and any(_holds(p, needle, confinement) for p in before):
-            return None  # (an event read before may hold that id: the index names this one otherwise)
+        if not synthetic and not checked and _holds(path, needle, confinement):
+            return None  # (an event of the main file may hold that id: the index names this one otherwise)
         return idx
     return None
 
