@@ -717,9 +717,9 @@ def _line(text: str, limit: int = 160) -> str:
 
 
 # the only words that reach a class (Gemini CLI's write_todos also cancels an item), and each one's
-# box where a list is written as text (_macros.html draws the same boxes in its checklist)
-_TODO_STATES = ("pending", "in_progress", "completed", "cancelled")
+# box, in a checklist (_macros.html) and where a list is written as text
 TODO_BOX = {"pending": "☐", "in_progress": "◐", "completed": "☑", "cancelled": "☒"}
+_TODO_STATES = tuple(TODO_BOX)
 
 
 def _todo_list(inp: dict) -> list | None:
