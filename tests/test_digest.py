@@ -276,6 +276,38 @@ def test_plain_tool_results_digest_as_their_events_and_reports_are_left_to_them(
     assert report.spawns == {"toolu_0": "a1b2c3"}  # what the digest would have missed
 
 
+def test_hook_runs_queue_marks_and_unwritten_thinking_digest_as_their_events():
+    """A real Claude Code session's commonest lines beside messages and results: a hook's run the
+    CLI keeps from the model (an attachment per PostToolUse hook), the queue's marks, a message of
+    thinking the model did not write (its signature alone: hidden as not recorded) are digested
+    and say what their Events say; a hook whose output is the model's context, words queued, stay
+    with their Events."""
+    adapter = formats.get("claude-code")
+    common = {"uuid": "u-1", "sessionId": "s", "timestamp": "2025-10-21T10:00:00.000Z", "version": "2.1.114"}
+
+    def hook(event):
+        return {**common, "type": "attachment", "attachment": {
+            "type": "hook_success", "hookName": f"{event}:Bash", "hookEvent": event, "content": "ok",
+            "stdout": "ok", "stderr": "", "exitCode": 0, "command": "lint.sh"}}
+
+    def assistant(*blocks):
+        return {**common, "type": "assistant", "message": {
+            "id": "msg_1", "model": "claude-opus-4-7", "role": "assistant", "content": list(blocks),
+            "usage": {"input_tokens": 3, "output_tokens": 9, "cache_read_input_tokens": 0,
+                      "cache_creation_input_tokens": 5}}}
+
+    unwritten = {"type": "thinking", "thinking": "", "signature": "EpAxClkIDBgCKkCk"}
+    assert check(adapter, hook("PostToolUse")) and check(adapter, hook("Stop"))
+    assert not check(adapter, hook("UserPromptSubmit"))  # (its output is context: shown)
+    assert check(adapter, {**common, "type": "queue-operation", "operation": "dequeue"})
+    assert not check(adapter, {**common, "type": "queue-operation", "operation": "enqueue",
+                               "content": "and the tests too"})
+    assert check(adapter, assistant(unwritten))
+    assert digested(adapter.digest, assistant(unwritten)).hidden  # (the Event's too: `check`)
+    assert check(adapter, assistant(unwritten, {"type": "text", "text": "Done."}))
+    assert not digested(adapter.digest, assistant(unwritten, {"type": "text", "text": "Done."})).hidden
+
+
 def test_the_bench_sessions_lines_digest_as_their_events(tmp_path):
     """The bench's Claude Code session (its result lines with the `toolUseResult` of each tool, a
     sub-agent's report, images, errors): every line the digest takes says what its Event says, and

@@ -46,6 +46,7 @@ FIELDS = ("input", "output", "cache_read", "cache_write")
 RECENT = 32  # message ids per thread remembered for de-duplication (lines of a message are close)
 HOUR = 3600
 MAX_COUNT = 1 << 50
+_NONE = (0, 0, 0, 0)  # no tokens counted
 
 
 # --- reading what a source recorded ------------------------------------------------------------
@@ -314,24 +315,25 @@ class Tally:
         if u is None:
             return
         last = self._last.get(thread)
-        if last is not None and last[1] == u and last[0] == mid and kind != "result":
+        if last is not None and last[0] == mid and last[1] == u and kind != "result":
             self.calls[thread].last[last[2]] = seq
             return
         counts = tokens_of(u)
         # (most usage records name no cost: told without a call)
         paid = None if u.__class__ is dict and "cost" not in u and "total_cost_usd" not in u \
             and "cost_usd" not in u and "costUSD" not in u else cost_of(u)
-        if counts is None and paid is None:
-            return
-        counts = counts or (0, 0, 0, 0)
-        if not any(counts) and not paid:
+        if counts is None:
+            if paid is None:
+                return
+            counts = _NONE
+        if counts == _NONE and not paid:
             return  # a synthetic or failed message: no API call was billed
         if kind == "result" or (u.__class__ is dict and SESSION_TOTALS in u):
             model = model or self.current.get(thread, "")
             hour = _hour(ts)
             # tier -1: a turn's total of several calls, priced at the base rate (-2: the session's)
             tier = -1 if kind == "result" else TOTALS_TIER
-            if any(counts):
+            if counts != _NONE:
                 self._add(self.turns, (thread, self._model(model), hour, tier), counts)
             if paid:
                 turns = self.source_cost["turns"]
@@ -386,12 +388,16 @@ class Tally:
             if u.__class__ is dict:
                 self._last[thread] = (mid, u, i)
             return
+        # a new call (`_hour`, `_model` and `_add` inlined: a call of most assistant messages)
         model = model or self.current.get(thread, "")
-        hour = _hour(ts)
-        code = self._model(model)
+        hour = None if ts is None or not -1e12 < ts < 1e12 else int(ts // HOUR)
+        code = self._code.get(model)
+        if code is None:
+            code = self._model(model)
         i0, o0, r0, w0 = counts
         if u.__class__ is dict and UNTIED in u:
             self.untied[thread] = self.untied.get(thread, 0) + 1
+        i = len(calls.first)
         calls.first.append(seq)
         calls.last.append(seq)
         calls.model.append(code)
@@ -400,16 +406,25 @@ class Tally:
         calls.output.append(o0)
         calls.cache_read.append(r0)
         calls.cache_write.append(w0)
-        self._add(self.buckets, (thread, code, hour, PRICES.tier(model, i0 + r0 + w0)), counts)
+        key = (thread, code, hour, PRICES.tier(model, i0 + r0 + w0))
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [1, i0, o0, r0, w0]
+        else:  # (a bucket held holds a call at least: one more never empties it)
+            bucket[0] += 1
+            bucket[1] += i0
+            bucket[2] += o0
+            bucket[3] += r0
+            bucket[4] += w0
         if paid:
             src = self.source_cost["calls"]
             src[thread] = src.get(thread, 0.0) + paid
         if mid:
-            recent[mid] = (len(calls) - 1, paid)
+            recent[mid] = (i, paid)
             if len(recent) > RECENT:
                 recent.popitem(last=False)
             if u.__class__ is dict:
-                self._last[thread] = (mid, u, len(calls) - 1)
+                self._last[thread] = (mid, u, i)
 
     def retotal(self, thread: str, old, new, ts: float | None) -> None:
         """A session's own totals (SESSION_TOTALS) on the first event of its thread, replaced by

@@ -31,8 +31,8 @@ from .. import files
 from .. import timestamps
 from ..model import BACKGROUND, BLOCKED_BY_HOOK, CANCELLED, COMPLETED, DENIED, DENIED_BY_AUTO, DENIED_BY_SETTINGS, \
     ERROR, HOOK_WORDS, INTERRUPTED, USER_WORDS, Context, Data, Digest, Event, Notice, Ref, Text
-from .common import anthropic_blocks, as_text, context_blocks, digest_block, digest_result, generic_event, \
-    HOOK_BLOCK, md_escape, retry_words, set_time, text_field, url_escape, with_context
+from .common import DIGEST_THOUGHT, anthropic_blocks, as_text, context_blocks, digest_block, digest_result, \
+    generic_event, HOOK_BLOCK, md_escape, retry_words, set_time, text_field, url_escape, with_context
 
 NAME = "claude-code"
 MODE = "jsonl"
@@ -242,24 +242,40 @@ def digest(rec: Any) -> Digest | None:
     exactly what `event` would say of it; None for every other shape."""
     if rec.__class__ is not dict:
         return None
-    t = rec.get("type")
-    if t.__class__ is not str or timestamps.zoneless(rec.get("timestamp")):
+    t, ts = rec.get("type"), rec.get("timestamp")
+    if t.__class__ is not str or (ts.__class__ is str and ts[-1:] != "Z" and timestamps.zoneless(ts)):
         return None  # (a time with no zone: its Event says so, SessionSummary.zoneless)
     if t == "assistant":
-        return _digest_assistant(rec)
+        return _digest_assistant(rec, ts)
     if t == "user":
-        return _digest_results(rec)
+        return _digest_results(rec, ts)
     if t == "system":
         sub = rec.get("subtype")
         if sub.__class__ is not str or sub not in _QUIET_SYSTEM or rec.get("level") == "error":
             return None
         uuid = rec.get("uuid")
         return Digest("system", "system:" + sub, uuid if uuid.__class__ is str else None,
-                      timestamps.fast_epoch(rec.get("timestamp")), True)
+                      timestamps.fast_epoch(ts), True)
+    if t == "attachment":
+        # a hook's output the CLI keeps from the model (a hook of another event than those whose
+        # output is context, `_CONTEXT_HOOKS`): hidden, as `_attachment` ends. Nearly every
+        # attachment line of a real session is one (one per PostToolUse hook run)
+        att = rec.get("attachment")
+        if att.__class__ is not dict or att.get("type") != "hook_success" \
+                or att.get("hookEvent") in _CONTEXT_HOOKS:
+            return None
+        uuid = rec.get("uuid")
+        return Digest("system", "attachment", uuid if uuid.__class__ is str else None,
+                      timestamps.fast_epoch(ts), True)
+    if t == "queue-operation":
+        if rec.get("content"):  # (words queued: a prompt, a task's end, the Event says)
+            return None
+        uuid = rec.get("uuid")
+        return Digest("system", t, uuid if uuid.__class__ is str else None,
+                      timestamps.fast_epoch(ts), True)
     if t in _DIGESTED_NOISE:
         uuid = rec.get("uuid")
-        d = Digest("system", t, uuid if uuid.__class__ is str else None,
-                   timestamps.fast_epoch(rec.get("timestamp")), True)
+        d = Digest("system", t, uuid if uuid.__class__ is str else None, timestamps.fast_epoch(ts), True)
         if t == "progress":
             data = rec.get("data")
             data = data if data.__class__ is dict else {}
@@ -278,7 +294,7 @@ def digest(rec: Any) -> Digest | None:
     return None
 
 
-def _digest_assistant(rec: dict) -> Digest | None:
+def _digest_assistant(rec: dict, ts: Any) -> Digest | None:
     msg = rec.get("message")
     if msg.__class__ is not dict or rec.get("isApiErrorMessage") or rec.get("error"):
         return None
@@ -286,17 +302,23 @@ def _digest_assistant(rec: dict) -> Digest | None:
     model = msg.get("model")
     if content.__class__ is not list or not content or model == "<synthetic>":
         return None
-    blocks = []
+    blocks, blank = [], 0
     for b in content:
         if b.__class__ is not dict:
             return None
-        d = digest_block(b, b.get("type"))
+        t = b.get("type")
+        d = digest_block(b, t)
         if d is None:
-            return None
+            if t != "thinking":
+                return None
+            # a thinking block whatever it holds: `anthropic_blocks` keeps a blank one (its
+            # signature alone: a model whose thinking is not written), and a message of nothing
+            # else is hidden as thinking not recorded (`index._fold_empty`)
+            d, blank = DIGEST_THOUGHT, blank + 1
         blocks.append(d)
     uuid, usage, mid = rec.get("uuid"), msg.get("usage"), msg.get("id")
     return Digest("assistant", "message", uuid if uuid.__class__ is str else None,
-                  timestamps.fast_epoch(rec.get("timestamp")), False, blocks,
+                  timestamps.fast_epoch(ts), blank == len(blocks), blocks,
                   model if model.__class__ is str else None,
                   usage if usage.__class__ is dict else None,
                   mid if mid.__class__ is str else None)
@@ -311,7 +333,7 @@ def _digest_assistant(rec: dict) -> Digest | None:
 _NOT_PLAIN_RESULT = frozenset(("status", "agentId", "runId"))
 
 
-def _digest_results(rec: dict) -> Digest | None:
+def _digest_results(rec: dict, ts: Any) -> Digest | None:
     """A user line that holds only tool results, none an error nor a sub-agent's report nor a call
     sent to the background; or a prompt of plain words (no tags, not an interruption)."""
     msg = rec.get("message")
@@ -323,7 +345,7 @@ def _digest_results(rec: dict) -> Digest | None:
                                          or not _NOT_PLAIN_RESULT.isdisjoint(structured)):
         return None
     if content.__class__ is str:
-        return _digest_prompt(rec, content)
+        return _digest_prompt(rec, content, ts)
     if content.__class__ is not list or not content:
         return None
     blocks = []
@@ -344,16 +366,16 @@ def _digest_results(rec: dict) -> Digest | None:
         blocks.append(digest_result(b))
     uuid = rec.get("uuid")
     return Digest("tool", "tool_result", uuid if uuid.__class__ is str else None,
-                  timestamps.fast_epoch(rec.get("timestamp")), False, blocks)
+                  timestamps.fast_epoch(ts), False, blocks)
 
 
-def _digest_prompt(rec: dict, text: str) -> Digest | None:
+def _digest_prompt(rec: dict, text: str, ts: Any) -> Digest | None:
     if "<" in text or not text or text.isspace() or text.startswith((_INTERRUPT, _HARNESS)) \
             or "origin" in rec or _FEEDBACK.match(text):
         return None
     uuid = rec.get("uuid")
-    d = Digest("user", "message", uuid if uuid.__class__ is str else None,
-               timestamps.fast_epoch(rec.get("timestamp")), False, [Text(text)])
+    d = Digest("user", "message", uuid if uuid.__class__ is str else None, timestamps.fast_epoch(ts),
+               False, [Text(text)])
     d.meta = rec  # (title_of asks whether it is a sub-agent's)
     parent = rec.get("parentUuid")
     if parent.__class__ is str:  # (the index notes a rewind by it)
