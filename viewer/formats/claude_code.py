@@ -222,6 +222,12 @@ def _pr_link(rec: dict, ref: Ref) -> Event:
 _TITLES = {"custom-title": ("customTitle", 2), "ai-title": ("aiTitle", 1)}
 TITLE_KINDS = frozenset(_TITLES)
 _DIGESTED_NOISE = set(_NOISE) - {"queue-operation", "attachment", "summary"} - TITLE_KINDS
+# the kinds of digested bookkeeping, one string each for the whole process: the index keeps a kind
+# per event, and a new "progress:hook_progress" for each of a session's hundreds of thousands of
+# progress lines held 70 bytes apiece (a progress line's own type is the file's: kept for at most
+# so many types)
+_QUIET_KINDS = {sub: "system:" + sub for sub in _QUIET_SYSTEM}
+_PROGRESS_KINDS: dict[str, str] = {}
 
 
 # its tools whose own failures never read as free words (an exit code, a wrapped
@@ -251,11 +257,11 @@ def digest(rec: Any) -> Digest | None:
         return _digest_results(rec, ts)
     if t == "system":
         sub = rec.get("subtype")
-        if sub.__class__ is not str or sub not in _QUIET_SYSTEM or rec.get("level") == "error":
+        kind = _QUIET_KINDS.get(sub) if sub.__class__ is str else None
+        if kind is None or rec.get("level") == "error":
             return None
         uuid = rec.get("uuid")
-        return Digest("system", "system:" + sub, uuid if uuid.__class__ is str else None,
-                      timestamps.fast_epoch(ts), True)
+        return Digest("system", kind, uuid if uuid.__class__ is str else None, timestamps.fast_epoch(ts), True)
     if t == "attachment":
         # a hook's output the CLI keeps from the model (a hook of another event than those whose
         # output is context, `_CONTEXT_HOOKS`): hidden, as `_attachment` ends. Nearly every
@@ -282,7 +288,12 @@ def digest(rec: Any) -> Digest | None:
             dt = data.get("type") or "progress"
             if dt.__class__ is not str:
                 return None
-            d.kind = "progress:" + dt
+            kind = _PROGRESS_KINDS.get(dt)
+            if kind is None:
+                kind = "progress:" + dt
+                if len(_PROGRESS_KINDS) < 256:
+                    _PROGRESS_KINDS[dt] = kind
+            d.kind = kind
             parent = rec.get("parentToolUseID") or rec.get("toolUseID")
             if parent.__class__ is str and dt != "hook_progress":
                 d.running = [parent]

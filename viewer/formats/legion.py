@@ -300,7 +300,7 @@ def digest(rec: Any) -> Digest | None:
         if sid.__class__ is str and sid:
             d.source_id = sid
         raw = rec.get("timestamp")
-        if timestamps.zoneless(raw):
+        if raw.__class__ is str and raw[-1:] != "Z" and timestamps.zoneless(raw):
             return None  # (a time with no zone: its Event says so, SessionSummary.zoneless)
         d.ts = timestamps.fast_epoch(raw)
     return d
