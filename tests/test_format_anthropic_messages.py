@@ -655,3 +655,90 @@ def test_a_citation_without_a_title_or_of_a_kind_not_known_is_named_by_its_words
             {"type": "map_location", "place": "Paris, France"}]}]}, R)
     assert ev.blocks[-1].text == ("sources: Paris weather — https://weather.example/paris; "
                                   "char location: “sunny all week”; map location: “Paris, France”")
+
+
+# The code execution's file editor, code that called a server tool, the MCP connector and a refusal
+# with its category, as the Messages API returns them today (anthropic-sdk-python 2.14.0
+# src/anthropic/types/: text_editor_code_execution_create_result_block.py,
+# text_editor_code_execution_str_replace_result_block.py, encrypted_code_execution_result_block.py,
+# refusal_stop_details.py, message.py `stop_details`; beta/beta_mcp_tool_use_block.py `server_name`).
+# The API docs' own example of an edit names its result `text_editor_code_execution_result` and
+# writes the hunk's fields in camelCase: both are read.
+NEWER_SERVER_TOOLS = [
+    {"role": "user", "content": "Turn debug off in config.json and add a script."},
+    {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-opus-4-7", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_e1", "name": "text_editor_code_execution",
+         "input": {"command": "str_replace", "path": "/tmp/config.json",
+                   "old_str": '"debug": true', "new_str": '"debug": false'}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_e1", "content": {
+            "type": "text_editor_code_execution_str_replace_result", "old_start": 3, "old_lines": 1,
+            "new_start": 3, "new_lines": 1, "lines": ['-  "debug": true', '+  "debug": false']}},
+        {"type": "server_tool_use", "id": "srvtoolu_e2", "name": "text_editor_code_execution",
+         "input": {"command": "str_replace", "path": "/tmp/run.sh", "old_str": "a", "new_str": "b\nc"}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_e2", "content": {
+            "type": "text_editor_code_execution_result", "oldStart": 7, "oldLines": 1,
+            "newStart": 7, "newLines": 2, "lines": ["-a", "+b", "+c"]}},
+        {"type": "server_tool_use", "id": "srvtoolu_e3", "name": "text_editor_code_execution",
+         "input": {"command": "create", "path": "/tmp/hello.py", "file_text": "print('hello')\n"}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_e3", "content": {
+            "type": "text_editor_code_execution_create_result", "is_file_update": False}},
+        {"type": "server_tool_use", "id": "srvtoolu_e4", "name": "text_editor_code_execution",
+         "input": {"command": "create", "path": "/tmp/config.json", "file_text": "{}\n"}},
+        {"type": "text_editor_code_execution_tool_result", "tool_use_id": "srvtoolu_e4", "content": {
+            "type": "text_editor_code_execution_result", "is_file_update": True}},
+        {"type": "server_tool_use", "id": "srvtoolu_c1", "name": "code_execution",
+         "input": {"code": "hits = await web_search(query='python 3.14 release')\nprint(hits[0])"}},
+        {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_c1", "content": {
+            "type": "encrypted_code_execution_result", "encrypted_stdout": "EqQBCioIARgBIiQ0YjU5",
+            "stderr": "", "return_code": 0, "content": []}},
+        {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "create_issue", "server_name": "github",
+         "input": {"title": "Debug left on"}},
+        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "is_error": False,
+         "content": [{"type": "text", "text": "Issue #42 created"}]},
+        {"type": "text", "text": "Done. I can't help with the rest of the request."}],
+     "stop_reason": "refusal",
+     "stop_details": {"type": "refusal", "category": "cyber",
+                      "explanation": "The request could enable malware development."},
+     "usage": {"input_tokens": 900, "output_tokens": 120}},
+]
+
+
+def test_file_edits_hidden_output_mcp_servers_and_refusal_reasons_read_in_words(tmp_path):
+    path = tmp_path / "newer" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(NEWER_SERVER_TOOLS), encoding="utf-8")
+    idx = SessionIndex(path).build()
+    assert {k: (c.name, c.status) for k, c in idx.calls.calls.items()} == {
+        "srvtoolu_e1": ("text_editor_code_execution", "completed"),
+        "srvtoolu_e2": ("text_editor_code_execution", "completed"),
+        "srvtoolu_e3": ("text_editor_code_execution", "completed"),
+        "srvtoolu_e4": ("text_editor_code_execution", "completed"),
+        "srvtoolu_c1": ("code_execution", "completed"),
+        # the connector's call names its server, as an MCP tool's call in Claude Code does
+        "mcptoolu_01": ("mcp__github__create_issue", "completed")}
+    reply = events(idx)[1]
+    results = {r.tool_use_id: [b.text for b in r.content] for r in reply.tool_results()}
+    assert results == {
+        "srvtoolu_e1": ["file edited at line 3 (1 line → 1 line)"],
+        "srvtoolu_e2": ["file edited at line 7 (1 line → 2 lines)"],
+        "srvtoolu_e3": ["file created"], "srvtoolu_e4": ["file overwritten"],
+        "srvtoolu_c1": ["stdout encrypted: only the model can read it", "exit code 0"],
+        "mcptoolu_01": ["Issue #42 created"]}
+    assert not any(b.kind == "data" for r in reply.tool_results() for b in r.content)
+    assert reply.blocks[-1].text == ("the model refused (stop reason: refusal) — category: cyber. "
+                                     "The request could enable malware development.")
+
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert '<details class="data"' not in html and "EqQBCioIARgBIiQ0YjU5" not in html  # no raw JSON card
+    assert "file edited at line 3" in html and "category: cyber" in html
+    # the editor's calls read as what they do to the file: a diff of the edit, the file written
+    for call, view in [("e1", "edit"), ("e2", "edit"), ("e3", "write"), ("e4", "write")]:
+        assert f'<div class="tool tool-{view}" id="tc-srvtoolu_{call}"' in html
+    assert html.count('class="diff') >= 2 and '<span class="s1">\'hello\'</span>' in html
+    # the edit's diff is numbered as the file's lines, from the hunk its result gives
+    edit = html[html.index('id="tc-srvtoolu_e2"'):html.index('id="tc-srvtoolu_e3"')]
+    assert re.findall(r'<td class="no">(\d+)</td>', edit) == ["7", "7", "8"]
+    assert '<span class="mcp-tag">MCP</span> github</span> <span class="mcp-tool">create_issue</span>' in html

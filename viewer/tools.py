@@ -43,7 +43,7 @@ FAMILIES: dict[str, set[str]] = {
     "shell": {"bash", "shell", "run_shell_command", "execute_command", "execute_shell_command",
               "exec", "exec_command", "terminal", "run_terminal_cmd", "run_command", "local_shell",
               "bashoutput", "killshell", "python", "execute_python_code", "run_python", "execute_bash",
-              "execute_ipython_cell", "execute", "powershell"},
+              "execute_ipython_cell", "execute", "powershell", "bash_code_execution"},
     "read": {"read", "read_file", "readfile", "read_text_file", "view_text_file", "view", "cat",
              "notebookread", "open_file"},
     "write": {"write", "write_file", "write_to_file", "create_file", "writefile", "new_file", "create"},
@@ -90,9 +90,11 @@ def family(name: str | None) -> str | None:
 # one tool that views, writes and edits files by its `command`: Anthropic's text editor tool
 # (`str_replace_based_edit_tool`, earlier `str_replace_editor`, as SWE-agent and OpenHands name it
 # too) and Goose's developer extension's `text_editor` (`developer__text_editor`: view, write,
-# str_replace, insert, undo_edit). The command decides the call's kind, where the arguments have
-# that command's shape; any other call of such a tool reads as its name alone says.
-EDITORS = {"text_editor", "str_replace_based_edit_tool", "str_replace_editor"}
+# str_replace, insert, undo_edit), and the Messages API's code execution editing files in its
+# container (server tool `text_editor_code_execution`: view, create, str_replace). The command
+# decides the call's kind, where the arguments have that command's shape; any other call of such a
+# tool reads as its name alone says.
+EDITORS = {"text_editor", "str_replace_based_edit_tool", "str_replace_editor", "text_editor_code_execution"}
 
 
 def is_editor(name: Any) -> bool:

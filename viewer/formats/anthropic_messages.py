@@ -11,9 +11,11 @@ optional `system` (a string or text blocks) beside it, shown first. `system` bes
 the Anthropic request shape and worth a detection bonus, so plain messages with it are not read as
 openai-chat. Content goes through `common.anthropic_blocks`: text, thinking (with signature),
 redacted_thinking, tool_use / tool_result, image / document, server tool blocks (`server_tool_use`,
-`*_tool_result`: code execution's stdout / stderr / exit code, web search results, fetched and
-plain-text documents, search_result blocks, all as text), and an answer cut at its citations read
-as one text followed by the sources it cites.
+`*_tool_result`: code execution's stdout / stderr / exit code, its file editor's edits and
+creations in words, web search results, fetched and plain-text documents, search_result blocks, all
+as text; an MCP connector's call named `mcp__<server>__<tool>`), and an answer cut at its citations
+read as one text followed by the sources it cites. A stored reply's refusal says its category and
+explanation (`stop_details`).
 
 Conversations kept inside wrappers — Message Batches requests and results, claude-trace logs and
 other logged calls to `/v1/messages`, Anthropic fine-tuning lines — are read by `wrapped` (one
@@ -232,7 +234,8 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.blocks.append(ToolResult(call, [Notice(_TASK_ENDED)]))
         if role == "assistant":
             _cut_off(ev)
-            if stop := stop_notice(rec.get("stop_reason")):  # a stored Message (the API's reply)
+            # a stored Message (the API's reply)
+            if stop := stop_notice(rec.get("stop_reason"), rec.get("stop_details")):
                 ev.blocks.append(stop)
             if rec.get("type") == "message":
                 # a reply the API returned, kept whole: the request that asked for it had to carry

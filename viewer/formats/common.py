@@ -331,7 +331,14 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
                 out.append(Notice(("called from code execution" if "code_execution" in caller["type"]
                                    else f"called by {caller['type']}")
                                   + (f" ({by}), not by the model directly" if by else ""), caller))
-            out.append(ToolUse(str(b.get("id") or ""), str(b.get("name") or "?"), b.get("input")))
+            name = str(b.get("name") or "?")
+            server = b.get("server_name")
+            if t == "mcp_tool_use" and isinstance(server, str) and server and "__" not in server:
+                # the MCP connector's call names its server apart (anthropic-sdk-python types/beta/
+                # beta_mcp_tool_use_block.py): named as Claude Code names an MCP tool, so the card
+                # says which server's tool ran (tools.mcp_name)
+                name = f"mcp__{server}__{name}"
+            out.append(ToolUse(str(b.get("id") or ""), name, b.get("input")))
         elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
             err = b.get("is_error")
             content_ = b.get("content")
@@ -342,7 +349,8 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
                 blocks = result_content(content_)
             out.append(ToolResult(str(b.get("tool_use_id") or ""), blocks,
                                   None if err is None else bool(err),
-                                  state=refused_state(content_) if err else None))
+                                  state=refused_state(content_) if err else None,
+                                  structured=editor_patch(content_)))
         elif t == "document":
             out += document_blocks(b)
         elif t == "search_result":
@@ -385,10 +393,20 @@ _STOPS = {"max_tokens": "cut off: the reply reached its max_tokens limit",
           "model_context_window_exceeded": "cut off: the context window is full"}
 
 
-def stop_notice(stop_reason: Any) -> Notice | None:
-    """A stored Anthropic Message's `stop_reason` in words, or None for an ordinary end."""
+def stop_notice(stop_reason: Any, details: Any = None) -> Notice | None:
+    """A stored Anthropic Message's `stop_reason` in words, or None for an ordinary end. A refusal's
+    `stop_details` (anthropic-sdk-python types/refusal_stop_details.py: `{type: refusal, category,
+    explanation}`) say which policy and why."""
     words = _STOPS.get(stop_reason) if isinstance(stop_reason, str) else None
-    return Notice(words) if words else None
+    if not words:
+        return None
+    if stop_reason == "refusal" and isinstance(details, dict):
+        category = details.get("category")
+        if isinstance(category, str) and category:
+            words += f" — category: {category.replace('_', ' ')}"
+        if isinstance(details.get("explanation"), str) and details["explanation"].strip():
+            words += f". {details['explanation'].strip()}"
+    return Notice(words, details if isinstance(details, dict) else None)
 
 
 def citation_words(cites: list) -> str:
@@ -435,7 +453,21 @@ def server_result(content: dict) -> tuple[list, bool]:
                      markdown=False)], False
     if t == "advisor_redacted_result":  # the advisor's answer, encrypted for the model
         return [Notice("the advisor's answer is encrypted: only the model can read it")], False
+    # the code execution's file editor (anthropic-sdk-python types/text_editor_code_execution_*
+    # _result_block.py; the API docs' examples name all three `text_editor_code_execution_result`
+    # and write the hunk's fields in camelCase): a create says whether the file was there before,
+    # a str_replace gives its hunk, `lines` marked - / +, a view the file (read below)
+    if t.startswith("text_editor_code_execution") and isinstance(content.get("is_file_update"), bool):
+        return [Notice("file overwritten" if content["is_file_update"] else "file created")], False
+    if (hunk := _editor_hunk(content)) is not None:
+        # (its lines are the call's own replacement, which the call's card draws as a diff,
+        # numbered from here: `editor_patch`)
+        return [Notice("file edited" + _hunk_place(hunk))], False
     out: list = []
+    if isinstance(content.get("encrypted_stdout"), str) and content["encrypted_stdout"]:
+        # code that called a server tool (programmatic tool calling): its output is for the model
+        # (types/encrypted_code_execution_result_block.py)
+        out.append(Notice("stdout encrypted: only the model can read it"))
     rc = content.get("return_code")
     failed = isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
     out += std_streams(content)
@@ -453,6 +485,36 @@ def server_result(content: dict) -> tuple[list, bool]:
     if not out:
         out.append(Data(content, t or None))
     return out, failed
+
+
+def _editor_hunk(content: Any) -> dict | None:
+    """The hunk a code execution's file edit made (`lines` marked - / +), in the camelCase of
+    Claude Code's `structuredPatch` hunks; None for any other result."""
+    if not (isinstance(content, dict) and str(content.get("type")).startswith("text_editor_code_execution")
+            and "lines" in content):
+        return None
+    return {camel: content.get(k, content.get(camel)) for k, camel in (
+        ("old_start", "oldStart"), ("old_lines", "oldLines"), ("new_start", "newStart"),
+        ("new_lines", "newLines"), ("lines", "lines"))}
+
+
+def editor_patch(content: Any) -> dict | None:
+    """A code execution's file edit's hunk as Claude Code's `structuredPatch`, so the edit call's
+    diff is numbered as the file's lines (tools.edits); None for any other result."""
+    hunk = _editor_hunk(content)
+    return {"structuredPatch": [hunk]} if hunk is not None and isinstance(hunk["lines"], list) else None
+
+
+def _hunk_place(h: dict) -> str:
+    """Where an edit's hunk sits: " at line 3 (1 line → 2 lines)", or "" when it says nothing."""
+    def count(n: Any) -> str:
+        return f"{n} line" + ("" if n == 1 else "s")
+
+    start, old, new = h["oldStart"], h["oldLines"], h["newLines"]
+    place = f" at line {start}" if isinstance(start, int) and not isinstance(start, bool) else ""
+    if all(isinstance(n, int) and not isinstance(n, bool) for n in (old, new)):
+        place += f" ({count(old)} → {count(new)})"
+    return place
 
 
 def std_streams(d: dict) -> list:

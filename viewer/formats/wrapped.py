@@ -1506,7 +1506,8 @@ def _reply(rec: Wrapped, ref: Ref, mapper, name: str) -> Event:
         msg.setdefault("role", "assistant")
         ev = mapper(msg, ref)
         usage = body.get("usage")
-        stop = stop_notice(body.get("stop_reason"))  # the mapper may have said it already
+        # (the mapper may have said it already)
+        stop = stop_notice(body.get("stop_reason"), body.get("stop_details"))
         if stop and not any(b.kind == "notice" and b.text == stop.text for b in ev.blocks):
             ev.blocks.append(stop)
     elif isinstance(body.get("output"), list):  # a Responses API response: its output items
