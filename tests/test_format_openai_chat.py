@@ -497,3 +497,66 @@ def test_a_thinking_block_of_a_type_not_known_shows_what_it_holds():
         {"type": "thinking_summary", "text": "the plan, in short"}]})
     assert [b.kind for b in blocks] == ["thinking", "data"]
     assert blocks[0].text == "check the tests first" and blocks[1].value["text"] == "the plan, in short"
+
+
+# Items the Responses API writes today that earlier readers did not know (openai-python 3.57.0
+# src/openai/types/responses/: response_output_item.py Program / ProgramOutput / AdditionalTools,
+# response_function_tool_call.py `caller: {type: program, caller_id}`, response_input_item.py
+# CompactionTrigger, response_configuration_update_item.py, and ImageGenerationCall's
+# `output_format`)
+NEWER_ITEMS = [
+    {"role": "user", "content": "What is the weather in Paris and Rome? Draw it too."},
+    {"type": "additional_tools", "id": "at_1", "role": "developer", "tools": [
+        {"type": "function", "name": "get_weather", "description": "The weather in a city\nin °C",
+         "parameters": {}}]},
+    {"type": "configuration_update", "id": "cfg_1", "reasoning": {"effort": "high"},
+     "text": {"format": {"type": "json_schema", "name": "forecast", "schema": {}}}},
+    {"type": "program", "id": "prog_1", "call_id": "call_prog",
+     "code": "const a = await tools.get_weather({city: 'Paris'});\nreturn a;", "fingerprint": "fp_9Xk2"},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_w1", "name": "get_weather",
+     "arguments": "{\"city\": \"Paris\"}", "caller": {"type": "program", "caller_id": "call_prog"}},
+    {"type": "function_call_output", "call_id": "call_w1", "output": "21 °C"},
+    {"type": "program_output", "id": "po_1", "call_id": "call_prog", "result": "Paris: 21 °C",
+     "status": "completed"},
+    {"type": "program", "id": "prog_2", "call_id": "call_prog2", "code": "while (true) {}",
+     "fingerprint": "fp_2"},
+    {"type": "program_output", "id": "po_2", "call_id": "call_prog2", "result": "", "status": "incomplete"},
+    {"type": "image_generation_call", "id": "ig_1", "status": "completed", "output_format": "webp",
+     "revised_prompt": "A sunny Paris skyline", "result": "UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAQAcJaQAA3AA/v3AgAA="},
+    {"type": "compaction_trigger", "id": "ct_1"},
+]
+
+
+def test_programs_settings_and_tools_made_available_read_as_what_they_are(tmp_path):
+    path = tmp_path / "newer" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(NEWER_ITEMS), encoding="utf-8")
+    idx = SessionIndex(path).build()
+    assert "unknown" not in idx.threads["main"].kinds
+    # the program is a call, answered by its output (whose `result` was lost, the call an orphan)
+    assert {k: (c.name, c.status) for k, c in idx.calls.calls.items()} == {
+        "call_prog": ("program", "completed"), "call_w1": ("get_weather", "completed"),
+        "call_prog2": ("program", "error"), "ig_1": ("image_generation", "completed")}
+    assert not idx.calls.orphans
+    evs = {e.id: e for e in events(idx)}
+    said = [[getattr(b, "text", None) for b in e.blocks] for e in events(idx)]
+    assert said[1] == ["1 more tool(s) made available", "get_weather — The weather in a city"]
+    assert said[2] == ["settings from here on: reasoning effort high; text format json_schema (forecast)"]
+    assert said[4][0] == "called by a program (call_prog), not by the model directly"
+    (program,) = [b for e in evs.values() for b in e.blocks if b.kind == "tool_use" and b.id == "call_prog"]
+    assert program.input == {"code": "const a = await tools.get_weather({city: 'Paris'});\nreturn a;"}
+    answers = {r.tool_use_id: [getattr(b, "text", b.kind) for b in r.content]
+               for e in evs.values() for r in e.tool_results()}
+    assert answers["call_prog"] == ["Paris: 21 °C"]
+    assert answers["call_prog2"] == ["the program did not complete"]
+    (image,) = [b for r in evs["ig_1"].tool_results() for b in r.content]
+    assert image.media_type == "image/webp"  # (not png: the browser is told what the bytes are)
+    assert said[-1] == ["compaction asked for: the context is compacted here"]
+
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert '<details class="data"' not in html and "fp_9Xk2" not in html  # no item a raw JSON card
+    assert "Paris: 21 °C" in html and "reasoning effort high" in html
+    assert 'src="data:image/webp;base64,UklGR' in html

@@ -76,7 +76,8 @@ def test_mcp_approval_pairs(tmp_path):
     assert "unparsed" not in idx.threads["main"].kinds and not idx.calls.orphans
     for rid, answer in answers.items():
         call = idx.calls.calls[rid]
-        assert call.name == requests[rid]["name"]
+        # named with its server, as an MCP tool's call is: the card says "MCP deepwiki · ask_question"
+        assert call.name == f"mcp__{requests[rid]['server_label']}__{requests[rid]['name']}"
         assert call.state == ("completed" if answer["approve"] else "denied")
     mcp_calls = [i for i in doc if i.get("type") == "mcp_call"]
     for c in mcp_calls:

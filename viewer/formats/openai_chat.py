@@ -26,7 +26,10 @@ Shapes read:
 * Responses API items mixed with messages (a conversation kept as `input` / `output` items):
   `function_call` / `custom_tool_call` / `shell_call` / … answered by their `…_output` items,
   `reasoning` (its summary) → Thinking, hosted calls (`web_search_call`, `code_interpreter_call`,
-  `mcp_call`, …) → a call holding its own outcome, `compaction` → a notice; an
+  `mcp_call`, …) → a call holding its own outcome (an MCP call named `mcp__<server>__<tool>`), a
+  `program` (programmatic tool calling: JavaScript the model wrote) → a call answered by its
+  `program_output`, the calls it made saying so (`caller`); `compaction`, `compaction_trigger`,
+  `configuration_update` and `additional_tools` (what the client changed between turns) → notices; an
   `mcp_approval_request` is a call awaiting permission until its `mcp_approval_response` answers it
   (approved, or denied with the reason); `mcp_list_tools` lists the server's tools as its result.
   The Agents SDK's own failure outputs ("An error occurred while running the tool…", a timeout, "Tool
@@ -515,7 +518,8 @@ def _event(rec: Any, ref: Ref) -> Event:
         return event(message, ref)
     if t := _stream_type(rec):
         return _stream_event(t, rec, ref)
-    if isinstance(rec, dict) and rec.get("role") is None and (t := _item_type(rec)):
+    if isinstance(rec, dict) and (t := _item_type(rec)) and (
+            rec.get("role") is None or t == "additional_tools"):  # (the one item with a role)
         ev = _item(t, rec, ref)
         _common(ev, rec)
         return ev
@@ -852,19 +856,24 @@ def _langchain_content(content: Any, calls: Any) -> Any:
 # response_reasoning_item.py, response_output_item.py, response_compaction_item.py).
 
 # calls the client runs and answers with a `…_output` item (their `status` is the item's, not
-# the run's)
+# the run's); a `program` is the JavaScript the model wrote for programmatic tool calling
+# (response_output_item.py Program, ProgramOutput: its `result`), the calls it makes naming it
+# their `caller`
 _CLIENT_CALLS = {"function_call", "custom_tool_call", "computer_call", "local_shell_call",
-                 "shell_call", "apply_patch_call"}
+                 "shell_call", "apply_patch_call", "program"}
 # tools the API runs itself: `status` is the run's, and the outcome (if any) sits in the item
 _HOSTED_CALLS = {"web_search_call", "file_search_call", "code_interpreter_call",
                  "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request",
                  "tool_search_call"}
 _OUTPUTS = {f"{c}_output" for c in _CLIENT_CALLS} | {"tool_search_output"}
-_ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | {"reasoning", "compaction", "item_reference",
-                                                     "mcp_approval_response"}
+# what the client says to the API between turns (response_input_item.py): tools made available
+# from here on, settings changed from here on, a compaction asked for
+_SETTINGS = {"additional_tools", "configuration_update", "compaction_trigger"}
+_ITEMS = _CLIENT_CALLS | _HOSTED_CALLS | _OUTPUTS | _SETTINGS | {
+    "reasoning", "compaction", "item_reference", "mcp_approval_response"}
 _SPOKEN = _CLIENT_CALLS | _HOSTED_CALLS | {"reasoning"}  # items the model (an agent) writes
 _BOOKKEEPING = {"type", "id", "call_id", "status", "name", "arguments", "input", "output",
-                "outputs", "results", "result", "error", "tools"}
+                "outputs", "results", "result", "error", "tools", "caller", "fingerprint"}
 # what the Agents SDK (openai-agents, src/agents/tool.py) answers for a function call that did not
 # give a result: the exception (`default_tool_error_function`; before 0.1x followed by "Error: …"),
 # a timeout, or the user's refusal (DEFAULT_APPROVAL_REJECTION_MESSAGE)
@@ -925,7 +934,9 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         return Event(ref, "assistant", blocks=_reasoning(rec))
     if t in _OUTPUTS:
         call = str(rec.get("call_id") or rec.get("id") or "")  # local_shell_call_output: `id`
-        blocks, failed = _item_output(rec.get("output"))
+        blocks, failed = _item_output(rec.get("output", rec.get("result")))  # (a program's: `result`)
+        if t == "program_output" and rec.get("status") == "incomplete":
+            blocks, failed = [Notice("the program did not complete"), *blocks], True
         if to := _handed_to(rec.get("output")):
             blocks = [Notice(f"handed off to {to}")]
         elif t == "tool_search_output" and isinstance(rec.get("tools"), list):
@@ -957,8 +968,17 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
             if len(args) == 1 and isinstance(next(iter(args.values())), dict):
                 args = next(iter(args.values()))  # `{action: {…}}`: the action's own fields
         hosted = t in _HOSTED_CALLS
+        server = rec.get("server_label")
+        if t in ("mcp_call", "mcp_approval_request") and isinstance(server, str) and server \
+                and "__" not in server:
+            name = f"mcp__{server}__{name}"  # named as Claude Code names an MCP tool (tools.mcp_name)
         use = ToolUse(cid, name, args, raw, status=rec.get("status") if hosted else None)
         ev = Event(ref, "assistant", blocks=[use])
+        caller = rec.get("caller") if isinstance(rec.get("caller"), dict) else {}
+        if caller.get("type") == "program":  # made by the code of a `program` item, not the model
+            by = caller.get("caller_id")
+            named = f" ({by})" if isinstance(by, str) and by else ""
+            ev.blocks.insert(0, Notice(f"called by a program{named}, not by the model directly", caller))
         if t == "mcp_approval_request":  # the call waits until an `mcp_approval_response` answers
             ev.states[cid] = "awaiting_permission"
             server = rec.get("server_label")
@@ -969,7 +989,10 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
             blocks: list = []
             for value in outcome:
                 if t == "image_generation_call" and isinstance(value, str):
-                    blocks.append(Media("image", "image/png", value))
+                    fmt = rec.get("output_format")  # png (the default), webp, jpeg, gif, svg
+                    kind = {"jpg": "jpeg", "svg": "svg+xml"}.get(fmt, fmt) if isinstance(fmt, str) and \
+                        fmt.isalnum() else "png"
+                    blocks.append(Media("image", f"image/{kind}", value))
                 else:
                     blocks += _item_output(value)[0]
             if t == "mcp_list_tools" and isinstance(rec.get("tools"), list):
@@ -980,8 +1003,30 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
             failed = bool(rec.get("error")) or rec.get("status") == "failed"
             ev.blocks.append(ToolResult(cid, blocks, True if failed else None))
         return ev
+    if t in _SETTINGS:
+        return Event(ref, "system", kind=t, blocks=_settings(t, rec))
     label = "context compacted" if t == "compaction" else f"reference to item {rec.get('id')}"
     return Event(ref, "system", kind=t, blocks=[Notice(label, rec)])
+
+
+def _settings(t: str, rec: dict) -> list:
+    """What a client item between turns changes, in words: the tools an `additional_tools` item
+    makes available (by name), a `configuration_update`'s reasoning effort and text format."""
+    if t == "compaction_trigger":
+        return [Notice("compaction asked for: the context is compacted here", rec)]
+    if t == "additional_tools":
+        tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
+        return [Notice(f"{len(tools)} more tool(s) made available"), _mcp_tools(tools)]
+    said = []
+    reasoning = rec.get("reasoning") if isinstance(rec.get("reasoning"), dict) else {}
+    if "effort" in reasoning:
+        said.append(f"reasoning effort {as_text(reasoning['effort'])}")
+    text = rec.get("text") if isinstance(rec.get("text"), dict) else {}
+    fmt = text.get("format") if isinstance(text.get("format"), dict) else {}
+    if fmt:
+        name = fmt.get("name") if isinstance(fmt.get("name"), str) and fmt["name"] else None
+        said.append(f"text format {as_text(fmt.get('type'))}" + (f" ({name})" if name else ""))
+    return [Notice("settings from here on: " + ("; ".join(said) or "changed"), rec)]
 
 
 def _mcp_tools(tools: list) -> Text:
