@@ -742,3 +742,56 @@ def test_file_edits_hidden_output_mcp_servers_and_refusal_reasons_read_in_words(
     edit = html[html.index('id="tc-srvtoolu_e2"'):html.index('id="tc-srvtoolu_e3"')]
     assert re.findall(r'<td class="no">(\d+)</td>', edit) == ["7", "7", "8"]
     assert '<span class="mcp-tag">MCP</span> github</span> <span class="mcp-tool">create_issue</span>' in html
+
+
+def test_tools_added_and_withdrawn_and_an_mcp_listing_are_said_in_words(tmp_path):
+    # mid-conversation tool changes and the MCP connector's listing, as anthropic-sdk-python 2.14.0
+    # writes them (src/anthropic/types/beta/: beta_request_tool_addition_block_param.py,
+    # beta_request_tool_removal_block_param.py, beta_tool_change_*_param.py,
+    # beta_mcp_tool_listing_block.py, beta_compaction_block.py `tool_changes`,
+    # beta_system_message_param.py `clear_at`): they were raw JSON cards
+    doc = {"system": "You answer questions about repositories.", "messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "How does flask register blueprints?"},
+            {"type": "tool_addition", "tool": {"type": "mcp_toolset_reference", "server_name": "deepwiki"}}]},
+        {"role": "assistant", "content": [
+            {"type": "mcp_tool_listing", "mcp_server_name": "deepwiki", "tools": [
+                {"name": "ask_question", "description": "Ask a question about a repository\nSlow.",
+                 "input_schema": {}},
+                {"name": "read_wiki_structure", "input_schema": {}}]},
+            {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "ask_question", "server_name": "deepwiki",
+             "input": {"repoName": "pallets/flask", "question": "blueprints?"}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "is_error": False,
+             "content": [{"type": "text", "text": "With app.register_blueprint(bp)."}]},
+            {"type": "text", "text": "With `app.register_blueprint(bp)`."}]},
+        {"role": "system", "clear_at": "next_user_message", "content": [
+            {"type": "text", "text": "Answer in French from now on."},
+            {"type": "tool_removal", "tool": {"type": "mcp_tool_reference", "server_name": "deepwiki",
+                                              "name": "read_wiki_structure"}},
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": {
+                "name": "get_time", "description": "The time now", "input_schema": {}}}}]},
+        {"role": "user", "content": "Et les vues ?"},
+        {"role": "assistant", "content": [
+            {"type": "compaction", "content": "The user asks about flask in French.", "tool_changes": [
+                {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "get_weather"}}]},
+            {"type": "text", "text": "Avec `add_url_rule`."}]}]}
+    path = tmp_path / "tools" / "conversation.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    idx = SessionIndex(path).build()
+    said = [[getattr(b, "text", b.kind) for b in e.blocks] for e in events(idx)]
+    assert said[1] == ["How does flask register blueprints?",
+                       "tool made available: every tool of MCP server deepwiki"]
+    assert said[2][:2] == ["MCP server deepwiki lists 2 tool(s)",
+                           "ask_question — Ask a question about a repository\nread_wiki_structure"]
+    assert said[3] == ["Answer in French from now on.",
+                       "tool withdrawn: read_wiki_structure (MCP server deepwiki)",
+                       "tool made available: get_time",
+                       "shown to the model until the next user message only"]
+    assert said[5][2] == "in the compacted part: tool withdrawn: get_weather"
+    app = create_app({"ROOTS": [str(path.parent)], "CACHE_DIR": str(tmp_path / "c"), "WATCH": False})
+    client = app.test_client()
+    (link,) = set(re.findall(r'href="(/s/[^"]+)"', client.get("/").get_data(as_text=True)))
+    html = client.get(link).get_data(as_text=True)
+    assert '<details class="data"' not in html  # no block left a raw JSON card
+    assert "tool made available: every tool of MCP server deepwiki" in html

@@ -230,6 +230,10 @@ def event(rec: Any, ref: Ref) -> Event:
             ev.role, ev.kind = "tool", "tool_result"
     else:
         ev.blocks = _blocks(content, markdown=role != "system")
+        if role == "system" and rec.get("clear_at") == "next_user_message":
+            # a system message among the messages, shown to the model for the turn it follows only
+            # (anthropic-sdk-python types/beta/beta_system_message_param.py)
+            ev.blocks.append(Notice("shown to the model until the next user message only"))
         for call in (getattr(rec, "links", None) or {}).get("completed", ()):
             ev.blocks.append(ToolResult(call, [Notice(_TASK_ENDED)]))
         if role == "assistant":

@@ -369,6 +369,16 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
                                "by this summary"), Text(summary, markdown)]
             else:  # null content: the compaction produced no valid summary (the API ignores it)
                 out.append(Notice("context compaction failed: no summary was produced"))
+            changes = b.get("tool_changes") if isinstance(b.get("tool_changes"), list) else []
+            if changes:  # the tools the compacted turns added or withdrew, which still hold
+                out.append(Notice("in the compacted part: " + "; ".join(tool_change(c) for c in changes),
+                                  changes))
+        elif t in ("tool_addition", "tool_removal"):  # the tools offered change from here on
+            out.append(Notice(tool_change(b), b))
+        elif t == "mcp_tool_listing":  # what the server fetched from an MCP server for this reply
+            server = b.get("mcp_server_name") if isinstance(b.get("mcp_server_name"), str) else "?"
+            listed = b.get("tools") if isinstance(b.get("tools"), list) else []
+            out += [Notice(f"MCP server {server} lists {len(listed)} tool(s)", None), tool_lines(listed)]
         elif t == "fallback":  # the API answered with another model (Claude Code 2.1.170+)
             src, dst = b.get("from"), b.get("to")
             names = [m.get("model") if isinstance(m, dict) else None for m in (src, dst)]
@@ -383,6 +393,39 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
                 out[first:last + 1] = [Text("".join(x.text for x in out[first:last + 1]), markdown)]
         out.append(Notice(citation_words(cited), cited))
     return out
+
+
+def tool_change(b: Any) -> str:
+    """A `tool_addition` / `tool_removal` block in words (anthropic-sdk-python types/beta:
+    beta_request_tool_addition_block_param.py, beta_response_tool_change_*.py): the tool named by
+    its name, an MCP server's tool by both, a whole MCP toolset by its server, a tool defined there
+    by its definition's name."""
+    if not isinstance(b, dict):
+        return as_text(b)
+    tool = b.get("tool") if isinstance(b.get("tool"), dict) else {}
+    kind = tool.get("type")
+    if kind == "tool_definition" and isinstance(tool.get("definition"), dict):
+        tool = tool["definition"]
+    name = next((tool[k] for k in ("name", "mcp_server_name") if isinstance(tool.get(k), str)), None)
+    server = tool.get("server_name") if isinstance(tool.get("server_name"), str) else None
+    if kind == "mcp_toolset_reference" or (tool.get("type") == "mcp_toolset" and name):
+        what = f"every tool of MCP server {server or name}"
+    elif server:
+        what = f"{name or '?'} (MCP server {server})"
+    else:
+        what = name or as_text(tool)
+    return ("tool withdrawn: " if b.get("type") == "tool_removal" else "tool made available: ") + what
+
+
+def tool_lines(tools: list) -> Text:
+    """Tools as their definitions give them, one per line with its description's first line."""
+    lines = []
+    for tool in tools:
+        if isinstance(tool, dict):
+            desc = tool.get("description") if isinstance(tool.get("description"), str) else ""
+            first = desc.strip().splitlines()[0] if desc.strip() else ""
+            lines.append(f"{as_text(tool.get('name'))}" + (f" — {first}" if first else ""))
+    return Text("\n".join(lines) or "(no tools)", markdown=False)
 
 
 # why a reply stopped, when a reader should know (anthropic-sdk-python types/stop_reason.py):

@@ -90,7 +90,7 @@ from ..model import ANSWERED, AWAITING, DENIED, UNAPPROVED, Data, Event, Media, 
 from . import streamed, wrapped
 from .common import as_text, citation_words, error_content, first_time, generic_event, \
     media_block, model_and_usage, openai_tool_calls, parse_arguments, result_content, std_streams, \
-    text_field
+    text_field, tool_lines
 
 NAME = "openai-chat"
 MODE = "document"
@@ -942,7 +942,7 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
         elif t == "tool_search_output" and isinstance(rec.get("tools"), list):
             # the tool definitions the search loaded (openai-python types/responses/
             # response_tool_search_output_item.py): their names, not an empty result
-            blocks = [Notice("tools loaded"), _mcp_tools(rec["tools"])]
+            blocks = [Notice("tools loaded"), tool_lines(rec["tools"])]
         error = True if failed or rec.get("status") == "failed" else None
         if error is None and isinstance(rec.get("output"), str) and error_content(rec["output"]):
             error = True
@@ -996,7 +996,7 @@ def _item(t: str, rec: dict, ref: Ref) -> Event:
                 else:
                     blocks += _item_output(value)[0]
             if t == "mcp_list_tools" and isinstance(rec.get("tools"), list):
-                blocks.append(_mcp_tools(rec["tools"]))
+                blocks.append(tool_lines(rec["tools"]))
             if rec.get("error"):
                 blocks += _hosted_error(rec["error"])
             # a hosted call can fail with its outputs kept (a code interpreter's logs) and no error
@@ -1016,7 +1016,7 @@ def _settings(t: str, rec: dict) -> list:
         return [Notice("compaction asked for: the context is compacted here", rec)]
     if t == "additional_tools":
         tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
-        return [Notice(f"{len(tools)} more tool(s) made available"), _mcp_tools(tools)]
+        return [Notice(f"{len(tools)} more tool(s) made available"), tool_lines(tools)]
     said = []
     reasoning = rec.get("reasoning") if isinstance(rec.get("reasoning"), dict) else {}
     if "effort" in reasoning:
@@ -1027,17 +1027,6 @@ def _settings(t: str, rec: dict) -> list:
         name = fmt.get("name") if isinstance(fmt.get("name"), str) and fmt["name"] else None
         said.append(f"text format {as_text(fmt.get('type'))}" + (f" ({name})" if name else ""))
     return [Notice("settings from here on: " + ("; ".join(said) or "changed"), rec)]
-
-
-def _mcp_tools(tools: list) -> Text:
-    """The tools an MCP server listed, one per line with its description's first line."""
-    lines = []
-    for tool in tools:
-        if isinstance(tool, dict):
-            desc = tool.get("description") if isinstance(tool.get("description"), str) else ""
-            first = desc.strip().splitlines()[0] if desc.strip() else ""
-            lines.append(f"{as_text(tool.get('name'))}" + (f" — {first}" if first else ""))
-    return Text("\n".join(lines) or "(no tools)", markdown=False)
 
 
 def _hosted_error(error: Any) -> list:
