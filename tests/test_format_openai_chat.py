@@ -560,3 +560,12 @@ def test_programs_settings_and_tools_made_available_read_as_what_they_are(tmp_pa
     assert '<details class="data"' not in html and "fp_9Xk2" not in html  # no item a raw JSON card
     assert "Paris: 21 °C" in html and "reasoning effort high" in html
     assert 'src="data:image/webp;base64,UklGR' in html
+
+
+def test_a_spoken_reply_kept_only_by_its_id_says_so():
+    # a conversation sent back to the API keeps an earlier spoken reply as its id only
+    # (openai-python types/chat/chat_completion_assistant_message_param.py `Audio: {id}`): it was a
+    # raw JSON card
+    ev = openai_chat.event({"role": "assistant", "content": None, "audio": {"id": "audio_abc123"}}, R)
+    assert [(b.kind, b.text) for b in ev.blocks] == [
+        ("notice", "spoken reply audio_abc123: its sound and words are kept by OpenAI, not in this file")]

@@ -735,11 +735,17 @@ def thinking_blocks(rec: dict) -> list:
 
 
 def _audio(audio: dict) -> list:
+    """An assistant's spoken reply: its sound and transcript, or — as a conversation sent back to
+    the API keeps it (openai-python types/chat/chat_completion_assistant_message_param.py
+    `Audio: {id}`) — only the id of the audio OpenAI holds."""
     out: list = []
     if isinstance(audio.get("data"), str):
         out.append(Media("audio", "audio/wav", audio["data"]))
     if isinstance(audio.get("transcript"), str) and audio["transcript"]:
         out.append(Text(audio["transcript"]))
+    if not out and isinstance(audio.get("id"), str) and audio["id"] and set(audio) <= {"id", "expires_at"}:
+        return [Notice(f"spoken reply {audio['id']}: its sound and words are kept by OpenAI, not in this "
+                       "file", audio)]
     return out or [Data(audio, "audio")]
 
 
