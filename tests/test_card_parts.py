@@ -1,6 +1,6 @@
 """The parts of a tool call's card that are also sent alone (the live stream's and an early page's
-out-of-band updates: `_call_state.html`, `_call_result.html`, `_call_thread.html`, and the card
-itself, `_tool_call.html`) are the same HTML as in the card that htmx swaps them into."""
+out-of-band updates: `_call_state.html`, `_call_result.html`, `_call_thread.html`) are the same HTML
+as in the card (templating.tool_call_html) that htmx swaps them into."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from viewer.export import _environment, MEDIA_LIMIT, STRING_LIMIT
 from viewer.index import SessionIndex
-from viewer.templating import events_html
+from viewer.templating import events_html, tool_call_html
 from viewer.timeline import Timeline
 
 from conftest import SESSIONS
@@ -32,7 +32,7 @@ def test_a_call_cards_parts_drawn_alone_are_the_cards_own(path):
             if cv is None:
                 continue
             seen += 1
-            whole = env.get_template("_tool_call.html").render(cv=cv, v=v, key="k", path=f"b{i}")
+            whole = tool_call_html(env, cv, v, "k", f"b{i}")
             assert whole.startswith('<div class="tool') and whole in card
             for part in ("_call_state.html", "_call_result.html", "_call_thread.html"):
                 alone = env.get_template(part).render(cv=cv, key="k")

@@ -2,7 +2,7 @@
 as JSON for other tools — the whole session or a range of it, redacted on request.
 
 * **HTML** is drawn by the same templates and partials as the page (`_message.html`, `_macros.html`,
-  `_tool_call.html`…) through a Jinja environment that needs no web request
+  `_diff.html`…) through a Jinja environment that needs no web request
   (`viewer.templating.environment`): its URL builder turns permalinks into `#m-<id>` anchors, media
   become data: URIs, nothing is cut behind a "show all". The stylesheet and a small script are
   inlined and allowed by their hashes in a Content-Security-Policy `<meta>` (no `unsafe-inline`),

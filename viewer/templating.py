@@ -1,7 +1,7 @@
 """The templates' environment, without Flask: the filters and helpers every page, fragment, live
 message and exported file render with.
 
-One set of templates and partials (`_message.html`, `_macros.html`, `_tool_call.html`…) draws an
+One set of templates and partials (`_message.html`, `_macros.html`, `_diff.html`…) draws an
 event wherever it appears. The web app configures Flask's own Jinja environment with `configure()`;
 the exporter builds a plain one with `environment()`. What differs between the two is passed in, not
 branched on inside Python: the URL builder `u` (server routes, or `#m-<id>` anchors in an exported
@@ -371,10 +371,11 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
 
 # --- a card's blocks, in Python ------------------------------------------------------------------
 # The text, thinking and tool-use blocks every card holds, the cut boxes (output, prose, a tool
-# result's text) and a call's state and result, drawn here for the page, the live stream and the
-# export alike (the templates call them by these names), where macros of _macros.html drew them;
-# its `other_block` still draws the rarer blocks (results shown again, orphans, media, notices,
-# data), and `tool_call` a call's head and input. Every transcript string goes through `escape`;
+# result's text) and a tool call's card (its head, input, state and result), drawn here for the
+# page, the live stream and the export alike (the templates call them by these names), where macros
+# of _macros.html drew them; its `other_block` still draws the rarer blocks (results shown again,
+# orphans, media, notices, data), `tool_input` a call's rarer input views and `call_thread` the
+# sub-agents a call spawned. Every transcript string goes through `escape`;
 # Markdown through render.markdown (markdown-it without raw HTML, then nh3).
 
 
@@ -486,8 +487,119 @@ def block_html(env: Environment, b, v, key: str, path: str, ev_id=None) -> Marku
                       f'{prose_html(env, b.text, key, eid, path)}</details>\n')
     if kind == "tool_use":
         cv = v.calls.get(b.id)
-        return _macros(env).tool_call(cv, v, key, path) if cv else Markup("")
+        return tool_call_html(env, cv, v, key, path) if cv else Markup("")
     return _macros(env).other_block(b, v, key, path, ev_id)
+
+
+# the input views of a tool call's card the `tool_input` macro of _macros.html draws (rarer ones)
+_MACRO_INPUTS = frozenset({"tasks", "questions", "comm"})
+
+
+def tool_call_html(env: Environment, cv, v, key: str, path: str) -> Markup:
+    """One tool call's card: its head (name, summary, state), its input as its view draws it, its
+    result and the sub-agent threads it spawned. `v` / `path`: the event that holds it and the
+    block's address in it, for "show all" links. The views a long session draws by the thousand (a
+    command, a file read, an edit, a few fields) are drawn here, the rarer ones by the `tool_input`
+    macro of _macros.html."""
+    call, use = cv.call, cv.use
+    inp = use.input if use else None
+    view = tools.view_of(call.name, inp)
+    out = [f'<div class="tool tool-{escape(view)}" id="{escape(dom_id("tc-", call.id))}" '
+           f'data-call="{escape(call.id)}">\n  <div class="tool-head">\n    <span class="tool-name">'
+           f'{tool_label_html(call.name, cv.fmt)}</span>\n    <span class="tool-summary">'
+           f'{escape(tools.summary(call.name, inp))}</span>\n    <span class="spacer"></span>\n'
+           f'{call_state_html(env, cv)}  </div>\n']
+    progress = tools.progress_of(inp)
+    raw = use.input_raw if use else None
+    # no input box for a call without arguments (`{}`: a handoff, a tool taking none)
+    if (view not in ("read", "undo") and inp is not None and inp != {} and inp != "") or progress \
+            or raw:
+        if view in _MACRO_INPUTS and not raw:
+            out.append(_macros(env).tool_input(cv, v, key, path, inp, view, progress))
+        else:
+            out.append('  <div class="tool-input">\n')
+            _tool_input(env, out, cv, v, key, path, inp, view, raw)
+            if progress:
+                out.append(f'<details class="task-progress"><summary>task progress</summary>'
+                           f'{prose_html(env, progress, key, v.ev.id, path + ".i:task_progress")}'
+                           f'</details>')
+            out.append("  </div>\n")
+    out.append(call_result_html(env, cv, key))
+    out.append(call_thread_html(env, cv, key))
+    out.append("</div>")
+    return Markup("".join(out))
+
+
+def _tool_input(env: Environment, out: list, cv, v, key: str, path: str, inp, view: str,
+                raw) -> None:
+    """The input of a tool call as its view draws it (`tool_call_html`), added to `out`."""
+    eid = v.ev.id
+    if raw:
+        out.append(f'    <div class="warn">arguments are not valid JSON; shown as written</div>'
+                   f'{output_html(env, raw, key, eid, path + ".i:raw")}\n')
+    elif view == "shell":
+        out.append(f'    <pre class="cmd"><span class="prompt">$ </span>{escape(tools.command_of(inp))}'
+                   f'</pre>\n')
+        if isinstance(inp.get("description"), str):
+            out.append(f'<div class="cmd-desc">{escape(inp["description"])}</div>')
+    elif view == "edit":
+        diff = env.get_template("_diff.html")
+        for e in tools.edits(inp, cv.result.structured if cv.result else None):
+            out.append(diff.render(e=e, inp=inp))
+    elif view == "write":
+        content, file = tools.content_of(inp), tools.path_of(inp)
+        out.append(f'    <details class="file-content"{" open" if len(content) < 1500 else ""}><summary>'
+                   f'<code>{escape(file or "file")}</code> <span class="muted">· '
+                   f'{escape(plural(len(content.splitlines()), "line"))}</span></summary>'
+                   f'{output_html(env, content, key, eid, f"{path}.i:{tools.key_of(inp, content)}", filename=file)}'
+                   f'</details>\n')
+    elif view == "todos":
+        box = tools.TODO_BOX
+        out.append('    <ul class="todos">')
+        out += [f'<li class="todo {escape(status)}"><span class="box">{escape(box[status])}</span> '
+                f'{escape(text)}</li>' for status, text in tools.todo_items(inp)]
+        out.append("</ul>\n")
+    elif view == "agent":
+        said = f": {escape(inp['description'])}" if inp.get("description") else ""
+        out.append(f'    <details class="agent-prompt"><summary>{escape(inp.get("subagent_type") or "agent")}'
+                   f'{said} <span class="muted">· prompt</span></summary>'
+                   f'{prose_html(env, inp["prompt"], key, eid, path + ".i:prompt")}</details>\n')
+    elif view == "plan":
+        plan = tools.prose_input(inp)
+        out.append(f'    <div class="plan">'
+                   f'{prose_html(env, plan, key, eid, f"{path}.i:{tools.key_of(inp, plan)}")}</div>\n')
+    elif view in ("read", "undo"):
+        pass  # the header's summary names the file (and the lines)
+    elif view in ("kv", "fields"):
+        side = tools.SIDE_FIELDS
+        out.append('    <dl class="kv">')
+        out += [f"<div><dt>{escape(k)}</dt><dd>{escape(val if isinstance(val, str) else json_text(val))}"
+                f"</dd></div>" for k, val in inp.items()
+                if k not in side and (view == "kv" or tools.is_short(val))]
+        out.append("</dl>\n")
+        if view == "fields":  # a script or a long text as written
+            out += [f'<div class="field-text"><div class="field-name">{escape(k)}</div>'
+                    f'{output_html(env, val, key, eid, f"{path}.i:{k}")}</div>'
+                    for k, val in inp.items() if k not in side and not tools.is_short(val)]
+    elif isinstance(inp, str):  # free-form input (an OpenAI custom tool's): the text as written
+        out.append(f"    {output_html(env, inp, key, eid, path)}\n")
+    elif inp is not None and inp != {}:
+        j = json_text(inp)
+        if len(j) > 600:
+            out.append(f'<details class="json-input"><summary>input <span class="muted">· {len(j)} '
+                       f'characters</span></summary>')
+        out.append(output_html(env, j, key, eid, path) if len(j) > env.globals["TEXT_CAP"]
+                   else env.filters["pjson"](inp))
+        if len(j) > 600:
+            out.append("</details>")
+
+
+def call_thread_html(env: Environment, cv, key: str) -> Markup:
+    """The sub-agent threads a tool call spawned, in its card (the `call_thread` macro of
+    _macros.html, which draws them; here only the empty box of a call that spawned none)."""
+    if cv.threads:
+        return _macros(env).call_thread(cv, key)
+    return Markup(f'<div class="call-thread" id="{escape(dom_id("tc-", cv.call.id))}-thread">\n</div>')
 
 
 _OOB = ' hx-swap-oob="true"'
