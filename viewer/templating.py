@@ -216,11 +216,12 @@ def _lines(text: str) -> int:
 def time_html(dt, raw=None, assumed: bool = False, since: str = "", split: bool = False) -> Markup:
     """A time as the `time` macro of _macros.html draws it (see there)."""
     if dt:
+        # (what a datetime's isoformat writes — digits, `-`, `:`, `.`, `T`, `Z`, "UTC" — needs no
+        # escaping: every card has a time, and escaping was a tenth of drawing its head)
         shown = timestamps.human_utc(dt)
         if assumed:
             shown = shown[:19]
-        esc = escape(shown)
-        out = f'<time datetime="{escape(timestamps.iso(dt))}" title="{esc}'
+        out = f'<time datetime="{timestamps.iso(dt)}" title="{shown}'
         if assumed:
             out += ', as written in the file, which names no time zone" data-local="as written"'
         else:
@@ -229,9 +230,9 @@ def time_html(dt, raw=None, assumed: bool = False, since: str = "", split: bool 
             out += ' class="assumed split"' if assumed and split else \
                 (' class="assumed"' if assumed else ' class="split"')
         if split:
-            out += f'>{escape(shown[:16])}<span class="t-rest">{escape(shown[16:])}</span></time>'
+            out += f'>{shown[:16]}<span class="t-rest">{shown[16:]}</span></time>'
         else:
-            out += f">{esc}</time>"
+            out += f">{shown}</time>"
         if since:
             out += f' <span class="since" title="since the session started">{escape(since)}</span>'
         return Markup(out)
@@ -286,11 +287,11 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
         out.append(f" lane-{escape(v.lane)}")
     if ev.parent:
         out.append(" sub")
-    out.append(f'" id="m-{eid}" data-seq="{escape(v.seq)}">\n  <div class="ev-head">\n')
+    out.append(f'" id="m-{eid}" data-seq="{v.seq:d}">\n  <div class="ev-head">\n')
     if v.refs_only:
         for rc in v.refs.values():
             out.append(f'<span class="result-ref" id="{escape(dom_id("rr-", rc.call.id))}">'
-                       f'{m.result_ref(rc, key)}</span>')
+                       f'{_result_ref_line(env, rc, key)}</span>')
     elif ev.kind == "comm":
         out.append(f'<span class="who">{escape(ev.author or "another agent")} → '
                    f'{escape(ev.recipient or v.agent or "this agent")}</span>\n')
@@ -488,7 +489,33 @@ def block_html(env: Environment, b, v, key: str, path: str, ev_id=None) -> Marku
     if kind == "tool_use":
         cv = v.calls.get(b.id)
         return tool_call_html(env, cv, v, key, path) if cv else Markup("")
+    if kind == "tool_result" and b.tool_use_id not in v.again:
+        # most results: shown with their call, here or in another card
+        if b.tool_use_id in v.refs:
+            return result_ref_html(env, v.refs[b.tool_use_id], key)
+        if b.tool_use_id in v.calls:
+            return Markup("")
     return _macros(env).other_block(b, v, key, path, ev_id)
+
+
+@pass_environment
+def result_ref_html(env: Environment, rc, key: str, oob: bool = False) -> Markup:
+    """A result shown with its call elsewhere: one line that links to the call. On a first screen
+    whose call is not read yet it says "resolving…"; when the index is done the page's stream
+    replaces its content (`oob`, innerHTML: _result_ref.html; the element may be a span in a
+    card's head, `_event`)."""
+    swap = ' hx-swap-oob="innerHTML"' if oob else ""
+    return Markup(f'<div class="result-ref" id="{escape(dom_id("rr-", rc.call.id))}"{swap}>'
+                  f'{_result_ref_line(env, rc, key)}</div>')
+
+
+def _result_ref_line(env: Environment, rc, key: str) -> Markup:
+    if rc.resolving:
+        return Markup('↳ result of a call further up <span class="state resolving" title="the call is '
+                      'in the part of the file still being read">resolving…</span>')
+    name = tool_label_html(rc.call.name, rc.fmt) if rc.call.name else "a call"
+    return Markup(f'↳ result of <a href="{escape(env.globals["u"].message(key, rc.call_event))}">'
+                  f'{name}</a> {state_html(rc.call.state)} <span class="muted">shown with the call</span>')
 
 
 # the input views of a tool call's card the `tool_input` macro of _macros.html draws (rarer ones)
@@ -765,6 +792,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         block_html=block_html,
         call_state_html=call_state_html,
         call_result_html=call_result_html,
+        result_ref_html=result_ref_html,
         role_class=role_class,
         MARKDOWN_CAP=markdown_cap,
         SORTS=catalog.SORTS,

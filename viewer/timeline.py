@@ -769,9 +769,7 @@ class Timeline:
     def _view(self, ev: Event, seq: int) -> EventView:
         since = ""
         if ev.timestamp is not None and self.started is not None:
-            from .index import epoch
-
-            since = "+" + timestamps.span(max(0.0, epoch(ev.timestamp) - self.started))
+            since = "+" + timestamps.span(max(0.0, ev.timestamp.timestamp() - self.started))
         v = EventView(ev, seq, lane=lane_of(ev.author, self.idx.summary.agents), since_start=since,
                       target=bool(self.target) and ev.id == self.target,
                       agent=self.idx.info.get("agent"),

@@ -51,6 +51,17 @@ _FIRST, _LAST = 0.0, (datetime(5139, 1, 1, tzinfo=UTC) - _EPOCH).total_seconds()
 
 def parse(value: Any) -> Stamp:
     """Read one timestamp value; never raises."""
+    if value.__class__ is str and 20 <= len(value) <= 64 and value[-1] == "Z" and value[4] == "-" \
+            and value[10] == "T":
+        # the shape nearly every transcript writes ("2025-10-21T20:59:02.123Z"), which the C parser
+        # reads as UTC: every card's time is read when it is drawn (`fast_epoch` for the index)
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if dt.tzinfo is UTC and _FIRST <= (dt - _EPOCH).total_seconds() < _LAST:
+                return Stamp(dt, value, False)
     stamp = _parse(value)
     if stamp.utc is not None and not _FIRST <= (stamp.utc - _EPOCH).total_seconds() < _LAST:
         return Stamp(None, value)
