@@ -2,7 +2,7 @@
 as JSON for other tools — the whole session or a range of it, redacted on request.
 
 * **HTML** is drawn by the same templates and partials as the page (`_message.html`, `_macros.html`,
-  `_diff.html`…) through a Jinja environment that needs no web request
+  `_window.html`…) through a Jinja environment that needs no web request
   (`viewer.templating.environment`): its URL builder turns permalinks into `#m-<id>` anchors, media
   become data: URIs, nothing is cut behind a "show all". The stylesheet and a small script are
   inlined and allowed by their hashes in a Content-Security-Policy `<meta>` (no `unsafe-inline`),
@@ -729,7 +729,7 @@ def _draw_in(conn, x: "Export", tl: Timeline, env, starts) -> None:
 
 # what drawing a window compiles on first use (the templates of an event, Pygments' file-name
 # patterns): a fifth of a second per process
-_PARTIALS = ("_message.html", "_macros.html", "_diff.html", "_result_ref.html",
+_PARTIALS = ("_message.html", "_macros.html", "_result_ref.html",
              "_message_broken.html")
 
 

@@ -1,7 +1,7 @@
 """The templates' environment, without Flask: the filters and helpers every page, fragment, live
 message and exported file render with.
 
-One set of templates and partials (`_message.html`, `_macros.html`, `_diff.html`…) draws an
+One set of templates and partials (`_message.html`, `_macros.html`, `_window.html`…) draws an
 event wherever it appears. The web app configures Flask's own Jinja environment with `configure()`;
 the exporter builds a plain one with `environment()`. What differs between the two is passed in, not
 branched on inside Python: the URL builder `u` (server routes, or `#m-<id>` anchors in an exported
@@ -371,13 +371,13 @@ def _event(env: Environment, v, key: str, m, out: list) -> None:
 
 
 # --- a card's blocks, in Python ------------------------------------------------------------------
-# The text, thinking and tool-use blocks every card holds, the cut boxes (output, prose, a tool
-# result's text) and a tool call's card (its head, input, state and result), drawn here for the
-# page, the live stream and the export alike (the templates call them by these names), where macros
-# of _macros.html drew them; its `other_block` still draws the rarer blocks (results shown again,
-# orphans, media, notices, data), `tool_input` a call's rarer input views and `call_thread` the
-# sub-agents a call spawned. Every transcript string goes through `escape`;
-# Markdown through render.markdown (markdown-it without raw HTML, then nh3).
+# The text, thinking, tool-use and notice blocks every card holds, the cut boxes (output, prose, a
+# tool result's text) and a tool call's card (its head, input, state and result), drawn here for
+# the page, the live stream and the export alike (the templates call them by these names), where
+# macros of _macros.html drew them; its `other_block` still draws the rarer blocks (results shown
+# again, orphans, media, data), `tool_input` a call's rarer input views and `call_thread` the
+# sub-agents a call spawned. Every transcript string goes through `escape`; Markdown through
+# render.markdown (markdown-it without raw HTML, then nh3).
 
 
 def _macros(env: Environment):
@@ -442,8 +442,8 @@ def result_text_html(env: Environment, text, name, inp, key: str, event_id: str,
         return Markup(f"{prose_html(env, code, key, event_id, path, cap)}\n")
     if rv.kind == "json" and not c.hidden:
         return Markup(f'<div class="cuttable out">{env.filters["json_pretty"](c.text)}</div>\n')
-    if rv.kind == "diff" and not c.hidden:
-        return Markup(f"{_macros(env).result_diffs(rv.edits, inp)}\n")
+    if rv.kind == "diff" and not c.hidden:  # a diff per file
+        return Markup(f'<div class="result-diff">{"".join(diff_html(e, inp) for e in rv.edits)}</div>\n')
     if rv.kind != "file":
         return Markup(f"{output_html(env, text, key, event_id, path, cap=cap)}\n")
     hl = env.filters["hl"]
@@ -489,6 +489,10 @@ def block_html(env: Environment, b, v, key: str, path: str, ev_id=None) -> Marku
     if kind == "tool_use":
         cv = v.calls.get(b.id)
         return tool_call_html(env, cv, v, key, path) if cv else Markup("")
+    if kind == "notice":  # (a hook's output, a system line: thousands in a long session)
+        detail = "" if b.detail is None or isinstance(b.detail, str) else \
+            f' <details class="detail"><summary>details</summary>{env.filters["pjson"](b.detail)}</details>'
+        return Markup(f'  <div class="notice">{escape(b.text)}{detail}</div>\n')
     if kind == "tool_result" and b.tool_use_id not in v.again:
         # most results: shown with their call, here or in another card
         if b.tool_use_id in v.refs:
@@ -570,9 +574,7 @@ def _tool_input(env: Environment, out: list, cv, v, key: str, path: str, inp, vi
         if isinstance(inp.get("description"), str):
             out.append(f'<div class="cmd-desc">{escape(inp["description"])}</div>')
     elif view == "edit":
-        diff = env.get_template("_diff.html")
-        for e in tools.edits(inp, cv.result.structured if cv.result else None):
-            out.append(diff.render(e=e, inp=inp))
+        out += [diff_html(e, inp) for e in tools.edits(inp, cv.result.structured if cv.result else None)]
     elif view == "write":
         content, file = tools.content_of(inp), tools.path_of(inp)
         out.append(f'    <details class="file-content"{" open" if len(content) < 1500 else ""}><summary>'
@@ -627,6 +629,37 @@ def call_thread_html(env: Environment, cv, key: str) -> Markup:
     if cv.threads:
         return _macros(env).call_thread(cv, key)
     return Markup(f'<div class="call-thread" id="{escape(dom_id("tc-", cv.call.id))}-thread">\n</div>')
+
+
+_DIFF_ROW = {"-": "d del", "+": "d add", "…": "d skip"}  # a diff line's op → its row's class
+
+
+def diff_html(e, inp, against_first: bool = False) -> Markup:
+    """One replacement of an edit call (a tools.EditPart) as a line diff, its file named above it
+    (the call's input `inp` names it when the part does not); `against_first`: a result written
+    again, against the first, which names no file."""
+    out = ['<div class="diff">']
+    if not against_first:
+        out.append(f'<div class="diff-file"><code>{escape(e.path or tools.path_of(inp) or "")}</code>')
+        if e.action:
+            out.append(f' <span class="muted">({escape(e.action)})</span>')
+        if e.replace_all:
+            out.append(' <span class="muted">(all occurrences)</span>')
+        out.append("</div>")
+    if e.old or e.new or not e.action:
+        out.append('<table class="diff-lines">\n')
+        rows = render.diff(e.old, e.new, e.old_start, e.new_start)
+        for d in rows:
+            code = "".join(f"<mark>{escape(text)}</mark>" if changed else escape(text)
+                           for text, changed in d.parts)
+            out.append(f'<tr class="{_DIFF_ROW.get(d.op, "d")}"><td class="no">{d.old_no or ""}</td>'
+                       f'<td class="no">{d.new_no or ""}</td><td class="op">{escape(d.op)}</td>'
+                       f'<td class="code">{code}</td></tr>\n')
+        if not rows:
+            out.append('<tr><td colspan="4" class="muted">no change</td></tr>\n')
+        out.append("</table>")
+    out.append("</div>")
+    return Markup("".join(out))
 
 
 _OOB = ' hx-swap-oob="true"'
@@ -790,6 +823,7 @@ def configure(env: Environment, urls, *, caps: tuple[int, int] | None = None,
         prose_html=prose_html,
         result_text_html=result_text_html,
         block_html=block_html,
+        diff_html=diff_html,
         call_state_html=call_state_html,
         call_result_html=call_result_html,
         result_ref_html=result_ref_html,
