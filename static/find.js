@@ -135,7 +135,8 @@
   var searching = false;  // a stream of hits is coming in
 
   // run a search: from the start (reset), or on from a cursor the page or a stream stopped at
-  function runSearch(params, cursor) {
+  // (`told`: the status the page shows says already what the search is doing)
+  function runSearch(params, cursor, told) {
     if (searchAbort) searchAbort.abort();
     var controller = new AbortController();
     searchAbort = controller;
@@ -146,7 +147,8 @@
       hitsList.innerHTML = "";
       current = -1;
       wanted = -1;
-      setStatus("Searching…");
+      // (before the index a search the server cannot answer from the files alone waits for it)
+      if (!told) setStatus(indexed() ? "Searching…" : "Searching the whole session as it is read…");
       var url = new URL(location.href);
       ["q", "case", "regex", "cont"].forEach(function (k) { url.searchParams.delete(k); });
       params.forEach(function (v, k) { url.searchParams.set(k, v); });
@@ -295,9 +297,10 @@
       });
     } else if (card) {
       done = Promise.resolve();
-    } else if (filterArgs().toString()) {
+    } else if (filterArgs().toString() || !indexed()) {
       // a filtered view: the page around the event, in this view for a step through the view's
-      // own errors, else in the whole session (an outline's prompt, a hit: the view may not hold it)
+      // own errors, else in the whole session (an outline's prompt, a hit: the view may not hold it);
+      // before the index, the page drawn around it at once (the window around it waits for the index)
       location.assign(opts.inView ? viewUrl(id, marked) : messageUrl(id, null, marked));
       return Promise.resolve();
     } else {
@@ -933,13 +936,15 @@
         runSearch(active, statusEl.getAttribute("data-next"));
       } else if (statusEl && statusEl.getAttribute("data-reading")) {
         // a first screen drawn before the index (around the first hit, found in the file's
-        // bytes): the whole session is searched once its index is done
+        // bytes): the whole session is searched once its index is done — or at once when the
+        // page lists none of its hits (a hit link's, a sub-agent's hit's: the server finds them
+        // all without the index when it can, search.QuickScan, else its answer waits for it)
         var asked = active.toString(), seek = statusEl.getAttribute("data-seek");
-        whenIndexed(function () {
+        (hitItems().length ? whenIndexed : function (fn) { fn(); })(function () {
           if (!active || active.toString() !== asked) return;
           // (a hit link's page lists none of its region's hits: the hit it opened at is current)
           var items = hitItems(), at = current >= 0 && items[current] ? items[current].getAttribute("data-id") : targetId;
-          runSearch(active, null).then(function () {  // (the hit that was current still is)
+          runSearch(active, null, !indexed()).then(function () {  // (the hit that was current still is)
             var now = hitItems();
             for (var k = 0; at && current < 0 && k < now.length; k++) {
               if (now[k].getAttribute("data-id") !== at) continue;
@@ -1002,16 +1007,17 @@
     }).observe(timeline, { childList: true, subtree: true });
   }
 
-  // once the page's index is done: its progress line hidden (web/early.py)
+  // whether the page's index is done: its progress line hidden (web/early.py)
+  function indexed() {
+    var p = $("index-progress");
+    return !p || p.hidden;
+  }
+
   function whenIndexed(fn) {
-    function done() {
-      var p = $("index-progress");
-      return !p || p.hidden;
-    }
-    if (done()) return fn();
+    if (indexed()) return fn();
     var head = document.querySelector(".session-head") || document.body;
     var watch = new MutationObserver(function () {
-      if (!done()) return;
+      if (!indexed()) return;
       watch.disconnect();
       fn();
     });

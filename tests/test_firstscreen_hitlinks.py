@@ -3,7 +3,8 @@
 A hit link is what a search shares: the session opened at one hit, the words marked. It waited
 for the whole index pass (a plain permalink had a first screen of its own; one with `?q=` did
 not). Now it is drawn as the permalink is, around its event, the matches marked; the page lists
-the session's hits once its index is done, the hit it opened at the current one. And the cards
+the session's hits at once when the files tell them without the index (search.QuickScan), else once
+its index is done, the hit it opened at the current one. And the cards
 such a page (or a `?q=` page) has drawn again when its index is done keep their marks: the
 message that completes the page draws them with the search, where it drew them without.
 
@@ -64,8 +65,11 @@ def test_a_hit_link_s_first_screen_lists_the_session_s_hits_once_indexed(app, wa
         expect(target).to_be_in_viewport()
         expect(target.locator("mark.hit")).to_have_text(WORD)
         expect(page.locator("#index-progress")).to_be_visible()
-        expect(page.locator("#find-status")).to_contain_text("Searching the whole session")
-        assert app.hold.held.wait(30)
+        # the session's hits, before the index (the list waited for it, "Searching the whole session")
+        expect(page.locator("#hits li.hit")).to_have_count(4)
+        expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "late-walrus-1")
+        expect(page.locator("#find-status")).to_have_text("4 matches in 4 messages.")
+        assert app.hold.held.wait(30) and not app.extensions["viewer"].store.running("big").done
         app.hold.release.set()
         expect(page.locator("#index-progress")).to_be_hidden(timeout=60_000)
         expect(page.locator("#hits li.hit")).to_have_count(4, timeout=30_000)

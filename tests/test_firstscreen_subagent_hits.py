@@ -99,6 +99,11 @@ def test_a_sub_agent_s_hit_is_in_view_before_and_after_the_index(app, watched_pa
         expect(page.locator("#index-progress")).to_be_visible()
         if "q=" in link:
             expect(card.locator("mark.hit")).to_have_text(WORD)
+        if "q=" in link:  # the hit listed before the index, the search said to be done
+            expect(page.locator("#hits li.hit")).to_have_count(1)
+            expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "sub-12")
+            expect(page.locator("#find-status")).to_have_text("1 match in 1 message.")
+            assert not app.extensions["viewer"].store.running("big").done
         permalink = card.locator("a.permalink").get_attribute("href")
         page.evaluate("window.__kept = document.getElementById('timeline')")
         assert app.hold.held.wait(30)
@@ -113,6 +118,30 @@ def test_a_sub_agent_s_hit_is_in_view_before_and_after_the_index(app, watched_pa
         # the permalink taken before the index opens the same card after it
         page.goto(srv.url + permalink)
         expect(page.locator("li.ev.target")).to_contain_text(f"the {WORD} by the pond")
+        assert page.problems == []
+
+
+@pytest.mark.browser
+def test_a_search_typed_before_the_index_lists_a_sub_agent_s_hit_at_once(app, watched_page):
+    """It waited for the whole index pass, "Searching…" and nothing else on the screen."""
+    with LiveServer(app) as srv:
+        page = watched_page
+        page.goto(srv.url + "/s/big")
+        expect(page.locator("#index-progress")).to_be_visible()
+        page.fill("#find-q", WORD)
+        page.press("#find-q", "Enter")
+        hit = page.locator("#hits li.hit")
+        expect(hit).to_have_count(1)
+        expect(hit).to_have_attribute("data-id", "sub-12")
+        expect(hit).to_contain_text(f"the {WORD} by the pond")
+        expect(page.locator("#find-status")).to_have_text("1 match in 1 message.")
+        hit.locator("a.hit-link").click()  # (the page drawn around it: its window waits for the index)
+        card = page.locator("#m-sub-12")
+        expect(card).to_be_in_viewport()
+        expect(card.locator("mark.hit")).to_have_text(WORD)
+        expect(page.locator("#hits li.hit.current")).to_have_attribute("data-id", "sub-12")
+        expect(page.locator("#index-progress")).to_be_visible()  # all of it before the index
+        assert not app.extensions["viewer"].store.running("big").done
         assert page.problems == []
 
 
@@ -184,4 +213,4 @@ def test_a_search_link_opens_at_whichever_hit_is_read_first(tmp_path, where, fir
     for app in held_app(root, tmp_path):
         page = held_page(app.test_client(), f"/s/big?q={WORD}")
         assert f'data-target-id="{first}"' in page
-        assert 'class="hit-link"' not in page  # (a sub-agent holds the search: the list comes with the index)
+        assert 'class="hit-link"' not in page  # (a sub-agent holds the search: the page's script lists them)

@@ -100,9 +100,42 @@ def test_it_declines_what_only_the_index_can_answer(tmp_path):
     # a regular expression with no literal to look for
     ok = write_session(tmp_path / "ok", [legion_line(0, "abc")])
     assert not quick(ok, Query(r"\w+", regex=True)).ok
-    # a match in a sub-agent's file: its place in reading order needs the index
-    cc = SESSIONS / "claude-project" / "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b.jsonl"
-    assert not quick(cc, Query("Grep")).ok
+
+
+CC = SESSIONS / "claude-project" / "3b1f0c2e-5d6a-4e7f-9a8b-0c1d2e3f4a5b.jsonl"
+
+
+def test_a_sub_agent_s_hits_are_found_where_the_index_reads_them():
+    """A sub-agent's file holding the search is read whole, its hits placed right after the call
+    that spawned it, under the ids the index gives (it declined: a search typed on a big session
+    not indexed yet waited for the whole pass)."""
+    threads = set()
+    for needle in ("Grep", "agent", "the", "e"):
+        got = same(CC, needle)
+        assert got is not None, needle
+        threads |= {h["thread"] for h in got}
+    assert threads == {"main", "a7c4e2f91b3d5a6c8"}
+
+
+def test_a_sub_agent_s_hits_are_declined_where_only_the_index_can_place_or_name_them(tmp_path):
+    from test_firstscreen_search import prompt
+    from test_firstscreen_subagent_hits import WORD, spawn, sub_agent
+
+    def session(name, meta=True, named=True, uuid=None):
+        root = tmp_path / name
+        root.mkdir()
+        path = root / "big.jsonl"
+        path.write_text(prompt("hello", "Hello") if uuid is None else prompt(uuid, "Hello"))
+        spawn(path, "a1", named)
+        sub_agent(root, "a1", meta)
+        return path
+
+    assert [h["id"] for h in same(session("told"), WORD)] == ["sub-12"]
+    # the call that spawned it not named (no metadata, nothing in its result): only the index links them
+    assert same(session("unnamed", meta=False, named=False), WORD) is None
+    # the sub-agent's event's uuid taken by an event of the main file: the index names it otherwise
+    assert same(session("taken", uuid="sub-12"), WORD) is None
+    assert [h["id"] for h in indexed(session("taken2", uuid="sub-12"), Query(WORD))] != ["sub-12"]
 
 
 def test_regular_expressions_with_literals(tmp_path):

@@ -436,19 +436,19 @@ def locate_sub(path: str, event_id: str, confinement=None, checked: bool = False
         if synthetic:
             if keys.thread_key(str(agent)) != thread:
                 continue
-        elif not _holds(sub, needle, confinement):
+        elif not holds(sub, needle, confinement):
             continue  # (the sub-agents' files before the first that holds it hold it not)
         idx = spawned(path, agent, sub, meta, confinement)
         if idx is None or idx.locate(event_id) is None or idx.locate(event_id)[0] == "main":
             return None
-        if not synthetic and not checked and _holds(path, needle, confinement):
+        if not synthetic and not checked and holds(path, needle, confinement):
             return None  # (an event of the main file may hold that id: the index names this one otherwise)
         return idx
     return None
 
 
-def _holds(path: str, needle: bytes, confinement=None) -> bool:
-    """Whether a file's bytes hold `needle`."""
+def holds(path: str, needle: bytes | tuple[bytes, ...], confinement=None) -> bool:
+    """Whether a file's bytes hold `needle` (or, given several, any of them)."""
     with files.confined(confinement), files.open_file(path) as f:
         return next(_hits(f, needle, f.seek(0, 2)), None) is not None
 
@@ -470,16 +470,18 @@ def by_source_id(idx: SessionIndex, event_id: str, confinement=None) -> str | No
     return next((ev.id for ev in load_events(idx, "main", lo, hi) if ev.source_id == event_id), None)
 
 
-def _hits(f, needle: bytes, size: int):
-    """Offsets where `needle` occurs in the file, in order. Two threads each read a chunk into a
-    buffer of their own (`os.preadv`) and search it (`regex`, `concurrent`): both let go of the GIL,
-    so the two cores share the reading and the searching — an event in the middle of a 1 GB session
-    is found in about a third of the time one thread took, reading and then searching. Chunks are
-    read into the same two buffers again and again: a mapping of the whole file would count every
-    page the search touched in the server's memory (half a gigabyte for an event in the middle of a
-    1 GB session), and a fresh chunk for every read costs an allocation and page faults each."""
-    rx = regex.compile(regex.escape(needle))
-    reach = SCAN_CHUNK + len(needle) - 1  # a chunk's bytes and what a match begun in it may need
+def _hits(f, needle: bytes | tuple[bytes, ...], size: int):
+    """Offsets where `needle` (or any of several) occurs in the file, in order. Two threads each
+    read a chunk into a buffer of their own (`os.preadv`) and search it (`regex`, `concurrent`):
+    both let go of the GIL, so the two cores share the reading and the searching — an event in the
+    middle of a 1 GB session is found in about a third of the time one thread took, reading and
+    then searching. Chunks are read into the same two buffers again and again: a mapping of the
+    whole file would count every page the search touched in the server's memory (half a gigabyte
+    for an event in the middle of a 1 GB session), and a fresh chunk for every read costs an
+    allocation and page faults each."""
+    needles = (needle,) if isinstance(needle, bytes) else needle
+    rx = regex.compile(b"|".join(regex.escape(n) for n in needles))
+    reach = SCAN_CHUNK + max(map(len, needles)) - 1  # a chunk and what a match begun in it may need
     fd, mine = f.fileno(), threading.local()
 
     def search(pos: int) -> list[int]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -651,13 +652,21 @@ class QuickScan(Scan):
     regions (`SessionIndex.read_region`, the code of the full index), so an answer costs one read
     of the bytes instead of an index pass.
 
+    A sub-agent's file that holds the search (`_may_hold`; at most SUB_AGENTS of them, SUB_MOST
+    bytes together) is read whole into a thread linked to the call in the main file that spawned
+    it (`partial.call_line`, `SessionIndex.read_companion`: as a first screen around a sub-agent's
+    hit reads it), and its hits are placed where the full index reads them — right after the event
+    holding that call (`order.reading_order`).
+
     It answers only what it can answer exactly as the indexed scan would, and says so with `ok`:
-    a JSON document, a regular expression with no literal to look for, a candidate line in a
-    sub-agent's file (its place in reading order needs the index), more than QUICK_LINES candidate
-    lines, a last line with no end, or an event whose source id also appears earlier in the file
-    (the full index might name it otherwise) — in all these it gives up, and the caller waits for
-    the index. Ids are the full index's: lines are counted while the bytes are read, so an event
-    without a usable source id gets its `L<line>` id."""
+    a JSON document, a regular expression with no literal to look for, more than QUICK_LINES
+    candidate lines in the main file, a last line with no end, an event whose source id also
+    appears earlier in the file (the full index might name it otherwise), a sub-agent whose place
+    the main file's bytes do not tell (its call not found there, named by a second sub-agent too,
+    a run of several) or whose hit's source id the files read before it hold — in all these it
+    gives up, and the caller waits for the index. Ids are the full index's: lines are counted
+    while the bytes are read, so an event without a usable source id gets its `L<line>` id. `idx`
+    afterwards holds every thread a hit is in (`_hit.html` names the sub-agent)."""
 
     def __init__(self, path: str, matcher: Matcher, *, confinement=None, limit: int | None = None):
         super().__init__(None, matcher, limit=limit)
@@ -677,9 +686,12 @@ class QuickScan(Scan):
         with files.confined(self.confinement):
             try:
                 found = detect.detect_file(self.path)
+                if found.mode != "jsonl":
+                    return self
+                subs = self._sub_agents(found)
             except (OSError, detect.NotTranscript):
                 return self
-            if found.mode != "jsonl" or companions_hold(self.path, self.matcher, self.confinement):
+            if subs is None:
                 return self
             with files.open_file(self.path) as f:
                 eol = found.eol.encode()
@@ -687,7 +699,7 @@ class QuickScan(Scan):
                 if lines is None:
                     return self
                 self.scanned += f.seek(0, 2)
-                hits = []
+                hits = []  # ((where in reading order), hit)
                 expand = expander(f)
                 for lo, before in lines:
                     self.candidates += 1
@@ -703,13 +715,17 @@ class QuickScan(Scan):
                     for seq, ev in enumerate(events):
                         hit = self._match(ev, seq, expand, None)
                         if hit is not None:
-                            hits.append(hit)
+                            hits.append(((lo, seq, 0), hit))
                     self.idx = idx
+        for where, region, hit in subs:
+            hits.append((where, hit))
+            self.idx = self.idx or region
+            self.idx.threads.setdefault(hit.thread, region.threads[hit.thread])
         if self.limit and len(hits) > self.limit:
             return self
-        self._hits = hits
+        self._hits = [hit for _, hit in sorted(hits, key=lambda h: h[0])]
         self.hits = len(hits)
-        self.matches = sum(h.matches for h in hits)
+        self.matches = sum(h.matches for h in self._hits)
         self.first_hit_after = time.monotonic() - self.started if hits else None
         self.ok = True
         return self
@@ -718,6 +734,63 @@ class QuickScan(Scan):
         yield from self._hits
         self.progress = 1.0
         self.complete = True
+
+    def _sub_agents(self, found) -> list[tuple[tuple, SessionIndex, Hit]] | None:
+        """(where in reading order, the region read, hit) of each hit in a sub-agent's file; None
+        when only the index can tell (see the class)."""
+        from .formats import get
+
+        subs = partial.companions(self.path, self.confinement)
+        holding = [(n, *s) for n, s in enumerate(subs) if _may_hold(s[1], self.matcher, self.confinement)]
+        if not holding:
+            return []
+        if len(holding) > SUB_AGENTS or sum(os.path.getsize(s[2]) for s in holding) > partial.SUB_MOST \
+                or getattr(get(found.format), "spawning_calls", None) is not None:
+            return None  # (too much to read now; sub-agents matched to their calls by the whole session)
+        named = [m.get("toolUseId") for _, _, m in subs if isinstance(m, dict)]
+        out, ids = [], []
+        for n, agent, sub, meta in holding:
+            thread = keys.thread_key(str(agent))
+            meta = meta if isinstance(meta, dict) else {}
+            if _RUNS & meta.keys() or any(keys.thread_key(str(a)) == thread for a, _, _ in subs[:n]):
+                return None  # (one of a run of sub-agents; a thread the index reads as another's)
+            at = partial.call_line(self.path, agent, meta, self.confinement)
+            if at is None or named.count(at[1]) > (meta.get("toolUseId") == at[1]):
+                return None  # (not found; a call another sub-agent's metadata names too)
+            region, _ = _line_region(self.path, self.confinement, found, at[0], 0)
+            th = region.read_companion(agent, sub, meta, at[1])
+            if th is None:
+                return None
+            call = region.calls.call(at[1]).call[1]  # (which event of the call's line holds it)
+            with files.open_file(sub) as f:
+                seqs = list(_candidate_seqs(f, self.matcher.prefilter, th))
+                self.candidates += len(seqs)
+                expand = expander(f)
+                for seq, ev in zip(seqs, load_picked(region, thread, seqs)):
+                    hit = self._match(ev, seq, expand, None)
+                    if hit is not None:
+                        out.append(((at[0], call, 1, n, seq), region, hit))
+                        if ev.id == ev.source_id:
+                            ids.append((n, b'"' + ev.id.encode() + b'"'))
+            self.scanned += th.size
+        # a hit's source id that the main file or a sub-agent's file read before holds: the index
+        # may name its event otherwise
+        for n, sub in [(-1, self.path), *((n, sub) for n, (_, sub, _) in enumerate(subs))]:
+            later = tuple(needle for m, needle in ids if m > n)
+            if not later:
+                break
+            if partial.holds(sub, later, self.confinement):
+                return None
+        return out
+
+
+def _candidate_seqs(f, pre: "Prefilter", th: ThreadIndex) -> Iterator[int]:
+    """The seqs of a thread read whole whose lines the prefilter keeps, in order."""
+    for line in candidate_lines(f, pre, th.eol.encode()):
+        if line is None:
+            return
+        lo = line[0]
+        yield from range(bisect.bisect_left(th.offsets, lo), bisect.bisect_right(th.offsets, lo))
 
 
 def raw_candidates(f, pre: "Prefilter", eol: bytes, most: int) -> list[tuple[int, int]] | None:
@@ -778,7 +851,8 @@ def candidate_lines(f, pre: "Prefilter", eol: bytes,
 
 FIRST_HIT_LINES = 200  # candidate lines `first_hit` reads before it leaves the search to the index
 FIRST_HIT_TIME = 1.0  # … and seconds (the index pass of 100 MB takes about 5 here)
-SUB_AGENTS = 8  # sub-agents' files holding a search whose calls `sub_agent_hit` looks for
+SUB_AGENTS = 8  # sub-agents' files holding a search whose calls `sub_agent_hit`, `QuickScan` look for
+_RUNS = {"workflowRun", "spawned_as", "spawn_group"}  # a sub-agent one of several a call ran (index._runs)
 
 
 def first_hit(path: str, matcher: Matcher, confinement=None) -> tuple[int, int, str] | None:
@@ -880,33 +954,31 @@ def _line_region(path: str, confinement, found, lo: int, before: int):
     return idx, idx.threads["main"]
 
 
-def companions_hold(path: str, matcher: Matcher, confinement=None) -> bool:
-    """Whether a sub-agent's file of the session at `path` may hold a hit of the search (its bytes
-    hold what the prefilter looks for; True when there is no literal to look for): `first_hit`
-    looks in the main file only, and a sub-agent's hit read before it would then be the first."""
-    return next(_holding(path, matcher, confinement), None) is not None
-
-
 def _holding(path: str, matcher: Matcher, confinement=None) -> Iterator[tuple]:
     """(agent, path, metadata) of each sub-agent's file of the session at `path` (`partial.companions`)
-    that may hold a hit of the search: whose bytes hold what its prefilter looks for (each, when
-    there is no literal to look for). A file that cannot be read holds none."""
+    that may hold a hit of the search (`_may_hold`)."""
     from .formats import detect
 
     try:
         subs = partial.companions(path, confinement)
     except (OSError, detect.NotTranscript):
         return
-    pre = matcher.prefilter
     for agent, sub, meta in subs:
-        if pre is not None:
-            try:
-                with files.confined(confinement), files.open_file(sub) as f:
-                    if not Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2)):
-                        continue
-            except OSError:
-                continue
-        yield agent, sub, meta
+        if _may_hold(sub, matcher, confinement):
+            yield agent, sub, meta
+
+
+def _may_hold(path: str, matcher: Matcher, confinement=None) -> bool:
+    """Whether a file's bytes hold what the search's prefilter looks for (True when there is no
+    literal to look for). A file that cannot be read holds none."""
+    pre = matcher.prefilter
+    if pre is None:
+        return True
+    try:
+        with files.confined(confinement), files.open_file(path) as f:
+            return Scan(None, matcher)._file_has(f, pre, 0, f.seek(0, 2))
+    except OSError:
+        return False
 
 
 def _occurs_before(f, needle: bytes, end: int) -> bool:
