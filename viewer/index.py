@@ -1533,7 +1533,7 @@ class SessionIndex:
         try:
             with files.open_file(self.main) as f:
                 # (read through a handle: the reading goes on later through the file opened again)
-                reading = self._stream_document(th, adapter, plan, _Handle(f), hi=hi)
+                reading = self._stream_document(th, adapter, plan, reader.Handle(f), hi=hi)
         except _NotPlain:
             raise ValueError("a JSON document is read whole") from None
         self.region = Region(0, th.offset, size, True)
@@ -1555,6 +1555,8 @@ class SessionIndex:
             if reader.file_identity(self.main) != (th.size, th.mtime_ns, th.ino):
                 return False
             with files.open_file(self.main) as f:
+                if isinstance(reading, wrapped.Fold):
+                    return self._fold_on(reading, f, hi)
                 reading.f.f = f
                 try:
                     reading.read(hi)
@@ -1566,6 +1568,22 @@ class SessionIndex:
         self.region = Region(0, th.offset, th.size, True)
         return True
 
+    def _fold_on(self, fold: "wrapped.Fold", f, hi: int) -> bool:
+        """`read_on` of a dataset's region (`_read_lines_region`, `_read_items_region`): its
+        reading (`fold`) goes on with the lines, or elements, that begin before `hi`."""
+        th = self.threads["main"]
+        n = len(fold.records)
+        with fold.lock:
+            if not fold.extend(f, stop=hi):
+                self._reading = None
+                return False
+        self._held(fold, n)
+        th.offset, th.line = fold.offset, len(fold.records)
+        if not fold.going:
+            self._reading = None  # (read to the document's end: nothing to go on with)
+        self.region = Region(0, fold.offset, th.size, True)
+        return True
+
     def _read_lines_region(self, hi: int, found) -> "SessionIndex":
         """`read_region` from the start of a JSONL file of wrappers that is no log of API calls (a
         dataset's or a batch file's lines, one conversation each): the records of its lines that
@@ -1574,6 +1592,7 @@ class SessionIndex:
         fold = self._hold(wrapped.head_fold(self.main, hi), found, at=False)
         self.threads["main"].line = len(fold.records)
         self.region = Region(0, fold.offset, self.threads["main"].size, True)
+        self._reading = fold if fold.going else None
         return self
 
     def _read_items_region(self, fold, found) -> "SessionIndex":
@@ -1586,6 +1605,7 @@ class SessionIndex:
         th.line = len(fold.records)
         th.carried["items"] = True
         self.region = Region(0, fold.offset, th.size, True)
+        self._reading = fold if fold.going else None
         return self
 
     def _read_call_log_region(self, lo: int, hi: int, found) -> "SessionIndex":
@@ -1612,13 +1632,20 @@ class SessionIndex:
         th.carried = {"fold": True, "at": at}
         th.held = part.records
         self.threads = {"main": th}
-        adapter = formats.get(fmt)
-        put = self._putter(th, adapter)
-        for i, (path, rec) in enumerate(part.records):
-            self._add(put, th, adapter, rec, 0 if at else i + 1, part.starts[i], part.ends[i], None,
-                      None, path)
+        self._held(part, 0)
         self.info = hook(self.adapter(), "session_info", Path(self.main), default={}) or {}
         return part
+
+    def _held(self, part, start: int) -> None:
+        """Index the records of `part` (`_hold`'s) from `start` on into the main thread (a
+        dataset's region read on: `_fold_on`)."""
+        th = self.threads["main"]
+        adapter, at = formats.get(th.format), th.carried["at"]
+        put = self._putter(th, adapter)
+        for i in range(start, len(part.records)):
+            path, rec = part.records[i]
+            self._add(put, th, adapter, rec, 0 if at else i + 1, part.starts[i], part.ends[i], None,
+                      None, path)
 
     def seq_at(self, offset: int, thread: str = "main") -> int:
         """The seq of the first event of a thread at or past a byte offset."""
@@ -1879,16 +1906,6 @@ class _NotPlain(Exception):
 
 SHELL_BYTES = 2 << 20  # of the elements of other lists before a streamed document's list, kept
 _MISSING = object()
-
-
-class _Handle:
-    """An open file read through whichever file object of it is set (`f`)."""
-
-    def __init__(self, f):
-        self.f = f
-
-    def __getattr__(self, name: str):
-        return getattr(self.f, name)
 
 
 class _Streaming:

@@ -48,7 +48,8 @@ names it; the region read last is kept, and a window past it reads on from where
 `_from_document_start`), a JSONL file of one conversation per line (a dataset, a batch file:
 `formats.wrapped.head_fold`, its first lines read as the whole read reads them), and a JSON array of
 such wrappers (a dataset's conversations, a log of API calls kept as one document:
-`formats.wrapped.items_fold`, its first elements read as the whole read reads them). Other documents
+`formats.wrapped.items_fold`, its first elements read as the whole read reads them) — these two
+kept and read on alike (their reading, `wrapped.Fold.going`). Other documents
 (one whose format pairs or numbers its records by what only the whole list says) are read whole,
 behind a reading page.
 
@@ -105,7 +106,9 @@ def _from_document_start(path: str, confinement, found, hi: int) -> SessionIndex
     """A document's region from its start through `hi` (as `_read(…, 0, hi)`), read on from the
     region of it read last (kept, `SessionIndex.read_on`) when that can be: "Load later" next to
     a document's first screen then reads the records past the window before, not the document
-    again from its start — each window costs what its own records cost, however deep it is. A
+    again from its start — each window costs what its own records cost, however deep it is
+    (`found`, the file's detected format: detected only when it is read from its start, None
+    given — the detection of a dataset's head cost a window more than its records). A
     kept region is taken out while it reads on (the lock is held for the taking alone: one
     document's reading on does not hold up another's window, and no two go on with one region at
     once); one that read to the document's end is not kept (it cannot go on)."""
@@ -114,7 +117,7 @@ def _from_document_start(path: str, confinement, found, hi: int) -> SessionIndex
     with _kept_lock:
         idx = _kept.pop(key, None)
     if idx is None or idx.confinement != confinement or not idx.read_on(hi):
-        idx = _read(path, confinement, found, 0, hi)
+        idx = _read(path, confinement, found or _found_from_start(path, confinement), 0, hi)
     if idx._reading is not None:
         with _kept_lock:
             _kept[key] = idx
@@ -197,6 +200,16 @@ def start_only(path: str, confinement=None) -> bool:
             detect.stream_plan(path, formats.get(found.format)) is not None
 
 
+def _found_from_start(path: str, confinement) -> detect.Detected:
+    """The detected format of a file whose regions are read from its start (`_from_start`);
+    ValueError for another."""
+    with files.confined(confinement):
+        found = detect.detect_file(path)
+        if not _from_start(path, found):
+            raise ValueError("a region read from the start of a document only")
+    return found
+
+
 def _from_start(path: str, found) -> bool:
     """Whether a file's region can only be read from its start (a JSON document, a dataset's
     lines: its records are named by their number, which only the records before tell), not from
@@ -262,13 +275,10 @@ def after_record(path: str, seq: int, confinement=None) -> SessionIndex:
     apart): the document from its start through them (`_from_document_start`). Raises
     ValueError for a session whose regions are not read from its start."""
     with files.confined(confinement), files.open_file(path) as f:
-        found = detect.detect_file(path)
         size = f.seek(0, 2)
-    if not _from_start(path, found):
-        raise ValueError("a region read from the start of a document only")
     hi = DOCUMENT_STEP
     while True:
-        idx = _from_document_start(path, confinement, found, hi)
+        idx = _from_document_start(path, confinement, None, hi)
         if _visible(idx, seq) > WINDOW or idx.region.hi >= size or hi >= size:
             return idx
         hi *= 4

@@ -391,6 +391,18 @@ def read_bytes(f: BinaryIO, offset: int, length: int, limit: int | None = None) 
     return f.read(length if limit is None else min(length, limit))
 
 
+class Handle:
+    """An open file read through whichever file object of it is set (`f`): a reading kept to go
+    on later (a big document's, a dataset's: "Load later" next to its first screen) goes on
+    through the file opened again."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __getattr__(self, name: str):
+        return getattr(self.f, name)
+
+
 SEAL = 64  # bytes before where a read stopped that must be there unchanged to read on from it
 
 

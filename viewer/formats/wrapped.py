@@ -67,6 +67,7 @@ reading gave them (numbers, notes and ids alike).
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import threading
 import time
@@ -561,6 +562,12 @@ class Fold:
         self.lock = threading.Lock()  # held by whoever reads on (the index's pass, a page)
         # the records let go before `records[0]` (a reading the index drains as it reads: `lean`)
         self.dropped = 0
+        # a first screen's reading stopped before the file's end (`extend`'s `stop`), which the
+        # next `extend` goes on with ("Load later" next to a dataset's first screen): True for a
+        # JSONL file's (its `offset`, `line` and `seal` say where), an array's [its elements'
+        # reading (`docstream.parts`, through a `reader.Handle` of the file), the element it
+        # stopped at]
+        self.going: Any = None
 
     def let_go(self) -> None:
         """Drop the records read so far (the index holds their events): `dropped` counts them."""
@@ -585,11 +592,12 @@ class Fold:
             return False
         from .. import index  # (at call time: the index imports the formats)
 
-        if (size, mtime_ns) == (self.size, self.mtime_ns) and not (
+        if (size, mtime_ns) == (self.size, self.mtime_ns) and not self.going and not (
                 self.waiting and index._grace_over(mtime_ns)):
             return True
         if self.items:
-            if self.size or self.offset:
+            same = (size, mtime_ns) == (self.size, self.mtime_ns)
+            if (self.size or self.offset) and not (self.going and same):
                 return False  # (a document changed: read again whole)
             return self._extend_items(f, size, mtime_ns, stop, drain)
         if self.closed or reader.seal(f, self.offset) != self.seal:
@@ -605,6 +613,7 @@ class Fold:
                 told, mark = start, start + PROGRESS_STEP
             if stop is not None and start >= stop:  # (a first screen's: `head_fold`)
                 self.offset, self.line, self.size, self.mtime_ns = start, line - 1, size, mtime_ns
+                self.seal, self.going = reader.seal(f, start), True
                 return True
             self.lines_read += 1
             if rec is _WAIT:
@@ -624,6 +633,7 @@ class Fold:
             if drain is not None:
                 drain(self)
         self.offset, self.line = (tail[1], tail[0]) if tail else (scanner.offset, scanner.line)
+        self.going = None
         self.closed = tail is not None
         self.waiting = waiting
         self.size, self.mtime_ns = size, mtime_ns
@@ -637,17 +647,22 @@ class Fold:
         unparsed record of the rest, after the records before it."""
         from .. import docstream
 
-        start0 = reader.skip_bom(f)
+        if self.going is None:
+            handle = reader.Handle(f)
+            self.going = [docstream.parts(handle, reader.skip_bom(f), size), handle, None]
+        parts, handle, waiting = self.going
+        handle.f = f
         progress = PROGRESS.get()
         told = 0
         mark = PROGRESS_STEP if progress else 1 << 62
-        unwrap, line = self.unwrap, 0
-        for p in docstream.parts(f, start0, size):
+        unwrap, line = self.unwrap, self.line
+        for p in itertools.chain([waiting] if waiting else [], parts):
             if p.offset >= mark:
                 progress(p.offset - told)
                 told, mark = p.offset, p.offset + PROGRESS_STEP
             if stop is not None and p.offset >= stop and p.path is not None:
                 self.offset, self.line, self.size, self.mtime_ns = p.offset, line, size, mtime_ns
+                self.going[2] = p
                 return True
             if p.path is not None and not (p.item and not p.key):
                 break  # (no array: `items_fold` looked at its head; a whole read says what it is)
@@ -669,7 +684,7 @@ class Fold:
             if drain is not None:
                 drain(self)
         self.offset, self.line, self.size, self.mtime_ns = size, line, size, mtime_ns
-        self.closed = True
+        self.closed, self.going = True, None
         self.seal = reader.seal(f, size)
         if progress and size > told:
             progress(size - told)
