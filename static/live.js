@@ -148,9 +148,12 @@
       eachDetails(card, function (d, k) { if (keys.indexOf(k) >= 0) d.open = true; });
     }
 
-    // The card the reader reads and where it is in the window, noted at every scroll (and when a
+    // The card the reader reads and where it is in the page, noted at every scroll (and when a
     // details opens or the window changes): cards drawn again above it and the progress line
-    // going away must not move it. (The card at the window's top, under the page's bar.)
+    // going away must not move it. (The card at the window's top, under the page's bar.) Kept as
+    // where it is in the page, not in the window: a change that comes between a scroll and its
+    // scroll event (a progress line's update, a window swapped in, on a loaded machine) found the
+    // card moved by the reader's own scroll and scrolled them back to where they were.
     var place = null;
     function note() {
       var box = tl.getBoundingClientRect();
@@ -159,7 +162,7 @@
       for (var y = 90; y < window.innerHeight; y += 60) {
         var at = document.elementFromPoint(x, y);
         var card = at && at.closest("#timeline > li.ev");
-        if (card) { place = {el: card, top: card.getBoundingClientRect().top}; return; }
+        if (card) { place = {el: card, at: card.getBoundingClientRect().top + window.scrollY}; return; }
       }
     }
     var pending = 0;  // windows' completions asked for, not yet in the page
@@ -198,7 +201,7 @@
       else if (place && (!wasDone || pending)) {
         var el = place.el.isConnected ? place.el : replaced.get(place.el);
         if (el && el.isConnected) {
-          var moved = el.getBoundingClientRect().top - place.top;
+          var moved = el.getBoundingClientRect().top + window.scrollY - place.at;
           if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
         }
       }
