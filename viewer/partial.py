@@ -395,7 +395,17 @@ def call_line(path: str, agent, meta: dict, confinement=None) -> tuple[int, str]
     (`agent`, `meta`: one of `companions`), found in the file's bytes: by the call id the
     sub-agent's metadata names (`toolUseId`), else by the agent id the call's result or progress
     names (`toolUseResult.agentId`, an `agent_progress` line: the event's `spawns`), as the full
-    index links them. None when the main file's bytes tell of no such call."""
+    index links them. None when the main file's bytes tell of no such call.
+
+    Only a JSONL main file's bytes can tell it, and then only where the call's id, or the agent's
+    id, is written as a JSON string of the line (Claude Code); other formats with sub-agents in
+    files of their own wait for the index, which then takes the page to the hit without a reload:
+    a Gemini CLI or Wolo sub-agent is matched to its call by time among all the session's calls
+    (their `spawning_calls`), a Goose or OpenCode session's sub-agents are rows or files of a
+    store read whole (no line of a file holds the call), and a Codex thread is named only in the
+    text of the `spawn_agent` call's output (`{"agent_id": …}` written as a string inside the
+    line, its quotes escaped), which the search for the id as a JSON string does not find — its
+    escaped form could be looked for too (not done yet)."""
     call = meta.get("toolUseId") if isinstance(meta, dict) else None
     with files.confined(confinement):
         found = detect.detect_file(path)
