@@ -1857,7 +1857,12 @@ def _head(main: str, fmt: str, eol: str, f, limit: int) -> SessionSummary:
     return idx.summary
 
 
-BATCH = 256  # digests filed at a time by a JSONL pass (`SessionIndex._filer`)
+# digests filed at a time by a JSONL pass (`SessionIndex._filer`). What a batch holds (digests, their
+# blocks, its tuples) the garbage collector tracks: 256 digests (~1,000 objects) outgrew its
+# youngest generation (700) once a batch, and collections of the young lead, ten to one, to those
+# of the older generations, then to full ones, which walk every object of the process (four per
+# 1 GB legion pass, 120–220 ms on a loaded host; two at 64)
+BATCH = 64
 
 
 def _still_there(f, offset: int, length: int, data) -> bool:
