@@ -45,7 +45,7 @@ from .usage import SESSION_TOTALS, Tally, compact_tools, current
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 49  # raised when what the index holds changes: its layout, or how a format is read
+INDEX_VERSION = 50  # raised when what the index holds changes: its layout, or how a format is read
 NAN = float("nan")
 UNPARSED_PREVIEW = reader.UNPARSED_PREVIEW
 TRUNCATED_GRACE = 30.0  # seconds a partial last line may wait for its newline before it is "bad"

@@ -1036,6 +1036,20 @@ def _attachment(rec: dict, ref: Ref) -> Event:
             # the feedback line the CLI sends the model says it where it happened (`_hook_feedback`)
             ev.hidden, ev.hidden_reason = True, "hook feedback, shown as sent"
         return ev
+    if kind == "hook_error_during_execution":  # (its TUI: "<hook> hook warning", the error on ctrl+o)
+        body = att.get("content")
+        ev = Event(ref, "system", kind="hook",
+                   blocks=[Notice(f"hook {hook} failed while running (nothing was blocked)", att)])
+        if isinstance(body, str) and body.strip():
+            ev.blocks.append(Text(body, markdown=False))
+        return ev
+    if kind == "hook_permission_decision" and att.get("decision") in ("allow", "deny"):
+        # a PreToolUse hook answered the permission question itself (its TUI: "Allowed by
+        # PreToolUse hook"): no dialog. Hidden: one per call a hook lets through, and a refusal
+        # says so on the call's result
+        what = "allowed the call" if att["decision"] == "allow" else "refused the call"
+        return Event(ref, "system", kind="hook", hidden=True, hidden_reason="hook decision",
+                     blocks=[Notice(f"hook {att.get('hookEvent') or hook} {what}", att)])
     if kind == "plan_mode_exit":  # the person approved the plan: the agent may act from here on
         return Event(ref, "system", kind="mode", blocks=[Notice("left plan mode", att)])
     told_model = kind == "hook_additional_context" or (
@@ -1114,6 +1128,19 @@ def _brought(kind: str | None, att: dict) -> Context | Notice | None:
             return None
         return Context(f"{len(out)} new diagnostic{'s' if len(out) != 1 else ''} in {files} "
                        f"file{'s' if files != 1 else ''}", "\n".join(out), "diagnostics")
+    if kind == "nested_memory":  # a CLAUDE.md (or a rule file) below the project, loaded on a read there
+        memory = att.get("content") if isinstance(att.get("content"), dict) else {}
+        text = memory.get("content")
+        return Context(f"{where} loaded for the model (memory file)", text, "memory") \
+            if isinstance(text, str) and text.strip() else Notice(f"{where} loaded for the model (memory file)")
+    if kind == "plan_file_reference":  # the plan carried over a compaction
+        path = att.get("planFilePath") if isinstance(att.get("planFilePath"), str) else "?"
+        text = att.get("planContent")
+        return Context(f"plan file {path} referenced", text, "plan") \
+            if isinstance(text, str) and text.strip() else Notice(f"plan file {path} referenced")
+    if kind == "invoked_skills":  # the skills a compaction kept loaded
+        names = [s["name"] for s in _list(att.get("skills")) if isinstance(s, dict) and isinstance(s.get("name"), str)]
+        return Notice("skills restored: " + ", ".join(names)) if names else None
     if kind == "mcp_resource":
         body = att.get("content") if isinstance(att.get("content"), dict) else {}
         texts = [c["text"] for c in _list(body.get("contents")) if isinstance(c, dict) and isinstance(c.get("text"), str)]
