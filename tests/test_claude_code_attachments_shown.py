@@ -70,3 +70,26 @@ def test_the_loaded_memory_file_shows_on_the_page(tmp_path):
     assert ".claude/rules/typescript.md loaded for the model (memory file)" in text
     assert "hook PostToolUse:Read failed while running" in text
     assert "attachment: nested_memory" not in text
+
+
+def test_calls_about_a_background_shell_or_task_name_it_in_their_header(tmp_path):
+    """BashOutput {bash_id} and TaskOutput {task_id, block, timeout} as the corpus's sessions have
+    them (coderabbit-thinking / spotter-progress-compact: `{"bash_id":"7d95c5"}`, `{"task_id":
+    "b7636e2","block":true,"timeout":180000}`), KillShell {shell_id} (2.0's tool schema), TaskStop
+    {task_id}, and the MCP resource tools (ReadMcpResourceTool {server, uri}): their headers were
+    empty, the id only in the input's fields."""
+    s = Lines()
+    s.prompt("Watch the build")
+    calls = [("t1", "BashOutput", {"bash_id": "7d95c5"}),
+             ("t2", "TaskOutput", {"task_id": "b7636e2", "block": True, "timeout": 180000}),
+             ("t3", "KillShell", {"shell_id": "7d95c5"}),
+             ("t4", "TaskStop", {"task_id": "b7636e2"}),
+             ("t5", "ReadMcpResourceTool", {"server": "github", "uri": "repo://acme/api/readme"})]
+    for tid, name, inp in calls:
+        s.call(tid, name, inp)
+        s.result(tid, "ok")
+    s.write(tmp_path)
+    text = visible_text(page_of(tmp_path))
+    for header in ("output of shell 7d95c5", "output of task b7636e2 · waits up to 180s", "stop shell 7d95c5",
+                   "stop task b7636e2", "ReadMcpResourceTool repo://acme/api/readme from github"):  # (the page folds spaces)
+        assert header in text

@@ -617,6 +617,21 @@ def summary(name: str, inp: Any) -> str:
         files = inp.get("attachments") if isinstance(inp.get("attachments"), list) else []
         return "to the user" + (" · unasked" if inp.get("status") == "proactive" else "") + (
             f" · {len(files)} attachment{'s' if len(files) != 1 else ''}" if files else "")
+    if name in _BACKGROUND_CALLS and (bid := next((inp[k] for k in ("bash_id", "shell_id", "task_id")
+                                                   if isinstance(inp.get(k), str) and inp[k]), None)):
+        words = f"{_BACKGROUND_CALLS[name]} {bid}"
+        if isinstance(inp.get("filter"), str) and inp["filter"]:
+            words += f" · lines matching {inp['filter']}"
+        if inp.get("block") is True:
+            wait = inp.get("timeout")
+            words += f" · waits up to {wait // 1000}s" if isinstance(wait, int) and wait >= 1000 else " · waits for it"
+        return _line(words)
+    if name in _MCP_RESOURCES:
+        server = inp.get("server") if isinstance(inp.get("server"), str) and inp["server"] else None
+        uri = inp.get("uri") if isinstance(inp.get("uri"), str) and inp["uri"] else None
+        if uri:
+            return _line(uri + (f"  from {server}" if server else ""))
+        return _line(f"resources of {server}" if server else "resources of every MCP server")
     if name in _TASK_TOOLS and isinstance(inp.get("taskId"), (str, int)) and not isinstance(inp["taskId"], bool):
         status = inp.get("status")
         return _line(f"#{inp['taskId']}" + (f" → {status}" if isinstance(status, str) and status else ""))
@@ -742,6 +757,13 @@ def todo_items(inp: dict) -> list[tuple[str, str]]:
     return out
 
 
+# Claude Code's calls about a background shell or task, which name it by its id alone (2.0's
+# BashOutput {bash_id, filter} and KillShell {shell_id}; 2.1's TaskOutput {task_id, block, timeout}
+# and TaskStop {task_id, or the older shell_id}): what the call does to which one
+_BACKGROUND_CALLS = {"BashOutput": "output of shell", "KillShell": "stop shell", "KillBash": "stop shell",
+                     "TaskOutput": "output of task", "TaskStop": "stop task"}
+# its MCP resource tools: ReadMcpResourceTool {server, uri}, ListMcpResourcesTool {server?}
+_MCP_RESOURCES = ("ReadMcpResourceTool", "ListMcpResourcesTool")
 # Claude Code's task list tools that name a task by its id (`TaskUpdate` also sets its status)
 _TASK_TOOLS = ("TaskUpdate", "TaskGet", "TaskStop", "TaskOutput")
 
