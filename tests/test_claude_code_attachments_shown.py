@@ -93,3 +93,26 @@ def test_calls_about_a_background_shell_or_task_name_it_in_their_header(tmp_path
     for header in ("output of shell 7d95c5", "output of task b7636e2 · waits up to 180s", "stop shell 7d95c5",
                    "stop task b7636e2", "ReadMcpResourceTool repo://acme/api/readme from github"):  # (the page folds spaces)
         assert header in text
+
+
+def test_a_plan_shows_the_permissions_it_asks_for_and_its_file(tmp_path):
+    """ExitPlanMode as 2.1 writes it: the model sends `{allowedPrompts: [{tool, prompt}]}` and the
+    CLI adds the plan and the file it saved it to before writing the line (`{allowedPrompts, plan,
+    planFilePath}`, as recorded between the model and a client by another project's tests, and in
+    exported transcripts quoting `ExitPlanMode: {"allowedPrompts":[{"tool":"Bash","prompt":"run
+    vitest tests"}],"plan":…}`). The person approves the permissions with the plan; only the plan
+    was shown."""
+    s = Lines()
+    s.prompt("Plan the footer fix")
+    s.call("t1", "ExitPlanMode", {"allowedPrompts": [{"tool": "Bash", "prompt": "run vitest tests"},
+                                                    {"tool": "Bash", "prompt": "<b>install</b> dependencies"}],
+                                  "plan": "# Fix the footer\n\n1. Split it in two rows",
+                                  "planFilePath": "/home/u/.claude/plans/humble-wolf.md"})
+    s.result("t1", "User has approved your plan. You can now start coding.")
+    s.write(tmp_path)
+    page = page_of(tmp_path)
+    text = visible_text(page)
+    assert "Fix the footer" in text
+    assert "with it, permission to: Bash: run vitest tests Bash: <b>install</b> dependencies" in text
+    assert "<b>install</b>" not in page  # (escaped: the model's words)
+    assert "plan file /home/u/.claude/plans/humble-wolf.md" in text

@@ -597,6 +597,12 @@ def _tool_input(env: Environment, out: list, cv, v, key: str, path: str, inp, vi
         plan = tools.prose_input(inp)
         out.append(f'    <div class="plan">'
                    f'{prose_html(env, plan, key, eid, f"{path}.i:{tools.key_of(inp, plan)}")}</div>\n')
+        asks, plan_file = tools.plan_asks(inp)
+        if asks:
+            out.append('    <div class="plan-asks"><span class="muted">with it, permission to:</span><ul>'
+                       + "".join(f"<li>{escape(a)}</li>" for a in asks) + "</ul></div>\n")
+        if plan_file:
+            out.append(f'    <div class="muted">plan file {escape(plan_file)}</div>\n')
     elif view in ("read", "undo"):
         pass  # the header's summary names the file (and the lines)
     elif view in ("kv", "fields"):

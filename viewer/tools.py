@@ -571,6 +571,18 @@ def prose_input(inp: Any) -> str | None:
     return None
 
 
+def plan_asks(inp: Any) -> tuple[list[str], str | None]:
+    """What a Claude Code plan (ExitPlanMode, 2.1) comes with besides its text, which the person
+    approves with it: the permissions it asks for, one line each ("Bash: run tests", its input's
+    `allowedPrompts: [{tool, prompt}]`), and the file the CLI saved it to (`planFilePath`)."""
+    if not isinstance(inp, dict):
+        return [], None
+    asks = [f"{a['tool']}: {a['prompt']}" if isinstance(a.get("tool"), str) else a["prompt"]
+            for a in inp.get("allowedPrompts") or () if isinstance(a, dict) and isinstance(a.get("prompt"), str)]
+    path = inp.get("planFilePath")
+    return asks, path if isinstance(path, str) and path else None
+
+
 def is_short(v: Any) -> bool:
     """A value shown on one line beside its name (the `kv` and `fields` views)."""
     return v is None or isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= 200
