@@ -62,7 +62,7 @@ import orjson
 
 from .. import files, reader, timestamps
 from ..model import AWAITING, CANCELLED, Data, Event, Notice, Ref, Text, Thinking, ToolResult, ToolUse
-from ..tools import TODO_BOX, todo_items
+from .. import tools  # (a module, not its names: viewer.tools imports the formats package)
 from .common import as_text, generic_event, model_and_usage, set_time, text_field
 from .gemini import gemini_usage, part_list, parts_blocks, setup_context
 from . import streamed
@@ -418,7 +418,7 @@ def _display(display: Any, markdown: bool) -> list:
         return [Notice(f"{'created' if display.get('isNewFile') else 'changed'} {name}"),
                 Text(diff, markdown=False)]
     if isinstance(display.get("todos"), list):  # read as write_todos's input is (tools.todo_items)
-        lines = [f"{TODO_BOX[status]} {text}" for status, text in todo_items(display)]
+        lines = [f"{tools.TODO_BOX[status]} {text}" for status, text in tools.todo_items(display)]
         return [Notice("todo list"), Text("\n".join(lines), markdown=False)] if lines else [Notice("todo list: empty")]
     if display.get("isSubagentProgress") is True:
         state = as_text(display.get("state") or "running")
