@@ -304,11 +304,15 @@ def test_expand_all_and_collapse_all(live_server, watched_page):
 
 
 def test_escape_leaves_the_search_field_without_clearing_it(big, serve, watched_page):
+    """The search as you type lists the hits while the focus stays in the field (no Enter: once
+    the hits of what the field says are listed, Enter goes to the first and leaves the field, and
+    Escape would then close them — on a loaded host the typing's search could come back before
+    an Enter pressed at once)."""
     page = watched_page
     open_big(serve, page, big)
     page.locator("#find-q").fill("zanzibar")
-    page.locator("#find-q").press("Enter")
     expect(page.locator("#hits li.hit")).to_have_count(2)
+    expect(page.locator("#find-q")).to_be_focused()
     page.keyboard.press("Escape")
     expect(page.locator("#find-q")).to_have_value("zanzibar")  # so no input event closes them
     expect(page.locator("#find-q")).not_to_be_focused()
