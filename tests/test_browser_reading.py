@@ -78,6 +78,34 @@ def test_a_continued_card_joins_the_one_above_without_a_blank_head(live_server, 
     assert page.problems == []
 
 
+def test_a_phone_s_permalink_to_a_continued_card_shows_its_head_without_covering_it(
+        tmp_path, serve, watched_page):
+    """The head a continued card shows when it is the link's target sits over its top edge: on a
+    phone, a memory file's chip under a prompt ("context", its time, its links) wrapped onto a
+    second line and covered the chip's words."""
+    from test_claude_code_attachments_shown import RULE
+    from test_claude_code_questions import SESSION, Lines
+
+    s = Lines()
+    s.prompt("Fix the parser")
+    s.add(type="attachment", attachment=RULE)
+    s.write(tmp_path / "root")
+    page = watched_page
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.goto(f"{serve(tmp_path / 'root').url}/s/-home-u-p~{SESSION}/m/u0002")
+    card = page.locator("#m-u0002")
+    expect(card).to_have_class(re.compile(r"\bcontinued\b.*\btarget\b|\btarget\b.*\bcontinued\b"))
+    expect(card).to_contain_text(".claude/rules/typescript.md loaded for the model")
+    head = card.locator(":scope > .ev-head")
+    expect(head).to_have_css("opacity", "1")
+    expect(head.locator(".permalink")).to_be_visible()
+    box = head.bounding_box()
+    body = card.locator(":scope > .ev-body").bounding_box()
+    assert box["height"] < 30, f"the head wrapped: {box['height']}px tall"
+    assert box["y"] + box["height"] <= body["y"] + 6, (box, body)
+    assert page.problems == []
+
+
 def test_a_permalink_to_a_folded_result_lands_on_its_call(live_server, watched_page):
     page = watched_page
     page.set_viewport_size({"width": 1000, "height": 500})
