@@ -782,7 +782,7 @@ def test_tools_added_and_withdrawn_and_an_mcp_listing_are_said_in_words(tmp_path
     said = [[getattr(b, "text", b.kind) for b in e.blocks] for e in events(idx)]
     assert said[1] == ["How does flask register blueprints?",
                        "tool made available: every tool of MCP server deepwiki"]
-    assert said[2][:2] == ["MCP server deepwiki lists 2 tool(s)",
+    assert said[2][:2] == ["MCP server deepwiki lists 2 tools",
                            "ask_question — Ask a question about a repository\nread_wiki_structure"]
     assert said[3] == ["Answer in French from now on.",
                        "tool withdrawn: read_wiki_structure (MCP server deepwiki)",

@@ -540,7 +540,7 @@ def test_programs_settings_and_tools_made_available_read_as_what_they_are(tmp_pa
     assert not idx.calls.orphans
     evs = {e.id: e for e in events(idx)}
     said = [[getattr(b, "text", None) for b in e.blocks] for e in events(idx)]
-    assert said[1] == ["1 more tool(s) made available", "get_weather — The weather in a city"]
+    assert said[1] == ["1 more tool made available", "get_weather — The weather in a city"]
     assert said[2] == ["settings from here on: reasoning effort high; text format json_schema (forecast)"]
     assert said[4][0] == "called by a program (call_prog), not by the model directly"
     (program,) = [b for e in evs.values() for b in e.blocks if b.kind == "tool_use" and b.id == "call_prog"]

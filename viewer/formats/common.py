@@ -378,7 +378,9 @@ def anthropic_blocks(content: Any, *, markdown: bool = True) -> list:
         elif t == "mcp_tool_listing":  # what the server fetched from an MCP server for this reply
             server = b.get("mcp_server_name") if isinstance(b.get("mcp_server_name"), str) else "?"
             listed = b.get("tools") if isinstance(b.get("tools"), list) else []
-            out += [Notice(f"MCP server {server} lists {len(listed)} tool(s)", None), tool_lines(listed)]
+            n = len(listed)
+            out += [Notice(f"MCP server {server} lists {n} tool{'s' if n != 1 else ''}", None),
+                    tool_lines(listed)]
         elif t == "fallback":  # the API answered with another model (Claude Code 2.1.170+)
             src, dst = b.get("from"), b.get("to")
             names = [m.get("model") if isinstance(m, dict) else None for m in (src, dst)]

@@ -1022,7 +1022,7 @@ def _settings(t: str, rec: dict) -> list:
         return [Notice("compaction asked for: the context is compacted here", rec)]
     if t == "additional_tools":
         tools = rec.get("tools") if isinstance(rec.get("tools"), list) else []
-        return [Notice(f"{len(tools)} more tool(s) made available"), tool_lines(tools)]
+        return [Notice(f"{len(tools)} more tool{'s' if len(tools) != 1 else ''} made available"), tool_lines(tools)]
     said = []
     reasoning = rec.get("reasoning") if isinstance(rec.get("reasoning"), dict) else {}
     if "effort" in reasoning:
