@@ -354,6 +354,23 @@ def test_what_the_cli_showed_of_a_result_without_text_is_drawn_as_the_cli_drew_i
     assert "[completed] grep_search" in agent and "The retry policy lives in **src/net/retry.ts**." in agent
 
 
+def planned(tmp_path, call: dict):
+    """A Gemini CLI chat of a prompt and one reply making a `write_todos` call (`call`: its fields
+    besides id, name, status and time); the chat file's path."""
+    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
+         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Plan it"}]},
+        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "Planned."}],
+         "model": "gemini-3-pro-preview", "toolCalls": [
+             {"id": "write_todos-1", "name": "write_todos", "status": "success",
+              "timestamp": "2026-11-20T10:00:03.000Z", **call}]}]) + "\n")
+    return path
+
+
 def test_a_write_todos_call_reads_as_the_checklist_it_sets(tmp_path):
     """Gemini CLI's write_todos takes `todos: [{description, status}]`, a status one of pending,
     in_progress, completed, cancelled (gemini-cli packages/core/src/tools/write-todos.ts): its
@@ -362,19 +379,10 @@ def test_a_write_todos_call_reads_as_the_checklist_it_sets(tmp_path):
              {"description": "Run the <tests>", "status": "in_progress"},
              {"description": "Ship it", "status": "pending"},
              {"description": "Rewrite in Rust", "status": "cancelled"}]
-    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
-    chats.mkdir(parents=True)
-    (chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").write_text("\n".join(json.dumps(r) for r in [
-        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
-         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
-        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Plan it"}]},
-        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "Planned."}],
-         "model": "gemini-3-pro-preview", "toolCalls": [
-             {"id": "write_todos-1", "name": "write_todos", "args": {"todos": todos}, "status": "success",
-              "result": [{"functionResponse": {"id": "write_todos-1", "name": "write_todos",
-                                               "response": {"output": "Successfully updated the todo list."}}}],
-              "timestamp": "2026-11-20T10:00:03.000Z", "displayName": "WriteTodos", "description": "",
-              "resultDisplay": {"todos": todos}, "renderOutputAsMarkdown": False}]}]) + "\n")
+    planned(tmp_path, {"args": {"todos": todos}, "displayName": "WriteTodos", "description": "",
+                       "result": [{"functionResponse": {"id": "write_todos-1", "name": "write_todos",
+                                                        "response": {"output": "Successfully updated the todo list."}}}],
+                       "resultDisplay": {"todos": todos}, "renderOutputAsMarkdown": False})
     html = sole_page(tmp_path / "tmp", tmp_path)
     head = html[html.index('id="tc-write_todos-1"'):]
     assert "4 items, 1 done" in head[:2000]  # the call's head
@@ -391,20 +399,10 @@ def test_a_todo_list_shown_with_an_odd_status_reads_its_items_unticked(tmp_path)
     """A TodoList resultDisplay whose item's status is not a word (a list, a number) or whose item
     is no object: its items read as write_todos's input does (tools.todo_items), such a status
     unticked, where a list as status made reading the line raise."""
-    chats = tmp_path / "tmp" / "4ea86ddd" / "chats"
-    chats.mkdir(parents=True)
     display = {"todos": [{"description": "Round the cart total", "status": ["completed"]},
                          {"description": "Run the tests", "status": 3}, "Ship it",
                          {"description": "Rewrite in Rust", "status": "cancelled"}]}
-    (chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").write_text("\n".join(json.dumps(r) for r in [
-        {"sessionId": "5e6f7a8b-1111-4222-8333-444455556666", "projectHash": "4ea86ddd",
-         "startTime": "2026-11-20T10:00:00.000Z", "lastUpdated": "2026-11-20T10:00:05.000Z", "kind": "main"},
-        {"id": "u1", "timestamp": "2026-11-20T10:00:01.000Z", "type": "user", "content": [{"text": "Plan it"}]},
-        {"id": "g1", "timestamp": "2026-11-20T10:00:02.000Z", "type": "gemini", "content": [{"text": "Planned."}],
-         "model": "gemini-3-pro-preview", "toolCalls": [
-             {"id": "write_todos-1", "name": "write_todos", "args": {}, "status": "success", "result": [],
-              "timestamp": "2026-11-20T10:00:03.000Z", "resultDisplay": display}]}]) + "\n")
-    idx = SessionIndex(chats / "session-2026-11-20T10-00-5e6f7a8b.jsonl").build()
+    idx = SessionIndex(planned(tmp_path, {"args": {}, "result": [], "resultDisplay": display})).build()
     (result,) = [r for e in events(idx) for r in e.tool_results()]
     assert [b.text for b in result.content] == [
         "todo list", "☐ Round the cart total\n☐ Run the tests\n☒ Rewrite in Rust"]
